@@ -1,0 +1,101 @@
+/* rdps_transport.h - the datagram transport the protocol engine runs over: an ops table (verbs UD, loopback, interceptors). */
+#ifndef RDPS_TRANSPORT_H
+#define RDPS_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct rdps_transport;
+
+/*
+ * Where a datagram goes: an address handle plus the remote QP number and
+ * Q_Key. For the verbs transport `ah` is a struct ibv_ah *; for loopback it is
+ * the peer endpoint. Destinations are created by addr/ (unicast resolve,
+ * multicast join) or by the transport for replies (rx->reply) and outlive
+ * every send that uses them.
+ */
+struct rdps_dest {
+    void *ah;
+    uint32_t remote_qpn;
+    uint32_t remote_qkey;
+};
+
+/* A registered send buffer obtained with claim(); `data` holds up to `capacity` bytes. */
+struct rdps_tx_buf {
+    uint8_t *data;
+    uint32_t capacity;
+    uint32_t slot; /* transport-private */
+};
+
+/* One received datagram; `data` stays valid until rx_release(). */
+struct rdps_rx_datagram {
+    const uint8_t *data; /* payload, after the 40-byte GRH on verbs */
+    uint32_t len;
+    uint32_t src_qpn;
+    uint8_t src_gid[16];
+    bool has_src_gid;
+    const struct rdps_dest *reply; /* cached destination for answering the sender (NAK/STATUS) */
+    uint32_t slot;                 /* transport-private */
+};
+
+/* Transport-level counters (the engine keeps its own protocol counters). */
+struct rdps_transport_stats {
+    uint64_t tx_datagrams, tx_bytes, tx_completion_errors;
+    uint64_t rx_datagrams, rx_bytes, rx_completion_errors;
+    uint64_t tx_backpressure; /* claim/submit refused because the pool or send queue was full */
+    uint64_t rx_queue_empty;  /* times the receive queue ran out of posted buffers */
+    uint64_t loss_dropped_tx, loss_dropped_rx; /* dropped by the loss-generator interceptor */
+    uint64_t async_events;
+};
+
+enum rdps_transport_event_type {
+    RDPS_TRANSPORT_EV_PORT_ACTIVE = 1,
+    RDPS_TRANSPORT_EV_PORT_DOWN = 2,
+    RDPS_TRANSPORT_EV_DEVICE_FATAL = 3,
+    RDPS_TRANSPORT_EV_OTHER = 4,
+};
+
+/*
+ * The ops table. Calls return 0 or a non-negative count on success and a
+ * negative rdps error code on failure; RDPS_EAGAIN means back-pressure (no
+ * free send buffer or send-queue slot): nothing was queued and the caller
+ * may retry after poll().
+ */
+struct rdps_transport_ops {
+    const char *name;
+    /* Largest datagram payload (the port's active MTU on verbs). */
+    uint32_t (*max_payload)(struct rdps_transport *t);
+    /* Takes a free registered send buffer. */
+    int (*claim)(struct rdps_transport *t, struct rdps_tx_buf *buf);
+    /* Returns an unused claimed buffer. */
+    void (*abort)(struct rdps_transport *t, struct rdps_tx_buf *buf);
+    /*
+     * Queues `len` bytes of a claimed buffer to each of `ndest` destinations
+     * (one copy per destination, the buffer is freed when all complete).
+     * Ownership of buf passes to the transport even on failure.
+     */
+    int (*submit)(struct rdps_transport *t, struct rdps_tx_buf *buf, uint32_t len,
+                  const struct rdps_dest *const *dests, unsigned ndest);
+    /* Posts everything queued by submit() as one work-request chain. */
+    int (*flush)(struct rdps_transport *t);
+    /* Reaps send completions and returns up to `max` received datagrams (0 if none). */
+    int (*poll)(struct rdps_transport *t, struct rdps_rx_datagram *rx, int max);
+    /* Hands received buffers back (re-posted in batches). */
+    void (*rx_release)(struct rdps_transport *t, struct rdps_rx_datagram *rx, int count);
+    /* A pollable fd that becomes readable when completions or events are pending, or -1. */
+    int (*event_fd)(struct rdps_transport *t);
+    /* Re-arms completion notification after the fd fired; returns pending async events. */
+    int (*arm)(struct rdps_transport *t);
+    /* Next async event (port/device) if any: returns 1 and fills *type, 0 if none. */
+    int (*next_event)(struct rdps_transport *t, enum rdps_transport_event_type *type);
+    void (*get_stats)(const struct rdps_transport *t, struct rdps_transport_stats *out);
+    void (*destroy)(struct rdps_transport *t);
+};
+
+/* Every transport starts with this; interceptors wrap an inner transport. */
+struct rdps_transport {
+    const struct rdps_transport_ops *ops;
+};
+
+#endif /* RDPS_TRANSPORT_H */

@@ -1,0 +1,1 @@
+/* version.c - keeps librdps non-empty until the pub/sub API lands. */
