@@ -78,6 +78,192 @@ RDPS_EXPORT const char *rdps_last_error_message(void);
 /* Library version as "MAJOR.MINOR.PATCH". */
 RDPS_EXPORT const char *rdps_version(void);
 
+/* ------------------------------------------------------------------------ */
+/* Handles. A ctx owns one RDMA port and ONE shared UD queue pair; every
+ * publisher and subscriber created on it multiplexes over that QP. A ctx and
+ * everything on it belong to one thread; nothing happens in the background:
+ * progress is made by rdps_ctx_poll(). */
+typedef struct rdps_ctx rdps_ctx_t;
+typedef struct rdps_pub rdps_pub_t;
+typedef struct rdps_sub rdps_sub_t;
+
+/* Context configuration. Always start from rdps_config_init(); zero/NULL
+ * fields keep the defaults. */
+typedef struct rdps_config {
+    const char *device;        /* RDMA device, e.g. "rxe0" (NULL: from bind_ip or first active) */
+    const char *bind_ip;       /* local IPv4 address selecting the device/port (optional) */
+    uint8_t port_num;          /* 0: first ACTIVE port */
+    uint16_t cm_port;          /* rdma_cm UDP port for unicast resolution (default 7471) */
+    uint32_t qkey;             /* domain Q_Key (default 0x01234567, rdma_cm's UDP Q_Key) */
+    const char *group_range;   /* topic groups: CIDR, default "239.192.0.0/16" */
+    const char *control_group; /* discovery group, default "239.192.0.1" */
+    size_t max_message_size;   /* default 16 MiB */
+    size_t reassembly_memory;  /* cap on partially assembled messages, default 64 MiB */
+    uint32_t reassembly_timeout_ms; /* partial messages older than this are dropped (default 2000) */
+    uint32_t max_sessions;     /* publisher sessions tracked at once (default 1024) */
+    uint32_t announce_interval_ms;  /* discovery announce period (default 1000) */
+    uint32_t send_slots;       /* registered send buffers (default 1024) */
+    uint32_t recv_slots;       /* registered receive buffers (default 2048) */
+    /* Built-in loss generator for tests and demos (seeded, per frame type). */
+    double loss_rx_rate;       /* probability of dropping a received frame, 0..1 */
+    double loss_tx_rate;       /* probability of dropping a frame to be sent, 0..1 */
+    uint32_t loss_frame_types; /* bit (1 << frame type): DATA=1, HEARTBEAT=2, NAK=3,
+                                  STATUS=4, ANNOUNCE=5; 0: DATA only */
+    uint64_t loss_seed;
+} rdps_config;
+
+/* Fills *cfg with the defaults. */
+RDPS_EXPORT void rdps_config_init(rdps_config *cfg);
+
+/* Opens the device port, creates the shared QP and buffer pools, joins the
+ * discovery group. Returns 0 and *out, or a negative code (details in
+ * rdps_last_error_message()). */
+RDPS_EXPORT int rdps_ctx_create(const rdps_config *cfg, rdps_ctx_t **out);
+/* Destroys every publisher and subscriber still open, leaves groups, frees everything. NULL ok. */
+RDPS_EXPORT void rdps_ctx_destroy(rdps_ctx_t *ctx);
+/* Makes progress: completions, receives (callbacks run here), joins, discovery,
+ * timers. Handles at most `budget` received datagrams (<= 0: a default batch).
+ * Returns the number of datagrams handled, or a negative code on a fatal error. */
+RDPS_EXPORT int rdps_ctx_poll(rdps_ctx_t *ctx, int budget);
+/* A file descriptor (epoll) that becomes readable when rdps_ctx_poll() has
+ * work. Also call rdps_ctx_poll() at least every rdps_ctx_next_timeout_ms(). */
+RDPS_EXPORT int rdps_ctx_fd(rdps_ctx_t *ctx);
+/* Milliseconds until the ctx's next timer (heartbeat, announce, timeout); >= 0. */
+RDPS_EXPORT int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx);
+/* Waits up to timeout_ms (bounded by the next timer) for work, then polls. */
+RDPS_EXPORT int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms);
+/* Largest payload of one datagram (active MTU minus the rdps header). */
+RDPS_EXPORT size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Publishing. */
+typedef struct rdps_pub_opts {
+    const char *group; /* explicit multicast group (dotted IPv4); NULL: hash of the topic name */
+    int reliable;      /* reserved for the ack/resend layer; 0 today */
+} rdps_pub_opts;
+
+RDPS_EXPORT int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
+                                rdps_pub_t **out);
+RDPS_EXPORT void rdps_pub_destroy(rdps_pub_t *pub);
+/* 1 once the publisher's multicast group is joined and sends can go out, 0 before. */
+RDPS_EXPORT int rdps_pub_ready(const rdps_pub_t *pub);
+/* Publishes one message of 0..max_message_size bytes (copied; the buffer is
+ * free on return). Returns 0, RDPS_EAGAIN when not ready or the send queue is
+ * full (nothing was sent: poll and retry), RDPS_EMSGSIZE when too long. */
+RDPS_EXPORT int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len);
+
+/* Zero-copy send of a single-datagram message: claim a registered buffer,
+ * write the message into claim.data (up to claim.capacity bytes), commit. */
+typedef struct rdps_claim {
+    void *data;
+    size_t capacity;
+    uint64_t opaque_[3];
+} rdps_claim;
+RDPS_EXPORT int rdps_pub_claim(rdps_pub_t *pub, rdps_claim *claim);
+RDPS_EXPORT int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len);
+RDPS_EXPORT void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim);
+/* The publisher's session id (random, nonzero). */
+RDPS_EXPORT uint32_t rdps_pub_session(const rdps_pub_t *pub);
+
+/* ------------------------------------------------------------------------ */
+/* Subscribing. */
+typedef struct rdps_msg_info {
+    const char *topic;
+    uint32_t topic_id;
+    uint32_t session_id;      /* publisher session */
+    uint32_t seq;             /* sequence of the message's first datagram */
+    uint64_t publisher_ts_ns; /* publisher's CLOCK_REALTIME when it sent the message */
+    uint32_t fragments;       /* datagrams the message arrived in */
+    int retransmitted;        /* some fragment was a retransmission */
+} rdps_msg_info;
+
+/* Called from rdps_ctx_poll() for every complete message. `data` is valid only during the call. */
+typedef void (*rdps_msg_cb)(void *user, const void *data, size_t len, const rdps_msg_info *info);
+
+typedef enum rdps_event_type {
+    RDPS_EVENT_GAP = 1,             /* unreliable: datagrams of a session never arrived */
+    RDPS_EVENT_PUBLISHER_SEEN = 2,  /* discovery: a publisher of the topic announced itself */
+    RDPS_EVENT_PUBLISHER_GONE = 3,  /* discovery: it left or stopped announcing */
+} rdps_event_type;
+
+typedef struct rdps_event {
+    rdps_event_type type;
+    const char *topic;
+    uint32_t session_id;
+    uint32_t first_seq; /* GAP: first missing datagram sequence */
+    uint32_t count;     /* GAP: missing datagrams */
+} rdps_event;
+typedef void (*rdps_event_cb)(void *user, const rdps_event *event);
+
+typedef struct rdps_sub_opts {
+    const char *group;      /* explicit multicast group; NULL: hash of the topic name */
+    rdps_event_cb on_event; /* optional */
+    int reliable;           /* reserved for the ack/resend layer; 0 today */
+} rdps_sub_opts;
+
+RDPS_EXPORT int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message,
+                                void *user, const rdps_sub_opts *opts, rdps_sub_t **out);
+RDPS_EXPORT void rdps_sub_destroy(rdps_sub_t *sub);
+/* 1 once the subscriber's group is joined (messages can arrive), 0 before. */
+RDPS_EXPORT int rdps_sub_ready(const rdps_sub_t *sub);
+
+/* ------------------------------------------------------------------------ */
+/* Topic naming: the id carried in frames and the group a name hashes to. */
+RDPS_EXPORT uint32_t rdps_topic_id(const char *topic);
+/* Writes the dotted IPv4 group `topic` maps to in `ctx` (explicit maps honoured). */
+RDPS_EXPORT int rdps_topic_group(const rdps_ctx_t *ctx, const char *topic, char *buf, size_t len);
+/* Maps a topic name to a group explicitly (before creating its endpoints). */
+RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const char *group);
+
+/* ------------------------------------------------------------------------ */
+/* Counters: one X-macro gives the fields, their names and their order. */
+#define RDPS_COUNTER_MAP(X)                                                                       \
+    X(msgs_sent, "messages published")                                                            \
+    X(bytes_sent, "message bytes published")                                                      \
+    X(frames_sent, "datagrams sent")                                                              \
+    X(frame_bytes_sent, "datagram bytes sent")                                                    \
+    X(send_backpressure, "sends refused with RDPS_EAGAIN")                                        \
+    X(msgs_delivered, "messages delivered to subscribers")                                        \
+    X(bytes_delivered, "message bytes delivered")                                                 \
+    X(frames_received, "datagrams received")                                                      \
+    X(frame_bytes_received, "datagram bytes received")                                            \
+    X(fragments_received, "data fragments accepted")                                              \
+    X(gaps, "datagram sequence gaps (missing datagrams)")                                         \
+    X(duplicates, "duplicate datagrams dropped")                                                  \
+    X(reasm_evictions, "partial messages evicted by the memory cap")                              \
+    X(reasm_timeouts, "partial messages dropped after the timeout")                               \
+    X(sessions_evicted, "publisher sessions evicted from the table")                              \
+    X(bad_frames, "malformed datagrams dropped")                                                  \
+    X(unknown_topic, "datagrams for topics with no local subscriber")                             \
+    X(own_frames, "own datagrams looped back by the fabric and dropped")                          \
+    X(rq_empty, "receive queue ran empty")                                                        \
+    X(announces_sent, "discovery announcements sent")                                             \
+    X(announces_received, "discovery announcements received")                                     \
+    X(bad_announces, "malformed discovery announcements dropped")                                 \
+    X(naks_sent, "NAK frames sent")                                                               \
+    X(naks_received, "NAK frames received")                                                       \
+    X(retransmits, "datagrams retransmitted")                                                     \
+    X(recovered, "missing datagrams recovered")                                                   \
+    X(lost, "datagrams declared unrecoverable")                                                   \
+    X(loss_dropped_rx, "received datagrams dropped by the loss generator")                        \
+    X(loss_dropped_tx, "datagrams to send dropped by the loss generator")
+
+typedef struct rdps_counters {
+#define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
+    RDPS_COUNTER_MAP(RDPS_COUNTER_FIELD_)
+#undef RDPS_COUNTER_FIELD_
+} rdps_counters;
+
+/* Number of counters and their names/descriptions, in struct order. */
+RDPS_EXPORT size_t rdps_counter_count(void);
+RDPS_EXPORT const char *rdps_counter_name(size_t index);
+RDPS_EXPORT const char *rdps_counter_description(size_t index);
+
+/* Whole-ctx counters, and the ones attributable to one publisher or subscriber. */
+RDPS_EXPORT void rdps_ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out);
+RDPS_EXPORT void rdps_pub_counters(const rdps_pub_t *pub, rdps_counters *out);
+RDPS_EXPORT void rdps_sub_counters(const rdps_sub_t *sub, rdps_counters *out);
+
 #ifdef __cplusplus
 }
 #endif
