@@ -164,6 +164,10 @@ RDPS_EXPORT int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len);
 RDPS_EXPORT void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim);
 /* The publisher's session id (random, nonzero). */
 RDPS_EXPORT uint32_t rdps_pub_session(const rdps_pub_t *pub);
+/* Live subscribers of the topic seen through discovery (announcing, not left). */
+RDPS_EXPORT int rdps_pub_subscriber_count(const rdps_pub_t *pub);
+/* Datagrams of this ctx posted but not yet completed by the device; 0 when all went out. */
+RDPS_EXPORT int rdps_ctx_sends_pending(const rdps_ctx_t *ctx);
 
 /* ------------------------------------------------------------------------ */
 /* Subscribing. */

@@ -1,0 +1,41 @@
+/* pattern.h - self-checking test messages derived from (seed, index), for rdpub --pattern / rdsub --verify. */
+#ifndef RDPS_TOOLS_PATTERN_H
+#define RDPS_TOOLS_PATTERN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Messages of at least this many bytes carry their index and a check word. */
+#define PATTERN_HEADER_BYTES 8
+
+/* Size of message `index` for a size range [min, max] (uniform, deterministic). */
+size_t pattern_size(uint64_t seed, uint64_t index, size_t min, size_t max);
+/* Writes message `index` of length len. */
+void pattern_fill(uint64_t seed, uint64_t index, uint8_t *buf, size_t len);
+
+enum pattern_verdict {
+    PATTERN_OK = 0,
+    PATTERN_CORRUPT = 1,
+};
+
+/*
+ * Identifies and checks a received message. Messages of >= 8 bytes name their
+ * index; shorter ones are matched against indices [hint - 64, hint + 1024)
+ * (hint: the receiver's next expected index). On PATTERN_OK *index is set.
+ */
+enum pattern_verdict pattern_check(uint64_t seed, const uint8_t *buf, size_t len, uint64_t hint,
+                                   uint64_t *index);
+
+/* Tracks which indices of one publisher arrived: duplicates and missing. */
+struct pattern_tracker {
+    uint8_t *seen; /* bitmap of `capacity` indices */
+    uint64_t capacity;
+    uint64_t distinct, duplicates, out_of_range, next_hint;
+};
+int pattern_tracker_init(struct pattern_tracker *t, uint64_t capacity);
+void pattern_tracker_fini(struct pattern_tracker *t);
+/* Records index; returns true if it was new. */
+bool pattern_tracker_add(struct pattern_tracker *t, uint64_t index);
+
+#endif /* RDPS_TOOLS_PATTERN_H */
