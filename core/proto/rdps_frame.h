@@ -1,0 +1,221 @@
+/* rdps_frame.h - the rdps data-plane wire format (version 1): header layout, decoder, encoders. */
+#ifndef RDPS_PROTO_FRAME_H
+#define RDPS_PROTO_FRAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Every datagram starts with one fixed 32-byte little-endian header:
+ *
+ *   off size field         DATA meaning
+ *    0   1   version       RDPS_FRAME_VERSION
+ *    1   1   type          enum rdps_frame_type
+ *    2   2   flags         RDPS_FRAME_F_*; unknown bits are rejected
+ *    4   4   session_id    publisher session (nonzero)
+ *    8   4   topic_id      topic id (nonzero for DATA and HEARTBEAT)
+ *   12   4   seq           per-session datagram sequence (serial arithmetic, wraps)
+ *   16   4   msg_len       total message length
+ *   20   4   frag_offset   offset of this fragment's payload in the message
+ *   24   8   timestamp_ns  sender's clock (DATA: when the message was published)
+ *   32   ..  payload / body
+ *
+ * DATA:      BEGIN iff frag_offset == 0; END iff frag_offset + payload == msg_len;
+ *            a non-END fragment carries > 0 bytes; every fragment of a message
+ *            except the last carries the same payload size (the receiver derives
+ *            fragment indices from it).
+ * HEARTBEAT: header only; seq = next sequence the publisher will use;
+ *            msg_len = frag_offset = 0; only the RELIABLE flag is allowed.
+ * NAK:       receiver -> publisher; session/topic are the publisher's;
+ *            seq = msg_len = frag_offset = 0; body: receiver_id u32,
+ *            range_count u16, reserved u16 (0), range_count x {start u32, count u32}.
+ * STATUS:    receiver -> publisher; seq = msg_len = frag_offset = 0; body (16
+ *            bytes): receiver_id u32, consumed_seq u32, window u32, reserved u32 (0).
+ * ANNOUNCE:  control plane; body is opaque protobuf bytes; topic_id may be 0;
+ *            seq is the announcer's own counter; msg_len = frag_offset = 0.
+ * NAK, STATUS and ANNOUNCE carry no flags.
+ */
+#define RDPS_FRAME_VERSION    1
+#define RDPS_FRAME_HEADER_LEN 32
+
+#define RDPS_FRAME_OFF_VERSION      0
+#define RDPS_FRAME_OFF_TYPE         1
+#define RDPS_FRAME_OFF_FLAGS        2
+#define RDPS_FRAME_OFF_SESSION_ID   4
+#define RDPS_FRAME_OFF_TOPIC_ID     8
+#define RDPS_FRAME_OFF_SEQ          12
+#define RDPS_FRAME_OFF_MSG_LEN      16
+#define RDPS_FRAME_OFF_FRAG_OFFSET  20
+#define RDPS_FRAME_OFF_TIMESTAMP_NS 24
+
+/* NAK body, relative to the start of the datagram. */
+#define RDPS_FRAME_NAK_OFF_RECEIVER_ID 32
+#define RDPS_FRAME_NAK_OFF_RANGE_COUNT 36
+#define RDPS_FRAME_NAK_OFF_RESERVED    38
+#define RDPS_FRAME_NAK_OFF_RANGES      40
+#define RDPS_FRAME_NAK_RANGE_LEN       8
+#define RDPS_FRAME_NAK_MAX_RANGES      64
+/* A NAK range never spans half the sequence space (serial arithmetic limit). */
+#define RDPS_FRAME_NAK_MAX_RANGE_COUNT 0x7FFFFFFFu
+
+/* STATUS body, relative to the start of the datagram. */
+#define RDPS_FRAME_STATUS_OFF_RECEIVER_ID  32
+#define RDPS_FRAME_STATUS_OFF_CONSUMED_SEQ 36
+#define RDPS_FRAME_STATUS_OFF_WINDOW       40
+#define RDPS_FRAME_STATUS_OFF_RESERVED     44
+#define RDPS_FRAME_STATUS_LEN              48
+
+#define RDPS_FRAME_DEFAULT_MAX_MSG_LEN      (16u * 1024u * 1024u)
+#define RDPS_FRAME_DEFAULT_MAX_ANNOUNCE_LEN 4096u
+
+enum rdps_frame_type {
+    RDPS_FRAME_DATA = 1,
+    RDPS_FRAME_HEARTBEAT = 2,
+    RDPS_FRAME_NAK = 3,
+    RDPS_FRAME_STATUS = 4,
+    RDPS_FRAME_ANNOUNCE = 5,
+};
+
+enum rdps_frame_flag {
+    RDPS_FRAME_F_BEGIN = 0x1,
+    RDPS_FRAME_F_END = 0x2,
+    RDPS_FRAME_F_RETRANSMIT = 0x4,
+    RDPS_FRAME_F_RELIABLE = 0x8, /* the publisher wants NAK/STATUS from receivers */
+};
+#define RDPS_FRAME_F_DATA_MASK \
+    (RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END | RDPS_FRAME_F_RETRANSMIT | RDPS_FRAME_F_RELIABLE)
+
+/*
+ * Why a datagram was rejected. X(name, text). The list generates the enum,
+ * rdps__frame_reject_name() and the size of the bad-frame counter array.
+ */
+#define RDPS_FRAME_REJECT_MAP(X)                                                            \
+    X(OK, "ok")                                                                             \
+    X(SHORT, "datagram shorter than the 32-byte header")                                    \
+    X(BAD_VERSION, "unsupported protocol version")                                          \
+    X(BAD_TYPE, "unknown frame type")                                                       \
+    X(BAD_FLAGS, "unknown flag bits or flags not allowed for this frame type")              \
+    X(BEGIN_END_MISMATCH, "BEGIN/END flags inconsistent with fragment offset and length")   \
+    X(MSG_TOO_LARGE, "message length above the configured maximum")                         \
+    X(FRAG_EXCEEDS_MSG, "fragment extends past the message length")                         \
+    X(EMPTY_FRAGMENT, "non-final fragment carries no payload")                              \
+    X(ZERO_SESSION, "session id is zero")                                                   \
+    X(ZERO_TOPIC, "topic id is zero")                                                       \
+    X(NONZERO_FIELD, "reserved field or field that must be zero is not zero")               \
+    X(BAD_BODY_LEN, "body length wrong for the frame type")                                 \
+    X(BAD_RANGE_COUNT, "NAK range count zero, above the limit, or not matching the length") \
+    X(BAD_RANGE, "NAK range with count zero or spanning half the sequence space")           \
+    X(BODY_TOO_LARGE, "announce body above the configured maximum")
+
+enum rdps_frame_reject {
+#define RDPS_FRAME_REJECT_ENUM_(name, text) RDPS_FRAME_##name,
+    RDPS_FRAME_REJECT_MAP(RDPS_FRAME_REJECT_ENUM_)
+#undef RDPS_FRAME_REJECT_ENUM_
+        RDPS_FRAME_REJECT_COUNT
+};
+
+/* Validation limits applied by the decoder. */
+struct rdps_frame_limits {
+    uint32_t max_msg_len;      /* DATA msg_len upper bound */
+    uint32_t max_nak_ranges;   /* 1..RDPS_FRAME_NAK_MAX_RANGES */
+    uint32_t max_announce_len; /* ANNOUNCE body bytes */
+};
+
+/* The defaults: 16 MiB messages, 64 NAK ranges, 4 KiB announce bodies. */
+void rdps__frame_limits_default(struct rdps_frame_limits *limits);
+
+/* Header fields, as decoded or to be encoded (version is implicit). */
+struct rdps_frame_header {
+    uint8_t type;
+    uint16_t flags;
+    uint32_t session_id;
+    uint32_t topic_id;
+    uint32_t seq;
+    uint32_t msg_len;
+    uint32_t frag_offset;
+    uint64_t timestamp_ns;
+};
+
+/* One NAK range: `count` sequences starting at `start` (wrapping). */
+struct rdps_seq_range {
+    uint32_t start;
+    uint32_t count;
+};
+
+/*
+ * A decoded datagram. Pointers refer into the caller's buffer (no copy) and
+ * live as long as it does.
+ */
+struct rdps_frame_view {
+    struct rdps_frame_header hdr;
+    const uint8_t *payload; /* bytes after the header: DATA payload or control body */
+    uint32_t payload_len;
+    /* NAK and STATUS bodies. */
+    uint32_t receiver_id;
+    /* NAK: ranges are read with rdps__frame_nak_range(). */
+    uint16_t nak_range_count;
+    /* STATUS. */
+    uint32_t consumed_seq;
+    uint32_t window;
+};
+
+/*
+ * Validates every field of `len` bytes at `buf` against the rules above and
+ * `limits` (NULL = defaults) and fills *view. Returns RDPS_FRAME_OK (0) or
+ * the reject reason; *view is only meaningful on OK. Never reads past len.
+ */
+enum rdps_frame_reject rdps__frame_decode(const uint8_t *buf, size_t len,
+                                          const struct rdps_frame_limits *limits,
+                                          struct rdps_frame_view *view);
+
+/* Static text naming a reject reason ("short", "bad_version", ...); never NULL. */
+const char *rdps__frame_reject_name(enum rdps_frame_reject reason);
+/* Static one-line description of a reject reason; never NULL. */
+const char *rdps__frame_reject_text(enum rdps_frame_reject reason);
+
+/* Range `index` (< view->nak_range_count) of a decoded NAK. */
+struct rdps_seq_range rdps__frame_nak_range(const struct rdps_frame_view *view, unsigned index);
+
+/*
+ * Writes the 32-byte header `hdr` at buf. Returns RDPS_FRAME_HEADER_LEN, or
+ * RDPS_ENOSPC if cap is smaller. No field validation: use the typed encoders
+ * below for control frames and the fragmenter for DATA.
+ */
+int rdps__frame_put_header(uint8_t *buf, size_t cap, const struct rdps_frame_header *hdr);
+
+/*
+ * Hot-path DATA header writer for a fragment whose payload (payload_len
+ * bytes) the caller already placed at buf + 32; computes BEGIN/END from
+ * frag_offset, payload_len and msg_len and ORs in `flags` (RETRANSMIT,
+ * RELIABLE). The caller guarantees capacity and consistent arguments (the
+ * fragmenter does). Returns the frame length, 32 + payload_len.
+ */
+uint32_t rdps__frame_put_data_header(uint8_t *buf, uint32_t session_id, uint32_t topic_id,
+                                     uint32_t seq, uint32_t msg_len, uint32_t frag_offset,
+                                     uint32_t payload_len, uint64_t timestamp_ns, uint16_t flags);
+
+/*
+ * Typed encoders for control frames. Each returns the frame length, RDPS_ENOSPC
+ * if cap is too small (nothing written that matters), or RDPS_EINVAL for
+ * arguments the decoder would reject (zero session, unknown flags, ...).
+ */
+int rdps__frame_encode_heartbeat(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+                                 uint32_t next_seq, uint64_t timestamp_ns, uint16_t flags);
+int rdps__frame_encode_nak(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+                           uint32_t receiver_id, const struct rdps_seq_range *ranges,
+                           unsigned range_count, uint64_t timestamp_ns);
+int rdps__frame_encode_status(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+                              uint32_t receiver_id, uint32_t consumed_seq, uint32_t window,
+                              uint64_t timestamp_ns);
+int rdps__frame_encode_announce(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+                                uint32_t seq, const void *body, size_t body_len,
+                                uint64_t timestamp_ns);
+
+/* Frame length of a NAK with n ranges. */
+static inline size_t rdps__frame_nak_len(unsigned range_count)
+{
+    return RDPS_FRAME_NAK_OFF_RANGES + (size_t)range_count * RDPS_FRAME_NAK_RANGE_LEN;
+}
+
+#endif /* RDPS_PROTO_FRAME_H */

@@ -1,0 +1,545 @@
+/* test_frame.c - wire format: byte-exact layout, round trips with extreme values, every reject
+ * reason. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <rdps/rdps.h>
+
+#include "rdps_endian.h"
+#include "rdps_frame.h"
+
+static void test_endian_helpers(void **state)
+{
+    (void)state;
+    uint8_t b[8];
+    rdps__put_le16(b, 0x1234);
+    assert_int_equal(b[0], 0x34);
+    assert_int_equal(b[1], 0x12);
+    assert_int_equal(rdps__get_le16(b), 0x1234);
+    rdps__put_le32(b, 0xA1B2C3D4u);
+    assert_memory_equal(b, "\xD4\xC3\xB2\xA1", 4);
+    assert_int_equal(rdps__get_le32(b), 0xA1B2C3D4u);
+    rdps__put_le64(b, 0x0102030405060708ull);
+    assert_memory_equal(b, "\x08\x07\x06\x05\x04\x03\x02\x01", 8);
+    assert_true(rdps__get_le64(b) == 0x0102030405060708ull);
+}
+
+/* The layout written by hand from the specification, independent of the encoder. */
+static void test_data_header_byte_exact(void **state)
+{
+    (void)state;
+    static const uint8_t expected[32] = {
+        0x01,                                           /* version */
+        0x01,                                           /* type DATA */
+        0x0B, 0x00,                                     /* flags BEGIN|END|RELIABLE */
+        0x44, 0x33, 0x22, 0x11,                         /* session 0x11223344 */
+        0x88, 0x77, 0x66, 0x55,                         /* topic 0x55667788 */
+        0xFF, 0xFF, 0xFF, 0xFF,                         /* seq 0xFFFFFFFF */
+        0x05, 0x00, 0x00, 0x00,                         /* msg_len 5 */
+        0x00, 0x00, 0x00, 0x00,                         /* frag_offset 0 */
+        0xEF, 0xCD, 0xAB, 0x89, 0x67, 0x45, 0x23, 0x01, /* timestamp */
+    };
+    uint8_t buf[64];
+    memset(buf, 0xEE, sizeof(buf));
+    memcpy(buf + 32, "hello", 5);
+    uint32_t n = rdps__frame_put_data_header(buf, 0x11223344u, 0x55667788u, 0xFFFFFFFFu, 5, 0, 5,
+                                             0x0123456789ABCDEFull, RDPS_FRAME_F_RELIABLE);
+    assert_int_equal(n, 37);
+    assert_memory_equal(buf, expected, 32);
+    assert_memory_equal(buf + 32, "hello", 5);
+    assert_int_equal(buf[37], 0xEE);
+
+    struct rdps_frame_view v;
+    assert_int_equal(rdps__frame_decode(expected, sizeof(expected), NULL, &v),
+                     RDPS_FRAME_BEGIN_END_MISMATCH); /* header says 5 bytes but carries 0 */
+    assert_int_equal(rdps__frame_decode(buf, n, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(v.hdr.type, RDPS_FRAME_DATA);
+    assert_int_equal(v.hdr.flags, 0x0B);
+    assert_int_equal(v.hdr.session_id, 0x11223344u);
+    assert_int_equal(v.hdr.topic_id, 0x55667788u);
+    assert_int_equal(v.hdr.seq, 0xFFFFFFFFu);
+    assert_int_equal(v.hdr.msg_len, 5);
+    assert_int_equal(v.hdr.frag_offset, 0);
+    assert_true(v.hdr.timestamp_ns == 0x0123456789ABCDEFull);
+    assert_ptr_equal(v.payload, buf + 32);
+    assert_int_equal(v.payload_len, 5);
+}
+
+static void test_nak_and_status_byte_exact(void **state)
+{
+    (void)state;
+    static const uint8_t nak_expected[48] = {
+        0x01, 0x03, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, /* v1 NAK, session 1 */
+        0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* topic 2, seq 0 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* msg_len, frag_offset */
+        0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* timestamp 9 */
+        0x07, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, /* receiver 7, 1 range, reserved */
+        0xFE, 0xFF, 0xFF, 0xFF, 0x03, 0x00, 0x00, 0x00, /* start 0xFFFFFFFE count 3 */
+    };
+    static const uint8_t status_expected[48] = {
+        0x01, 0x04, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, /* v1 STATUS, session 1 */
+        0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* topic 2 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* */
+        0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* timestamp 9 */
+        0x07, 0x00, 0x00, 0x00, 0x10, 0x32, 0x54, 0x76, /* receiver 7, consumed 0x76543210 */
+        0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* window 256, reserved */
+    };
+    uint8_t buf[64];
+    struct rdps_seq_range r = {0xFFFFFFFEu, 3};
+    assert_int_equal(rdps__frame_encode_nak(buf, sizeof(buf), 1, 2, 7, &r, 1, 9), 48);
+    assert_memory_equal(buf, nak_expected, 48);
+    assert_int_equal(rdps__frame_encode_status(buf, sizeof(buf), 1, 2, 7, 0x76543210u, 256, 9), 48);
+    assert_memory_equal(buf, status_expected, 48);
+}
+
+static void test_round_trip_data_extremes(void **state)
+{
+    (void)state;
+    static uint8_t buf[1024];
+    struct rdps_frame_limits lim;
+    rdps__frame_limits_default(&lim);
+    lim.max_msg_len = UINT32_MAX;
+    struct {
+        uint32_t session, topic, seq, msg_len, off, plen;
+        uint64_t ts;
+        uint16_t flags;
+    } cases[] = {
+        {1, 1, 0, 0, 0, 0, 0, 0},
+        {UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX - 100, 100, UINT64_MAX,
+         RDPS_FRAME_F_RETRANSMIT | RDPS_FRAME_F_RELIABLE},
+        {7, 9, 0x80000000u, 1000, 0, 500, 1, RDPS_FRAME_F_RETRANSMIT},
+        {7, 9, 12, 1000, 500, 400, 2, 0},
+        {7, 9, 13, 1000, 900, 100, 3, RDPS_FRAME_F_RELIABLE},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        for (uint32_t k = 0; k < cases[i].plen; k++)
+            buf[32 + k] = (uint8_t)(k * 7 + i);
+        uint32_t n = rdps__frame_put_data_header(buf, cases[i].session, cases[i].topic,
+                                                 cases[i].seq, cases[i].msg_len, cases[i].off,
+                                                 cases[i].plen, cases[i].ts, cases[i].flags);
+        assert_int_equal(n, 32 + cases[i].plen);
+        struct rdps_frame_view v;
+        assert_int_equal(rdps__frame_decode(buf, n, &lim, &v), RDPS_FRAME_OK);
+        assert_int_equal(v.hdr.session_id, cases[i].session);
+        assert_int_equal(v.hdr.topic_id, cases[i].topic);
+        assert_int_equal(v.hdr.seq, cases[i].seq);
+        assert_int_equal(v.hdr.msg_len, cases[i].msg_len);
+        assert_int_equal(v.hdr.frag_offset, cases[i].off);
+        assert_true(v.hdr.timestamp_ns == cases[i].ts);
+        assert_int_equal(v.payload_len, cases[i].plen);
+        assert_ptr_equal(v.payload, buf + 32);
+        uint16_t want = cases[i].flags;
+        if (cases[i].off == 0)
+            want |= RDPS_FRAME_F_BEGIN;
+        if ((uint64_t)cases[i].off + cases[i].plen == cases[i].msg_len)
+            want |= RDPS_FRAME_F_END;
+        assert_int_equal(v.hdr.flags, want);
+    }
+}
+
+static void test_round_trip_control_frames(void **state)
+{
+    (void)state;
+    uint8_t buf[1024];
+    struct rdps_frame_view v;
+
+    assert_int_equal(rdps__frame_encode_heartbeat(buf, sizeof(buf), UINT32_MAX, UINT32_MAX,
+                                                  UINT32_MAX, UINT64_MAX, RDPS_FRAME_F_RELIABLE),
+                     32);
+    assert_int_equal(rdps__frame_decode(buf, 32, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(v.hdr.type, RDPS_FRAME_HEARTBEAT);
+    assert_int_equal(v.hdr.flags, RDPS_FRAME_F_RELIABLE);
+    assert_int_equal(v.hdr.session_id, UINT32_MAX);
+    assert_int_equal(v.hdr.topic_id, UINT32_MAX);
+    assert_int_equal(v.hdr.seq, UINT32_MAX);
+    assert_true(v.hdr.timestamp_ns == UINT64_MAX);
+    assert_int_equal(v.payload_len, 0);
+
+    struct rdps_seq_range ranges[RDPS_FRAME_NAK_MAX_RANGES];
+    for (unsigned i = 0; i < RDPS_FRAME_NAK_MAX_RANGES; i++) {
+        ranges[i].start = UINT32_MAX - i * 1000;
+        ranges[i].count = i == 0 ? RDPS_FRAME_NAK_MAX_RANGE_COUNT : i + 1;
+    }
+    int n = rdps__frame_encode_nak(buf, sizeof(buf), 5, 6, UINT32_MAX, ranges,
+                                   RDPS_FRAME_NAK_MAX_RANGES, UINT64_MAX);
+    assert_int_equal(n, 32 + 8 + 8 * RDPS_FRAME_NAK_MAX_RANGES);
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(v.hdr.type, RDPS_FRAME_NAK);
+    assert_int_equal(v.hdr.session_id, 5);
+    assert_int_equal(v.hdr.topic_id, 6);
+    assert_int_equal(v.receiver_id, UINT32_MAX);
+    assert_int_equal(v.nak_range_count, RDPS_FRAME_NAK_MAX_RANGES);
+    for (unsigned i = 0; i < RDPS_FRAME_NAK_MAX_RANGES; i++) {
+        struct rdps_seq_range r = rdps__frame_nak_range(&v, i);
+        assert_int_equal(r.start, ranges[i].start);
+        assert_int_equal(r.count, ranges[i].count);
+    }
+
+    n = rdps__frame_encode_status(buf, sizeof(buf), 5, 0, UINT32_MAX, UINT32_MAX, UINT32_MAX,
+                                  UINT64_MAX);
+    assert_int_equal(n, RDPS_FRAME_STATUS_LEN);
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(v.hdr.type, RDPS_FRAME_STATUS);
+    assert_int_equal(v.receiver_id, UINT32_MAX);
+    assert_int_equal(v.consumed_seq, UINT32_MAX);
+    assert_int_equal(v.window, UINT32_MAX);
+    assert_true(v.hdr.timestamp_ns == UINT64_MAX);
+
+    static const uint8_t body[] = {0x0A, 0x03, 'a', 'b', 'c'};
+    n = rdps__frame_encode_announce(buf, sizeof(buf), 77, 0, 0xFFFFFFFFu, body, sizeof(body), 42);
+    assert_int_equal(n, 32 + (int)sizeof(body));
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(v.hdr.type, RDPS_FRAME_ANNOUNCE);
+    assert_int_equal(v.hdr.session_id, 77);
+    assert_int_equal(v.hdr.topic_id, 0);
+    assert_int_equal(v.hdr.seq, 0xFFFFFFFFu);
+    assert_int_equal(v.payload_len, sizeof(body));
+    assert_memory_equal(v.payload, body, sizeof(body));
+    /* Empty announce body. */
+    n = rdps__frame_encode_announce(buf, sizeof(buf), 77, 3, 1, NULL, 0, 42);
+    assert_int_equal(n, 32);
+    assert_int_equal(rdps__frame_decode(buf, 32, NULL, &v), RDPS_FRAME_OK);
+
+    struct rdps_frame_header h = {.type = RDPS_FRAME_ANNOUNCE, .session_id = 3, .seq = 4};
+    assert_int_equal(rdps__frame_put_header(buf, sizeof(buf), &h), 32);
+    assert_int_equal(rdps__frame_decode(buf, 32, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(v.hdr.seq, 4);
+}
+
+static void test_encoder_capacity_and_argument_checks(void **state)
+{
+    (void)state;
+    uint8_t buf[64];
+    struct rdps_seq_range r = {1, 1};
+    struct rdps_seq_range zero = {1, 0};
+    struct rdps_frame_header h = {.type = RDPS_FRAME_DATA};
+    assert_int_equal(rdps__frame_put_header(buf, 31, &h), RDPS_ENOSPC);
+    assert_int_equal(rdps__frame_encode_heartbeat(buf, 31, 1, 1, 0, 0, 0), RDPS_ENOSPC);
+    assert_int_equal(rdps__frame_encode_heartbeat(buf, 32, 0, 1, 0, 0, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_heartbeat(buf, 32, 1, 0, 0, 0, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_heartbeat(buf, 32, 1, 1, 0, 0, RDPS_FRAME_F_BEGIN),
+                     RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_nak(buf, 47, 1, 1, 1, &r, 1, 0), RDPS_ENOSPC);
+    assert_int_equal(rdps__frame_encode_nak(buf, 64, 1, 1, 1, &r, 0, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_nak(buf, 64, 1, 1, 1, &zero, 1, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_nak(buf, 64, 0, 1, 1, &r, 1, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_nak(buf, 64, 1, 1, 1, &r, RDPS_FRAME_NAK_MAX_RANGES + 1, 0),
+                     RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_status(buf, 47, 1, 1, 1, 1, 1, 0), RDPS_ENOSPC);
+    assert_int_equal(rdps__frame_encode_status(buf, 48, 0, 1, 1, 1, 1, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_announce(buf, 35, 1, 0, 0, "abcd", 4, 0), RDPS_ENOSPC);
+    assert_int_equal(rdps__frame_encode_announce(buf, 64, 1, 0, 0, NULL, 4, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_announce(buf, 64, 0, 0, 0, "abcd", 4, 0), RDPS_EINVAL);
+}
+
+static void test_reject_names_are_generated(void **state)
+{
+    (void)state;
+    assert_string_equal(rdps__frame_reject_name(RDPS_FRAME_OK), "OK");
+    assert_string_equal(rdps__frame_reject_name(RDPS_FRAME_SHORT), "SHORT");
+    assert_string_equal(rdps__frame_reject_name(RDPS_FRAME_BODY_TOO_LARGE), "BODY_TOO_LARGE");
+    assert_string_equal(rdps__frame_reject_name(RDPS_FRAME_REJECT_COUNT), "UNKNOWN");
+    assert_string_equal(rdps__frame_reject_text((enum rdps_frame_reject) - 1),
+                        "unknown reject reason");
+    for (int i = 0; i < RDPS_FRAME_REJECT_COUNT; i++) {
+        assert_true(strlen(rdps__frame_reject_name((enum rdps_frame_reject)i)) > 0);
+        assert_true(strlen(rdps__frame_reject_text((enum rdps_frame_reject)i)) > 0);
+        for (int j = i + 1; j < RDPS_FRAME_REJECT_COUNT; j++)
+            assert_string_not_equal(rdps__frame_reject_name((enum rdps_frame_reject)i),
+                                    rdps__frame_reject_name((enum rdps_frame_reject)j));
+    }
+}
+
+/* A valid DATA fragment in buf: 1000-byte message, bytes 100..199. */
+static size_t make_data(uint8_t *buf)
+{
+    memset(buf + 32, 0x5A, 100);
+    return rdps__frame_put_data_header(buf, 1, 2, 3, 1000, 100, 100, 4, 0);
+}
+
+static enum rdps_frame_reject decode(const uint8_t *buf, size_t len)
+{
+    struct rdps_frame_view v;
+    return rdps__frame_decode(buf, len, NULL, &v);
+}
+
+static void test_reject_short(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    size_t n = make_data(buf);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_OK);
+    for (size_t len = 0; len < 32; len++)
+        assert_int_equal(decode(buf, len), RDPS_FRAME_SHORT);
+}
+
+static void test_reject_bad_version(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    size_t n = make_data(buf);
+    buf[0] = 0;
+    assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_VERSION);
+    buf[0] = 2;
+    assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_VERSION);
+}
+
+static void test_reject_bad_type(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    size_t n = make_data(buf);
+    buf[1] = 0;
+    assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_TYPE);
+    buf[1] = 6;
+    assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_TYPE);
+    buf[1] = 0xFF;
+    assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_TYPE);
+}
+
+static void test_reject_bad_flags(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    size_t n = make_data(buf);
+    for (int bit = 4; bit < 16; bit++) {
+        rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, (uint16_t)(1u << bit));
+        assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_FLAGS);
+    }
+    /* Heartbeats accept RELIABLE only; control frames accept no flags. */
+    rdps__frame_encode_heartbeat(buf, sizeof(buf), 1, 1, 5, 0, 0);
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_RETRANSMIT);
+    assert_int_equal(decode(buf, 32), RDPS_FRAME_BAD_FLAGS);
+    rdps__frame_encode_status(buf, sizeof(buf), 1, 1, 1, 1, 1, 0);
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_RELIABLE);
+    assert_int_equal(decode(buf, 48), RDPS_FRAME_BAD_FLAGS);
+    struct rdps_seq_range r = {1, 1};
+    rdps__frame_encode_nak(buf, sizeof(buf), 1, 1, 1, &r, 1, 0);
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_END);
+    assert_int_equal(decode(buf, 48), RDPS_FRAME_BAD_FLAGS);
+    rdps__frame_encode_announce(buf, sizeof(buf), 1, 0, 0, NULL, 0, 0);
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_BEGIN);
+    assert_int_equal(decode(buf, 32), RDPS_FRAME_BAD_FLAGS);
+}
+
+static void test_reject_begin_end_mismatch(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    size_t n = make_data(buf);
+    /* Middle fragment claiming BEGIN, claiming END. */
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_BEGIN);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_BEGIN_END_MISMATCH);
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_END);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_BEGIN_END_MISMATCH);
+    /* First fragment without BEGIN. */
+    n = rdps__frame_put_data_header(buf, 1, 2, 3, 1000, 0, 100, 4, 0);
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, 0);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_BEGIN_END_MISMATCH);
+    /* Last fragment without END. */
+    n = rdps__frame_put_data_header(buf, 1, 2, 3, 1000, 900, 100, 4, 0);
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, 0);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_BEGIN_END_MISMATCH);
+    /* Zero-length message without END. */
+    n = rdps__frame_put_data_header(buf, 1, 2, 3, 0, 0, 0, 4, 0);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_OK);
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_BEGIN);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_BEGIN_END_MISMATCH);
+}
+
+static void test_reject_msg_too_large(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    struct rdps_frame_limits lim;
+    rdps__frame_limits_default(&lim);
+    size_t n =
+        rdps__frame_put_data_header(buf, 1, 2, 3, RDPS_FRAME_DEFAULT_MAX_MSG_LEN, 0, 100, 4, 0);
+    struct rdps_frame_view v;
+    assert_int_equal(rdps__frame_decode(buf, n, &lim, &v), RDPS_FRAME_OK);
+    n = rdps__frame_put_data_header(buf, 1, 2, 3, RDPS_FRAME_DEFAULT_MAX_MSG_LEN + 1, 0, 100, 4, 0);
+    assert_int_equal(rdps__frame_decode(buf, n, &lim, &v), RDPS_FRAME_MSG_TOO_LARGE);
+    lim.max_msg_len = 99;
+    n = make_data(buf);
+    assert_int_equal(rdps__frame_decode(buf, n, &lim, &v), RDPS_FRAME_MSG_TOO_LARGE);
+}
+
+static void test_reject_frag_exceeds_msg(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    size_t n = make_data(buf);
+    /* The header claims 100 payload bytes end the message, but 101 arrive. */
+    rdps__frame_put_data_header(buf, 1, 2, 3, 200, 100, 100, 4, 0);
+    assert_int_equal(decode(buf, n + 1), RDPS_FRAME_FRAG_EXCEEDS_MSG);
+    /* frag_offset near 4 GiB must not wrap. */
+    rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, 50);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_FRAG_OFFSET, UINT32_MAX - 10);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_FRAG_EXCEEDS_MSG);
+}
+
+static void test_reject_empty_fragment(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    rdps__frame_put_data_header(buf, 1, 2, 3, 1000, 100, 0, 4, 0);
+    assert_int_equal(decode(buf, 32), RDPS_FRAME_EMPTY_FRAGMENT);
+    rdps__frame_put_data_header(buf, 1, 2, 3, 1000, 0, 0, 4, 0);
+    assert_int_equal(decode(buf, 32), RDPS_FRAME_EMPTY_FRAGMENT);
+}
+
+static void test_reject_zero_session_and_topic(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    size_t n = make_data(buf);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_SESSION_ID, 0);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_ZERO_SESSION);
+    n = make_data(buf);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_TOPIC_ID, 0);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_ZERO_TOPIC);
+    rdps__frame_encode_heartbeat(buf, sizeof(buf), 1, 1, 5, 0, 0);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_TOPIC_ID, 0);
+    assert_int_equal(decode(buf, 32), RDPS_FRAME_ZERO_TOPIC);
+    rdps__frame_encode_status(buf, sizeof(buf), 1, 1, 1, 1, 1, 0);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_SESSION_ID, 0);
+    assert_int_equal(decode(buf, 48), RDPS_FRAME_ZERO_SESSION);
+}
+
+static void test_reject_nonzero_field(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    struct rdps_seq_range r = {1, 1};
+    /* Control frames must have msg_len = frag_offset = 0. */
+    rdps__frame_encode_heartbeat(buf, sizeof(buf), 1, 1, 5, 0, 0);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, 1);
+    assert_int_equal(decode(buf, 32), RDPS_FRAME_NONZERO_FIELD);
+    rdps__frame_encode_heartbeat(buf, sizeof(buf), 1, 1, 5, 0, 0);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_FRAG_OFFSET, 1);
+    assert_int_equal(decode(buf, 32), RDPS_FRAME_NONZERO_FIELD);
+    rdps__frame_encode_announce(buf, sizeof(buf), 1, 0, 0, NULL, 0, 0);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, 1);
+    assert_int_equal(decode(buf, 32), RDPS_FRAME_NONZERO_FIELD);
+    /* NAK: seq and reserved. */
+    rdps__frame_encode_nak(buf, sizeof(buf), 1, 1, 1, &r, 1, 0);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_SEQ, 1);
+    assert_int_equal(decode(buf, 48), RDPS_FRAME_NONZERO_FIELD);
+    rdps__frame_encode_nak(buf, sizeof(buf), 1, 1, 1, &r, 1, 0);
+    rdps__put_le16(buf + RDPS_FRAME_NAK_OFF_RESERVED, 1);
+    assert_int_equal(decode(buf, 48), RDPS_FRAME_NONZERO_FIELD);
+    /* STATUS: seq and reserved. */
+    rdps__frame_encode_status(buf, sizeof(buf), 1, 1, 1, 1, 1, 0);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_SEQ, 1);
+    assert_int_equal(decode(buf, 48), RDPS_FRAME_NONZERO_FIELD);
+    rdps__frame_encode_status(buf, sizeof(buf), 1, 1, 1, 1, 1, 0);
+    rdps__put_le32(buf + RDPS_FRAME_STATUS_OFF_RESERVED, 0x80000000u);
+    assert_int_equal(decode(buf, 48), RDPS_FRAME_NONZERO_FIELD);
+}
+
+static void test_reject_bad_body_len(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    memset(buf, 0, sizeof(buf));
+    rdps__frame_encode_heartbeat(buf, sizeof(buf), 1, 1, 5, 0, 0);
+    assert_int_equal(decode(buf, 33), RDPS_FRAME_BAD_BODY_LEN);
+    rdps__frame_encode_status(buf, sizeof(buf), 1, 1, 1, 1, 1, 0);
+    assert_int_equal(decode(buf, 47), RDPS_FRAME_BAD_BODY_LEN);
+    assert_int_equal(decode(buf, 49), RDPS_FRAME_BAD_BODY_LEN);
+    struct rdps_seq_range r = {1, 1};
+    rdps__frame_encode_nak(buf, sizeof(buf), 1, 1, 1, &r, 1, 0);
+    for (size_t len = 32; len < 40; len++)
+        assert_int_equal(decode(buf, len), RDPS_FRAME_BAD_BODY_LEN);
+}
+
+static void test_reject_bad_range_count(void **state)
+{
+    (void)state;
+    uint8_t buf[1024];
+    struct rdps_seq_range r[3] = {{1, 1}, {5, 2}, {9, 3}};
+    int n = rdps__frame_encode_nak(buf, sizeof(buf), 1, 1, 1, r, 3, 0);
+    assert_int_equal(decode(buf, (size_t)n), RDPS_FRAME_OK);
+    /* Count says 3 but the datagram is shorter, longer, or not a whole number of ranges. */
+    assert_int_equal(decode(buf, (size_t)n - 8), RDPS_FRAME_BAD_RANGE_COUNT);
+    assert_int_equal(decode(buf, (size_t)n - 1), RDPS_FRAME_BAD_RANGE_COUNT);
+    assert_int_equal(decode(buf, (size_t)n + 8), RDPS_FRAME_BAD_RANGE_COUNT);
+    rdps__put_le16(buf + RDPS_FRAME_NAK_OFF_RANGE_COUNT, 0);
+    assert_int_equal(decode(buf, 40), RDPS_FRAME_BAD_RANGE_COUNT);
+    /* Above the hard maximum even with a matching length. */
+    memset(buf + 40, 0x01, sizeof(buf) - 40);
+    rdps__put_le16(buf + RDPS_FRAME_NAK_OFF_RANGE_COUNT, RDPS_FRAME_NAK_MAX_RANGES + 1);
+    assert_int_equal(decode(buf, rdps__frame_nak_len(RDPS_FRAME_NAK_MAX_RANGES + 1)),
+                     RDPS_FRAME_BAD_RANGE_COUNT);
+    /* Above a configured lower limit. */
+    struct rdps_frame_limits lim;
+    rdps__frame_limits_default(&lim);
+    lim.max_nak_ranges = 2;
+    n = rdps__frame_encode_nak(buf, sizeof(buf), 1, 1, 1, r, 3, 0);
+    struct rdps_frame_view v;
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, &lim, &v), RDPS_FRAME_BAD_RANGE_COUNT);
+}
+
+static void test_reject_bad_range(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    struct rdps_seq_range r[2] = {{1, 1}, {5, 2}};
+    int n = rdps__frame_encode_nak(buf, sizeof(buf), 1, 1, 1, r, 2, 0);
+    rdps__put_le32(buf + RDPS_FRAME_NAK_OFF_RANGES + 8 + 4, 0);
+    assert_int_equal(decode(buf, (size_t)n), RDPS_FRAME_BAD_RANGE);
+    rdps__put_le32(buf + RDPS_FRAME_NAK_OFF_RANGES + 8 + 4, 0x80000000u);
+    assert_int_equal(decode(buf, (size_t)n), RDPS_FRAME_BAD_RANGE);
+}
+
+static void test_reject_body_too_large(void **state)
+{
+    (void)state;
+    static uint8_t buf[RDPS_FRAME_DEFAULT_MAX_ANNOUNCE_LEN + 64];
+    static uint8_t body[RDPS_FRAME_DEFAULT_MAX_ANNOUNCE_LEN + 1];
+    int n = rdps__frame_encode_announce(buf, sizeof(buf), 1, 0, 0, body,
+                                        RDPS_FRAME_DEFAULT_MAX_ANNOUNCE_LEN, 0);
+    assert_int_equal(decode(buf, (size_t)n), RDPS_FRAME_OK);
+    n = rdps__frame_encode_announce(buf, sizeof(buf), 1, 0, 0, body, sizeof(body), 0);
+    assert_int_equal(decode(buf, (size_t)n), RDPS_FRAME_BODY_TOO_LARGE);
+}
+
+/* Every reason in the X-macro has a test above: keep this list in step with it. */
+static void test_every_reject_reason_is_reachable(void **state)
+{
+    (void)state;
+    assert_int_equal(RDPS_FRAME_REJECT_COUNT, 16);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_endian_helpers),
+        cmocka_unit_test(test_data_header_byte_exact),
+        cmocka_unit_test(test_nak_and_status_byte_exact),
+        cmocka_unit_test(test_round_trip_data_extremes),
+        cmocka_unit_test(test_round_trip_control_frames),
+        cmocka_unit_test(test_encoder_capacity_and_argument_checks),
+        cmocka_unit_test(test_reject_names_are_generated),
+        cmocka_unit_test(test_reject_short),
+        cmocka_unit_test(test_reject_bad_version),
+        cmocka_unit_test(test_reject_bad_type),
+        cmocka_unit_test(test_reject_bad_flags),
+        cmocka_unit_test(test_reject_begin_end_mismatch),
+        cmocka_unit_test(test_reject_msg_too_large),
+        cmocka_unit_test(test_reject_frag_exceeds_msg),
+        cmocka_unit_test(test_reject_empty_fragment),
+        cmocka_unit_test(test_reject_zero_session_and_topic),
+        cmocka_unit_test(test_reject_nonzero_field),
+        cmocka_unit_test(test_reject_bad_body_len),
+        cmocka_unit_test(test_reject_bad_range_count),
+        cmocka_unit_test(test_reject_bad_range),
+        cmocka_unit_test(test_reject_body_too_large),
+        cmocka_unit_test(test_every_reject_reason_is_reachable),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
