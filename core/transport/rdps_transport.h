@@ -1,4 +1,5 @@
-/* rdps_transport.h - the datagram transport the protocol engine runs over: an ops table (verbs UD, loopback, interceptors). */
+/* rdps_transport.h - the datagram transport the protocol engine runs over: an ops table (verbs UD,
+ * loopback, interceptors). */
 #ifndef RDPS_TRANSPORT_H
 #define RDPS_TRANSPORT_H
 

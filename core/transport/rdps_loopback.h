@@ -1,0 +1,58 @@
+/* rdps_loopback.h - in-memory loopback transport: N endpoints on one in-process fabric, for tests.
+ */
+#ifndef RDPS_LOOPBACK_H
+#define RDPS_LOOPBACK_H
+
+#include "rdps_transport.h"
+
+#include <stdint.h>
+
+/*
+ * Semantics mirror the verbs UD transport so engine and pubsub tests exercise
+ * the same paths without a device:
+ *  - claim() takes one of send_slots buffers; submit() queues one WR per
+ *    destination (sq_depth WRs at most); flush() delivers synchronously, in
+ *    order; the sent buffers come back on the sender's next poll(), like
+ *    reaped send completions. Full pool or queue -> RDPS_EAGAIN.
+ *  - each endpoint has recv_slots receive buffers; a datagram arriving when
+ *    all are held by the application is dropped and counted in
+ *    rx_queue_empty, as a UD QP with an empty receive queue drops it.
+ *  - a multicast datagram reaches every member, the sender included when it
+ *    is a member (rxe loops multicast back too; filter by session id).
+ *  - rx->reply is the sender's unicast destination; src_qpn its endpoint
+ *    number; src_gid fe80::<endpoint number>. Q_Keys are not checked.
+ *  - no hidden threads, no clock: fully deterministic.
+ */
+struct rdps_loopback_fabric;
+
+struct rdps_loopback_config {
+    uint32_t max_payload; /* default 1024 */
+    uint32_t send_slots;  /* default 64 */
+    uint32_t recv_slots;  /* default 64 */
+    uint32_t sq_depth;    /* default send_slots */
+};
+
+int rdps__loopback_fabric_create(struct rdps_loopback_fabric **out);
+/* Frees groups and addresses; endpoints still alive are cut off (their sends fail, RDPS_ESHUTDOWN).
+ */
+void rdps__loopback_fabric_destroy(struct rdps_loopback_fabric *f);
+
+/* A new endpoint (cfg may be NULL for defaults); destroy it with t->ops->destroy(t). */
+int rdps__loopback_create(struct rdps_loopback_fabric *f, const struct rdps_loopback_config *cfg,
+                          struct rdps_transport **out);
+/* The endpoint's unicast destination (owned by the fabric, valid until the fabric is destroyed). */
+int rdps__loopback_dest(struct rdps_transport *t, const struct rdps_dest **out);
+/* The endpoint number (what receivers see as src_qpn). */
+uint32_t rdps__loopback_qpn(struct rdps_transport *t);
+/* Destination of multicast group `group` (created on first use, owned by the fabric). */
+int rdps__loopback_group_dest(struct rdps_loopback_fabric *f, uint32_t group,
+                              const struct rdps_dest **out);
+/* Joins / leaves a group; reference-counted per endpoint (two joins need two leaves). */
+int rdps__loopback_join(struct rdps_transport *t, uint32_t group);
+/* RDPS_ENOENT when the endpoint is not a member. */
+int rdps__loopback_leave(struct rdps_transport *t, uint32_t group);
+/* Queues an async event as a device would; DEVICE_FATAL makes data calls fail with RDPS_EDEVFATAL.
+ */
+int rdps__loopback_inject_event(struct rdps_transport *t, enum rdps_transport_event_type type);
+
+#endif /* RDPS_LOOPBACK_H */
