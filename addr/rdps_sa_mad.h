@@ -148,4 +148,12 @@ unsigned rdps__ib_mtu_bytes(uint8_t mtu);
 /* IBA static-rate encoding -> text such as "100 Gb/s" ("unknown" otherwise). */
 const char *rdps__ib_rate_text(uint8_t rate);
 
+/*
+ * The MGID rdma_cm uses for an IPv4 group in RDMA_PS_UDP on IB:
+ * ff1<scope>:4001:<pkey>::<low 28 bits of the address> (the IPoIB mapping with
+ * rdma_cm's signature byte); scope 2 (link-local) is IPoIB's default.
+ */
+void rdps__ib_mgid_from_ipv4(uint32_t ipv4_host_order, uint16_t pkey, uint8_t scope,
+                             uint8_t mgid[16]);
+
 #endif /* RDPS_SA_MAD_H */

@@ -384,3 +384,18 @@ const char *rdps__ib_rate_text(uint8_t rate)
         return names[rate];
     return "unknown";
 }
+
+void rdps__ib_mgid_from_ipv4(uint32_t ipv4_host_order, uint16_t pkey, uint8_t scope,
+                             uint8_t mgid[16])
+{
+    memset(mgid, 0, 16);
+    mgid[0] = 0xff;
+    mgid[1] = (uint8_t)(0x10 | (scope & 0xfu));
+    mgid[2] = 0x40; /* IPv4 signature ... */
+    mgid[3] = 0x01; /* ... with rdma_cm's byte (IPoIB itself uses 0x1b) */
+    put_be16(mgid + 4, pkey);
+    mgid[12] = (uint8_t)((ipv4_host_order >> 24) & 0x0fu);
+    mgid[13] = (uint8_t)(ipv4_host_order >> 16);
+    mgid[14] = (uint8_t)(ipv4_host_order >> 8);
+    mgid[15] = (uint8_t)ipv4_host_order;
+}
