@@ -3,6 +3,8 @@
 #ifndef RDPS_TRANSPORT_H
 #define RDPS_TRANSPORT_H
 
+#include <rdps/rdps.h> /* the RDPS_E* codes the ops return */
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
