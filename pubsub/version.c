@@ -1,1 +1,0 @@
-/* version.c - keeps librdps non-empty until the pub/sub API lands. */
