@@ -1,4 +1,5 @@
-/* discovery.c - encode/decode of discovery announcements through protobuf-c, with full validation. */
+/* discovery.c - encode/decode of discovery announcements through protobuf-c, with full validation.
+ */
 #include "discovery.h"
 
 #include <arpa/inet.h>

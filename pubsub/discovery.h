@@ -1,4 +1,5 @@
-/* discovery.h - discovery announcements: the C view of schemas/control.proto Announce, encoded and validated. */
+/* discovery.h - discovery announcements: the C view of schemas/control.proto Announce, encoded and
+ * validated. */
 #ifndef RDPS_PUBSUB_DISCOVERY_H
 #define RDPS_PUBSUB_DISCOVERY_H
 

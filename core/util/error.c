@@ -12,8 +12,8 @@ const char *rdps_strerror(int err)
     switch (err) {
     case 0:
         return "success";
-#define RDPS_ERROR_TEXT_(name, value, message)                                                     \
-    case RDPS_##name:                                                                              \
+#define RDPS_ERROR_TEXT_(name, value, message) \
+    case RDPS_##name:                          \
         return message;
         RDPS_ERROR_MAP(RDPS_ERROR_TEXT_)
 #undef RDPS_ERROR_TEXT_
@@ -30,8 +30,8 @@ const char *rdps_err_name(int err)
     switch (err) {
     case 0:
         return "RDPS_OK";
-#define RDPS_ERROR_NAME_(name, value, message)                                                     \
-    case RDPS_##name:                                                                              \
+#define RDPS_ERROR_NAME_(name, value, message) \
+    case RDPS_##name:                          \
         return "RDPS_" #name;
         RDPS_ERROR_MAP(RDPS_ERROR_NAME_)
 #undef RDPS_ERROR_NAME_
@@ -43,11 +43,6 @@ const char *rdps_err_name(int err)
 const char *rdps_last_error_message(void)
 {
     return last_error_message;
-}
-
-const char *rdps_version(void)
-{
-    return "0.1.0";
 }
 
 int rdps__set_err(int err, const char *fmt, ...)
@@ -91,8 +86,8 @@ int rdps__errno_code(int errnum)
     if (errnum == 0)
         return RDPS_EIO;
     switch (-errnum) {
-#define RDPS_ERROR_ERRNO_(name, value, message)                                                    \
-    case RDPS_##name:                                                                              \
+#define RDPS_ERROR_ERRNO_(name, value, message) \
+    case RDPS_##name:                           \
         return RDPS_##name;
         RDPS_ERROR_MAP(RDPS_ERROR_ERRNO_)
 #undef RDPS_ERROR_ERRNO_

@@ -11,16 +11,17 @@ enum rdps_log_level {
 
 /* Current threshold: RDPS_LOG=error|warn|info|debug in the environment, default warn. */
 enum rdps_log_level rdps__log_level(void);
-void rdps__log(enum rdps_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rdps__log(enum rdps_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
-#define RDPS_LOG(level, ...)                                                                       \
-    do {                                                                                           \
-        if ((level) <= rdps__log_level())                                                          \
-            rdps__log((level), __VA_ARGS__);                                                       \
+#define RDPS_LOG(level, ...)                 \
+    do {                                     \
+        if ((level) <= rdps__log_level())    \
+            rdps__log((level), __VA_ARGS__); \
     } while (0)
-#define RDPS_LOG_ERR(...)   RDPS_LOG(RDPS_LOG_ERROR, __VA_ARGS__)
+#define RDPS_LOG_ERR(...) RDPS_LOG(RDPS_LOG_ERROR, __VA_ARGS__)
 #define RDPS_LOG_WRN(...) RDPS_LOG(RDPS_LOG_WARN, __VA_ARGS__)
 #define RDPS_LOG_INF(...) RDPS_LOG(RDPS_LOG_INFO, __VA_ARGS__)
-#define RDPS_LOG_DBG(...)   RDPS_LOG(RDPS_LOG_DEBUG, __VA_ARGS__)
+#define RDPS_LOG_DBG(...) RDPS_LOG(RDPS_LOG_DEBUG, __VA_ARGS__)
 
 #endif /* RDPS_UTIL_LOG_H */

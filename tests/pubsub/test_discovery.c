@@ -98,17 +98,50 @@ static void expect_rejected(void (*spoil)(Rdps__Announce *m))
     assert_int_equal(rdps__announce_decode(buf, len, &out), RDPS_EBADFRAME);
 }
 
-static void spoil_role(Rdps__Announce *m) { m->role = RDPS__ANNOUNCE__ROLE__ROLE_UNSPECIFIED; }
-static void spoil_topic(Rdps__Announce *m) { m->topic = (char *)""; }
-static void spoil_topic_chars(Rdps__Announce *m) { m->topic = (char *)"a b"; }
-static void spoil_topic_id(Rdps__Announce *m) { m->topic_id ^= 1; }
-static void spoil_group(Rdps__Announce *m) { m->group = (char *)"10.1.1.1"; }
-static void spoil_group_text(Rdps__Announce *m) { m->group = (char *)"nonsense"; }
-static void spoil_session(Rdps__Announce *m) { m->session_id = 0; }
-static void spoil_qpn(Rdps__Announce *m) { m->qpn = 0x1000000; }
-static void spoil_gid(Rdps__Announce *m) { m->gid.len = 4; }
-static void spoil_port(Rdps__Announce *m) { m->cm_port = 70000; }
-static void spoil_host(Rdps__Announce *m) { m->host = (char *)"host.example"; }
+static void spoil_role(Rdps__Announce *m)
+{
+    m->role = RDPS__ANNOUNCE__ROLE__ROLE_UNSPECIFIED;
+}
+static void spoil_topic(Rdps__Announce *m)
+{
+    m->topic = (char *)"";
+}
+static void spoil_topic_chars(Rdps__Announce *m)
+{
+    m->topic = (char *)"a b";
+}
+static void spoil_topic_id(Rdps__Announce *m)
+{
+    m->topic_id ^= 1;
+}
+static void spoil_group(Rdps__Announce *m)
+{
+    m->group = (char *)"10.1.1.1";
+}
+static void spoil_group_text(Rdps__Announce *m)
+{
+    m->group = (char *)"nonsense";
+}
+static void spoil_session(Rdps__Announce *m)
+{
+    m->session_id = 0;
+}
+static void spoil_qpn(Rdps__Announce *m)
+{
+    m->qpn = 0x1000000;
+}
+static void spoil_gid(Rdps__Announce *m)
+{
+    m->gid.len = 4;
+}
+static void spoil_port(Rdps__Announce *m)
+{
+    m->cm_port = 70000;
+}
+static void spoil_host(Rdps__Announce *m)
+{
+    m->host = (char *)"host.example";
+}
 
 static void test_invalid_fields_rejected(void **state)
 {

@@ -1,4 +1,5 @@
-/* test_pattern.c - pattern messages verify intact, catch every single-byte corruption, track dups. */
+/* test_pattern.c - pattern messages verify intact, catch every single-byte corruption, track dups.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -10,9 +10,9 @@
 static void test_every_code_has_name_and_text(void **state)
 {
     (void)state;
-#define CHECK_CODE_(name, value, message)                                                          \
-    assert_true((value) < 0);                                                                      \
-    assert_string_equal(rdps_err_name(value), "RDPS_" #name);                                      \
+#define CHECK_CODE_(name, value, message)                     \
+    assert_true((value) < 0);                                 \
+    assert_string_equal(rdps_err_name(value), "RDPS_" #name); \
     assert_string_equal(rdps_strerror(value), message);
     RDPS_ERROR_MAP(CHECK_CODE_)
 #undef CHECK_CODE_

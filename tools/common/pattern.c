@@ -1,4 +1,5 @@
-/* pattern.c - deterministic message contents so a receiver can verify every byte without a side channel. */
+/* pattern.c - deterministic message contents so a receiver can verify every byte without a side
+ * channel. */
 #include "pattern.h"
 
 #include <stdlib.h>
@@ -79,9 +80,8 @@ static bool body_matches(uint64_t seed, uint64_t index, const uint8_t *buf, size
             for (int k = 0; k < 8 && n < sizeof(expect) && i + n < len; k++, n++)
                 expect[n] = (uint8_t)(r >> (8 * k));
         }
-        size_t from = i < PATTERN_HEADER_BYTES && len >= PATTERN_HEADER_BYTES
-                          ? PATTERN_HEADER_BYTES - i
-                          : 0;
+        size_t from =
+            i < PATTERN_HEADER_BYTES && len >= PATTERN_HEADER_BYTES ? PATTERN_HEADER_BYTES - i : 0;
         if (from < n && memcmp(buf + i + from, expect + from, n - from) != 0)
             return false;
         i += n;

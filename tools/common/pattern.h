@@ -1,4 +1,5 @@
-/* pattern.h - self-checking test messages derived from (seed, index), for rdpub --pattern / rdsub --verify. */
+/* pattern.h - self-checking test messages derived from (seed, index), for rdpub --pattern / rdsub
+ * --verify. */
 #ifndef RDPS_TOOLS_PATTERN_H
 #define RDPS_TOOLS_PATTERN_H
 

@@ -20,10 +20,20 @@ bool tool_parse_u64(const char *text, uint64_t min, uint64_t max, bool allow_suf
     uint64_t mult = 1;
     if (allow_suffix && *end != '\0' && end[1] == '\0') {
         switch (*end) {
-        case 'k': case 'K': mult = 1024ull; break;
-        case 'm': case 'M': mult = 1024ull * 1024; break;
-        case 'g': case 'G': mult = 1024ull * 1024 * 1024; break;
-        default: return false;
+        case 'k':
+        case 'K':
+            mult = 1024ull;
+            break;
+        case 'm':
+        case 'M':
+            mult = 1024ull * 1024;
+            break;
+        case 'g':
+        case 'G':
+            mult = 1024ull * 1024 * 1024;
+            break;
+        default:
+            return false;
         }
         end++;
     }

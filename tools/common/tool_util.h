@@ -7,7 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Parses a decimal integer in [min, max] with an optional k/m/g (x1024) suffix when allow_suffix. */
+/* Parses a decimal integer in [min, max] with an optional k/m/g (x1024) suffix when allow_suffix.
+ */
 bool tool_parse_u64(const char *text, uint64_t min, uint64_t max, bool allow_suffix, uint64_t *out);
 /* Parses "MIN:MAX" sizes (suffixes allowed), MIN <= MAX. */
 bool tool_parse_range(const char *text, uint64_t max, uint64_t *lo, uint64_t *hi);

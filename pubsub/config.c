@@ -1,0 +1,104 @@
+/* config.c - rdps_config defaults and validation, counter names. */
+#include "ctx_internal.h"
+
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "rdps_error.h"
+
+void rdps_config_init(rdps_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->cm_port = RDPS_DEFAULT_CM_PORT_;
+    cfg->qkey = 0x01234567u;
+    cfg->group_range = "239.192.0.0/16";
+    cfg->control_group = "239.192.0.1";
+    cfg->max_message_size = 16u * 1024 * 1024;
+    cfg->reassembly_memory = 64u * 1024 * 1024;
+    cfg->reassembly_timeout_ms = 2000;
+    cfg->max_sessions = 1024;
+    cfg->announce_interval_ms = 1000;
+    cfg->send_slots = 1024;
+    cfg->recv_slots = 2048;
+    cfg->loss_seed = 1;
+}
+
+static int check_range(const char *field, uint64_t value, uint64_t lo, uint64_t hi)
+{
+    if (value < lo || value > hi)
+        return rdps__set_err(RDPS_EINVAL,
+                             "config %s = %" PRIu64 " is outside %" PRIu64 "..%" PRIu64, field,
+                             value, lo, hi);
+    return 0;
+}
+
+static int check_probability(const char *field, double value)
+{
+    if (!(value >= 0.0 && value <= 1.0))
+        return rdps__set_err(RDPS_EINVAL, "config %s = %g is outside [0, 1]", field, value);
+    return 0;
+}
+
+int rdps__config_validate(const rdps_config *cfg, struct rdps_group_range *range,
+                          uint32_t *control_group)
+{
+    int rc;
+    if (cfg == NULL)
+        return rdps__set_err(RDPS_EINVAL, "config is NULL (use rdps_config_init)");
+    if (cfg->bind_ip != NULL) {
+        struct in_addr in;
+        if (inet_pton(AF_INET, cfg->bind_ip, &in) != 1)
+            return rdps__set_err(RDPS_EINVAL, "bind_ip '%s' is not a dotted IPv4 address",
+                                 cfg->bind_ip);
+    }
+    if (cfg->device != NULL && (cfg->device[0] == '\0' || strlen(cfg->device) >= 64))
+        return rdps__set_err(RDPS_EINVAL, "device name must be 1..63 characters");
+    if (rdps__group_range_parse(cfg->group_range, range) != 0)
+        return rdps__prepend_err(RDPS_EINVAL, "config group_range: ");
+    if (rdps__mcast_addr_parse(cfg->control_group, control_group) != 0)
+        return rdps__prepend_err(RDPS_EINVAL, "config control_group: ");
+    if ((rc = check_range("max_message_size", cfg->max_message_size, 0, 0xffffffffu)) < 0 ||
+        (rc = check_range("reassembly_memory", cfg->reassembly_memory, 64 * 1024, SIZE_MAX)) < 0 ||
+        (rc = check_range("reassembly_timeout_ms", cfg->reassembly_timeout_ms, 1, 3600000)) < 0 ||
+        (rc = check_range("max_sessions", cfg->max_sessions, 1, 1u << 20)) < 0 ||
+        (rc = check_range("announce_interval_ms", cfg->announce_interval_ms, 10, 600000)) < 0 ||
+        (rc = check_range("send_slots", cfg->send_slots, 16, 65536)) < 0 ||
+        (rc = check_range("recv_slots", cfg->recv_slots, 16, 65536)) < 0 ||
+        (rc = check_probability("loss_rx_rate", cfg->loss_rx_rate)) < 0 ||
+        (rc = check_probability("loss_tx_rate", cfg->loss_tx_rate)) < 0)
+        return rc;
+    if (cfg->loss_frame_types & ~0x3eu)
+        return rdps__set_err(RDPS_EINVAL,
+                             "config loss_frame_types 0x%x has bits for unknown frame types",
+                             cfg->loss_frame_types);
+    return 0;
+}
+
+static const char *const counter_names[] = {
+#define RDPS_COUNTER_NAME_(name, text) #name,
+    RDPS_COUNTER_MAP(RDPS_COUNTER_NAME_)
+#undef RDPS_COUNTER_NAME_
+};
+
+static const char *const counter_texts[] = {
+#define RDPS_COUNTER_TEXT_(name, text) text,
+    RDPS_COUNTER_MAP(RDPS_COUNTER_TEXT_)
+#undef RDPS_COUNTER_TEXT_
+};
+
+size_t rdps_counter_count(void)
+{
+    return sizeof(counter_names) / sizeof(counter_names[0]);
+}
+
+const char *rdps_counter_name(size_t index)
+{
+    return index < rdps_counter_count() ? counter_names[index] : NULL;
+}
+
+const char *rdps_counter_description(size_t index)
+{
+    return index < rdps_counter_count() ? counter_texts[index] : NULL;
+}

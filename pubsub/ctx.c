@@ -1,0 +1,506 @@
+/* ctx.c - rdps_ctx: owns the transport and group membership, runs the poll loop and timers. */
+#include "ctx_internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rdps_error.h"
+#include "rdps_log.h"
+#include "rdps_loss.h"
+#include "rdps_verbs_transport.h"
+
+uint64_t rdps__ctx_clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t rdps__ctx_random32(void)
+{
+    uint32_t v = 0;
+    while (v == 0) {
+        if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v)) {
+            /* No entropy source: fall back to clock and pid, still unique enough per host. */
+            v = (uint32_t)(rdps__ctx_clock_ns() * 2654435761u) ^ (uint32_t)getpid();
+        }
+    }
+    return v;
+}
+
+/* ---- topics ---- */
+
+static unsigned topic_bucket(uint32_t id)
+{
+    return (id * 2654435761u) >> 26; /* 64 buckets */
+}
+
+struct rdps_topic *rdps__ctx_topic_find(const rdps_ctx_t *ctx, uint32_t topic_id)
+{
+    for (struct rdps_topic *t = ctx->topic_buckets[topic_bucket(topic_id)]; t; t = t->next)
+        if (t->id == topic_id)
+            return t;
+    return NULL;
+}
+
+int rdps__ctx_topic_get(rdps_ctx_t *ctx, const char *name, const char *group,
+                        struct rdps_topic **out)
+{
+    int rc = rdps__topic_name_check(name);
+    if (rc < 0)
+        return rc;
+    uint32_t id = rdps__topic_hash_id(name);
+    uint32_t group_addr = 0;
+    if (group != NULL && (rc = rdps__mcast_addr_parse(group, &group_addr)) < 0)
+        return rdps__prepend_err(rc, "topic '%s': ", name);
+
+    struct rdps_topic *t = rdps__ctx_topic_find(ctx, id);
+    if (t != NULL) {
+        if (strcmp(t->name, name) != 0)
+            return rdps__set_err(RDPS_EEXIST,
+                                 "topics '%s' and '%s' hash to the same id 0x%08x: rename one",
+                                 t->name, name, id);
+        if (group_addr != 0 && group_addr != t->group) {
+            char a[16], b[16];
+            return rdps__set_err(RDPS_EINVAL, "topic '%s' already uses group %s, not %s", name,
+                                 rdps__ipv4_format(t->group, a, sizeof(a)),
+                                 rdps__ipv4_format(group_addr, b, sizeof(b)));
+        }
+        *out = t;
+        return 0;
+    }
+    t = calloc(1, sizeof(*t));
+    if (t == NULL)
+        return rdps__set_err(RDPS_ENOMEM, "topic '%s': out of memory", name);
+    strcpy(t->name, name); /* length checked by rdps__topic_name_check */
+    t->id = id;
+    t->group =
+        group_addr ? group_addr : rdps__topic_hash_group(name, &ctx->range, ctx->control_group);
+    unsigned b = topic_bucket(id);
+    t->next = ctx->topic_buckets[b];
+    ctx->topic_buckets[b] = t;
+    *out = t;
+    return 0;
+}
+
+/* Frees a topic once it has no local publisher or subscriber left. */
+void rdps__ctx_topic_put(rdps_ctx_t *ctx, struct rdps_topic *topic)
+{
+    if (topic->subs != NULL || topic->pubs > 0)
+        return;
+    for (struct rdps_topic **p = &ctx->topic_buckets[topic_bucket(topic->id)]; *p;
+         p = &(*p)->next) {
+        if (*p == topic) {
+            *p = topic->next;
+            break;
+        }
+    }
+    free(topic);
+}
+
+int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const char *group)
+{
+    struct rdps_topic *t;
+    if (ctx == NULL || group == NULL)
+        return rdps__set_err(RDPS_EINVAL, "rdps_ctx_map_topic: NULL argument");
+    int rc = rdps__ctx_topic_get(ctx, topic, group, &t);
+    if (rc < 0)
+        return rc;
+    /* An explicit mapping made before any endpoint exists is remembered by keeping the entry. */
+    return 0;
+}
+
+int rdps_topic_group(const rdps_ctx_t *ctx, const char *topic, char *buf, size_t len)
+{
+    if (ctx == NULL || buf == NULL || len < 16)
+        return rdps__set_err(RDPS_EINVAL,
+                             "rdps_topic_group: NULL argument or buffer under 16 bytes");
+    int rc = rdps__topic_name_check(topic);
+    if (rc < 0)
+        return rc;
+    const struct rdps_topic *t = rdps__ctx_topic_find(ctx, rdps__topic_hash_id(topic));
+    uint32_t g = t ? t->group : rdps__topic_hash_group(topic, &ctx->range, ctx->control_group);
+    rdps__ipv4_format(g, buf, len);
+    return 0;
+}
+
+/* ---- sending one frame (control frames; data goes through publisher.c) ---- */
+
+int rdps__ctx_send_frame(rdps_ctx_t *ctx, const struct rdps_dest *dest, const uint8_t *frame,
+                         uint32_t len)
+{
+    struct rdps_transport *t = ctx->transport;
+    struct rdps_tx_buf buf;
+    int rc = t->ops->claim(t, &buf);
+    if (rc == RDPS_EAGAIN) {
+        t->ops->poll(t, ctx->rx, 0); /* reap send completions, then try once more */
+        rc = t->ops->claim(t, &buf);
+    }
+    if (rc < 0)
+        return rc;
+    if (len > buf.capacity) {
+        t->ops->abort(t, &buf);
+        return rdps__set_err(RDPS_EMSGSIZE, "frame of %u bytes above the datagram size %u", len,
+                             buf.capacity);
+    }
+    memcpy(buf.data, frame, len);
+    rc = t->ops->submit(t, &buf, len, &dest, 1);
+    if (rc < 0)
+        return rc;
+    rc = t->ops->flush(t);
+    if (rc < 0)
+        return rc;
+    ctx->counters.frames_sent++;
+    ctx->counters.frame_bytes_sent += len;
+    return 0;
+}
+
+/* ---- creation ---- */
+
+static int add_epoll_fd(rdps_ctx_t *ctx, int fd)
+{
+    if (fd < 0)
+        return 0;
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+    if (epoll_ctl(ctx->epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0)
+        return rdps__set_err(rdps__errno_code(errno), "epoll_ctl(ADD %d): %s", fd, strerror(errno));
+    return 0;
+}
+
+int rdps__ctx_create_over(const rdps_config *cfg, struct rdps_transport *transport,
+                          const struct rdps_membership_ops *ops, void *member_impl,
+                          rdps_ctx_t **out)
+{
+    rdps_ctx_t *ctx = calloc(1, sizeof(*ctx));
+    int rc;
+
+    if (ctx == NULL)
+        return rdps__set_err(RDPS_ENOMEM, "rdps_ctx_create: out of memory");
+    ctx->cfg = *cfg;
+    ctx->epoll_fd = -1;
+    rc = rdps__config_validate(cfg, &ctx->range, &ctx->control_group);
+    if (rc < 0)
+        goto err;
+    /* The caller's strings need not outlive this call. */
+    if (cfg->device) {
+        snprintf(ctx->device, sizeof(ctx->device), "%s", cfg->device);
+        ctx->cfg.device = ctx->device;
+    }
+    if (cfg->bind_ip) {
+        snprintf(ctx->bind_ip, sizeof(ctx->bind_ip), "%s", cfg->bind_ip);
+        ctx->cfg.bind_ip = ctx->bind_ip;
+        struct in_addr in;
+        if (inet_pton(AF_INET, cfg->bind_ip, &in) == 1)
+            ctx->self_host = ntohl(in.s_addr);
+    }
+    ctx->cfg.group_range = NULL;
+    ctx->cfg.control_group = NULL;
+
+    ctx->transport = transport;
+    ctx->member_ops = ops;
+    ctx->member_impl = member_impl;
+    ctx->max_datagram = transport->ops->max_payload(transport);
+    if (ctx->max_datagram <= RDPS_FRAME_HEADER_LEN) {
+        rc =
+            rdps__set_err(RDPS_EINVAL, "transport datagram size %u leaves no room after the header",
+                          ctx->max_datagram);
+        goto err_owned;
+    }
+    rdps__frame_limits_default(&ctx->limits);
+    ctx->limits.max_msg_len = (uint32_t)cfg->max_message_size;
+
+    ctx->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    if (ctx->epoll_fd < 0) {
+        rc = rdps__set_err(rdps__errno_code(errno), "epoll_create1: %s", strerror(errno));
+        goto err_owned;
+    }
+    if ((rc = add_epoll_fd(ctx, transport->ops->event_fd(transport))) < 0 ||
+        (rc = add_epoll_fd(ctx, ops->fd(member_impl))) < 0)
+        goto err_owned;
+    if ((rc = rdps__receive_init(ctx)) < 0)
+        goto err_owned;
+    rc = ops->join(member_impl, ctx->control_group, RDPS_MEMBER_RECEIVE, &ctx->control_membership);
+    if (rc < 0) {
+        rdps__prepend_err(rc, "joining the discovery group: ");
+        goto err_owned;
+    }
+    ctx->now_ns = rdps__ctx_clock_ns();
+    ctx->next_announce_ns = ctx->now_ns;
+    *out = ctx;
+    return 0;
+
+err_owned:
+    /* From here on the ctx owns transport and membership: destroy tears everything down. */
+    rdps_ctx_destroy(ctx);
+    return rc;
+err:
+    free(ctx);
+    ops->destroy(member_impl);
+    transport->ops->destroy(transport);
+    return rc;
+}
+
+static int wrap_loss_generator(const rdps_config *cfg, struct rdps_transport **t)
+{
+    if (cfg->loss_rx_rate <= 0.0 && cfg->loss_tx_rate <= 0.0)
+        return 0;
+    uint32_t mask =
+        cfg->loss_frame_types ? cfg->loss_frame_types : RDPS_LOSS_TYPE_BIT(RDPS_FRAME_DATA);
+    struct rdps_loss_config lc = {
+        .seed = cfg->loss_seed,
+        .rate = cfg->loss_rx_rate > cfg->loss_tx_rate ? cfg->loss_rx_rate : cfg->loss_tx_rate,
+        .type_mask = mask,
+        .on_send = cfg->loss_tx_rate > 0.0,
+        .on_recv = cfg->loss_rx_rate > 0.0,
+    };
+    struct rdps_transport *wrapped;
+    int rc = rdps__loss_transport_create(*t, &lc, &wrapped);
+    if (rc < 0)
+        return rc;
+    /* One generator per direction, each with its own rate for the selected frame types. */
+    for (unsigned type = 0; type < RDPS_LOSS_MAX_TYPES; type++) {
+        if (!(mask & RDPS_LOSS_TYPE_BIT(type)))
+            continue;
+        if (lc.on_send)
+            rdps__loss_gen_set_rate(rdps__loss_transport_send_gen(wrapped), type,
+                                    cfg->loss_tx_rate);
+        if (lc.on_recv)
+            rdps__loss_gen_set_rate(rdps__loss_transport_recv_gen(wrapped), type,
+                                    cfg->loss_rx_rate);
+    }
+    *t = wrapped;
+    return 0;
+}
+
+int rdps_ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
+{
+    struct rdps_group_range range;
+    uint32_t control_group;
+    struct rdps_verbs_config vcfg;
+    struct sockaddr_in bind = {.sin_family = AF_INET};
+    struct rdps_transport *verbs = NULL, *outer;
+    const struct rdps_membership_ops *ops;
+    void *impl;
+    int rc;
+
+    rdps__clear_err();
+    if (out == NULL)
+        return rdps__set_err(RDPS_EINVAL, "rdps_ctx_create: out is NULL");
+    *out = NULL;
+    if ((rc = rdps__config_validate(cfg, &range, &control_group)) < 0)
+        return rc;
+
+    memset(&vcfg, 0, sizeof(vcfg));
+    vcfg.device_name = cfg->device;
+    if (cfg->bind_ip != NULL) {
+        inet_pton(AF_INET, cfg->bind_ip, &bind.sin_addr); /* validated above */
+        vcfg.bind_addr = (const struct sockaddr *)&bind;
+    }
+    vcfg.port_num = cfg->port_num;
+    vcfg.qkey = cfg->qkey;
+    vcfg.send_slots = cfg->send_slots;
+    vcfg.recv_slots = cfg->recv_slots;
+    rc = rdps__verbs_transport_create(&vcfg, &verbs);
+    if (rc < 0)
+        return rdps__prepend_err(rc, "rdps_ctx_create: ");
+
+    struct rdps_verbs_info info;
+    rdps__verbs_transport_info(verbs, &info);
+    rc = rdps__membership_verbs_create(verbs, cfg, &ops, &impl);
+    if (rc < 0) {
+        verbs->ops->destroy(verbs);
+        return rdps__prepend_err(rc, "rdps_ctx_create: ");
+    }
+    outer = verbs;
+    if ((rc = wrap_loss_generator(cfg, &outer)) < 0) {
+        ops->destroy(impl);
+        verbs->ops->destroy(verbs);
+        return rdps__prepend_err(rc, "rdps_ctx_create: loss generator: ");
+    }
+    rc = rdps__ctx_create_over(cfg, outer, ops, impl, out);
+    if (rc < 0)
+        return rdps__prepend_err(rc, "rdps_ctx_create: ");
+    rdps_ctx_t *ctx = *out;
+    ctx->self_qpn = info.qpn;
+    memcpy(ctx->self_gid, info.gid.raw, 16);
+    ctx->has_self_gid = true;
+    if (ctx->self_host == 0 && info.has_bound_addr && info.bound_addr.ss_family == AF_INET)
+        ctx->self_host = ntohl(((const struct sockaddr_in *)&info.bound_addr)->sin_addr.s_addr);
+    if (!ctx->device[0])
+        snprintf(ctx->device, sizeof(ctx->device), "%s", info.device_name);
+    RDPS_LOG_INF("ctx on %s port %u: QPN 0x%06x, datagram %u bytes", info.device_name,
+                 info.port_num, info.qpn, ctx->max_datagram);
+    return 0;
+}
+
+void rdps_ctx_destroy(rdps_ctx_t *ctx)
+{
+    if (ctx == NULL)
+        return;
+    while (ctx->subs)
+        rdps_sub_destroy(ctx->subs);
+    while (ctx->pubs)
+        rdps_pub_destroy(ctx->pubs);
+    /* Topics kept only for explicit mappings. */
+    for (unsigned b = 0; b < sizeof(ctx->topic_buckets) / sizeof(ctx->topic_buckets[0]); b++) {
+        while (ctx->topic_buckets[b]) {
+            struct rdps_topic *t = ctx->topic_buckets[b];
+            ctx->topic_buckets[b] = t->next;
+            free(t);
+        }
+    }
+    rdps__discovery_fini(ctx);
+    if (ctx->transport) {
+        /* Give the device a moment to finish posted sends (the goodbyes above). */
+        uint64_t until = rdps__ctx_clock_ns() + 50000000ull;
+        while (rdps__ctx_clock_ns() < until &&
+               ctx->transport->ops->poll(ctx->transport, ctx->rx, 0) >= 0 &&
+               rdps_ctx_sends_pending(ctx) > 0)
+            ;
+    }
+    if (ctx->control_membership)
+        ctx->member_ops->leave(ctx->member_impl, ctx->control_membership);
+    rdps__receive_fini(ctx);
+    if (ctx->member_ops)
+        ctx->member_ops->destroy(ctx->member_impl);
+    if (ctx->transport)
+        ctx->transport->ops->destroy(ctx->transport);
+    if (ctx->epoll_fd >= 0)
+        close(ctx->epoll_fd);
+    free(ctx);
+}
+
+/* ---- progress ---- */
+
+/* Picks up joins that completed since the last poll. */
+static void update_memberships(rdps_ctx_t *ctx)
+{
+    const struct rdps_dest *dest;
+    if (ctx->control_dest == NULL && ctx->control_membership &&
+        ctx->member_ops->state(ctx->control_membership, &dest) == 1)
+        ctx->control_dest = dest;
+    for (struct rdps_pub *p = ctx->pubs; p; p = p->next) {
+        struct rdps_topic *t = p->topic;
+        if (t->send_dest == NULL && t->send_membership &&
+            ctx->member_ops->state(t->send_membership, &dest) == 1)
+            t->send_dest = dest;
+    }
+}
+
+static int handle_transport_events(rdps_ctx_t *ctx)
+{
+    enum rdps_transport_event_type type;
+    while (ctx->transport->ops->next_event(ctx->transport, &type) == 1) {
+        switch (type) {
+        case RDPS_TRANSPORT_EV_DEVICE_FATAL:
+            return rdps__set_err(RDPS_EDEVFATAL, "the RDMA device reported a fatal error");
+        case RDPS_TRANSPORT_EV_PORT_DOWN:
+            RDPS_LOG_WRN("RDMA port went down: sends fail until it is back");
+            break;
+        case RDPS_TRANSPORT_EV_PORT_ACTIVE:
+            RDPS_LOG_INF("RDMA port is active again");
+            break;
+        default:
+            break;
+        }
+    }
+    return 0;
+}
+
+int rdps_ctx_poll(rdps_ctx_t *ctx, int budget)
+{
+    struct rdps_transport *t = ctx->transport;
+    int handled = 0, rc;
+
+    if (budget <= 0)
+        budget = 4 * RDPS_RX_BATCH;
+    ctx->now_ns = rdps__ctx_clock_ns();
+    if ((rc = ctx->member_ops->process(ctx->member_impl)) < 0)
+        RDPS_LOG_WRN("group membership events: %s", rdps_strerror(rc));
+    update_memberships(ctx);
+
+    while (handled < budget) {
+        int want = budget - handled < RDPS_RX_BATCH ? budget - handled : RDPS_RX_BATCH;
+        int n = t->ops->poll(t, ctx->rx, want);
+        if (n < 0)
+            return n;
+        if (n == 0)
+            break;
+        for (int i = 0; i < n; i++)
+            rdps__receive_datagram(ctx, &ctx->rx[i]);
+        t->ops->rx_release(t, ctx->rx, n);
+        handled += n;
+    }
+    if ((rc = handle_transport_events(ctx)) < 0)
+        return rc;
+
+    if (ctx->now_ns >= ctx->next_timer_ns) {
+        uint64_t a = rdps__discovery_tick(ctx);
+        uint64_t b = rdps__receive_expire(ctx);
+        ctx->next_timer_ns = a < b ? a : b;
+    }
+    return handled;
+}
+
+int rdps_ctx_fd(rdps_ctx_t *ctx)
+{
+    return ctx ? ctx->epoll_fd : RDPS_EINVAL;
+}
+
+int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx)
+{
+    uint64_t now = rdps__ctx_clock_ns();
+    if (ctx->next_timer_ns <= now)
+        return 0;
+    uint64_t ms = (ctx->next_timer_ns - now + 999999) / 1000000;
+    return ms > 60000 ? 60000 : (int)ms;
+}
+
+int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms)
+{
+    int rc = rdps_ctx_poll(ctx, 0);
+    if (rc != 0)
+        return rc;
+    /* Arm notifications, then look again so nothing that raced the arm is slept on. */
+    ctx->transport->ops->arm(ctx->transport);
+    rc = rdps_ctx_poll(ctx, 0);
+    if (rc != 0)
+        return rc;
+    int wait_ms = rdps_ctx_next_timeout_ms(ctx);
+    if (timeout_ms >= 0 && timeout_ms < wait_ms)
+        wait_ms = timeout_ms;
+    /* Joins still pending are progressed by CM events; keep latency low while they are. */
+    struct epoll_event evs[4];
+    int n = epoll_wait(ctx->epoll_fd, evs, 4, wait_ms);
+    if (n < 0 && errno != EINTR)
+        return rdps__set_err(rdps__errno_code(errno), "epoll_wait: %s", strerror(errno));
+    return rdps_ctx_poll(ctx, 0);
+}
+
+size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx)
+{
+    return ctx->max_datagram - RDPS_FRAME_HEADER_LEN;
+}
+
+int rdps_ctx_sends_pending(const rdps_ctx_t *ctx)
+{
+    return ctx->sends_in_flight;
+}
+
+void rdps_ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out)
+{
+    struct rdps_transport_stats ts;
+    *out = ctx->counters;
+    rdps__receive_counters(ctx, out);
+    ctx->transport->ops->get_stats(ctx->transport, &ts);
+    out->rq_empty = ts.rx_queue_empty;
+    out->loss_dropped_rx = ts.loss_dropped_rx;
+    out->loss_dropped_tx = ts.loss_dropped_tx;
+}

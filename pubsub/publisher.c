@@ -1,0 +1,279 @@
+/* publisher.c - rdps_pub: fragments messages into DATA frames and posts them to the topic's group.
+ */
+#include "ctx_internal.h"
+
+#include <stdlib.h>
+#include <time.h>
+#include <string.h>
+
+#include "rdps_error.h"
+#include "rdps_frag.h"
+
+/* Wall-clock publish time carried in every frame (subscribers compute latency from it). */
+static uint64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts, rdps_pub_t **out)
+{
+    struct rdps_topic *t;
+    int rc;
+
+    rdps__clear_err();
+    if (ctx == NULL || out == NULL)
+        return rdps__set_err(RDPS_EINVAL, "rdps_pub_create: NULL argument");
+    *out = NULL;
+    if (opts != NULL && opts->reliable)
+        return rdps__set_err(RDPS_ENOTSUP,
+                             "rdps_pub_create: reliable publishing is not available yet");
+    if ((rc = rdps__ctx_topic_get(ctx, topic, opts ? opts->group : NULL, &t)) < 0)
+        return rdps__prepend_err(rc, "rdps_pub_create: ");
+
+    rdps_pub_t *pub = calloc(1, sizeof(*pub));
+    if (pub == NULL) {
+        rdps__ctx_topic_put(ctx, t);
+        return rdps__set_err(RDPS_ENOMEM, "rdps_pub_create: out of memory");
+    }
+    if (t->pubs == 0) {
+        rc = ctx->member_ops->join(ctx->member_impl, t->group, RDPS_MEMBER_SEND_ONLY,
+                                   &t->send_membership);
+        if (rc < 0) {
+            free(pub);
+            rdps__ctx_topic_put(ctx, t);
+            return rdps__prepend_err(rc, "rdps_pub_create: joining the topic's group: ");
+        }
+    }
+    t->pubs++;
+    pub->ctx = ctx;
+    pub->topic = t;
+    pub->session_id = rdps__ctx_random32();
+    pub->next_seq =
+        rdps__ctx_random32(); /* a random start exercises wrap-around and hides history */
+    pub->next = ctx->pubs;
+    ctx->pubs = pub;
+    ctx->next_announce_ns = 0; /* announce the newcomer at the next poll */
+    ctx->next_timer_ns = 0;
+    *out = pub;
+    return 0;
+}
+
+void rdps_pub_destroy(rdps_pub_t *pub)
+{
+    if (pub == NULL)
+        return;
+    rdps_ctx_t *ctx = pub->ctx;
+    struct rdps_topic *t = pub->topic;
+
+    rdps__discovery_announce_pub(ctx, pub, true);
+    for (struct rdps_pub **p = &ctx->pubs; *p; p = &(*p)->next) {
+        if (*p == pub) {
+            *p = pub->next;
+            break;
+        }
+    }
+    if (--t->pubs == 0) {
+        ctx->member_ops->leave(ctx->member_impl, t->send_membership);
+        t->send_membership = NULL;
+        t->send_dest = NULL;
+    }
+    rdps__ctx_topic_put(ctx, t);
+    free(pub);
+}
+
+int rdps_pub_ready(const rdps_pub_t *pub)
+{
+    return pub != NULL && pub->topic->send_dest != NULL;
+}
+
+uint32_t rdps_pub_session(const rdps_pub_t *pub)
+{
+    return pub->session_id;
+}
+
+static void count_sent(rdps_pub_t *pub, uint32_t frames, uint64_t frame_bytes, size_t msg_len)
+{
+    rdps_counters *cs[3] = {&pub->counters, &pub->topic->counters, &pub->ctx->counters};
+    for (int i = 0; i < 3; i++) {
+        cs[i]->msgs_sent++;
+        cs[i]->bytes_sent += msg_len;
+        cs[i]->frames_sent += frames;
+        cs[i]->frame_bytes_sent += frame_bytes;
+    }
+}
+
+static int refuse(rdps_pub_t *pub, int rc)
+{
+    if (rc == RDPS_EAGAIN) {
+        pub->counters.send_backpressure++;
+        pub->topic->counters.send_backpressure++;
+        pub->ctx->counters.send_backpressure++;
+    }
+    return rc;
+}
+
+/* Claims a send buffer, reaping completions once when the pool is empty. */
+static int claim_buffer(rdps_ctx_t *ctx, struct rdps_tx_buf *buf)
+{
+    struct rdps_transport *t = ctx->transport;
+    int rc = t->ops->claim(t, buf);
+    if (rc == RDPS_EAGAIN) {
+        t->ops->flush(t);
+        if (t->ops->poll(t, ctx->rx, 0) < 0)
+            return rc;
+        rc = t->ops->claim(t, buf);
+    }
+    return rc;
+}
+
+/* Delivers to subscribers of the same topic in this ctx (the fabric's loopback copy is dropped). */
+static void deliver_to_local_subs(rdps_pub_t *pub, const void *data, size_t len, uint32_t seq,
+                                  uint64_t ts, uint32_t frames)
+{
+    if (pub->topic->subs == NULL)
+        return;
+    rdps_msg_info info = {
+        .topic = pub->topic->name,
+        .topic_id = pub->topic->id,
+        .session_id = pub->session_id,
+        .seq = seq,
+        .publisher_ts_ns = ts,
+        .fragments = frames,
+    };
+    rdps__deliver_local(pub->ctx, pub->topic, data, len, &info);
+}
+
+int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len)
+{
+    rdps_ctx_t *ctx = pub->ctx;
+    struct rdps_transport *t = ctx->transport;
+    const struct rdps_dest *dest = pub->topic->send_dest;
+    struct rdps_frag it;
+    struct rdps_tx_buf buf;
+
+    if (dest == NULL)
+        return refuse(pub, RDPS_EAGAIN);
+    if (len > ctx->cfg.max_message_size)
+        return rdps__set_err(RDPS_EMSGSIZE, "message of %zu bytes above max_message_size %zu", len,
+                             ctx->cfg.max_message_size);
+    uint64_t ts = realtime_ns();
+    uint32_t first_seq = pub->next_seq;
+    int frames = rdps__frag_init(&it, pub->session_id, pub->topic->id, &pub->next_seq, data, len,
+                                 ctx->cfg.max_message_size, ctx->max_datagram, ts, 0);
+    if (frames < 0)
+        return frames;
+
+    /* Back-pressure before the first frame leaves nothing half-sent: report it. */
+    int rc = claim_buffer(ctx, &buf);
+    if (rc < 0)
+        return refuse(pub, rc);
+
+    uint64_t frame_bytes = 0;
+    uint64_t deadline = 0;
+    for (int sent = 0;; sent++) {
+        int flen = rdps__frag_next(&it, buf.data, buf.capacity);
+        if (flen <= 0) {
+            t->ops->abort(t, &buf);
+            if (flen < 0)
+                return flen;
+            break;
+        }
+        rc = t->ops->submit(t, &buf, (uint32_t)flen, &dest, 1);
+        if (rc < 0)
+            return rc;
+        frame_bytes += (uint64_t)flen;
+        if (sent + 1 == frames)
+            break;
+        /*
+         * The message has started: finish it. Claims that fail now mean the
+         * pool is in flight; post what is queued and reap completions until a
+         * buffer frees up (bounded: a dead port fails the message instead).
+         */
+        while ((rc = t->ops->claim(t, &buf)) == RDPS_EAGAIN) {
+            if ((rc = t->ops->flush(t)) < 0)
+                return rc;
+            if ((rc = t->ops->poll(t, ctx->rx, 0)) < 0)
+                return rc;
+            uint64_t now = rdps__ctx_clock_ns();
+            if (deadline == 0)
+                deadline = now + 5000000000ull;
+            else if (now > deadline)
+                return rdps__set_err(RDPS_ETIMEDOUT,
+                                     "send buffers did not come back within 5 s mid-message "
+                                     "(%d of %d frames sent)",
+                                     sent + 1, frames);
+        }
+        if (rc < 0)
+            return rc;
+        deadline = 0;
+    }
+    if ((rc = t->ops->flush(t)) < 0)
+        return rc;
+    count_sent(pub, (uint32_t)frames, frame_bytes, len);
+    deliver_to_local_subs(pub, data, len, first_seq, ts, (uint32_t)frames);
+    return 0;
+}
+
+/* claim.opaque_ carries the transport buffer between claim and commit. */
+_Static_assert(sizeof(((rdps_claim *)0)->opaque_) >= sizeof(struct rdps_tx_buf),
+               "rdps_claim must hold a transport buffer");
+
+int rdps_pub_claim(rdps_pub_t *pub, rdps_claim *claim)
+{
+    struct rdps_tx_buf buf;
+    if (pub->topic->send_dest == NULL)
+        return refuse(pub, RDPS_EAGAIN);
+    int rc = claim_buffer(pub->ctx, &buf);
+    if (rc < 0)
+        return refuse(pub, rc);
+    memcpy(claim->opaque_, &buf, sizeof(buf));
+    claim->data = buf.data + RDPS_FRAME_HEADER_LEN;
+    claim->capacity = buf.capacity - RDPS_FRAME_HEADER_LEN;
+    return 0;
+}
+
+void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim)
+{
+    struct rdps_tx_buf buf;
+    if (claim == NULL || claim->data == NULL)
+        return;
+    memcpy(&buf, claim->opaque_, sizeof(buf));
+    pub->ctx->transport->ops->abort(pub->ctx->transport, &buf);
+    claim->data = NULL;
+}
+
+int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len)
+{
+    rdps_ctx_t *ctx = pub->ctx;
+    struct rdps_transport *t = ctx->transport;
+    const struct rdps_dest *dest = pub->topic->send_dest;
+    struct rdps_tx_buf buf;
+
+    if (claim == NULL || claim->data == NULL)
+        return rdps__set_err(RDPS_EINVAL, "rdps_pub_commit: no claimed buffer");
+    memcpy(&buf, claim->opaque_, sizeof(buf));
+    if (len > claim->capacity) {
+        rdps_pub_abort(pub, claim);
+        return rdps__set_err(RDPS_EMSGSIZE, "commit of %zu bytes into a %zu-byte claim", len,
+                             claim->capacity);
+    }
+    uint64_t ts = realtime_ns();
+    uint32_t seq = pub->next_seq;
+    int flen = rdps__frag_put_single(buf.data, buf.capacity, pub->session_id, pub->topic->id,
+                                     &pub->next_seq, len, ctx->max_datagram, ts, 0);
+    claim->data = NULL;
+    if (flen < 0) {
+        t->ops->abort(t, &buf);
+        return flen;
+    }
+    int rc = t->ops->submit(t, &buf, (uint32_t)flen, &dest, 1);
+    if (rc == 0)
+        rc = t->ops->flush(t);
+    if (rc < 0)
+        return rc;
+    count_sent(pub, 1, (uint64_t)flen, len);
+    deliver_to_local_subs(pub, buf.data + RDPS_FRAME_HEADER_LEN, len, seq, ts, 1);
+    return 0;
+}

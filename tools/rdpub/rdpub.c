@@ -1,0 +1,441 @@
+/* rdpub.c - publish to an rdps topic: lines of a file/stdin, or generated self-checking pattern
+ * messages. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdps/rdps.h>
+
+#include "pattern.h"
+#include "tool_util.h"
+
+static const char *prog = "rdpub";
+static volatile sig_atomic_t stop_requested;
+
+enum exit_code { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_TIMEOUT = 3, EXIT_RUNTIME = 4 };
+
+struct options {
+    const char *topic, *bind_ip, *device, *group, *input;
+    uint64_t count; /* 0: pattern default 1000 / all lines */
+    uint64_t size_min, size_max;
+    bool size_given;
+    uint64_t rate; /* messages per second, 0: as fast as possible */
+    bool pattern, json;
+    uint64_t seed;
+    uint64_t wait_subs, wait_timeout_s, linger_ms, cm_port, loss_seed;
+    double loss_tx;
+};
+
+struct progress {
+    uint64_t messages, bytes, start_ns, last_report_ns, last_messages, eagain;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(
+        out,
+        "usage: rdpub -t TOPIC [-b BIND_IP | -d DEV] [-c COUNT] [-s SIZE | --size-range MIN:MAX]\n"
+        "             [-r RATE] [--pattern [--seed N]] [--json] [--wait-subs N]\n"
+        "             [--wait-timeout SEC] [--linger MS] [--group ADDR] [--cm-port P]\n"
+        "             [--loss-tx RATE] [--loss-seed N] [FILE|-]\n"
+        "Publishes each line of FILE (or stdin) as a message, or with --pattern COUNT\n"
+        "generated messages that rdsub --verify can check byte for byte.\n"
+        "  -t, --topic TOPIC     topic name (required)\n"
+        "  -b, --bind IP         local IPv4 address selecting the RDMA device\n"
+        "  -d, --device DEV      RDMA device name (e.g. rxe0)\n"
+        "  -c, --count N         messages to send (pattern default 1000; lines: all)\n"
+        "  -s, --size SIZE       pattern message size in bytes (k/m suffix; default 64)\n"
+        "      --size-range A:B  pattern sizes drawn uniformly from [A, B]\n"
+        "  -r, --rate N          at most N messages per second (default: as fast as possible)\n"
+        "      --pattern         send generated pattern messages instead of lines\n"
+        "      --seed N          pattern seed (default 1; rdsub --seed must match)\n"
+        "      --json            print a one-line JSON summary at exit\n"
+        "      --wait-subs N     before sending, wait until N subscribers were discovered\n"
+        "      --wait-timeout S  give up waiting for readiness/subscribers after S s (default 30)\n"
+        "      --linger MS       keep the context alive MS ms after the last send (default 500)\n"
+        "      --group ADDR      explicit multicast group instead of the topic hash\n"
+        "      --cm-port P       rdma_cm port of this context (default 7471)\n"
+        "      --loss-tx RATE    drop data frames before sending with probability RATE\n"
+        "      --loss-seed N     seed of the loss generator (default 1)\n"
+        "Exit: 0 sent, 1 send failed, 2 bad usage, 3 timed out waiting, 4 runtime error.\n");
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static bool parse_args(int argc, char **argv, struct options *opt)
+{
+    enum {
+        OPT_RANGE = 256,
+        OPT_PATTERN,
+        OPT_SEED,
+        OPT_JSON,
+        OPT_WAIT_SUBS,
+        OPT_WAIT_TIMEOUT,
+        OPT_LINGER,
+        OPT_GROUP,
+        OPT_CM_PORT,
+        OPT_LOSS_TX,
+        OPT_LOSS_SEED
+    };
+    static const struct option longopts[] = {
+        {"topic", required_argument, NULL, 't'},
+        {"bind", required_argument, NULL, 'b'},
+        {"device", required_argument, NULL, 'd'},
+        {"count", required_argument, NULL, 'c'},
+        {"size", required_argument, NULL, 's'},
+        {"size-range", required_argument, NULL, OPT_RANGE},
+        {"rate", required_argument, NULL, 'r'},
+        {"pattern", no_argument, NULL, OPT_PATTERN},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"wait-subs", required_argument, NULL, OPT_WAIT_SUBS},
+        {"wait-timeout", required_argument, NULL, OPT_WAIT_TIMEOUT},
+        {"linger", required_argument, NULL, OPT_LINGER},
+        {"group", required_argument, NULL, OPT_GROUP},
+        {"cm-port", required_argument, NULL, OPT_CM_PORT},
+        {"loss-tx", required_argument, NULL, OPT_LOSS_TX},
+        {"loss-seed", required_argument, NULL, OPT_LOSS_SEED},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const uint64_t max_size = 1ull << 32;
+    int c;
+
+    opt->seed = 1;
+    opt->loss_seed = 1;
+    opt->size_min = opt->size_max = 64;
+    opt->wait_timeout_s = 30;
+    opt->linger_ms = 500;
+    while ((c = getopt_long(argc, argv, "t:b:d:c:s:r:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 't':
+            opt->topic = optarg;
+            break;
+        case 'b':
+            opt->bind_ip = optarg;
+            break;
+        case 'd':
+            opt->device = optarg;
+            break;
+        case 'c':
+            if (!tool_parse_u64(optarg, 1, UINT64_MAX, false, &opt->count)) {
+                tool_error(prog, "-c needs a positive count, got '%s'", optarg);
+                return false;
+            }
+            break;
+        case 's':
+            if (!tool_parse_u64(optarg, 0, max_size, true, &opt->size_min)) {
+                tool_error(prog, "-s needs a size in bytes (k/m suffix allowed), got '%s'", optarg);
+                return false;
+            }
+            opt->size_max = opt->size_min;
+            opt->size_given = true;
+            break;
+        case OPT_RANGE:
+            if (!tool_parse_range(optarg, max_size, &opt->size_min, &opt->size_max)) {
+                tool_error(prog, "--size-range needs MIN:MAX with MIN <= MAX, got '%s'", optarg);
+                return false;
+            }
+            opt->size_given = true;
+            break;
+        case 'r':
+            if (!tool_parse_u64(optarg, 1, 100000000, false, &opt->rate)) {
+                tool_error(prog, "-r needs a positive message rate, got '%s'", optarg);
+                return false;
+            }
+            break;
+        case OPT_PATTERN:
+            opt->pattern = true;
+            break;
+        case OPT_SEED:
+            if (!tool_parse_u64(optarg, 0, UINT64_MAX, false, &opt->seed)) {
+                tool_error(prog, "--seed needs a non-negative integer, got '%s'", optarg);
+                return false;
+            }
+            break;
+        case OPT_JSON:
+            opt->json = true;
+            break;
+        case OPT_WAIT_SUBS:
+            if (!tool_parse_u64(optarg, 0, 100000, false, &opt->wait_subs)) {
+                tool_error(prog, "--wait-subs needs a count, got '%s'", optarg);
+                return false;
+            }
+            break;
+        case OPT_WAIT_TIMEOUT:
+            if (!tool_parse_u64(optarg, 1, 86400, false, &opt->wait_timeout_s)) {
+                tool_error(prog, "--wait-timeout needs seconds, got '%s'", optarg);
+                return false;
+            }
+            break;
+        case OPT_LINGER:
+            if (!tool_parse_u64(optarg, 0, 3600000, false, &opt->linger_ms)) {
+                tool_error(prog, "--linger needs milliseconds, got '%s'", optarg);
+                return false;
+            }
+            break;
+        case OPT_GROUP:
+            opt->group = optarg;
+            break;
+        case OPT_CM_PORT:
+            if (!tool_parse_u64(optarg, 1, 65535, false, &opt->cm_port)) {
+                tool_error(prog, "--cm-port needs 1..65535, got '%s'", optarg);
+                return false;
+            }
+            break;
+        case OPT_LOSS_TX:
+            if (!tool_parse_rate(optarg, &opt->loss_tx)) {
+                tool_error(prog, "--loss-tx needs a rate in [0,1] or a percentage, got '%s'",
+                           optarg);
+                return false;
+            }
+            break;
+        case OPT_LOSS_SEED:
+            if (!tool_parse_u64(optarg, 0, UINT64_MAX, false, &opt->loss_seed)) {
+                tool_error(prog, "--loss-seed needs a non-negative integer, got '%s'", optarg);
+                return false;
+            }
+            break;
+        case 'h':
+            usage(stdout);
+            exit(EXIT_OK);
+        default:
+            return false;
+        }
+    }
+    if (optind < argc)
+        opt->input = argv[optind++];
+    if (optind < argc) {
+        tool_error(prog, "unexpected argument '%s'", argv[optind]);
+        return false;
+    }
+    if (opt->topic == NULL) {
+        tool_error(prog, "a topic is required (-t TOPIC)");
+        return false;
+    }
+    if (opt->bind_ip && opt->device) {
+        tool_error(prog, "give either -b BIND_IP or -d DEV, not both");
+        return false;
+    }
+    if (opt->pattern && opt->input) {
+        tool_error(prog, "--pattern generates messages: do not also give FILE '%s'", opt->input);
+        return false;
+    }
+    if (!opt->pattern && opt->size_given) {
+        tool_error(prog, "-s/--size-range only apply to --pattern messages");
+        return false;
+    }
+    if (opt->pattern && opt->count == 0)
+        opt->count = 1000;
+    return true;
+}
+
+static void sleep_until(uint64_t when_ns)
+{
+    uint64_t now = tool_now_ns();
+    if (when_ns <= now)
+        return;
+    uint64_t d = when_ns - now;
+    struct timespec ts = {.tv_sec = (time_t)(d / 1000000000ull),
+                          .tv_nsec = (long)(d % 1000000000ull)};
+    nanosleep(&ts, NULL);
+}
+
+/* Polls the ctx until cond(pub) holds or the deadline passes; false on timeout/stop/error. */
+static bool wait_for(rdps_ctx_t *ctx, rdps_pub_t *pub, uint64_t want_subs, uint64_t deadline_ns)
+{
+    while (!stop_requested) {
+        if (rdps_pub_ready(pub) && (uint64_t)rdps_pub_subscriber_count(pub) >= want_subs)
+            return true;
+        if (tool_now_ns() >= deadline_ns)
+            return false;
+        if (rdps_ctx_wait(ctx, 50) < 0)
+            return false;
+    }
+    return false;
+}
+
+static void report_progress(struct progress *p, bool final)
+{
+    uint64_t now = tool_now_ns();
+    if (!final && now - p->last_report_ns < 1000000000ull)
+        return;
+    double secs = (double)(now - p->last_report_ns) / 1e9;
+    fprintf(stderr, "\rrdpub: %" PRIu64 " msgs, %.1f MB, %.0f msg/s, %" PRIu64 " back-pressure%s",
+            p->messages, (double)p->bytes / 1e6,
+            secs > 0 ? (double)(p->messages - p->last_messages) / secs : 0.0, p->eagain,
+            final ? "\n" : "   ");
+    p->last_report_ns = now;
+    p->last_messages = p->messages;
+}
+
+/* Sends one message, polling through back-pressure. Returns 0 or a negative code. */
+static int send_message(rdps_ctx_t *ctx, rdps_pub_t *pub, const void *data, size_t len,
+                        struct progress *p)
+{
+    for (;;) {
+        int rc = rdps_pub_send(pub, data, len);
+        if (rc != RDPS_EAGAIN)
+            return rc;
+        p->eagain++;
+        if (stop_requested)
+            return RDPS_ECANCELED;
+        rc = rdps_ctx_poll(ctx, 0);
+        if (rc < 0)
+            return rc;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    struct options opt = {0};
+    struct progress prog_state = {0};
+    rdps_config cfg;
+    rdps_ctx_t *ctx = NULL;
+    rdps_pub_t *pub = NULL;
+    FILE *in = NULL;
+    uint8_t *buf = NULL;
+    char *line = NULL;
+    size_t line_cap = 0;
+    int rc, status = EXIT_OK;
+    bool tty = isatty(STDERR_FILENO);
+
+    if (!parse_args(argc, argv, &opt)) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (!opt.pattern) {
+        in = (opt.input == NULL || strcmp(opt.input, "-") == 0) ? stdin : fopen(opt.input, "r");
+        if (in == NULL) {
+            tool_error(prog, "cannot open '%s': %s", opt.input, strerror(errno));
+            return EXIT_USAGE;
+        }
+    } else {
+        buf = malloc(opt.size_max ? (size_t)opt.size_max : 1);
+        if (buf == NULL) {
+            tool_error(prog, "out of memory for %" PRIu64 "-byte messages", opt.size_max);
+            return EXIT_RUNTIME;
+        }
+    }
+
+    rdps_config_init(&cfg);
+    cfg.device = opt.device;
+    cfg.bind_ip = opt.bind_ip;
+    if (opt.cm_port)
+        cfg.cm_port = (uint16_t)opt.cm_port;
+    cfg.loss_tx_rate = opt.loss_tx;
+    cfg.loss_seed = opt.loss_seed;
+    if (opt.size_max > cfg.max_message_size)
+        cfg.max_message_size = (size_t)opt.size_max;
+    rc = rdps_ctx_create(&cfg, &ctx);
+    if (rc < 0) {
+        tool_error(prog, "cannot open RDMA context: %s (%s)", rdps_strerror(rc),
+                   rdps_last_error_message());
+        status = EXIT_RUNTIME;
+        goto out;
+    }
+    rdps_pub_opts popts = {.group = opt.group};
+    rc = rdps_pub_create(ctx, opt.topic, &popts, &pub);
+    if (rc < 0) {
+        tool_error(prog, "cannot publish to '%s': %s (%s)", opt.topic, rdps_strerror(rc),
+                   rdps_last_error_message());
+        status = EXIT_RUNTIME;
+        goto out;
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+
+    if (!wait_for(ctx, pub, opt.wait_subs, tool_now_ns() + opt.wait_timeout_s * 1000000000ull)) {
+        tool_error(prog, "%s after %" PRIu64 " s (%d of %" PRIu64 " subscribers seen)",
+                   rdps_pub_ready(pub) ? "subscribers did not appear"
+                                       : "multicast join did not complete",
+                   opt.wait_timeout_s, rdps_pub_subscriber_count(pub), opt.wait_subs);
+        status = EXIT_TIMEOUT;
+        goto out;
+    }
+
+    prog_state.start_ns = prog_state.last_report_ns = tool_now_ns();
+    uint64_t interval_ns = opt.rate ? 1000000000ull / opt.rate : 0;
+    for (uint64_t i = 0; !stop_requested && (opt.count == 0 || i < opt.count); i++) {
+        const void *data;
+        size_t len;
+        if (opt.pattern) {
+            len = pattern_size(opt.seed, i, (size_t)opt.size_min, (size_t)opt.size_max);
+            pattern_fill(opt.seed, i, buf, len);
+            data = buf;
+        } else {
+            ssize_t n = getline(&line, &line_cap, in);
+            if (n < 0)
+                break;
+            if (n > 0 && line[n - 1] == '\n')
+                n--;
+            data = line;
+            len = (size_t)n;
+        }
+        if (interval_ns)
+            sleep_until(prog_state.start_ns + i * interval_ns);
+        rc = send_message(ctx, pub, data, len, &prog_state);
+        if (rc < 0) {
+            if (rc != RDPS_ECANCELED) {
+                tool_error(prog, "send of message %" PRIu64 " (%zu bytes) failed: %s (%s)", i, len,
+                           rdps_strerror(rc), rdps_last_error_message());
+                status = EXIT_FAILED;
+            }
+            break;
+        }
+        prog_state.messages++;
+        prog_state.bytes += len;
+        if (tty)
+            report_progress(&prog_state, false);
+    }
+    uint64_t send_end = tool_now_ns();
+    if (tty)
+        report_progress(&prog_state, true);
+
+    /* Let the device finish every posted datagram, then linger for late joiners' repairs. */
+    uint64_t linger_end = tool_now_ns() + opt.linger_ms * 1000000ull;
+    while (!stop_requested && (rdps_ctx_sends_pending(ctx) > 0 || tool_now_ns() < linger_end)) {
+        if (rdps_ctx_wait(ctx, 10) < 0)
+            break;
+    }
+
+    if (opt.json) {
+        struct tool_json j;
+        rdps_counters c;
+        double elapsed = (double)(send_end - prog_state.start_ns) / 1e9;
+        rdps_pub_counters(pub, &c);
+        tool_json_begin(&j, stdout);
+        tool_json_str(&j, "tool", "rdpub");
+        tool_json_str(&j, "topic", opt.topic);
+        tool_json_u64(&j, "session", rdps_pub_session(pub));
+        tool_json_u64(&j, "messages", prog_state.messages);
+        tool_json_u64(&j, "bytes", prog_state.bytes);
+        tool_json_u64(&j, "fragments", c.frames_sent);
+        tool_json_u64(&j, "backpressure", prog_state.eagain);
+        tool_json_u64(&j, "loss_dropped_tx", c.loss_dropped_tx);
+        tool_json_u64(&j, "subscribers", (uint64_t)rdps_pub_subscriber_count(pub));
+        tool_json_double(&j, "elapsed_s", elapsed);
+        tool_json_double(&j, "msgs_per_s",
+                         elapsed > 0 ? (double)prog_state.messages / elapsed : 0.0);
+        tool_json_end(&j);
+    }
+out:
+    rdps_pub_destroy(pub);
+    rdps_ctx_destroy(ctx);
+    free(buf);
+    free(line);
+    if (in && in != stdin)
+        fclose(in);
+    return status;
+}
