@@ -247,7 +247,7 @@ err:
     return rc;
 }
 
-static int wrap_loss_generator(const rdps_config *cfg, struct rdps_transport **t)
+int rdps__ctx_wrap_loss_generator(const rdps_config *cfg, struct rdps_transport **t)
 {
     if (cfg->loss_rx_rate <= 0.0 && cfg->loss_tx_rate <= 0.0)
         return 0;
@@ -319,7 +319,7 @@ int rdps_ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
         return rdps__prepend_err(rc, "rdps_ctx_create: ");
     }
     outer = verbs;
-    if ((rc = wrap_loss_generator(cfg, &outer)) < 0) {
+    if ((rc = rdps__ctx_wrap_loss_generator(cfg, &outer)) < 0) {
         ops->destroy(impl);
         verbs->ops->destroy(verbs);
         return rdps__prepend_err(rc, "rdps_ctx_create: loss generator: ");

@@ -137,6 +137,9 @@ int rdps__ctx_create_over(const rdps_config *cfg, struct rdps_transport *transpo
                           const struct rdps_membership_ops *ops, void *member_impl,
                           rdps_ctx_t **out);
 
+/* Wraps *t in the loss-generator interceptor when cfg asks for loss (else leaves it). */
+int rdps__ctx_wrap_loss_generator(const rdps_config *cfg, struct rdps_transport **t);
+
 /* membership.c */
 int rdps__membership_verbs_create(struct rdps_transport *transport, const rdps_config *cfg,
                                   const struct rdps_membership_ops **ops, void **impl);

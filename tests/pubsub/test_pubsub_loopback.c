@@ -1,0 +1,436 @@
+/* test_pubsub_loopback.c - the public pub/sub API end to end over the in-memory loopback transport.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctx_internal.h"
+#include "rdps_loopback.h"
+
+#define MAX_DATAGRAM 1024
+#define PAYLOAD      (MAX_DATAGRAM - RDPS_FRAME_HEADER_LEN)
+
+struct received {
+    unsigned count;
+    size_t last_len;
+    uint8_t *last;
+    uint32_t last_fragments;
+    uint32_t last_session;
+    unsigned corrupt; /* messages whose bytes do not match fill_message */
+    unsigned events[4];
+};
+
+struct fixture {
+    struct rdps_loopback_fabric *fabric;
+    rdps_ctx_t *a, *b;
+};
+
+static void fill_message(uint8_t *buf, size_t len, unsigned salt)
+{
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (uint8_t)(i * 31u + salt + (i >> 8));
+}
+
+static bool message_ok(const uint8_t *buf, size_t len, unsigned salt)
+{
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] != (uint8_t)(i * 31u + salt + (i >> 8)))
+            return false;
+    return true;
+}
+
+static void on_message(void *user, const void *data, size_t len, const rdps_msg_info *info)
+{
+    struct received *r = user;
+    r->count++;
+    free(r->last);
+    r->last = malloc(len ? len : 1);
+    memcpy(r->last, data, len);
+    r->last_len = len;
+    r->last_fragments = info->fragments;
+    r->last_session = info->session_id;
+    if (len >= 1 && !message_ok(data, len, ((const uint8_t *)data)[0]))
+        r->corrupt++;
+}
+
+static void on_event(void *user, const rdps_event *ev)
+{
+    struct received *r = user;
+    if ((unsigned)ev->type < 4)
+        r->events[ev->type]++;
+}
+
+static int make_ctx(struct rdps_loopback_fabric *fabric, const rdps_config *cfg_in,
+                    rdps_ctx_t **out)
+{
+    struct rdps_loopback_config lc = {
+        .max_payload = MAX_DATAGRAM, .send_slots = 64, .recv_slots = 20000};
+    /* The loopback fabric delivers during the sender's flush: the receiver must hold a whole
+     * 16 MiB message (16913 datagrams) before it polls, as no UD receiver could. */
+    struct rdps_transport *t;
+    const struct rdps_membership_ops *ops;
+    void *impl;
+    rdps_config cfg;
+    if (cfg_in)
+        cfg = *cfg_in;
+    else
+        rdps_config_init(&cfg);
+    cfg.announce_interval_ms = 10;
+    int rc = rdps__loopback_create(fabric, &lc, &t);
+    if (rc < 0)
+        return rc;
+    rc = rdps__membership_loopback_create(fabric, t, &ops, &impl);
+    if (rc < 0)
+        return rc;
+    uint32_t qpn = rdps__loopback_qpn(t);
+    rc = rdps__ctx_wrap_loss_generator(&cfg, &t);
+    if (rc < 0)
+        return rc;
+    rc = rdps__ctx_create_over(&cfg, t, ops, impl, out);
+    if (rc == 0) {
+        (*out)->self_qpn = qpn;
+        (*out)->has_self_gid = false;
+    }
+    return rc;
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    assert_int_equal(rdps__loopback_fabric_create(&f->fabric), 0);
+    assert_int_equal(make_ctx(f->fabric, NULL, &f->a), 0);
+    assert_int_equal(make_ctx(f->fabric, NULL, &f->b), 0);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    rdps_ctx_destroy(f->a);
+    rdps_ctx_destroy(f->b);
+    rdps__loopback_fabric_destroy(f->fabric);
+    free(f);
+    return 0;
+}
+
+static void pump(struct fixture *f, int rounds)
+{
+    for (int i = 0; i < rounds; i++) {
+        assert_true(rdps_ctx_poll(f->a, 0) >= 0);
+        assert_true(rdps_ctx_poll(f->b, 0) >= 0);
+    }
+}
+
+/* Sends with retries through back-pressure, pumping both contexts. */
+static void send_ok(struct fixture *f, rdps_pub_t *pub, const void *data, size_t len)
+{
+    int rc;
+    while ((rc = rdps_pub_send(pub, data, len)) == RDPS_EAGAIN)
+        pump(f, 1);
+    assert_int_equal(rc, 0);
+}
+
+static void test_sizes_end_to_end(void **state)
+{
+    struct fixture *f = *state;
+    struct received r = {0};
+    rdps_pub_t *pub;
+    rdps_sub_t *sub;
+    const size_t sizes[] = {0,           1,           PAYLOAD - 1, PAYLOAD,
+                            PAYLOAD + 1, 3 * PAYLOAD, 1u << 20,    16u << 20};
+    assert_int_equal(rdps_sub_create(f->b, "md.sizes", on_message, &r, NULL, &sub), 0);
+    assert_int_equal(rdps_pub_create(f->a, "md.sizes", NULL, &pub), 0);
+    pump(f, 2);
+    assert_true(rdps_pub_ready(pub));
+    assert_true(rdps_sub_ready(sub));
+    assert_int_equal(rdps_ctx_max_datagram_payload(f->a), PAYLOAD);
+
+    uint8_t *buf = malloc(16u << 20);
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        unsigned before = r.count;
+        fill_message(buf, sizes[i], (unsigned)i + 1);
+        if (sizes[i] > 0)
+            buf[0] = (uint8_t)(i + 1); /* on_message re-derives the salt from byte 0 */
+        fill_message(buf, sizes[i], buf[0]);
+        send_ok(f, pub, buf, sizes[i]);
+        /* Each poll handles a bounded batch: a 16 MiB message takes a few hundred. */
+        for (int round = 0; round < 1000 && r.count == before; round++)
+            pump(f, 1);
+        assert_int_equal(r.count, before + 1);
+        assert_int_equal(r.last_len, sizes[i]);
+        assert_memory_equal(r.last, buf, sizes[i]);
+        uint32_t frames = sizes[i] == 0 ? 1 : (uint32_t)((sizes[i] + PAYLOAD - 1) / PAYLOAD);
+        assert_int_equal(r.last_fragments, frames);
+        assert_int_equal(r.last_session, rdps_pub_session(pub));
+    }
+    /* One byte above the maximum is refused and nothing is sent. */
+    rdps_counters c;
+    rdps_pub_counters(pub, &c);
+    uint64_t frames_before = c.frames_sent;
+    assert_int_equal(rdps_pub_send(pub, buf, (16u << 20) + 1), RDPS_EMSGSIZE);
+    rdps_pub_counters(pub, &c);
+    assert_int_equal(c.frames_sent, frames_before);
+    assert_int_equal(c.msgs_sent, sizeof(sizes) / sizeof(sizes[0]));
+    assert_int_equal(r.corrupt, 0);
+    free(buf);
+    free(r.last);
+}
+
+static void test_topics_sharing_a_group_are_filtered(void **state)
+{
+    struct fixture *f = *state;
+    struct received wanted = {0}, other = {0};
+    rdps_pub_t *pub;
+    rdps_sub_t *s1, *s2;
+    rdps_sub_opts same_group = {.group = "239.192.7.7"};
+    rdps_pub_opts pub_group = {.group = "239.192.7.7"};
+    assert_int_equal(rdps_sub_create(f->b, "topic.one", on_message, &wanted, &same_group, &s1), 0);
+    assert_int_equal(rdps_sub_create(f->b, "topic.two", on_message, &other, &same_group, &s2), 0);
+    assert_int_equal(rdps_pub_create(f->a, "topic.one", &pub_group, &pub), 0);
+    pump(f, 2);
+    uint8_t msg[100];
+    msg[0] = 5;
+    fill_message(msg, sizeof(msg), 5);
+    for (int i = 0; i < 20; i++)
+        send_ok(f, pub, msg, sizeof(msg));
+    pump(f, 3);
+    assert_int_equal(wanted.count, 20);
+    assert_int_equal(other.count, 0);
+    free(wanted.last);
+}
+
+static void test_local_subscriber_gets_messages_once(void **state)
+{
+    struct fixture *f = *state;
+    struct received local = {0}, remote = {0};
+    rdps_pub_t *pub;
+    rdps_sub_t *s_local, *s_remote;
+    assert_int_equal(rdps_sub_create(f->a, "loop", on_message, &local, NULL, &s_local), 0);
+    assert_int_equal(rdps_sub_create(f->b, "loop", on_message, &remote, NULL, &s_remote), 0);
+    assert_int_equal(rdps_pub_create(f->a, "loop", NULL, &pub), 0);
+    pump(f, 2);
+    uint8_t msg[3000];
+    msg[0] = 9;
+    fill_message(msg, sizeof(msg), 9);
+    for (int i = 0; i < 10; i++)
+        send_ok(f, pub, msg, sizeof(msg));
+    pump(f, 5);
+    assert_int_equal(local.count, 10);
+    assert_int_equal(remote.count, 10);
+    rdps_counters c;
+    rdps_ctx_counters(f->a, &c);
+    assert_true(c.own_frames > 0); /* the fabric's multicast copy came back and was dropped */
+    free(local.last);
+    free(remote.last);
+}
+
+static void test_discovery_counts_and_events(void **state)
+{
+    struct fixture *f = *state;
+    struct received r = {0};
+    rdps_pub_t *pub;
+    rdps_sub_t *sub;
+    rdps_sub_opts opts = {.on_event = on_event};
+    assert_int_equal(rdps_pub_create(f->a, "disc", NULL, &pub), 0);
+    assert_int_equal(rdps_sub_create(f->b, "disc", on_message, &r, &opts, &sub), 0);
+    pump(f, 3);
+    assert_int_equal(rdps_pub_subscriber_count(pub), 1);
+    assert_int_equal(r.events[RDPS_EVENT_PUBLISHER_SEEN], 1);
+    rdps_pub_destroy(pub);
+    pump(f, 3);
+    assert_int_equal(r.events[RDPS_EVENT_PUBLISHER_GONE], 1);
+    rdps_sub_destroy(sub);
+}
+
+static void test_claim_commit(void **state)
+{
+    struct fixture *f = *state;
+    struct received r = {0};
+    rdps_pub_t *pub;
+    rdps_sub_t *sub;
+    rdps_claim claim;
+    assert_int_equal(rdps_sub_create(f->b, "zc", on_message, &r, NULL, &sub), 0);
+    assert_int_equal(rdps_pub_create(f->a, "zc", NULL, &pub), 0);
+    pump(f, 2);
+    assert_int_equal(rdps_pub_claim(pub, &claim), 0);
+    assert_int_equal(claim.capacity, PAYLOAD);
+    uint8_t *p = claim.data;
+    p[0] = 3;
+    fill_message(p, 200, 3);
+    assert_int_equal(rdps_pub_commit(pub, &claim, 200), 0);
+    pump(f, 2);
+    assert_int_equal(r.count, 1);
+    assert_int_equal(r.last_len, 200);
+    assert_int_equal(r.corrupt, 0);
+    /* Too long a commit is refused and the buffer returned. */
+    assert_int_equal(rdps_pub_claim(pub, &claim), 0);
+    assert_int_equal(rdps_pub_commit(pub, &claim, PAYLOAD + 1), RDPS_EMSGSIZE);
+    assert_int_equal(rdps_pub_claim(pub, &claim), 0);
+    rdps_pub_abort(pub, &claim);
+    free(r.last);
+}
+
+static void test_backpressure_is_reported(void **state)
+{
+    struct fixture *f = *state;
+    struct received r = {0};
+    rdps_pub_t *pub;
+    rdps_sub_t *sub;
+    rdps_claim held[64];
+    uint8_t msg[64] = {7};
+    assert_int_equal(rdps_sub_create(f->b, "bp", on_message, &r, NULL, &sub), 0);
+    assert_int_equal(rdps_pub_create(f->a, "bp", NULL, &pub), 0);
+    pump(f, 2);
+    /* Hold every send buffer of the pool (64): the next send must refuse, not block. */
+    for (int i = 0; i < 64; i++)
+        assert_int_equal(rdps_pub_claim(pub, &held[i]), 0);
+    rdps_claim one_more;
+    assert_int_equal(rdps_pub_claim(pub, &one_more), RDPS_EAGAIN);
+    assert_int_equal(rdps_pub_send(pub, msg, sizeof(msg)), RDPS_EAGAIN);
+    assert_int_equal(rdps_pub_send(pub, msg, 5000),
+                     RDPS_EAGAIN); /* multi-frame: nothing half-sent */
+    rdps_counters c;
+    rdps_pub_counters(pub, &c);
+    assert_int_equal(c.send_backpressure, 3);
+    assert_int_equal(c.msgs_sent, 0);
+    pump(f, 2);
+    assert_int_equal(r.count, 0);
+    for (int i = 0; i < 64; i++)
+        rdps_pub_abort(pub, &held[i]);
+    assert_int_equal(rdps_pub_send(pub, msg, sizeof(msg)), 0);
+    pump(f, 2);
+    assert_int_equal(r.count, 1);
+    free(r.last);
+}
+
+static void test_bad_arguments(void **state)
+{
+    struct fixture *f = *state;
+    rdps_pub_t *pub;
+    rdps_sub_t *sub;
+    rdps_pub_opts bad_group = {.group = "10.0.0.1"};
+    rdps_pub_opts reliable = {.reliable = 1};
+    assert_int_equal(rdps_pub_create(f->a, "", NULL, &pub), RDPS_EINVAL);
+    assert_int_equal(rdps_pub_create(f->a, "has space", NULL, &pub), RDPS_EINVAL);
+    assert_int_equal(rdps_pub_create(f->a, "t", &bad_group, &pub), RDPS_EINVAL);
+    assert_int_equal(rdps_pub_create(f->a, "t", &reliable, &pub), RDPS_ENOTSUP);
+    assert_int_equal(rdps_sub_create(f->a, "t", NULL, NULL, NULL, &sub), RDPS_EINVAL);
+    assert_int_equal(rdps_pub_create(NULL, "t", NULL, &pub), RDPS_EINVAL);
+    assert_true(strlen(rdps_last_error_message()) > 0);
+}
+
+static void test_config_validation(void **state)
+{
+    struct fixture *f = *state;
+    rdps_config cfg;
+    rdps_ctx_t *ctx;
+    rdps_config_init(&cfg);
+    cfg.group_range = "10.0.0.0/8";
+    assert_int_equal(make_ctx(f->fabric, &cfg, &ctx), RDPS_EINVAL);
+    rdps_config_init(&cfg);
+    cfg.control_group = "1.2.3.4";
+    assert_int_equal(make_ctx(f->fabric, &cfg, &ctx), RDPS_EINVAL);
+    rdps_config_init(&cfg);
+    cfg.loss_rx_rate = 1.5;
+    assert_int_equal(make_ctx(f->fabric, &cfg, &ctx), RDPS_EINVAL);
+    rdps_config_init(&cfg);
+    cfg.bind_ip = "not-an-ip";
+    assert_int_equal(make_ctx(f->fabric, &cfg, &ctx), RDPS_EINVAL);
+    rdps_config_init(&cfg);
+    cfg.recv_slots = 1;
+    assert_int_equal(make_ctx(f->fabric, &cfg, &ctx), RDPS_EINVAL);
+    assert_non_null(strstr(rdps_last_error_message(), "recv_slots"));
+}
+
+static void test_bad_frames_are_counted(void **state)
+{
+    struct fixture *f = *state;
+    struct received r = {0};
+    rdps_sub_t *sub;
+    const struct rdps_dest *group;
+    assert_int_equal(rdps_sub_create(f->b, "hostile", on_message, &r, NULL, &sub), 0);
+    pump(f, 2);
+    /* Raw garbage from ctx a's transport to the topic's group. */
+    char gtext[16];
+    assert_int_equal(rdps_topic_group(f->b, "hostile", gtext, sizeof(gtext)), 0);
+    uint32_t g;
+    assert_int_equal(rdps__mcast_addr_parse(gtext, &g), 0);
+    assert_int_equal(rdps__loopback_group_dest(f->fabric, g, &group), 0);
+    uint8_t junk[64];
+    for (unsigned i = 0; i < 50; i++) {
+        memset(junk, (int)i, sizeof(junk));
+        junk[0] = (uint8_t)(i % 3); /* versions 0..2: 1 is valid, then garbage fields */
+        assert_int_equal(rdps__ctx_send_frame(f->a, group, junk, 1 + i % sizeof(junk)), 0);
+    }
+    pump(f, 3);
+    rdps_counters c;
+    rdps_ctx_counters(f->b, &c);
+    assert_int_equal(c.bad_frames, 50);
+    assert_int_equal(r.count, 0);
+}
+
+static void test_receive_loss_delivers_only_intact_messages(void **state)
+{
+    struct fixture *f = *state;
+    struct received r = {0};
+    rdps_config cfg;
+    rdps_ctx_t *lossy;
+    rdps_pub_t *pub;
+    rdps_sub_t *sub;
+    rdps_sub_opts opts = {.on_event = on_event};
+
+    rdps_config_init(&cfg);
+    cfg.loss_rx_rate = 0.10;
+    cfg.loss_seed = 42;
+    assert_int_equal(make_ctx(f->fabric, &cfg, &lossy), 0);
+    assert_int_equal(rdps_sub_create(lossy, "lossy", on_message, &r, &opts, &sub), 0);
+    assert_int_equal(rdps_pub_create(f->a, "lossy", NULL, &pub), 0);
+    for (int i = 0; i < 3; i++) {
+        pump(f, 1);
+        rdps_ctx_poll(lossy, 0);
+    }
+    uint8_t *buf = malloc(20000);
+    const int messages = 400;
+    for (int i = 0; i < messages; i++) {
+        size_t len = 1 + (size_t)(i * 7919) % 20000; /* 1..20 datagrams */
+        buf[0] = (uint8_t)(i | 1);
+        fill_message(buf, len, buf[0]);
+        send_ok(f, pub, buf, len);
+        for (int k = 0; k < 2; k++)
+            rdps_ctx_poll(lossy, 0);
+    }
+    for (int k = 0; k < 20; k++)
+        rdps_ctx_poll(lossy, 0);
+    rdps_counters c;
+    rdps_sub_counters(sub, &c);
+    assert_true(c.loss_dropped_rx > 0);
+    assert_true(r.count > 0 && r.count < (unsigned)messages);
+    assert_int_equal(r.corrupt, 0);
+    assert_true(c.gaps > 0);
+    assert_true(r.events[RDPS_EVENT_GAP] > 0);
+    rdps_ctx_destroy(lossy);
+    free(buf);
+    free(r.last);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_sizes_end_to_end, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_topics_sharing_a_group_are_filtered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_local_subscriber_gets_messages_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_discovery_counts_and_events, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claim_commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_backpressure_is_reported, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_config_validation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_frames_are_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_receive_loss_delivers_only_intact_messages, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
