@@ -11,7 +11,6 @@
 void rdps_config_init(rdps_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
-    cfg->cm_port = RDPS_DEFAULT_CM_PORT_;
     cfg->qkey = 0x01234567u;
     cfg->group_range = "239.192.0.0/16";
     cfg->control_group = "239.192.0.1";

@@ -313,7 +313,8 @@ int rdps_ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
 
     struct rdps_verbs_info info;
     rdps__verbs_transport_info(verbs, &info);
-    rc = rdps__membership_verbs_create(verbs, cfg, &ops, &impl);
+    uint16_t cm_port = 0;
+    rc = rdps__membership_verbs_create(verbs, cfg, &ops, &impl, &cm_port);
     if (rc < 0) {
         verbs->ops->destroy(verbs);
         return rdps__prepend_err(rc, "rdps_ctx_create: ");
@@ -328,6 +329,7 @@ int rdps_ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
     if (rc < 0)
         return rdps__prepend_err(rc, "rdps_ctx_create: ");
     rdps_ctx_t *ctx = *out;
+    ctx->cfg.cm_port = cm_port;
     ctx->self_qpn = info.qpn;
     memcpy(ctx->self_gid, info.gid.raw, 16);
     ctx->has_self_gid = true;

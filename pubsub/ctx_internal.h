@@ -12,7 +12,6 @@
 #include "rdps_transport.h"
 #include "topic.h"
 
-#define RDPS_DEFAULT_CM_PORT_ 7471
 #define RDPS_RX_BATCH         32
 
 struct rdps_reasm;
@@ -141,8 +140,10 @@ int rdps__ctx_create_over(const rdps_config *cfg, struct rdps_transport *transpo
 int rdps__ctx_wrap_loss_generator(const rdps_config *cfg, struct rdps_transport **t);
 
 /* membership.c */
+/* Creates the addr/ membership, listening on cfg->cm_port (0: first free from 7471). */
 int rdps__membership_verbs_create(struct rdps_transport *transport, const rdps_config *cfg,
-                                  const struct rdps_membership_ops **ops, void **impl);
+                                  const struct rdps_membership_ops **ops, void **impl,
+                                  uint16_t *cm_port);
 struct rdps_loopback_fabric;
 int rdps__membership_loopback_create(struct rdps_loopback_fabric *fabric,
                                      struct rdps_transport *transport,

@@ -3,6 +3,7 @@
 #include "ctx_internal.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,22 +62,36 @@ static const struct rdps_membership_ops verbs_ops = {
 };
 
 int rdps__membership_verbs_create(struct rdps_transport *transport, const rdps_config *cfg,
-                                  const struct rdps_membership_ops **ops, void **impl)
+                                  const struct rdps_membership_ops **ops, void **impl,
+                                  uint16_t *cm_port)
 {
     struct rdps_addr_config acfg;
     struct rdps_addr *addr = NULL;
     struct sockaddr_in bind = {.sin_family = AF_INET};
+    int rc;
 
     memset(&acfg, 0, sizeof(acfg));
     acfg.transport = transport;
     if (cfg->bind_ip != NULL && inet_pton(AF_INET, cfg->bind_ip, &bind.sin_addr) == 1)
         acfg.local_addr = (const struct sockaddr *)&bind;
-    acfg.cm_port = cfg->cm_port;
-    int rc = rdps__addr_create(&acfg, &addr);
+    /*
+     * An explicit cm_port must be free. The automatic choice (0) takes the
+     * default port if it can and otherwise the next free one above it, so
+     * several processes on one host just work; discovery announces the port.
+     */
+    uint16_t first = cfg->cm_port ? cfg->cm_port : RDPS_DEFAULT_CM_PORT;
+    unsigned attempts = cfg->cm_port ? 1 : 64;
+    for (unsigned i = 0; i < attempts; i++) {
+        acfg.cm_port = first + (int32_t)i;
+        rc = rdps__addr_create(&acfg, &addr);
+        if (rc != -EADDRINUSE)
+            break;
+    }
     if (rc < 0)
         return rdps__prepend_err(rc, "addressing: ");
     *ops = &verbs_ops;
     *impl = addr;
+    *cm_port = (uint16_t)acfg.cm_port;
     return 0;
 }
 

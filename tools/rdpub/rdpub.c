@@ -60,7 +60,7 @@ static void usage(FILE *out)
         "      --wait-timeout S  give up waiting for readiness/subscribers after S s (default 30)\n"
         "      --linger MS       keep the context alive MS ms after the last send (default 500)\n"
         "      --group ADDR      explicit multicast group instead of the topic hash\n"
-        "      --cm-port P       rdma_cm port of this context (default 7471)\n"
+        "      --cm-port P       rdma_cm port of this context (default: 7471 or the next free)\n"
         "      --loss-tx RATE    drop data frames before sending with probability RATE\n"
         "      --loss-seed N     seed of the loss generator (default 1)\n"
         "Exit: 0 sent, 1 send failed, 2 bad usage, 3 timed out waiting, 4 runtime error.\n");

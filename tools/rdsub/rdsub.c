@@ -59,7 +59,7 @@ static void usage(FILE *out)
             "      --json          print a one-line JSON summary at exit\n"
             "  -q, --quiet         do not print messages\n"
             "      --group ADDR    explicit multicast group instead of the topic hash\n"
-            "      --cm-port P     rdma_cm port of this context (default 7471)\n"
+            "      --cm-port P     rdma_cm port of this context (default: 7471 or the next free)\n"
             "      --loss-rx RATE  drop received data frames with probability RATE (0.1 or 10%%)\n"
             "      --loss-seed N   seed of the loss generator (default 1)\n"
             "Exit: 0 done, 1 verification failed, 2 bad usage, 3 timeout, 4 runtime error.\n");

@@ -93,7 +93,8 @@ typedef struct rdps_config {
     const char *device;        /* RDMA device, e.g. "rxe0" (NULL: from bind_ip or first active) */
     const char *bind_ip;       /* local IPv4 address selecting the device/port (optional) */
     uint8_t port_num;          /* 0: first ACTIVE port */
-    uint16_t cm_port;          /* rdma_cm UDP port for unicast resolution (default 7471) */
+    uint16_t cm_port;          /* rdma_cm UDP port answering unicast resolution; 0 (default):
+                                  7471, or the next free port when another ctx has it */
     uint32_t qkey;             /* domain Q_Key (default 0x01234567, rdma_cm's UDP Q_Key) */
     const char *group_range;   /* topic groups: CIDR, default "239.192.0.0/16" */
     const char *control_group; /* discovery group, default "239.192.0.1" */
