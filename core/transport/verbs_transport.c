@@ -180,6 +180,9 @@ static int open_device_port(const char *name, uint8_t want_port, struct ibv_cont
     bool found_name = false;
     char down_detail[160] = "";
 
+    if (list == NULL && (errno == ENOSYS || errno == ENOENT))
+        return rdps__set_err(RDPS_ENODEV, "no RDMA devices: this kernel has no RDMA support (%s)",
+                             strerror(errno));
     if (list == NULL)
         return rdps__set_err(rdps__errno_code(errno), "ibv_get_device_list: %s", strerror(errno));
     if (num == 0) {
