@@ -25,6 +25,7 @@ struct rdps_reasm_stream {
     bool started;         /* window holds at least one sequence */
     uint32_t window_base; /* oldest tracked sequence */
     uint32_t next_seq;    /* newest sequence seen + 1 */
+    uint32_t loss_floor;  /* sequences before the stream's start are not counted as lost */
     uint64_t last_active_ns;
     int32_t lru_prev, lru_next;      /* also the free-list link (lru_next) */
     int32_t partial_head;            /* this stream's partial messages */
@@ -35,6 +36,7 @@ struct rdps_reasm_partial {
     int32_t stream;
     int32_t stream_prev, stream_next; /* per-stream list; stream_next is the free-list link */
     int32_t age_prev, age_next;       /* creation order over all partials */
+    int32_t addr_prev, addr_next;     /* arena offset order over all partials */
     uint32_t msg_len;
     uint32_t frag_size; /* payload of non-final fragments; 0 while only the END is known */
     uint32_t frag_total;
@@ -111,6 +113,7 @@ int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg)
     r->lru_head = r->lru_tail = NO_INDEX;
     r->partial_free = 0;
     r->age_head = r->age_tail = NO_INDEX;
+    r->addr_head = NO_INDEX;
     return 0;
 
 err_nomem:
@@ -155,43 +158,38 @@ static void partial_release(struct rdps_reasm *r, int32_t pi)
         r->partials[p->age_next].age_prev = p->age_prev;
     else
         r->age_tail = p->age_prev;
+    if (p->addr_prev != NO_INDEX)
+        r->partials[p->addr_prev].addr_next = p->addr_next;
+    else
+        r->addr_head = p->addr_next;
+    if (p->addr_next != NO_INDEX)
+        r->partials[p->addr_next].addr_prev = p->addr_prev;
     p->stream = NO_INDEX;
     p->stream_next = r->partial_free;
     r->partial_free = pi;
 }
 
 /*
- * The arena is a ring in creation order: new buffers go after the newest
- * one (or wrap to offset 0) and space comes back when the oldest goes.
- * Holes left by partials that completed out of order are reused once the
- * partials before them are gone.
+ * First fit over the gaps between live buffers, walked in offset order
+ * (at most max_partials entries, and only when a message starts). Sets
+ * *off and *after (the buffer the new one follows, NO_INDEX = front).
  */
-static bool arena_find_space(const struct rdps_reasm *r, size_t len, size_t *off)
+static bool arena_find_space(const struct rdps_reasm *r, size_t len, size_t *off, int32_t *after)
 {
-    size_t cap = r->cfg.reasm_cap_bytes;
-    if (r->age_head == NO_INDEX) {
-        *off = 0;
-        return len <= cap;
+    size_t gap_start = 0;
+    int32_t prev = NO_INDEX;
+    for (int32_t pi = r->addr_head; pi != NO_INDEX; pi = r->partials[pi].addr_next) {
+        const struct rdps_reasm_partial *p = &r->partials[pi];
+        if (p->arena_off - gap_start >= len)
+            break;
+        gap_start = p->arena_off + p->arena_len;
+        prev = pi;
     }
-    const struct rdps_reasm_partial *oldest = &r->partials[r->age_head];
-    const struct rdps_reasm_partial *newest = &r->partials[r->age_tail];
-    size_t newest_end = newest->arena_off + newest->arena_len;
-    if (newest->arena_off >= oldest->arena_off) {
-        if (cap - newest_end >= len) {
-            *off = newest_end;
-            return true;
-        }
-        if (oldest->arena_off >= len) {
-            *off = 0;
-            return true;
-        }
+    if (r->cfg.reasm_cap_bytes - gap_start < len)
         return false;
-    }
-    if (oldest->arena_off - newest_end >= len) {
-        *off = newest_end;
-        return true;
-    }
-    return false;
+    *off = gap_start;
+    *after = prev;
+    return true;
 }
 
 /* A new partial for stream si, or NO_INDEX if the message can never fit. */
@@ -203,7 +201,8 @@ static int32_t partial_create(struct rdps_reasm *r, int32_t si, uint32_t msg_len
         return NO_INDEX;
     }
     size_t off;
-    while (!arena_find_space(r, len, &off) || r->partial_free == NO_INDEX) {
+    int32_t after;
+    while (!arena_find_space(r, len, &off, &after) || r->partial_free == NO_INDEX) {
         r->counters.reasm_evicted++;
         partial_release(r, r->age_head);
     }
@@ -231,6 +230,14 @@ static int32_t partial_create(struct rdps_reasm *r, int32_t si, uint32_t msg_len
     else
         r->age_head = pi;
     r->age_tail = pi;
+    p->addr_prev = after;
+    p->addr_next = after != NO_INDEX ? r->partials[after].addr_next : r->addr_head;
+    if (p->addr_next != NO_INDEX)
+        r->partials[p->addr_next].addr_prev = pi;
+    if (after != NO_INDEX)
+        r->partials[after].addr_next = pi;
+    else
+        r->addr_head = pi;
     r->counters.reasm_started++;
     return pi;
 }
@@ -358,28 +365,44 @@ static inline void window_set(struct rdps_reasm_stream *s, uint32_t seq)
     s->received[bit / 64] |= 1ull << (bit % 64);
 }
 
-/* Moves window_base forward to new_base; unreceived sequences leaving the window are lost. */
+/* Forgets a sequence admitted by a frame that was then refused, so the real one can come. */
+static inline void window_clear(struct rdps_reasm_stream *s, uint32_t seq)
+{
+    uint32_t bit = seq & (RDPS_REASM_WINDOW - 1);
+    s->received[bit / 64] &= ~(1ull << (bit % 64));
+}
+
+/*
+ * Moves window_base forward to new_base; unreceived sequences leaving the
+ * window are lost, except those from before the stream started.
+ */
 static void window_slide(struct rdps_reasm *r, struct rdps_reasm_stream *s, uint32_t new_base)
 {
     uint32_t distance = new_base - s->window_base;
-    if (distance >= RDPS_REASM_WINDOW) {
-        uint64_t received = 0;
-        for (unsigned w = 0; w < WINDOW_WORDS; w++) {
-            received += (uint64_t)__builtin_popcountll(s->received[w]);
-            s->received[w] = 0;
-        }
-        r->counters.lost_seqs += distance - received;
-    } else {
-        for (uint32_t seq = s->window_base; seq != new_base; seq++) {
-            uint32_t bit = seq & (RDPS_REASM_WINDOW - 1);
-            uint64_t mask = 1ull << (bit % 64);
-            if (s->received[bit / 64] & mask)
-                s->received[bit / 64] &= ~mask;
-            else
-                r->counters.lost_seqs++;
-        }
+    uint32_t leaving = distance < RDPS_REASM_WINDOW ? distance : RDPS_REASM_WINDOW;
+    uint32_t seq = s->window_base;
+    for (uint32_t i = 0; i < leaving; i++, seq++) {
+        uint32_t bit = seq & (RDPS_REASM_WINDOW - 1);
+        uint64_t mask = 1ull << (bit % 64);
+        if (s->received[bit / 64] & mask)
+            s->received[bit / 64] &= ~mask;
+        else if (rdps__seq_ge(seq, s->loss_floor))
+            r->counters.lost_seqs++;
     }
+    /* Sequences skipped beyond the old window never had a bit. */
+    r->counters.lost_seqs += distance - leaving;
     s->window_base = new_base;
+    if (rdps__seq_lt(s->loss_floor, new_base))
+        s->loss_floor = new_base;
+}
+
+/* Starts tracking at `first`: the window reaches back so early frames reordered behind it count. */
+static void window_start(struct rdps_reasm_stream *s, uint32_t first)
+{
+    s->started = true;
+    s->window_base = first - (RDPS_REASM_WINDOW - 1);
+    s->next_seq = first;
+    s->loss_floor = first;
 }
 
 /* Moves next_seq forward to new_next (not older than next_seq), sliding the window along. */
@@ -409,8 +432,7 @@ static inline void window_skip_to(struct rdps_reasm *r, struct rdps_reasm_stream
 static bool window_admit(struct rdps_reasm *r, struct rdps_reasm_stream *s, uint32_t seq)
 {
     if (!s->started) {
-        s->started = true;
-        s->window_base = seq;
+        window_start(s, seq);
         s->next_seq = seq + 1;
         window_set(s, seq);
         return true;
@@ -491,7 +513,8 @@ static int deliver_partial(struct rdps_reasm *r, int32_t pi)
     };
     r->counters.msgs_delivered++;
     r->counters.bytes_delivered += p->msg_len;
-    /* Release first: the buffer stays intact until the next partial_create. */
+    /* Release first (state is consistent during the callback); the bytes stay until the next
+     * partial_create, which the callback cannot cause. */
     partial_release(r, pi);
     r->cfg.deliver(r->cfg.user, r->arena + p->arena_off, info.msg_len, &info);
     return 1;
@@ -502,21 +525,15 @@ static int reassemble(struct rdps_reasm *r, int32_t si, const struct rdps_frame_
 {
     const struct rdps_frame_header *h = &v->hdr;
     /* An empty END fragment after offset 0 has no place in the fixed-size layout. */
-    if (v->payload_len == 0) {
-        r->counters.reasm_conflicts++;
-        return 0;
-    }
+    if (v->payload_len == 0)
+        goto conflict;
     int32_t pi = partial_find(r, &r->streams[si], v);
-    if (pi == CONFLICT) {
-        r->counters.reasm_conflicts++;
-        return 0;
-    }
+    if (pi == CONFLICT)
+        goto conflict;
     if (pi == NO_INDEX) {
         bool is_final = (h->flags & RDPS_FRAME_F_END) != 0;
-        if (!is_final && h->frag_offset % v->payload_len != 0) {
-            r->counters.reasm_conflicts++;
-            return 0;
-        }
+        if (!is_final && h->frag_offset % v->payload_len != 0)
+            goto conflict;
         pi = partial_create(r, si, h->msg_len, now_ns);
         if (pi == NO_INDEX)
             return 0;
@@ -540,6 +557,12 @@ static int reassemble(struct rdps_reasm *r, int32_t si, const struct rdps_frame_
     p->reliable |= (h->flags & RDPS_FRAME_F_RELIABLE) != 0;
     if (p->bytes_received == p->msg_len)
         return deliver_partial(r, pi);
+    return 0;
+
+conflict:
+    /* Drop it, but a forged frame must not use up the sequence of the real one. */
+    r->counters.reasm_conflicts++;
+    window_clear(&r->streams[si], h->seq);
     return 0;
 }
 
@@ -566,10 +589,9 @@ int rdps__reasm_on_frame(struct rdps_reasm *r, uint64_t source, const struct rdp
     if (h->type == RDPS_FRAME_HEARTBEAT) {
         r->counters.heartbeats++;
         /* seq is the next sequence the publisher will use: anything before it is due. */
-        if (!s->started) {
-            s->started = true;
-            s->window_base = s->next_seq = h->seq;
-        } else if (rdps__seq_gt(h->seq, s->next_seq)) {
+        if (!s->started)
+            window_start(s, h->seq);
+        else if (rdps__seq_gt(h->seq, s->next_seq)) {
             window_skip_to(r, s, h->seq);
         }
         return 0;

@@ -28,21 +28,24 @@
  * Delivery guarantee (unreliable mode): a message is delivered at most once
  * per stream while the stream stays in the table, because every sequence is
  * admitted at most once (duplicates inside the window are dropped, anything
- * older is dropped as stale). Messages are delivered as soon as they are
+ * older is dropped as stale; a new stream's window reaches back
+ * RDPS_REASM_WINDOW - 1 sequences from its first frame, so frames reordered
+ * at the start are still accepted). Messages are delivered as soon as they are
  * complete, so they can be out of order across messages; missing messages
  * are counted (gaps, lost), never waited for. If a stream is evicted and the
  * same session shows up again, it starts afresh.
  *
  * Reassembly: fragments are placed by frag_offset into one contiguous buffer
- * per partial message, taken from a preallocated arena of reasm_cap_bytes
- * used as a ring in creation order. When a new partial does not fit, the
- * oldest partials are evicted (counted) until it does; a message larger
- * than the arena is dropped (counted). Partials time out partial_timeout_ns
- * after their first fragment (rdps__reasm_expire). Fragment indices come
- * from the payload size of non-final fragments, which the protocol fixes
- * per message; fragments that contradict the layout of a partial they fall
- * into are dropped as conflicts. A single-datagram message is delivered
- * straight from the receive buffer (zero-copy).
+ * per partial message, taken first-fit from a preallocated arena of
+ * reasm_cap_bytes. When a new partial does not fit in any free gap (or the
+ * partial table is full), the oldest partials are evicted (counted) until it
+ * does; a message larger than the arena is dropped (counted). Because
+ * buffers are contiguous, free space split across gaps can force an
+ * eviction before the live bytes reach the cap; the cap is never exceeded. Partials time out
+ * partial_timeout_ns after their first fragment (rdps__reasm_expire). Fragment indices come from
+ * the payload size of non-final fragments, which the protocol fixes per message; fragments that
+ * contradict the layout of a partial they fall into are dropped as conflicts. A single-datagram
+ * message is delivered straight from the receive buffer (zero-copy).
  *
  * Topic filtering: the optional accept hook is asked once per new stream
  * with the topic id of its first frame; a refused stream keeps a table slot
@@ -130,6 +133,7 @@ struct rdps_reasm {
     int32_t stream_free, lru_head, lru_tail; /* lru_head = most recently active */
     struct rdps_reasm_partial *partials;
     int32_t partial_free, age_head, age_tail; /* age_head = oldest partial */
+    int32_t addr_head;                        /* partials by arena offset */
     uint8_t *arena;
 };
 

@@ -1,0 +1,758 @@
+/* test_reasm.c - receive engine: loss, duplication, reordering, wrap, memory cap, timeouts, hostile
+ * frames. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <rdps/rdps.h>
+
+#include "proto_test_util.h"
+#include "rdps_endian.h"
+#include "rdps_frag.h"
+#include "rdps_reasm.h"
+#include "rdps_seq.h"
+
+#define DGRAM   256u /* small datagrams: many fragments per message */
+#define PAYLOAD (DGRAM - RDPS_FRAME_HEADER_LEN)
+#define MAX_MSG RDPS_FRAME_DEFAULT_MAX_MSG_LEN
+#define TOPIC   0x70C1Cu
+#define SEC     1000000000ull
+
+struct gap_log {
+    uint32_t first_seq[16], count[16];
+    size_t n;
+};
+
+struct fixture {
+    struct rdps_reasm r;
+    struct recorder rec;
+    struct gap_log gaps;
+    uint32_t refused_topic;
+};
+
+static void on_gap(void *user, uint64_t source, uint32_t session_id, uint32_t topic_id,
+                   uint32_t first_seq, uint32_t count)
+{
+    (void)source;
+    (void)session_id;
+    (void)topic_id;
+    struct fixture *fx = (struct fixture *)((char *)user - offsetof(struct fixture, rec));
+    if (fx->gaps.n < 16) {
+        fx->gaps.first_seq[fx->gaps.n] = first_seq;
+        fx->gaps.count[fx->gaps.n] = count;
+    }
+    fx->gaps.n++;
+}
+
+static bool accept_topic(void *user, uint64_t source, uint32_t session_id, uint32_t topic_id)
+{
+    (void)source;
+    (void)session_id;
+    struct fixture *fx = (struct fixture *)((char *)user - offsetof(struct fixture, rec));
+    return topic_id != fx->refused_topic;
+}
+
+static void fixture_init(struct fixture *fx, struct rdps_reasm_config *cfg)
+{
+    memset(fx, 0, sizeof(*fx));
+    cfg->deliver = recorder_deliver;
+    cfg->on_gap = on_gap;
+    cfg->accept = accept_topic;
+    cfg->user = &fx->rec;
+    assert_int_equal(rdps__reasm_init(&fx->r, cfg), 0);
+}
+
+static void fixture_default(struct fixture *fx)
+{
+    struct rdps_reasm_config cfg;
+    rdps__reasm_config_default(&cfg);
+    cfg.reasm_cap_bytes = 8u << 20;
+    cfg.max_partials = 1024;
+    fixture_init(fx, &cfg);
+}
+
+static void fixture_fini(struct fixture *fx)
+{
+    rdps__reasm_fini(&fx->r);
+    recorder_free(&fx->rec);
+}
+
+static const struct rdps_reasm_counters *counters(const struct fixture *fx)
+{
+    return rdps__reasm_counters(&fx->r);
+}
+
+static int feed(struct fixture *fx, const struct frame *f, uint64_t now)
+{
+    return rdps__reasm_input(&fx->r, f->source, f->data, f->len, now);
+}
+
+/* Single-datagram frame with seq at source 1. */
+static struct frame single(uint8_t *buf, uint32_t session, uint32_t seq, uint32_t len,
+                           uint64_t msg_id)
+{
+    pattern_fill(buf + 32, len, session, msg_id);
+    uint32_t n = rdps__frame_put_data_header(buf, session, TOPIC, seq, len, 0, len, msg_id, 0);
+    struct frame f = {buf, n, 1, session, msg_id};
+    return f;
+}
+
+static void test_single_zero_copy_and_zero_length(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_default(&fx);
+    uint8_t buf[DGRAM];
+    struct frame f = single(buf, 5, 100, 64, 1);
+    assert_int_equal(feed(&fx, &f, 0), 1);
+    assert_int_equal(fx.rec.count, 1);
+    assert_ptr_equal(fx.rec.items[0].ptr, buf + 32);
+    assert_true(fx.rec.items[0].pattern_ok);
+    assert_int_equal(fx.rec.items[0].first_seq, 100);
+    assert_int_equal(fx.rec.items[0].frag_count, 1);
+    assert_int_equal(fx.rec.items[0].topic_id, TOPIC);
+    f = single(buf, 5, 101, 0, 2);
+    assert_int_equal(feed(&fx, &f, 0), 1);
+    assert_int_equal(fx.rec.items[1].len, 0);
+    assert_int_equal(counters(&fx)->msgs_delivered, 2);
+    assert_int_equal(counters(&fx)->bytes_delivered, 64);
+    assert_int_equal(counters(&fx)->gaps, 0);
+    fixture_fini(&fx);
+}
+
+/* Every message of every stream is delivered exactly once and byte-exact. */
+static void check_exactly_once(const struct fixture *fx, uint32_t sessions, uint64_t msgs,
+                               const uint8_t *must_deliver)
+{
+    uint8_t *seen = calloc((size_t)sessions * msgs, 1);
+    assert_non_null(seen);
+    for (size_t i = 0; i < fx->rec.count; i++) {
+        const struct delivery *d = &fx->rec.items[i];
+        assert_true(d->pattern_ok);
+        assert_true(d->session_id >= 1 && d->session_id <= sessions);
+        assert_true(d->msg_id < msgs);
+        size_t k = (size_t)(d->session_id - 1) * msgs + d->msg_id;
+        assert_int_equal(seen[k], 0);
+        seen[k] = 1;
+    }
+    for (size_t k = 0; k < (size_t)sessions * msgs; k++)
+        if (must_deliver == NULL || must_deliver[k])
+            assert_int_equal(seen[k], 1);
+    free(seen);
+}
+
+/* Message sizes cycling through the interesting boundaries. */
+static size_t msg_size(uint64_t msg_id)
+{
+    static const size_t sizes[] = {
+        0, 1, PAYLOAD - 1, PAYLOAD, PAYLOAD + 1, 3 * PAYLOAD, 5 * PAYLOAD + 7, 64, 2 * PAYLOAD - 1};
+    return sizes[msg_id % (sizeof(sizes) / sizeof(sizes[0]))];
+}
+
+/* Builds frames for `sessions` streams of `msgs` messages, starting at start_seq. */
+static void build_streams(struct frame_list *fl, uint32_t sessions, uint64_t msgs,
+                          uint32_t start_seq)
+{
+    for (uint32_t s = 1; s <= sessions; s++) {
+        uint32_t seq = start_seq + s * 3;
+        for (uint64_t m = 0; m < msgs; m++)
+            assert_true(
+                frames_add_message(fl, 1, s, TOPIC, &seq, msg_size(m), MAX_MSG, DGRAM, m, 0) >= 1);
+    }
+}
+
+static void test_shuffled_duplicated_many_sessions(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        struct fixture fx;
+        fixture_default(&fx);
+        struct frame_list fl = {0};
+        build_streams(&fl, 8, 40, seed % 2 ? 0xFFFFFF00u : 7); /* odd seeds wrap mid-stream */
+        size_t original = fl.count;
+        uint64_t rng = seed * 0x9E3779B97F4A7C15ull;
+        /* Duplicate a third of the frames, then shuffle everything. */
+        for (size_t i = 0; i < original; i++)
+            if (test_rand(&rng) % 3 == 0)
+                frames_push(&fl, fl.items[i].data, fl.items[i].len, 1, fl.items[i].session,
+                            fl.items[i].msg_id);
+        frames_shuffle(&fl, &rng);
+        for (size_t i = 0; i < fl.count; i++)
+            assert_true(feed(&fx, &fl.items[i], 0) >= 0);
+        check_exactly_once(&fx, 8, 40, NULL);
+        assert_int_equal(counters(&fx)->duplicates, fl.count - original);
+        assert_int_equal(counters(&fx)->stale, 0);
+        assert_int_equal(rdps__reasm_partial_count(&fx.r), 0);
+        assert_int_equal(rdps__reasm_stream_count(&fx.r), 8);
+        frames_free(&fl);
+        fixture_fini(&fx);
+    }
+}
+
+static void test_loss_delivers_only_complete_messages(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        struct fixture fx;
+        fixture_default(&fx);
+        struct frame_list fl = {0};
+        build_streams(&fl, 6, 50, 0xFFFFFFF0u);
+        uint8_t *complete = malloc(6 * 50);
+        memset(complete, 1, 6 * 50);
+        uint8_t *dropped = calloc(fl.count, 1);
+        uint64_t rng = seed;
+        for (size_t i = 0; i < fl.count; i++)
+            if (test_rand(&rng) % 10 == 0) {
+                dropped[i] = 1;
+                complete[(fl.items[i].session - 1) * 50 + fl.items[i].msg_id] = 0;
+            }
+        /* Keep the drop marks attached to frames while shuffling. */
+        for (size_t i = 0; i < fl.count; i++)
+            fl.items[i].source = dropped[i] ? 0 : 1;
+        frames_shuffle(&fl, &rng);
+        size_t sent = 0;
+        for (size_t i = 0; i < fl.count; i++)
+            if (fl.items[i].source == 1) {
+                assert_true(feed(&fx, &fl.items[i], 0) >= 0);
+                sent++;
+            }
+        check_exactly_once(&fx, 6, 50, complete);
+        size_t expect = 0;
+        for (size_t k = 0; k < 6 * 50; k++)
+            expect += complete[k];
+        assert_int_equal(fx.rec.count, expect);
+        assert_int_equal(counters(&fx)->data_frames, sent);
+        /* Partials of incomplete messages wait for the timeout, then go. */
+        assert_true(rdps__reasm_expire(&fx.r, 0) ==
+                    (rdps__reasm_partial_count(&fx.r) ? SEC : UINT64_MAX));
+        uint32_t waiting = rdps__reasm_partial_count(&fx.r);
+        assert_true(rdps__reasm_expire(&fx.r, SEC) == UINT64_MAX);
+        assert_int_equal(counters(&fx)->reasm_timeouts, waiting);
+        assert_int_equal(rdps__reasm_partial_count(&fx.r), 0);
+        free(dropped);
+        free(complete);
+        frames_free(&fl);
+        fixture_fini(&fx);
+    }
+}
+
+static void test_duplicate_of_completed_message_not_redelivered(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_default(&fx);
+    struct frame_list fl = {0};
+    uint32_t seq = 10;
+    assert_int_equal(frames_add_message(&fl, 1, 1, TOPIC, &seq, 4 * PAYLOAD, MAX_MSG, DGRAM, 0, 0),
+                     4);
+    for (size_t i = 0; i < fl.count; i++)
+        feed(&fx, &fl.items[i], 0);
+    assert_int_equal(fx.rec.count, 1);
+    /* Replay the whole message, and its fragments in reverse: nothing new. */
+    for (size_t i = 0; i < fl.count; i++)
+        assert_int_equal(feed(&fx, &fl.items[i], 0), 0);
+    for (size_t i = fl.count; i-- > 0;)
+        assert_int_equal(feed(&fx, &fl.items[i], 0), 0);
+    assert_int_equal(fx.rec.count, 1);
+    assert_int_equal(counters(&fx)->duplicates, 8);
+    assert_int_equal(rdps__reasm_partial_count(&fx.r), 0);
+    frames_free(&fl);
+    fixture_fini(&fx);
+}
+
+static void test_gaps_reorder_lost_and_stale(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_default(&fx);
+    uint8_t buf[DGRAM];
+    struct frame f;
+    uint32_t order[] = {0, 1, 5, 3};
+    for (size_t i = 0; i < 4; i++) {
+        f = single(buf, 9, order[i], 8, order[i]);
+        assert_int_equal(feed(&fx, &f, 0), 1);
+    }
+    assert_int_equal(counters(&fx)->gaps, 1);
+    assert_int_equal(counters(&fx)->gap_seqs, 3);
+    assert_int_equal(fx.gaps.n, 1);
+    assert_int_equal(fx.gaps.first_seq[0], 2);
+    assert_int_equal(fx.gaps.count[0], 3);
+    assert_int_equal(counters(&fx)->reordered, 1);
+    /* Jump far ahead: 2, 4 and the skipped 6, 7 leave the window unreceived. */
+    f = single(buf, 9, 5 + RDPS_REASM_WINDOW + 2, 8, 6);
+    assert_int_equal(feed(&fx, &f, 0), 1);
+    assert_int_equal(counters(&fx)->lost_seqs, 4);
+    /* 4 is now older than the window: stale, dropped, never delivered. */
+    f = single(buf, 9, 4, 8, 4);
+    assert_int_equal(feed(&fx, &f, 0), 0);
+    assert_int_equal(counters(&fx)->stale, 1);
+    assert_int_equal(fx.rec.count, 5);
+    fixture_fini(&fx);
+}
+
+static void test_heartbeat_reveals_tail_loss(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_default(&fx);
+    uint8_t buf[DGRAM], hb[32];
+    /* A heartbeat first: the stream starts at its sequence without a gap. */
+    assert_int_equal(rdps__frame_encode_heartbeat(hb, sizeof(hb), 4, TOPIC, 0xFFFFFFFEu, 0, 0), 32);
+    struct frame h = {hb, 32, 1, 4, 0};
+    assert_int_equal(feed(&fx, &h, 0), 0);
+    assert_int_equal(counters(&fx)->gaps, 0);
+    for (uint32_t i = 0; i < 4; i++) {
+        struct frame f = single(buf, 4, 0xFFFFFFFEu + i, 3, i);
+        assert_int_equal(feed(&fx, &f, 0), 1);
+    }
+    assert_int_equal(counters(&fx)->gaps, 0);
+    /* The publisher says 5 is next: 2, 3, 4 went missing at the tail. */
+    rdps__frame_encode_heartbeat(hb, sizeof(hb), 4, TOPIC, 5, 0, RDPS_FRAME_F_RELIABLE);
+    assert_int_equal(feed(&fx, &h, 0), 0);
+    assert_int_equal(counters(&fx)->heartbeats, 2);
+    assert_int_equal(counters(&fx)->gaps, 1);
+    assert_int_equal(counters(&fx)->gap_seqs, 3);
+    assert_int_equal(fx.gaps.first_seq[0], 2);
+    assert_int_equal(fx.gaps.count[0], 3);
+    /* A repeated heartbeat changes nothing; the late frame 3 still arrives. */
+    assert_int_equal(feed(&fx, &h, 0), 0);
+    assert_int_equal(counters(&fx)->gaps, 1);
+    struct frame f = single(buf, 4, 3, 3, 5);
+    assert_int_equal(feed(&fx, &f, 0), 1);
+    assert_int_equal(counters(&fx)->reordered, 1);
+    fixture_fini(&fx);
+}
+
+static void test_memory_cap_evicts_oldest_partial(void **state)
+{
+    (void)state;
+    struct rdps_reasm_config cfg;
+    rdps__reasm_config_default(&cfg);
+    const size_t len = 4 * PAYLOAD; /* 896 bytes: three fit in the cap, four do not */
+    cfg.reasm_cap_bytes = 3 * len + 100;
+    struct fixture fx;
+    fixture_init(&fx, &cfg);
+    struct frame_list fl = {0};
+    for (uint32_t s = 1; s <= 4; s++) {
+        uint32_t seq = 1000 * s;
+        assert_int_equal(frames_add_message(&fl, 1, s, TOPIC, &seq, len, MAX_MSG, DGRAM, 0, 0), 4);
+    }
+    /* First fragments of messages 1..4 (frames 0, 4, 8, 12): the 4th evicts the 1st. */
+    for (size_t m = 0; m < 4; m++)
+        assert_int_equal(feed(&fx, &fl.items[m * 4], 10 * m), 0);
+    assert_int_equal(counters(&fx)->reasm_started, 4);
+    assert_int_equal(counters(&fx)->reasm_evicted, 1);
+    assert_int_equal(rdps__reasm_partial_count(&fx.r), 3);
+    /* Messages 2..4 complete. */
+    for (size_t m = 1; m < 4; m++)
+        for (size_t k = 1; k < 4; k++)
+            feed(&fx, &fl.items[m * 4 + k], 50);
+    assert_int_equal(fx.rec.count, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_true(fx.rec.items[i].pattern_ok);
+        assert_int_equal(fx.rec.items[i].session_id, i + 2);
+    }
+    /* The evicted message's remaining fragments start a partial that can never finish. */
+    for (size_t k = 1; k < 4; k++)
+        assert_int_equal(feed(&fx, &fl.items[k], 60), 0);
+    assert_int_equal(fx.rec.count, 3);
+    assert_int_equal(rdps__reasm_partial_count(&fx.r), 1);
+    assert_true(rdps__reasm_expire(&fx.r, 60) == 60 + SEC);
+    assert_true(rdps__reasm_expire(&fx.r, 60 + SEC) == UINT64_MAX);
+    assert_int_equal(counters(&fx)->reasm_timeouts, 1);
+    /* A message larger than the whole arena is refused outright. */
+    struct frame_list big = {0};
+    uint32_t seq = 1;
+    frames_add_message(&big, 1, 7, TOPIC, &seq, 4 * len, MAX_MSG, DGRAM, 0, 0);
+    assert_int_equal(feed(&fx, &big.items[0], 70), 0);
+    assert_int_equal(counters(&fx)->reasm_too_large, 1);
+    frames_free(&big);
+    frames_free(&fl);
+    fixture_fini(&fx);
+}
+
+/* Two interleaved streams of 150 messages each (1000..2999 bytes) through a small arena. */
+static void run_two_streams_through_arena(size_t cap, uint64_t *evicted)
+{
+    struct rdps_reasm_config cfg;
+    rdps__reasm_config_default(&cfg);
+    cfg.reasm_cap_bytes = cap;
+    cfg.max_partials = 4;
+    struct fixture fx;
+    fixture_init(&fx, &cfg);
+    struct frame_list fl = {0};
+    uint32_t seq_a = 0, seq_b = 0x80000000u;
+    for (uint64_t m = 0; m < 150; m++) {
+        size_t len = 1000 + (size_t)(m * 37 % 1000);
+        frames_add_message(&fl, 1, 1, TOPIC, &seq_a, len, MAX_MSG, DGRAM, m, 0);
+        frames_add_message(&fl, 1, 2, TOPIC, &seq_b, len + 500, MAX_MSG, DGRAM, m, 0);
+    }
+    /* Alternate fragments of the two streams. */
+    size_t i = 0, j = 0;
+    while (i < fl.count && fl.items[i].session != 1)
+        i++;
+    while (j < fl.count && fl.items[j].session != 2)
+        j++;
+    while (i < fl.count || j < fl.count) {
+        if (i < fl.count) {
+            feed(&fx, &fl.items[i], 0);
+            for (i++; i < fl.count && fl.items[i].session != 1; i++)
+                ;
+        }
+        if (j < fl.count) {
+            feed(&fx, &fl.items[j], 0);
+            for (j++; j < fl.count && fl.items[j].session != 2; j++)
+                ;
+        }
+    }
+    *evicted = counters(&fx)->reasm_evicted;
+    if (*evicted == 0) {
+        check_exactly_once(&fx, 2, 150, NULL);
+    } else {
+        /* Under pressure: fewer messages, but each one byte-exact and at most once. */
+        uint8_t none[300] = {0};
+        check_exactly_once(&fx, 2, 150, none);
+        assert_true(fx.rec.count < 300);
+        assert_true(fx.rec.count + *evicted >= 300);
+    }
+    assert_true(rdps__reasm_partial_count(&fx.r) <= 4);
+    frames_free(&fl);
+    fixture_fini(&fx);
+}
+
+static void test_arena_reuses_space_and_evicts_under_pressure(void **state)
+{
+    (void)state;
+    uint64_t evicted;
+    /* Twice the live peak (2000 + 2504 bytes) leaves room for holes: no eviction. */
+    run_two_streams_through_arena(2 * (2000 + 2504), &evicted);
+    assert_int_equal(evicted, 0);
+    /* Barely above the live peak: buffers cannot move, so holes force evictions. */
+    run_two_streams_through_arena(5000, &evicted);
+    assert_true(evicted > 0);
+}
+
+static void test_partial_table_full_evicts_oldest(void **state)
+{
+    (void)state;
+    struct rdps_reasm_config cfg;
+    rdps__reasm_config_default(&cfg);
+    cfg.max_partials = 2;
+    struct fixture fx;
+    fixture_init(&fx, &cfg);
+    struct frame_list fl = {0};
+    uint32_t seq = 0;
+    for (uint64_t m = 0; m < 3; m++)
+        frames_add_message(&fl, 1, 1, TOPIC, &seq, 2 * PAYLOAD, MAX_MSG, DGRAM, m, 0);
+    feed(&fx, &fl.items[0], 0);
+    feed(&fx, &fl.items[2], 0);
+    feed(&fx, &fl.items[4], 0);
+    assert_int_equal(counters(&fx)->reasm_evicted, 1);
+    feed(&fx, &fl.items[3], 0);
+    feed(&fx, &fl.items[5], 0);
+    feed(&fx, &fl.items[1], 0); /* message 0 was evicted: its tail alone cannot complete */
+    assert_int_equal(rdps__reasm_partial_count(&fx.r), 1);
+    assert_int_equal(fx.rec.count, 2);
+    assert_int_equal(fx.rec.items[0].msg_id, 1);
+    assert_int_equal(fx.rec.items[1].msg_id, 2);
+    frames_free(&fl);
+    fixture_fini(&fx);
+}
+
+static void test_session_table_lru_eviction_and_idle_expiry(void **state)
+{
+    (void)state;
+    struct rdps_reasm_config cfg;
+    rdps__reasm_config_default(&cfg);
+    cfg.max_sessions = 4;
+    cfg.session_idle_timeout_ns = 10 * SEC;
+    struct fixture fx;
+    fixture_init(&fx, &cfg);
+    uint8_t buf[DGRAM];
+    for (uint32_t s = 1; s <= 4; s++) {
+        struct frame f = single(buf, s, 0, 8, 0);
+        feed(&fx, &f, s);
+    }
+    /* Session 1 becomes the most recent; a partial on session 2 (now the LRU). */
+    struct frame f = single(buf, 1, 1, 8, 1);
+    feed(&fx, &f, 5);
+    struct frame_list fl = {0};
+    uint32_t seq = 1;
+    frames_add_message(&fl, 1, 2, TOPIC, &seq, 2 * PAYLOAD, MAX_MSG, DGRAM, 1, 0);
+    feed(&fx, &fl.items[0], 6);
+    for (uint32_t s = 3; s <= 4; s++) {
+        f = single(buf, s, 1, 8, 1);
+        feed(&fx, &f, 6 + s);
+    }
+    f = single(buf, 1, 2, 8, 2);
+    feed(&fx, &f, 11);
+    /* Session 5 evicts session 2 and its partial. */
+    f = single(buf, 5, 0, 8, 0);
+    feed(&fx, &f, 12);
+    assert_int_equal(counters(&fx)->sessions_created, 5);
+    assert_int_equal(counters(&fx)->sessions_evicted, 1);
+    assert_int_equal(counters(&fx)->reasm_dropped_with_session, 1);
+    assert_int_equal(rdps__reasm_stream_count(&fx.r), 4);
+    assert_int_equal(rdps__reasm_partial_count(&fx.r), 0);
+    /* Session 2 comes back: a fresh stream, and its old tail fragment alone does not complete. */
+    feed(&fx, &fl.items[1], 13);
+    assert_int_equal(counters(&fx)->sessions_evicted, 2);
+    /* Same source and session from a different source address is a different stream. */
+    f = single(buf, 1, 3, 8, 3);
+    f.source = 2;
+    assert_int_equal(feed(&fx, &f, 14), 1);
+    /* Idle expiry: everything last active before now - 10 s goes. */
+    uint64_t next = rdps__reasm_expire(&fx.r, 12 + 10 * SEC);
+    assert_true(next > 12 + 10 * SEC);
+    assert_true(counters(&fx)->sessions_expired >= 1);
+    assert_true(rdps__reasm_expire(&fx.r, 100 * SEC) == UINT64_MAX);
+    assert_int_equal(rdps__reasm_stream_count(&fx.r), 0);
+    frames_free(&fl);
+    fixture_fini(&fx);
+}
+
+static void test_many_sessions_hash_churn(void **state)
+{
+    (void)state;
+    struct rdps_reasm_config cfg;
+    rdps__reasm_config_default(&cfg);
+    cfg.max_sessions = 64;
+    struct fixture fx;
+    fixture_init(&fx, &cfg);
+    uint8_t buf[DGRAM];
+    uint64_t rng = 77;
+    /* Random sessions force constant eviction; table and hash must stay consistent. */
+    for (int i = 0; i < 20000; i++) {
+        uint32_t session = (uint32_t)(test_rand(&rng) % 200) + 1;
+        struct frame f = single(buf, session, (uint32_t)i, 4, (uint64_t)i);
+        f.source = test_rand(&rng) % 3;
+        assert_int_equal(feed(&fx, &f, (uint64_t)i), 1);
+        assert_true(rdps__reasm_stream_count(&fx.r) <= 64);
+    }
+    assert_int_equal(rdps__reasm_stream_count(&fx.r), 64);
+    assert_int_equal(counters(&fx)->sessions_created - counters(&fx)->sessions_evicted, 64);
+    fixture_fini(&fx);
+}
+
+static void test_sequence_wrap(void **state)
+{
+    (void)state;
+    assert_true(rdps__seq_lt(0xFFFFFFFFu, 0));
+    assert_true(rdps__seq_gt(0, 0xFFFFFFFFu));
+    assert_true(rdps__seq_le(5, 5) && rdps__seq_ge(5, 5));
+    assert_int_equal(rdps__seq_diff(2, 0xFFFFFFFEu), 4);
+    assert_int_equal(rdps__seq_diff(0xFFFFFFFEu, 2), -4);
+    assert_int_equal(rdps__seq_diff(0x7FFFFFFFu, 0), INT32_MAX);
+    assert_int_equal(rdps__seq_diff(0x80000000u, 0), INT32_MIN);
+
+    struct fixture fx;
+    fixture_default(&fx);
+    uint8_t buf[DGRAM];
+    for (uint32_t i = 0; i < 3000; i++) {
+        struct frame f = single(buf, 3, 0xFFFFFC00u + i, 16, i);
+        assert_int_equal(feed(&fx, &f, 0), 1);
+    }
+    assert_int_equal(counters(&fx)->gaps, 0);
+    assert_int_equal(counters(&fx)->lost_seqs, 0);
+    /* Old frames from before the wrap are duplicates or stale, never delivered again. */
+    struct frame f = single(buf, 3, 0xFFFFFFFFu, 16, 0xFFF);
+    assert_int_equal(feed(&fx, &f, 0), 0);
+    f = single(buf, 3, 0xFFFFFC00u + 2999, 16, 2999);
+    assert_int_equal(feed(&fx, &f, 0), 0);
+    assert_int_equal(counters(&fx)->duplicates + counters(&fx)->stale, 2);
+    assert_int_equal(fx.rec.count, 3000);
+    fixture_fini(&fx);
+}
+
+static void test_end_fragment_first(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_default(&fx);
+    struct frame_list fl = {0};
+    uint32_t seq = 0xFFFFFFFEu;
+    frames_add_message(&fl, 1, 1, TOPIC, &seq, 3 * PAYLOAD + 10, MAX_MSG, DGRAM, 0, 0);
+    /* END, then a middle fragment fixes the layout, then the rest. */
+    feed(&fx, &fl.items[3], 0);
+    feed(&fx, &fl.items[2], 0);
+    feed(&fx, &fl.items[0], 0);
+    assert_int_equal(fx.rec.count, 0);
+    assert_int_equal(rdps__reasm_partial_count(&fx.r), 1);
+    assert_int_equal(feed(&fx, &fl.items[1], 0), 1);
+    assert_true(fx.rec.items[0].pattern_ok);
+    assert_int_equal(fx.rec.items[0].first_seq, 0xFFFFFFFEu);
+    assert_int_equal(fx.rec.items[0].frag_count, 4);
+    assert_int_equal(counters(&fx)->reasm_conflicts, 0);
+    frames_free(&fl);
+    fixture_fini(&fx);
+}
+
+/* A DATA frame from raw header values (bypassing the fragmenter's consistency). */
+static size_t raw_data(uint8_t *buf, uint32_t session, uint32_t seq, uint32_t msg_len, uint32_t off,
+                       uint32_t plen)
+{
+    memset(buf + 32, 0xC3, plen);
+    return rdps__frame_put_data_header(buf, session, TOPIC, seq, msg_len, off, plen, 0, 0);
+}
+
+static void test_hostile_frames_counted_and_dropped(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_default(&fx);
+    fx.refused_topic = 0xBAD;
+    uint8_t buf[2048];
+    size_t n;
+    /* A partial with layout 100-byte fragments, msg_len 1000, seqs 10..19. */
+    n = raw_data(buf, 1, 10, 1000, 0, 100);
+    assert_int_equal(rdps__reasm_input(&fx.r, 1, buf, n, 0), 0);
+    /* Same seq range, different msg_len: conflict. */
+    n = raw_data(buf, 1, 12, 2000, 200, 100);
+    assert_int_equal(rdps__reasm_input(&fx.r, 1, buf, n, 0), 0);
+    /* Right msg_len, offset not matching the seq: conflict. */
+    n = raw_data(buf, 1, 13, 1000, 500, 100);
+    assert_int_equal(rdps__reasm_input(&fx.r, 1, buf, n, 0), 0);
+    /* Non-final fragment of another size inside the span: conflict. */
+    n = raw_data(buf, 1, 14, 1000, 400, 50);
+    assert_int_equal(rdps__reasm_input(&fx.r, 1, buf, n, 0), 0);
+    /* END claimed at a non-final index: conflict (payload larger than the layout allows). */
+    n = raw_data(buf, 1, 15, 1000, 500, 500);
+    assert_int_equal(rdps__reasm_input(&fx.r, 1, buf, n, 0), 0);
+    assert_int_equal(counters(&fx)->reasm_conflicts, 4);
+    /* Empty END fragment past offset 0. */
+    n = raw_data(buf, 1, 30, 1000, 1000, 0);
+    assert_int_equal(rdps__reasm_input(&fx.r, 1, buf, n, 0), 0);
+    /* Misaligned first fragment of a new message. */
+    n = raw_data(buf, 1, 40, 5000, 150, 100);
+    assert_int_equal(rdps__reasm_input(&fx.r, 1, buf, n, 0), 0);
+    assert_int_equal(counters(&fx)->reasm_conflicts, 6);
+    /* Topic changes within the session. */
+    n = rdps__frame_put_data_header(buf, 1, TOPIC + 1, 50, 0, 0, 0, 0, 0);
+    assert_int_equal(rdps__reasm_input(&fx.r, 1, buf, n, 0), 0);
+    assert_int_equal(counters(&fx)->topic_mismatch, 1);
+    /* Refused topic: the stream is remembered and its frames are filtered. */
+    for (uint32_t i = 0; i < 3; i++) {
+        n = rdps__frame_put_data_header(buf, 2, 0xBAD, i, 0, 0, 0, 0, 0);
+        assert_int_equal(rdps__reasm_input(&fx.r, 1, buf, n, 0), 0);
+    }
+    assert_int_equal(counters(&fx)->filtered, 3);
+    assert_int_equal(counters(&fx)->sessions_created, 2);
+    /* Control frames are not for the receive engine. */
+    n = (size_t)rdps__frame_encode_status(buf, sizeof(buf), 1, TOPIC, 1, 1, 1, 0);
+    assert_int_equal(rdps__reasm_input(&fx.r, 1, buf, n, 0), 0);
+    assert_int_equal(counters(&fx)->control_frames, 1);
+    /* Malformed frames: counted by reason. */
+    assert_int_equal(rdps__reasm_input(&fx.r, 1, buf, 10, 0), RDPS_EBADFRAME);
+    n = raw_data(buf, 1, 60, 100, 0, 100);
+    buf[0] = 9;
+    assert_int_equal(rdps__reasm_input(&fx.r, 1, buf, n, 0), RDPS_EBADFRAME);
+    n = raw_data(buf, 1, 60, 100, 0, 100);
+    assert_int_equal(rdps__reasm_input(&fx.r, 1, buf, n - 1, 0), RDPS_EBADFRAME); /* lying len */
+    assert_int_equal(counters(&fx)->bad_frames[RDPS_FRAME_SHORT], 1);
+    assert_int_equal(counters(&fx)->bad_frames[RDPS_FRAME_BAD_VERSION], 1);
+    assert_int_equal(counters(&fx)->bad_frames[RDPS_FRAME_BEGIN_END_MISMATCH], 1);
+    assert_int_equal(fx.rec.count, 0);
+    /* The legitimate message still completes: conflicting frames did not use up its sequences. */
+    for (uint32_t i = 1; i < 10; i++) {
+        n = raw_data(buf, 1, 10 + i, 1000, 100 * i, 100);
+        rdps__reasm_input(&fx.r, 1, buf, n, 0);
+    }
+    assert_int_equal(fx.rec.count, 1);
+    assert_int_equal(fx.rec.items[0].len, 1000);
+    assert_int_equal(fx.rec.items[0].frag_count, 10);
+    fixture_fini(&fx);
+}
+
+/* Random mutations of valid frames: nothing may crash, everything delivered is well-formed. */
+static void test_mutated_frames_never_crash(void **state)
+{
+    (void)state;
+    struct rdps_reasm_config cfg;
+    rdps__reasm_config_default(&cfg);
+    cfg.reasm_cap_bytes = 1u << 16;
+    cfg.max_partials = 8;
+    cfg.max_sessions = 8;
+    cfg.limits.max_msg_len = 1u << 15;
+    struct fixture fx;
+    fixture_init(&fx, &cfg);
+    struct frame_list fl = {0};
+    for (uint32_t s = 1; s <= 4; s++) {
+        uint32_t seq = s * 0x40000000u - 50;
+        for (uint64_t m = 0; m < 30; m++)
+            frames_add_message(&fl, 1, s, TOPIC, &seq, msg_size(m), 1u << 15, DGRAM, m, 0);
+    }
+    uint64_t rng = 12345;
+    uint8_t buf[DGRAM];
+    for (int round = 0; round < 20000; round++) {
+        const struct frame *f = &fl.items[test_rand(&rng) % fl.count];
+        memcpy(buf, f->data, f->len);
+        size_t len = f->len;
+        int flips = (int)(test_rand(&rng) % 4);
+        for (int k = 0; k < flips; k++) {
+            size_t pos = (size_t)(test_rand(&rng) % (len < 40 ? 40 : len));
+            buf[pos % DGRAM] ^= (uint8_t)(1u << (test_rand(&rng) % 8));
+        }
+        if (test_rand(&rng) % 8 == 0)
+            len = (size_t)(test_rand(&rng) % (DGRAM + 1));
+        int rc = rdps__reasm_input(&fx.r, test_rand(&rng) % 2, buf, len, (uint64_t)round * 1000);
+        assert_true(rc == 0 || rc == 1 || rc == RDPS_EBADFRAME);
+        if (round % 1000 == 0)
+            rdps__reasm_expire(&fx.r, (uint64_t)round * 1000);
+    }
+    for (size_t i = 0; i < fx.rec.count; i++)
+        assert_true(fx.rec.items[i].len <= (1u << 15));
+    uint64_t bad = 0;
+    for (int i = 0; i < RDPS_FRAME_REJECT_COUNT; i++)
+        bad += counters(&fx)->bad_frames[i];
+    assert_true(bad > 0);
+    assert_true(counters(&fx)->msgs_delivered > 0);
+    frames_free(&fl);
+    fixture_fini(&fx);
+}
+
+static void test_init_rejects_bad_config(void **state)
+{
+    (void)state;
+    struct rdps_reasm r;
+    struct rdps_reasm_config cfg;
+    rdps__reasm_config_default(&cfg);
+    assert_int_equal(rdps__reasm_init(&r, &cfg), RDPS_EINVAL); /* no deliver callback */
+    assert_true(strstr(rdps_last_error_message(), "deliver") != NULL);
+    rdps__reasm_fini(&r);
+    cfg.deliver = recorder_deliver;
+    cfg.max_sessions = 0;
+    assert_int_equal(rdps__reasm_init(&r, &cfg), RDPS_EINVAL);
+    rdps__reasm_fini(&r);
+    rdps__reasm_config_default(&cfg);
+    cfg.deliver = recorder_deliver;
+    cfg.reasm_cap_bytes = 0;
+    assert_int_equal(rdps__reasm_init(&r, &cfg), RDPS_EINVAL);
+    rdps__reasm_fini(&r);
+    rdps__reasm_fini(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_single_zero_copy_and_zero_length),
+        cmocka_unit_test(test_shuffled_duplicated_many_sessions),
+        cmocka_unit_test(test_loss_delivers_only_complete_messages),
+        cmocka_unit_test(test_duplicate_of_completed_message_not_redelivered),
+        cmocka_unit_test(test_gaps_reorder_lost_and_stale),
+        cmocka_unit_test(test_heartbeat_reveals_tail_loss),
+        cmocka_unit_test(test_memory_cap_evicts_oldest_partial),
+        cmocka_unit_test(test_arena_reuses_space_and_evicts_under_pressure),
+        cmocka_unit_test(test_partial_table_full_evicts_oldest),
+        cmocka_unit_test(test_session_table_lru_eviction_and_idle_expiry),
+        cmocka_unit_test(test_many_sessions_hash_churn),
+        cmocka_unit_test(test_sequence_wrap),
+        cmocka_unit_test(test_end_fragment_first),
+        cmocka_unit_test(test_hostile_frames_counted_and_dropped),
+        cmocka_unit_test(test_mutated_frames_never_crash),
+        cmocka_unit_test(test_init_rejects_bad_config),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
