@@ -243,6 +243,14 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    /* RoCE has no subnet administrator: the SA query says so instead of timing out. */
+    if (a.info.link_layer == IBV_LINK_LAYER_ETHERNET) {
+        struct rdps_sa_mcmember rec[1];
+        int sa = rdps__sa_query_mcmember(a.info.device_name, a.info.port_num, NULL, 500, rec, 1);
+        CHECK(sa == RDPS_ENOTSUP && strstr(rdps_last_error_message(), "no subnet administrator"),
+              "SA query on RoCE: %s (%s)", rdps_err_name(sa), rdps_last_error_message());
+    }
+
     /* ---- unicast: A resolves B by IP:port and sends; B answers through rx->reply ---- */
     struct sockaddr_in b_addr;
     memcpy(&b_addr, &a.info.bound_addr, sizeof(b_addr));

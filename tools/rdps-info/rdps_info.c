@@ -1,0 +1,659 @@
+/* rdps_info.c - rdps-info: RDMA devices, ports, link layer, MTU, GID table, and the SA view of a
+ * group on IB. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <infiniband/verbs.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdps_addr.h"
+#include "rdps_error.h"
+
+#define PROG          "rdps-info"
+#define MAX_GIDS      256
+#define MAX_SA_RECS   64
+#define SA_TIMEOUT_MS 2000
+
+struct options {
+    const char *device;
+    unsigned port; /* 0: all */
+    const char *group;
+    bool json;
+};
+
+/* ---- a small nested JSON writer (objects, arrays, escaped strings) ---------------------- */
+
+struct json {
+    FILE *out;
+    int depth;
+    bool need_comma[32];
+};
+
+static void json_sep(struct json *j)
+{
+    if (j->need_comma[j->depth])
+        fputc(',', j->out);
+    j->need_comma[j->depth] = true;
+}
+
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+static void json_key(struct json *j, const char *key)
+{
+    json_sep(j);
+    if (key != NULL) {
+        json_string(j->out, key);
+        fputc(':', j->out);
+    }
+}
+
+static void json_open(struct json *j, const char *key, char bracket)
+{
+    json_key(j, key);
+    fputc(bracket, j->out);
+    j->depth++;
+    j->need_comma[j->depth] = false;
+}
+
+static void json_close(struct json *j, char bracket)
+{
+    j->depth--;
+    fputc(bracket, j->out);
+}
+
+static void json_str(struct json *j, const char *key, const char *value)
+{
+    json_key(j, key);
+    json_string(j->out, value);
+}
+
+static void json_int(struct json *j, const char *key, long long value)
+{
+    json_key(j, key);
+    fprintf(j->out, "%lld", value);
+}
+
+static void json_bool(struct json *j, const char *key, bool value)
+{
+    json_key(j, key);
+    fputs(value ? "true" : "false", j->out);
+}
+
+/* ---- names ------------------------------------------------------------------------------ */
+
+static const char *port_state_name(enum ibv_port_state s)
+{
+    switch (s) {
+    case IBV_PORT_DOWN:
+        return "PORT_DOWN";
+    case IBV_PORT_INIT:
+        return "PORT_INIT";
+    case IBV_PORT_ARMED:
+        return "PORT_ARMED";
+    case IBV_PORT_ACTIVE:
+        return "PORT_ACTIVE";
+    case IBV_PORT_ACTIVE_DEFER:
+        return "PORT_ACTIVE_DEFER";
+    default:
+        return "PORT_NOP";
+    }
+}
+
+static const char *phys_state_name(uint8_t s)
+{
+    static const char *const names[] = {"NOP",
+                                        "SLEEP",
+                                        "POLLING",
+                                        "DISABLED",
+                                        "PORT_CONFIGURATION_TRAINING",
+                                        "LINK_UP",
+                                        "LINK_ERROR_RECOVERY",
+                                        "PHY_TEST"};
+    return s < sizeof(names) / sizeof(names[0]) ? names[s] : "UNKNOWN";
+}
+
+static const char *link_layer_name(uint8_t ll)
+{
+    switch (ll) {
+    case IBV_LINK_LAYER_INFINIBAND:
+    case IBV_LINK_LAYER_UNSPECIFIED: /* old kernels: IB */
+        return "InfiniBand";
+    case IBV_LINK_LAYER_ETHERNET:
+        return "Ethernet";
+    default:
+        return "unknown";
+    }
+}
+
+static const char *width_name(uint8_t w)
+{
+    switch (w) {
+    case 1:
+        return "1X";
+    case 2:
+        return "4X";
+    case 4:
+        return "8X";
+    case 8:
+        return "12X";
+    case 16:
+        return "2X";
+    default:
+        return "?";
+    }
+}
+
+static const char *speed_name(uint32_t s)
+{
+    switch (s) {
+    case 1:
+        return "2.5 Gb/s (SDR)";
+    case 2:
+        return "5 Gb/s (DDR)";
+    case 4:
+    case 8:
+        return "10 Gb/s (QDR/FDR10)";
+    case 16:
+        return "14 Gb/s (FDR)";
+    case 32:
+        return "25 Gb/s (EDR)";
+    case 64:
+        return "50 Gb/s (HDR)";
+    case 128:
+        return "100 Gb/s (NDR)";
+    default:
+        return "?";
+    }
+}
+
+static const char *gid_type_name(uint32_t type)
+{
+    switch (type) {
+    case IBV_GID_TYPE_IB:
+        return "IB";
+    case IBV_GID_TYPE_ROCE_V1:
+        return "RoCE v1";
+    case IBV_GID_TYPE_ROCE_V2:
+        return "RoCE v2";
+    default:
+        return "unknown";
+    }
+}
+
+static const char *node_type_name(enum ibv_node_type t)
+{
+    switch (t) {
+    case IBV_NODE_CA:
+        return "CA";
+    case IBV_NODE_SWITCH:
+        return "switch";
+    case IBV_NODE_ROUTER:
+        return "router";
+    case IBV_NODE_RNIC:
+        return "RNIC";
+    default:
+        return "other";
+    }
+}
+
+static void guid_text(__be64 guid, char *buf, size_t len)
+{
+    uint64_t g = be64toh(guid);
+    snprintf(buf, len, "%04x:%04x:%04x:%04x", (unsigned)(g >> 48) & 0xffff,
+             (unsigned)(g >> 32) & 0xffff, (unsigned)(g >> 16) & 0xffff, (unsigned)g & 0xffff);
+}
+
+/* ---- GID table: ibv_query_gid_table, else sysfs gid_attrs ------------------------------- */
+
+struct gid_row {
+    unsigned index;
+    uint8_t gid[16];
+    char type[16];
+    char netdev[IF_NAMESIZE + 1];
+};
+
+static bool read_sysfs_line(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    bool ok = fgets(buf, (int)len, f) != NULL;
+    fclose(f);
+    if (ok)
+        buf[strcspn(buf, "\n")] = '\0';
+    return ok;
+}
+
+static int gid_table_sysfs(struct ibv_context *ctx, const char *dev, uint8_t port, int table_len,
+                           struct gid_row *rows, int max)
+{
+    static const uint8_t zero[16];
+    int n = 0;
+    for (int i = 0; i < table_len && n < max; i++) {
+        union ibv_gid gid;
+        if (ibv_query_gid(ctx, port, i, &gid) != 0 || memcmp(gid.raw, zero, 16) == 0)
+            continue;
+        struct gid_row *r = &rows[n++];
+        char path[256];
+        memset(r, 0, sizeof(*r));
+        r->index = (unsigned)i;
+        memcpy(r->gid, gid.raw, 16);
+        snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/gid_attrs/types/%d", dev,
+                 port, i);
+        if (!read_sysfs_line(path, r->type, sizeof(r->type)))
+            snprintf(r->type, sizeof(r->type), "IB");
+        else if (strcmp(r->type, "IB/RoCE v1") == 0)
+            snprintf(r->type, sizeof(r->type), "RoCE v1");
+        snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/gid_attrs/ndevs/%d", dev,
+                 port, i);
+        if (!read_sysfs_line(path, r->netdev, sizeof(r->netdev)))
+            r->netdev[0] = '\0';
+    }
+    return n;
+}
+
+static int gid_table(struct ibv_context *ctx, const char *dev, uint8_t port, uint8_t link_layer,
+                     int table_len, struct gid_row *rows, int max)
+{
+    struct ibv_gid_entry entries[MAX_GIDS];
+    ssize_t got = ibv_query_gid_table(ctx, entries, MAX_GIDS, 0);
+    if (got < 0)
+        return gid_table_sysfs(ctx, dev, port, table_len, rows, max);
+    int n = 0;
+    for (ssize_t i = 0; i < got && n < max; i++) {
+        if (entries[i].port_num != port)
+            continue;
+        struct gid_row *r = &rows[n++];
+        memset(r, 0, sizeof(*r));
+        r->index = entries[i].gid_index;
+        memcpy(r->gid, entries[i].gid.raw, 16);
+        /* Some providers report type IB for RoCE v1 entries; the link layer tells them apart. */
+        if (entries[i].gid_type == IBV_GID_TYPE_IB && link_layer == IBV_LINK_LAYER_ETHERNET)
+            snprintf(r->type, sizeof(r->type), "RoCE v1");
+        else
+            snprintf(r->type, sizeof(r->type), "%s", gid_type_name(entries[i].gid_type));
+        if (entries[i].ndev_ifindex == 0 ||
+            if_indextoname(entries[i].ndev_ifindex, r->netdev) == NULL)
+            r->netdev[0] = '\0';
+    }
+    return n;
+}
+
+/* ---- the SA view of a group ------------------------------------------------------------- */
+
+/* --group: an IPv4 group (mapped as rdma_cm maps it), an MGID in IPv6 notation, or "all". */
+static int group_mgid(const char *text, uint16_t pkey, uint8_t mgid[16], bool *all)
+{
+    struct in_addr v4;
+    *all = strcmp(text, "all") == 0;
+    if (*all)
+        return 0;
+    if (inet_pton(AF_INET, text, &v4) == 1) {
+        if (!IN_MULTICAST(ntohl(v4.s_addr)))
+            return -1;
+        rdps__ib_mgid_from_ipv4(ntohl(v4.s_addr), pkey, 2, mgid);
+        return 0;
+    }
+    if (inet_pton(AF_INET6, text, mgid) == 1 && mgid[0] == 0xff)
+        return 0;
+    return -1;
+}
+
+static void report_sa(struct json *j, struct ibv_context *ctx, const char *dev, uint8_t port,
+                      const struct ibv_port_attr *pa, const struct options *opt)
+{
+    char gidtxt[INET6_ADDRSTRLEN];
+
+    if (pa->link_layer == IBV_LINK_LAYER_ETHERNET) {
+        static const char reason[] =
+            "no SA on Ethernet link layer (RoCE has no subnet administrator; "
+            "multicast membership is kept by IGMP/MLD)";
+        if (j != NULL) {
+            json_open(j, "sa", '{');
+            json_bool(j, "available", false);
+            json_str(j, "reason", reason);
+            if (opt->group != NULL) {
+                struct in_addr v4;
+                json_str(j, "group", opt->group);
+                /* What rdma_cm joins on RoCE: the IPv4-mapped address as MGID. */
+                if (inet_pton(AF_INET, opt->group, &v4) == 1) {
+                    uint8_t mgid[16] = {[10] = 0xff, [11] = 0xff};
+                    memcpy(mgid + 12, &v4, 4);
+                    inet_ntop(AF_INET6, mgid, gidtxt, sizeof(gidtxt));
+                    json_str(j, "roce_mgid", gidtxt);
+                }
+            }
+            json_close(j, '}');
+        } else {
+            printf("        SA: %s\n", reason);
+        }
+        return;
+    }
+
+    if (opt->group == NULL) {
+        if (j != NULL) {
+            json_open(j, "sa", '{');
+            json_bool(j, "available", pa->sm_lid != 0);
+            json_int(j, "sm_lid", pa->sm_lid);
+            json_close(j, '}');
+        } else {
+            printf("        SA: at SM LID 0x%04x (--group ADDR lists a group's members)\n",
+                   pa->sm_lid);
+        }
+        return;
+    }
+
+    uint16_t pkey = 0xffff;
+    __be16 pk;
+    if (ibv_query_pkey(ctx, port, 0, &pk) == 0)
+        pkey = ntohs(pk);
+    uint8_t mgid[16];
+    bool all = false;
+    struct rdps_sa_mcmember recs[MAX_SA_RECS];
+    int n;
+    if (group_mgid(opt->group, pkey, mgid, &all) < 0)
+        n = rdps__set_err(RDPS_EINVAL,
+                          "--group %s is not a multicast IPv4 address, an MGID or 'all'",
+                          opt->group);
+    else
+        n = rdps__sa_query_mcmember(dev, port, all ? NULL : mgid, SA_TIMEOUT_MS, recs, MAX_SA_RECS);
+    if (j != NULL) {
+        json_open(j, "sa", '{');
+        json_bool(j, "available", n >= 0);
+        json_str(j, "group", opt->group);
+        if (!all && n != RDPS_EINVAL) {
+            inet_ntop(AF_INET6, mgid, gidtxt, sizeof(gidtxt));
+            json_str(j, "mgid", gidtxt);
+        }
+        if (n < 0) {
+            json_str(j, "error", rdps_err_name(n));
+            json_str(j, "reason", rdps_last_error_message());
+        } else {
+            json_int(j, "record_count", n);
+            json_open(j, "records", '[');
+            for (int i = 0; i < n && i < MAX_SA_RECS; i++) {
+                json_open(j, NULL, '{');
+                inet_ntop(AF_INET6, recs[i].mgid, gidtxt, sizeof(gidtxt));
+                json_str(j, "mgid", gidtxt);
+                inet_ntop(AF_INET6, recs[i].port_gid, gidtxt, sizeof(gidtxt));
+                json_str(j, "port_gid", gidtxt);
+                json_int(j, "mlid", recs[i].mlid);
+                json_int(j, "qkey", recs[i].qkey);
+                json_int(j, "mtu", rdps__ib_mtu_bytes(recs[i].mtu));
+                json_str(j, "rate", rdps__ib_rate_text(recs[i].rate));
+                json_int(j, "pkey", recs[i].pkey);
+                json_int(j, "sl", recs[i].sl);
+                json_int(j, "scope", recs[i].scope);
+                json_int(j, "join_state", recs[i].join_state);
+                json_close(j, '}');
+            }
+            json_close(j, ']');
+        }
+        json_close(j, '}');
+        return;
+    }
+    if (n < 0) {
+        printf("        SA view of %s: %s (%s)\n", opt->group, rdps_strerror(n),
+               rdps_last_error_message());
+        return;
+    }
+    printf("        SA view of %s: %d record%s\n", opt->group, n, n == 1 ? "" : "s");
+    for (int i = 0; i < n && i < MAX_SA_RECS; i++) {
+        char pg[INET6_ADDRSTRLEN];
+        inet_ntop(AF_INET6, recs[i].mgid, gidtxt, sizeof(gidtxt));
+        inet_ntop(AF_INET6, recs[i].port_gid, pg, sizeof(pg));
+        printf("          MGID %s MLID 0x%04x Q_Key 0x%08x MTU %u rate %s P_Key 0x%04x SL %u "
+               "join state 0x%x port GID %s\n",
+               gidtxt, recs[i].mlid, recs[i].qkey, rdps__ib_mtu_bytes(recs[i].mtu),
+               rdps__ib_rate_text(recs[i].rate), recs[i].pkey, recs[i].sl, recs[i].join_state, pg);
+    }
+}
+
+/* ---- devices and ports ------------------------------------------------------------------ */
+
+static int report_port(struct json *j, struct ibv_context *ctx, const char *dev, uint8_t port,
+                       const struct options *opt)
+{
+    struct ibv_port_attr pa;
+    struct gid_row rows[MAX_GIDS];
+    char gidtxt[INET6_ADDRSTRLEN];
+
+    int rc = ibv_query_port(ctx, port, &pa);
+    if (rc != 0) {
+        fprintf(stderr, PROG ": %s port %u: ibv_query_port: %s\n", dev, port, strerror(rc));
+        return -1;
+    }
+    int ngid = gid_table(ctx, dev, port, pa.link_layer, pa.gid_tbl_len, rows, MAX_GIDS);
+    unsigned active_mtu = 128u << pa.active_mtu, max_mtu = 128u << pa.max_mtu;
+    uint32_t speed = pa.active_speed;
+
+    if (j != NULL) {
+        json_open(j, NULL, '{');
+        json_int(j, "port", port);
+        json_str(j, "state", port_state_name(pa.state));
+        json_int(j, "state_num", pa.state);
+        json_str(j, "phys_state", phys_state_name(pa.phys_state));
+        json_str(j, "link_layer", link_layer_name(pa.link_layer));
+        json_int(j, "active_mtu", active_mtu);
+        json_int(j, "max_mtu", max_mtu);
+        json_int(j, "lid", pa.lid);
+        json_int(j, "sm_lid", pa.sm_lid);
+        json_str(j, "width", width_name(pa.active_width));
+        json_str(j, "speed", speed_name(speed));
+        json_int(j, "gid_table_len", pa.gid_tbl_len);
+        json_open(j, "gids", '[');
+        for (int i = 0; i < ngid; i++) {
+            json_open(j, NULL, '{');
+            json_int(j, "index", rows[i].index);
+            inet_ntop(AF_INET6, rows[i].gid, gidtxt, sizeof(gidtxt));
+            json_str(j, "gid", gidtxt);
+            json_str(j, "type", rows[i].type);
+            json_str(j, "netdev", rows[i].netdev);
+            json_close(j, '}');
+        }
+        json_close(j, ']');
+        report_sa(j, ctx, dev, port, &pa, opt);
+        json_close(j, '}');
+        return 0;
+    }
+    printf("    port %u: state %s (%s), physical state %s, link layer %s\n", port,
+           port_state_name(pa.state), pa.state == IBV_PORT_ACTIVE ? "ACTIVE" : "not active",
+           phys_state_name(pa.phys_state), link_layer_name(pa.link_layer));
+    printf("        MTU %u active, %u max; LID 0x%04x, SM LID 0x%04x; %s x %s\n", active_mtu,
+           max_mtu, pa.lid, pa.sm_lid, width_name(pa.active_width), speed_name(speed));
+    printf("        GID table (%d of %d entries in use):\n", ngid, pa.gid_tbl_len);
+    for (int i = 0; i < ngid; i++) {
+        inet_ntop(AF_INET6, rows[i].gid, gidtxt, sizeof(gidtxt));
+        printf("          [%u] %-40s %-8s %s\n", rows[i].index, gidtxt, rows[i].type,
+               rows[i].netdev[0] != '\0' ? rows[i].netdev : "-");
+    }
+    report_sa(NULL, ctx, dev, port, &pa, opt);
+    return 0;
+}
+
+static int report_device(struct json *j, struct ibv_device *device, const struct options *opt)
+{
+    const char *name = ibv_get_device_name(device);
+    struct ibv_device_attr da;
+    char guid[32], sysguid[32];
+    int failed = 0;
+
+    struct ibv_context *ctx = ibv_open_device(device);
+    if (ctx == NULL) {
+        fprintf(stderr, PROG ": %s: ibv_open_device: %s\n", name, strerror(errno));
+        return -1;
+    }
+    int rc = ibv_query_device(ctx, &da);
+    if (rc != 0) {
+        fprintf(stderr, PROG ": %s: ibv_query_device: %s\n", name, strerror(rc));
+        ibv_close_device(ctx);
+        return -1;
+    }
+    if (opt->port > da.phys_port_cnt) {
+        fprintf(stderr, PROG ": %s has %u port(s); there is no port %u\n", name, da.phys_port_cnt,
+                opt->port);
+        ibv_close_device(ctx);
+        return -1;
+    }
+    guid_text(ibv_get_device_guid(device), guid, sizeof(guid));
+    guid_text(da.sys_image_guid, sysguid, sizeof(sysguid));
+    if (j != NULL) {
+        json_open(j, NULL, '{');
+        json_str(j, "name", name);
+        json_str(j, "node_type", node_type_name(device->node_type));
+        json_str(j, "node_guid", guid);
+        json_str(j, "sys_image_guid", sysguid);
+        json_str(j, "fw_ver", da.fw_ver);
+        json_int(j, "phys_port_cnt", da.phys_port_cnt);
+        json_int(j, "max_qp", da.max_qp);
+        json_int(j, "max_mcast_grp", da.max_mcast_grp);
+        json_int(j, "max_mcast_qp_attach", da.max_mcast_qp_attach);
+        json_open(j, "ports", '[');
+    } else {
+        printf("device %s: %s, node GUID %s, firmware %s, %u port(s)\n", name,
+               node_type_name(device->node_type), guid, da.fw_ver[0] != '\0' ? da.fw_ver : "-",
+               da.phys_port_cnt);
+        printf("    limits: %d QPs, %d multicast groups, %d QPs per group\n", da.max_qp,
+               da.max_mcast_grp, da.max_mcast_qp_attach);
+    }
+    for (unsigned p = 1; p <= da.phys_port_cnt; p++)
+        if (opt->port == 0 || opt->port == p)
+            failed |= report_port(j, ctx, name, (uint8_t)p, opt) < 0;
+    if (j != NULL) {
+        json_close(j, ']');
+        json_close(j, '}');
+    }
+    ibv_close_device(ctx);
+    return failed ? -1 : 0;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out, "Usage: " PROG " [-d DEV] [-p PORT] [--group ADDR] [--json]\n"
+                 "Shows RDMA devices and ports as rdps sees them: state, link layer, active MTU,\n"
+                 "GID table (type RoCE v1/v2 and netdev), and on InfiniBand the subnet\n"
+                 "administrator's records for a multicast group.\n"
+                 "\n"
+                 "  -d, --device DEV   only this device (e.g. rxe0, mlx5_0)\n"
+                 "  -p, --port N       only this port (1-based)\n"
+                 "  -g, --group ADDR   IB: list the SA's MCMemberRecords for ADDR (an IPv4 group,\n"
+                 "                     mapped to the MGID rdma_cm uses; an MGID such as ff12::1;\n"
+                 "                     or 'all'); RoCE: says there is no SA\n"
+                 "  -j, --json         one JSON document on stdout\n"
+                 "  -h, --help         this text\n"
+                 "\n"
+                 "Exit status: 0 ok, 1 no device or a query failed, 2 bad arguments.\n");
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"device", required_argument, NULL, 'd'}, {"port", required_argument, NULL, 'p'},
+        {"group", required_argument, NULL, 'g'},  {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+    };
+    struct options opt = {0};
+    int c;
+
+    while ((c = getopt_long(argc, argv, "d:p:g:jh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            opt.device = optarg;
+            break;
+        case 'p': {
+            char *end;
+            errno = 0;
+            unsigned long v = strtoul(optarg, &end, 10);
+            if (errno != 0 || *end != '\0' || v < 1 || v > 255) {
+                fprintf(stderr, PROG ": --port wants a port number 1..255, not '%s'\n", optarg);
+                return 2;
+            }
+            opt.port = (unsigned)v;
+            break;
+        }
+        case 'g':
+            opt.group = optarg;
+            break;
+        case 'j':
+            opt.json = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, PROG ": unexpected argument '%s' (see --help)\n", argv[optind]);
+        return 2;
+    }
+    if (opt.group != NULL) {
+        uint8_t mgid[16];
+        bool all;
+        if (group_mgid(opt.group, 0xffff, mgid, &all) < 0) {
+            fprintf(stderr,
+                    PROG ": --group '%s' is not a multicast IPv4 address, an MGID or 'all'\n",
+                    opt.group);
+            return 2;
+        }
+    }
+
+    int num = 0;
+    struct ibv_device **list = ibv_get_device_list(&num);
+    if (list == NULL || num == 0) {
+        fprintf(stderr,
+                PROG ": no RDMA devices found (%s); load a driver, e.g. for soft-RoCE: "
+                     "modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0\n",
+                list == NULL ? strerror(errno) : "the device list is empty");
+        if (list != NULL)
+            ibv_free_device_list(list);
+        return 1;
+    }
+    bool found = false;
+    int failed = 0;
+    struct json j = {.out = stdout};
+    if (opt.json) {
+        json_open(&j, NULL, '{');
+        json_str(&j, "tool", PROG);
+        json_open(&j, "devices", '[');
+    }
+    for (int i = 0; i < num; i++) {
+        if (opt.device != NULL && strcmp(opt.device, ibv_get_device_name(list[i])) != 0)
+            continue;
+        found = true;
+        failed |= report_device(opt.json ? &j : NULL, list[i], &opt) < 0;
+    }
+    if (opt.json) {
+        json_close(&j, ']');
+        json_close(&j, '}');
+        fputc('\n', stdout);
+    }
+    if (!found) {
+        fprintf(stderr, PROG ": no RDMA device named '%s'; present:", opt.device);
+        for (int i = 0; i < num; i++)
+            fprintf(stderr, " %s", ibv_get_device_name(list[i]));
+        fputc('\n', stderr);
+        failed = 1;
+    }
+    ibv_free_device_list(list);
+    return failed ? 1 : 0;
+}
