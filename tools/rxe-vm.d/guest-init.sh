@@ -22,6 +22,7 @@ fail() {
 }
 
 . "$run/guest-$index.env" || fail "cannot read $run/guest-$index.env"
+[ "$RXEVM_TRACE" = 1 ] && set -x
 
 for d in /tmp /run /var/tmp /dev/shm /root; do
 	mkdir -p "$d" 2>/dev/null
