@@ -1,0 +1,22 @@
+#!/bin/sh
+# run-fuzz.sh - builds the libFuzzer harnesses with clang and runs each for a while on a copy of its corpus.
+# Usage: tests/fuzz/run-fuzz.sh [SECONDS_PER_HARNESS (default 60)] [HARNESS...]
+# New inputs land in BUILD/fuzz-work/<harness>; copy interesting ones (crashes as regression
+# seeds after the fix) into tests/fuzz/corpus/<harness>/ and commit them.
+set -eu
+seconds=${1:-60}
+[ $# -gt 0 ] && shift
+harnesses=${*:-"frame_decode reasm"}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=${RDPS_FUZZ_BUILD:-$src/build-fuzz}
+
+CC=${CC:-clang} cmake -S "$src" -B "$build" -DRDPS_FUZZ=ON -DRDPS_BUILD_TOOLS=OFF >/dev/null
+for h in $harnesses; do
+    cmake --build "$build" --target "fuzz_$h" -j2 >/dev/null
+    work=$build/fuzz-work/$h
+    mkdir -p "$work"
+    cp -n "$src/tests/fuzz/corpus/$h"/* "$work"/ 2>/dev/null || true
+    echo "== fuzz_$h for ${seconds}s (corpus $work)" >&2
+    "$build/tests/fuzz/fuzz_$h" -max_total_time="$seconds" -max_len=16384 -print_final_stats=1 \
+        -artifact_prefix="$build/fuzz-work/$h-" "$work"
+done
