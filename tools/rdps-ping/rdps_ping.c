@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@
 static volatile sig_atomic_t stop_requested;
 
 struct options {
-    bool listen, sink, flood, json;
+    bool listen, sink, flood, json, event;
     const char *target; /* HOST[:PORT] */
     const char *groups[MAX_GROUPS];
     unsigned ngroups;
@@ -49,6 +50,7 @@ struct ping_ctx {
     struct rdps_addr_group *groups[MAX_GROUPS];
     const struct rdps_dest *dest;
     char target_text[80];
+    bool armed; /* --event: completion notification requested since the last wakeup */
 };
 
 static void usage(FILE *out)
@@ -56,10 +58,10 @@ static void usage(FILE *out)
     fprintf(out,
             "Usage:\n"
             "  " PROG " --listen [--group ADDR]... [-b BIND_IP | -d DEV] [--port P] [--sink]\n"
-            "            [--timeout S] [--json]\n"
+            "            [--timeout S] [--event] [--json]\n"
             "  " PROG " (HOST_IP[:PORT] | --group ADDR) [-n COUNT] [-s SIZE] [-i INTERVAL_US]\n"
             "            [--expect K] [--wait-ms MS] [--flood [--batch B]] [-b BIND_IP | -d DEV]\n"
-            "            [--timeout S] [--json]\n"
+            "            [--timeout S] [--event] [--json]\n"
             "\n"
             "UD round-trip latency over the rdps verbs transport (one shared UD QP).\n"
             "The listener echoes every ping to its sender (reply AH from the work completion);\n"
@@ -83,6 +85,8 @@ static void usage(FILE *out)
             "                    datagrams/s (echoes are counted when the listener echoes)\n"
             "  --batch B         --flood: datagrams per posted work-request chain (default 16)\n"
             "  --timeout S       overall limit in seconds (default: client 60, listener none)\n"
+            "  --event           sleep on the completion channel when idle instead of\n"
+            "                    busy-polling (like perftest -e)\n"
             "  --json            one-line JSON summary on stdout\n"
             "  -h, --help        this text\n",
             RDPS_DEFAULT_CM_PORT);
@@ -129,6 +133,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         OPT_BATCH,
         OPT_EXPECT,
         OPT_WAIT,
+        OPT_EVENT,
     };
     static const struct option longopts[] = {
         {"listen", no_argument, NULL, OPT_LISTEN},
@@ -146,6 +151,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"batch", required_argument, NULL, OPT_BATCH},
         {"expect", required_argument, NULL, OPT_EXPECT},
         {"wait-ms", required_argument, NULL, OPT_WAIT},
+        {"event", no_argument, NULL, OPT_EVENT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -224,6 +230,9 @@ static int parse_args(int argc, char **argv, struct options *o)
             break;
         case OPT_FLOOD:
             o->flood = true;
+            break;
+        case OPT_EVENT:
+            o->event = true;
             break;
         case OPT_BATCH:
             if (!tool_parse_u64(optarg, 1, 1024, false, &o->batch)) {
@@ -443,6 +452,28 @@ static int claim_retry(struct rdps_transport *t, struct rdps_tx_buf *buf, uint64
     }
 }
 
+/*
+ * Nothing was received. Busy-polling yields the CPU (one vCPU is common in
+ * test guests: the peer must run). With --event: first arm the completion
+ * channel and let the caller poll once more (a completion may have landed
+ * before the arm), then sleep on the fd.
+ */
+static void idle(struct ping_ctx *pc, int timeout_ms)
+{
+    if (!pc->opt.event) {
+        sched_yield();
+        return;
+    }
+    if (!pc->armed) {
+        if (pc->t->ops->arm(pc->t) >= 0)
+            pc->armed = true;
+        return;
+    }
+    struct pollfd pfd = {.fd = pc->t->ops->event_fd(pc->t), .events = POLLIN};
+    (void)poll(&pfd, 1, timeout_ms);
+    pc->armed = false;
+}
+
 /* ---- listener -------------------------------------------------------------------------- */
 
 struct listen_totals {
@@ -530,7 +561,7 @@ static int run_listener(struct ping_ctx *pc)
                 break;
         }
         if (n == 0)
-            sched_yield(); /* one vCPU is common in test guests: let the peer run */
+            idle(pc, 10);
     }
     struct rdps_transport_stats st;
     pc->t->ops->get_stats(pc->t, &st);
@@ -765,7 +796,7 @@ static int run_client(struct ping_ctx *pc)
         while (tool_now_ns() < linger && tool_now_ns() < deadline && !stop_requested &&
                cs.echoes < sent)
             if (drain_echoes(pc, &cs, UINT32_MAX) == 0)
-                sched_yield();
+                idle(pc, 10);
     } else {
         for (uint32_t seq = 0; seq < o->count && !stop_requested; seq++) {
             if (tool_now_ns() > deadline)
@@ -795,8 +826,11 @@ static int run_client(struct ping_ctx *pc)
                 if ((answered && now >= next_send) || now >= wait_until ||
                     (want == 0 && now >= next_send) || now > deadline || stop_requested)
                     break;
-                if (m == 0)
-                    sched_yield(); /* see run_listener */
+                if (m == 0) {
+                    uint64_t until = answered || want == 0 ? next_send : wait_until;
+                    uint64_t ms = until > now ? (until - now) / 1000000u : 0;
+                    idle(pc, ms > 100 ? 100 : (int)ms);
+                }
             }
             if (rc != 0)
                 break;
@@ -806,7 +840,7 @@ static int run_client(struct ping_ctx *pc)
         uint64_t linger = tool_now_ns() + (o->ngroups > 0 ? o->wait_ms : 0) * 1000000ull;
         while (tool_now_ns() < linger && !stop_requested)
             if (drain_echoes(pc, &cs, UINT32_MAX) == 0)
-                sched_yield();
+                idle(pc, 10);
     }
     print_summary(pc, &cs, sent, (double)(send_end - start) / 1e9);
     if (sent < o->count && rc == 0 && !stop_requested) {
