@@ -837,6 +837,30 @@ static void restart_group(struct rdps_addr_group *g)
         RDPS_LOG_WRN("addr: re-join failed: %s", g->entry.error_text);
 }
 
+int rdps__addr_peer_refresh(struct rdps_addr_peer *p)
+{
+    if (p == NULL)
+        return rdps__set_err(RDPS_EINVAL, "addr_peer_refresh: NULL peer");
+    p->owner->stats.readdresses++;
+    p->entry.invalidations++;
+    restart_peer(p);
+    return p->entry.state == RDPS_ENTRY_FAILED
+               ? rdps__set_err(p->entry.error, "%s", p->entry.error_text)
+               : 0;
+}
+
+int rdps__addr_group_rejoin(struct rdps_addr_group *g)
+{
+    if (g == NULL)
+        return rdps__set_err(RDPS_EINVAL, "addr_group_rejoin: NULL group");
+    g->owner->stats.rejoins++;
+    g->entry.invalidations++;
+    restart_group(g);
+    return g->entry.state == RDPS_ENTRY_FAILED
+               ? rdps__set_err(g->entry.error, "%s", g->entry.error_text)
+               : 0;
+}
+
 static void expire_deadlines(struct rdps_addr *a)
 {
     uint64_t now = now_ms();

@@ -54,7 +54,10 @@ struct rdps_addr_stats {
 
 /* Creates the context and (unless told not to) starts listening; never blocks on the network. */
 int rdps__addr_create(const struct rdps_addr_config *cfg, struct rdps_addr **out);
-/* Leaves every group, detaches the QP, destroys ids and AHs. Accepts NULL. */
+/*
+ * Leaves every group, detaches the QP, destroys ids and AHs; peer and group
+ * handles still held become invalid. Accepts NULL.
+ */
 void rdps__addr_destroy(struct rdps_addr *a);
 /* rdma_cm event channel fd (non-blocking): readable when rdps__addr_process has work. */
 int rdps__addr_fd(const struct rdps_addr *a);
@@ -81,6 +84,12 @@ int rdps__addr_resolve_start(struct rdps_addr *a, const struct sockaddr *peer,
  */
 int rdps__addr_peer_state(struct rdps_addr_peer *p, const struct rdps_dest **dest);
 void rdps__addr_peer_release(struct rdps_addr_peer *p);
+/*
+ * Re-resolves a peer now, as ADDR_CHANGE does (e.g. the application saw the
+ * peer restart on a new QP). The entry turns pending; the previous AH stays
+ * alive until release, so sends already posted with it are safe.
+ */
+int rdps__addr_peer_refresh(struct rdps_addr_peer *p);
 
 /*
  * Multicast: rdma_join_multicast_ex, asynchronous. FULL joins attach the
@@ -96,6 +105,12 @@ int rdps__addr_join_start(struct rdps_addr *a, const struct sockaddr *group,
 /* 0 pending, 1 joined (*dest set, remote QPN 0xFFFFFF), or a negative code. dest may be NULL. */
 int rdps__addr_group_state(struct rdps_addr_group *g, const struct rdps_dest **dest);
 void rdps__addr_leave(struct rdps_addr_group *g);
+/*
+ * Leaves and joins again now, as MULTICAST_ERROR does (counted in
+ * stats.rejoins): the QP is detached, the group re-joined on a new cm id and
+ * re-attached when the join completes.
+ */
+int rdps__addr_group_rejoin(struct rdps_addr_group *g);
 
 /* What a completed join learned (valid while rdps__addr_group_state() returns 1). */
 struct rdps_addr_group_info {

@@ -301,6 +301,23 @@ int main(int argc, char **argv)
         CHECK(reply != NULL, "B got A's datagram with a reply destination (src QPN = A's QP)");
         wait_counts(all, 3, &a, 0, 1, WAIT_MS);
         CHECK(a.rx_by_group[0] == 1, "A received B's reply through rx->reply");
+
+        /* Re-resolve (the ADDR_CHANGE path): pending, then ready again with B's QPN. */
+        err = rdps__addr_peer_refresh(peer);
+        CHECK(err == 0 && rdps__addr_peer_state(peer, NULL) == 0,
+              "refresh turns the peer pending (%s)", rdps_strerror(err));
+        state = wait_peer(all, 3, peer, &to_b);
+        CHECK(state == 1 && to_b->remote_qpn == b.info.qpn,
+              "re-resolved B after refresh: state %d QPN 0x%06x", state,
+              state == 1 ? to_b->remote_qpn : 0);
+        if (state == 1) {
+            reset_counts(all, 3);
+            for (unsigned i = 0; i < PER_GROUP; i++)
+                send_one(&a, to_b, 0, i);
+            wait_counts(all, 3, &b, 0, PER_GROUP, WAIT_MS);
+            CHECK(b.rx_by_group[0] == PER_GROUP, "B received %u/%u after the re-resolve",
+                  b.rx_by_group[0], PER_GROUP);
+        }
     }
     rdps__addr_peer_release(peer);
 
@@ -425,6 +442,23 @@ int main(int argc, char **argv)
     rdps__addr_get_stats(c.addr, &st);
     printf("C stats: %llu joins, %llu send-only fallbacks\n", (unsigned long long)st.joins_ready,
            (unsigned long long)st.send_only_fallbacks);
+
+    /* Re-join (the MULTICAST_ERROR path) on B's remaining group: detached, joined, re-attached. */
+    if (b_groups[3] != NULL && to_group[3] != NULL) {
+        err = rdps__addr_group_rejoin(b_groups[3]);
+        CHECK(err == 0, "rejoin of group 3 started (%s)", rdps_strerror(err));
+        state = wait_group(all, 3, b_groups[3], NULL);
+        rdps__addr_group_info(b_groups[3], &gi);
+        rdps__addr_get_stats(b.addr, &st);
+        CHECK(state == 1 && gi.qp_attached && gi.rejoins == 1 && st.rejoins == 1,
+              "group 3 re-joined and re-attached (state %d, rejoins %llu)", state,
+              (unsigned long long)st.rejoins);
+        reset_counts(all, 3);
+        send_burst(all, 3, &c, to_group[3], 3);
+        wait_counts(all, 3, &b, 3, PER_GROUP, WAIT_MS);
+        CHECK(b.rx_by_group[3] == PER_GROUP, "B receives group 3 after the re-join (%u/%u)",
+              b.rx_by_group[3], PER_GROUP);
+    }
 
     rdps__addr_leave(a_group1);
     for (unsigned g = 1; g <= NGROUPS; g++) {

@@ -527,6 +527,29 @@ static void test_mad_hdr_roundtrip(void **state)
     assert_string_equal(rdps__sa_status_text(0x0200), "request invalid");
 }
 
+static void test_mgid_from_ipv4(void **state)
+{
+    /* 239.192.10.1 in the default partition, link-local scope, as rdma_cm maps it on IB. */
+    static const uint8_t want[16] = {
+        0xff, 0x12, /* multicast, flags 1 (transient), scope 2 (link-local) */
+        0x40, 0x01, /* IPv4 signature with rdma_cm's byte (IPoIB: 0x401b) */
+        0xff, 0xff, /* P_Key */
+        0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x0f, 0xc0, 0x0a, 0x01, /* low 28 bits of 239.192.10.1 (0xefc00a01) */
+    };
+    uint8_t mgid[16];
+    (void)state;
+
+    rdps__ib_mgid_from_ipv4(0xefc00a01u, 0xffff, 2, mgid);
+    assert_memory_equal(mgid, want, 16);
+    rdps__ib_mgid_from_ipv4(0xe0000001u, 0x8001, 5, mgid);
+    assert_int_equal(mgid[1], 0x15);
+    assert_int_equal(mgid[4], 0x80);
+    assert_int_equal(mgid[5], 0x01);
+    assert_int_equal(mgid[12], 0x00);
+    assert_int_equal(mgid[15], 0x01);
+}
+
 static void test_helpers(void **state)
 {
     (void)state;
@@ -556,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_response_rejects_malformed),
         cmocka_unit_test(test_response_error_status),
         cmocka_unit_test(test_mad_hdr_roundtrip),
+        cmocka_unit_test(test_mgid_from_ipv4),
         cmocka_unit_test(test_helpers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
