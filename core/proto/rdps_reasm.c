@@ -319,8 +319,15 @@ static void stream_remove(struct rdps_reasm *r, int32_t si)
 static int32_t stream_get(struct rdps_reasm *r, uint64_t source, const struct rdps_frame_view *v,
                           uint64_t now_ns)
 {
+    /* Consecutive frames usually come from the same stream: skip the hash then. */
+    int32_t si = r->lru_head;
+    if (si != NO_INDEX && r->streams[si].session_id == v->hdr.session_id &&
+        r->streams[si].source == source) {
+        r->streams[si].last_active_ns = now_ns;
+        return si;
+    }
     uint32_t slot = hash_find_slot(r, source, v->hdr.session_id);
-    int32_t si = r->hash_slots[slot];
+    si = r->hash_slots[slot];
     if (si != NO_INDEX) {
         if (r->lru_head != si) {
             lru_unlink(r, si);
@@ -409,8 +416,22 @@ static void window_start(struct rdps_reasm_stream *s, uint32_t first)
 static inline void window_extend(struct rdps_reasm *r, struct rdps_reasm_stream *s,
                                  uint32_t new_next)
 {
-    if (new_next - s->window_base > RDPS_REASM_WINDOW)
+    uint32_t excess = new_next - s->window_base - RDPS_REASM_WINDOW;
+    if (new_next - s->window_base <= RDPS_REASM_WINDOW) {
+        /* window not full yet */
+    } else if (excess == 1 && rdps__seq_ge(s->window_base, s->loss_floor)) {
+        /* In-order steady state: exactly one sequence leaves the window. */
+        uint32_t bit = s->window_base & (RDPS_REASM_WINDOW - 1);
+        uint64_t mask = 1ull << (bit % 64);
+        if (s->received[bit / 64] & mask)
+            s->received[bit / 64] &= ~mask;
+        else
+            r->counters.lost_seqs++;
+        s->window_base++;
+        s->loss_floor = s->window_base;
+    } else {
         window_slide(r, s, new_next - RDPS_REASM_WINDOW);
+    }
     s->next_seq = new_next;
 }
 

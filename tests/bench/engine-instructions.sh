@@ -1,0 +1,46 @@
+#!/bin/sh
+# engine-instructions.sh - instructions per 64-byte message through the engine, measured with callgrind.
+# Usage: tests/bench/engine-instructions.sh [BUILD_DIR (default build)] [MSG_BYTES (64)] [MAX_DATAGRAM (1024)]
+# Runs engine_bench with N1 and N2 messages; start-up cost cancels in the difference.
+# "published" counts the fragmenter (rdps__frag_*), "delivered" the receive side
+# (rdps__reasm_input and everything it calls, including the delivery callback),
+# "end to end" the whole loop. Use a release-like build (RelWithDebInfo, no sanitizers).
+set -eu
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$src/build}
+msg=${2:-64}
+dgram=${3:-1024}
+bench=$build/tests/bench/engine_bench
+[ -x "$bench" ] || { echo "engine-instructions: $bench not built (cmake --build $build --target engine_bench)" >&2; exit 1; }
+command -v valgrind >/dev/null || { echo "engine-instructions: valgrind not installed" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n1=10000
+n2=110000
+
+run() {
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$1" "$bench" "$1" "$msg" "$dgram" >/dev/null 2>"$tmp/log.$1" ||
+        { cat "$tmp/log.$1" >&2; exit 1; }
+    callgrind_annotate --inclusive=yes "$tmp/cg.$1" >"$tmp/ann.$1"
+}
+
+# Inclusive instructions of the functions whose name matches $2 (summed), from the annotation of run $1.
+incl() {
+    awk -v pat="$2" '$0 ~ pat && $1 ~ /^[0-9,]+$/ { gsub(",", "", $1); s += $1 } END { print s + 0 }' "$tmp/ann.$1"
+}
+total() {
+    awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }' "$tmp/ann.$1"
+}
+
+run $n1
+run $n2
+d=$((n2 - n1))
+pub=$(( ( $(incl $n2 ':rdps__frag_(init|next) \\[') - $(incl $n1 ':rdps__frag_(init|next) \\[') ) ))
+rx=$(( $(incl $n2 ':rdps__reasm_input \\[') - $(incl $n1 ':rdps__reasm_input \\[') ))
+all=$(( $(total $n2) - $(total $n1) ))
+awk -v p="$pub" -v r="$rx" -v a="$all" -v d="$d" -v m="$msg" -v g="$dgram" 'BEGIN {
+    printf "engine, %d-byte messages, %d-byte datagrams, %d messages measured:\n", m, g, d
+    printf "  instructions per published %d-byte message: %.1f\n", m, p / d
+    printf "  instructions per delivered message:       %.1f\n", r / d
+    printf "  instructions per message end to end:      %.1f\n", a / d
+}'
