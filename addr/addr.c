@@ -638,6 +638,13 @@ static bool group_on_event(struct rdps_addr_group *g, const struct event_copy *e
         }
         if (g->entry.state == RDPS_ENTRY_FAILED)
             return false;
+        if (g->entry.state == RDPS_ENTRY_PENDING) {
+            /* A join that never completed fails (re-joining it could loop forever). */
+            int code = ev->status < 0 ? rdps__errno_code(ev->status) : RDPS_EPROTO;
+            group_fail(g, code, "join %s: multicast join failed: %s", g->name,
+                       ev->status < 0 ? strerror(-ev->status) : "rejected by the fabric");
+            return false;
+        }
         /* After an SM or port event the group may have a new MLID: join again. */
         a->stats.rejoins++;
         g->entry.invalidations++;
