@@ -558,13 +558,32 @@ struct ah_from_wc_arg {
     struct verbs_transport *vt;
     struct ibv_wc *wc;
     struct ibv_grh *grh;
+    const uint8_t *src_gid;
 };
 
 static void *make_reply_ah(void *user, const void *make_arg)
 {
     const struct ah_from_wc_arg *arg = make_arg;
+    struct verbs_transport *vt = arg->vt;
     (void)user;
-    return ibv_create_ah_from_wc(arg->vt->info.pd, arg->wc, arg->grh, arg->vt->info.port_num);
+    struct ibv_ah *ah = ibv_create_ah_from_wc(vt->info.pd, arg->wc, arg->grh, vt->info.port_num);
+    if (ah != NULL || !(arg->wc->wc_flags & IBV_WC_GRH))
+        return ah;
+    /*
+     * A datagram that arrived through a multicast group carries the group as
+     * its destination GID, which is no local GID, so ibv_create_ah_from_wc
+     * cannot pick a source GID. Reply from our own GID to the sender's.
+     */
+    struct ibv_ah_attr attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.is_global = 1;
+    memcpy(attr.grh.dgid.raw, arg->src_gid, 16);
+    attr.grh.sgid_index = vt->info.gid_index;
+    attr.grh.hop_limit = 64;
+    attr.sl = arg->wc->sl;
+    attr.dlid = arg->wc->slid;
+    attr.port_num = vt->info.port_num;
+    return ibv_create_ah(vt->info.pd, &attr);
 }
 
 static void free_reply_ah(void *user, void *ah)
@@ -659,7 +678,7 @@ static int verbs_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int
                 d->src_gid[15] = (uint8_t)w->slid;
                 d->has_src_gid = false;
             }
-            struct ah_from_wc_arg arg = {vt, w, (struct ibv_grh *)buf};
+            struct ah_from_wc_arg arg = {vt, w, (struct ibv_grh *)buf, d->src_gid};
             d->reply = rdps__reply_cache_get(&vt->replies, d->src_gid, w->src_qp, &arg);
             vt->stats.rx_datagrams++;
             vt->stats.rx_bytes += d->len;
