@@ -19,7 +19,7 @@ n1=10000
 n2=110000
 
 run() {
-    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$1" "$bench" "$1" "$msg" "$dgram" >/dev/null 2>"$tmp/log.$1" ||
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$1" "$bench" "$1" "$msg" "$dgram" 1 "$mode" >/dev/null 2>"$tmp/log.$1" ||
         { cat "$tmp/log.$1" >&2; exit 1; }
     callgrind_annotate --inclusive=yes "$tmp/cg.$1" >"$tmp/ann.$1"
 }
@@ -32,15 +32,24 @@ total() {
     awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }' "$tmp/ann.$1"
 }
 
-run $n1
-run $n2
-d=$((n2 - n1))
-pub=$(( ( $(incl $n2 ':rdps__frag_(init|next) \\[') - $(incl $n1 ':rdps__frag_(init|next) \\[') ) ))
-rx=$(( $(incl $n2 ':rdps__reasm_input \\[') - $(incl $n1 ':rdps__reasm_input \\[') ))
-all=$(( $(total $n2) - $(total $n1) ))
-awk -v p="$pub" -v r="$rx" -v a="$all" -v d="$d" -v m="$msg" -v g="$dgram" 'BEGIN {
-    printf "engine, %d-byte messages, %d-byte datagrams, %d messages measured:\n", m, g, d
-    printf "  instructions per published %d-byte message: %.1f\n", m, p / d
-    printf "  instructions per delivered message:       %.1f\n", r / d
-    printf "  instructions per message end to end:      %.1f\n", a / d
-}'
+measure() {
+    mode=$1
+    run $n1
+    run $n2
+    d=$((n2 - n1))
+    pub=$(( $(incl $n2 "$2") - $(incl $n1 "$2") ))
+    rx=$(( $(incl $n2 ':rdps__reasm_input \\[') - $(incl $n1 ':rdps__reasm_input \\[') ))
+    all=$(( $(total $n2) - $(total $n1) ))
+    awk -v p="$pub" -v r="$rx" -v a="$all" -v d="$d" -v m="$msg" -v g="$dgram" -v mode="$mode" 'BEGIN {
+        printf "engine (%s publish), %d-byte messages, %d-byte datagrams, %d messages measured:\n", mode, m, g, d
+        printf "  instructions per published %d-byte message: %.1f\n", m, p / d
+        printf "  instructions per delivered message:       %.1f\n", r / d
+        printf "  instructions per message end to end:      %.1f\n", a / d
+    }'
+}
+
+# copy: rdps__frag_init + rdps__frag_next (copies the payload); zerocopy: rdps__frag_put_single.
+measure copy ':rdps__frag_(init|next) \\['
+if [ $((msg + 32)) -le "$dgram" ]; then
+    measure zerocopy ':rdps__frag_put_single \\['
+fi

@@ -11,7 +11,10 @@
 #include "rdps_reasm.h"
 
 /*
- * Usage: engine_bench N [MSG_BYTES (64)] [MAX_DATAGRAM (1024)] [SESSIONS (1)]
+ * Usage: engine_bench N [MSG_BYTES (64)] [MAX_DATAGRAM (1024)] [SESSIONS (1)] [copy|zerocopy]
+ * zerocopy publishes single-datagram messages the way a claim/commit API
+ * does: the payload is written in place and rdps__frag_put_single() adds
+ * the header (messages that need fragments still use the fragmenter).
  * Runs N messages end to end in one process (no I/O, fake clock) and prints
  * one line of JSON. Built for instruction counting under callgrind
  * (engine-instructions.sh), so it does nothing but the engine work per
@@ -46,14 +49,20 @@ static unsigned long parse_arg(const char *s, const char *what)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || argc > 5) {
-        fprintf(stderr, "usage: %s N [MSG_BYTES] [MAX_DATAGRAM] [SESSIONS]\n", argv[0]);
+    if (argc < 2 || argc > 6) {
+        fprintf(stderr, "usage: %s N [MSG_BYTES] [MAX_DATAGRAM] [SESSIONS] [copy|zerocopy]\n",
+                argv[0]);
         return 2;
     }
     unsigned long n = parse_arg(argv[1], "N");
     size_t msg_bytes = argc > 2 ? parse_arg(argv[2], "MSG_BYTES") : 64;
     uint32_t max_datagram = argc > 3 ? (uint32_t)parse_arg(argv[3], "MAX_DATAGRAM") : 1024;
     uint32_t sessions = argc > 4 ? (uint32_t)parse_arg(argv[4], "SESSIONS") : 1;
+    int zerocopy = argc > 5 && strcmp(argv[5], "zerocopy") == 0;
+    if (argc > 5 && !zerocopy && strcmp(argv[5], "copy") != 0) {
+        fprintf(stderr, "engine_bench: mode must be copy or zerocopy, got '%s'\n", argv[5]);
+        return 2;
+    }
     if (sessions == 0 || max_datagram <= RDPS_FRAME_HEADER_LEN || max_datagram > 65536 ||
         msg_bytes > RDPS_FRAME_DEFAULT_MAX_MSG_LEN) {
         fprintf(stderr, "engine_bench: need SESSIONS >= 1, 32 < MAX_DATAGRAM <= 65536, "
@@ -88,6 +97,18 @@ int main(int argc, char **argv)
     for (unsigned long i = 0; i < n; i++) {
         uint32_t s = (uint32_t)(i % sessions);
         uint64_t now = i * 1000;
+        if (zerocopy && msg_bytes + RDPS_FRAME_HEADER_LEN <= max_datagram) {
+            /* The application's payload write into the claimed buffer. */
+            memcpy(frame + RDPS_FRAME_HEADER_LEN, msg, msg_bytes);
+            int len = rdps__frag_put_single(frame, max_datagram, s + 1, 0x99, &next_seq[s],
+                                            msg_bytes, max_datagram, now, 0);
+            if (len < 0 || rdps__reasm_input(&r, 1, frame, (size_t)len, now) < 0) {
+                fprintf(stderr, "engine_bench: zero-copy publish failed: %d\n", len);
+                return 1;
+            }
+            frames++;
+            continue;
+        }
         struct rdps_frag it;
         rc = rdps__frag_init(&it, s + 1, 0x99, &next_seq[s], msg, msg_bytes,
                              RDPS_FRAME_DEFAULT_MAX_MSG_LEN, max_datagram, now, 0);
