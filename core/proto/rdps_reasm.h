@@ -52,6 +52,16 @@
  * so its frames are dropped cheaply (counted as filtered). A session carries
  * one topic: later frames with another topic id are dropped (counted).
  *
+ * Reliable mode (next issue) extends this state instead of replacing it:
+ * window_base becomes the consumed point reported in STATUS (it advances
+ * only over sequences received or declared lost); NAK ranges are the runs
+ * of clear bits in [window_base, next_seq); window_slide() in rdps_reasm.c
+ * is the single place where a sequence is given up, so the explicit loss
+ * event goes there; in-order exactly-once delivery parks complete messages
+ * above the consumed point (the arena already holds them) and releases them
+ * as it advances; heartbeats already feed tail-loss detection. Frames carry
+ * RELIABLE, reported per message in rdps_reasm_msg_info.reliable.
+ *
  * No allocation after rdps__reasm_init(); no clock reads (now_ns is passed
  * in); callbacks must not call back into the same rdps_reasm.
  */
