@@ -20,7 +20,7 @@ void rdps_config_init(rdps_config *cfg)
     cfg->max_sessions = 1024;
     cfg->announce_interval_ms = 1000;
     cfg->send_slots = 1024;
-    cfg->recv_slots = 2048;
+    cfg->recv_slots = 4096;
     cfg->loss_seed = 1;
 }
 

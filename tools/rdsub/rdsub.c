@@ -262,6 +262,8 @@ static void print_json(const struct state *st, const rdps_counters *c, uint64_t 
     tool_json_u64(&j, "dup_frames", c->duplicates);
     tool_json_u64(&j, "loss_dropped_rx", c->loss_dropped_rx);
     tool_json_u64(&j, "frames_received", c->frames_received);
+    tool_json_u64(&j, "rq_empty", c->rq_empty);
+    tool_json_u64(&j, "unknown_topic", c->unknown_topic);
     tool_json_double(&j, "elapsed_s", elapsed);
     tool_json_double(&j, "msgs_per_s", elapsed > 0 ? (double)(st->messages - 1) / elapsed : 0.0);
     tool_json_double(&j, "wall_s", (double)wall_ns / 1e9);

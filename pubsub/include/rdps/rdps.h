@@ -104,7 +104,7 @@ typedef struct rdps_config {
     uint32_t max_sessions;     /* publisher sessions tracked at once (default 1024) */
     uint32_t announce_interval_ms;  /* discovery announce period (default 1000) */
     uint32_t send_slots;       /* registered send buffers (default 1024) */
-    uint32_t recv_slots;       /* registered receive buffers (default 2048) */
+    uint32_t recv_slots;       /* registered receive buffers (default 4096) */
     /* Built-in loss generator for tests and demos (seeded, per frame type). */
     double loss_rx_rate;       /* probability of dropping a received frame, 0..1 */
     double loss_tx_rate;       /* probability of dropping a frame to be sent, 0..1 */
