@@ -86,9 +86,18 @@ struct rdps_transport_ops {
     int (*poll)(struct rdps_transport *t, struct rdps_rx_datagram *rx, int max);
     /* Hands received buffers back (re-posted in batches). */
     void (*rx_release)(struct rdps_transport *t, struct rdps_rx_datagram *rx, int count);
-    /* A pollable fd that becomes readable when completions or events are pending, or -1. */
+    /*
+     * A pollable fd (level-triggered) that becomes readable when completions
+     * or async events are pending, or -1. To sleep: arm(), poll() once more
+     * (a completion may have landed before the arm), and only if that found
+     * nothing wait for the fd; after it fires, arm() again.
+     */
     int (*event_fd)(struct rdps_transport *t);
-    /* Re-arms completion notification after the fd fired; returns pending async events. */
+    /*
+     * Consumes the fd's readiness and requests the next notification; returns
+     * the number of async events waiting for next_event(). May leave the fd
+     * readable when more is pending (the caller just wakes again).
+     */
     int (*arm)(struct rdps_transport *t);
     /* Next async event (port/device) if any: returns 1 and fills *type, 0 if none. */
     int (*next_event)(struct rdps_transport *t, enum rdps_transport_event_type *type);

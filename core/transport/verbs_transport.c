@@ -69,6 +69,7 @@ struct verbs_transport {
     enum rdps_transport_event_type events[EVENT_RING_SIZE];
     uint32_t event_head, event_count;
     bool device_fatal;
+    bool recv_notify_armed, send_notify_armed;
     struct rdps_transport_stats stats;
 };
 
@@ -773,14 +774,41 @@ static void ack_cq_events(struct verbs_transport *vt)
         ibv_ack_cq_events(vt->recv_cq, recv_events);
 }
 
+/*
+ * Re-arms after the fd fired, with as few system calls as possible (on rxe
+ * every request for notification is one): at most one CQ event is read per
+ * call (the epoll fd is level-triggered, so a second pending event simply
+ * wakes the caller again); a CQ is re-armed only after its notification was
+ * consumed; the send CQ only while a sender may wait for buffers; async events
+ * are read when the wakeup was not a CQ event.
+ */
 static int verbs_arm(struct rdps_transport *t)
 {
     struct verbs_transport *vt = to_verbs(t);
+    struct ibv_cq *cq;
+    void *cq_ctx;
 
-    ack_cq_events(vt);
-    if (ibv_req_notify_cq(vt->send_cq, 0) != 0 || ibv_req_notify_cq(vt->recv_cq, 0) != 0)
-        return rdps__set_err(RDPS_EIO, "ibv_req_notify_cq: %s", strerror(errno));
-    drain_async_events(vt);
+    if (ibv_get_cq_event(vt->channel, &cq, &cq_ctx) == 0) {
+        ibv_ack_cq_events(cq, 1);
+        if (cq == vt->send_cq)
+            vt->send_notify_armed = false;
+        else
+            vt->recv_notify_armed = false;
+    } else {
+        drain_async_events(vt);
+    }
+    if (!vt->recv_notify_armed) {
+        if (ibv_req_notify_cq(vt->recv_cq, 0) != 0)
+            return rdps__set_err(RDPS_EIO, "ibv_req_notify_cq: %s", strerror(errno));
+        vt->recv_notify_armed = true;
+    }
+    /* Only a sender short of buffers or queue slots waits for send completions. */
+    bool sender_may_wait = vt->send_free_count < vt->signal_every || sq_room(vt) < vt->signal_every;
+    if (!vt->send_notify_armed && sender_may_wait) {
+        if (ibv_req_notify_cq(vt->send_cq, 0) != 0)
+            return rdps__set_err(RDPS_EIO, "ibv_req_notify_cq: %s", strerror(errno));
+        vt->send_notify_armed = true;
+    }
     return (int)vt->event_count;
 }
 
