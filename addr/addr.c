@@ -292,15 +292,48 @@ struct event_copy {
     struct rdma_ud_param ud;
 };
 
+static enum rdps_addr_event_kind event_kind(enum rdma_cm_event_type type)
+{
+    switch (type) {
+    case RDMA_CM_EVENT_ADDR_RESOLVED:
+        return RDPS_ADDR_EV_ADDR_RESOLVED;
+    case RDMA_CM_EVENT_ROUTE_RESOLVED:
+        return RDPS_ADDR_EV_ROUTE_RESOLVED;
+    case RDMA_CM_EVENT_ESTABLISHED:
+        return RDPS_ADDR_EV_ESTABLISHED;
+    case RDMA_CM_EVENT_ADDR_ERROR:
+    case RDMA_CM_EVENT_ROUTE_ERROR:
+    case RDMA_CM_EVENT_UNREACHABLE:
+    case RDMA_CM_EVENT_REJECTED:
+        return RDPS_ADDR_EV_ERROR;
+    case RDMA_CM_EVENT_ADDR_CHANGE:
+        return RDPS_ADDR_EV_ADDR_CHANGE;
+    case RDMA_CM_EVENT_DEVICE_REMOVAL:
+        return RDPS_ADDR_EV_DEVICE_REMOVAL;
+    case RDMA_CM_EVENT_MULTICAST_JOIN:
+        return RDPS_ADDR_EV_MC_JOIN;
+    case RDMA_CM_EVENT_MULTICAST_ERROR:
+        return RDPS_ADDR_EV_MC_ERROR;
+    default:
+        return RDPS_ADDR_EV_OTHER;
+    }
+}
+
 /* Returns true when the peer's id must be destroyed and resolution restarted after the ack. */
 static bool peer_on_event(struct rdps_addr_peer *p, const struct event_copy *ev)
 {
     struct rdps_addr *a = p->owner;
     char buf[160];
 
-    if (p->entry.state != RDPS_ENTRY_PENDING && ev->type != RDMA_CM_EVENT_ADDR_CHANGE &&
-        ev->type != RDMA_CM_EVENT_DEVICE_REMOVAL)
+    enum rdps_addr_action action = rdps__addr_peer_action(&p->entry, event_kind(ev->type));
+    if (action == RDPS_ADDR_ACT_IGNORE)
         return false; /* late event for an attempt that already ended */
+    if (action == RDPS_ADDR_ACT_RESTART) {
+        /* The local address moved (e.g. bonding failover): the old AH may now be wrong. */
+        a->stats.readdresses++;
+        p->entry.invalidations++;
+        return true;
+    }
     switch (ev->type) {
     case RDMA_CM_EVENT_ADDR_RESOLVED:
         if (!same_device(a, p->id)) {
@@ -373,11 +406,6 @@ static bool peer_on_event(struct rdps_addr_peer *p, const struct event_copy *ev)
         peer_fail(p, RDPS_ECONNREFUSED, "resolve %s: connection refused (rejected, %s)", p->name,
                   buf);
         return false;
-    case RDMA_CM_EVENT_ADDR_CHANGE:
-        /* The local address moved (e.g. bonding failover): the old AH may now be wrong. */
-        a->stats.readdresses++;
-        p->entry.invalidations++;
-        return true;
     case RDMA_CM_EVENT_DEVICE_REMOVAL:
         peer_fail(p, RDPS_ENODEV, "resolve %s: %s", p->name, "RDMA device removed");
         return false;
@@ -580,10 +608,26 @@ static bool group_on_event(struct rdps_addr_group *g, const struct event_copy *e
     struct rdps_addr *a = g->owner;
     char buf[160];
 
+    enum rdps_addr_action action = rdps__addr_group_action(
+        &g->entry, g->mode == RDPS_JOIN_SEND_ONLY && !g->use_full_join, event_kind(ev->type));
+    switch (action) {
+    case RDPS_ADDR_ACT_IGNORE:
+        return false;
+    case RDPS_ADDR_ACT_FALLBACK_FULL:
+        RDPS_LOG_WRN("addr: send-only join of %s failed (status %d); joining as a full member",
+                     g->name, ev->status);
+        g->use_full_join = true;
+        a->stats.send_only_fallbacks++;
+        return true;
+    case RDPS_ADDR_ACT_RESTART:
+        a->stats.rejoins++;
+        g->entry.invalidations++;
+        return true;
+    default:
+        break;
+    }
     switch (ev->type) {
     case RDMA_CM_EVENT_MULTICAST_JOIN: {
-        if (g->entry.state != RDPS_ENTRY_PENDING)
-            return false;
         struct ibv_ah_attr attr = ev->ud.ah_attr;
         if (!same_device(a, g->id) || attr.port_num != a->info.port_num) {
             snprintf(buf, sizeof(buf),
@@ -626,33 +670,12 @@ static bool group_on_event(struct rdps_addr_group *g, const struct event_copy *e
         a->stats.joins_ready++;
         return false;
     }
-    case RDMA_CM_EVENT_MULTICAST_ERROR:
-        if (g->entry.state == RDPS_ENTRY_PENDING && g->mode == RDPS_JOIN_SEND_ONLY &&
-            !g->use_full_join && g->entry.invalidations == 0) {
-            /* The first send-only join never completed: the fabric may not do send-only. */
-            RDPS_LOG_WRN("addr: send-only join failed (status %d); joining as a full member",
-                         ev->status);
-            g->use_full_join = true;
-            a->stats.send_only_fallbacks++;
-            return true;
-        }
-        if (g->entry.state == RDPS_ENTRY_FAILED)
-            return false;
-        if (g->entry.state == RDPS_ENTRY_PENDING) {
-            /* A join that never completed fails (re-joining it could loop forever). */
-            int code = ev->status < 0 ? rdps__errno_code(ev->status) : RDPS_EPROTO;
-            group_fail(g, code, "join %s: multicast join failed: %s", g->name,
-                       ev->status < 0 ? strerror(-ev->status) : "rejected by the fabric");
-            return false;
-        }
-        /* After an SM or port event the group may have a new MLID: join again. */
-        a->stats.rejoins++;
-        g->entry.invalidations++;
-        return true;
-    case RDMA_CM_EVENT_ADDR_CHANGE:
-        a->stats.rejoins++;
-        g->entry.invalidations++;
-        return true;
+    case RDMA_CM_EVENT_MULTICAST_ERROR: {
+        int code = ev->status < 0 ? rdps__errno_code(ev->status) : RDPS_EPROTO;
+        group_fail(g, code, "join %s: multicast join failed: %s", g->name,
+                   ev->status < 0 ? strerror(-ev->status) : "rejected by the fabric");
+        return false;
+    }
     case RDMA_CM_EVENT_DEVICE_REMOVAL:
         group_detach(g);
         group_fail(g, RDPS_ENODEV, "join %s: %s", g->name, "RDMA device removed");

@@ -202,3 +202,52 @@ int rdps__addr_entry_state(const struct rdps_addr_entry *e)
         return rdps__set_err(e->error, "%s", e->error_text);
     }
 }
+
+enum rdps_addr_action rdps__addr_peer_action(const struct rdps_addr_entry *e,
+                                             enum rdps_addr_event_kind ev)
+{
+    switch (ev) {
+    case RDPS_ADDR_EV_ADDR_RESOLVED:
+    case RDPS_ADDR_EV_ROUTE_RESOLVED:
+        return e->state == RDPS_ENTRY_PENDING ? RDPS_ADDR_ACT_NEXT_STEP : RDPS_ADDR_ACT_IGNORE;
+    case RDPS_ADDR_EV_ESTABLISHED:
+        return e->state == RDPS_ENTRY_PENDING ? RDPS_ADDR_ACT_READY : RDPS_ADDR_ACT_IGNORE;
+    case RDPS_ADDR_EV_ERROR:
+        return e->state == RDPS_ENTRY_PENDING ? RDPS_ADDR_ACT_FAIL : RDPS_ADDR_ACT_IGNORE;
+    case RDPS_ADDR_EV_ADDR_CHANGE:
+        /* A failed peer is retried by the next resolve_start, not behind the caller's back. */
+        return e->state == RDPS_ENTRY_FAILED ? RDPS_ADDR_ACT_IGNORE : RDPS_ADDR_ACT_RESTART;
+    case RDPS_ADDR_EV_DEVICE_REMOVAL:
+        return e->state == RDPS_ENTRY_FAILED ? RDPS_ADDR_ACT_IGNORE : RDPS_ADDR_ACT_FAIL;
+    default:
+        return RDPS_ADDR_ACT_IGNORE;
+    }
+}
+
+enum rdps_addr_action rdps__addr_group_action(const struct rdps_addr_entry *e,
+                                              bool send_only_pending_fallback,
+                                              enum rdps_addr_event_kind ev)
+{
+    switch (ev) {
+    case RDPS_ADDR_EV_MC_JOIN:
+        return e->state == RDPS_ENTRY_PENDING ? RDPS_ADDR_ACT_READY : RDPS_ADDR_ACT_IGNORE;
+    case RDPS_ADDR_EV_MC_ERROR:
+        if (e->state == RDPS_ENTRY_FAILED)
+            return RDPS_ADDR_ACT_IGNORE;
+        if (e->state == RDPS_ENTRY_PENDING) {
+            /* The first send-only join never completed: the fabric may not do send-only. */
+            if (send_only_pending_fallback && e->invalidations == 0)
+                return RDPS_ADDR_ACT_FALLBACK_FULL;
+            /* A join that never completed fails: re-joining it could loop forever. */
+            return RDPS_ADDR_ACT_FAIL;
+        }
+        /* A joined group lost (SM restart, port event): the MLID may change, join again. */
+        return RDPS_ADDR_ACT_RESTART;
+    case RDPS_ADDR_EV_ADDR_CHANGE:
+        return e->state == RDPS_ENTRY_FAILED ? RDPS_ADDR_ACT_IGNORE : RDPS_ADDR_ACT_RESTART;
+    case RDPS_ADDR_EV_DEVICE_REMOVAL:
+        return e->state == RDPS_ENTRY_FAILED ? RDPS_ADDR_ACT_IGNORE : RDPS_ADDR_ACT_FAIL;
+    default:
+        return RDPS_ADDR_ACT_IGNORE;
+    }
+}

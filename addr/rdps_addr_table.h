@@ -91,4 +91,37 @@ bool rdps__addr_entry_check_deadline(struct rdps_addr_entry *e, uint64_t now_ms)
  */
 int rdps__addr_entry_state(const struct rdps_addr_entry *e);
 
+/*
+ * What to do with a CM event, decided from the entry's state alone so the
+ * state machine is testable without rdma_cm. addr.c maps rdma_cm events onto
+ * these kinds and carries the actions out.
+ */
+enum rdps_addr_event_kind {
+    RDPS_ADDR_EV_ADDR_RESOLVED,
+    RDPS_ADDR_EV_ROUTE_RESOLVED,
+    RDPS_ADDR_EV_ESTABLISHED, /* SIDR reply: AH attributes, QPN, Q_Key */
+    RDPS_ADDR_EV_ERROR,       /* ADDR_ERROR, ROUTE_ERROR, UNREACHABLE, REJECTED */
+    RDPS_ADDR_EV_ADDR_CHANGE,
+    RDPS_ADDR_EV_DEVICE_REMOVAL,
+    RDPS_ADDR_EV_MC_JOIN,
+    RDPS_ADDR_EV_MC_ERROR,
+    RDPS_ADDR_EV_OTHER,
+};
+
+enum rdps_addr_action {
+    RDPS_ADDR_ACT_IGNORE,        /* late or irrelevant: the event changes nothing */
+    RDPS_ADDR_ACT_NEXT_STEP,     /* resolve the route / send the SIDR request */
+    RDPS_ADDR_ACT_READY,         /* create the AH (attach the QP for FULL joins) */
+    RDPS_ADDR_ACT_FAIL,          /* the attempt failed: record why */
+    RDPS_ADDR_ACT_RESTART,       /* invalidate (counted) and resolve / join again */
+    RDPS_ADDR_ACT_FALLBACK_FULL, /* send-only refused: join again as a full member */
+};
+
+enum rdps_addr_action rdps__addr_peer_action(const struct rdps_addr_entry *e,
+                                             enum rdps_addr_event_kind ev);
+/* `send_only_pending_fallback`: a SEND_ONLY join that has not fallen back yet. */
+enum rdps_addr_action rdps__addr_group_action(const struct rdps_addr_entry *e,
+                                              bool send_only_pending_fallback,
+                                              enum rdps_addr_event_kind ev);
+
 #endif /* RDPS_ADDR_TABLE_H */

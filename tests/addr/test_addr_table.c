@@ -195,6 +195,101 @@ static void test_group_modes_are_separate(void **state)
     assert_ptr_equal(rdps__addr_table_find(&t, &ks), &send_only);
 }
 
+static struct rdps_addr_entry entry_in(enum rdps_addr_entry_state st, uint64_t invalidations)
+{
+    struct rdps_addr_entry e;
+    memset(&e, 0, sizeof(e));
+    e.state = st;
+    e.invalidations = invalidations;
+    return e;
+}
+
+static void test_peer_event_actions(void **state)
+{
+    struct rdps_addr_entry pending = entry_in(RDPS_ENTRY_PENDING, 0);
+    struct rdps_addr_entry ready = entry_in(RDPS_ENTRY_READY, 0);
+    struct rdps_addr_entry failed = entry_in(RDPS_ENTRY_FAILED, 0);
+    (void)state;
+
+    /* The resolve steps advance only a pending entry. */
+    assert_int_equal(rdps__addr_peer_action(&pending, RDPS_ADDR_EV_ADDR_RESOLVED),
+                     RDPS_ADDR_ACT_NEXT_STEP);
+    assert_int_equal(rdps__addr_peer_action(&pending, RDPS_ADDR_EV_ROUTE_RESOLVED),
+                     RDPS_ADDR_ACT_NEXT_STEP);
+    assert_int_equal(rdps__addr_peer_action(&pending, RDPS_ADDR_EV_ESTABLISHED),
+                     RDPS_ADDR_ACT_READY);
+    assert_int_equal(rdps__addr_peer_action(&pending, RDPS_ADDR_EV_ERROR), RDPS_ADDR_ACT_FAIL);
+    /* Late events for an attempt that already ended change nothing. */
+    assert_int_equal(rdps__addr_peer_action(&ready, RDPS_ADDR_EV_ESTABLISHED),
+                     RDPS_ADDR_ACT_IGNORE);
+    assert_int_equal(rdps__addr_peer_action(&ready, RDPS_ADDR_EV_ERROR), RDPS_ADDR_ACT_IGNORE);
+    assert_int_equal(rdps__addr_peer_action(&failed, RDPS_ADDR_EV_ADDR_RESOLVED),
+                     RDPS_ADDR_ACT_IGNORE);
+    assert_int_equal(rdps__addr_peer_action(&failed, RDPS_ADDR_EV_ESTABLISHED),
+                     RDPS_ADDR_ACT_IGNORE);
+    /* ADDR_CHANGE re-resolves live entries; a failed one waits for the next resolve_start. */
+    assert_int_equal(rdps__addr_peer_action(&ready, RDPS_ADDR_EV_ADDR_CHANGE),
+                     RDPS_ADDR_ACT_RESTART);
+    assert_int_equal(rdps__addr_peer_action(&pending, RDPS_ADDR_EV_ADDR_CHANGE),
+                     RDPS_ADDR_ACT_RESTART);
+    assert_int_equal(rdps__addr_peer_action(&failed, RDPS_ADDR_EV_ADDR_CHANGE),
+                     RDPS_ADDR_ACT_IGNORE);
+    assert_int_equal(rdps__addr_peer_action(&ready, RDPS_ADDR_EV_DEVICE_REMOVAL),
+                     RDPS_ADDR_ACT_FAIL);
+    assert_int_equal(rdps__addr_peer_action(&failed, RDPS_ADDR_EV_DEVICE_REMOVAL),
+                     RDPS_ADDR_ACT_IGNORE);
+    /* Multicast events never touch a unicast peer. */
+    assert_int_equal(rdps__addr_peer_action(&pending, RDPS_ADDR_EV_MC_JOIN), RDPS_ADDR_ACT_IGNORE);
+    assert_int_equal(rdps__addr_peer_action(&ready, RDPS_ADDR_EV_MC_ERROR), RDPS_ADDR_ACT_IGNORE);
+    assert_int_equal(rdps__addr_peer_action(&pending, RDPS_ADDR_EV_OTHER), RDPS_ADDR_ACT_IGNORE);
+}
+
+static void test_group_event_actions(void **state)
+{
+    struct rdps_addr_entry pending = entry_in(RDPS_ENTRY_PENDING, 0);
+    struct rdps_addr_entry rejoining = entry_in(RDPS_ENTRY_PENDING, 1);
+    struct rdps_addr_entry ready = entry_in(RDPS_ENTRY_READY, 0);
+    struct rdps_addr_entry failed = entry_in(RDPS_ENTRY_FAILED, 0);
+    (void)state;
+
+    assert_int_equal(rdps__addr_group_action(&pending, false, RDPS_ADDR_EV_MC_JOIN),
+                     RDPS_ADDR_ACT_READY);
+    assert_int_equal(rdps__addr_group_action(&ready, false, RDPS_ADDR_EV_MC_JOIN),
+                     RDPS_ADDR_ACT_IGNORE);
+    assert_int_equal(rdps__addr_group_action(&failed, false, RDPS_ADDR_EV_MC_JOIN),
+                     RDPS_ADDR_ACT_IGNORE);
+    /* The first send-only join erroring falls back to a full join, once. */
+    assert_int_equal(rdps__addr_group_action(&pending, true, RDPS_ADDR_EV_MC_ERROR),
+                     RDPS_ADDR_ACT_FALLBACK_FULL);
+    assert_int_equal(rdps__addr_group_action(&pending, false, RDPS_ADDR_EV_MC_ERROR),
+                     RDPS_ADDR_ACT_FAIL);
+    /* A re-join that errors fails instead of looping. */
+    assert_int_equal(rdps__addr_group_action(&rejoining, true, RDPS_ADDR_EV_MC_ERROR),
+                     RDPS_ADDR_ACT_FAIL);
+    assert_int_equal(rdps__addr_group_action(&rejoining, false, RDPS_ADDR_EV_MC_ERROR),
+                     RDPS_ADDR_ACT_FAIL);
+    /* A joined group that errors (SM restart, port event) is joined again. */
+    assert_int_equal(rdps__addr_group_action(&ready, false, RDPS_ADDR_EV_MC_ERROR),
+                     RDPS_ADDR_ACT_RESTART);
+    assert_int_equal(rdps__addr_group_action(&ready, true, RDPS_ADDR_EV_MC_ERROR),
+                     RDPS_ADDR_ACT_RESTART);
+    assert_int_equal(rdps__addr_group_action(&failed, false, RDPS_ADDR_EV_MC_ERROR),
+                     RDPS_ADDR_ACT_IGNORE);
+    assert_int_equal(rdps__addr_group_action(&ready, false, RDPS_ADDR_EV_ADDR_CHANGE),
+                     RDPS_ADDR_ACT_RESTART);
+    assert_int_equal(rdps__addr_group_action(&pending, false, RDPS_ADDR_EV_ADDR_CHANGE),
+                     RDPS_ADDR_ACT_RESTART);
+    assert_int_equal(rdps__addr_group_action(&failed, false, RDPS_ADDR_EV_ADDR_CHANGE),
+                     RDPS_ADDR_ACT_IGNORE);
+    assert_int_equal(rdps__addr_group_action(&ready, false, RDPS_ADDR_EV_DEVICE_REMOVAL),
+                     RDPS_ADDR_ACT_FAIL);
+    /* Unicast events never touch a group. */
+    assert_int_equal(rdps__addr_group_action(&pending, false, RDPS_ADDR_EV_ESTABLISHED),
+                     RDPS_ADDR_ACT_IGNORE);
+    assert_int_equal(rdps__addr_group_action(&pending, false, RDPS_ADDR_EV_ERROR),
+                     RDPS_ADDR_ACT_IGNORE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +298,8 @@ int main(void)
         cmocka_unit_test(test_state_transitions),
         cmocka_unit_test(test_deadline),
         cmocka_unit_test(test_group_modes_are_separate),
+        cmocka_unit_test(test_peer_event_actions),
+        cmocka_unit_test(test_group_event_actions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
