@@ -41,6 +41,8 @@ def main():
         ok = OPS[op](float(summary[key]), want)
         print(f"{path}: {'ok  ' if ok else 'FAIL'} {key}={summary[key]} ({cond})")
         failed += not ok
+    if failed:
+        print(f"{path}: summary: {json.dumps(summary)}")
     return 1 if failed else 0
 
 
