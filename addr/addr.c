@@ -222,10 +222,11 @@ int rdps__addr_resolve_start(struct rdps_addr *a, const struct sockaddr *peer,
         return rdps__set_err(RDPS_ENOMEM, "addr_resolve_start: out of memory");
     struct rdps_addr_entry *e =
         rdps__addr_table_acquire(&a->peers, &key, &fresh->entry, &must_start);
-    if (e != &fresh->entry)
+    bool created = e == &fresh->entry;
+    if (!created)
         free(fresh);
     struct rdps_addr_peer *p = (struct rdps_addr_peer *)e;
-    if (e == &fresh->entry) {
+    if (created) {
         p->owner = a;
         rdps__addr_key_format(&key, p->name, sizeof(p->name));
         p->cm.kind = CM_OWNER_PEER;
@@ -541,10 +542,11 @@ int rdps__addr_join_start(struct rdps_addr *a, const struct sockaddr *group,
         return rdps__set_err(RDPS_ENOMEM, "addr_join_start: out of memory");
     struct rdps_addr_entry *e =
         rdps__addr_table_acquire(&a->groups, &key, &fresh->entry, &must_start);
-    if (e != &fresh->entry)
+    bool created = e == &fresh->entry;
+    if (!created)
         free(fresh);
     struct rdps_addr_group *g = (struct rdps_addr_group *)e;
-    if (e == &fresh->entry) {
+    if (created) {
         g->owner = a;
         g->mode = mode;
         rdps__sockaddr_format((struct sockaddr *)&key.addr, g->name, sizeof(g->name));
@@ -713,7 +715,6 @@ static int listen_start(struct rdps_addr *a, uint16_t port)
 {
     struct sockaddr_storage any;
     const struct sockaddr *bind_to;
-    int err;
 
     if (a->has_local) {
         memcpy(&any, &a->local, sizeof(any));
@@ -732,10 +733,10 @@ static int listen_start(struct rdps_addr *a, uint16_t port)
     }
     if (rdma_bind_addr(a->listen_id, (struct sockaddr *)bind_to) != 0) {
         char name[ADDR_TEXT];
-        err = rdps__errno_code(errno);
-        return rdps__set_err(err, "listen on %s: rdma_bind_addr: %s%s",
-                             rdps__sockaddr_format(bind_to, name, sizeof(name)), strerror(errno),
-                             errno == EADDRINUSE ? " (another context uses this cm_port)" : "");
+        int saved = errno;
+        return rdps__set_err(rdps__errno_code(saved), "listen on %s: rdma_bind_addr: %s%s",
+                             rdps__sockaddr_format(bind_to, name, sizeof(name)), strerror(saved),
+                             saved == EADDRINUSE ? " (another context uses this cm_port)" : "");
     }
     if (rdma_listen(a->listen_id, LISTEN_DEPTH) != 0)
         return rdps__set_err(rdps__errno_code(errno), "rdma_listen: %s", strerror(errno));

@@ -243,6 +243,18 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    /* A second context on a cm_port already in use says so. */
+    struct rdps_addr_config dup_cfg;
+    struct rdps_addr *dup = NULL;
+    memset(&dup_cfg, 0, sizeof(dup_cfg));
+    dup_cfg.transport = b.t;
+    dup_cfg.cm_port = PORT_A;
+    int dup_err = rdps__addr_create(&dup_cfg, &dup);
+    CHECK(dup_err == -EADDRINUSE && dup == NULL &&
+              strstr(rdps_last_error_message(), "another context uses this cm_port") != NULL,
+          "second listener on cm port %u refused: %s", PORT_A, rdps_last_error_message());
+    rdps__addr_destroy(dup);
+
     /* RoCE has no subnet administrator: the SA query says so instead of timing out. */
     if (a.info.link_layer == IBV_LINK_LAYER_ETHERNET) {
         struct rdps_sa_mcmember rec[1];
