@@ -77,6 +77,7 @@ struct rdps_addr {
     struct rdps_addr_table peers;
     struct rdps_addr_table groups;
     struct rdps_addr_stats stats;
+    uint64_t last_tick_ms;
 };
 
 static uint64_t now_ms(void)
@@ -968,4 +969,19 @@ int rdps__addr_process(struct rdps_addr *a)
     }
     expire_deadlines(a);
     return handled;
+}
+
+int rdps__addr_tick(struct rdps_addr *a)
+{
+    struct timespec ts;
+
+    if (a == NULL)
+        return rdps__set_err(RDPS_EINVAL, "addr_tick: NULL context");
+    /* The coarse clock is read from the vDSO: no syscall on the busy path. */
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    if (now == a->last_tick_ms)
+        return 0;
+    a->last_tick_ms = now;
+    return rdps__addr_process(a);
 }

@@ -61,8 +61,18 @@ int rdps__addr_create(const struct rdps_addr_config *cfg, struct rdps_addr **out
 void rdps__addr_destroy(struct rdps_addr *a);
 /* rdma_cm event channel fd (non-blocking): readable when rdps__addr_process has work. */
 int rdps__addr_fd(const struct rdps_addr *a);
-/* Handles pending CM events and expired deadlines; returns events handled, never blocks. */
+/*
+ * Handles pending CM events and expired deadlines; returns events handled,
+ * never blocks. Costs one read() on the event channel: epoll users call it
+ * when rdps__addr_fd() is readable (and now and then for deadlines).
+ */
 int rdps__addr_process(struct rdps_addr *a);
+/*
+ * rdps__addr_process() at most once per millisecond (coarse clock, no
+ * syscall otherwise): cheap enough for every pass of a busy-poll loop.
+ * Returns events handled, 0 when skipped.
+ */
+int rdps__addr_tick(struct rdps_addr *a);
 /* The port actually listened on (0 when not listening). */
 uint16_t rdps__addr_listen_port(const struct rdps_addr *a);
 void rdps__addr_get_stats(const struct rdps_addr *a, struct rdps_addr_stats *out);

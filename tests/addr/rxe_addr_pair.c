@@ -41,6 +41,11 @@ static int fail(const char *what, int err)
 static void pump(struct node *n, int wait_ms)
 {
     struct pollfd pfd = {.fd = rdps__addr_fd(n->addr), .events = POLLIN};
+    if (wait_ms == 0) {
+        /* The busy receive loop: the rate-limited variant keeps it free of syscalls. */
+        rdps__addr_tick(n->addr);
+        return;
+    }
     poll(&pfd, 1, wait_ms);
     rdps__addr_process(n->addr);
 }

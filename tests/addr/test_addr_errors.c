@@ -70,6 +70,7 @@ static void test_null_handles(void **state)
     rdps__addr_peer_release(NULL);
     rdps__addr_leave(NULL);
     assert_int_equal(rdps__addr_process(NULL), RDPS_EINVAL);
+    assert_int_equal(rdps__addr_tick(NULL), RDPS_EINVAL);
     assert_int_equal(rdps__addr_fd(NULL), RDPS_EINVAL);
     assert_int_equal(rdps__addr_listen_port(NULL), 0);
     assert_int_equal(rdps__addr_peer_state(NULL, NULL), RDPS_EINVAL);
