@@ -69,10 +69,6 @@ until grep -q ACTIVE "$state_file" 2>/dev/null; do
 done
 ip addr add "$RDPS_VM_IP/24" dev "$netdev" || fail "cannot add $RDPS_VM_IP to $netdev"
 ip route add 224.0.0.0/4 dev "$netdev" || fail "cannot add the multicast route"
-if [ -n "$RXEVM_NETEM" ]; then
-	# shellcheck disable=SC2086 # netem arguments are words on purpose
-	tc qdisc add dev "$netdev" root netem $RXEVM_NETEM || fail "tc qdisc add dev $netdev root netem $RXEVM_NETEM failed"
-fi
 
 # Barrier: every peer answers ping (so its kernel, address and rxe port are up).
 start=$(cut -d. -f1 /proc/uptime)
@@ -82,8 +78,15 @@ for peer in $RDPS_VM_IPS; do
 		now=$(cut -d. -f1 /proc/uptime)
 		[ $((now - start)) -lt "$RXEVM_BARRIER_TIMEOUT" ] ||
 			fail "peer $peer did not answer ping within $RXEVM_BARRIER_TIMEOUT s"
+		sleep 0.2
 	done
 done
+
+# netem goes on after the barrier so that heavy loss cannot stall it.
+if [ -n "$RXEVM_NETEM" ]; then
+	# shellcheck disable=SC2086 # netem arguments are words on purpose
+	tc qdisc add dev "$netdev" root netem $RXEVM_NETEM || fail "tc qdisc add dev $netdev root netem $RXEVM_NETEM failed"
+fi
 
 export RDPS_VM_NETDEV="$netdev" RDPS_VM_DEV="$dev" HOME=/root TERM=dumb
 for v in $RXEVM_EXPORTS; do

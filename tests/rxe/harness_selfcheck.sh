@@ -1,0 +1,80 @@
+#!/bin/bash
+# Host-level self-check of tools/rxe-vm: argument errors, output prefixing, exit status
+# propagation, stopping the other guests after a failure, --timeout, and no leftovers.
+# Usage: harness_selfcheck.sh RXE_VM        (boots 3 guests in 2 runs)
+set -u
+rxe_vm=${1:?usage: harness_selfcheck.sh RXE_VM}
+failures=0
+check() { # check DESCRIPTION CONDITION...
+	local what=$1
+	shift
+	if "$@"; then
+		echo "ok:   $what"
+	else
+		echo "FAIL: $what"
+		failures=$((failures + 1))
+	fi
+}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rxe-vm-selfcheck.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+# Runs get their own TMPDIR so that leftovers (run dirs, QEMUs, switches) can be found.
+runs=$tmp/runs
+mkdir "$runs"
+
+# run_vm OUT ARGS...: run rxe-vm with output in OUT.out/OUT.err, status in $rc, seconds in $took.
+run_vm() {
+	local out=$1
+	shift
+	local t0=$SECONDS
+	TMPDIR=$runs "$rxe_vm" "$@" >"$tmp/$out.out" 2>"$tmp/$out.err"
+	rc=$?
+	took=$((SECONDS - t0))
+}
+has() { grep -q -- "$2" "$tmp/$1"; }
+no_leftovers() {
+	[[ -z $(ls -A "$runs") ]] && ! pgrep -f -- "$runs/" >/dev/null
+}
+
+# Bad arguments: status 2, a clear message and the usage, no guest booted.
+run_vm noargs
+check "no command: status 2 + usage" eval '[[ $rc == 2 ]] && has noargs.err "Usage:"'
+run_vm nohost exec
+check "exec without --host: status 2 + message + usage" \
+	eval '[[ $rc == 2 ]] && has nohost.err "at least one --host" && has nohost.err "Usage:"'
+run_vm badmtu exec --mtu abc --host true
+check "--mtu abc: status 2 + message" eval '[[ $rc == 2 ]] && has badmtu.err "mtu must be"'
+run_vm badtimeout exec --timeout 0 --host true
+check "--timeout 0: status 2" eval '[[ $rc == 2 ]] && has badtimeout.err "timeout must be"'
+run_vm badopt exec --bogus --host true
+check "unknown option: status 2 + message" eval '[[ $rc == 2 ]] && has badopt.err "unknown argument .--bogus."'
+run_vm missingval exec --host
+check "--host without a value: status 2" eval '[[ $rc == 2 ]] && has missingval.err "needs an argument"'
+run_vm toomany exec --host 1 --host 2 --host 3 --host 4 --host 5 --host 6 --host 7 --host 8 --host 9
+check "9 guests: status 2" eval '[[ $rc == 2 ]] && has toomany.err "at most 8"'
+run_vm help --help
+check "--help: status 0 + usage on stdout" eval '[[ $rc == 0 ]] && has help.out "Usage:"'
+
+# Two guests: the first non-zero status wins, output is prefixed per guest, and the guest
+# still running is stopped shortly after the failure instead of running out its sleep.
+run_vm status exec --timeout 600 \
+	--host 'echo "out of zero"; echo "err of zero" >&2; exit 3' \
+	--host 'echo "one: $RDPS_VM_INDEX/$RDPS_VM_COUNT"; sleep 500; echo "one never gets here"'
+cat "$tmp/status.out" "$tmp/status.err"
+check "exit 3 in guest 0 gives status 3 (got $rc)" eval '[[ $rc == 3 ]]'
+check "stdout prefixed [host0]" has status.out "^\[host0\] out of zero$"
+check "stderr prefixed [host0]" has status.out "^\[host0\] err of zero$"
+check "guest 1 output prefixed [host1] with its env" has status.out "^\[host1\] one: 1/2$"
+check "guest 1 stopped after guest 0 failed (took $took s)" eval '[[ $took -lt 200 ]] && ! has status.out "never gets here"'
+check "no boot noise without --verbose" eval '! grep -q -v "^\[host[01]\] \(out of zero\|err of zero\|one: 1/2\)$" "$tmp/status.out"'
+check "no run dir or process left after a failure" no_leftovers
+
+# --timeout: status 124 and the guest is gone.
+run_vm timeout exec --timeout 5 --host 'echo started; sleep 500'
+cat "$tmp/timeout.out" "$tmp/timeout.err"
+check "--timeout 5 gives 124 (got $rc)" eval '[[ $rc == 124 ]]'
+check "--timeout is reported" has timeout.err "exceeded --timeout 5"
+check "--timeout stops the guest in time (took $took s)" eval '[[ $took -lt 150 ]]'
+check "no run dir or process left after a timeout" no_leftovers
+
+echo "harness self-check: $failures failure(s)"
+[[ $failures == 0 ]]
