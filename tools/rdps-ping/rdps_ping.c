@@ -17,10 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROG          "rdps-ping"
-#define MAX_GROUPS    16
-#define MAX_RESPONDER 256
-#define RX_BATCH      32
+#define PROG             "rdps-ping"
+#define MAX_GROUPS       16
+#define MAX_RESPONDER    256
+#define RX_BATCH         32
+#define RESOLVE_ATTEMPTS 3
 
 static volatile sig_atomic_t stop_requested;
 
@@ -50,6 +51,8 @@ struct ping_ctx {
     struct rdps_addr_group *groups[MAX_GROUPS];
     const struct rdps_dest *dest;
     char target_text[80];
+    struct sockaddr_in peer_addr;
+    unsigned resolve_attempts;
     bool armed; /* --event: completion notification requested since the last wakeup */
 };
 
@@ -314,8 +317,23 @@ static int wait_ready(struct ping_ctx *pc, uint64_t deadline_ns, const char *wha
             tool_error(PROG, "rdma_cm events: %s", rdps_last_error_message());
             return err;
         }
-        if (pc->peer != NULL)
+        if (pc->peer != NULL) {
             state = rdps__addr_peer_state(pc->peer, &pc->dest);
+            /* Address resolution rides on UD too: a lost request or answer is retried. */
+            if ((state == RDPS_ETIMEDOUT || state == RDPS_EHOSTUNREACH) &&
+                ++pc->resolve_attempts < RESOLVE_ATTEMPTS && tool_now_ns() < deadline_ns &&
+                !stop_requested) {
+                rdps__addr_peer_release(pc->peer);
+                pc->peer = NULL;
+                err = rdps__addr_resolve_start(pc->addr, (struct sockaddr *)&pc->peer_addr,
+                                               &pc->peer);
+                if (err < 0) {
+                    tool_error(PROG, "resolve %s: %s", what, rdps_last_error_message());
+                    return err;
+                }
+                continue;
+            }
+        }
         for (unsigned i = 0; i < pc->opt.ngroups && state == 1; i++) {
             const struct rdps_dest *d;
             state = rdps__addr_group_state(pc->groups[i], &d);
@@ -408,6 +426,7 @@ static int setup(struct ping_ctx *pc)
     if (o->target != NULL) {
         snprintf(pc->target_text, sizeof(pc->target_text), "%s:%u", inet_ntoa(peer.sin_addr),
                  ntohs(peer.sin_port));
+        pc->peer_addr = peer;
         err = rdps__addr_resolve_start(pc->addr, (struct sockaddr *)&peer, &pc->peer);
         if (err < 0) {
             tool_error(PROG, "resolve %s: %s", pc->target_text, rdps_last_error_message());
