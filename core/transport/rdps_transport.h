@@ -47,7 +47,13 @@ struct rdps_transport_stats {
     uint64_t tx_datagrams, tx_bytes, tx_completion_errors;
     uint64_t rx_datagrams, rx_bytes, rx_completion_errors;
     uint64_t tx_backpressure; /* claim/submit refused because the pool or send queue was full */
-    uint64_t rx_queue_empty;  /* times the receive queue ran out of posted buffers */
+    /*
+     * Times the receive queue ran out of posted buffers. Loopback counts each
+     * datagram dropped for want of a buffer; verbs counts polls that found
+     * every posted buffer consumed (the device drops silently after that, so
+     * it is a lower bound: use it as a signal, sequence gaps give the loss).
+     */
+    uint64_t rx_queue_empty;
     uint64_t loss_dropped_tx, loss_dropped_rx; /* dropped by the loss-generator interceptor */
     uint64_t async_events;
 };
