@@ -87,6 +87,11 @@ static int make_ctx(struct rdps_loopback_fabric *fabric, const rdps_config *cfg_
         return rc;
     uint32_t qpn = rdps__loopback_qpn(t);
     rc = rdps__ctx_wrap_loss_generator(&cfg, &t);
+    if (rc < 0) {
+        ops->destroy(impl);
+        t->ops->destroy(t);
+        return rc;
+    }
     if (rc < 0)
         return rc;
     rc = rdps__ctx_create_over(&cfg, t, ops, impl, out);
