@@ -55,6 +55,7 @@ struct rdps_addr_group {
     struct rdma_cm_id *id;
     enum rdps_join_mode mode;
     bool use_full_join; /* SEND_ONLY refused by the device: joined as a full member */
+    bool join_issued;   /* the id holds a join that must be left before it is destroyed */
     bool attached;
     union ibv_gid mgid;
     uint16_t mlid;
@@ -446,6 +447,18 @@ static void group_detach(struct rdps_addr_group *g)
     g->owner->stats.qp_detaches++;
 }
 
+/*
+ * Leaves (or cancels) the id's join before destroying it: librdmacm frees its
+ * per-join state only in rdma_leave_multicast, not in rdma_destroy_id.
+ */
+static void group_drop_id(struct rdps_addr_group *g)
+{
+    if (g->id != NULL && g->join_issued)
+        rdma_leave_multicast(g->id, (struct sockaddr *)&g->entry.key.addr);
+    g->join_issued = false;
+    destroy_id(&g->id);
+}
+
 static int group_issue_join(struct rdps_addr_group *g)
 {
     struct rdma_cm_join_mc_attr_ex attr;
@@ -456,8 +469,10 @@ static int group_issue_join(struct rdps_addr_group *g)
                           ? RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER
                           : RDMA_MC_JOIN_FLAG_FULLMEMBER;
     attr.addr = (struct sockaddr *)&g->entry.key.addr;
-    if (rdma_join_multicast_ex(g->id, &attr, g) == 0)
+    if (rdma_join_multicast_ex(g->id, &attr, g) == 0) {
+        g->join_issued = true;
         return 0;
+    }
     int saved = errno;
     if (attr.join_flags == RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER &&
         (saved == ENOSYS || saved == EOPNOTSUPP || saved == EINVAL)) {
@@ -478,7 +493,7 @@ static int group_start(struct rdps_addr_group *g)
     int err;
 
     group_detach(g);
-    destroy_id(&g->id);
+    group_drop_id(g);
     rdps__addr_entry_start(&g->entry, now_ms() + a->timeout_ms);
     a->stats.joins_started++;
     if (!a->has_local) {
@@ -498,13 +513,13 @@ static int group_start(struct rdps_addr_group *g)
     if (rdma_bind_addr(g->id, (struct sockaddr *)&src) != 0) {
         err = rdps__errno_code(errno);
         group_fail(g, err, "join %s: rdma_bind_addr: %s", g->name, strerror(errno));
-        destroy_id(&g->id);
+        group_drop_id(g);
         return rdps__set_err(err, "%s", g->entry.error_text);
     }
     err = group_issue_join(g);
     if (err < 0) {
         group_fail(g, err, "join %s: rdma_join_multicast_ex: %s", g->name, rdps_strerror(err));
-        destroy_id(&g->id);
+        group_drop_id(g);
         return rdps__set_err(err, "%s", g->entry.error_text);
     }
     return 0;
@@ -598,9 +613,7 @@ void rdps__addr_leave(struct rdps_addr_group *g)
         return;
     /* Detach first so no datagram of the group lands on the QP after leave returns. */
     group_detach(g);
-    if (g->id != NULL && g->entry.state == RDPS_ENTRY_READY)
-        rdma_leave_multicast(g->id, (struct sockaddr *)&g->entry.key.addr);
-    destroy_id(&g->id);
+    group_drop_id(g);
     destroy_ahs(&g->retired, &g->ah);
     free(g);
 }
@@ -915,7 +928,7 @@ static void expire_deadlines(struct rdps_addr *a)
             a->stats.joins_failed++;
             snprintf(e->error_text, sizeof(e->error_text),
                      "join %s: no answer within %u ms (timed out)", g->name, a->timeout_ms);
-            destroy_id(&g->id);
+            group_drop_id(g);
         }
     }
 }
