@@ -12,7 +12,7 @@
 #include "rdps_transport.h"
 #include "topic.h"
 
-#define RDPS_RX_BATCH         32
+#define RDPS_RX_BATCH 32
 
 struct rdps_reasm;
 

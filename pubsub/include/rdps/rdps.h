@@ -26,36 +26,36 @@ extern "C" {
  * errors map to -errno; rdps's own conditions live below -4000.
  * X(name, value, message)
  */
-#define RDPS_ERROR_MAP(X)                                                                  \
-    X(EPERM, -EPERM, "operation not permitted")                                            \
-    X(ENOENT, -ENOENT, "no such entry")                                                    \
-    X(EINTR, -EINTR, "interrupted")                                                        \
-    X(EIO, -EIO, "I/O error")                                                              \
-    X(EAGAIN, -EAGAIN, "resource temporarily unavailable (back-pressure), try again")      \
-    X(ENOMEM, -ENOMEM, "out of memory")                                                    \
-    X(EACCES, -EACCES, "permission denied")                                                \
-    X(EBUSY, -EBUSY, "resource busy")                                                      \
-    X(EEXIST, -EEXIST, "already exists")                                                   \
-    X(ENODEV, -ENODEV, "no such RDMA device or port")                                      \
-    X(EINVAL, -EINVAL, "invalid argument")                                                 \
-    X(ENOSPC, -ENOSPC, "no space left (queue or pool full)")                               \
-    X(ERANGE, -ERANGE, "value out of range")                                               \
-    X(ENOSYS, -ENOSYS, "not implemented")                                                  \
-    X(ENOTSUP, -ENOTSUP, "operation not supported on this device or link layer")           \
-    X(EMSGSIZE, -EMSGSIZE, "message too long")                                             \
-    X(EPROTO, -EPROTO, "protocol error")                                                   \
-    X(EADDRNOTAVAIL, -EADDRNOTAVAIL, "address not available")                              \
-    X(ENETDOWN, -ENETDOWN, "network (port) is down")                                       \
-    X(ENETUNREACH, -ENETUNREACH, "network unreachable")                                    \
-    X(EHOSTUNREACH, -EHOSTUNREACH, "host unreachable")                                     \
-    X(ETIMEDOUT, -ETIMEDOUT, "timed out")                                                  \
-    X(ECONNREFUSED, -ECONNREFUSED, "connection refused")                                   \
-    X(ECANCELED, -ECANCELED, "operation canceled")                                         \
-    X(EOVERFLOW, -EOVERFLOW, "value too large for defined data type")                      \
-    X(ESHUTDOWN, -ESHUTDOWN, "context is shutting down")                                   \
-    X(EDEVFATAL, -4001, "RDMA device reported a fatal error")                              \
-    X(EBADFRAME, -4002, "malformed frame")                                                 \
-    X(ENOTJOINED, -4003, "multicast group not joined yet")                                 \
+#define RDPS_ERROR_MAP(X)                                                             \
+    X(EPERM, -EPERM, "operation not permitted")                                       \
+    X(ENOENT, -ENOENT, "no such entry")                                               \
+    X(EINTR, -EINTR, "interrupted")                                                   \
+    X(EIO, -EIO, "I/O error")                                                         \
+    X(EAGAIN, -EAGAIN, "resource temporarily unavailable (back-pressure), try again") \
+    X(ENOMEM, -ENOMEM, "out of memory")                                               \
+    X(EACCES, -EACCES, "permission denied")                                           \
+    X(EBUSY, -EBUSY, "resource busy")                                                 \
+    X(EEXIST, -EEXIST, "already exists")                                              \
+    X(ENODEV, -ENODEV, "no such RDMA device or port")                                 \
+    X(EINVAL, -EINVAL, "invalid argument")                                            \
+    X(ENOSPC, -ENOSPC, "no space left (queue or pool full)")                          \
+    X(ERANGE, -ERANGE, "value out of range")                                          \
+    X(ENOSYS, -ENOSYS, "not implemented")                                             \
+    X(ENOTSUP, -ENOTSUP, "operation not supported on this device or link layer")      \
+    X(EMSGSIZE, -EMSGSIZE, "message too long")                                        \
+    X(EPROTO, -EPROTO, "protocol error")                                              \
+    X(EADDRNOTAVAIL, -EADDRNOTAVAIL, "address not available")                         \
+    X(ENETDOWN, -ENETDOWN, "network (port) is down")                                  \
+    X(ENETUNREACH, -ENETUNREACH, "network unreachable")                               \
+    X(EHOSTUNREACH, -EHOSTUNREACH, "host unreachable")                                \
+    X(ETIMEDOUT, -ETIMEDOUT, "timed out")                                             \
+    X(ECONNREFUSED, -ECONNREFUSED, "connection refused")                              \
+    X(ECANCELED, -ECANCELED, "operation canceled")                                    \
+    X(EOVERFLOW, -EOVERFLOW, "value too large for defined data type")                 \
+    X(ESHUTDOWN, -ESHUTDOWN, "context is shutting down")                              \
+    X(EDEVFATAL, -4001, "RDMA device reported a fatal error")                         \
+    X(EBADFRAME, -4002, "malformed frame")                                            \
+    X(ENOTJOINED, -4003, "multicast group not joined yet")                            \
     X(ECLOSED, -4004, "handle already closed")
 
 enum rdps_error {
@@ -100,11 +100,12 @@ typedef struct rdps_config {
     const char *control_group; /* discovery group, default "239.192.0.1" */
     size_t max_message_size;   /* default 16 MiB */
     size_t reassembly_memory;  /* cap on partially assembled messages, default 64 MiB */
-    uint32_t reassembly_timeout_ms; /* partial messages older than this are dropped (default 2000) */
-    uint32_t max_sessions;     /* publisher sessions tracked at once (default 1024) */
-    uint32_t announce_interval_ms;  /* discovery announce period (default 1000) */
-    uint32_t send_slots;       /* registered send buffers (default 1024) */
-    uint32_t recv_slots;       /* registered receive buffers (default 4096) */
+    uint32_t
+        reassembly_timeout_ms;     /* partial messages older than this are dropped (default 2000) */
+    uint32_t max_sessions;         /* publisher sessions tracked at once (default 1024) */
+    uint32_t announce_interval_ms; /* discovery announce period (default 1000) */
+    uint32_t send_slots;           /* registered send buffers (default 1024) */
+    uint32_t recv_slots;           /* registered receive buffers (default 4096) */
     /* Built-in loss generator for tests and demos (seeded, per frame type). */
     double loss_rx_rate;       /* probability of dropping a received frame, 0..1 */
     double loss_tx_rate;       /* probability of dropping a frame to be sent, 0..1 */
@@ -186,9 +187,9 @@ typedef struct rdps_msg_info {
 typedef void (*rdps_msg_cb)(void *user, const void *data, size_t len, const rdps_msg_info *info);
 
 typedef enum rdps_event_type {
-    RDPS_EVENT_GAP = 1,             /* unreliable: datagrams of a session never arrived */
-    RDPS_EVENT_PUBLISHER_SEEN = 2,  /* discovery: a publisher of the topic announced itself */
-    RDPS_EVENT_PUBLISHER_GONE = 3,  /* discovery: it left or stopped announcing */
+    RDPS_EVENT_GAP = 1,            /* unreliable: datagrams of a session never arrived */
+    RDPS_EVENT_PUBLISHER_SEEN = 2, /* discovery: a publisher of the topic announced itself */
+    RDPS_EVENT_PUBLISHER_GONE = 3, /* discovery: it left or stopped announcing */
 } rdps_event_type;
 
 typedef struct rdps_event {
@@ -222,35 +223,35 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
 
 /* ------------------------------------------------------------------------ */
 /* Counters: one X-macro gives the fields, their names and their order. */
-#define RDPS_COUNTER_MAP(X)                                                                       \
-    X(msgs_sent, "messages published")                                                            \
-    X(bytes_sent, "message bytes published")                                                      \
-    X(frames_sent, "datagrams sent")                                                              \
-    X(frame_bytes_sent, "datagram bytes sent")                                                    \
-    X(send_backpressure, "sends refused with RDPS_EAGAIN")                                        \
-    X(msgs_delivered, "messages delivered to subscribers")                                        \
-    X(bytes_delivered, "message bytes delivered")                                                 \
-    X(frames_received, "datagrams received")                                                      \
-    X(frame_bytes_received, "datagram bytes received")                                            \
-    X(fragments_received, "data fragments accepted")                                              \
-    X(gaps, "datagram sequence gaps (missing datagrams)")                                         \
-    X(duplicates, "duplicate datagrams dropped")                                                  \
-    X(reasm_evictions, "partial messages evicted by the memory cap")                              \
-    X(reasm_timeouts, "partial messages dropped after the timeout")                               \
-    X(sessions_evicted, "publisher sessions evicted from the table")                              \
-    X(bad_frames, "malformed datagrams dropped")                                                  \
-    X(unknown_topic, "datagrams for topics with no local subscriber")                             \
-    X(own_frames, "own datagrams looped back by the fabric and dropped")                          \
-    X(rq_empty, "receive queue ran empty")                                                        \
-    X(announces_sent, "discovery announcements sent")                                             \
-    X(announces_received, "discovery announcements received")                                     \
-    X(bad_announces, "malformed discovery announcements dropped")                                 \
-    X(naks_sent, "NAK frames sent")                                                               \
-    X(naks_received, "NAK frames received")                                                       \
-    X(retransmits, "datagrams retransmitted")                                                     \
-    X(recovered, "missing datagrams recovered")                                                   \
-    X(lost, "datagrams declared unrecoverable")                                                   \
-    X(loss_dropped_rx, "received datagrams dropped by the loss generator")                        \
+#define RDPS_COUNTER_MAP(X)                                                \
+    X(msgs_sent, "messages published")                                     \
+    X(bytes_sent, "message bytes published")                               \
+    X(frames_sent, "datagrams sent")                                       \
+    X(frame_bytes_sent, "datagram bytes sent")                             \
+    X(send_backpressure, "sends refused with RDPS_EAGAIN")                 \
+    X(msgs_delivered, "messages delivered to subscribers")                 \
+    X(bytes_delivered, "message bytes delivered")                          \
+    X(frames_received, "datagrams received")                               \
+    X(frame_bytes_received, "datagram bytes received")                     \
+    X(fragments_received, "data fragments accepted")                       \
+    X(gaps, "datagram sequence gaps (missing datagrams)")                  \
+    X(duplicates, "duplicate datagrams dropped")                           \
+    X(reasm_evictions, "partial messages evicted by the memory cap")       \
+    X(reasm_timeouts, "partial messages dropped after the timeout")        \
+    X(sessions_evicted, "publisher sessions evicted from the table")       \
+    X(bad_frames, "malformed datagrams dropped")                           \
+    X(unknown_topic, "datagrams for topics with no local subscriber")      \
+    X(own_frames, "own datagrams looped back by the fabric and dropped")   \
+    X(rq_empty, "receive queue ran empty")                                 \
+    X(announces_sent, "discovery announcements sent")                      \
+    X(announces_received, "discovery announcements received")              \
+    X(bad_announces, "malformed discovery announcements dropped")          \
+    X(naks_sent, "NAK frames sent")                                        \
+    X(naks_received, "NAK frames received")                                \
+    X(retransmits, "datagrams retransmitted")                              \
+    X(recovered, "missing datagrams recovered")                            \
+    X(lost, "datagrams declared unrecoverable")                            \
+    X(loss_dropped_rx, "received datagrams dropped by the loss generator") \
     X(loss_dropped_tx, "datagrams to send dropped by the loss generator")
 
 typedef struct rdps_counters {
