@@ -53,4 +53,11 @@ void rdps__reply_cache_fini(struct rdps_reply_cache *c);
 const struct rdps_dest *rdps__reply_cache_get(struct rdps_reply_cache *c, const uint8_t gid[16],
                                               uint32_t qpn, const void *make_arg);
 
+/*
+ * Source GID of a received UD datagram from the 40 bytes before its payload:
+ * an IB GRH (source GID at offset 8), or on RoCE v2 over IPv4 20 unused bytes
+ * followed by the IPv4 header (the GID is then the IPv4-mapped source address).
+ */
+void rdps__grh_source_gid(const uint8_t grh[40], uint8_t gid[16]);
+
 #endif /* RDPS_REPLY_CACHE_H */

@@ -111,3 +111,24 @@ const struct rdps_dest *rdps__reply_cache_get(struct rdps_reply_cache *c, const 
     c->buckets[bucket] = slot;
     return &e->dest;
 }
+
+void rdps__grh_source_gid(const uint8_t grh[40], uint8_t gid[16])
+{
+    const uint8_t *ip4 = grh + 20;
+    bool zero_head = true;
+    for (int i = 0; i < 20; i++) {
+        if (grh[i] != 0) {
+            zero_head = false;
+            break;
+        }
+    }
+    /* An IB GRH starts with IP version 6 in its first nibble, never 20 zero bytes. */
+    if (zero_head && (ip4[0] >> 4) == 4) {
+        memset(gid, 0, 10);
+        gid[10] = 0xff;
+        gid[11] = 0xff;
+        memcpy(gid + 12, ip4 + 12, 4);
+    } else {
+        memcpy(gid, grh + 8, 16);
+    }
+}

@@ -607,31 +607,6 @@ static void free_reply_ah(void *user, void *ah)
     vt->graveyard_count++;
 }
 
-/*
- * The 40 bytes before the payload are an IB GRH, or on RoCE v2 over IPv4 20
- * unused bytes followed by the IPv4 header: the source GID is then the
- * IPv4-mapped source address.
- */
-static void source_gid_from_grh(const uint8_t *grh, uint8_t gid[16])
-{
-    const uint8_t *ip4 = grh + 20;
-    bool zero_head = true;
-    for (int i = 0; i < 20; i++) {
-        if (grh[i] != 0) {
-            zero_head = false;
-            break;
-        }
-    }
-    if (zero_head && (ip4[0] >> 4) == 4) {
-        memset(gid, 0, 10);
-        gid[10] = 0xff;
-        gid[11] = 0xff;
-        memcpy(gid + 12, ip4 + 12, 4);
-    } else {
-        memcpy(gid, grh + 8, 16);
-    }
-}
-
 static int verbs_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int max)
 {
     struct verbs_transport *vt = to_verbs(t);
@@ -669,7 +644,7 @@ static int verbs_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int
             d->src_qpn = w->src_qp;
             d->slot = slot;
             if (w->wc_flags & IBV_WC_GRH) {
-                source_gid_from_grh(buf, d->src_gid);
+                rdps__grh_source_gid(buf, d->src_gid);
                 d->has_src_gid = true;
             } else {
                 /* IB without a GRH: the source LID identifies the sender. */

@@ -134,12 +134,41 @@ static void test_make_failure_and_bad_init(void **state)
     assert_int_equal(f.made, f.freed);
 }
 
+static void test_grh_source_gid(void **state)
+{
+    (void)state;
+    uint8_t grh[40], gid[16];
+
+    /* RoCE v2 over IPv4: 20 zero bytes, then an IPv4 header from 169.254.77.2. */
+    memset(grh, 0, sizeof(grh));
+    grh[20] = 0x45;
+    grh[29] = 17; /* UDP */
+    const uint8_t src[4] = {169, 254, 77, 2}, dst[4] = {169, 254, 77, 1};
+    memcpy(grh + 32, src, 4);
+    memcpy(grh + 36, dst, 4);
+    rdps__grh_source_gid(grh, gid);
+    const uint8_t v4_mapped[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 169, 254, 77, 2};
+    assert_memory_equal(gid, v4_mapped, 16);
+
+    /* IB / RoCE v1 GRH: version 6, source GID at offset 8. */
+    memset(grh, 0, sizeof(grh));
+    grh[0] = 0x60;
+    for (int i = 0; i < 16; i++) {
+        grh[8 + i] = (uint8_t)(0xf0 + i);
+        grh[24 + i] = 0x11;
+    }
+    rdps__grh_source_gid(grh, gid);
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(gid[i], 0xf0 + i);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hit_miss_and_keying),
         cmocka_unit_test(test_lru_eviction),
         cmocka_unit_test(test_make_failure_and_bad_init),
+        cmocka_unit_test(test_grh_source_gid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
