@@ -61,6 +61,9 @@ struct verbs_transport {
     struct ibv_sge *recv_sge;
     uint32_t *recv_pending;
     uint32_t recv_pending_count;
+    /* Receive completions drained from the CQ, handed out by poll() (recv_slots entries). */
+    struct ibv_wc *wc_ring;
+    uint32_t wc_head, wc_count;
 
     struct rdps_reply_cache replies;
     struct deferred_ah *graveyard;
@@ -607,60 +610,81 @@ static void free_reply_ah(void *user, void *ah)
     vt->graveyard_count++;
 }
 
+/*
+ * Moves every waiting receive completion into the ring. Draining the CQ
+ * completely is what makes an empty receive queue visible: if nothing posted
+ * is left after the drain, the device had no buffer for the next datagram.
+ */
+static int drain_recv_cq(struct verbs_transport *vt)
+{
+    uint32_t drained = 0;
+    while (vt->wc_count < vt->recv_slots) {
+        uint32_t tail = (vt->wc_head + vt->wc_count) % vt->recv_slots;
+        uint32_t room = vt->recv_slots - tail; /* contiguous entries up to the ring's end */
+        if (room > vt->recv_slots - vt->wc_count)
+            room = vt->recv_slots - vt->wc_count;
+        if (room > POLL_BATCH)
+            room = POLL_BATCH;
+        int n = ibv_poll_cq(vt->recv_cq, (int)room, &vt->wc_ring[tail]);
+        if (n < 0)
+            return RDPS_EIO;
+        vt->wc_count += (uint32_t)n;
+        drained += (uint32_t)n;
+        if ((uint32_t)n < room)
+            break;
+    }
+    if (drained > 0) {
+        vt->recv_posted -= drained;
+        if (vt->recv_posted == 0)
+            vt->stats.rx_queue_empty++;
+    }
+    return 0;
+}
+
 static int verbs_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int max)
 {
     struct verbs_transport *vt = to_verbs(t);
-    struct ibv_wc wc[POLL_BATCH];
     int got = 0;
 
     if (vt->device_fatal)
         return RDPS_EDEVFATAL;
     int err = reap_send(vt);
+    if (err == 0)
+        err = drain_recv_cq(vt);
     if (err < 0)
         return err;
-    while (got < max) {
-        int want = max - got < POLL_BATCH ? max - got : POLL_BATCH;
-        int n = ibv_poll_cq(vt->recv_cq, want, wc);
-        if (n < 0)
-            return RDPS_EIO;
-        if (n == 0)
-            break;
-        if ((uint32_t)n >= vt->recv_posted)
-            vt->stats.rx_queue_empty++; /* every posted buffer got used: later ones were lost */
-        vt->recv_posted -= (uint32_t)n;
-        for (int i = 0; i < n; i++) {
-            struct ibv_wc *w = &wc[i];
-            uint32_t slot = (uint32_t)w->wr_id;
-            uint8_t *buf = vt->recv_mem + (size_t)slot * vt->recv_stride;
-            if (w->status != IBV_WC_SUCCESS || w->byte_len < RDPS_GRH_BYTES) {
-                vt->stats.rx_completion_errors++;
-                if (w->status != IBV_WC_WR_FLUSH_ERR)
-                    vt->recv_pending[vt->recv_pending_count++] = slot;
-                continue;
-            }
-            struct rdps_rx_datagram *d = &rx[got++];
-            d->data = buf + RDPS_GRH_BYTES;
-            d->len = w->byte_len - RDPS_GRH_BYTES;
-            d->src_qpn = w->src_qp;
-            d->slot = slot;
-            if (w->wc_flags & IBV_WC_GRH) {
-                rdps__grh_source_gid(buf, d->src_gid);
-                d->has_src_gid = true;
-            } else {
-                /* IB without a GRH: the source LID identifies the sender. */
-                memset(d->src_gid, 0, sizeof(d->src_gid));
-                d->src_gid[0] = 0xfe; /* not a valid GID prefix: no clash with real GIDs */
-                d->src_gid[14] = (uint8_t)(w->slid >> 8);
-                d->src_gid[15] = (uint8_t)w->slid;
-                d->has_src_gid = false;
-            }
-            struct ah_from_wc_arg arg = {vt, w, (struct ibv_grh *)buf, d->src_gid};
-            d->reply = rdps__reply_cache_get(&vt->replies, d->src_gid, w->src_qp, &arg);
-            vt->stats.rx_datagrams++;
-            vt->stats.rx_bytes += d->len;
+    while (got < max && vt->wc_count > 0) {
+        struct ibv_wc *w = &vt->wc_ring[vt->wc_head];
+        vt->wc_head = (vt->wc_head + 1) % vt->recv_slots;
+        vt->wc_count--;
+        uint32_t slot = (uint32_t)w->wr_id;
+        uint8_t *buf = vt->recv_mem + (size_t)slot * vt->recv_stride;
+        if (w->status != IBV_WC_SUCCESS || w->byte_len < RDPS_GRH_BYTES) {
+            vt->stats.rx_completion_errors++;
+            if (w->status != IBV_WC_WR_FLUSH_ERR)
+                vt->recv_pending[vt->recv_pending_count++] = slot;
+            continue;
         }
-        if (n < want)
-            break;
+        struct rdps_rx_datagram *d = &rx[got++];
+        d->data = buf + RDPS_GRH_BYTES;
+        d->len = w->byte_len - RDPS_GRH_BYTES;
+        d->src_qpn = w->src_qp;
+        d->slot = slot;
+        if (w->wc_flags & IBV_WC_GRH) {
+            rdps__grh_source_gid(buf, d->src_gid);
+            d->has_src_gid = true;
+        } else {
+            /* IB without a GRH: the source LID identifies the sender. */
+            memset(d->src_gid, 0, sizeof(d->src_gid));
+            d->src_gid[0] = 0xfe; /* not a valid GID prefix: no clash with real GIDs */
+            d->src_gid[14] = (uint8_t)(w->slid >> 8);
+            d->src_gid[15] = (uint8_t)w->slid;
+            d->has_src_gid = false;
+        }
+        struct ah_from_wc_arg arg = {vt, w, (struct ibv_grh *)buf, d->src_gid};
+        d->reply = rdps__reply_cache_get(&vt->replies, d->src_gid, w->src_qp, &arg);
+        vt->stats.rx_datagrams++;
+        vt->stats.rx_bytes += d->len;
     }
     if (vt->recv_pending_count > 0 && vt->recv_posted < vt->recv_batch)
         (void)post_recv_pending(vt);
@@ -850,6 +874,7 @@ static void verbs_destroy(struct rdps_transport *t)
     free(vt->recv_wr);
     free(vt->recv_sge);
     free(vt->recv_pending);
+    free(vt->wc_ring);
     free(vt->graveyard);
     free(vt);
 }
@@ -871,12 +896,14 @@ static int alloc_arrays(struct verbs_transport *vt)
     vt->recv_wr = calloc(vt->recv_slots, sizeof(struct ibv_recv_wr));
     vt->recv_sge = calloc(vt->recv_slots, sizeof(struct ibv_sge));
     vt->recv_pending = calloc(vt->recv_slots, sizeof(uint32_t));
+    vt->wc_ring = calloc(vt->recv_slots, sizeof(struct ibv_wc));
     vt->graveyard_cap = vt->replies.capacity > 0 ? vt->replies.capacity : 1;
     vt->graveyard = calloc(vt->graveyard_cap, sizeof(struct deferred_ah));
     if (vt->send_mem == NULL || vt->recv_mem == NULL || vt->send_refs == NULL ||
         vt->send_free == NULL || vt->pend_wr == NULL || vt->pend_sge == NULL ||
         vt->pend_slot == NULL || vt->posted_slot == NULL || vt->recv_wr == NULL ||
-        vt->recv_sge == NULL || vt->recv_pending == NULL || vt->graveyard == NULL)
+        vt->recv_sge == NULL || vt->recv_pending == NULL || vt->wc_ring == NULL ||
+        vt->graveyard == NULL)
         return rdps__set_err(RDPS_ENOMEM, "out of memory for %u send and %u receive buffers",
                              vt->send_slots, vt->recv_slots);
     memset(vt->send_mem, 0, send_bytes);
