@@ -219,6 +219,11 @@ struct rdps_loss_gen *rdps__loss_transport_recv_gen(struct rdps_transport *t)
     return t != NULL && t->ops == &loss_ops ? &to_loss(t)->recv_gen : NULL;
 }
 
+struct rdps_transport *rdps__loss_transport_inner(struct rdps_transport *t)
+{
+    return t != NULL && t->ops == &loss_ops ? to_loss(t)->inner : NULL;
+}
+
 static const struct rdps_transport_ops loss_ops = {
     .name = "loss",
     .max_payload = loss_max_payload,

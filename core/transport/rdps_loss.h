@@ -58,5 +58,7 @@ int rdps__loss_transport_create(struct rdps_transport *inner, const struct rdps_
 /* The generators in use (to set per-type rates); NULL if t is not a loss interceptor. */
 struct rdps_loss_gen *rdps__loss_transport_send_gen(struct rdps_transport *t);
 struct rdps_loss_gen *rdps__loss_transport_recv_gen(struct rdps_transport *t);
+/* The wrapped transport, or NULL if t is not a loss interceptor. */
+struct rdps_transport *rdps__loss_transport_inner(struct rdps_transport *t);
 
 #endif /* RDPS_LOSS_H */

@@ -73,7 +73,7 @@ struct rdps_verbs_info {
 
 /* Opens the device port and creates the shared UD QP (cfg may be NULL for all defaults). */
 int rdps__verbs_transport_create(const struct rdps_verbs_config *cfg, struct rdps_transport **out);
-/* Fills *out; fails with RDPS_EINVAL if t is not a verbs transport. */
+/* Fills *out (looking through loss interceptors); RDPS_EINVAL if t is not a verbs transport. */
 int rdps__verbs_transport_info(struct rdps_transport *t, struct rdps_verbs_info *out);
 
 #endif /* RDPS_VERBS_TRANSPORT_H */

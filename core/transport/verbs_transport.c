@@ -4,6 +4,7 @@
 
 #include "rdps_error.h"
 #include "rdps_log.h"
+#include "rdps_loss.h"
 #include "rdps_reply_cache.h"
 
 #include <arpa/inet.h>
@@ -1158,6 +1159,9 @@ err:
 
 int rdps__verbs_transport_info(struct rdps_transport *t, struct rdps_verbs_info *out)
 {
+    /* Look through interceptors: addr/ gets the device behind a loss generator too. */
+    for (struct rdps_transport *inner; (inner = rdps__loss_transport_inner(t)) != NULL;)
+        t = inner;
     if (t == NULL || out == NULL || t->ops != &verbs_ops)
         return rdps__set_err(RDPS_EINVAL, "not a verbs transport");
     *out = to_verbs(t)->info;

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "rdps_error.h"
+#include "rdps_loss.h"
 #include "verbs_test_util.h"
 
 #include <arpa/inet.h>
@@ -355,6 +356,44 @@ static void test_bad_config(void **state)
     assert_int_equal(rdps__verbs_transport_info(NULL, NULL), RDPS_EINVAL);
 }
 
+static void test_info_through_interceptor(void **state)
+{
+    struct pair *p = *state;
+    struct rdps_transport *inner, *lossy;
+    struct rdps_verbs_config cfg = {.device_name = vt_device()};
+    struct rdps_loss_config loss = {.seed = 1, .rate = 1.0, .type_mask = 1u << 1, .on_send = true};
+    struct rdps_verbs_info info;
+    struct rdps_rx_datagram rx;
+
+    assert_int_equal(rdps__verbs_transport_create(&cfg, &inner), 0);
+    assert_int_equal(rdps__loss_transport_create(inner, &loss, &lossy), 0);
+    assert_int_equal(rdps__verbs_transport_info(lossy, &info), 0);
+    assert_ptr_equal(info.qp->context, info.verbs);
+    struct ibv_ah *ah = vt_make_ah(&info, &p->ib);
+    struct rdps_dest to_b = {ah, p->ib.qpn, p->ib.qkey};
+    /* Type 1 frames are all dropped by the interceptor, type 2 frames pass. */
+    for (uint8_t type = 1; type <= 2; type++) {
+        struct rdps_tx_buf buf;
+        const struct rdps_dest *dests[1] = {&to_b};
+        assert_int_equal(lossy->ops->claim(lossy, &buf), 0);
+        buf.data[0] = 0x52;
+        buf.data[1] = type;
+        assert_int_equal(lossy->ops->submit(lossy, &buf, 2, dests, 1), 0);
+        assert_int_equal(lossy->ops->flush(lossy), 0);
+    }
+    assert_int_equal(recv_one(p->b, &rx), 1);
+    assert_int_equal(rx.data[1], 2);
+    p->b->ops->rx_release(p->b, &rx, 1);
+    vt_sleep_ms(100);
+    assert_int_equal(p->b->ops->poll(p->b, &rx, 1), 0);
+    struct rdps_transport_stats st;
+    lossy->ops->get_stats(lossy, &st);
+    assert_int_equal(st.loss_dropped_tx, 1);
+    assert_int_equal(st.tx_datagrams, 1);
+    ibv_destroy_ah(ah);
+    lossy->ops->destroy(lossy);
+}
+
 static void test_bind_by_address(void **state)
 {
     struct pair *p = *state;
@@ -389,6 +428,7 @@ int main(void)
         cmocka_unit_test(test_send_backpressure),
         cmocka_unit_test(test_event_fd),
         cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_info_through_interceptor),
         cmocka_unit_test(test_bind_by_address),
     };
     return cmocka_run_group_tests(tests, pair_setup, pair_teardown);
