@@ -1,7 +1,7 @@
 #!/bin/bash
 # Host-level self-check of tools/rxe-vm: argument errors, output prefixing, exit status
 # propagation, stopping the other guests after a failure, --timeout, and no leftovers.
-# Usage: harness_selfcheck.sh RXE_VM        (boots 3 guests in 2 runs)
+# Usage: harness_selfcheck.sh RXE_VM        (boots 4 guests in 3 runs)
 set -u
 rxe_vm=${1:?usage: harness_selfcheck.sh RXE_VM}
 failures=0
@@ -68,13 +68,32 @@ check "guest 1 stopped after guest 0 failed (took $took s)" eval '[[ $took -lt 2
 check "no boot noise without --verbose" eval '! grep -q -v "^\[host[01]\] \(out of zero\|err of zero\|one: 1/2\)$" "$tmp/status.out"'
 check "no run dir or process left after a failure" no_leftovers
 
-# --timeout: status 124 and the guest is gone.
-run_vm timeout exec --timeout 5 --host 'echo started; sleep 500'
+# --timeout: status 124 and the guest is gone. The same boot checks --mtu and that output
+# without a final newline still shows.
+run_vm timeout exec --timeout 5 --mtu 4200 \
+	--host 'tests/rxe/check_port_active.sh | tail -n 1; printf "no newline"; sleep 500'
 cat "$tmp/timeout.out" "$tmp/timeout.err"
+check "--mtu 4200 gives rxe active_mtu 4096" has timeout.out "^\[host0\] check_port_active: .*active_mtu 4096: ok$"
 check "--timeout 5 gives 124 (got $rc)" eval '[[ $rc == 124 ]]'
+check "a last line without newline is shown alone" has timeout.out "^\[host0\] no newline$"
 check "--timeout is reported" has timeout.err "exceeded --timeout 5"
 check "--timeout stops the guest in time (took $took s)" eval '[[ $took -lt 150 ]]'
 check "no run dir or process left after a timeout" no_leftovers
+
+# SIGTERM to rxe-vm while a guest runs: guests, hub and run dir are gone afterwards.
+TMPDIR=$runs "$rxe_vm" exec --timeout 600 --host 'echo started; sleep 500' >"$tmp/term.out" 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do
+	has term.out "^\[host0\] started$" && break
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.5
+done
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+cat "$tmp/term.out"
+check "SIGTERM during a run gives 143 (got $rc)" eval '[[ $rc == 143 ]]'
+check "no run dir or process left after SIGTERM" no_leftovers
 
 echo "harness self-check: $failures failure(s)"
 [[ $failures == 0 ]]
