@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
-# ping-vs-perftest.sh - rdps-ping RTT and datagram rate against perftest (ib_send_lat/ib_send_bw -c UD) on one rxe device.
+# ping-vs-perftest.sh - rdps-ping RTT and datagram rate against perftest (ib_send_lat/ib_send_bw -c UD) on the same rxe devices.
 #
-# Usage (host):  tests/bench/ping-vs-perftest.sh [BUILD_DIR] [SIZE] [LAT_ITERS] [BW_ITERS] [MODES]
-# Boots one guest with tools/rxe-vm and runs, in that guest, on the same rxe
-# device and for the same datagram size:
-#   latency  rdps-ping (listener + client to the guest's own IP) p50 RTT vs
-#            ib_send_lat -c UD t_typical (perftest prints HALF a round trip,
-#            so it is doubled: both figures compared are full round trips)
-#   rate     rdps-ping --flood into a --sink listener (sender datagrams/s) vs
-#            ib_send_bw -c UD MsgRate (also the sender's rate)
-# MODES (default "poll event"): poll = both tools busy-poll (perftest's default;
-# rdps-ping yields the CPU when idle), event = both sleep on the completion
-# channel (perftest -e, rdps-ping --event). The guest has one vCPU, so the
-# busy-polling perftest pair mostly measures scheduler time slices.
+# Usage (host):
+#   tests/bench/ping-vs-perftest.sh [BUILD_DIR] [SIZE] [LAT_ITERS] [BW_ITERS] [MODES] [GUESTS]
+#
+# GUESTS=1 (default, the reference figure): ONE guest, server and client on
+# its rxe device, the client targeting the guest's own IP. GUESTS=2: servers in
+# guest 0, clients in guest 1 (each side has its own vCPU).
+# For the same datagram size, in the same run:
+#   latency  rdps-ping p50 RTT vs ib_send_lat -c UD t_typical. perftest prints
+#            HALF a round trip, so it is doubled: both figures compared are
+#            full round trips.
+#   rate     rdps-ping --flood into a --sink listener (the sender's
+#            datagrams/s) vs ib_send_bw -c UD MsgRate (also the sender's).
+# MODES (default "poll event"): poll = both tools busy-poll (perftest's
+# default; rdps-ping yields the CPU when idle), event = both sleep on the
+# completion channel (perftest -e, rdps-ping --event). A guest has one vCPU, so
+# with GUESTS=1 the busy-polling perftest pair mostly measures scheduler time
+# slices; the event mode and GUESTS=2 are the like-for-like comparisons.
 # Figures only, not a pass/fail test: under TCG absolute numbers mean little,
 # the ratios measured in the same run are the result. Targets: RTT ratio
 # <= 1.10, rate ratio >= 0.90.
@@ -25,20 +30,35 @@ if [ "${1:-}" != "--in-guest" ]; then
 	lat_iters=${3:-2000}
 	bw_iters=${4:-20000}
 	modes=${5:-poll event}
+	guests=${6:-1}
 	if [ ! -x "$build/tools/rdps-ping/rdps-ping" ]; then
 		echo "ping-vs-perftest: $build/tools/rdps-ping/rdps-ping not built" >&2
 		exit 2
 	fi
+	case $guests in 1 | 2) ;; *)
+		echo "ping-vs-perftest: GUESTS must be 1 or 2" >&2
+		exit 2
+		;;
+	esac
 	cd "$repo" || exit 2
-	exec tools/rxe-vm exec --timeout 600 \
-		--host "tests/bench/ping-vs-perftest.sh --in-guest '$build' $size $lat_iters $bw_iters '$modes'"
+	cmd="tests/bench/ping-vs-perftest.sh --in-guest '$build' $size $lat_iters $bw_iters '$modes'"
+	hosts=(--host "$cmd")
+	[ "$guests" = 2 ] && hosts+=(--host "$cmd")
+	exec tools/rxe-vm exec --timeout 900 "${hosts[@]}"
 fi
 
 build=$2 size=$3 lat_iters=$4 bw_iters=$5 modes=${6:-poll event}
 ping=$build/tools/rdps-ping/rdps-ping
 dev=${RDPS_VM_DEV:-rxe0}
-ip=${RDPS_VM_IP:?run inside tools/rxe-vm}
-out=$(mktemp -d)
+count=${RDPS_VM_COUNT:-1}
+index=${RDPS_VM_INDEX:-0}
+sync=${RDPS_VM_SCRATCH:?run inside tools/rxe-vm}/bench
+mkdir -p "$sync"
+# The server side is guest 0; with one guest it is also the client side.
+server_ip=$(echo "${RDPS_VM_IPS:-$RDPS_VM_IP}" | tr ' ,' '\n\n' | sed -n 1p)
+is_server=0 is_client=0
+[ "$index" = 0 ] && is_server=1
+[ "$count" = 1 ] || [ "$index" = 1 ] && is_client=1
 
 # perftest needs the RoCE v2 IPv4 GID index, which is also what rdps picks.
 gidx=
@@ -51,64 +71,76 @@ for t in /sys/class/infiniband/"$dev"/ports/1/gid_attrs/types/*; do
 	fi
 done
 : "${gidx:=0}"
-echo "bench: device $dev, GID index $gidx, size $size bytes, $lat_iters round trips, $bw_iters datagrams"
 
 field() { # field N of the first results row (a line starting with the size)
 	awk -v s="$1" -v f="$2" '$1 == s && NF >= f { print $f; exit }'
 }
-
 json() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p" "$2" | head -1; }
+wait_file() {
+	local n=0
+	until [ -e "$1" ]; do
+		n=$((n + 1))
+		[ $n -gt 3000 ] && { echo "bench: timed out waiting for $1" >&2; return 1; }
+		sleep 0.1
+	done
+}
 
-# One latency + rate comparison; $1 = poll (both sides busy-poll, perftest's
-# default) or event (both sides sleep on the completion channel: perftest -e,
-# rdps-ping --event).
-compare() {
-	local mode=$1 pt_flag= rd_flag= srv
-	if [ "$mode" = event ]; then
-		pt_flag=-e
-		rd_flag=--event
+# phase NAME 'SERVER CMD' 'CLIENT CMD': server output in $sync/NAME.srv, client in NAME.cli.
+phase() {
+	local name=$1 server=$2 client=$3 pid=
+	if [ $is_server = 1 ]; then
+		eval "exec $server" >"$sync/$name.srv" 2>&1 &
+		pid=$!
+		sleep 1
+		touch "$sync/$name.ready"
 	fi
-	ib_send_lat -d "$dev" -c UD -x "$gidx" -s "$size" -n "$lat_iters" -p 18515 -F $pt_flag >"$out/lat_srv" 2>&1 &
-	srv=$!
-	sleep 1
-	ib_send_lat -d "$dev" -c UD -x "$gidx" -s "$size" -n "$lat_iters" -p 18515 -F $pt_flag "$ip" >"$out/lat_cli" 2>&1
-	wait "$srv"
+	if [ $is_client = 1 ]; then
+		wait_file "$sync/$name.ready" || return 1
+		eval "$client" >"$sync/$name.cli" 2>&1
+		touch "$sync/$name.done"
+	fi
+	if [ $is_server = 1 ]; then
+		wait_file "$sync/$name.done" || return 1
+		sleep 1
+		kill "$pid" 2>/dev/null # perftest servers end by themselves; rdps-ping listens on
+		wait "$pid" 2>/dev/null
+		touch "$sync/$name.finished"
+	else
+		wait_file "$sync/$name.finished" || return 1
+	fi
+}
+
+compare() {
+	local mode=$1 pt= rd=
+	if [ "$mode" = event ]; then
+		pt=-e
+		rd=--event
+	fi
+	local perf="-d $dev -c UD -x $gidx -s $size -F $pt"
+	phase "$mode-lat-perftest" "ib_send_lat $perf -n $lat_iters -p 18515" \
+		"ib_send_lat $perf -n $lat_iters -p 18515 $server_ip" || return 1
+	phase "$mode-lat-rdps" "'$ping' --listen -d $dev --port 7471 --timeout 600 $rd" \
+		"'$ping' $server_ip:7471 -d $dev -n $lat_iters -s $size $rd --json" || return 1
+	phase "$mode-bw-perftest" "ib_send_bw $perf -n $bw_iters -p 18516" \
+		"ib_send_bw $perf -n $bw_iters -p 18516 $server_ip" || return 1
+	phase "$mode-bw-rdps" "'$ping' --listen --sink -d $dev --port 7472 --timeout 600 $rd --json" \
+		"'$ping' $server_ip:7472 -d $dev --flood -n $bw_iters -s $size $rd --json" || return 1
+	[ $is_client = 1 ] || return 0
+
 	local pt_typical pt_p99 rd_p50 rd_p99 pt_mpps pt_mpps_srv rd_rate sink_rate sink_recv
-	pt_typical=$(field "$size" 5 <"$out/lat_cli")
-	pt_p99=$(field "$size" 8 <"$out/lat_cli")
-
-	"$ping" --listen -d "$dev" --port 7471 --timeout 300 $rd_flag >"$out/ping_srv" 2>&1 &
-	srv=$!
-	sleep 1
-	"$ping" "$ip:7471" -d "$dev" -n "$lat_iters" -s "$size" $rd_flag --json >"$out/ping_cli" 2>"$out/ping_cli.err"
-	kill "$srv" 2>/dev/null
-	wait "$srv" 2>/dev/null
-	rd_p50=$(json rtt_p50_us "$out/ping_cli")
-	rd_p99=$(json rtt_p99_us "$out/ping_cli")
-
-	ib_send_bw -d "$dev" -c UD -x "$gidx" -s "$size" -n "$bw_iters" -p 18516 -F $pt_flag >"$out/bw_srv" 2>&1 &
-	srv=$!
-	sleep 1
-	ib_send_bw -d "$dev" -c UD -x "$gidx" -s "$size" -n "$bw_iters" -p 18516 -F $pt_flag "$ip" >"$out/bw_cli" 2>&1
-	wait "$srv"
-	pt_mpps=$(field "$size" 5 <"$out/bw_cli")
-	pt_mpps_srv=$(field "$size" 5 <"$out/bw_srv")
-
-	"$ping" --listen --sink -d "$dev" --port 7472 $rd_flag --json >"$out/sink" 2>&1 &
-	srv=$!
-	sleep 1
-	"$ping" "$ip:7472" -d "$dev" --flood -n "$bw_iters" -s "$size" $rd_flag --json >"$out/flood_cli" 2>"$out/flood.err"
-	sleep 1
-	kill "$srv" 2>/dev/null
-	wait "$srv" 2>/dev/null
-	rd_rate=$(json datagrams_per_s "$out/flood_cli")
-	sink_rate=$(json rx_datagrams_per_s "$out/sink")
-	sink_recv=$(json received "$out/sink")
-
+	pt_typical=$(field "$size" 5 <"$sync/$mode-lat-perftest.cli")
+	pt_p99=$(field "$size" 8 <"$sync/$mode-lat-perftest.cli")
+	rd_p50=$(json rtt_p50_us "$sync/$mode-lat-rdps.cli")
+	rd_p99=$(json rtt_p99_us "$sync/$mode-lat-rdps.cli")
+	pt_mpps=$(field "$size" 5 <"$sync/$mode-bw-perftest.cli")
+	pt_mpps_srv=$(field "$size" 5 <"$sync/$mode-bw-perftest.srv")
+	rd_rate=$(json datagrams_per_s "$sync/$mode-bw-rdps.cli")
+	sink_rate=$(json rx_datagrams_per_s "$sync/$mode-bw-rdps.srv")
+	sink_recv=$(json received "$sync/$mode-bw-rdps.srv")
 	for v in pt_typical rd_p50 pt_mpps rd_rate; do
 		if [ -z "${!v}" ]; then
 			echo "bench ($mode): could not read $v; raw outputs:" >&2
-			tail -n +1 "$out"/* >&2
+			tail -n +1 "$sync/$mode"-* >&2
 			return 1
 		fi
 	done
@@ -124,9 +156,11 @@ compare() {
 	}'
 }
 
+if [ $is_client = 1 ]; then
+	echo "bench: $count guest(s), device $dev, GID index $gidx, size $size bytes, $lat_iters round trips, $bw_iters datagrams, server $server_ip"
+fi
 status=0
 for mode in $modes; do
 	compare "$mode" || status=1
 done
-rm -rf "$out"
 exit $status
