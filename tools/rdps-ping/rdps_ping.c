@@ -53,6 +53,7 @@ struct ping_ctx {
     char target_text[80];
     struct sockaddr_in peer_addr;
     unsigned resolve_attempts;
+    unsigned idle_spins;
     bool armed; /* --event: completion notification requested since the last wakeup */
 };
 
@@ -472,15 +473,17 @@ static int claim_retry(struct rdps_transport *t, struct rdps_tx_buf *buf, uint64
 }
 
 /*
- * Nothing was received. Busy-polling yields the CPU (one vCPU is common in
- * test guests: the peer must run). With --event: first arm the completion
+ * Nothing was received. Busy-polling yields the CPU every few empty polls
+ * (one vCPU is common in test guests: the peer must run). With --event: first arm the completion
  * channel and let the caller poll once more (a completion may have landed
  * before the arm), then sleep on the fd.
  */
 static void idle(struct ping_ctx *pc, int timeout_ms)
 {
     if (!pc->opt.event) {
-        sched_yield();
+        /* Spin like perftest, but yield now and then so a peer on the same CPU can answer. */
+        if (++pc->idle_spins % 16 == 0)
+            sched_yield();
         return;
     }
     if (!pc->armed) {
