@@ -66,6 +66,13 @@ for size in 16 64 1024; do
 	cat "$tmp/u.json"
 done
 
+# Device chosen through the local IP (rdma_cm bind) instead of by name.
+"$ping" "$ip:17481" -b "$ip" -n 20 -s 64 --json >"$tmp/b.json" 2>"$tmp/b.err"
+check "client bound by -b $ip: 20 echoes" [ $? -eq 0 -a "$(json_num echoes "$tmp/b.json")" = 20 ]
+"$ping" "$ip:17481" -b 10.9.9.9 -n 5 >/dev/null 2>"$tmp/e6"
+check "-b with an address no device owns: exit 1, names it" \
+	[ $? -eq 1 -a "$(grep -c "10.9.9.9" "$tmp/e6")" -eq 1 ]
+
 # Size limits and bad targets: one clear line on stderr, non-zero exit.
 "$ping" "$ip:17481" -d "$dev" -n 5 -s 15 >/dev/null 2>"$tmp/e1"
 check "size 15 refused (exit 2)" [ $? -eq 2 ]
@@ -82,7 +89,7 @@ check "unreachable host: one error line" [ "$(wc -l <"$tmp/e4")" -eq 1 ]
 "$ping" "$ip:17481" -d nosuchdev0 -n 5 >/dev/null 2>"$tmp/e5"
 check "absent device: exit 1" [ $? -eq 1 ]
 check "absent device: names it" grep -q "nosuchdev0" "$tmp/e5"
-for f in "$tmp"/e[1-5]; do sed 's/^/  stderr: /' "$f"; done
+for f in "$tmp"/e[1-6]; do sed 's/^/  stderr: /' "$f"; done
 
 # Multicast: group 1 has two listeners, group 2 one; every ping is counted once per echo.
 "$ping" --group 239.192.99.1 -d "$dev" -n 30 -s 64 --expect 2 --json >"$tmp/m1.json" 2>"$tmp/m1.err"
