@@ -346,11 +346,12 @@ static int wait_ready(struct ping_ctx *pc, uint64_t deadline_ns, const char *wha
         if (state < 0) {
             char attempts[32] = "";
             if (pc->resolve_attempts > 0)
-                snprintf(attempts, sizeof(attempts), " (%u attempts)", pc->resolve_attempts + 1);
-            tool_error(PROG, "%s: %s%s", what,
-                       rdps_last_error_message()[0] ? rdps_last_error_message()
-                                                    : rdps_strerror(state),
-                       attempts);
+                snprintf(attempts, sizeof(attempts), " (%u attempts)", pc->resolve_attempts);
+            /* addr/'s detail message already names the peer or group. */
+            if (rdps_last_error_message()[0] != '\0')
+                tool_error(PROG, "%s%s", rdps_last_error_message(), attempts);
+            else
+                tool_error(PROG, "%s: %s%s", what, rdps_strerror(state), attempts);
             return state;
         }
         if (stop_requested || tool_now_ns() > deadline_ns) {
