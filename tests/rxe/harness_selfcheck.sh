@@ -1,9 +1,12 @@
 #!/bin/bash
 # Host-level self-check of tools/rxe-vm: argument errors, output prefixing, exit status
 # propagation, stopping the other guests after a failure, --timeout, and no leftovers.
-# Usage: harness_selfcheck.sh RXE_VM        (boots 4 guests in 3 runs)
+# With CTEST also checks run_guest_suite.sh: passes with no rxe-guest test, fails when one fails.
+# Usage: harness_selfcheck.sh RXE_VM [CTEST]   (boots 4 guests in 3 runs, 2 more with CTEST)
 set -u
-rxe_vm=${1:?usage: harness_selfcheck.sh RXE_VM}
+rxe_vm=${1:?usage: harness_selfcheck.sh RXE_VM [CTEST]}
+ctest=${2:-}
+here=$(cd "$(dirname "$0")" && pwd)
 failures=0
 check() { # check DESCRIPTION CONDITION...
 	local what=$1
@@ -94,6 +97,31 @@ rc=$?
 cat "$tmp/term.out"
 check "SIGTERM during a run gives 143 (got $rc)" eval '[[ $rc == 143 ]]'
 check "no run dir or process left after SIGTERM" no_leftovers
+
+# The guest-suite runner on tiny hand-written CTest trees.
+if [[ -n $ctest ]]; then
+	mkdir -p "$tmp/empty" "$tmp/failing"
+	: >"$tmp/empty/CTestTestfile.cmake"
+	cat >"$tmp/failing/CTestTestfile.cmake" <<'EOT'
+add_test(guest_ok "/bin/true")
+set_tests_properties(guest_ok PROPERTIES LABELS "rxe-guest")
+add_test(guest_fails "/bin/sh" "-c" "echo failing on purpose; exit 1")
+set_tests_properties(guest_fails PROPERTIES LABELS "rxe-guest")
+add_test(host_only "/bin/false")
+set_tests_properties(host_only PROPERTIES LABELS "unit")
+EOT
+	TMPDIR=$runs "$here/run_guest_suite.sh" "$rxe_vm" "$ctest" "$tmp/empty" >"$tmp/suite-empty.out" 2>&1
+	rc=$?
+	cat "$tmp/suite-empty.out"
+	check "guest suite with no rxe-guest test passes (got $rc)" eval '[[ $rc == 0 ]]'
+	TMPDIR=$runs "$here/run_guest_suite.sh" "$rxe_vm" "$ctest" "$tmp/failing" >"$tmp/suite-failing.out" 2>&1
+	rc=$?
+	cat "$tmp/suite-failing.out"
+	check "guest suite with a failing rxe-guest test fails (got $rc)" eval '[[ $rc != 0 ]]'
+	check "guest suite ran the rxe-guest tests only" \
+		eval 'has suite-failing.out "guest_ok .*Passed" && has suite-failing.out "guest_fails .*Failed" && ! has suite-failing.out host_only'
+	check "no run dir or process left after the guest suites" no_leftovers
+fi
 
 echo "harness self-check: $failures failure(s)"
 [[ $failures == 0 ]]

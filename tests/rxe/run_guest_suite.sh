@@ -2,7 +2,7 @@
 # Host-level test: boot ONE rxe-vm guest and run every rxe-guest test of the build tree inside it.
 # Usage: run_guest_suite.sh RXE_VM CTEST BUILD_DIR
 set -u
-rxe_vm=$1
+rxe_vm=$(readlink -f "$1")
 ctest=$2
 build=$(cd "$3" && pwd -P) || exit 2
 
