@@ -52,6 +52,7 @@ struct verbs_transport {
     /* Posted WRs by sequence (wr_id); everything below done_seq has completed. */
     uint32_t *posted_slot;
     uint64_t next_seq, done_seq;
+    uint64_t signaled_through; /* 1 + sequence of the last signaled WR posted (0: none) */
     uint32_t sq_depth, signal_every, unsignaled_run;
 
     /* Receive pool: slot i is recv_mem + i * recv_stride (GRH + MTU). */
@@ -355,6 +356,9 @@ static int reap_send(struct verbs_transport *vt)
 {
     struct ibv_wc wc[POLL_BATCH];
     int n;
+    /* Only signaled WRs complete: with none in flight the send CQ has nothing to give. */
+    if (vt->signaled_through <= vt->done_seq)
+        return 0;
     do {
         n = ibv_poll_cq(vt->send_cq, POLL_BATCH, wc);
         if (n < 0)
@@ -512,6 +516,8 @@ static int verbs_flush(struct rdps_transport *t)
             slot = NO_SLOT;
         }
         vt->posted_slot[seq % vt->sq_depth] = slot;
+        if (vt->pend_wr[i].send_flags & IBV_SEND_SIGNALED)
+            vt->signaled_through = seq + 1;
         vt->stats.tx_datagrams++;
         vt->stats.tx_bytes += vt->pend_sge[i].length;
     }
