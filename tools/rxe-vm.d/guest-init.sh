@@ -23,7 +23,10 @@ fail() {
 }
 
 . "$run/guest-$index.env" || fail "cannot read $run/guest-$index.env"
-[ "$RXEVM_TRACE" = 1 ] && set -x
+if [ "$RXEVM_TRACE" = 1 ]; then
+	PS4='+ $(cut -d" " -f1 /proc/uptime) '
+	set -x
+fi
 
 for d in /tmp /run /var/tmp /dev/shm /root; do
 	mkdir -p "$d" 2>/dev/null
