@@ -493,7 +493,9 @@ size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx)
 
 int rdps_ctx_sends_pending(const rdps_ctx_t *ctx)
 {
-    return ctx->sends_in_flight;
+    struct rdps_transport_stats ts;
+    ctx->transport->ops->get_stats(ctx->transport, &ts);
+    return ts.tx_outstanding > INT32_MAX ? INT32_MAX : (int)ts.tx_outstanding;
 }
 
 void rdps_ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out)

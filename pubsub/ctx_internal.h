@@ -107,7 +107,6 @@ struct rdps_ctx {
     uint64_t next_announce_ns;
     uint64_t next_timer_ns;
     uint64_t now_ns;
-    int sends_in_flight;
     bool delivering; /* inside a message callback */
 
     struct rdps_rx_datagram rx[RDPS_RX_BATCH];

@@ -359,7 +359,9 @@ static uint32_t lb_max_payload(struct rdps_transport *t)
 
 static void lb_get_stats(const struct rdps_transport *t, struct rdps_transport_stats *out)
 {
-    *out = ((const struct lb_endpoint *)t)->stats;
+    const struct lb_endpoint *ep = (const struct lb_endpoint *)t;
+    *out = ep->stats;
+    out->tx_outstanding = ep->pend_count + ep->sent_count;
 }
 
 /* ---- membership ------------------------------------------------------------------------ */

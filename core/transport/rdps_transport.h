@@ -48,6 +48,13 @@ struct rdps_transport_stats {
     uint64_t rx_datagrams, rx_bytes, rx_completion_errors;
     uint64_t tx_backpressure; /* claim/submit refused because the pool or send queue was full */
     /*
+     * Send work requests queued or posted whose completion is not known yet (a
+     * snapshot, not a counter). Unsignaled requests are known complete only
+     * when a later signaled one completes, so this can stay above zero after a
+     * sender goes quiet: wait on it with a deadline.
+     */
+    uint64_t tx_outstanding;
+    /*
      * Times the receive queue ran out of posted buffers. Loopback counts each
      * datagram dropped for want of a buffer; verbs counts polls that found
      * every posted buffer consumed (the device drops silently after that, so

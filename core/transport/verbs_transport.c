@@ -838,7 +838,9 @@ static uint32_t verbs_max_payload(struct rdps_transport *t)
 
 static void verbs_get_stats(const struct rdps_transport *t, struct rdps_transport_stats *out)
 {
-    *out = ((const struct verbs_transport *)t)->stats;
+    const struct verbs_transport *vt = (const struct verbs_transport *)t;
+    *out = vt->stats;
+    out->tx_outstanding = (vt->next_seq - vt->done_seq) + vt->pend_count;
 }
 
 /* ---- create / destroy ------------------------------------------------------------------ */

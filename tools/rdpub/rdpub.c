@@ -403,9 +403,17 @@ int main(int argc, char **argv)
     if (tty)
         report_progress(&prog_state, true);
 
-    /* Let the device finish every posted datagram, then linger for late joiners' repairs. */
+    /*
+     * Keep the context alive for the linger time, and beyond it (by at most 2 s)
+     * while the device may still be sending what was posted.
+     */
     uint64_t linger_end = tool_now_ns() + opt.linger_ms * 1000000ull;
-    while (!stop_requested && (rdps_ctx_sends_pending(ctx) > 0 || tool_now_ns() < linger_end)) {
+    uint64_t drain_end = linger_end + 2000000000ull;
+    for (;;) {
+        uint64_t now = tool_now_ns();
+        if (stop_requested || now >= drain_end ||
+            (now >= linger_end && rdps_ctx_sends_pending(ctx) == 0))
+            break;
         if (rdps_ctx_wait(ctx, 10) < 0)
             break;
     }

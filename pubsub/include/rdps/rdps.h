@@ -168,7 +168,9 @@ RDPS_EXPORT void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim);
 RDPS_EXPORT uint32_t rdps_pub_session(const rdps_pub_t *pub);
 /* Live subscribers of the topic seen through discovery (announcing, not left). */
 RDPS_EXPORT int rdps_pub_subscriber_count(const rdps_pub_t *pub);
-/* Datagrams of this ctx posted but not yet completed by the device; 0 when all went out. */
+/* Datagrams of this ctx posted but not yet known complete by the device. Completion of
+ * unsignaled sends is learnt from a later signaled one, so after a burst this can stay
+ * above zero until more is sent: wait on it with a deadline. */
 RDPS_EXPORT int rdps_ctx_sends_pending(const rdps_ctx_t *ctx);
 
 /* ------------------------------------------------------------------------ */
