@@ -440,8 +440,12 @@ int rdps_ctx_poll(rdps_ctx_t *ctx, int budget)
         t->ops->rx_release(t, ctx->rx, n);
         handled += n;
     }
-    if ((rc = handle_transport_events(ctx)) < 0)
-        return rc;
+    /* Port and device events are rare: look at most once per millisecond (a syscall each). */
+    if (ctx->now_ns - ctx->last_event_check_ns >= 1000000ull) {
+        ctx->last_event_check_ns = ctx->now_ns;
+        if ((rc = handle_transport_events(ctx)) < 0)
+            return rc;
+    }
 
     if (ctx->now_ns >= ctx->next_timer_ns) {
         uint64_t a = rdps__discovery_tick(ctx);

@@ -107,6 +107,7 @@ struct rdps_ctx {
     uint64_t next_announce_ns;
     uint64_t next_timer_ns;
     uint64_t now_ns;
+    uint64_t last_event_check_ns;
     bool delivering; /* inside a message callback */
 
     struct rdps_rx_datagram rx[RDPS_RX_BATCH];

@@ -279,10 +279,18 @@ static void report_progress(struct progress *p, bool final)
     p->last_messages = p->messages;
 }
 
-/* Sends one message, polling through back-pressure. Returns 0 or a negative code. */
+/* Back-pressure that lasts this long means the device stopped completing sends. */
+#define BACKPRESSURE_LIMIT_NS 10000000000ull
+#define RDPUB_STALLED         1
+
+/*
+ * Sends one message, polling through back-pressure. Returns 0, a negative
+ * code, or RDPUB_STALLED when back-pressure did not clear within the limit.
+ */
 static int send_message(rdps_ctx_t *ctx, rdps_pub_t *pub, const void *data, size_t len,
                         struct progress *p)
 {
+    uint64_t give_up = 0;
     for (;;) {
         int rc = rdps_pub_send(pub, data, len);
         if (rc != RDPS_EAGAIN)
@@ -290,6 +298,11 @@ static int send_message(rdps_ctx_t *ctx, rdps_pub_t *pub, const void *data, size
         p->eagain++;
         if (stop_requested)
             return RDPS_ECANCELED;
+        uint64_t now = tool_now_ns();
+        if (give_up == 0)
+            give_up = now + BACKPRESSURE_LIMIT_NS;
+        else if (now > give_up)
+            return RDPUB_STALLED;
         rc = rdps_ctx_poll(ctx, 0);
         if (rc < 0)
             return rc;
@@ -386,6 +399,14 @@ int main(int argc, char **argv)
         if (interval_ns)
             sleep_until(prog_state.start_ns + i * interval_ns);
         rc = send_message(ctx, pub, data, len, &prog_state);
+        if (rc == RDPUB_STALLED) {
+            tool_error(prog,
+                       "message %" PRIu64 " stayed back-pressured for 10 s: the device is "
+                       "not completing sends",
+                       i);
+            status = EXIT_FAILED;
+            break;
+        }
         if (rc < 0) {
             if (rc != RDPS_ECANCELED) {
                 tool_error(prog, "send of message %" PRIu64 " (%zu bytes) failed: %s (%s)", i, len,
