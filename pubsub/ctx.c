@@ -416,10 +416,21 @@ static int handle_transport_events(rdps_ctx_t *ctx)
     return 0;
 }
 
+int rdps_ctx_flush(rdps_ctx_t *ctx)
+{
+    if (!ctx->sends_queued)
+        return 0;
+    ctx->sends_queued = false;
+    return ctx->transport->ops->flush(ctx->transport);
+}
+
 int rdps_ctx_poll(rdps_ctx_t *ctx, int budget)
 {
     struct rdps_transport *t = ctx->transport;
     int handled = 0, rc;
+
+    if ((rc = rdps_ctx_flush(ctx)) < 0)
+        return rc;
 
     if (budget <= 0)
         budget = 4 * RDPS_RX_BATCH;

@@ -108,7 +108,8 @@ struct rdps_ctx {
     uint64_t next_timer_ns;
     uint64_t now_ns;
     uint64_t last_event_check_ns;
-    bool delivering; /* inside a message callback */
+    bool delivering;   /* inside a message callback */
+    bool sends_queued; /* RDPS_SEND_MORE left datagrams queued in the transport */
 
     struct rdps_rx_datagram rx[RDPS_RX_BATCH];
     uint64_t bad_frames_by_reason[RDPS_FRAME_REJECT_COUNT];

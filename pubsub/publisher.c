@@ -147,6 +147,11 @@ static void deliver_to_local_subs(rdps_pub_t *pub, const void *data, size_t len,
 
 int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len)
 {
+    return rdps_pub_send_ex(pub, data, len, 0);
+}
+
+int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
+{
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_transport *t = ctx->transport;
     const struct rdps_dest *dest = pub->topic->send_dest;
@@ -155,6 +160,8 @@ int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len)
 
     if (dest == NULL)
         return refuse(pub, RDPS_EAGAIN);
+    if (flags & ~RDPS_SEND_MORE)
+        return rdps__set_err(RDPS_EINVAL, "rdps_pub_send_ex: unknown flags 0x%x", flags);
     if (len > ctx->cfg.max_message_size)
         return rdps__set_err(RDPS_EMSGSIZE, "message of %zu bytes above max_message_size %zu", len,
                              ctx->cfg.max_message_size);
@@ -209,8 +216,12 @@ int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len)
             return rc;
         deadline = 0;
     }
-    if ((rc = t->ops->flush(t)) < 0)
+    if (flags & RDPS_SEND_MORE)
+        ctx->sends_queued = true;
+    else if ((rc = t->ops->flush(t)) < 0)
         return rc;
+    else
+        ctx->sends_queued = false;
     count_sent(pub, (uint32_t)frames, frame_bytes, len);
     deliver_to_local_subs(pub, data, len, first_seq, ts, (uint32_t)frames);
     return 0;

@@ -153,6 +153,16 @@ RDPS_EXPORT int rdps_pub_ready(const rdps_pub_t *pub);
  * free on return). Returns 0, RDPS_EAGAIN when not ready or the send queue is
  * full (nothing was sent: poll and retry), RDPS_EMSGSIZE when too long. */
 RDPS_EXPORT int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len);
+/*
+ * rdps_pub_send with flags. RDPS_SEND_MORE: more messages follow at once, so
+ * leave this one's datagrams queued and post them together with the next
+ * send (one work-request chain, one doorbell). Queued datagrams go out at the
+ * next send without the flag, rdps_ctx_flush() or rdps_ctx_poll().
+ */
+#define RDPS_SEND_MORE 0x1u
+RDPS_EXPORT int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned flags);
+/* Posts every datagram queued with RDPS_SEND_MORE. */
+RDPS_EXPORT int rdps_ctx_flush(rdps_ctx_t *ctx);
 
 /* Zero-copy send of a single-datagram message: claim a registered buffer,
  * write the message into claim.data (up to claim.capacity bytes), commit. */
