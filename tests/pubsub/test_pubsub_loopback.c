@@ -78,7 +78,7 @@ static int make_ctx(struct rdps_loopback_fabric *fabric, const rdps_config *cfg_
         cfg = *cfg_in;
     else
         rdps_config_init(&cfg);
-    cfg.announce_interval_ms = 10;
+    cfg.announce_interval_ms = 1000; /* long enough that no peer expires while a test runs */
     int rc = rdps__loopback_create(fabric, &lc, &t);
     if (rc < 0)
         return rc;

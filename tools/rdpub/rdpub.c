@@ -12,6 +12,7 @@
 
 #include <rdps/rdps.h>
 
+#include "ctx_options.h"
 #include "pattern.h"
 #include "tool_util.h"
 
@@ -21,15 +22,15 @@ static volatile sig_atomic_t stop_requested;
 enum exit_code { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_TIMEOUT = 3, EXIT_RUNTIME = 4 };
 
 struct options {
-    const char *topic, *bind_ip, *device, *group, *input;
+    const char *topic, *input;
+    struct tool_ctx_options ctx;
     uint64_t count; /* 0: pattern default 1000 / all lines */
     uint64_t size_min, size_max;
     bool size_given;
     uint64_t rate; /* messages per second, 0: as fast as possible */
     bool pattern, json;
     uint64_t seed;
-    uint64_t wait_subs, wait_timeout_s, linger_ms, cm_port, loss_seed;
-    double loss_tx;
+    uint64_t wait_subs, wait_timeout_s, linger_ms;
 };
 
 struct progress {
@@ -43,12 +44,10 @@ static void usage(FILE *out)
         "usage: rdpub -t TOPIC [-b BIND_IP | -d DEV] [-c COUNT] [-s SIZE | --size-range MIN:MAX]\n"
         "             [-r RATE] [--pattern [--seed N]] [--json] [--wait-subs N]\n"
         "             [--wait-timeout SEC] [--linger MS] [--group ADDR] [--cm-port P]\n"
-        "             [--loss-tx RATE] [--loss-seed N] [FILE|-]\n"
+        "             [--loss-rx RATE] [--loss-tx RATE] [--loss-seed N] [FILE|-]\n"
         "Publishes each line of FILE (or stdin) as a message, or with --pattern COUNT\n"
         "generated messages that rdsub --verify can check byte for byte.\n"
         "  -t, --topic TOPIC     topic name (required)\n"
-        "  -b, --bind IP         local IPv4 address selecting the RDMA device\n"
-        "  -d, --device DEV      RDMA device name (e.g. rxe0)\n"
         "  -c, --count N         messages to send (pattern default 1000; lines: all)\n"
         "  -s, --size SIZE       pattern message size in bytes (k/m suffix; default 64)\n"
         "      --size-range A:B  pattern sizes drawn uniformly from [A, B]\n"
@@ -58,12 +57,10 @@ static void usage(FILE *out)
         "      --json            print a one-line JSON summary at exit\n"
         "      --wait-subs N     before sending, wait until N subscribers were discovered\n"
         "      --wait-timeout S  give up waiting for readiness/subscribers after S s (default 30)\n"
-        "      --linger MS       keep the context alive MS ms after the last send (default 500)\n"
-        "      --group ADDR      explicit multicast group instead of the topic hash\n"
-        "      --cm-port P       rdma_cm port of this context (default: 7471 or the next free)\n"
-        "      --loss-tx RATE    drop data frames before sending with probability RATE\n"
-        "      --loss-seed N     seed of the loss generator (default 1)\n"
-        "Exit: 0 sent, 1 send failed, 2 bad usage, 3 timed out waiting, 4 runtime error.\n");
+        "      --linger MS       keep the context alive MS ms after the last send (default 500)\n");
+    tool_ctx_options_usage(out);
+    fprintf(out,
+            "Exit: 0 sent, 1 send failed, 2 bad usage, 3 timed out waiting, 4 runtime error.\n");
 }
 
 static void on_signal(int sig)
@@ -82,15 +79,9 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         OPT_WAIT_SUBS,
         OPT_WAIT_TIMEOUT,
         OPT_LINGER,
-        OPT_GROUP,
-        OPT_CM_PORT,
-        OPT_LOSS_TX,
-        OPT_LOSS_SEED
     };
     static const struct option longopts[] = {
         {"topic", required_argument, NULL, 't'},
-        {"bind", required_argument, NULL, 'b'},
-        {"device", required_argument, NULL, 'd'},
         {"count", required_argument, NULL, 'c'},
         {"size", required_argument, NULL, 's'},
         {"size-range", required_argument, NULL, OPT_RANGE},
@@ -101,31 +92,28 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         {"wait-subs", required_argument, NULL, OPT_WAIT_SUBS},
         {"wait-timeout", required_argument, NULL, OPT_WAIT_TIMEOUT},
         {"linger", required_argument, NULL, OPT_LINGER},
-        {"group", required_argument, NULL, OPT_GROUP},
-        {"cm-port", required_argument, NULL, OPT_CM_PORT},
-        {"loss-tx", required_argument, NULL, OPT_LOSS_TX},
-        {"loss-seed", required_argument, NULL, OPT_LOSS_SEED},
         {"help", no_argument, NULL, 'h'},
+        TOOL_CTX_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
     const uint64_t max_size = 1ull << 32;
     int c;
 
     opt->seed = 1;
-    opt->loss_seed = 1;
     opt->size_min = opt->size_max = 64;
     opt->wait_timeout_s = 30;
     opt->linger_ms = 500;
-    while ((c = getopt_long(argc, argv, "t:b:d:c:s:r:h", longopts, NULL)) != -1) {
+    tool_ctx_options_init(&opt->ctx);
+    while ((c = getopt_long(argc, argv, "t:c:s:r:h" TOOL_CTX_SHORT_OPTIONS, longopts, NULL)) !=
+           -1) {
+        int shared = tool_ctx_option(prog, c, optarg, &opt->ctx);
+        if (shared < 0)
+            return false;
+        if (shared > 0)
+            continue;
         switch (c) {
         case 't':
             opt->topic = optarg;
-            break;
-        case 'b':
-            opt->bind_ip = optarg;
-            break;
-        case 'd':
-            opt->device = optarg;
             break;
         case 'c':
             if (!tool_parse_u64(optarg, 1, UINT64_MAX, false, &opt->count)) {
@@ -184,28 +172,6 @@ static bool parse_args(int argc, char **argv, struct options *opt)
                 return false;
             }
             break;
-        case OPT_GROUP:
-            opt->group = optarg;
-            break;
-        case OPT_CM_PORT:
-            if (!tool_parse_u64(optarg, 1, 65535, false, &opt->cm_port)) {
-                tool_error(prog, "--cm-port needs 1..65535, got '%s'", optarg);
-                return false;
-            }
-            break;
-        case OPT_LOSS_TX:
-            if (!tool_parse_rate(optarg, &opt->loss_tx)) {
-                tool_error(prog, "--loss-tx needs a rate in [0,1] or a percentage, got '%s'",
-                           optarg);
-                return false;
-            }
-            break;
-        case OPT_LOSS_SEED:
-            if (!tool_parse_u64(optarg, 0, UINT64_MAX, false, &opt->loss_seed)) {
-                tool_error(prog, "--loss-seed needs a non-negative integer, got '%s'", optarg);
-                return false;
-            }
-            break;
         case 'h':
             usage(stdout);
             exit(EXIT_OK);
@@ -223,10 +189,13 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         tool_error(prog, "a topic is required (-t TOPIC)");
         return false;
     }
-    if (opt->bind_ip && opt->device) {
-        tool_error(prog, "give either -b BIND_IP or -d DEV, not both");
+    if (rdps_topic_id(opt->topic) == 0) {
+        tool_error(prog, "invalid topic name '%s': 1..255 printable characters, no spaces",
+                   opt->topic);
         return false;
     }
+    if (!tool_ctx_options_check(prog, &opt->ctx))
+        return false;
     if (opt->pattern && opt->input) {
         tool_error(prog, "--pattern generates messages: do not also give FILE '%s'", opt->input);
         return false;
@@ -315,7 +284,6 @@ int main(int argc, char **argv)
 {
     struct options opt = {0};
     struct progress prog_state = {0};
-    rdps_config cfg;
     rdps_ctx_t *ctx = NULL;
     rdps_pub_t *pub = NULL;
     FILE *in = NULL;
@@ -326,7 +294,7 @@ int main(int argc, char **argv)
     bool tty = isatty(STDERR_FILENO);
 
     if (!parse_args(argc, argv, &opt)) {
-        usage(stderr);
+        fprintf(stderr, "Try '%s --help'.\n", prog);
         return EXIT_USAGE;
     }
     if (!opt.pattern) {
@@ -343,23 +311,11 @@ int main(int argc, char **argv)
         }
     }
 
-    rdps_config_init(&cfg);
-    cfg.device = opt.device;
-    cfg.bind_ip = opt.bind_ip;
-    if (opt.cm_port)
-        cfg.cm_port = (uint16_t)opt.cm_port;
-    cfg.loss_tx_rate = opt.loss_tx;
-    cfg.loss_seed = opt.loss_seed;
-    if (opt.size_max > cfg.max_message_size)
-        cfg.max_message_size = (size_t)opt.size_max;
-    rc = rdps_ctx_create(&cfg, &ctx);
-    if (rc < 0) {
-        tool_error(prog, "cannot open RDMA context: %s (%s)", rdps_strerror(rc),
-                   rdps_last_error_message());
+    if (tool_ctx_open(prog, &opt.ctx, (size_t)opt.size_max, &ctx) < 0) {
         status = EXIT_RUNTIME;
         goto out;
     }
-    rdps_pub_opts popts = {.group = opt.group};
+    rdps_pub_opts popts = {.group = opt.ctx.group};
     rc = rdps_pub_create(ctx, opt.topic, &popts, &pub);
     if (rc < 0) {
         tool_error(prog, "cannot publish to '%s': %s (%s)", opt.topic, rdps_strerror(rc),

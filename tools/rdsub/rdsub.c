@@ -8,6 +8,7 @@
 
 #include <rdps/rdps.h>
 
+#include "ctx_options.h"
 #include "pattern.h"
 #include "tool_util.h"
 
@@ -23,13 +24,11 @@ enum exit_code {
 };
 
 struct options {
-    const char *topic, *bind_ip, *device, *group;
+    const char *topic;
+    struct tool_ctx_options ctx;
     uint64_t count; /* 0: until interrupted or timeout */
     uint64_t timeout_s;
     uint64_t seed;
-    uint64_t cm_port;
-    double loss_rx;
-    uint64_t loss_seed;
     bool verify, json, quiet;
 };
 
@@ -47,22 +46,17 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: rdsub -t TOPIC [-b BIND_IP | -d DEV] [-c COUNT] [--timeout SEC] [--verify]\n"
             "             [--seed N] [--json] [-q] [--group ADDR] [--cm-port P]\n"
-            "             [--loss-rx RATE] [--loss-seed N]\n"
+            "             [--loss-rx RATE] [--loss-tx RATE] [--loss-seed N]\n"
             "Receives messages of TOPIC and prints them (text, or a hex summary for binary).\n"
             "  -t, --topic TOPIC   topic name (required)\n"
-            "  -b, --bind IP       local IPv4 address selecting the RDMA device\n"
-            "  -d, --device DEV    RDMA device name (e.g. rxe0)\n"
             "  -c, --count N       exit 0 once N messages arrived (default: run until SIGINT)\n"
             "      --timeout SEC   give up after SEC seconds (exit 3)\n"
             "      --verify        check rdpub --pattern messages: corrupt, duplicate, missing\n"
             "      --seed N        pattern seed used by the publisher (default 1)\n"
             "      --json          print a one-line JSON summary at exit\n"
-            "  -q, --quiet         do not print messages\n"
-            "      --group ADDR    explicit multicast group instead of the topic hash\n"
-            "      --cm-port P     rdma_cm port of this context (default: 7471 or the next free)\n"
-            "      --loss-rx RATE  drop received data frames with probability RATE (0.1 or 10%%)\n"
-            "      --loss-seed N   seed of the loss generator (default 1)\n"
-            "Exit: 0 done, 1 verification failed, 2 bad usage, 3 timeout, 4 runtime error.\n");
+            "  -q, --quiet         do not print messages\n");
+    tool_ctx_options_usage(out);
+    fprintf(out, "Exit: 0 done, 1 verification failed, 2 bad usage, 3 timeout, 4 runtime error.\n");
 }
 
 static void on_signal(int sig)
@@ -125,41 +119,31 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         OPT_VERIFY,
         OPT_SEED,
         OPT_JSON,
-        OPT_GROUP,
-        OPT_CM_PORT,
-        OPT_LOSS_RX,
-        OPT_LOSS_SEED
     };
     static const struct option longopts[] = {
         {"topic", required_argument, NULL, 't'},
-        {"bind", required_argument, NULL, 'b'},
-        {"device", required_argument, NULL, 'd'},
         {"count", required_argument, NULL, 'c'},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"verify", no_argument, NULL, OPT_VERIFY},
         {"seed", required_argument, NULL, OPT_SEED},
         {"json", no_argument, NULL, OPT_JSON},
         {"quiet", no_argument, NULL, 'q'},
-        {"group", required_argument, NULL, OPT_GROUP},
-        {"cm-port", required_argument, NULL, OPT_CM_PORT},
-        {"loss-rx", required_argument, NULL, OPT_LOSS_RX},
-        {"loss-seed", required_argument, NULL, OPT_LOSS_SEED},
         {"help", no_argument, NULL, 'h'},
+        TOOL_CTX_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
     int c;
     opt->seed = 1;
-    opt->loss_seed = 1;
-    while ((c = getopt_long(argc, argv, "t:b:d:c:qh", longopts, NULL)) != -1) {
+    tool_ctx_options_init(&opt->ctx);
+    while ((c = getopt_long(argc, argv, "t:c:qh" TOOL_CTX_SHORT_OPTIONS, longopts, NULL)) != -1) {
+        int shared = tool_ctx_option(prog, c, optarg, &opt->ctx);
+        if (shared < 0)
+            return false;
+        if (shared > 0)
+            continue;
         switch (c) {
         case 't':
             opt->topic = optarg;
-            break;
-        case 'b':
-            opt->bind_ip = optarg;
-            break;
-        case 'd':
-            opt->device = optarg;
             break;
         case 'c':
             if (!tool_parse_u64(optarg, 1, UINT64_MAX, false, &opt->count)) {
@@ -188,28 +172,6 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         case 'q':
             opt->quiet = true;
             break;
-        case OPT_GROUP:
-            opt->group = optarg;
-            break;
-        case OPT_CM_PORT:
-            if (!tool_parse_u64(optarg, 1, 65535, false, &opt->cm_port)) {
-                tool_error(prog, "--cm-port needs 1..65535, got '%s'", optarg);
-                return false;
-            }
-            break;
-        case OPT_LOSS_RX:
-            if (!tool_parse_rate(optarg, &opt->loss_rx)) {
-                tool_error(prog, "--loss-rx needs a rate in [0,1] or a percentage, got '%s'",
-                           optarg);
-                return false;
-            }
-            break;
-        case OPT_LOSS_SEED:
-            if (!tool_parse_u64(optarg, 0, UINT64_MAX, false, &opt->loss_seed)) {
-                tool_error(prog, "--loss-seed needs a non-negative integer, got '%s'", optarg);
-                return false;
-            }
-            break;
         case 'h':
             usage(stdout);
             exit(EXIT_OK);
@@ -225,10 +187,13 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         tool_error(prog, "a topic is required (-t TOPIC)");
         return false;
     }
-    if (opt->bind_ip && opt->device) {
-        tool_error(prog, "give either -b BIND_IP or -d DEV, not both");
+    if (rdps_topic_id(opt->topic) == 0) {
+        tool_error(prog, "invalid topic name '%s': 1..255 printable characters, no spaces",
+                   opt->topic);
         return false;
     }
+    if (!tool_ctx_options_check(prog, &opt->ctx))
+        return false;
     if (opt->verify && opt->count == 0) {
         tool_error(prog, "--verify needs -c COUNT (the number of pattern messages published)");
         return false;
@@ -274,13 +239,12 @@ int main(int argc, char **argv)
 {
     struct options opt = {0};
     struct state st = {0};
-    rdps_config cfg;
     rdps_ctx_t *ctx = NULL;
     rdps_sub_t *sub = NULL;
     int rc, status = EXIT_OK;
 
     if (!parse_args(argc, argv, &opt)) {
-        usage(stderr);
+        fprintf(stderr, "Try '%s --help'.\n", prog);
         return EXIT_USAGE;
     }
     st.opt = &opt;
@@ -289,21 +253,11 @@ int main(int argc, char **argv)
         return EXIT_RUNTIME;
     }
 
-    rdps_config_init(&cfg);
-    cfg.device = opt.device;
-    cfg.bind_ip = opt.bind_ip;
-    if (opt.cm_port)
-        cfg.cm_port = (uint16_t)opt.cm_port;
-    cfg.loss_rx_rate = opt.loss_rx;
-    cfg.loss_seed = opt.loss_seed;
-    rc = rdps_ctx_create(&cfg, &ctx);
-    if (rc < 0) {
-        tool_error(prog, "cannot open RDMA context: %s (%s)", rdps_strerror(rc),
-                   rdps_last_error_message());
+    if (tool_ctx_open(prog, &opt.ctx, 0, &ctx) < 0) {
         status = EXIT_RUNTIME;
         goto out;
     }
-    rdps_sub_opts sopts = {.group = opt.group};
+    rdps_sub_opts sopts = {.group = opt.ctx.group};
     rc = rdps_sub_create(ctx, opt.topic, on_message, &st, &sopts, &sub);
     if (rc < 0) {
         tool_error(prog, "cannot subscribe to '%s': %s (%s)", opt.topic, rdps_strerror(rc),

@@ -1,0 +1,84 @@
+/* ctx_options.c - parsing and applying the context options the rdps tools share. */
+#include "ctx_options.h"
+
+#include "tool_util.h"
+
+void tool_ctx_options_init(struct tool_ctx_options *o)
+{
+    *o = (struct tool_ctx_options){.loss_seed = 1};
+}
+
+int tool_ctx_option(const char *prog, int code, const char *arg, struct tool_ctx_options *o)
+{
+    switch (code) {
+    case 'b':
+        o->bind_ip = arg;
+        return 1;
+    case 'd':
+        o->device = arg;
+        return 1;
+    case TOOL_OPT_GROUP:
+        o->group = arg;
+        return 1;
+    case TOOL_OPT_CM_PORT:
+        if (tool_parse_u64(arg, 1, 65535, false, &o->cm_port))
+            return 1;
+        tool_error(prog, "--cm-port needs 1..65535, got '%s'", arg);
+        return -1;
+    case TOOL_OPT_LOSS_RX:
+    case TOOL_OPT_LOSS_TX:
+        if (tool_parse_rate(arg, code == TOOL_OPT_LOSS_RX ? &o->loss_rx : &o->loss_tx))
+            return 1;
+        tool_error(prog, "--loss-%s needs a rate in [0,1] or a percentage, got '%s'",
+                   code == TOOL_OPT_LOSS_RX ? "rx" : "tx", arg);
+        return -1;
+    case TOOL_OPT_LOSS_SEED:
+        if (tool_parse_u64(arg, 0, UINT64_MAX, false, &o->loss_seed))
+            return 1;
+        tool_error(prog, "--loss-seed needs a non-negative integer, got '%s'", arg);
+        return -1;
+    default:
+        return 0;
+    }
+}
+
+bool tool_ctx_options_check(const char *prog, const struct tool_ctx_options *o)
+{
+    if (o->bind_ip && o->device) {
+        tool_error(prog, "give either -b BIND_IP or -d DEV, not both");
+        return false;
+    }
+    return true;
+}
+
+void tool_ctx_options_usage(FILE *out)
+{
+    fprintf(out,
+            "  -b, --bind IP       local IPv4 address selecting the RDMA device\n"
+            "  -d, --device DEV    RDMA device name (e.g. rxe0; default: first active port)\n"
+            "      --group ADDR    explicit multicast group instead of the topic hash\n"
+            "      --cm-port P     rdma_cm port of this context (default: 7471 or the next free)\n"
+            "      --loss-rx RATE  drop received data frames with probability RATE (0.1 or 10%%)\n"
+            "      --loss-tx RATE  drop data frames before sending with probability RATE\n"
+            "      --loss-seed N   seed of the loss generator (default 1)\n");
+}
+
+int tool_ctx_open(const char *prog, const struct tool_ctx_options *o, size_t max_message,
+                  rdps_ctx_t **ctx)
+{
+    rdps_config cfg;
+    rdps_config_init(&cfg);
+    cfg.device = o->device;
+    cfg.bind_ip = o->bind_ip;
+    cfg.cm_port = (uint16_t)o->cm_port;
+    cfg.loss_rx_rate = o->loss_rx;
+    cfg.loss_tx_rate = o->loss_tx;
+    cfg.loss_seed = o->loss_seed;
+    if (max_message > cfg.max_message_size)
+        cfg.max_message_size = max_message;
+    int rc = rdps_ctx_create(&cfg, ctx);
+    if (rc < 0)
+        tool_error(prog, "cannot open RDMA context: %s (%s)", rdps_strerror(rc),
+                   rdps_last_error_message());
+    return rc;
+}

@@ -1,0 +1,58 @@
+/* ctx_options.h - the context options rdpub and rdsub share: device, bind address, group, cm port,
+ * loss generator. */
+#ifndef RDPS_TOOLS_CTX_OPTIONS_H
+#define RDPS_TOOLS_CTX_OPTIONS_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rdps/rdps.h>
+
+/* getopt_long codes of the shared long options (above any tool's own). */
+enum tool_ctx_option_code {
+    TOOL_OPT_GROUP = 1000,
+    TOOL_OPT_CM_PORT,
+    TOOL_OPT_LOSS_RX,
+    TOOL_OPT_LOSS_TX,
+    TOOL_OPT_LOSS_SEED,
+};
+
+/* Short options "b:d:" plus these long ones go into each tool's option table. */
+#define TOOL_CTX_SHORT_OPTIONS "b:d:"
+#define TOOL_CTX_LONG_OPTIONS                                                         \
+    {"bind", required_argument, NULL, 'b'}, {"device", required_argument, NULL, 'd'}, \
+        {"group", required_argument, NULL, TOOL_OPT_GROUP},                           \
+        {"cm-port", required_argument, NULL, TOOL_OPT_CM_PORT},                       \
+        {"loss-rx", required_argument, NULL, TOOL_OPT_LOSS_RX},                       \
+        {"loss-tx", required_argument, NULL, TOOL_OPT_LOSS_TX},                       \
+    {                                                                                 \
+        "loss-seed", required_argument, NULL, TOOL_OPT_LOSS_SEED                      \
+    }
+
+struct tool_ctx_options {
+    const char *bind_ip, *device, *group;
+    uint64_t cm_port; /* 0: automatic */
+    double loss_rx, loss_tx;
+    uint64_t loss_seed;
+};
+
+void tool_ctx_options_init(struct tool_ctx_options *o);
+/*
+ * Takes one getopt_long result: 1 when it was a shared option (stored), 0
+ * when it is the tool's own, -1 for a bad value (the error is printed).
+ */
+int tool_ctx_option(const char *prog, int code, const char *arg, struct tool_ctx_options *o);
+/* Checks the combination (not both -b and -d); prints the error. */
+bool tool_ctx_options_check(const char *prog, const struct tool_ctx_options *o);
+/* The shared lines of --help. */
+void tool_ctx_options_usage(FILE *out);
+/*
+ * Creates the context these options describe (max_message_size raised to at
+ * least max_message); prints one clear error line on failure.
+ */
+int tool_ctx_open(const char *prog, const struct tool_ctx_options *o, size_t max_message,
+                  rdps_ctx_t **ctx);
+
+#endif /* RDPS_TOOLS_CTX_OPTIONS_H */
