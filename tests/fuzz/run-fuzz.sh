@@ -6,17 +6,22 @@
 set -eu
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
-harnesses=${*:-"frame_decode reasm"}
+harnesses=${*:-"frame_decode reasm sa_mad"}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${RDPS_FUZZ_BUILD:-$src/build-fuzz}
 
 CC=${CC:-clang} cmake -S "$src" -B "$build" -DRDPS_FUZZ=ON -DRDPS_BUILD_TOOLS=OFF >/dev/null
+# Harnesses live beside the code they test: tests/fuzz (engine) and tests/addr (SA MADs).
 for h in $harnesses; do
     cmake --build "$build" --target "fuzz_$h" -j2 >/dev/null
+    case $h in
+    sa_mad) area=addr ;;
+    *) area=fuzz ;;
+    esac
     work=$build/fuzz-work/$h
     mkdir -p "$work"
-    cp -n "$src/tests/fuzz/corpus/$h"/* "$work"/ 2>/dev/null || true
+    cp -n "$src/tests/$area/corpus/$h"/* "$work"/ 2>/dev/null || true
     echo "== fuzz_$h for ${seconds}s (corpus $work)" >&2
-    "$build/tests/fuzz/fuzz_$h" -max_total_time="$seconds" -max_len=16384 -print_final_stats=1 \
+    "$build/tests/$area/fuzz_$h" -max_total_time="$seconds" -max_len=16384 -print_final_stats=1 \
         -artifact_prefix="$build/fuzz-work/$h-" "$work"
 done
