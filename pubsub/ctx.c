@@ -133,16 +133,26 @@ int rdps_topic_group(const rdps_ctx_t *ctx, const char *topic, char *buf, size_t
 
 /* ---- sending one frame (control frames; data goes through publisher.c) ---- */
 
+int rdps__ctx_claim(rdps_ctx_t *ctx, struct rdps_tx_buf *buf)
+{
+    struct rdps_transport *t = ctx->transport;
+    int rc = t->ops->claim(t, buf);
+    if (rc == RDPS_EAGAIN) {
+        /* Post what RDPS_SEND_MORE queued and reap completions, then try once more. */
+        t->ops->flush(t);
+        if (t->ops->poll(t, ctx->rx, 0) < 0)
+            return rc;
+        rc = t->ops->claim(t, buf);
+    }
+    return rc;
+}
+
 int rdps__ctx_send_frame(rdps_ctx_t *ctx, const struct rdps_dest *dest, const uint8_t *frame,
                          uint32_t len)
 {
     struct rdps_transport *t = ctx->transport;
     struct rdps_tx_buf buf;
-    int rc = t->ops->claim(t, &buf);
-    if (rc == RDPS_EAGAIN) {
-        t->ops->poll(t, ctx->rx, 0); /* reap send completions, then try once more */
-        rc = t->ops->claim(t, &buf);
-    }
+    int rc = rdps__ctx_claim(ctx, &buf);
     if (rc < 0)
         return rc;
     if (len > buf.capacity) {

@@ -98,7 +98,6 @@ struct rdps_ctx {
     int epoll_fd;
     struct rdps_frame_limits limits;
     struct rdps_reasm *reasm;
-    uint8_t *announce_buf;
 
     struct rdps_topic *topic_buckets[64];
     struct rdps_pub *pubs;
@@ -108,7 +107,6 @@ struct rdps_ctx {
     uint64_t next_timer_ns;
     uint64_t now_ns;
     uint64_t last_event_check_ns;
-    bool delivering;   /* inside a message callback */
     bool sends_queued; /* RDPS_SEND_MORE left datagrams queued in the transport */
 
     struct rdps_rx_datagram rx[RDPS_RX_BATCH];
@@ -126,6 +124,8 @@ struct rdps_topic *rdps__ctx_topic_find(const rdps_ctx_t *ctx, uint32_t topic_id
 int rdps__ctx_topic_get(rdps_ctx_t *ctx, const char *name, const char *group,
                         struct rdps_topic **out);
 void rdps__ctx_topic_put(rdps_ctx_t *ctx, struct rdps_topic *topic);
+/* Claims a send buffer; when the pool is empty, flushes and reaps completions once first. */
+int rdps__ctx_claim(rdps_ctx_t *ctx, struct rdps_tx_buf *buf);
 int rdps__ctx_send_frame(rdps_ctx_t *ctx, const struct rdps_dest *dest, const uint8_t *frame,
                          uint32_t len);
 uint32_t rdps__ctx_random32(void);

@@ -114,20 +114,6 @@ static int refuse(rdps_pub_t *pub, int rc)
     return rc;
 }
 
-/* Claims a send buffer, reaping completions once when the pool is empty. */
-static int claim_buffer(rdps_ctx_t *ctx, struct rdps_tx_buf *buf)
-{
-    struct rdps_transport *t = ctx->transport;
-    int rc = t->ops->claim(t, buf);
-    if (rc == RDPS_EAGAIN) {
-        t->ops->flush(t);
-        if (t->ops->poll(t, ctx->rx, 0) < 0)
-            return rc;
-        rc = t->ops->claim(t, buf);
-    }
-    return rc;
-}
-
 /* Delivers to subscribers of the same topic in this ctx (the fabric's loopback copy is dropped). */
 static void deliver_to_local_subs(rdps_pub_t *pub, const void *data, size_t len, uint32_t seq,
                                   uint64_t ts, uint32_t frames)
@@ -173,7 +159,7 @@ int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned fla
         return frames;
 
     /* Back-pressure before the first frame leaves nothing half-sent: report it. */
-    int rc = claim_buffer(ctx, &buf);
+    int rc = rdps__ctx_claim(ctx, &buf);
     if (rc < 0)
         return refuse(pub, rc);
 
@@ -236,7 +222,7 @@ int rdps_pub_claim(rdps_pub_t *pub, rdps_claim *claim)
     struct rdps_tx_buf buf;
     if (pub->topic->send_dest == NULL)
         return refuse(pub, RDPS_EAGAIN);
-    int rc = claim_buffer(pub->ctx, &buf);
+    int rc = rdps__ctx_claim(pub->ctx, &buf);
     if (rc < 0)
         return refuse(pub, rc);
     memcpy(claim->opaque_, &buf, sizeof(buf));

@@ -28,17 +28,14 @@ static void bump_delivered(rdps_counters *c, uint32_t len, uint32_t frags)
 }
 
 /* Calls every subscriber of the topic. A callback may destroy its own subscriber. */
-static void call_subscribers(rdps_ctx_t *ctx, struct rdps_topic *topic, const void *data,
-                             size_t len, const rdps_msg_info *info)
+static void call_subscribers(struct rdps_topic *topic, const void *data, size_t len,
+                             const rdps_msg_info *info)
 {
-    bool was_delivering = ctx->delivering;
-    ctx->delivering = true;
     for (struct rdps_sub *s = topic->subs, *next; s != NULL; s = next) {
         next = s->topic_next;
         bump_delivered(&s->counters, (uint32_t)len, info->fragments);
         s->on_message(s->user, data, len, info);
     }
-    ctx->delivering = was_delivering;
 }
 
 void rdps__deliver_local(rdps_ctx_t *ctx, struct rdps_topic *topic, const void *data, size_t len,
@@ -46,7 +43,7 @@ void rdps__deliver_local(rdps_ctx_t *ctx, struct rdps_topic *topic, const void *
 {
     bump_delivered(&topic->counters, (uint32_t)len, info->fragments);
     bump_delivered(&ctx->counters, (uint32_t)len, info->fragments);
-    call_subscribers(ctx, topic, data, len, info);
+    call_subscribers(topic, data, len, info);
 }
 
 static void on_deliver(void *user, const uint8_t *msg, uint32_t len,
@@ -182,8 +179,7 @@ uint64_t rdps__receive_expire(rdps_ctx_t *ctx)
     return rdps__reasm_expire(ctx->reasm, ctx->now_ns);
 }
 
-/* Folds the reassembler's counters into a counters struct. */
-static void add_reasm_counters(const rdps_ctx_t *ctx, rdps_counters *out)
+void rdps__receive_counters(const rdps_ctx_t *ctx, rdps_counters *out)
 {
     const struct rdps_reasm_counters *rc = rdps__reasm_counters(ctx->reasm);
     out->gaps = rc->gap_seqs;
@@ -191,10 +187,4 @@ static void add_reasm_counters(const rdps_ctx_t *ctx, rdps_counters *out)
     out->reasm_evictions = rc->reasm_evicted + rc->reasm_too_large;
     out->reasm_timeouts = rc->reasm_timeouts;
     out->sessions_evicted = rc->sessions_evicted;
-    out->lost = 0; /* unreliable mode declares nothing lost: gaps are the figure */
-}
-
-void rdps__receive_counters(const rdps_ctx_t *ctx, rdps_counters *out)
-{
-    add_reasm_counters(ctx, out);
 }
