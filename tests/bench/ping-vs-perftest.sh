@@ -61,21 +61,10 @@ is_server=0 is_client=0
 [ "$count" = 1 ] || [ "$index" = 1 ] && is_client=1
 
 # perftest needs the RoCE v2 IPv4 GID index, which is also what rdps picks.
-gidx=
-for t in /sys/class/infiniband/"$dev"/ports/1/gid_attrs/types/*; do
-	i=${t##*/}
-	gid=$(cat /sys/class/infiniband/"$dev"/ports/1/gids/"$i" 2>/dev/null) || continue
-	if [ "$(cat "$t" 2>/dev/null)" = "RoCE v2" ] && [[ $gid == 0000:0000:0000:0000:0000:ffff:* ]]; then
-		gidx=$i
-		break
-	fi
-done
-: "${gidx:=0}"
+# shellcheck source=guest-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/guest-lib.sh"
+gidx=$(roce_v2_gid_index "$dev")
 
-field() { # field N of the first results row (a line starting with the size)
-	awk -v s="$1" -v f="$2" '$1 == s && NF >= f { print $f; exit }'
-}
-json() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p" "$2" | head -1; }
 wait_file() {
 	local n=0
 	until [ -e "$1" ]; do

@@ -52,22 +52,11 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 # perftest needs the RoCE v2 IPv4 GID index, which is also what rdps picks.
-gidx=
-for t in /sys/class/infiniband/"$dev"/ports/1/gid_attrs/types/*; do
-	i=${t##*/}
-	gid=$(cat /sys/class/infiniband/"$dev"/ports/1/gids/"$i" 2>/dev/null) || continue
-	if [ "$(cat "$t" 2>/dev/null)" = "RoCE v2" ] && [[ $gid == 0000:0000:0000:0000:0000:ffff:* ]]; then
-		gidx=$i
-		break
-	fi
-done
-: "${gidx:=0}"
+# shellcheck source=guest-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/guest-lib.sh"
+gidx=$(roce_v2_gid_index "$dev")
 echo "bench: device $dev, GID index $gidx, $size-byte messages, rdps $msgs messages, perftest $bw_iters datagrams"
 
-field() { # field N of the first results row (a line starting with the size)
-	awk -v s="$1" -v f="$2" '$1 == s && NF >= f { print $f; exit }'
-}
-json() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p" "$2" | head -1; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # --- perftest: UD send bandwidth, busy-polling (its default), ports of its own.
