@@ -38,6 +38,7 @@ struct rdps_rx_datagram {
     uint32_t src_qpn;
     uint8_t src_gid[16];
     bool has_src_gid;
+    uint16_t src_lid;              /* InfiniBand source LID when there was no GRH (else 0) */
     const struct rdps_dest *reply; /* cached destination for answering the sender (NAK/STATUS) */
     uint32_t slot;                 /* transport-private */
 };

@@ -185,6 +185,22 @@ RDPS_EXPORT int rdps_ctx_sends_pending(const rdps_ctx_t *ctx);
 
 /* ------------------------------------------------------------------------ */
 /* Subscribing. */
+
+/*
+ * Who sent a message or caused an event, as the receiving device saw it: the
+ * sender's QP number, its GID (from the GRH; RoCE always has one) and, on
+ * InfiniBand without a GRH, its LID. Not authenticated: anyone on the
+ * partition/VLAN can forge a GID (see the README's security model); use it
+ * to tell publishers apart and to drop what you do not expect.
+ */
+typedef struct rdps_source {
+    uint8_t gid[16]; /* all zero when has_gid is 0 */
+    uint32_t qpn;
+    uint16_t lid;    /* InfiniBand without GRH; 0 otherwise */
+    uint8_t has_gid; /* 1 when gid is valid */
+    uint8_t reserved_;
+} rdps_source;
+
 typedef struct rdps_msg_info {
     const char *topic;
     uint32_t topic_id;
@@ -193,6 +209,7 @@ typedef struct rdps_msg_info {
     uint64_t publisher_ts_ns; /* publisher's CLOCK_REALTIME when it sent the message */
     uint32_t fragments;       /* datagrams the message arrived in */
     int retransmitted;        /* some fragment was a retransmission */
+    rdps_source source;       /* the publisher's QP (for messages published in this ctx: ours) */
 } rdps_msg_info;
 
 /* Called from rdps_ctx_poll() for every complete message. `data` is valid only during the call. */
@@ -210,6 +227,7 @@ typedef struct rdps_event {
     uint32_t session_id;
     uint32_t first_seq; /* GAP: first missing datagram sequence */
     uint32_t count;     /* GAP: missing datagrams */
+    rdps_source source; /* the publisher (GAP) or announcer (SEEN/GONE) */
 } rdps_event;
 typedef void (*rdps_event_cb)(void *user, const rdps_event *event);
 

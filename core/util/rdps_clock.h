@@ -1,0 +1,25 @@
+/* rdps_clock.h - the process's two clocks in nanoseconds: monotonic for timers, realtime for the
+ * wire. */
+#ifndef RDPS_UTIL_CLOCK_H
+#define RDPS_UTIL_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+/* Timers, deadlines and durations: never jumps. */
+static inline uint64_t rdps__clock_monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The wire's timestamp_ns (rdps_frame.h): comparable across hosts whose clocks are synchronized. */
+static inline uint64_t rdps__clock_realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#endif /* RDPS_UTIL_CLOCK_H */
