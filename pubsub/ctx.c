@@ -35,6 +35,11 @@ uint32_t rdps__ctx_random32(void)
     return v;
 }
 
+void rdps__ctx_timers_changed(rdps_ctx_t *ctx)
+{
+    ctx->next_timer_ns = 0;
+}
+
 /* ---- topics ---- */
 
 static unsigned topic_bucket(uint32_t id)
@@ -241,8 +246,9 @@ int rdps__ctx_create_over(const rdps_config *cfg, struct rdps_transport *transpo
         rdps__prepend_err(rc, "joining the discovery group: ");
         goto err_owned;
     }
+    if ((rc = rdps__discovery_init(ctx)) < 0)
+        goto err_owned;
     ctx->now_ns = rdps__ctx_clock_ns();
-    ctx->next_announce_ns = ctx->now_ns;
     *out = ctx;
     return 0;
 
@@ -469,7 +475,7 @@ int rdps_ctx_poll(rdps_ctx_t *ctx, int budget)
     }
 
     if (ctx->now_ns >= ctx->next_timer_ns) {
-        uint64_t a = rdps__discovery_tick(ctx);
+        uint64_t a = rdps__discovery_tick(ctx, ctx->now_ns);
         uint64_t b = rdps__receive_expire(ctx);
         ctx->next_timer_ns = a < b ? a : b;
     }

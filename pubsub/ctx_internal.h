@@ -9,6 +9,7 @@
 
 #include "discovery.h"
 #include "rdps_frame.h"
+#include "rdps_source.h"
 #include "rdps_transport.h"
 #include "topic.h"
 
@@ -120,6 +121,9 @@ int rdps__config_validate(const rdps_config *cfg, struct rdps_group_range *range
 
 /* ctx.c */
 uint64_t rdps__ctx_clock_ns(void);
+/* A component's deadline moved earlier (new endpoint, new partial, ...): re-read deadlines at the
+ * next poll. Components call this instead of writing the ctx's timer. */
+void rdps__ctx_timers_changed(rdps_ctx_t *ctx);
 struct rdps_topic *rdps__ctx_topic_find(const rdps_ctx_t *ctx, uint32_t topic_id);
 int rdps__ctx_topic_get(rdps_ctx_t *ctx, const char *name, const char *group,
                         struct rdps_topic **out);
@@ -150,13 +154,20 @@ int rdps__membership_loopback_create(struct rdps_loopback_fabric *fabric,
                                      struct rdps_transport *transport,
                                      const struct rdps_membership_ops **ops, void **impl);
 
-/* discovery_runtime.c */
-/* Sends due announcements and expires silent peers; returns the next deadline. */
-uint64_t rdps__discovery_tick(rdps_ctx_t *ctx);
-void rdps__discovery_on_frame(rdps_ctx_t *ctx, const struct rdps_frame_view *view);
-void rdps__discovery_announce_pub(rdps_ctx_t *ctx, rdps_pub_t *pub, bool leaving);
-void rdps__discovery_announce_sub(rdps_ctx_t *ctx, rdps_sub_t *sub, bool leaving);
+/* discovery_runtime.c: the ctx's side of discovery (announcing local endpoints, tracking remote
+ * ones). Endpoints are added after they are linked into the ctx and removed before they are
+ * unlinked (a leaving announcement goes out). */
+int rdps__discovery_init(rdps_ctx_t *ctx);
 void rdps__discovery_fini(rdps_ctx_t *ctx);
+void rdps__discovery_pub_added(rdps_ctx_t *ctx, rdps_pub_t *pub);
+void rdps__discovery_pub_removed(rdps_ctx_t *ctx, rdps_pub_t *pub);
+void rdps__discovery_sub_added(rdps_ctx_t *ctx, rdps_sub_t *sub);
+void rdps__discovery_sub_removed(rdps_ctx_t *ctx, rdps_sub_t *sub);
+/* An ANNOUNCE frame from `src` (already decoded as a frame). */
+void rdps__discovery_on_frame(rdps_ctx_t *ctx, const struct rdps_source *src,
+                              const struct rdps_frame_view *view);
+/* Sends due announcements and expires silent peers; returns the next deadline (monotonic ns). */
+uint64_t rdps__discovery_tick(rdps_ctx_t *ctx, uint64_t now_ns);
 
 /* receive.c */
 int rdps__receive_init(rdps_ctx_t *ctx);
@@ -165,6 +176,9 @@ void rdps__receive_datagram(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx);
 uint64_t rdps__receive_expire(rdps_ctx_t *ctx);
 /* Fills the reassembler-derived fields (gaps, duplicates, evictions, timeouts) of *out. */
 void rdps__receive_counters(const rdps_ctx_t *ctx, rdps_counters *out);
+/* Raises `ev` on every subscriber of `topic` that has an event callback (safe against callbacks
+ * that destroy subscribers). */
+void rdps__topic_notify(rdps_ctx_t *ctx, struct rdps_topic *topic, const rdps_event *ev);
 /* Delivers a message published in this ctx straight to its local subscribers. */
 void rdps__deliver_local(rdps_ctx_t *ctx, struct rdps_topic *topic, const void *data, size_t len,
                          const rdps_msg_info *info);

@@ -44,7 +44,7 @@ static void send_announce(rdps_ctx_t *ctx, const struct rdps_announce *a)
         ctx->counters.announces_sent++;
 }
 
-void rdps__discovery_announce_pub(rdps_ctx_t *ctx, rdps_pub_t *pub, bool leaving)
+static void announce_pub(rdps_ctx_t *ctx, rdps_pub_t *pub, bool leaving)
 {
     struct rdps_announce a;
     fill_common(ctx, &a, pub->topic);
@@ -55,7 +55,7 @@ void rdps__discovery_announce_pub(rdps_ctx_t *ctx, rdps_pub_t *pub, bool leaving
     send_announce(ctx, &a);
 }
 
-void rdps__discovery_announce_sub(rdps_ctx_t *ctx, rdps_sub_t *sub, bool leaving)
+static void announce_sub(rdps_ctx_t *ctx, rdps_sub_t *sub, bool leaving)
 {
     struct rdps_announce a;
     fill_common(ctx, &a, sub->topic);
@@ -72,11 +72,7 @@ static void notify_subs(rdps_ctx_t *ctx, const struct rdps_announce *a, rdps_eve
     if (t == NULL)
         return;
     rdps_event ev = {.type = type, .topic = t->name, .session_id = a->session_id};
-    for (struct rdps_sub *s = t->subs, *next; s; s = next) {
-        next = s->topic_next;
-        if (s->on_event)
-            s->on_event(s->user, &ev);
-    }
+    rdps__topic_notify(ctx, t, &ev);
 }
 
 static void remove_peer(rdps_ctx_t *ctx, struct rdps_peer **link)
@@ -88,8 +84,10 @@ static void remove_peer(rdps_ctx_t *ctx, struct rdps_peer **link)
     free(p);
 }
 
-void rdps__discovery_on_frame(rdps_ctx_t *ctx, const struct rdps_frame_view *view)
+void rdps__discovery_on_frame(rdps_ctx_t *ctx, const struct rdps_source *src,
+                              const struct rdps_frame_view *view)
 {
+    (void)src;
     struct rdps_announce a;
     ctx->counters.announces_received++;
     if (rdps__announce_decode(view->payload, view->payload_len, &a) != 0 ||
@@ -127,16 +125,17 @@ void rdps__discovery_on_frame(rdps_ctx_t *ctx, const struct rdps_frame_view *vie
     (*link)->last_seen_ns = ctx->now_ns;
 }
 
-uint64_t rdps__discovery_tick(rdps_ctx_t *ctx)
+uint64_t rdps__discovery_tick(rdps_ctx_t *ctx, uint64_t now_ns)
 {
+    (void)now_ns; /* ctx->now_ns */
     uint64_t interval = (uint64_t)ctx->cfg.announce_interval_ms * 1000000ull;
     if (ctx->control_dest == NULL && (ctx->pubs || ctx->subs))
         return ctx->now_ns + 10000000ull; /* retry as soon as the discovery join completes */
     if (ctx->now_ns >= ctx->next_announce_ns) {
         for (rdps_pub_t *p = ctx->pubs; p; p = p->next)
-            rdps__discovery_announce_pub(ctx, p, false);
+            announce_pub(ctx, p, false);
         for (rdps_sub_t *s = ctx->subs; s; s = s->next)
-            rdps__discovery_announce_sub(ctx, s, false);
+            announce_sub(ctx, s, false);
         ctx->next_announce_ns = ctx->now_ns + interval;
     }
     for (struct rdps_peer **link = &ctx->peers; *link;) {
@@ -147,6 +146,36 @@ uint64_t rdps__discovery_tick(rdps_ctx_t *ctx)
             link = &(*link)->next;
     }
     return ctx->next_announce_ns;
+}
+
+int rdps__discovery_init(rdps_ctx_t *ctx)
+{
+    ctx->next_announce_ns = 0;
+    return 0;
+}
+
+void rdps__discovery_pub_added(rdps_ctx_t *ctx, rdps_pub_t *pub)
+{
+    (void)pub;
+    ctx->next_announce_ns = 0; /* announce the newcomer at the next poll */
+    rdps__ctx_timers_changed(ctx);
+}
+
+void rdps__discovery_pub_removed(rdps_ctx_t *ctx, rdps_pub_t *pub)
+{
+    announce_pub(ctx, pub, true);
+}
+
+void rdps__discovery_sub_added(rdps_ctx_t *ctx, rdps_sub_t *sub)
+{
+    (void)sub;
+    ctx->next_announce_ns = 0;
+    rdps__ctx_timers_changed(ctx);
+}
+
+void rdps__discovery_sub_removed(rdps_ctx_t *ctx, rdps_sub_t *sub)
+{
+    announce_sub(ctx, sub, true);
 }
 
 void rdps__discovery_fini(rdps_ctx_t *ctx)

@@ -54,8 +54,7 @@ int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opt
         rdps__ctx_random32(); /* a random start exercises wrap-around and hides history */
     pub->next = ctx->pubs;
     ctx->pubs = pub;
-    ctx->next_announce_ns = 0; /* announce the newcomer at the next poll */
-    ctx->next_timer_ns = 0;
+    rdps__discovery_pub_added(ctx, pub);
     *out = pub;
     return 0;
 }
@@ -67,7 +66,7 @@ void rdps_pub_destroy(rdps_pub_t *pub)
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_topic *t = pub->topic;
 
-    rdps__discovery_announce_pub(ctx, pub, true);
+    rdps__discovery_pub_removed(ctx, pub);
     for (struct rdps_pub **p = &ctx->pubs; *p; p = &(*p)->next) {
         if (*p == pub) {
             *p = pub->next;

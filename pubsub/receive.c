@@ -67,6 +67,16 @@ static void on_deliver(void *user, const uint8_t *msg, uint32_t len,
     rdps__deliver_local(ctx, topic, msg, len, &info);
 }
 
+void rdps__topic_notify(rdps_ctx_t *ctx, struct rdps_topic *topic, const rdps_event *ev)
+{
+    (void)ctx;
+    for (struct rdps_sub *s = topic->subs, *next; s != NULL; s = next) {
+        next = s->topic_next;
+        if (s->on_event)
+            s->on_event(s->user, ev);
+    }
+}
+
 static void on_gap(void *user, uint64_t source, uint32_t session_id, uint32_t topic_id,
                    uint32_t first_seq, uint32_t count)
 {
@@ -164,7 +174,7 @@ void rdps__receive_datagram(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx)
         return;
     }
     case RDPS_FRAME_ANNOUNCE:
-        rdps__discovery_on_frame(ctx, &v);
+        rdps__discovery_on_frame(ctx, NULL, &v);
         return;
     case RDPS_FRAME_NAK:
         ctx->counters.naks_received++;

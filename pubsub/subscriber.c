@@ -47,8 +47,7 @@ int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, 
     t->subs = sub;
     sub->next = ctx->subs;
     ctx->subs = sub;
-    ctx->next_announce_ns = 0;
-    ctx->next_timer_ns = 0;
+    rdps__discovery_sub_added(ctx, sub);
     *out = sub;
     return 0;
 }
@@ -60,7 +59,7 @@ void rdps_sub_destroy(rdps_sub_t *sub)
     rdps_ctx_t *ctx = sub->ctx;
     struct rdps_topic *t = sub->topic;
 
-    rdps__discovery_announce_sub(ctx, sub, true);
+    rdps__discovery_sub_removed(ctx, sub);
     for (struct rdps_sub **p = &ctx->subs; *p; p = &(*p)->next) {
         if (*p == sub) {
             *p = sub->next;

@@ -6,23 +6,20 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <rdps/rdps.h>
+
 /*
- * A datagram's source as the receiving device reports it: the source QPN
- * from the work completion, the source GID from the GRH (RoCE always has
- * one; InfiniBand only for routed or multicast traffic) and, on InfiniBand
- * without a GRH, the source LID. Tables keyed by sender compare all of it
- * exactly (never a hash alone), so two senders can never share state by
- * colliding. Nothing here is authenticated: on RoCE the GID is an IP
- * address any host on the VLAN can forge; see the README's security model.
+ * A datagram's source as the receiving device reports it, in the public
+ * layout (struct rdps_source in rdps.h, so it reaches the application
+ * unchanged): the source QPN from the work completion, the source GID from
+ * the GRH (RoCE always has one; InfiniBand only for routed or multicast
+ * traffic) and, on InfiniBand without a GRH, the source LID. Tables keyed by
+ * sender compare all of it exactly (never a hash alone), so two senders can
+ * never share state by colliding. Nothing here is authenticated: on RoCE the
+ * GID is an IP address any host on the VLAN can forge; see the README's
+ * security model.
  */
-struct rdps_source {
-    uint8_t gid[16]; /* all zero when has_gid is 0 */
-    uint32_t qpn;    /* 24-bit source QP number */
-    uint16_t lid;    /* InfiniBand source LID when there was no GRH, else 0 */
-    uint8_t has_gid;
-    uint8_t reserved_; /* 0: keeps the struct free of padding so memcmp compares it */
-};
-_Static_assert(sizeof(struct rdps_source) == 24, "rdps_source must have no padding");
+_Static_assert(sizeof(struct rdps_source) == 24, "rdps_source must have no padding (memcmp)");
 
 static inline bool rdps__source_equal(const struct rdps_source *a, const struct rdps_source *b)
 {
