@@ -124,6 +124,18 @@ void rdps__loopback_fabric_destroy(struct rdps_loopback_fabric *f)
     free(f);
 }
 
+/* The GID receivers see for endpoint `id`: link-local fe80::id, like a port's default GID. */
+static void endpoint_gid(uint32_t id, uint8_t gid[16])
+{
+    memset(gid, 0, 16);
+    gid[0] = 0xfe;
+    gid[1] = 0x80;
+    gid[12] = (uint8_t)(id >> 24);
+    gid[13] = (uint8_t)(id >> 16);
+    gid[14] = (uint8_t)(id >> 8);
+    gid[15] = (uint8_t)id;
+}
+
 /* ---- data path ------------------------------------------------------------------------- */
 
 static void send_unref(struct lb_endpoint *ep, uint32_t slot)
@@ -281,13 +293,7 @@ static int lb_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int ma
         d->len = r->len;
         d->slot = r->slot;
         d->src_qpn = r->from != NULL ? r->from->id : 0;
-        memset(d->src_gid, 0, sizeof(d->src_gid));
-        d->src_gid[0] = 0xfe;
-        d->src_gid[1] = 0x80;
-        d->src_gid[12] = (uint8_t)(d->src_qpn >> 24);
-        d->src_gid[13] = (uint8_t)(d->src_qpn >> 16);
-        d->src_gid[14] = (uint8_t)(d->src_qpn >> 8);
-        d->src_gid[15] = (uint8_t)d->src_qpn;
+        endpoint_gid(d->src_qpn, d->src_gid);
         d->has_src_gid = true;
         d->reply = r->from != NULL ? &r->from->dest : NULL;
         ep->stats.rx_datagrams++;
@@ -459,6 +465,11 @@ uint32_t rdps__loopback_qpn(struct rdps_transport *t)
 {
     struct lb_endpoint *ep = to_lb(t);
     return ep->self != NULL ? ep->self->id : 0;
+}
+
+void rdps__loopback_gid(struct rdps_transport *t, uint8_t gid[16])
+{
+    endpoint_gid(rdps__loopback_qpn(t), gid);
 }
 
 /* ---- create / destroy ------------------------------------------------------------------ */

@@ -44,6 +44,8 @@ int rdps__loopback_create(struct rdps_loopback_fabric *f, const struct rdps_loop
 int rdps__loopback_dest(struct rdps_transport *t, const struct rdps_dest **out);
 /* The endpoint number (what receivers see as src_qpn). */
 uint32_t rdps__loopback_qpn(struct rdps_transport *t);
+/* The endpoint's GID (what receivers see as src_gid). */
+void rdps__loopback_gid(struct rdps_transport *t, uint8_t gid[16]);
 /* Destination of multicast group `group` (created on first use, owned by the fabric). */
 int rdps__loopback_group_dest(struct rdps_loopback_fabric *f, uint32_t group,
                               const struct rdps_dest **out);
