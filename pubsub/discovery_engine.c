@@ -1,0 +1,651 @@
+/* discovery_engine.c - sans-IO discovery: bounded peer table keyed by source, expiry heap, local
+ * announcement schedule (model in discovery_engine.h). */
+#include "discovery_engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdps_error.h"
+
+#define NONE (-1)
+
+struct rdps_disc_peer {
+    struct rdps_source source;
+    uint32_t session_id;
+    uint32_t topic_id;
+    uint32_t hash;
+    uint32_t interval_ms;
+    uint64_t deadline_ns;
+    uint32_t heap_pos;
+    uint8_t role;                  /* 0: free */
+    int32_t name_slot;             /* remote-only: its topic name in d->names, else NONE */
+    struct rdps_disc_topic *topic; /* local topic, or NULL: remote-only */
+    int32_t prev, next;            /* in topic->peers or d->remote_only_head; next: free list */
+};
+
+struct rdps_disc_topic {
+    struct rdps_disc_topic *next; /* bucket chain */
+    uint32_t id;
+    uint32_t local[3];  /* local endpoints by role (index 1, 2) */
+    uint32_t remote[3]; /* live peers by role */
+    int32_t peers;      /* list head */
+    char name[RDPS_TOPIC_NAME_MAX + 1];
+};
+
+struct rdps_disc_local {
+    struct rdps_announce ann;
+    struct rdps_disc_topic *topic;
+};
+
+static const struct rdps_source no_source;
+
+void rdps__disc_config_default(struct rdps_disc_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->max_peers = RDPS_DISCOVERY_DEFAULT_MAX_PEERS;
+    cfg->max_remote_only = RDPS_DISCOVERY_DEFAULT_MAX_REMOTE_ONLY;
+    cfg->min_interval_ms = RDPS_DISCOVERY_DEFAULT_MIN_INTERVAL_MS;
+    cfg->max_interval_ms = RDPS_DISCOVERY_DEFAULT_MAX_INTERVAL_MS;
+    cfg->announce_interval_ms = RDPS_DISCOVERY_DEFAULT_ANNOUNCE_INTERVAL_MS;
+    cfg->hash_seed = 0x5eed5eed5eed5eedull;
+}
+
+int rdps__disc_init(struct rdps_discovery *d, const struct rdps_disc_config *cfg)
+{
+    memset(d, 0, sizeof(*d));
+    if (cfg->send == NULL || cfg->max_peers == 0 || cfg->max_peers > (1u << 24) ||
+        cfg->max_remote_only >= cfg->max_peers || cfg->min_interval_ms == 0 ||
+        cfg->max_interval_ms < cfg->min_interval_ms || cfg->announce_interval_ms == 0)
+        return rdps__set_err(RDPS_EINVAL, "discovery: invalid table or interval configuration");
+    d->cfg = *cfg;
+    uint32_t slots = 2;
+    while (slots < 2 * cfg->max_peers)
+        slots <<= 1;
+    d->index_mask = slots - 1;
+    d->peers = calloc(cfg->max_peers, sizeof(*d->peers));
+    d->index = calloc(slots, sizeof(*d->index));
+    d->heap = calloc(cfg->max_peers, sizeof(*d->heap));
+    d->names = calloc(cfg->max_remote_only ? cfg->max_remote_only : 1, sizeof(*d->names));
+    d->name_free = calloc(cfg->max_remote_only ? cfg->max_remote_only : 1, sizeof(*d->name_free));
+    if (!d->peers || !d->index || !d->heap || !d->names || !d->name_free) {
+        rdps__disc_fini(d);
+        return rdps__set_err(RDPS_ENOMEM, "discovery: %u peer table", cfg->max_peers);
+    }
+    for (uint32_t i = 0; i < cfg->max_peers; i++)
+        d->peers[i].next = i + 1 < cfg->max_peers ? (int32_t)(i + 1) : NONE;
+    d->peer_free = 0;
+    for (uint32_t i = 0; i < cfg->max_remote_only; i++)
+        d->name_free[i] = (int32_t)(cfg->max_remote_only - 1 - i);
+    d->name_free_len = cfg->max_remote_only;
+    d->remote_only_head = NONE;
+    return 0;
+}
+
+void rdps__disc_fini(struct rdps_discovery *d)
+{
+    for (unsigned b = 0; b < sizeof(d->topic_buckets) / sizeof(d->topic_buckets[0]); b++) {
+        while (d->topic_buckets[b]) {
+            struct rdps_disc_topic *t = d->topic_buckets[b];
+            d->topic_buckets[b] = t->next;
+            free(t);
+        }
+    }
+    free(d->peers);
+    free(d->index);
+    free(d->heap);
+    free(d->names);
+    free(d->name_free);
+    free(d->locals);
+    memset(d, 0, sizeof(*d));
+}
+
+/* ---- local topics ---- */
+
+static struct rdps_disc_topic **topic_bucket(struct rdps_discovery *d, uint32_t id)
+{
+    return &d->topic_buckets[id % (sizeof(d->topic_buckets) / sizeof(d->topic_buckets[0]))];
+}
+
+static struct rdps_disc_topic *topic_find(const struct rdps_discovery *d, uint32_t id,
+                                          const char *name)
+{
+    const size_t buckets = sizeof(d->topic_buckets) / sizeof(d->topic_buckets[0]);
+    for (struct rdps_disc_topic *t = d->topic_buckets[id % buckets]; t; t = t->next)
+        if (t->id == id && strcmp(t->name, name) == 0)
+            return t;
+    return NULL;
+}
+
+/* ---- the peer index: open addressing, linear probing, backward-shift deletion ---- */
+
+static uint32_t key_hash(const struct rdps_discovery *d, const struct rdps_source *src,
+                         uint32_t session_id, uint8_t role)
+{
+    uint64_t salt = ((uint64_t)session_id << 8 | role) * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(rdps__source_hash(src, d->cfg.hash_seed ^ salt) >> 32);
+}
+
+static int32_t index_lookup(const struct rdps_discovery *d, const struct rdps_source *src,
+                            uint32_t session_id, uint8_t role, uint32_t hash)
+{
+    for (uint32_t s = hash & d->index_mask;; s = (s + 1) & d->index_mask) {
+        uint32_t v = d->index[s];
+        if (v == 0)
+            return NONE;
+        const struct rdps_disc_peer *p = &d->peers[v - 1];
+        if (p->hash == hash && p->session_id == session_id && p->role == role &&
+            rdps__source_equal(&p->source, src))
+            return (int32_t)(v - 1);
+    }
+}
+
+static void index_insert(struct rdps_discovery *d, int32_t peer)
+{
+    uint32_t s = d->peers[peer].hash & d->index_mask;
+    while (d->index[s] != 0)
+        s = (s + 1) & d->index_mask;
+    d->index[s] = (uint32_t)peer + 1;
+}
+
+static void index_remove(struct rdps_discovery *d, int32_t peer)
+{
+    uint32_t s = d->peers[peer].hash & d->index_mask;
+    while (d->index[s] != (uint32_t)peer + 1)
+        s = (s + 1) & d->index_mask;
+    /* Shift later members of the probe run back so lookups never stop at a hole. */
+    for (uint32_t j = (s + 1) & d->index_mask; d->index[j] != 0; j = (j + 1) & d->index_mask) {
+        uint32_t home = d->peers[d->index[j] - 1].hash & d->index_mask;
+        if (((j - home) & d->index_mask) >= ((j - s) & d->index_mask)) {
+            d->index[s] = d->index[j];
+            s = j;
+        }
+    }
+    d->index[s] = 0;
+}
+
+/* ---- the expiry heap ---- */
+
+static void heap_set(struct rdps_discovery *d, uint32_t pos, uint32_t peer)
+{
+    d->heap[pos] = peer;
+    d->peers[peer].heap_pos = pos;
+}
+
+static void heap_up(struct rdps_discovery *d, uint32_t pos)
+{
+    uint32_t peer = d->heap[pos];
+    uint64_t key = d->peers[peer].deadline_ns;
+    while (pos > 0) {
+        uint32_t parent = (pos - 1) / 2;
+        if (d->peers[d->heap[parent]].deadline_ns <= key)
+            break;
+        heap_set(d, pos, d->heap[parent]);
+        pos = parent;
+    }
+    heap_set(d, pos, peer);
+}
+
+static void heap_down(struct rdps_discovery *d, uint32_t pos)
+{
+    uint32_t peer = d->heap[pos];
+    uint64_t key = d->peers[peer].deadline_ns;
+    for (;;) {
+        uint32_t child = 2 * pos + 1;
+        if (child >= d->heap_len)
+            break;
+        if (child + 1 < d->heap_len &&
+            d->peers[d->heap[child + 1]].deadline_ns < d->peers[d->heap[child]].deadline_ns)
+            child++;
+        if (d->peers[d->heap[child]].deadline_ns >= key)
+            break;
+        heap_set(d, pos, d->heap[child]);
+        pos = child;
+    }
+    heap_set(d, pos, peer);
+}
+
+static void heap_remove(struct rdps_discovery *d, uint32_t pos)
+{
+    uint32_t last = d->heap[--d->heap_len];
+    if (pos == d->heap_len)
+        return;
+    heap_set(d, pos, last);
+    heap_up(d, pos);
+    heap_down(d, d->peers[last].heap_pos);
+}
+
+/* ---- peer lists: a local topic's peers, or the remote-only ones ---- */
+
+static int32_t *list_head(struct rdps_discovery *d, struct rdps_disc_topic *t)
+{
+    return t ? &t->peers : &d->remote_only_head;
+}
+
+static void list_link(struct rdps_discovery *d, int32_t i)
+{
+    struct rdps_disc_peer *p = &d->peers[i];
+    int32_t *head = list_head(d, p->topic);
+    p->prev = NONE;
+    p->next = *head;
+    if (*head != NONE)
+        d->peers[*head].prev = i;
+    *head = i;
+}
+
+static void list_unlink(struct rdps_discovery *d, int32_t i)
+{
+    struct rdps_disc_peer *p = &d->peers[i];
+    if (p->prev != NONE)
+        d->peers[p->prev].next = p->next;
+    else
+        *list_head(d, p->topic) = p->next;
+    if (p->next != NONE)
+        d->peers[p->next].prev = p->prev;
+}
+
+/* Puts peer i under topic t (local) or, with t == NULL, among the remote-only peers named `name`.
+ */
+static void peer_attach(struct rdps_discovery *d, int32_t i, struct rdps_disc_topic *t,
+                        const char *name)
+{
+    struct rdps_disc_peer *p = &d->peers[i];
+    p->topic = t;
+    p->name_slot = NONE;
+    if (t) {
+        t->remote[p->role]++;
+    } else {
+        p->name_slot = d->name_free[--d->name_free_len];
+        strcpy(d->names[p->name_slot], name);
+        d->remote_only_count++;
+    }
+    list_link(d, i);
+}
+
+static void peer_detach(struct rdps_discovery *d, int32_t i)
+{
+    struct rdps_disc_peer *p = &d->peers[i];
+    list_unlink(d, i);
+    if (p->topic) {
+        p->topic->remote[p->role]--;
+    } else {
+        d->name_free[d->name_free_len++] = p->name_slot;
+        d->remote_only_count--;
+    }
+    p->topic = NULL;
+    p->name_slot = NONE;
+}
+
+static const char *peer_topic_name(const struct rdps_discovery *d, const struct rdps_disc_peer *p)
+{
+    return p->topic ? p->topic->name : d->names[p->name_slot];
+}
+
+/* Removes peer i from every structure; fills *ev (GONE) first when its topic is local. */
+static bool peer_remove(struct rdps_discovery *d, int32_t i, struct rdps_disc_event *ev,
+                        char *name_buf)
+{
+    struct rdps_disc_peer *p = &d->peers[i];
+    bool tell = p->topic != NULL;
+    if (tell) {
+        strcpy(name_buf, p->topic->name);
+        *ev = (struct rdps_disc_event){.type = RDPS_DISC_PEER_GONE,
+                                       .role = (enum rdps_announce_role)p->role,
+                                       .topic_id = p->topic_id,
+                                       .topic = name_buf,
+                                       .session_id = p->session_id,
+                                       .interval_ms = p->interval_ms,
+                                       .source = p->source};
+    }
+    index_remove(d, i);
+    heap_remove(d, p->heap_pos);
+    peer_detach(d, i);
+    p->role = 0;
+    p->next = d->peer_free;
+    d->peer_free = i;
+    d->peer_count--;
+    return tell;
+}
+
+static void emit(struct rdps_discovery *d, const struct rdps_disc_event *ev)
+{
+    if (d->cfg.on_event)
+        d->cfg.on_event(d->cfg.user, ev);
+}
+
+/* ---- announcements in ---- */
+
+void rdps__disc_on_announce(struct rdps_discovery *d, const struct rdps_source *src,
+                            const struct rdps_announce *a, uint64_t now_ns)
+{
+    d->counters.announces_in++;
+    if (src == NULL)
+        src = &no_source;
+    if (a->role != RDPS_ROLE_PUBLISHER && a->role != RDPS_ROLE_SUBSCRIBER) {
+        d->counters.refused_bad_role++;
+        return;
+    }
+    uint8_t role = (uint8_t)a->role;
+    uint32_t hash = key_hash(d, src, a->session_id, role);
+    int32_t i = index_lookup(d, src, a->session_id, role, hash);
+    struct rdps_disc_peer *p = i != NONE ? &d->peers[i] : NULL;
+    if (p && (p->topic_id != a->topic_id || strcmp(peer_topic_name(d, p), a->topic) != 0)) {
+        d->counters.refused_topic_change++;
+        return;
+    }
+    if (a->leaving) {
+        if (p == NULL) {
+            d->counters.refused_unknown_leave++;
+            return;
+        }
+        struct rdps_disc_event ev;
+        char name[RDPS_TOPIC_NAME_MAX + 1];
+        d->counters.peers_left++;
+        if (peer_remove(d, i, &ev, name))
+            emit(d, &ev);
+        return;
+    }
+
+    uint32_t interval = a->interval_ms;
+    if (interval < d->cfg.min_interval_ms || interval > d->cfg.max_interval_ms) {
+        d->counters.intervals_clamped++;
+        interval =
+            interval < d->cfg.min_interval_ms ? d->cfg.min_interval_ms : d->cfg.max_interval_ms;
+    }
+    uint64_t deadline = now_ns + (uint64_t)interval * 1000000ull * RDPS_DISC_LIVENESS_INTERVALS;
+
+    if (p) {
+        d->counters.peers_updated++;
+        p->interval_ms = interval;
+        uint64_t old = p->deadline_ns;
+        p->deadline_ns = deadline;
+        if (deadline < old)
+            heap_up(d, p->heap_pos);
+        else
+            heap_down(d, p->heap_pos);
+        return;
+    }
+
+    struct rdps_disc_topic *t = topic_find(d, a->topic_id, a->topic);
+    if (t == NULL && d->remote_only_count >= d->cfg.max_remote_only) {
+        d->counters.refused_remote_only++;
+        return;
+    }
+    if (d->peer_free == NONE) {
+        d->counters.refused_table_full++;
+        return;
+    }
+    i = d->peer_free;
+    p = &d->peers[i];
+    d->peer_free = p->next;
+    d->peer_count++;
+    p->source = *src;
+    p->session_id = a->session_id;
+    p->topic_id = a->topic_id;
+    p->hash = hash;
+    p->role = role;
+    p->interval_ms = interval;
+    p->deadline_ns = deadline;
+    index_insert(d, i);
+    d->heap[d->heap_len] = (uint32_t)i;
+    p->heap_pos = d->heap_len++;
+    heap_up(d, p->heap_pos);
+    peer_attach(d, i, t, a->topic);
+    d->counters.peers_added++;
+    if (t) {
+        struct rdps_disc_event ev = {.type = RDPS_DISC_PEER_SEEN,
+                                     .role = a->role,
+                                     .topic_id = a->topic_id,
+                                     .topic = a->topic,
+                                     .session_id = a->session_id,
+                                     .interval_ms = interval,
+                                     .source = *src};
+        emit(d, &ev);
+    }
+}
+
+/* ---- local endpoints ---- */
+
+/* A topic just became local: its remote-only peers (at most max_remote_only) move to it. */
+static void adopt_remote_only(struct rdps_discovery *d, struct rdps_disc_topic *t)
+{
+    for (int32_t i = d->remote_only_head, next; i != NONE; i = next) {
+        struct rdps_disc_peer *p = &d->peers[i];
+        next = p->next;
+        if (p->topic_id == t->id && strcmp(d->names[p->name_slot], t->name) == 0) {
+            peer_detach(d, i);
+            peer_attach(d, i, t, NULL);
+        }
+    }
+}
+
+/* A topic stopped being local: its peers become remote-only while there is room. */
+static void release_topic(struct rdps_discovery *d, struct rdps_disc_topic *t)
+{
+    while (t->peers != NONE) {
+        int32_t i = t->peers;
+        if (d->remote_only_count < d->cfg.max_remote_only) {
+            peer_detach(d, i);
+            peer_attach(d, i, NULL, t->name);
+        } else {
+            struct rdps_disc_event unused;
+            char name[RDPS_TOPIC_NAME_MAX + 1];
+            d->counters.peers_forgotten++;
+            peer_remove(d, i, &unused, name);
+        }
+    }
+    struct rdps_disc_topic **link = topic_bucket(d, t->id);
+    while (*link != t)
+        link = &(*link)->next;
+    *link = t->next;
+    d->topic_count--;
+    free(t);
+}
+
+int rdps__disc_local_add(struct rdps_discovery *d, const struct rdps_announce *a, uint64_t now_ns)
+{
+    if (a->role != RDPS_ROLE_PUBLISHER && a->role != RDPS_ROLE_SUBSCRIBER)
+        return rdps__set_err(RDPS_EINVAL, "discovery: unknown role");
+    if (d->local_count == d->local_cap) {
+        uint32_t cap = d->local_cap ? 2 * d->local_cap : 8;
+        struct rdps_disc_local *grown = realloc(d->locals, cap * sizeof(*grown));
+        if (grown == NULL)
+            return rdps__set_err(RDPS_ENOMEM, "discovery: %u local endpoints", cap);
+        d->locals = grown;
+        d->local_cap = cap;
+    }
+    struct rdps_disc_topic *t = topic_find(d, a->topic_id, a->topic);
+    if (t == NULL) {
+        t = calloc(1, sizeof(*t));
+        if (t == NULL)
+            return rdps__set_err(RDPS_ENOMEM, "discovery: local topic");
+        t->id = a->topic_id;
+        strcpy(t->name, a->topic);
+        t->peers = NONE;
+        struct rdps_disc_topic **bucket = topic_bucket(d, t->id);
+        t->next = *bucket;
+        *bucket = t;
+        d->topic_count++;
+        adopt_remote_only(d, t);
+    }
+    t->local[a->role]++;
+    struct rdps_disc_local *l = &d->locals[d->local_count++];
+    l->ann = *a;
+    l->ann.leaving = false;
+    l->ann.announce_seq = 0;
+    l->topic = t;
+    d->next_announce_ns = now_ns; /* the newcomer goes out at the next tick */
+    return 0;
+}
+
+void rdps__disc_local_remove(struct rdps_discovery *d, enum rdps_announce_role role,
+                             uint32_t session_id)
+{
+    for (uint32_t k = 0; k < d->local_count; k++) {
+        struct rdps_disc_local *l = &d->locals[k];
+        if (l->ann.role != role || l->ann.session_id != session_id)
+            continue;
+        l->ann.leaving = true;
+        if (d->cfg.send(d->cfg.user, &l->ann) == 0)
+            d->counters.announces_sent++;
+        else
+            d->counters.announce_send_failures++;
+        struct rdps_disc_topic *t = l->topic;
+        *l = d->locals[--d->local_count];
+        if (--t->local[role] == 0 && t->local[3 - role] == 0)
+            release_topic(d, t);
+        return;
+    }
+}
+
+/* ---- time ---- */
+
+uint64_t rdps__disc_next_deadline(const struct rdps_discovery *d)
+{
+    uint64_t next = d->local_count ? d->next_announce_ns : UINT64_MAX;
+    if (d->heap_len && d->peers[d->heap[0]].deadline_ns < next)
+        next = d->peers[d->heap[0]].deadline_ns;
+    return next;
+}
+
+uint64_t rdps__disc_tick(struct rdps_discovery *d, uint64_t now_ns)
+{
+    if (d->local_count && now_ns >= d->next_announce_ns) {
+        bool refused = false;
+        for (uint32_t k = 0; k < d->local_count; k++) {
+            struct rdps_disc_local *l = &d->locals[k];
+            if (d->cfg.send(d->cfg.user, &l->ann) == 0) {
+                d->counters.announces_sent++;
+                l->ann.announce_seq++;
+            } else {
+                d->counters.announce_send_failures++;
+                refused = true;
+            }
+        }
+        d->next_announce_ns =
+            now_ns + (refused ? RDPS_DISC_RETRY_NS : d->cfg.announce_interval_ms * 1000000ull);
+    }
+    /* Re-read the heap each round: the GONE callback may add or remove local endpoints. */
+    while (d->heap_len && d->peers[d->heap[0]].deadline_ns <= now_ns) {
+        struct rdps_disc_event ev;
+        char name[RDPS_TOPIC_NAME_MAX + 1];
+        d->counters.peers_expired++;
+        if (peer_remove(d, (int32_t)d->heap[0], &ev, name)) {
+            ev.expired = true;
+            emit(d, &ev);
+        }
+    }
+    return rdps__disc_next_deadline(d);
+}
+
+/* ---- queries ---- */
+
+uint32_t rdps__disc_remote_count(const struct rdps_discovery *d, uint32_t topic_id,
+                                 const char *topic, enum rdps_announce_role role)
+{
+    const struct rdps_disc_topic *t = topic_find(d, topic_id, topic);
+    return t && (role == RDPS_ROLE_PUBLISHER || role == RDPS_ROLE_SUBSCRIBER) ? t->remote[role] : 0;
+}
+
+uint32_t rdps__disc_local_count(const struct rdps_discovery *d, uint32_t topic_id,
+                                const char *topic, enum rdps_announce_role role)
+{
+    const struct rdps_disc_topic *t = topic_find(d, topic_id, topic);
+    return t && (role == RDPS_ROLE_PUBLISHER || role == RDPS_ROLE_SUBSCRIBER) ? t->local[role] : 0;
+}
+
+uint32_t rdps__disc_peer_count(const struct rdps_discovery *d)
+{
+    return d->peer_count;
+}
+
+uint32_t rdps__disc_remote_only_count(const struct rdps_discovery *d)
+{
+    return d->remote_only_count;
+}
+
+bool rdps__disc_peer_find(const struct rdps_discovery *d, const struct rdps_source *src,
+                          uint32_t session_id, enum rdps_announce_role role,
+                          struct rdps_disc_peer_info *out)
+{
+    if (src == NULL)
+        src = &no_source;
+    uint8_t r = (uint8_t)role;
+    int32_t i = index_lookup(d, src, session_id, r, key_hash(d, src, session_id, r));
+    if (i == NONE)
+        return false;
+    const struct rdps_disc_peer *p = &d->peers[i];
+    *out = (struct rdps_disc_peer_info){.topic_id = p->topic_id,
+                                        .local_topic = p->topic != NULL,
+                                        .interval_ms = p->interval_ms,
+                                        .deadline_ns = p->deadline_ns};
+    return true;
+}
+
+const struct rdps_disc_counters *rdps__disc_counters(const struct rdps_discovery *d)
+{
+    return &d->counters;
+}
+
+size_t rdps__disc_memory_bytes(const struct rdps_discovery *d)
+{
+    size_t remote_only = d->cfg.max_remote_only ? d->cfg.max_remote_only : 1;
+    return sizeof(*d) + d->cfg.max_peers * (sizeof(*d->peers) + sizeof(*d->heap)) +
+           (d->index_mask + 1) * sizeof(*d->index) +
+           remote_only * (sizeof(*d->names) + sizeof(*d->name_free)) +
+           d->topic_count * sizeof(struct rdps_disc_topic) + d->local_cap * sizeof(*d->locals);
+}
+
+static int fail(const char **why, const char *reason)
+{
+    if (why)
+        *why = reason;
+    return -1;
+}
+
+int rdps__disc_check(const struct rdps_discovery *d, const char **why)
+{
+    uint32_t used = 0, remote_only = 0;
+    if (d->peer_count > d->cfg.max_peers || d->heap_len != d->peer_count)
+        return fail(why, "peer count above the cap or out of step with the heap");
+    if (d->remote_only_count > d->cfg.max_remote_only ||
+        d->name_free_len + d->remote_only_count != d->cfg.max_remote_only)
+        return fail(why, "remote-only count above its cap or name slots leaked");
+    for (uint32_t i = 0; i < d->cfg.max_peers; i++) {
+        const struct rdps_disc_peer *p = &d->peers[i];
+        if (p->role == 0)
+            continue;
+        used++;
+        if (p->heap_pos >= d->heap_len || d->heap[p->heap_pos] != i)
+            return fail(why, "heap position");
+        if (p->heap_pos > 0 &&
+            d->peers[d->heap[(p->heap_pos - 1) / 2]].deadline_ns > p->deadline_ns)
+            return fail(why, "heap order");
+        if (index_lookup(d, &p->source, p->session_id, p->role, p->hash) != (int32_t)i ||
+            p->hash != key_hash(d, &p->source, p->session_id, p->role))
+            return fail(why, "index does not find the peer");
+        if (p->interval_ms < d->cfg.min_interval_ms || p->interval_ms > d->cfg.max_interval_ms)
+            return fail(why, "interval outside the clamp range");
+        if (p->topic == NULL)
+            remote_only++;
+        else if (topic_find(d, p->topic_id, p->topic->name) != p->topic)
+            return fail(why, "peer of a topic that is not local");
+        else if (p->topic->local[1] + p->topic->local[2] == 0)
+            return fail(why, "local topic without local endpoints");
+    }
+    if (used != d->peer_count || remote_only != d->remote_only_count)
+        return fail(why, "peer or remote-only count");
+    uint32_t topics = 0;
+    for (unsigned b = 0; b < sizeof(d->topic_buckets) / sizeof(d->topic_buckets[0]); b++) {
+        for (const struct rdps_disc_topic *t = d->topic_buckets[b]; t; t = t->next) {
+            uint32_t n[3] = {0, 0, 0};
+            topics++;
+            for (int32_t i = t->peers; i != NONE; i = d->peers[i].next)
+                n[d->peers[i].role]++;
+            if (n[1] != t->remote[1] || n[2] != t->remote[2])
+                return fail(why, "per-topic remote counts");
+        }
+    }
+    if (topics != d->topic_count)
+        return fail(why, "topic count");
+    return 0;
+}

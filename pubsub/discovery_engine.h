@@ -1,0 +1,195 @@
+/* discovery_engine.h - sans-IO discovery: the bounded, source-keyed table of remote endpoints and
+ * the schedule of our own announcements. */
+#ifndef RDPS_PUBSUB_DISCOVERY_ENGINE_H
+#define RDPS_PUBSUB_DISCOVERY_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "discovery.h"
+#include "rdps_source.h"
+
+/*
+ * Model
+ * -----
+ * Local endpoints (our publishers and subscribers) are registered with
+ * rdps__disc_local_add(); each is announced when added and every
+ * announce_interval_ms after that (tick), and once with `leaving` when it is
+ * removed. A topic with at least one local endpoint is a local topic.
+ *
+ * Remote endpoints (peers) learnt from announcements are keyed by
+ * (source, session_id, role): the source is the datagram's sender as the
+ * device saw it (struct rdps_source, compared exactly), so an announcement
+ * from another host or QP can never touch a peer it did not create. A
+ * `leaving` or an update only reaches the peer of the same key; a leaving
+ * for a key that is not in the table is refused (counted), and a key that
+ * announces another topic than its first is refused (counted). A NULL
+ * source means "unknown" and is the all-zero source.
+ *
+ * The peer table is preallocated (max_peers entries, an open-addressing
+ * index of twice that many slots, hashed with rdps__source_hash and a random
+ * seed); a new peer never evicts an existing one: when the table is full it
+ * is refused (counted). Peers of topics with no local endpoint (remote-only)
+ * are kept only up to max_remote_only (the rest refused, counted), so a flood
+ * of foreign topics leaves max_peers - max_remote_only entries for the peers
+ * of our own topics. When a topic becomes local, its remote-only peers move
+ * to it; when it stops being local, its peers go back to remote-only while
+ * there is room and the rest are forgotten (counted, no event: the topic has
+ * no local endpoint left to tell).
+ *
+ * Liveness: a peer lives LIVENESS_INTERVALS x its announced interval, the
+ * interval clamped to [min_interval_ms, max_interval_ms] (clamps counted).
+ * Deadlines sit in a binary min-heap, so an announcement costs O(log n) and
+ * tick expires only what is due; nothing walks the table per announcement.
+ *
+ * Per local topic the engine keeps the number of live remote publishers and
+ * subscribers and of local ones, updated incrementally (O(1) queries).
+ *
+ * Events (on_event) are raised for peers of local topics only: SEEN when a
+ * peer is admitted, GONE when it leaves or expires (not when it is forgotten
+ * or moved). The callback may add or remove local endpoints; it must not
+ * feed announcements or tick the same engine.
+ *
+ * Time: now_ns (monotonic) is passed in; no clock reads, no I/O, no
+ * allocation on the announcement path (local topics and endpoints, which the
+ * application creates, are allocated when added). Announcements go out
+ * through the send callback as struct rdps_announce; the caller frames them.
+ */
+
+#define RDPS_DISC_LIVENESS_INTERVALS 3
+#define RDPS_DISC_RETRY_NS \
+    10000000ull /* announcing again after a refused send (group not joined) */
+
+/* Defaults (the ctx uses these until rdps_config has fields for them). */
+#define RDPS_DISCOVERY_DEFAULT_MAX_PEERS            4096
+#define RDPS_DISCOVERY_DEFAULT_MAX_REMOTE_ONLY      64
+#define RDPS_DISCOVERY_DEFAULT_MIN_INTERVAL_MS      10
+#define RDPS_DISCOVERY_DEFAULT_MAX_INTERVAL_MS      60000
+#define RDPS_DISCOVERY_DEFAULT_ANNOUNCE_INTERVAL_MS 1000
+
+enum rdps_disc_event_type { RDPS_DISC_PEER_SEEN = 1, RDPS_DISC_PEER_GONE = 2 };
+
+struct rdps_disc_event {
+    enum rdps_disc_event_type type;
+    bool expired; /* GONE: silent for its liveness time (else: it left) */
+    enum rdps_announce_role role;
+    uint32_t topic_id;
+    const char *topic; /* valid during the call */
+    uint32_t session_id;
+    uint32_t interval_ms; /* clamped */
+    struct rdps_source source;
+};
+
+/* Sends one announcement; returns 0, or a negative code when it cannot go out now (retried). */
+typedef int (*rdps_disc_send_fn)(void *user, const struct rdps_announce *a);
+typedef void (*rdps_disc_event_fn)(void *user, const struct rdps_disc_event *ev);
+
+struct rdps_disc_config {
+    uint32_t max_peers;       /* remote endpoints tracked (>= 1) */
+    uint32_t max_remote_only; /* of which peers of topics with no local endpoint (< max_peers) */
+    uint32_t min_interval_ms; /* announced intervals are clamped to this range (>= 1) */
+    uint32_t max_interval_ms; /* (>= min_interval_ms) */
+    uint32_t announce_interval_ms; /* our own announce period (>= 1) */
+    uint64_t hash_seed;            /* random per process */
+    rdps_disc_send_fn send;        /* required */
+    rdps_disc_event_fn on_event;   /* optional */
+    void *user;
+};
+
+struct rdps_disc_counters {
+    uint64_t announces_in;  /* announcements given to rdps__disc_on_announce */
+    uint64_t peers_added;   /* new peers admitted */
+    uint64_t peers_updated; /* announcements refreshing a known peer */
+    uint64_t peers_left;    /* removed by their own `leaving` */
+    uint64_t peers_expired; /* removed after their liveness time */
+    uint64_t
+        peers_forgotten; /* dropped when their topic stopped being local (no room as remote-only) */
+    uint64_t refused_table_full;  /* new peer, table at max_peers */
+    uint64_t refused_remote_only; /* new peer of a non-local topic, max_remote_only reached */
+    uint64_t
+        refused_unknown_leave; /* `leaving` for a key not in the table (other source, or gone) */
+    uint64_t refused_topic_change; /* known key announcing another topic */
+    uint64_t refused_bad_role;
+    uint64_t intervals_clamped; /* announced interval outside [min, max] */
+    uint64_t announces_sent, announce_send_failures;
+};
+
+/* A peer as the table holds it (tests and tools). */
+struct rdps_disc_peer_info {
+    uint32_t topic_id;
+    bool local_topic;
+    uint32_t interval_ms; /* clamped */
+    uint64_t deadline_ns; /* expires when now_ns reaches this */
+};
+
+struct rdps_disc_peer;
+struct rdps_disc_topic;
+struct rdps_disc_local;
+
+/* Embedded by the caller; contents are private to discovery_engine.c. */
+struct rdps_discovery {
+    struct rdps_disc_config cfg;
+    struct rdps_disc_counters counters;
+    struct rdps_disc_peer *peers; /* max_peers entries */
+    uint32_t *index;              /* peer index + 1, 0 = empty; open addressing, linear probing */
+    uint32_t index_mask;
+    uint32_t *heap; /* peer indices by deadline */
+    uint32_t heap_len;
+    int32_t peer_free;
+    uint32_t peer_count;
+    uint32_t remote_only_count;
+    int32_t remote_only_head;               /* list of remote-only peers */
+    char (*names)[RDPS_TOPIC_NAME_MAX + 1]; /* topic names of remote-only peers */
+    int32_t *name_free;                     /* stack of free name slots */
+    uint32_t name_free_len;
+    struct rdps_disc_topic *topic_buckets[64]; /* local topics by id */
+    uint32_t topic_count;
+    struct rdps_disc_local *locals; /* local endpoints */
+    uint32_t local_count, local_cap;
+    uint64_t next_announce_ns;
+};
+
+void rdps__disc_config_default(struct rdps_disc_config *cfg);
+/* Allocates the tables; 0, RDPS_EINVAL (bad config) or RDPS_ENOMEM. */
+int rdps__disc_init(struct rdps_discovery *d, const struct rdps_disc_config *cfg);
+void rdps__disc_fini(struct rdps_discovery *d);
+
+/*
+ * Registers a local endpoint: `a` is its announcement (role, topic, topic_id,
+ * session_id and the ctx's fields; announce_seq and leaving are managed
+ * here). It is announced at the next tick (the deadline becomes now_ns).
+ * 0 or RDPS_ENOMEM.
+ */
+int rdps__disc_local_add(struct rdps_discovery *d, const struct rdps_announce *a, uint64_t now_ns);
+/* Sends the endpoint's leaving announcement and forgets it. */
+void rdps__disc_local_remove(struct rdps_discovery *d, enum rdps_announce_role role,
+                             uint32_t session_id);
+
+/* A decoded, validated announcement from `src` (NULL: unknown source). */
+void rdps__disc_on_announce(struct rdps_discovery *d, const struct rdps_source *src,
+                            const struct rdps_announce *a, uint64_t now_ns);
+/* Sends due announcements, expires silent peers; returns the next deadline (UINT64_MAX: none). */
+uint64_t rdps__disc_tick(struct rdps_discovery *d, uint64_t now_ns);
+/* The next deadline without doing anything (O(1)). */
+uint64_t rdps__disc_next_deadline(const struct rdps_discovery *d);
+
+/* Live remote endpoints of `role` on local topic (id, name); 0 if the topic is not local. O(1). */
+uint32_t rdps__disc_remote_count(const struct rdps_discovery *d, uint32_t topic_id,
+                                 const char *topic, enum rdps_announce_role role);
+/* Local endpoints of `role` on topic (id, name). O(1). */
+uint32_t rdps__disc_local_count(const struct rdps_discovery *d, uint32_t topic_id,
+                                const char *topic, enum rdps_announce_role role);
+uint32_t rdps__disc_peer_count(const struct rdps_discovery *d);
+uint32_t rdps__disc_remote_only_count(const struct rdps_discovery *d);
+/* Looks a peer up by its key; true and *out filled when present. */
+bool rdps__disc_peer_find(const struct rdps_discovery *d, const struct rdps_source *src,
+                          uint32_t session_id, enum rdps_announce_role role,
+                          struct rdps_disc_peer_info *out);
+const struct rdps_disc_counters *rdps__disc_counters(const struct rdps_discovery *d);
+/* Bytes the engine holds (tables, local topics and endpoints). */
+size_t rdps__disc_memory_bytes(const struct rdps_discovery *d);
+/* Walks every structure and checks that they agree (tests, fuzzing): 0, or -1 with a reason. */
+int rdps__disc_check(const struct rdps_discovery *d, const char **why);
+
+#endif /* RDPS_PUBSUB_DISCOVERY_ENGINE_H */

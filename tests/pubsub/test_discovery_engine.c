@@ -1,0 +1,476 @@
+/* test_discovery_engine.c - the sans-IO discovery engine on a fake clock: expiry, leave, forged
+ * leaves and updates from other sources, interval clamping, the table caps, counts, events. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "discovery_engine.h"
+
+#define MS 1000000ull
+
+struct harness {
+    struct rdps_discovery d;
+    struct rdps_announce sent[64];
+    unsigned sent_count;
+    bool refuse_sends;
+    struct rdps_disc_event events[64];
+    char event_topics[64][RDPS_TOPIC_NAME_MAX + 1];
+    unsigned event_count;
+};
+
+static int on_send(void *user, const struct rdps_announce *a)
+{
+    struct harness *h = user;
+    if (h->refuse_sends)
+        return RDPS_ENOTJOINED;
+    if (h->sent_count < 64)
+        h->sent[h->sent_count] = *a;
+    h->sent_count++;
+    return 0;
+}
+
+static void on_event(void *user, const struct rdps_disc_event *ev)
+{
+    struct harness *h = user;
+    if (h->event_count < 64) {
+        h->events[h->event_count] = *ev;
+        strcpy(h->event_topics[h->event_count], ev->topic);
+        h->events[h->event_count].topic = h->event_topics[h->event_count];
+    }
+    h->event_count++;
+}
+
+static void check(const struct harness *h)
+{
+    const char *why = NULL;
+    if (rdps__disc_check(&h->d, &why) != 0)
+        fail_msg("discovery state inconsistent: %s", why);
+}
+
+static struct harness *setup_with(uint32_t max_peers, uint32_t max_remote_only)
+{
+    static struct harness h;
+    struct rdps_disc_config cfg;
+    memset(&h, 0, sizeof(h));
+    rdps__disc_config_default(&cfg);
+    cfg.max_peers = max_peers;
+    cfg.max_remote_only = max_remote_only;
+    cfg.min_interval_ms = 10;
+    cfg.max_interval_ms = 60000;
+    cfg.announce_interval_ms = 1000;
+    cfg.hash_seed = 0x1234;
+    cfg.send = on_send;
+    cfg.on_event = on_event;
+    cfg.user = &h;
+    assert_int_equal(rdps__disc_init(&h.d, &cfg), 0);
+    return &h;
+}
+
+static int setup(void **state)
+{
+    *state = setup_with(16, 4);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct harness *h = *state;
+    check(h);
+    rdps__disc_fini(&h->d);
+    return 0;
+}
+
+static struct rdps_source source(uint8_t host, uint32_t qpn)
+{
+    struct rdps_source s;
+    memset(&s, 0, sizeof(s));
+    s.gid[10] = 0xff;
+    s.gid[11] = 0xff;
+    s.gid[12] = 169;
+    s.gid[13] = 254;
+    s.gid[15] = host;
+    s.has_gid = 1;
+    s.qpn = qpn;
+    return s;
+}
+
+static struct rdps_announce ann(enum rdps_announce_role role, const char *topic, uint32_t session,
+                                uint32_t interval_ms)
+{
+    struct rdps_announce a;
+    memset(&a, 0, sizeof(a));
+    a.role = role;
+    snprintf(a.topic, sizeof(a.topic), "%s", topic);
+    a.topic_id = rdps__topic_hash_id(a.topic);
+    a.group = 0xefc00005u;
+    a.session_id = session;
+    a.qpn = 0x11;
+    a.interval_ms = interval_ms;
+    return a;
+}
+
+/* Makes `topic` local with one subscriber of ours (session 0xa0ca1). */
+static void local_sub(struct harness *h, const char *topic, uint64_t now)
+{
+    struct rdps_announce a = ann(RDPS_ROLE_SUBSCRIBER, topic, 0xa0ca1, 1000);
+    assert_int_equal(rdps__disc_local_add(&h->d, &a, now), 0);
+}
+
+static uint32_t remote(const struct harness *h, const char *topic, enum rdps_announce_role role)
+{
+    return rdps__disc_remote_count(&h->d, rdps__topic_hash_id(topic), topic, role);
+}
+
+static void test_seen_then_expired_after_three_intervals(void **state)
+{
+    struct harness *h = *state;
+    struct rdps_source a = source(1, 0x100);
+    local_sub(h, "md.x", 0);
+    struct rdps_announce p = ann(RDPS_ROLE_PUBLISHER, "md.x", 77, 100);
+    rdps__disc_on_announce(&h->d, &a, &p, 0);
+    assert_int_equal(h->event_count, 1);
+    assert_int_equal(h->events[0].type, RDPS_DISC_PEER_SEEN);
+    assert_int_equal(h->events[0].session_id, 77);
+    assert_memory_equal(&h->events[0].source, &a, sizeof(a)); /* events carry the announcer */
+    assert_string_equal(h->events[0].topic, "md.x");
+    assert_int_equal(remote(h, "md.x", RDPS_ROLE_PUBLISHER), 1);
+
+    /* A refresh at 200 ms moves the deadline to 500 ms. */
+    rdps__disc_on_announce(&h->d, &a, &p, 200 * MS);
+    assert_true(rdps__disc_tick(&h->d, 499 * MS) <= 500 * MS);
+    assert_int_equal(rdps__disc_peer_count(&h->d), 1);
+    check(h);
+    rdps__disc_tick(&h->d, 500 * MS);
+    assert_int_equal(rdps__disc_peer_count(&h->d), 0);
+    assert_int_equal(remote(h, "md.x", RDPS_ROLE_PUBLISHER), 0);
+    assert_int_equal(h->event_count, 2);
+    assert_int_equal(h->events[1].type, RDPS_DISC_PEER_GONE);
+    assert_true(h->events[1].expired);
+    assert_memory_equal(&h->events[1].source, &a, sizeof(a));
+    assert_int_equal(rdps__disc_counters(&h->d)->peers_expired, 1);
+}
+
+static void test_leave_removes_and_tells(void **state)
+{
+    struct harness *h = *state;
+    struct rdps_source a = source(1, 0x100);
+    local_sub(h, "md.x", 0);
+    struct rdps_announce p = ann(RDPS_ROLE_PUBLISHER, "md.x", 77, 1000);
+    rdps__disc_on_announce(&h->d, &a, &p, 0);
+    p.leaving = true;
+    rdps__disc_on_announce(&h->d, &a, &p, 10 * MS);
+    assert_int_equal(rdps__disc_peer_count(&h->d), 0);
+    assert_int_equal(h->event_count, 2);
+    assert_int_equal(h->events[1].type, RDPS_DISC_PEER_GONE);
+    assert_false(h->events[1].expired);
+    assert_int_equal(rdps__disc_counters(&h->d)->peers_left, 1);
+    /* Leaving again: nothing left to remove, refused and counted. */
+    rdps__disc_on_announce(&h->d, &a, &p, 20 * MS);
+    assert_int_equal(rdps__disc_counters(&h->d)->refused_unknown_leave, 1);
+    assert_int_equal(h->event_count, 2);
+}
+
+/* Issue 7 row 5: a leaving with a real peer's session and role from another host is refused. */
+static void test_foreign_leave_refused(void **state)
+{
+    struct harness *h = *state;
+    struct rdps_source real = source(1, 0x100), forger = source(66, 0x100);
+    struct rdps_source same_host_other_qp = source(1, 0x101);
+    local_sub(h, "md.x", 0);
+    struct rdps_announce sub = ann(RDPS_ROLE_SUBSCRIBER, "md.x", 0x5b, 1000);
+    struct rdps_announce pub = ann(RDPS_ROLE_PUBLISHER, "md.x", 0x9b, 1000);
+    rdps__disc_on_announce(&h->d, &real, &sub, 0);
+    rdps__disc_on_announce(&h->d, &real, &pub, 0);
+    assert_int_equal(remote(h, "md.x", RDPS_ROLE_SUBSCRIBER), 1);
+    unsigned events = h->event_count;
+
+    sub.leaving = pub.leaving = true;
+    rdps__disc_on_announce(&h->d, &forger, &sub, 1 * MS);
+    rdps__disc_on_announce(&h->d, &forger, &pub, 1 * MS);
+    rdps__disc_on_announce(&h->d, &same_host_other_qp, &pub, 1 * MS);
+    rdps__disc_on_announce(&h->d, NULL, &pub, 1 * MS);
+    assert_int_equal(rdps__disc_counters(&h->d)->refused_unknown_leave, 4);
+    assert_int_equal(remote(h, "md.x", RDPS_ROLE_SUBSCRIBER), 1);
+    assert_int_equal(remote(h, "md.x", RDPS_ROLE_PUBLISHER), 1);
+    assert_int_equal(h->event_count, events); /* no PUBLISHER_GONE */
+
+    rdps__disc_on_announce(&h->d, &real, &pub, 2 * MS); /* the real one can leave */
+    assert_int_equal(remote(h, "md.x", RDPS_ROLE_PUBLISHER), 0);
+    assert_int_equal(h->events[h->event_count - 1].type, RDPS_DISC_PEER_GONE);
+}
+
+/* Issue 7 row 5: an update from another source never shortens the real peer's liveness. */
+static void test_foreign_update_refused(void **state)
+{
+    struct harness *h = *state;
+    struct rdps_source real = source(1, 0x100), forger = source(66, 0x200);
+    struct rdps_disc_peer_info info;
+    local_sub(h, "md.x", 0);
+    struct rdps_announce pub = ann(RDPS_ROLE_PUBLISHER, "md.x", 0x9b, 1000);
+    rdps__disc_on_announce(&h->d, &real, &pub, 0);
+    struct rdps_announce forged = pub;
+    forged.interval_ms = 10;
+    rdps__disc_on_announce(&h->d, &forger, &forged, 1 * MS);
+    assert_true(rdps__disc_peer_find(&h->d, &real, 0x9b, RDPS_ROLE_PUBLISHER, &info));
+    assert_int_equal(info.interval_ms, 1000);
+    assert_true(info.deadline_ns == 3000 * MS);
+    /* Well past the forged liveness (30 ms), the real peer is still there. */
+    rdps__disc_tick(&h->d, 100 * MS);
+    assert_true(rdps__disc_peer_find(&h->d, &real, 0x9b, RDPS_ROLE_PUBLISHER, &info));
+    assert_false(rdps__disc_peer_find(&h->d, &forger, 0x9b, RDPS_ROLE_PUBLISHER, &info));
+    /* The forged announcement is a peer of its own source, with its own events. */
+    assert_int_equal(h->events[1].type, RDPS_DISC_PEER_SEEN);
+    assert_memory_equal(&h->events[1].source, &forger, sizeof(forger));
+    assert_int_equal(h->events[2].type, RDPS_DISC_PEER_GONE);
+    assert_memory_equal(&h->events[2].source, &forger, sizeof(forger));
+    /* A known key announcing another topic is refused. */
+    struct rdps_announce other = ann(RDPS_ROLE_PUBLISHER, "md.y", 0x9b, 1000);
+    rdps__disc_on_announce(&h->d, &real, &other, 200 * MS);
+    assert_int_equal(rdps__disc_counters(&h->d)->refused_topic_change, 1);
+    assert_int_equal(rdps__disc_peer_count(&h->d), 1);
+}
+
+static void test_interval_clamped(void **state)
+{
+    struct harness *h = *state;
+    struct rdps_source a = source(1, 0x100);
+    struct rdps_disc_peer_info info;
+    local_sub(h, "md.x", 0);
+    struct rdps_announce fast = ann(RDPS_ROLE_PUBLISHER, "md.x", 1, 0);
+    struct rdps_announce slow = ann(RDPS_ROLE_PUBLISHER, "md.x", 2, 600000);
+    struct rdps_announce fine = ann(RDPS_ROLE_PUBLISHER, "md.x", 3, 60000);
+    rdps__disc_on_announce(&h->d, &a, &fast, 0);
+    rdps__disc_on_announce(&h->d, &a, &slow, 0);
+    rdps__disc_on_announce(&h->d, &a, &fine, 0);
+    assert_int_equal(rdps__disc_counters(&h->d)->intervals_clamped, 2);
+    assert_true(rdps__disc_peer_find(&h->d, &a, 1, RDPS_ROLE_PUBLISHER, &info));
+    assert_int_equal(info.interval_ms, 10);
+    assert_true(info.deadline_ns == 30 * MS);
+    assert_true(rdps__disc_peer_find(&h->d, &a, 2, RDPS_ROLE_PUBLISHER, &info));
+    assert_int_equal(info.interval_ms, 60000);
+    assert_true(info.deadline_ns == 180000 * MS);
+    /* The slowest peer lives 3 x 60 s at most, not 3 x 600 s. */
+    rdps__disc_tick(&h->d, 180000 * MS);
+    assert_int_equal(rdps__disc_peer_count(&h->d), 0);
+}
+
+static void test_peer_cap_refuses_without_evicting(void **state)
+{
+    struct harness *h = *state; /* 16 peers, 4 remote-only */
+    struct rdps_source real = source(1, 0x100);
+    local_sub(h, "md.x", 0);
+    struct rdps_announce first = ann(RDPS_ROLE_PUBLISHER, "md.x", 1, 1000);
+    rdps__disc_on_announce(&h->d, &real, &first, 0);
+    for (uint32_t i = 0; i < 100; i++) {
+        struct rdps_source s = source((uint8_t)(i + 2), 0x100 + i);
+        struct rdps_announce a = ann(RDPS_ROLE_SUBSCRIBER, "md.x", 1000 + i, 1000);
+        rdps__disc_on_announce(&h->d, &s, &a, 1 * MS);
+        assert_true(rdps__disc_peer_count(&h->d) <= 16);
+    }
+    assert_int_equal(rdps__disc_peer_count(&h->d), 16);
+    assert_int_equal(rdps__disc_counters(&h->d)->refused_table_full, 85);
+    assert_int_equal(remote(h, "md.x", RDPS_ROLE_SUBSCRIBER), 15);
+    struct rdps_disc_peer_info info;
+    assert_true(rdps__disc_peer_find(&h->d, &real, 1, RDPS_ROLE_PUBLISHER, &info));
+    /* Known peers still refresh when the table is full. */
+    rdps__disc_on_announce(&h->d, &real, &first, 2000 * MS);
+    rdps__disc_tick(&h->d, 3001 * MS);
+    assert_int_equal(rdps__disc_peer_count(&h->d), 1);
+    assert_true(rdps__disc_peer_find(&h->d, &real, 1, RDPS_ROLE_PUBLISHER, &info));
+}
+
+/* Issue 7 row 1: peers of topics nobody here uses are bounded; our topics' peers still get in. */
+static void test_remote_only_cap_keeps_room_for_own_topics(void **state)
+{
+    struct harness *h = *state; /* 16 peers, 4 remote-only */
+    local_sub(h, "md.x", 0);
+    for (uint32_t i = 0; i < 1000; i++) {
+        char topic[32];
+        snprintf(topic, sizeof(topic), "forged.%u", i);
+        struct rdps_source s = source((uint8_t)i, 0x1000 + i);
+        struct rdps_announce a =
+            ann(i & 1 ? RDPS_ROLE_PUBLISHER : RDPS_ROLE_SUBSCRIBER, topic, i + 1, 60000);
+        rdps__disc_on_announce(&h->d, &s, &a, i * MS);
+    }
+    assert_int_equal(rdps__disc_remote_only_count(&h->d), 4);
+    assert_int_equal(rdps__disc_peer_count(&h->d), 4);
+    assert_int_equal(rdps__disc_counters(&h->d)->refused_remote_only, 996);
+    assert_int_equal(h->event_count, 0); /* nobody here to tell */
+    for (uint32_t i = 0; i < 12; i++) {
+        struct rdps_source s = source(200, 0x100 + i);
+        struct rdps_announce a = ann(RDPS_ROLE_PUBLISHER, "md.x", 50 + i, 1000);
+        rdps__disc_on_announce(&h->d, &s, &a, 1000 * MS);
+    }
+    assert_int_equal(remote(h, "md.x", RDPS_ROLE_PUBLISHER), 12);
+    assert_int_equal(rdps__disc_peer_count(&h->d), 16);
+    assert_int_equal(rdps__disc_counters(&h->d)->refused_table_full, 0);
+    check(h);
+}
+
+static void test_topic_becoming_local_adopts_and_releases(void **state)
+{
+    struct harness *h = *state; /* 4 remote-only */
+    struct rdps_source s = source(9, 0x900);
+    struct rdps_announce sub = ann(RDPS_ROLE_SUBSCRIBER, "md.z", 5, 1000);
+    rdps__disc_on_announce(&h->d, &s, &sub, 0);
+    assert_int_equal(rdps__disc_remote_only_count(&h->d), 1);
+    struct rdps_announce mine = ann(RDPS_ROLE_PUBLISHER, "md.z", 0xbeef, 1000);
+    assert_int_equal(rdps__disc_local_add(&h->d, &mine, 1 * MS), 0);
+    assert_int_equal(rdps__disc_remote_only_count(&h->d), 0);
+    assert_int_equal(remote(h, "md.z", RDPS_ROLE_SUBSCRIBER), 1);
+    assert_int_equal(rdps__disc_local_count(&h->d, mine.topic_id, "md.z", RDPS_ROLE_PUBLISHER), 1);
+    check(h);
+    rdps__disc_local_remove(&h->d, RDPS_ROLE_PUBLISHER, 0xbeef);
+    assert_int_equal(rdps__disc_remote_only_count(&h->d), 1);
+    assert_int_equal(remote(h, "md.z", RDPS_ROLE_SUBSCRIBER), 0);
+    assert_int_equal(h->sent_count, 1);
+    assert_true(h->sent[0].leaving);
+    assert_int_equal(h->sent[0].session_id, 0xbeef);
+}
+
+static void test_announces_local_endpoints_when_due(void **state)
+{
+    struct harness *h = *state;
+    assert_true(rdps__disc_tick(&h->d, 0) == UINT64_MAX); /* nothing to do */
+    h->refuse_sends = true;                               /* the control group is not joined yet */
+    local_sub(h, "md.x", 5 * MS);
+    assert_true(rdps__disc_next_deadline(&h->d) == 5 * MS);
+    assert_true(rdps__disc_tick(&h->d, 5 * MS) == 15 * MS); /* retried soon */
+    assert_int_equal(rdps__disc_counters(&h->d)->announce_send_failures, 1);
+    h->refuse_sends = false;
+    assert_true(rdps__disc_tick(&h->d, 15 * MS) == 1015 * MS);
+    assert_true(rdps__disc_tick(&h->d, 1014 * MS) == 1015 * MS);
+    assert_int_equal(h->sent_count, 1);
+    rdps__disc_tick(&h->d, 1015 * MS);
+    assert_int_equal(h->sent_count, 2);
+    assert_false(h->sent[1].leaving);
+    assert_true(h->sent[1].announce_seq == h->sent[0].announce_seq + 1);
+    assert_string_equal(h->sent[1].topic, "md.x");
+}
+
+static void test_counts_per_topic_and_role(void **state)
+{
+    struct harness *h = *state;
+    local_sub(h, "md.x", 0);
+    struct rdps_announce mine = ann(RDPS_ROLE_PUBLISHER, "md.y", 0xbeef, 1000);
+    assert_int_equal(rdps__disc_local_add(&h->d, &mine, 0), 0);
+    for (uint32_t i = 0; i < 6; i++) {
+        struct rdps_source s = source((uint8_t)i, 0x100);
+        struct rdps_announce a = ann(i < 2 ? RDPS_ROLE_PUBLISHER : RDPS_ROLE_SUBSCRIBER,
+                                     i % 2 ? "md.x" : "md.y", 10 + i, 1000);
+        rdps__disc_on_announce(&h->d, &s, &a, 0);
+        rdps__disc_on_announce(&h->d, &s, &a, 1 * MS); /* a refresh counts once */
+    }
+    assert_int_equal(remote(h, "md.x", RDPS_ROLE_PUBLISHER), 1);
+    assert_int_equal(remote(h, "md.y", RDPS_ROLE_PUBLISHER), 1);
+    assert_int_equal(remote(h, "md.x", RDPS_ROLE_SUBSCRIBER), 2);
+    assert_int_equal(remote(h, "md.y", RDPS_ROLE_SUBSCRIBER), 2);
+    assert_int_equal(remote(h, "md.none", RDPS_ROLE_SUBSCRIBER), 0);
+    assert_int_equal(rdps__disc_counters(&h->d)->peers_updated, 6);
+    /* Only publishers of local topics and their subscribers raise events: 6 SEEN. */
+    assert_int_equal(h->event_count, 6);
+    check(h);
+}
+
+/* The same topic id under another name is a different (here: remote-only) topic. */
+static void test_topic_name_compared_exactly(void **state)
+{
+    struct harness *h = *state;
+    local_sub(h, "md.x", 0);
+    struct rdps_source s = source(3, 0x300);
+    struct rdps_announce a = ann(RDPS_ROLE_SUBSCRIBER, "md.x", 1, 1000);
+    strcpy(a.topic, "md.w"); /* keeps md.x's id */
+    rdps__disc_on_announce(&h->d, &s, &a, 0);
+    assert_int_equal(remote(h, "md.x", RDPS_ROLE_SUBSCRIBER), 0);
+    assert_int_equal(rdps__disc_remote_only_count(&h->d), 1);
+}
+
+static void test_last_local_endpoint_releases_topic(void **state)
+{
+    struct harness *h = *state;
+    struct rdps_source s = source(3, 0x300);
+    local_sub(h, "md.x", 0);
+    for (uint32_t i = 0; i < 8; i++) {
+        struct rdps_announce a = ann(RDPS_ROLE_PUBLISHER, "md.x", 100 + i, 10);
+        rdps__disc_on_announce(&h->d, &s, &a, 0);
+    }
+    /* Dropping the last local endpoint mid-expiry moves the rest to remote-only or forgets them. */
+    rdps__disc_local_remove(&h->d, RDPS_ROLE_SUBSCRIBER, 0xa0ca1);
+    assert_int_equal(rdps__disc_remote_only_count(&h->d), 4);
+    assert_int_equal(rdps__disc_counters(&h->d)->peers_forgotten, 4);
+    check(h);
+    rdps__disc_tick(&h->d, 30 * MS);
+    assert_int_equal(rdps__disc_peer_count(&h->d), 0);
+}
+
+static void test_bad_config_refused(void **state)
+{
+    struct rdps_discovery d;
+    struct rdps_disc_config cfg;
+    (void)state;
+    rdps__disc_config_default(&cfg);
+    assert_int_equal(rdps__disc_init(&d, &cfg), RDPS_EINVAL); /* no send callback */
+    cfg.send = on_send;
+    cfg.max_remote_only = cfg.max_peers;
+    assert_int_equal(rdps__disc_init(&d, &cfg), RDPS_EINVAL);
+    cfg.max_remote_only = 1;
+    cfg.min_interval_ms = 0;
+    assert_int_equal(rdps__disc_init(&d, &cfg), RDPS_EINVAL);
+    cfg.min_interval_ms = 10;
+    assert_int_equal(rdps__disc_init(&d, &cfg), 0);
+    rdps__disc_fini(&d);
+}
+
+/* Many peers with mixed deadlines, leaves and refreshes: the heap and index stay consistent. */
+static void test_churn_keeps_structures_consistent(void **state)
+{
+    struct harness *h = *state;
+    rdps__disc_fini(&h->d);
+    *state = h = setup_with(64, 8);
+    local_sub(h, "md.x", 0);
+    uint64_t now = 0;
+    uint32_t rng = 1;
+    for (int round = 0; round < 5000; round++) {
+        rng = rng * 1103515245u + 12345u;
+        uint32_t r = rng >> 8;
+        struct rdps_source s = source((uint8_t)(r % 7), 0x100 + (r >> 3) % 5);
+        struct rdps_announce a =
+            ann(r & 1 ? RDPS_ROLE_PUBLISHER : RDPS_ROLE_SUBSCRIBER, (r >> 4) % 3 ? "md.x" : "other",
+                1 + (r >> 6) % 40, 10 + (r >> 9) % 200);
+        a.leaving = (r >> 12) % 5 == 0;
+        rdps__disc_on_announce(&h->d, &s, &a, now);
+        now += (r >> 14) % 7 * MS;
+        if (round % 16 == 0)
+            rdps__disc_tick(&h->d, now);
+        if (round % 256 == 0)
+            check(h);
+    }
+    check(h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_seen_then_expired_after_three_intervals, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_leave_removes_and_tells, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_foreign_leave_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_foreign_update_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interval_clamped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_peer_cap_refuses_without_evicting, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_remote_only_cap_keeps_room_for_own_topics, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_topic_becoming_local_adopts_and_releases, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_announces_local_endpoints_when_due, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counts_per_topic_and_role, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_topic_name_compared_exactly, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_last_local_endpoint_releases_topic, setup, teardown),
+        cmocka_unit_test(test_bad_config_refused),
+        cmocka_unit_test_setup_teardown(test_churn_keeps_structures_consistent, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
