@@ -11,16 +11,23 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rdps_clock.h"
 #include "rdps_error.h"
 #include "rdps_log.h"
 #include "rdps_loss.h"
 #include "rdps_verbs_transport.h"
 
-uint64_t rdps__ctx_clock_ns(void)
+uint64_t rdps__ctx_now(const rdps_ctx_t *ctx)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return ctx->clock ? ctx->clock(ctx->clock_user) : rdps__clock_monotonic_ns();
+}
+
+void rdps__ctx_set_clock(rdps_ctx_t *ctx, uint64_t (*clock)(void *user), void *user)
+{
+    ctx->clock = clock;
+    ctx->clock_user = user;
+    ctx->now_ns = rdps__ctx_now(ctx);
+    ctx->next_timer_ns = 0;
 }
 
 uint32_t rdps__ctx_random32(void)
@@ -29,7 +36,7 @@ uint32_t rdps__ctx_random32(void)
     while (v == 0) {
         if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v)) {
             /* No entropy source: fall back to clock and pid, still unique enough per host. */
-            v = (uint32_t)(rdps__ctx_clock_ns() * 2654435761u) ^ (uint32_t)getpid();
+            v = (uint32_t)(rdps__clock_monotonic_ns() * 2654435761u) ^ (uint32_t)getpid();
         }
     }
     return v;
@@ -42,83 +49,15 @@ void rdps__ctx_timers_changed(rdps_ctx_t *ctx)
 
 /* ---- topics ---- */
 
-static unsigned topic_bucket(uint32_t id)
-{
-    return (id * 2654435761u) >> 26; /* 64 buckets */
-}
-
-struct rdps_topic *rdps__ctx_topic_find(const rdps_ctx_t *ctx, uint32_t topic_id)
-{
-    for (struct rdps_topic *t = ctx->topic_buckets[topic_bucket(topic_id)]; t; t = t->next)
-        if (t->id == topic_id)
-            return t;
-    return NULL;
-}
-
-int rdps__ctx_topic_get(rdps_ctx_t *ctx, const char *name, const char *group,
-                        struct rdps_topic **out)
-{
-    int rc = rdps__topic_name_check(name);
-    if (rc < 0)
-        return rc;
-    uint32_t id = rdps__topic_hash_id(name);
-    uint32_t group_addr = 0;
-    if (group != NULL && (rc = rdps__mcast_addr_parse(group, &group_addr)) < 0)
-        return rdps__prepend_err(rc, "topic '%s': ", name);
-
-    struct rdps_topic *t = rdps__ctx_topic_find(ctx, id);
-    if (t != NULL) {
-        if (strcmp(t->name, name) != 0)
-            return rdps__set_err(RDPS_EEXIST,
-                                 "topics '%s' and '%s' hash to the same id 0x%08x: rename one",
-                                 t->name, name, id);
-        if (group_addr != 0 && group_addr != t->group) {
-            char a[16], b[16];
-            return rdps__set_err(RDPS_EINVAL, "topic '%s' already uses group %s, not %s", name,
-                                 rdps__ipv4_format(t->group, a, sizeof(a)),
-                                 rdps__ipv4_format(group_addr, b, sizeof(b)));
-        }
-        *out = t;
-        return 0;
-    }
-    t = calloc(1, sizeof(*t));
-    if (t == NULL)
-        return rdps__set_err(RDPS_ENOMEM, "topic '%s': out of memory", name);
-    strcpy(t->name, name); /* length checked by rdps__topic_name_check */
-    t->id = id;
-    t->group =
-        group_addr ? group_addr : rdps__topic_hash_group(name, &ctx->range, ctx->control_group);
-    unsigned b = topic_bucket(id);
-    t->next = ctx->topic_buckets[b];
-    ctx->topic_buckets[b] = t;
-    *out = t;
-    return 0;
-}
-
-/* Frees a topic once it has no local publisher or subscriber left. */
-void rdps__ctx_topic_put(rdps_ctx_t *ctx, struct rdps_topic *topic)
-{
-    if (topic->subs != NULL || topic->pubs > 0)
-        return;
-    for (struct rdps_topic **p = &ctx->topic_buckets[topic_bucket(topic->id)]; *p;
-         p = &(*p)->next) {
-        if (*p == topic) {
-            *p = topic->next;
-            break;
-        }
-    }
-    free(topic);
-}
-
 int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const char *group)
 {
     struct rdps_topic *t;
     if (ctx == NULL || group == NULL)
         return rdps__set_err(RDPS_EINVAL, "rdps_ctx_map_topic: NULL argument");
-    int rc = rdps__ctx_topic_get(ctx, topic, group, &t);
+    int rc = rdps__topic_table_get(&ctx->topics, topic, group, &t);
     if (rc < 0)
         return rc;
-    /* An explicit mapping made before any endpoint exists is remembered by keeping the entry. */
+    t->mapped = true; /* remembered even while no endpoint uses it */
     return 0;
 }
 
@@ -130,9 +69,7 @@ int rdps_topic_group(const rdps_ctx_t *ctx, const char *topic, char *buf, size_t
     int rc = rdps__topic_name_check(topic);
     if (rc < 0)
         return rc;
-    const struct rdps_topic *t = rdps__ctx_topic_find(ctx, rdps__topic_hash_id(topic));
-    uint32_t g = t ? t->group : rdps__topic_hash_group(topic, &ctx->range, ctx->control_group);
-    rdps__ipv4_format(g, buf, len);
+    rdps__ipv4_format(rdps__topic_table_group_of(&ctx->topics, topic), buf, len);
     return 0;
 }
 
@@ -145,11 +82,29 @@ int rdps__ctx_claim(rdps_ctx_t *ctx, struct rdps_tx_buf *buf)
     if (rc == RDPS_EAGAIN) {
         /* Post what RDPS_SEND_MORE queued and reap completions, then try once more. */
         t->ops->flush(t);
-        if (t->ops->poll(t, ctx->rx, 0) < 0)
+        if (rdps__ctx_reap_sends(ctx) < 0)
             return rc;
         rc = t->ops->claim(t, buf);
     }
     return rc;
+}
+
+void rdps__ctx_self_source(const rdps_ctx_t *ctx, struct rdps_source *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (ctx->has_self_gid) {
+        memcpy(out->gid, ctx->self_gid, sizeof(out->gid));
+        out->has_gid = 1;
+    }
+    out->qpn = ctx->self_qpn;
+    out->lid = ctx->self_lid;
+}
+
+int rdps__ctx_reap_sends(rdps_ctx_t *ctx)
+{
+    /* max 0: send completions only, so this is safe while a receive batch is being handled. */
+    struct rdps_rx_datagram none[1];
+    return ctx->transport->ops->poll(ctx->transport, none, 0);
 }
 
 int rdps__ctx_send_frame(rdps_ctx_t *ctx, const struct rdps_dest *dest, const uint8_t *frame,
@@ -203,6 +158,7 @@ int rdps__ctx_create_over(const rdps_config *cfg, struct rdps_transport *transpo
     rc = rdps__config_validate(cfg, &ctx->range, &ctx->control_group);
     if (rc < 0)
         goto err;
+    rdps__topic_table_init(&ctx->topics, &ctx->range, ctx->control_group);
     /* The caller's strings need not outlive this call. */
     if (cfg->device) {
         snprintf(ctx->device, sizeof(ctx->device), "%s", cfg->device);
@@ -246,9 +202,9 @@ int rdps__ctx_create_over(const rdps_config *cfg, struct rdps_transport *transpo
         rdps__prepend_err(rc, "joining the discovery group: ");
         goto err_owned;
     }
+    ctx->now_ns = rdps__ctx_now(ctx);
     if ((rc = rdps__discovery_init(ctx)) < 0)
         goto err_owned;
-    ctx->now_ns = rdps__ctx_clock_ns();
     *out = ctx;
     return 0;
 
@@ -358,28 +314,19 @@ int rdps_ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
     return 0;
 }
 
-void rdps_ctx_destroy(rdps_ctx_t *ctx)
+static void ctx_free(rdps_ctx_t *ctx)
 {
-    if (ctx == NULL)
-        return;
+    ctx->callback_depth = 0;
     while (ctx->subs)
-        rdps_sub_destroy(ctx->subs);
+        rdps__sub_free(ctx->subs);
     while (ctx->pubs)
-        rdps_pub_destroy(ctx->pubs);
-    /* Topics kept only for explicit mappings. */
-    for (unsigned b = 0; b < sizeof(ctx->topic_buckets) / sizeof(ctx->topic_buckets[0]); b++) {
-        while (ctx->topic_buckets[b]) {
-            struct rdps_topic *t = ctx->topic_buckets[b];
-            ctx->topic_buckets[b] = t->next;
-            free(t);
-        }
-    }
+        rdps__pub_free(ctx->pubs);
+    rdps__topic_table_fini(&ctx->topics); /* topics kept only for explicit mappings */
     rdps__discovery_fini(ctx);
     if (ctx->transport) {
         /* Give the device a moment to finish posted sends (the goodbyes above). */
-        uint64_t until = rdps__ctx_clock_ns() + 50000000ull;
-        while (rdps__ctx_clock_ns() < until &&
-               ctx->transport->ops->poll(ctx->transport, ctx->rx, 0) >= 0 &&
+        uint64_t until = rdps__clock_monotonic_ns() + 50000000ull;
+        while (rdps__clock_monotonic_ns() < until && rdps__ctx_reap_sends(ctx) >= 0 &&
                rdps_ctx_sends_pending(ctx) > 0)
             ;
     }
@@ -393,6 +340,47 @@ void rdps_ctx_destroy(rdps_ctx_t *ctx)
     if (ctx->epoll_fd >= 0)
         close(ctx->epoll_fd);
     free(ctx);
+}
+
+void rdps_ctx_destroy(rdps_ctx_t *ctx)
+{
+    if (ctx == NULL)
+        return;
+    if (ctx->callback_depth > 0) {
+        /* Called from a callback: the API call that ran it frees the ctx and returns ECLOSED. */
+        ctx->destroy_requested = true;
+        return;
+    }
+    ctx_free(ctx);
+}
+
+/* Frees the publishers and subscribers destroyed from callbacks. */
+static void reap_closed(rdps_ctx_t *ctx)
+{
+    for (struct rdps_sub *s = ctx->subs, *next; s != NULL; s = next) {
+        next = s->next;
+        if (s->closed)
+            rdps__sub_free(s);
+    }
+    for (struct rdps_pub *p = ctx->pubs, *next; p != NULL; p = next) {
+        next = p->next;
+        if (p->closed)
+            rdps__pub_free(p);
+    }
+    ctx->closed_endpoints = 0;
+}
+
+bool rdps__ctx_callbacks_leave(rdps_ctx_t *ctx)
+{
+    if (--ctx->callback_depth > 0)
+        return false;
+    if (ctx->destroy_requested) {
+        ctx_free(ctx);
+        return true;
+    }
+    if (ctx->closed_endpoints > 0)
+        reap_closed(ctx);
+    return false;
 }
 
 /* ---- progress ---- */
@@ -434,35 +422,57 @@ static int handle_transport_events(rdps_ctx_t *ctx)
 
 int rdps_ctx_flush(rdps_ctx_t *ctx)
 {
+    if (ctx == NULL)
+        return RDPS_EINVAL;
     if (!ctx->sends_queued)
         return 0;
     ctx->sends_queued = false;
     return ctx->transport->ops->flush(ctx->transport);
 }
 
-int rdps_ctx_poll(rdps_ctx_t *ctx, int budget)
+/*
+ * rdps_ctx_poll/wait from a callback: the outer poll owns the receive batch and the
+ * reassembler, so handle nothing received; only post queued sends and reap send completions,
+ * which is what a relay's RDPS_EAGAIN retry loop needs to make progress.
+ */
+static int refuse_nested_poll(rdps_ctx_t *ctx)
+{
+    int rc = rdps_ctx_flush(ctx);
+    if (rc == 0)
+        rc = rdps__ctx_reap_sends(ctx);
+    return rc < 0 ? rc : RDPS_EBUSY;
+}
+
+static void run_timers(rdps_ctx_t *ctx)
+{
+    /* The ctx sleeps until the earliest deadline of its components. */
+    uint64_t next = rdps__discovery_tick(ctx, ctx->now_ns);
+    uint64_t reasm = rdps__receive_expire(ctx);
+    ctx->next_timer_ns = next < reasm ? next : reasm;
+}
+
+static int poll_locked(rdps_ctx_t *ctx, int budget)
 {
     struct rdps_transport *t = ctx->transport;
     int handled = 0, rc;
 
     if ((rc = rdps_ctx_flush(ctx)) < 0)
         return rc;
-
     if (budget <= 0)
         budget = 4 * RDPS_RX_BATCH;
-    ctx->now_ns = rdps__ctx_clock_ns();
+    ctx->now_ns = rdps__ctx_now(ctx);
     if ((rc = ctx->member_ops->process(ctx->member_impl)) < 0)
         RDPS_LOG_WRN("group membership events: %s", rdps_strerror(rc));
     update_memberships(ctx);
 
-    while (handled < budget) {
+    while (handled < budget && !ctx->destroy_requested) {
         int want = budget - handled < RDPS_RX_BATCH ? budget - handled : RDPS_RX_BATCH;
         int n = t->ops->poll(t, ctx->rx, want);
         if (n < 0)
             return n;
         if (n == 0)
             break;
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n && !ctx->destroy_requested; i++)
             rdps__receive_datagram(ctx, &ctx->rx[i]);
         t->ops->rx_release(t, ctx->rx, n);
         handled += n;
@@ -473,13 +483,22 @@ int rdps_ctx_poll(rdps_ctx_t *ctx, int budget)
         if ((rc = handle_transport_events(ctx)) < 0)
             return rc;
     }
-
-    if (ctx->now_ns >= ctx->next_timer_ns) {
-        uint64_t a = rdps__discovery_tick(ctx, ctx->now_ns);
-        uint64_t b = rdps__receive_expire(ctx);
-        ctx->next_timer_ns = a < b ? a : b;
-    }
+    if (ctx->now_ns >= ctx->next_timer_ns && !ctx->destroy_requested)
+        run_timers(ctx);
     return handled;
+}
+
+int rdps_ctx_poll(rdps_ctx_t *ctx, int budget)
+{
+    if (ctx == NULL)
+        return RDPS_EINVAL;
+    if (ctx->callback_depth > 0)
+        return refuse_nested_poll(ctx);
+    rdps__ctx_callbacks_enter(ctx);
+    int rc = poll_locked(ctx, budget);
+    if (rdps__ctx_callbacks_leave(ctx))
+        return RDPS_ECLOSED;
+    return rc;
 }
 
 int rdps_ctx_fd(rdps_ctx_t *ctx)
@@ -489,7 +508,9 @@ int rdps_ctx_fd(rdps_ctx_t *ctx)
 
 int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx)
 {
-    uint64_t now = rdps__ctx_clock_ns();
+    if (ctx == NULL)
+        return RDPS_EINVAL;
+    uint64_t now = rdps__ctx_now(ctx);
     if (ctx->next_timer_ns <= now)
         return 0;
     uint64_t ms = (ctx->next_timer_ns - now + 999999) / 1000000;
@@ -498,6 +519,10 @@ int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx)
 
 int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms)
 {
+    if (ctx == NULL)
+        return RDPS_EINVAL;
+    if (ctx->callback_depth > 0)
+        return refuse_nested_poll(ctx);
     int rc = rdps_ctx_poll(ctx, 0);
     if (rc != 0)
         return rc;
@@ -519,23 +544,32 @@ int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms)
 
 size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx)
 {
-    return ctx->max_datagram - RDPS_FRAME_HEADER_LEN;
+    return ctx ? ctx->max_datagram - RDPS_FRAME_HEADER_LEN : 0;
 }
 
 int rdps_ctx_sends_pending(const rdps_ctx_t *ctx)
 {
     struct rdps_transport_stats ts;
+    if (ctx == NULL)
+        return RDPS_EINVAL;
     ctx->transport->ops->get_stats(ctx->transport, &ts);
     return ts.tx_outstanding > INT32_MAX ? INT32_MAX : (int)ts.tx_outstanding;
 }
 
-void rdps_ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out)
+int rdps_ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out)
 {
     struct rdps_transport_stats ts;
+    if (out == NULL)
+        return RDPS_EINVAL;
+    if (ctx == NULL) {
+        memset(out, 0, sizeof(*out));
+        return RDPS_EINVAL;
+    }
     *out = ctx->counters;
     rdps__receive_counters(ctx, out);
     ctx->transport->ops->get_stats(ctx->transport, &ts);
     out->rq_empty = ts.rx_queue_empty;
     out->loss_dropped_rx = ts.loss_dropped_rx;
     out->loss_dropped_tx = ts.loss_dropped_tx;
+    return 0;
 }

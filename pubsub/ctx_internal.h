@@ -12,6 +12,7 @@
 #include "rdps_source.h"
 #include "rdps_transport.h"
 #include "topic.h"
+#include "topic_table.h"
 
 #define RDPS_RX_BATCH 32
 
@@ -33,30 +34,16 @@ struct rdps_membership_ops {
     void (*destroy)(void *impl);
 };
 
-/* A publisher or subscriber seen through discovery. */
 struct rdps_peer {
     struct rdps_peer *next;
     struct rdps_announce ann;
     uint64_t last_seen_ns;
 };
 
-/* Per-topic state: the local subscribers and publishers of one topic id. */
-struct rdps_topic {
-    struct rdps_topic *next; /* hash chain */
-    char name[RDPS_TOPIC_NAME_MAX + 1];
-    uint32_t id;
-    uint32_t group;
-    struct rdps_sub *subs;    /* local subscribers */
-    unsigned pubs;            /* local publishers */
-    void *receive_membership; /* full join while subs != NULL */
-    void *send_membership;    /* send-only join while pubs > 0 */
-    const struct rdps_dest *send_dest;
-    rdps_counters counters; /* what is attributable to this topic */
-};
-
 struct rdps_pub {
     rdps_ctx_t *ctx;
     struct rdps_pub *next;
+    bool closed; /* destroyed from a callback: freed when the outermost callback returns */
     struct rdps_topic *topic;
     uint32_t session_id;
     uint32_t next_seq;
@@ -67,6 +54,7 @@ struct rdps_pub {
 struct rdps_sub {
     rdps_ctx_t *ctx;
     struct rdps_sub *next;       /* in ctx */
+    bool closed;                 /* destroyed from a callback: skipped, freed later */
     struct rdps_sub *topic_next; /* in topic */
     struct rdps_topic *topic;
     rdps_msg_cb on_message;
@@ -89,6 +77,7 @@ struct rdps_ctx {
     uint32_t self_qpn;
     uint8_t self_gid[16];
     bool has_self_gid;
+    uint16_t self_lid;  /* InfiniBand port LID, 0 on RoCE */
     uint32_t self_host; /* host-order IPv4 or 0 */
 
     const struct rdps_membership_ops *member_ops;
@@ -100,36 +89,73 @@ struct rdps_ctx {
     struct rdps_frame_limits limits;
     struct rdps_reasm *reasm;
 
-    struct rdps_topic *topic_buckets[64];
+    struct rdps_topic_table topics;
     struct rdps_pub *pubs;
     struct rdps_sub *subs;
     struct rdps_peer *peers;
     uint64_t next_announce_ns;
     uint64_t next_timer_ns;
     uint64_t now_ns;
+    uint64_t (*clock)(void *user); /* monotonic ns; tests and fuzzers substitute a fake clock */
+    void *clock_user;
+    /*
+     * Callback safety (rdps.h, "Callbacks"): callback_depth counts user callbacks on the stack.
+     * While it is above zero, rdps_ctx_poll/wait refuse (RDPS_EBUSY) and destroying a publisher,
+     * subscriber or the ctx only marks it closed; the outermost return frees what was closed.
+     */
+    unsigned callback_depth;
+    unsigned closed_endpoints; /* closed pubs + subs waiting to be freed */
+    bool destroy_requested;
     uint64_t last_event_check_ns;
     bool sends_queued; /* RDPS_SEND_MORE left datagrams queued in the transport */
 
     struct rdps_rx_datagram rx[RDPS_RX_BATCH];
+    struct rdps_source rx_source; /* sender of the datagram being handled */
     uint64_t bad_frames_by_reason[RDPS_FRAME_REJECT_COUNT];
     rdps_counters counters;
 };
+
+/* publisher.c, subscriber.c: the real destroy (leave announcements, group leave, free). */
+void rdps__pub_free(rdps_pub_t *pub);
+void rdps__sub_free(rdps_sub_t *sub);
 
 /* config.c */
 int rdps__config_validate(const rdps_config *cfg, struct rdps_group_range *range,
                           uint32_t *control_group);
 
 /* ctx.c */
-uint64_t rdps__ctx_clock_ns(void);
+/* The ctx's monotonic clock (the real one unless a test substituted its own). */
+uint64_t rdps__ctx_now(const rdps_ctx_t *ctx);
+/* Substitutes the clock (tests, fuzzers); call right after creation. */
+void rdps__ctx_set_clock(rdps_ctx_t *ctx, uint64_t (*clock)(void *user), void *user);
+/*
+ * Brackets every call of user code. rdps__ctx_callbacks_leave returns true when the ctx itself
+ * was destroyed by the callbacks (the caller returns RDPS_ECLOSED without touching it).
+ */
+static inline void rdps__ctx_callbacks_enter(rdps_ctx_t *ctx)
+{
+    ctx->callback_depth++;
+}
+bool rdps__ctx_callbacks_leave(rdps_ctx_t *ctx);
+/* A component's earliest deadline is now `deadline_ns` or later: wake no later than that. */
+static inline void rdps__ctx_timer_at(rdps_ctx_t *ctx, uint64_t deadline_ns)
+{
+    if (deadline_ns < ctx->next_timer_ns)
+        ctx->next_timer_ns = deadline_ns;
+}
 /* A component's deadline moved earlier (new endpoint, new partial, ...): re-read deadlines at the
  * next poll. Components call this instead of writing the ctx's timer. */
 void rdps__ctx_timers_changed(rdps_ctx_t *ctx);
-struct rdps_topic *rdps__ctx_topic_find(const rdps_ctx_t *ctx, uint32_t topic_id);
-int rdps__ctx_topic_get(rdps_ctx_t *ctx, const char *name, const char *group,
-                        struct rdps_topic **out);
-void rdps__ctx_topic_put(rdps_ctx_t *ctx, struct rdps_topic *topic);
+static inline struct rdps_topic *rdps__ctx_topic_find(const rdps_ctx_t *ctx, uint32_t topic_id)
+{
+    return rdps__topic_table_find(&ctx->topics, topic_id);
+}
 /* Claims a send buffer; when the pool is empty, flushes and reaps completions once first. */
 int rdps__ctx_claim(rdps_ctx_t *ctx, struct rdps_tx_buf *buf);
+/* This ctx as a source (what local deliveries report). */
+void rdps__ctx_self_source(const rdps_ctx_t *ctx, struct rdps_source *out);
+/* Reaps send completions without touching received datagrams (safe inside a receive batch). */
+int rdps__ctx_reap_sends(rdps_ctx_t *ctx);
 int rdps__ctx_send_frame(rdps_ctx_t *ctx, const struct rdps_dest *dest, const uint8_t *frame,
                          uint32_t len);
 uint32_t rdps__ctx_random32(void);

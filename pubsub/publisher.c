@@ -3,19 +3,11 @@
 #include "ctx_internal.h"
 
 #include <stdlib.h>
-#include <time.h>
 #include <string.h>
 
+#include "rdps_clock.h"
 #include "rdps_error.h"
 #include "rdps_frag.h"
-
-/* Wall-clock publish time carried in every frame (subscribers compute latency from it). */
-static uint64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts, rdps_pub_t **out)
 {
@@ -29,12 +21,14 @@ int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opt
     if (opts != NULL && opts->reliable)
         return rdps__set_err(RDPS_ENOTSUP,
                              "rdps_pub_create: reliable publishing is not available yet");
-    if ((rc = rdps__ctx_topic_get(ctx, topic, opts ? opts->group : NULL, &t)) < 0)
+    if (ctx->destroy_requested)
+        return rdps__set_err(RDPS_ECLOSED, "rdps_pub_create: the ctx is being destroyed");
+    if ((rc = rdps__topic_table_get(&ctx->topics, topic, opts ? opts->group : NULL, &t)) < 0)
         return rdps__prepend_err(rc, "rdps_pub_create: ");
 
     rdps_pub_t *pub = calloc(1, sizeof(*pub));
     if (pub == NULL) {
-        rdps__ctx_topic_put(ctx, t);
+        rdps__topic_table_put(&ctx->topics, t);
         return rdps__set_err(RDPS_ENOMEM, "rdps_pub_create: out of memory");
     }
     if (t->pubs == 0) {
@@ -42,7 +36,7 @@ int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opt
                                    &t->send_membership);
         if (rc < 0) {
             free(pub);
-            rdps__ctx_topic_put(ctx, t);
+            rdps__topic_table_put(&ctx->topics, t);
             return rdps__prepend_err(rc, "rdps_pub_create: joining the topic's group: ");
         }
     }
@@ -61,8 +55,19 @@ int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opt
 
 void rdps_pub_destroy(rdps_pub_t *pub)
 {
-    if (pub == NULL)
+    if (pub == NULL || pub->closed)
         return;
+    if (pub->ctx->callback_depth > 0) {
+        /* From a callback: an iteration up the stack may hold this publisher. */
+        pub->closed = true;
+        pub->ctx->closed_endpoints++;
+        return;
+    }
+    rdps__pub_free(pub);
+}
+
+void rdps__pub_free(rdps_pub_t *pub)
+{
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_topic *t = pub->topic;
 
@@ -78,18 +83,35 @@ void rdps_pub_destroy(rdps_pub_t *pub)
         t->send_membership = NULL;
         t->send_dest = NULL;
     }
-    rdps__ctx_topic_put(ctx, t);
+    rdps__topic_table_put(&ctx->topics, t);
     free(pub);
+}
+
+/* 1 joined, 0 joining, RDPS_ENOTJOINED when the join failed for good. */
+static int send_join_state(const rdps_pub_t *pub)
+{
+    const struct rdps_topic *t = pub->topic;
+    const struct rdps_dest *dest;
+    if (t->send_dest != NULL)
+        return 1;
+    if (t->send_membership == NULL || pub->ctx->member_ops->state(t->send_membership, &dest) >= 0)
+        return 0;
+    return rdps__set_err(RDPS_ENOTJOINED, "topic '%s': joining its multicast group failed",
+                         t->name);
 }
 
 int rdps_pub_ready(const rdps_pub_t *pub)
 {
-    return pub != NULL && pub->topic->send_dest != NULL;
+    if (pub == NULL)
+        return RDPS_EINVAL;
+    if (pub->closed)
+        return RDPS_ECLOSED;
+    return send_join_state(pub);
 }
 
 uint32_t rdps_pub_session(const rdps_pub_t *pub)
 {
-    return pub->session_id;
+    return pub ? pub->session_id : 0;
 }
 
 static void count_sent(rdps_pub_t *pub, uint32_t frames, uint64_t frame_bytes, size_t msg_len)
@@ -103,6 +125,22 @@ static void count_sent(rdps_pub_t *pub, uint32_t frames, uint64_t frame_bytes, s
     }
 }
 
+/*
+ * Why a publisher cannot send now, or 0: RDPS_EINVAL (NULL), RDPS_ECLOSED (destroyed from a
+ * callback), RDPS_EAGAIN (group still joining: back-pressure), RDPS_ENOTJOINED (join failed).
+ */
+static int send_refusal(const rdps_pub_t *pub)
+{
+    if (pub == NULL)
+        return RDPS_EINVAL;
+    if (pub->closed || pub->ctx->destroy_requested)
+        return RDPS_ECLOSED;
+    if (pub->topic->send_dest != NULL)
+        return 0;
+    int state = send_join_state(pub);
+    return state < 0 ? state : RDPS_EAGAIN;
+}
+
 static int refuse(rdps_pub_t *pub, int rc)
 {
     if (rc == RDPS_EAGAIN) {
@@ -113,12 +151,16 @@ static int refuse(rdps_pub_t *pub, int rc)
     return rc;
 }
 
-/* Delivers to subscribers of the same topic in this ctx (the fabric's loopback copy is dropped). */
-static void deliver_to_local_subs(rdps_pub_t *pub, const void *data, size_t len, uint32_t seq,
-                                  uint64_t ts, uint32_t frames)
+/*
+ * Delivers to subscribers of the same topic in this ctx (the fabric's loopback copy is dropped).
+ * Runs user callbacks: returns RDPS_ECLOSED when one of them destroyed the ctx.
+ */
+static int deliver_to_local_subs(rdps_pub_t *pub, const void *data, size_t len, uint32_t seq,
+                                 uint64_t ts, uint32_t frames)
 {
-    if (pub->topic->subs == NULL)
-        return;
+    rdps_ctx_t *ctx = pub->ctx;
+    if (pub->topic->live_subs == 0)
+        return 0;
     rdps_msg_info info = {
         .topic = pub->topic->name,
         .topic_id = pub->topic->id,
@@ -127,7 +169,10 @@ static void deliver_to_local_subs(rdps_pub_t *pub, const void *data, size_t len,
         .publisher_ts_ns = ts,
         .fragments = frames,
     };
-    rdps__deliver_local(pub->ctx, pub->topic, data, len, &info);
+    rdps__ctx_self_source(ctx, &info.source);
+    rdps__ctx_callbacks_enter(ctx);
+    rdps__deliver_local(ctx, pub->topic, data, len, &info);
+    return rdps__ctx_callbacks_leave(ctx) ? RDPS_ECLOSED : 0;
 }
 
 int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len)
@@ -137,20 +182,23 @@ int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len)
 
 int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
 {
-    rdps_ctx_t *ctx = pub->ctx;
-    struct rdps_transport *t = ctx->transport;
-    const struct rdps_dest *dest = pub->topic->send_dest;
     struct rdps_frag it;
     struct rdps_tx_buf buf;
 
-    if (dest == NULL)
-        return refuse(pub, RDPS_EAGAIN);
+    int rc = send_refusal(pub);
+    if (rc < 0)
+        return refuse(pub, rc);
+    rdps_ctx_t *ctx = pub->ctx;
+    struct rdps_transport *t = ctx->transport;
+    const struct rdps_dest *dest = pub->topic->send_dest;
+    if (data == NULL && len > 0)
+        return rdps__set_err(RDPS_EINVAL, "rdps_pub_send: NULL data with length %zu", len);
     if (flags & ~RDPS_SEND_MORE)
         return rdps__set_err(RDPS_EINVAL, "rdps_pub_send_ex: unknown flags 0x%x", flags);
     if (len > ctx->cfg.max_message_size)
         return rdps__set_err(RDPS_EMSGSIZE, "message of %zu bytes above max_message_size %zu", len,
                              ctx->cfg.max_message_size);
-    uint64_t ts = realtime_ns();
+    uint64_t ts = rdps__clock_realtime_ns();
     uint32_t first_seq = pub->next_seq;
     int frames = rdps__frag_init(&it, pub->session_id, pub->topic->id, &pub->next_seq, data, len,
                                  ctx->cfg.max_message_size, ctx->max_datagram, ts, 0);
@@ -158,7 +206,7 @@ int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned fla
         return frames;
 
     /* Back-pressure before the first frame leaves nothing half-sent: report it. */
-    int rc = rdps__ctx_claim(ctx, &buf);
+    rc = rdps__ctx_claim(ctx, &buf);
     if (rc < 0)
         return refuse(pub, rc);
 
@@ -186,9 +234,9 @@ int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned fla
         while ((rc = t->ops->claim(t, &buf)) == RDPS_EAGAIN) {
             if ((rc = t->ops->flush(t)) < 0)
                 return rc;
-            if ((rc = t->ops->poll(t, ctx->rx, 0)) < 0)
+            if ((rc = rdps__ctx_reap_sends(ctx)) < 0)
                 return rc;
-            uint64_t now = rdps__ctx_clock_ns();
+            uint64_t now = rdps__clock_monotonic_ns();
             if (deadline == 0)
                 deadline = now + 5000000000ull;
             else if (now > deadline)
@@ -208,8 +256,7 @@ int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned fla
     else
         ctx->sends_queued = false;
     count_sent(pub, (uint32_t)frames, frame_bytes, len);
-    deliver_to_local_subs(pub, data, len, first_seq, ts, (uint32_t)frames);
-    return 0;
+    return deliver_to_local_subs(pub, data, len, first_seq, ts, (uint32_t)frames);
 }
 
 /* claim.opaque_ carries the transport buffer between claim and commit. */
@@ -219,21 +266,26 @@ _Static_assert(sizeof(((rdps_claim *)0)->opaque_) >= sizeof(struct rdps_tx_buf),
 int rdps_pub_claim(rdps_pub_t *pub, rdps_claim *claim)
 {
     struct rdps_tx_buf buf;
-    if (pub->topic->send_dest == NULL)
-        return refuse(pub, RDPS_EAGAIN);
-    int rc = rdps__ctx_claim(pub->ctx, &buf);
+    if (claim == NULL)
+        return RDPS_EINVAL;
+    claim->data = NULL;
+    int rc = send_refusal(pub);
+    if (rc < 0)
+        return refuse(pub, rc);
+    rc = rdps__ctx_claim(pub->ctx, &buf);
     if (rc < 0)
         return refuse(pub, rc);
     memcpy(claim->opaque_, &buf, sizeof(buf));
+    size_t room = buf.capacity - RDPS_FRAME_HEADER_LEN;
     claim->data = buf.data + RDPS_FRAME_HEADER_LEN;
-    claim->capacity = buf.capacity - RDPS_FRAME_HEADER_LEN;
+    claim->capacity = room < pub->ctx->cfg.max_message_size ? room : pub->ctx->cfg.max_message_size;
     return 0;
 }
 
 void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim)
 {
     struct rdps_tx_buf buf;
-    if (claim == NULL || claim->data == NULL)
+    if (pub == NULL || claim == NULL || claim->data == NULL)
         return;
     memcpy(&buf, claim->opaque_, sizeof(buf));
     pub->ctx->transport->ops->abort(pub->ctx->transport, &buf);
@@ -242,20 +294,28 @@ void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim)
 
 int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len)
 {
+    struct rdps_tx_buf buf;
+
+    if (pub == NULL || claim == NULL || claim->data == NULL)
+        return rdps__set_err(RDPS_EINVAL, "rdps_pub_commit: NULL publisher or no claimed buffer");
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_transport *t = ctx->transport;
     const struct rdps_dest *dest = pub->topic->send_dest;
-    struct rdps_tx_buf buf;
-
-    if (claim == NULL || claim->data == NULL)
-        return rdps__set_err(RDPS_EINVAL, "rdps_pub_commit: no claimed buffer");
-    memcpy(&buf, claim->opaque_, sizeof(buf));
-    if (len > claim->capacity) {
+    int refusal = send_refusal(pub);
+    if (refusal < 0) {
         rdps_pub_abort(pub, claim);
-        return rdps__set_err(RDPS_EMSGSIZE, "commit of %zu bytes into a %zu-byte claim", len,
-                             claim->capacity);
+        return refusal;
     }
-    uint64_t ts = realtime_ns();
+    memcpy(&buf, claim->opaque_, sizeof(buf));
+    /* capacity is already capped by max_message_size; check both in case the caller changed it. */
+    if (len > claim->capacity || len > ctx->cfg.max_message_size ||
+        len > buf.capacity - RDPS_FRAME_HEADER_LEN) {
+        rdps_pub_abort(pub, claim);
+        return rdps__set_err(RDPS_EMSGSIZE,
+                             "commit of %zu bytes: above the claim or max_message_size %zu", len,
+                             ctx->cfg.max_message_size);
+    }
+    uint64_t ts = rdps__clock_realtime_ns();
     uint32_t seq = pub->next_seq;
     int flen = rdps__frag_put_single(buf.data, buf.capacity, pub->session_id, pub->topic->id,
                                      &pub->next_seq, len, ctx->max_datagram, ts, 0);
@@ -270,6 +330,5 @@ int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len)
     if (rc < 0)
         return rc;
     count_sent(pub, 1, (uint64_t)flen, len);
-    deliver_to_local_subs(pub, buf.data + RDPS_FRAME_HEADER_LEN, len, seq, ts, 1);
-    return 0;
+    return deliver_to_local_subs(pub, buf.data + RDPS_FRAME_HEADER_LEN, len, seq, ts, 1);
 }

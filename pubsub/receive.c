@@ -7,17 +7,17 @@
 #include "rdps_error.h"
 #include "rdps_reasm.h"
 
-/* The reassembler's source key: who sent the datagram (GID + QPN), hashed to 64 bits. */
-static uint64_t source_key(const struct rdps_rx_datagram *rx)
+/* Who sent the datagram, exactly as the device reported it. */
+static void rx_source(const struct rdps_rx_datagram *rx, struct rdps_source *out)
 {
-    uint64_t h = 1469598103934665603ull;
+    memset(out, 0, sizeof(*out));
     if (rx->has_src_gid) {
-        for (int i = 0; i < 16; i++) {
-            h ^= rx->src_gid[i];
-            h *= 1099511628211ull;
-        }
+        memcpy(out->gid, rx->src_gid, sizeof(out->gid));
+        out->has_gid = 1;
+    } else {
+        out->lid = rx->src_lid;
     }
-    return h ^ ((uint64_t)rx->src_qpn << 32);
+    out->qpn = rx->src_qpn;
 }
 
 static void bump_delivered(rdps_counters *c, uint32_t len, uint32_t frags)
@@ -27,12 +27,17 @@ static void bump_delivered(rdps_counters *c, uint32_t len, uint32_t frags)
     c->fragments_received += frags;
 }
 
-/* Calls every subscriber of the topic. A callback may destroy its own subscriber. */
+/*
+ * Calls every live subscriber of the topic. Callbacks run with the ctx's callback depth raised,
+ * so a destroyed subscriber is only marked closed and stays linked: `next` stays valid.
+ */
 static void call_subscribers(struct rdps_topic *topic, const void *data, size_t len,
                              const rdps_msg_info *info)
 {
     for (struct rdps_sub *s = topic->subs, *next; s != NULL; s = next) {
         next = s->topic_next;
+        if (s->closed)
+            continue;
         bump_delivered(&s->counters, (uint32_t)len, info->fragments);
         s->on_message(s->user, data, len, info);
     }
@@ -51,7 +56,7 @@ static void on_deliver(void *user, const uint8_t *msg, uint32_t len,
 {
     rdps_ctx_t *ctx = user;
     struct rdps_topic *topic = rdps__ctx_topic_find(ctx, ri->topic_id);
-    if (topic == NULL || topic->subs == NULL) {
+    if (topic == NULL || topic->live_subs == 0) {
         ctx->counters.unknown_topic++;
         return;
     }
@@ -63,26 +68,27 @@ static void on_deliver(void *user, const uint8_t *msg, uint32_t len,
         .publisher_ts_ns = ri->timestamp_ns,
         .fragments = ri->frag_count,
         .retransmitted = ri->retransmit,
+        .source = ctx->rx_source,
     };
     rdps__deliver_local(ctx, topic, msg, len, &info);
 }
 
 void rdps__topic_notify(rdps_ctx_t *ctx, struct rdps_topic *topic, const rdps_event *ev)
 {
-    (void)ctx;
+    rdps__ctx_callbacks_enter(ctx);
     for (struct rdps_sub *s = topic->subs, *next; s != NULL; s = next) {
         next = s->topic_next;
-        if (s->on_event)
+        if (!s->closed && s->on_event)
             s->on_event(s->user, ev);
     }
+    rdps__ctx_callbacks_leave(ctx); /* inside poll (depth > 1): frees nothing */
 }
 
-static void on_gap(void *user, uint64_t source, uint32_t session_id, uint32_t topic_id,
-                   uint32_t first_seq, uint32_t count)
+static void on_gap(void *user, __attribute__((unused)) uint64_t source_, uint32_t session_id,
+                   uint32_t topic_id, uint32_t first_seq, uint32_t count)
 {
     rdps_ctx_t *ctx = user;
     struct rdps_topic *topic = rdps__ctx_topic_find(ctx, topic_id);
-    (void)source;
     if (topic == NULL)
         return;
     topic->counters.gaps += count;
@@ -92,13 +98,12 @@ static void on_gap(void *user, uint64_t source, uint32_t session_id, uint32_t to
         .session_id = session_id,
         .first_seq = first_seq,
         .count = count,
+        .source = ctx->rx_source,
     };
-    for (struct rdps_sub *s = topic->subs, *next; s != NULL; s = next) {
-        next = s->topic_next;
-        s->counters.gaps += count;
-        if (s->on_event)
-            s->on_event(s->user, &ev);
-    }
+    for (struct rdps_sub *s = topic->subs; s != NULL; s = s->topic_next)
+        if (!s->closed)
+            s->counters.gaps += count;
+    rdps__topic_notify(ctx, topic, &ev);
 }
 
 int rdps__receive_init(rdps_ctx_t *ctx)
@@ -135,11 +140,17 @@ void rdps__receive_fini(rdps_ctx_t *ctx)
     ctx->reasm = NULL;
 }
 
+/*
+ * Our own multicast looped back: our QPN from our GID, or, on InfiniBand without a GRH, from our
+ * LID. A QPN alone proves nothing (every port numbers its QPs from the same small range).
+ */
 static bool is_own_datagram(const rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx)
 {
     if (rx->src_qpn != ctx->self_qpn)
         return false;
-    return !ctx->has_self_gid || !rx->has_src_gid || memcmp(rx->src_gid, ctx->self_gid, 16) == 0;
+    if (rx->has_src_gid)
+        return ctx->has_self_gid && memcmp(rx->src_gid, ctx->self_gid, 16) == 0;
+    return ctx->self_lid != 0 && rx->src_lid == ctx->self_lid;
 }
 
 void rdps__receive_datagram(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx)
@@ -159,22 +170,22 @@ void rdps__receive_datagram(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx)
         ctx->bad_frames_by_reason[why]++;
         return;
     }
+    rx_source(rx, &ctx->rx_source);
     switch (v.hdr.type) {
     case RDPS_FRAME_DATA:
     case RDPS_FRAME_HEARTBEAT: {
         struct rdps_topic *topic = rdps__ctx_topic_find(ctx, v.hdr.topic_id);
-        if (topic == NULL || topic->subs == NULL) {
+        if (topic == NULL || topic->live_subs == 0) {
             ctx->counters.unknown_topic++;
             return;
         }
-        rdps__reasm_on_frame(ctx->reasm, source_key(rx), &v, ctx->now_ns);
-        /* Partials now have deadlines: make sure the timer looks at them. */
-        if (ctx->next_timer_ns > ctx->now_ns + ctx->cfg.reassembly_timeout_ms * 1000000ull)
-            ctx->next_timer_ns = ctx->now_ns + ctx->cfg.reassembly_timeout_ms * 1000000ull;
+        rdps__reasm_on_frame(ctx->reasm, rdps__source_hash(&ctx->rx_source, 0), &v, ctx->now_ns);
+        /* A partial started here expires no earlier than this: make sure the timer looks. */
+        rdps__ctx_timer_at(ctx, ctx->now_ns + ctx->cfg.reassembly_timeout_ms * 1000000ull);
         return;
     }
     case RDPS_FRAME_ANNOUNCE:
-        rdps__discovery_on_frame(ctx, NULL, &v);
+        rdps__discovery_on_frame(ctx, &ctx->rx_source, &v);
         return;
     case RDPS_FRAME_NAK:
         ctx->counters.naks_received++;

@@ -20,20 +20,22 @@ int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, 
     if (opts != NULL && opts->reliable)
         return rdps__set_err(RDPS_ENOTSUP,
                              "rdps_sub_create: reliable subscribing is not available yet");
-    if ((rc = rdps__ctx_topic_get(ctx, topic, opts ? opts->group : NULL, &t)) < 0)
+    if (ctx->destroy_requested)
+        return rdps__set_err(RDPS_ECLOSED, "rdps_sub_create: the ctx is being destroyed");
+    if ((rc = rdps__topic_table_get(&ctx->topics, topic, opts ? opts->group : NULL, &t)) < 0)
         return rdps__prepend_err(rc, "rdps_sub_create: ");
 
     rdps_sub_t *sub = calloc(1, sizeof(*sub));
     if (sub == NULL) {
-        rdps__ctx_topic_put(ctx, t);
+        rdps__topic_table_put(&ctx->topics, t);
         return rdps__set_err(RDPS_ENOMEM, "rdps_sub_create: out of memory");
     }
-    if (t->subs == NULL) {
+    if (t->receive_membership == NULL) {
         rc = ctx->member_ops->join(ctx->member_impl, t->group, RDPS_MEMBER_RECEIVE,
                                    &t->receive_membership);
         if (rc < 0) {
             free(sub);
-            rdps__ctx_topic_put(ctx, t);
+            rdps__topic_table_put(&ctx->topics, t);
             return rdps__prepend_err(rc, "rdps_sub_create: joining the topic's group: ");
         }
     }
@@ -45,6 +47,7 @@ int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, 
     sub->receiver_id = rdps__ctx_random32();
     sub->topic_next = t->subs;
     t->subs = sub;
+    t->live_subs++;
     sub->next = ctx->subs;
     ctx->subs = sub;
     rdps__discovery_sub_added(ctx, sub);
@@ -54,11 +57,27 @@ int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, 
 
 void rdps_sub_destroy(rdps_sub_t *sub)
 {
-    if (sub == NULL)
+    if (sub == NULL || sub->closed)
         return;
+    sub->closed = true; /* no more deliveries, even before the memory goes */
+    sub->topic->live_subs--;
+    if (sub->ctx->callback_depth > 0) {
+        /* From a callback: a delivery loop up the stack may hold this subscriber. */
+        sub->ctx->closed_endpoints++;
+        return;
+    }
+    rdps__sub_free(sub);
+}
+
+void rdps__sub_free(rdps_sub_t *sub)
+{
     rdps_ctx_t *ctx = sub->ctx;
     struct rdps_topic *t = sub->topic;
 
+    if (!sub->closed) {
+        sub->closed = true;
+        t->live_subs--;
+    }
     rdps__discovery_sub_removed(ctx, sub);
     for (struct rdps_sub **p = &ctx->subs; *p; p = &(*p)->next) {
         if (*p == sub) {
@@ -76,38 +95,48 @@ void rdps_sub_destroy(rdps_sub_t *sub)
         ctx->member_ops->leave(ctx->member_impl, t->receive_membership);
         t->receive_membership = NULL;
     }
-    rdps__ctx_topic_put(ctx, t);
+    rdps__topic_table_put(&ctx->topics, t);
     free(sub);
 }
 
 int rdps_sub_ready(const rdps_sub_t *sub)
 {
     const struct rdps_dest *dest;
-    if (sub == NULL || sub->topic->receive_membership == NULL)
+    if (sub == NULL)
+        return RDPS_EINVAL;
+    if (sub->closed)
+        return RDPS_ECLOSED;
+    if (sub->topic->receive_membership == NULL)
         return 0;
-    return sub->ctx->member_ops->state(sub->topic->receive_membership, &dest) == 1;
+    int state = sub->ctx->member_ops->state(sub->topic->receive_membership, &dest);
+    if (state < 0)
+        return rdps__set_err(RDPS_ENOTJOINED, "topic '%s': joining its multicast group failed",
+                             sub->topic->name);
+    return state == 1;
 }
 
-void rdps_sub_counters(const rdps_sub_t *sub, rdps_counters *out)
+int rdps_sub_counters(const rdps_sub_t *sub, rdps_counters *out)
 {
-    rdps_counters whole;
+    if (sub == NULL || out == NULL)
+        return rdps_ctx_counters(NULL, out);
     /* Per-subscriber figures where they exist, the ctx's for what is not per topic. */
-    rdps_ctx_counters(sub->ctx, &whole);
-    *out = whole;
+    rdps_ctx_counters(sub->ctx, out);
     out->msgs_delivered = sub->counters.msgs_delivered;
     out->bytes_delivered = sub->counters.bytes_delivered;
     out->fragments_received = sub->counters.fragments_received;
     out->gaps = sub->counters.gaps;
+    return 0;
 }
 
-void rdps_pub_counters(const rdps_pub_t *pub, rdps_counters *out)
+int rdps_pub_counters(const rdps_pub_t *pub, rdps_counters *out)
 {
-    rdps_counters whole;
-    rdps_ctx_counters(pub->ctx, &whole);
-    *out = whole;
+    if (pub == NULL || out == NULL)
+        return rdps_ctx_counters(NULL, out);
+    rdps_ctx_counters(pub->ctx, out);
     out->msgs_sent = pub->counters.msgs_sent;
     out->bytes_sent = pub->counters.bytes_sent;
     out->frames_sent = pub->counters.frames_sent;
     out->frame_bytes_sent = pub->counters.frame_bytes_sent;
     out->send_backpressure = pub->counters.send_backpressure;
+    return 0;
 }

@@ -92,11 +92,14 @@ static int make_ctx(struct rdps_loopback_fabric *fabric, rdps_ctx_t **out)
         return rc;
     }
     uint32_t qpn = rdps__loopback_qpn(t);
+    uint8_t gid[16];
+    rdps__loopback_gid(t, gid);
     rc = rdps__ctx_create_over(&cfg, t, ops, impl, out);
     if (rc < 0)
         return rc;
     (*out)->self_qpn = qpn;
-    (*out)->has_self_gid = false;
+    memcpy((*out)->self_gid, gid, 16);
+    (*out)->has_self_gid = true;
     return 0;
 }
 

@@ -7,11 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctx_internal.h"
-#include "rdps_loopback.h"
+#include "pubsub_test_util.h"
 
-#define MAX_DATAGRAM 1024
-#define PAYLOAD      (MAX_DATAGRAM - RDPS_FRAME_HEADER_LEN)
+#define PAYLOAD LOOPBACK_PAYLOAD
 
 struct received {
     unsigned count;
@@ -66,40 +64,13 @@ static void on_event(void *user, const rdps_event *ev)
 static int make_ctx(struct rdps_loopback_fabric *fabric, const rdps_config *cfg_in,
                     rdps_ctx_t **out)
 {
-    struct rdps_loopback_config lc = {
-        .max_payload = MAX_DATAGRAM, .send_slots = 64, .recv_slots = 20000};
-    /* The loopback fabric delivers during the sender's flush: the receiver must hold a whole
-     * 16 MiB message (16913 datagrams) before it polls, as no UD receiver could. */
-    struct rdps_transport *t;
-    const struct rdps_membership_ops *ops;
-    void *impl;
     rdps_config cfg;
     if (cfg_in)
         cfg = *cfg_in;
     else
         rdps_config_init(&cfg);
     cfg.announce_interval_ms = 1000; /* long enough that no peer expires while a test runs */
-    int rc = rdps__loopback_create(fabric, &lc, &t);
-    if (rc < 0)
-        return rc;
-    rc = rdps__membership_loopback_create(fabric, t, &ops, &impl);
-    if (rc < 0)
-        return rc;
-    uint32_t qpn = rdps__loopback_qpn(t);
-    rc = rdps__ctx_wrap_loss_generator(&cfg, &t);
-    if (rc < 0) {
-        ops->destroy(impl);
-        t->ops->destroy(t);
-        return rc;
-    }
-    if (rc < 0)
-        return rc;
-    rc = rdps__ctx_create_over(&cfg, t, ops, impl, out);
-    if (rc == 0) {
-        (*out)->self_qpn = qpn;
-        (*out)->has_self_gid = false;
-    }
-    return rc;
+    return test_loopback_ctx(fabric, &cfg, 0, out);
 }
 
 static int setup(void **state)

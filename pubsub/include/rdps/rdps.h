@@ -296,9 +296,10 @@ RDPS_EXPORT const char *rdps_counter_name(size_t index);
 RDPS_EXPORT const char *rdps_counter_description(size_t index);
 
 /* Whole-ctx counters, and the ones attributable to one publisher or subscriber. */
-RDPS_EXPORT void rdps_ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out);
-RDPS_EXPORT void rdps_pub_counters(const rdps_pub_t *pub, rdps_counters *out);
-RDPS_EXPORT void rdps_sub_counters(const rdps_sub_t *sub, rdps_counters *out);
+/* Return 0, or RDPS_EINVAL for a NULL argument (then *out, if given, is zeroed). */
+RDPS_EXPORT int rdps_ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out);
+RDPS_EXPORT int rdps_pub_counters(const rdps_pub_t *pub, rdps_counters *out);
+RDPS_EXPORT int rdps_sub_counters(const rdps_sub_t *sub, rdps_counters *out);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,62 @@
+/* topic_table.h - the ctx's topics: one entry per topic id with its local endpoints and groups. */
+#ifndef RDPS_PUBSUB_TOPIC_TABLE_H
+#define RDPS_PUBSUB_TOPIC_TABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rdps/rdps.h>
+
+#include "topic.h"
+
+struct rdps_dest;
+struct rdps_sub;
+
+/*
+ * A topic exists while a local publisher or subscriber uses it, or while an
+ * explicit mapping (rdps_ctx_map_topic) keeps it. Only local API calls create
+ * topics, never received frames, so the table grows with the application,
+ * not with the fabric. Lookup by id is a hash over a fixed bucket array; two
+ * names with the same id are refused at creation (EEXIST).
+ */
+struct rdps_topic {
+    struct rdps_topic *next; /* hash chain */
+    char name[RDPS_TOPIC_NAME_MAX + 1];
+    uint32_t id;
+    uint32_t group;           /* host-order IPv4 multicast group */
+    struct rdps_sub *subs;    /* local subscribers (closed ones stay linked until reaped) */
+    unsigned live_subs;       /* subscribers not closed */
+    unsigned pubs;            /* local publishers */
+    bool mapped;              /* rdps_ctx_map_topic: kept without endpoints */
+    void *receive_membership; /* full join while subs != NULL */
+    void *send_membership;    /* send-only join while pubs > 0 */
+    const struct rdps_dest *send_dest;
+    rdps_counters counters; /* what is attributable to this topic */
+};
+
+#define RDPS_TOPIC_TABLE_BUCKETS 64
+
+struct rdps_topic_table {
+    struct rdps_topic *buckets[RDPS_TOPIC_TABLE_BUCKETS];
+    struct rdps_group_range range; /* where names hash to */
+    uint32_t avoid_group;          /* the discovery group, never a topic's */
+};
+
+void rdps__topic_table_init(struct rdps_topic_table *tt, const struct rdps_group_range *range,
+                            uint32_t avoid_group);
+/* Frees every topic still held. */
+void rdps__topic_table_fini(struct rdps_topic_table *tt);
+struct rdps_topic *rdps__topic_table_find(const struct rdps_topic_table *tt, uint32_t topic_id);
+/*
+ * Finds or creates the topic `name`; `group` (dotted IPv4, may be NULL) maps it
+ * explicitly. RDPS_EINVAL for a bad name or group or a group that contradicts
+ * an existing mapping, RDPS_EEXIST when another name has the same id.
+ */
+int rdps__topic_table_get(struct rdps_topic_table *tt, const char *name, const char *group,
+                          struct rdps_topic **out);
+/* Frees `topic` once it has no local publisher or subscriber left and no explicit mapping. */
+void rdps__topic_table_put(struct rdps_topic_table *tt, struct rdps_topic *topic);
+/* The group `name` maps to: its entry's if it has one, else the hash. */
+uint32_t rdps__topic_table_group_of(const struct rdps_topic_table *tt, const char *name);
+
+#endif /* RDPS_PUBSUB_TOPIC_TABLE_H */

@@ -1,0 +1,61 @@
+/* pubsub_test_util.h - contexts over the loopback fabric for the pub/sub unit tests and fuzzers. */
+#ifndef RDPS_TESTS_PUBSUB_TEST_UTIL_H
+#define RDPS_TESTS_PUBSUB_TEST_UTIL_H
+
+#include <string.h>
+
+#include "ctx_internal.h"
+#include "rdps_loopback.h"
+
+#define LOOPBACK_MAX_DATAGRAM 1024
+#define LOOPBACK_PAYLOAD      (LOOPBACK_MAX_DATAGRAM - RDPS_FRAME_HEADER_LEN)
+
+/*
+ * A ctx on `fabric` with cfg (NULL: defaults, long announce interval so no peer expires while a
+ * test runs). The loopback fabric delivers during the sender's flush, so the receiver must hold
+ * a whole 16 MiB message (16913 datagrams) before it polls, as no UD receiver could: recv_slots
+ * defaults to 20000.
+ */
+static inline int test_loopback_ctx(struct rdps_loopback_fabric *fabric, const rdps_config *cfg_in,
+                                    uint32_t recv_slots, rdps_ctx_t **out)
+{
+    struct rdps_loopback_config lc = {.max_payload = LOOPBACK_MAX_DATAGRAM,
+                                      .send_slots = 64,
+                                      .recv_slots = recv_slots ? recv_slots : 20000};
+    struct rdps_transport *t;
+    const struct rdps_membership_ops *ops;
+    void *impl;
+    rdps_config cfg;
+    if (cfg_in) {
+        cfg = *cfg_in;
+    } else {
+        rdps_config_init(&cfg);
+        cfg.announce_interval_ms = 1000;
+    }
+    int rc = rdps__loopback_create(fabric, &lc, &t);
+    if (rc < 0)
+        return rc;
+    rc = rdps__membership_loopback_create(fabric, t, &ops, &impl);
+    if (rc < 0) {
+        t->ops->destroy(t);
+        return rc;
+    }
+    uint32_t qpn = rdps__loopback_qpn(t);
+    uint8_t gid[16];
+    rdps__loopback_gid(t, gid);
+    rc = rdps__ctx_wrap_loss_generator(&cfg, &t);
+    if (rc < 0) {
+        ops->destroy(impl);
+        t->ops->destroy(t);
+        return rc;
+    }
+    rc = rdps__ctx_create_over(&cfg, t, ops, impl, out);
+    if (rc == 0) {
+        (*out)->self_qpn = qpn;
+        memcpy((*out)->self_gid, gid, 16);
+        (*out)->has_self_gid = true;
+    }
+    return rc;
+}
+
+#endif /* RDPS_TESTS_PUBSUB_TEST_UTIL_H */
