@@ -34,12 +34,6 @@ struct rdps_membership_ops {
     void (*destroy)(void *impl);
 };
 
-struct rdps_peer {
-    struct rdps_peer *next;
-    struct rdps_announce ann;
-    uint64_t last_seen_ns;
-};
-
 struct rdps_pub {
     rdps_ctx_t *ctx;
     struct rdps_pub *next;
@@ -92,8 +86,8 @@ struct rdps_ctx {
     struct rdps_topic_table topics;
     struct rdps_pub *pubs;
     struct rdps_sub *subs;
-    struct rdps_peer *peers;
-    uint64_t next_announce_ns;
+    struct rdps_discovery *discovery; /* discovery_runtime.c: peers and our announcements */
+    uint64_t discovery_deadline_ns;   /* discovery's next deadline as last reported */
     uint64_t next_timer_ns;
     uint64_t now_ns;
     uint64_t (*clock)(void *user); /* monotonic ns; tests and fuzzers substitute a fake clock */

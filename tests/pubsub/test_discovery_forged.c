@@ -1,0 +1,238 @@
+/* test_discovery_forged.c - a forging group member against discovery, through the public API over
+ * the loopback transport: forged leaves and updates, and a flood of foreign topics. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "discovery.h"
+#include "pubsub_test_util.h"
+
+/*
+ * The forger is a bare loopback endpoint in the discovery group: it sniffs
+ * the announcements of the real endpoints and sends its own from its own QP
+ * (as any host on the VLAN can).
+ */
+struct fixture {
+    struct rdps_loopback_fabric *fabric;
+    rdps_ctx_t *a, *b;
+    struct rdps_transport *forger;
+    const struct rdps_dest *control;
+    struct rdps_announce sniffed[16];
+    unsigned sniffed_count;
+};
+
+struct events {
+    unsigned seen, gone;
+};
+
+static void on_event(void *user, const rdps_event *ev)
+{
+    struct events *e = user;
+    if (ev->type == RDPS_EVENT_PUBLISHER_SEEN)
+        e->seen++;
+    if (ev->type == RDPS_EVENT_PUBLISHER_GONE)
+        e->gone++;
+}
+
+static void on_message(void *user, const void *data, size_t len, const rdps_msg_info *info)
+{
+    (void)user, (void)data, (void)len, (void)info;
+}
+
+/* Receives what reached the forger, keeping the announcements it can decode. */
+static void forger_drain(struct fixture *f)
+{
+    struct rdps_rx_datagram rx[32];
+    int n;
+    while ((n = f->forger->ops->poll(f->forger, rx, 32)) > 0) {
+        for (int i = 0; i < n; i++) {
+            struct rdps_frame_view v;
+            struct rdps_announce a;
+            if (rdps__frame_decode(rx[i].data, rx[i].len, NULL, &v) != RDPS_FRAME_OK ||
+                v.hdr.type != RDPS_FRAME_ANNOUNCE ||
+                rdps__announce_decode(v.payload, v.payload_len, &a) != 0)
+                continue;
+            if (f->sniffed_count < 16)
+                f->sniffed[f->sniffed_count++] = a;
+        }
+        f->forger->ops->rx_release(f->forger, rx, n);
+    }
+}
+
+static void pump(struct fixture *f, int rounds)
+{
+    for (int i = 0; i < rounds; i++) {
+        assert_true(rdps_ctx_poll(f->a, 0) >= 0);
+        assert_true(rdps_ctx_poll(f->b, 0) >= 0);
+        forger_drain(f);
+    }
+}
+
+static void forger_send(struct fixture *f, const struct rdps_announce *a)
+{
+    uint8_t body[RDPS_ANNOUNCE_MAX_BYTES];
+    struct rdps_tx_buf buf;
+    int len = rdps__announce_encode(a, body, sizeof(body));
+    assert_true(len > 0);
+    while (f->forger->ops->claim(f->forger, &buf) == RDPS_EAGAIN)
+        pump(f, 1);
+    int n = rdps__frame_encode_announce(buf.data, buf.capacity, a->session_id, a->topic_id, 1, body,
+                                        (size_t)len, 0);
+    assert_true(n > 0);
+    assert_int_equal(f->forger->ops->submit(f->forger, &buf, (uint32_t)n, &f->control, 1), 0);
+    assert_int_equal(f->forger->ops->flush(f->forger), 0);
+}
+
+/* The last sniffed announcement of b's endpoint of (role, topic). */
+static struct rdps_announce sniffed(struct fixture *f, enum rdps_announce_role role,
+                                    const char *topic)
+{
+    for (unsigned i = f->sniffed_count; i-- > 0;)
+        if (f->sniffed[i].role == role && strcmp(f->sniffed[i].topic, topic) == 0 &&
+            f->sniffed[i].qpn == f->b->self_qpn)
+            return f->sniffed[i];
+    fail_msg("no announcement of %s seen", topic);
+    struct rdps_announce none = {0};
+    return none;
+}
+
+/*
+ * a's timers run every 50 ms (so expiry is checked often); b announces every 10 s, so its
+ * endpoints live 30 s for a unless someone shortens that.
+ */
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    uint32_t control;
+    rdps_config cfg;
+    rdps_config_init(&cfg);
+    assert_int_equal(rdps__loopback_fabric_create(&f->fabric), 0);
+    cfg.announce_interval_ms = 50;
+    assert_int_equal(test_loopback_ctx(f->fabric, &cfg, 0, &f->a), 0);
+    cfg.announce_interval_ms = 10000;
+    assert_int_equal(test_loopback_ctx(f->fabric, &cfg, 0, &f->b), 0);
+    struct rdps_loopback_config lc = {.max_payload = LOOPBACK_MAX_DATAGRAM, .recv_slots = 256};
+    assert_int_equal(rdps__loopback_create(f->fabric, &lc, &f->forger), 0);
+    assert_int_equal(rdps__mcast_addr_parse("239.192.0.1", &control), 0);
+    assert_int_equal(rdps__loopback_join(f->forger, control), 0);
+    assert_int_equal(rdps__loopback_group_dest(f->fabric, control, &f->control), 0);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    rdps_ctx_destroy(f->a);
+    rdps_ctx_destroy(f->b);
+    f->forger->ops->destroy(f->forger);
+    rdps__loopback_fabric_destroy(f->fabric);
+    free(f);
+    return 0;
+}
+
+/* a subscribes and publishes "disc", b publishes and subscribes: both know each other. */
+static void meet(struct fixture *f, struct events *ev, rdps_pub_t **pub_a, rdps_sub_t **sub_a,
+                 rdps_pub_t **pub_b, rdps_sub_t **sub_b)
+{
+    rdps_sub_opts opts = {.on_event = on_event};
+    assert_int_equal(rdps_sub_create(f->a, "disc", on_message, ev, &opts, sub_a), 0);
+    assert_int_equal(rdps_pub_create(f->a, "disc", NULL, pub_a), 0);
+    assert_int_equal(rdps_pub_create(f->b, "disc", NULL, pub_b), 0);
+    assert_int_equal(rdps_sub_create(f->b, "disc", on_message, NULL, NULL, sub_b), 0);
+    pump(f, 3);
+    assert_int_equal(ev->seen, 1);                          /* b's publisher */
+    assert_int_equal(rdps_pub_subscriber_count(*pub_a), 2); /* a's own and b's */
+}
+
+/* Issue 7 row 5: a `leaving` forged from another host drops nothing and raises nothing. */
+static void test_forged_leave_is_refused(void **state)
+{
+    struct fixture *f = *state;
+    struct events ev = {0};
+    rdps_pub_t *pub_a, *pub_b;
+    rdps_sub_t *sub_a, *sub_b;
+    meet(f, &ev, &pub_a, &sub_a, &pub_b, &sub_b);
+
+    struct rdps_announce pub = sniffed(f, RDPS_ROLE_PUBLISHER, "disc");
+    struct rdps_announce sub = sniffed(f, RDPS_ROLE_SUBSCRIBER, "disc");
+    pub.leaving = sub.leaving = true;
+    forger_send(f, &pub);
+    forger_send(f, &sub);
+    pump(f, 3);
+    assert_int_equal(ev.gone, 0);
+    assert_int_equal(rdps_pub_subscriber_count(pub_a), 2);
+
+    rdps_pub_destroy(pub_b); /* the real leave still works */
+    pump(f, 3);
+    assert_int_equal(ev.gone, 1);
+}
+
+/* Issue 7 row 5: an update forged from another host does not shorten the real peer's life. */
+static void test_forged_short_interval_is_not_the_real_peers(void **state)
+{
+    struct fixture *f = *state;
+    struct events ev = {0};
+    rdps_pub_t *pub_a, *pub_b;
+    rdps_sub_t *sub_a, *sub_b;
+    meet(f, &ev, &pub_a, &sub_a, &pub_b, &sub_b);
+
+    struct rdps_announce pub = sniffed(f, RDPS_ROLE_PUBLISHER, "disc");
+    struct rdps_announce sub = sniffed(f, RDPS_ROLE_SUBSCRIBER, "disc");
+    pub.interval_ms = sub.interval_ms = 1; /* clamped, and only the forger's own entry */
+    forger_send(f, &pub);
+    forger_send(f, &sub);
+    pump(f, 1);
+    struct timespec pause = {0, 150 * 1000000L}; /* far beyond 3 x the forged interval */
+    nanosleep(&pause, NULL);
+    pump(f, 3);
+    /* b's publisher is still live for a (the forger's own entry may have come and gone). */
+    assert_int_equal(ev.seen - ev.gone, 1);
+    assert_int_equal(rdps_pub_subscriber_count(pub_a), 2);
+}
+
+/* Issue 7 row 1: 20 000 announcements of foreign topics do not grow a's memory. */
+static void test_flood_of_foreign_topics_is_bounded(void **state)
+{
+    struct fixture *f = *state;
+    struct events ev = {0};
+    rdps_pub_t *pub_a, *pub_b;
+    rdps_sub_t *sub_a, *sub_b;
+    meet(f, &ev, &pub_a, &sub_a, &pub_b, &sub_b);
+
+    struct rdps_announce a = sniffed(f, RDPS_ROLE_SUBSCRIBER, "disc");
+    struct mallinfo2 before = mallinfo2();
+    for (uint32_t i = 0; i < 20000; i++) {
+        snprintf(a.topic, sizeof(a.topic), "forged.%u", i);
+        a.topic_id = rdps__topic_hash_id(a.topic);
+        a.session_id = 0x40000000u + i;
+        a.interval_ms = 60000;
+        forger_send(f, &a);
+        if (i % 32 == 31)
+            pump(f, 1);
+    }
+    pump(f, 3);
+    struct mallinfo2 after = mallinfo2();
+    size_t grown = after.uordblks > before.uordblks ? after.uordblks - before.uordblks : 0;
+    printf("heap grew by %zu bytes over 20000 forged announcements\n", grown);
+    assert_true(grown < 512 * 1024);
+    assert_int_equal(rdps_pub_subscriber_count(pub_a), 2);
+    assert_int_equal(ev.seen - ev.gone, 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_forged_leave_is_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forged_short_interval_is_not_the_real_peers, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_flood_of_foreign_topics_is_bounded, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
