@@ -440,9 +440,9 @@ static void group_detach(struct rdps_addr_group *g)
 {
     if (!g->attached)
         return;
-    int rc = ibv_detach_mcast(g->owner->info.qp, &g->mgid, g->mlid);
+    int rc = rdps__verbs_transport_detach_mcast(g->owner->transport, &g->mgid, g->mlid);
     if (rc != 0)
-        RDPS_LOG_WRN("addr: ibv_detach_mcast: %s", strerror(rc));
+        RDPS_LOG_WRN("addr: ibv_detach_mcast: %s", rdps_last_error_message());
     g->attached = false;
     g->owner->stats.qp_detaches++;
 }
@@ -663,11 +663,10 @@ static bool group_on_event(struct rdps_addr_group *g, const struct event_copy *e
         g->mlid = attr.dlid;
         g->qkey = ev->ud.qkey;
         if (g->mode == RDPS_JOIN_FULL) {
-            int rc = ibv_attach_mcast(a->info.qp, &g->mgid, g->mlid);
+            int rc = rdps__verbs_transport_attach_mcast(a->transport, &g->mgid, g->mlid);
             if (rc != 0) {
                 ibv_destroy_ah(ah);
-                group_fail(g, rdps__errno_code(rc), "join %s: ibv_attach_mcast: %s", g->name,
-                           strerror(rc));
+                group_fail(g, rc, "join %s: %s", g->name, rdps_last_error_message());
                 return false;
             }
             g->attached = true;

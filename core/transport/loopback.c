@@ -64,7 +64,8 @@ struct lb_endpoint {
 
     uint8_t *recv_mem;
     uint32_t *recv_free, recv_free_count;
-    struct lb_ready *ready; /* ring of delivered datagrams, oldest first */
+    struct lb_ready *ready;     /* ring of delivered datagrams, oldest first */
+    struct lb_addr **slot_from; /* sender of the datagram in each receive slot (for reply_dest) */
     uint32_t ready_head, ready_count;
 
     int event_fd;
@@ -295,7 +296,8 @@ static int lb_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int ma
         d->src_qpn = r->from != NULL ? r->from->id : 0;
         endpoint_gid(d->src_qpn, d->src_gid);
         d->has_src_gid = true;
-        d->reply = r->from != NULL ? &r->from->dest : NULL;
+        d->src_lid = 0;
+        ep->slot_from[r->slot] = r->from;
         ep->stats.rx_datagrams++;
         ep->stats.rx_bytes += r->len;
     }
@@ -312,6 +314,22 @@ static void lb_rx_release(struct rdps_transport *t, struct rdps_rx_datagram *rx,
         rx[i].slot = NO_SLOT;
         rx[i].data = NULL;
     }
+}
+
+static int lb_reply_dest(struct rdps_transport *t, const struct rdps_rx_datagram *rx,
+                         const struct rdps_dest **out)
+{
+    struct lb_endpoint *ep = to_lb(t);
+    if (out == NULL)
+        return RDPS_EINVAL;
+    *out = NULL;
+    if (rx == NULL || rx->slot >= ep->recv_slots)
+        return rdps__set_err(RDPS_EINVAL, "loopback reply: not a received datagram");
+    struct lb_addr *from = ep->slot_from[rx->slot];
+    if (from == NULL)
+        return rdps__set_err(RDPS_ENOENT, "loopback reply: the sender is gone");
+    *out = &from->dest;
+    return 0;
 }
 
 static int lb_event_fd(struct rdps_transport *t)
@@ -508,6 +526,7 @@ static void lb_destroy(struct rdps_transport *t)
     free(ep->recv_mem);
     free(ep->recv_free);
     free(ep->ready);
+    free(ep->slot_from);
     free(ep);
 }
 
@@ -552,9 +571,10 @@ int rdps__loopback_create(struct rdps_loopback_fabric *f, const struct rdps_loop
     ep->recv_mem = calloc(ep->recv_slots, ep->max_payload);
     ep->recv_free = calloc(ep->recv_slots, sizeof(uint32_t));
     ep->ready = calloc(ep->recv_slots, sizeof(*ep->ready));
+    ep->slot_from = calloc(ep->recv_slots, sizeof(*ep->slot_from));
     if (ep->send_mem == NULL || ep->send_refs == NULL || ep->send_free == NULL ||
         ep->pending == NULL || ep->sent == NULL || ep->recv_mem == NULL || ep->recv_free == NULL ||
-        ep->ready == NULL) {
+        ep->ready == NULL || ep->slot_from == NULL) {
         err = rdps__set_err(RDPS_ENOMEM, "loopback create: out of memory for buffers");
         goto err;
     }
@@ -597,6 +617,7 @@ static const struct rdps_transport_ops loopback_ops = {
     .flush = lb_flush,
     .poll = lb_poll,
     .rx_release = lb_rx_release,
+    .reply_dest = lb_reply_dest,
     .event_fd = lb_event_fd,
     .arm = lb_arm,
     .next_event = lb_next_event,

@@ -66,9 +66,9 @@ bool rdps__loss_gen_should_drop(struct rdps_loss_gen *g, const uint8_t *frame, u
 
 /* ---- the interceptor ------------------------------------------------------------------- */
 
+/* base.inner is the wrapped transport. */
 struct loss_transport {
     struct rdps_transport base;
-    struct rdps_transport *inner;
     struct rdps_loss_gen send_gen, recv_gen;
     bool on_send, on_recv;
     uint64_t dropped_tx, dropped_rx;
@@ -83,19 +83,19 @@ static struct loss_transport *to_loss(struct rdps_transport *t)
 
 static uint32_t loss_max_payload(struct rdps_transport *t)
 {
-    struct rdps_transport *in = to_loss(t)->inner;
+    struct rdps_transport *in = t->inner;
     return in->ops->max_payload(in);
 }
 
 static int loss_claim(struct rdps_transport *t, struct rdps_tx_buf *buf)
 {
-    struct rdps_transport *in = to_loss(t)->inner;
+    struct rdps_transport *in = t->inner;
     return in->ops->claim(in, buf);
 }
 
 static void loss_abort(struct rdps_transport *t, struct rdps_tx_buf *buf)
 {
-    struct rdps_transport *in = to_loss(t)->inner;
+    struct rdps_transport *in = t->inner;
     in->ops->abort(in, buf);
 }
 
@@ -103,7 +103,7 @@ static int loss_submit(struct rdps_transport *t, struct rdps_tx_buf *buf, uint32
                        const struct rdps_dest *const *dests, unsigned ndest)
 {
     struct loss_transport *lt = to_loss(t);
-    struct rdps_transport *in = lt->inner;
+    struct rdps_transport *in = lt->base.inner;
     /* Oversized or otherwise bad submits still reach the inner transport's checks. */
     if (lt->on_send && len <= buf->capacity && ndest > 0 &&
         rdps__loss_gen_should_drop(&lt->send_gen, buf->data, len)) {
@@ -116,14 +116,14 @@ static int loss_submit(struct rdps_transport *t, struct rdps_tx_buf *buf, uint32
 
 static int loss_flush(struct rdps_transport *t)
 {
-    struct rdps_transport *in = to_loss(t)->inner;
+    struct rdps_transport *in = t->inner;
     return in->ops->flush(in);
 }
 
 static int loss_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int max)
 {
     struct loss_transport *lt = to_loss(t);
-    struct rdps_transport *in = lt->inner;
+    struct rdps_transport *in = lt->base.inner;
     int n = in->ops->poll(in, rx, max);
     if (n <= 0 || !lt->on_recv)
         return n;
@@ -143,32 +143,38 @@ static int loss_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int 
 
 static void loss_rx_release(struct rdps_transport *t, struct rdps_rx_datagram *rx, int count)
 {
-    struct rdps_transport *in = to_loss(t)->inner;
+    struct rdps_transport *in = t->inner;
     in->ops->rx_release(in, rx, count);
+}
+
+static int loss_reply_dest(struct rdps_transport *t, const struct rdps_rx_datagram *rx,
+                           const struct rdps_dest **out)
+{
+    return t->inner->ops->reply_dest(t->inner, rx, out);
 }
 
 static int loss_event_fd(struct rdps_transport *t)
 {
-    struct rdps_transport *in = to_loss(t)->inner;
+    struct rdps_transport *in = t->inner;
     return in->ops->event_fd(in);
 }
 
 static int loss_arm(struct rdps_transport *t)
 {
-    struct rdps_transport *in = to_loss(t)->inner;
+    struct rdps_transport *in = t->inner;
     return in->ops->arm(in);
 }
 
 static int loss_next_event(struct rdps_transport *t, enum rdps_transport_event_type *type)
 {
-    struct rdps_transport *in = to_loss(t)->inner;
+    struct rdps_transport *in = t->inner;
     return in->ops->next_event(in, type);
 }
 
 static void loss_get_stats(const struct rdps_transport *t, struct rdps_transport_stats *out)
 {
     const struct loss_transport *lt = (const struct loss_transport *)t;
-    lt->inner->ops->get_stats(lt->inner, out);
+    lt->base.inner->ops->get_stats(lt->base.inner, out);
     out->loss_dropped_tx += lt->dropped_tx;
     out->loss_dropped_rx += lt->dropped_rx;
 }
@@ -178,8 +184,8 @@ static void loss_destroy(struct rdps_transport *t)
     if (t == NULL)
         return;
     struct loss_transport *lt = to_loss(t);
-    if (lt->inner != NULL)
-        lt->inner->ops->destroy(lt->inner);
+    if (lt->base.inner != NULL)
+        lt->base.inner->ops->destroy(lt->base.inner);
     free(lt);
 }
 
@@ -202,7 +208,7 @@ int rdps__loss_transport_create(struct rdps_transport *inner, const struct rdps_
         return rdps__prepend_err(err, "loss interceptor: ");
     }
     lt->base.ops = &loss_ops;
-    lt->inner = inner;
+    lt->base.inner = inner;
     lt->on_send = cfg->on_send;
     lt->on_recv = cfg->on_recv;
     *out = &lt->base;
@@ -221,7 +227,7 @@ struct rdps_loss_gen *rdps__loss_transport_recv_gen(struct rdps_transport *t)
 
 struct rdps_transport *rdps__loss_transport_inner(struct rdps_transport *t)
 {
-    return t != NULL && t->ops == &loss_ops ? to_loss(t)->inner : NULL;
+    return t != NULL && t->ops == &loss_ops ? t->inner : NULL;
 }
 
 static const struct rdps_transport_ops loss_ops = {
@@ -233,6 +239,7 @@ static const struct rdps_transport_ops loss_ops = {
     .flush = loss_flush,
     .poll = loss_poll,
     .rx_release = loss_rx_release,
+    .reply_dest = loss_reply_dest,
     .event_fd = loss_event_fd,
     .arm = loss_arm,
     .next_event = loss_next_event,

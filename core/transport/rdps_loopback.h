@@ -19,7 +19,7 @@
  *    rx_queue_empty, as a UD QP with an empty receive queue drops it.
  *  - a multicast datagram reaches every member, the sender included when it
  *    is a member (rxe loops multicast back too; filter by session id).
- *  - rx->reply is the sender's unicast destination; src_qpn its endpoint
+ *  - reply_dest() is the sender's unicast destination; src_qpn its endpoint
  *    number; src_gid fe80::<endpoint number>. Q_Keys are not checked.
  *  - no hidden threads, no clock: fully deterministic.
  */

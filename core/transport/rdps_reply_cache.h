@@ -1,5 +1,5 @@
-/* rdps_reply_cache.h - bounded cache of reply destinations keyed by source GID + QPN (no malloc
- * after init). */
+/* rdps_reply_cache.h - bounded cache of reply destinations keyed by source (GID or LID, QPN): O(1)
+ * lookup and LRU eviction, no malloc after init. */
 #ifndef RDPS_REPLY_CACHE_H
 #define RDPS_REPLY_CACHE_H
 
@@ -9,55 +9,65 @@
 #include <stdint.h>
 
 /*
+ * Model: an entry per source that was answered, at most `capacity`. A lookup
+ * hashes the key (seeded, so a sender cannot aim at one bucket) into a
+ * chained table with twice as many buckets as entries; entries sit on a
+ * doubly linked recency list, so a hit moves its entry to the front and a
+ * miss on a full cache evicts the back one, both O(1).
+ *
  * The cache never knows what an AH is: it asks make_ah to build one for a
- * miss and free_ah to dispose of an evicted one. The verbs transport defers
- * the ibv_destroy_ah until sends that may still use it have completed.
+ * miss and retire_ah to give up an evicted one. The verbs transport defers
+ * ibv_destroy_ah until sends that may still name it have completed
+ * (rdps_ah_retire.h); when it cannot (too many AHs waiting), retire_ah
+ * refuses, the evicted entry stays cached and the new source is refused
+ * (counted). Receiving never touches this: only a reply does.
  */
+struct rdps_reply_key {
+    uint8_t gid[16]; /* source GID; on InfiniBand without a GRH all zero and `lid` set */
+    uint32_t qpn;
+    uint16_t lid;
+    uint16_t pad; /* zero: keys are compared with memcmp */
+};
+
 struct rdps_reply_cache_ops {
-    /* Creates the address handle for a new source; returns NULL on failure. */
-    void *(*make_ah)(void *user, const void *make_arg);
-    void (*free_ah)(void *user, void *ah);
+    /* Creates the address handle for a new source: 0 and *ah, or a negative rdps error code. */
+    int (*make_ah)(void *user, const void *make_arg, void **ah);
+    /* Gives up an evicted AH: 0, or RDPS_EAGAIN when it cannot be taken now. */
+    int (*retire_ah)(void *user, void *ah);
     void *user;
 };
 
 struct rdps_reply_entry {
     struct rdps_dest dest;
-    uint8_t gid[16];
-    uint32_t qpn;
-    uint64_t last_used;
-    int32_t next_in_bucket; /* -1 ends the chain */
-    bool in_use;
+    struct rdps_reply_key key;
+    int32_t next_in_bucket; /* -1 ends the chain; links the free list when unused */
+    int32_t newer, older;   /* recency list; -1 at the ends */
 };
 
 struct rdps_reply_cache {
     struct rdps_reply_entry *entries;
     int32_t *buckets;
+    int32_t newest, oldest, free_list;
     uint32_t capacity, bucket_mask, used;
     uint32_t qkey;
-    uint64_t clock;
-    uint64_t hits, misses, evictions, failures;
+    uint64_t seed;
+    uint64_t hits, misses, created, evictions, refused;
     struct rdps_reply_cache_ops ops;
 };
 
-/* capacity entries (>= 1); qkey is what replies are sent with. */
+/* capacity entries (>= 1); qkey is what replies are sent with; seed keys the hash. */
 int rdps__reply_cache_init(struct rdps_reply_cache *c, uint32_t capacity, uint32_t qkey,
-                           const struct rdps_reply_cache_ops *ops);
-/* Frees every cached AH through ops.free_ah and the tables; accepts a zeroed cache. */
+                           uint64_t seed, const struct rdps_reply_cache_ops *ops);
+/* Retires every cached AH through ops.retire_ah and frees the tables; accepts a zeroed cache. */
 void rdps__reply_cache_fini(struct rdps_reply_cache *c);
 /*
- * Destination for (gid, qpn): cached, or built with make_ah(user, make_arg)
- * (evicting the least recently used entry when full). NULL when make_ah failed.
- * The pointer stays valid until that entry is evicted, which takes `capacity`
- * other sources being seen more recently.
+ * Destination for `key`: cached, or built with make_ah(user, make_arg)
+ * (evicting the least recently used entry when full). Returns 0 and *out;
+ * RDPS_EAGAIN when the evicted AH could not be retired; make_ah's error when
+ * it failed (both counted in `refused`). *out stays valid until that entry is
+ * evicted, which takes `capacity` other sources being answered after it.
  */
-const struct rdps_dest *rdps__reply_cache_get(struct rdps_reply_cache *c, const uint8_t gid[16],
-                                              uint32_t qpn, const void *make_arg);
-
-/*
- * Source GID of a received UD datagram from the 40 bytes before its payload:
- * an IB GRH (source GID at offset 8), or on RoCE v2 over IPv4 20 unused bytes
- * followed by the IPv4 header (the GID is then the IPv4-mapped source address).
- */
-void rdps__grh_source_gid(const uint8_t grh[40], uint8_t gid[16]);
+int rdps__reply_cache_get(struct rdps_reply_cache *c, const struct rdps_reply_key *key,
+                          const void *make_arg, const struct rdps_dest **out);
 
 #endif /* RDPS_REPLY_CACHE_H */

@@ -15,7 +15,7 @@ struct rdps_transport;
  * Where a datagram goes: an address handle plus the remote QP number and
  * Q_Key. For the verbs transport `ah` is a struct ibv_ah *; for loopback it is
  * the peer endpoint. Destinations are created by addr/ (unicast resolve,
- * multicast join) or by the transport for replies (rx->reply) and outlive
+ * multicast join) or by the transport for replies (reply_dest()) and outlive
  * every send that uses them.
  */
 struct rdps_dest {
@@ -36,11 +36,10 @@ struct rdps_rx_datagram {
     const uint8_t *data; /* payload, after the 40-byte GRH on verbs */
     uint32_t len;
     uint32_t src_qpn;
-    uint8_t src_gid[16];
+    uint8_t src_gid[16]; /* from the GRH when has_src_gid, else all zero */
     bool has_src_gid;
-    uint16_t src_lid;              /* InfiniBand source LID when there was no GRH (else 0) */
-    const struct rdps_dest *reply; /* cached destination for answering the sender (NAK/STATUS) */
-    uint32_t slot;                 /* transport-private */
+    uint16_t src_lid; /* InfiniBand source LID when there was no GRH (else 0) */
+    uint32_t slot;    /* transport-private */
 };
 
 /* Transport-level counters (the engine keeps its own protocol counters). */
@@ -64,6 +63,18 @@ struct rdps_transport_stats {
     uint64_t rx_queue_empty;
     uint64_t loss_dropped_tx, loss_dropped_rx; /* dropped by the loss-generator interceptor */
     uint64_t async_events;
+    /*
+     * Reply destinations (reply_dest()): address handles created for them,
+     * cached ones evicted (least recently used) for a new source, and requests
+     * refused (the AH could not be created, or too many evicted AHs still wait
+     * for in-flight sends). Receiving alone never creates one.
+     */
+    uint64_t reply_ah_created, reply_evictions, reply_refused;
+    /* The QP entered the error state and was brought back to RTS (see
+     * RDPS_TRANSPORT_EV_QP_RECOVERED). */
+    uint64_t qp_recoveries;
+    /* Send work requests queued or in flight when the QP was reset: lost, never sent. */
+    uint64_t tx_lost_qp_error;
 };
 
 enum rdps_transport_event_type {
@@ -71,6 +82,13 @@ enum rdps_transport_event_type {
     RDPS_TRANSPORT_EV_PORT_DOWN = 2,
     RDPS_TRANSPORT_EV_DEVICE_FATAL = 3,
     RDPS_TRANSPORT_EV_OTHER = 4,
+    /*
+     * The QP had entered the error state (a fatal QP event or flushed work
+     * requests); it was reset and brought back to RTS on the same QPN, its
+     * receives re-posted and its multicast attachments restored. Datagrams
+     * that arrived meanwhile and the sends in flight (tx_lost_qp_error) are lost.
+     */
+    RDPS_TRANSPORT_EV_QP_RECOVERED = 5,
 };
 
 /*
@@ -101,6 +119,16 @@ struct rdps_transport_ops {
     /* Hands received buffers back (re-posted in batches). */
     void (*rx_release)(struct rdps_transport *t, struct rdps_rx_datagram *rx, int count);
     /*
+     * A destination that answers the sender of `rx` (a datagram from poll()
+     * not yet released), for NAK / STATUS / echo replies. Built only when asked
+     * for and cached by source (bounded, O(1)): receiving alone costs nothing.
+     * *out stays valid until the cache's capacity of other sources were
+     * answered after it; use it right away. RDPS_EAGAIN when the cache refused
+     * (counted in reply_refused), another negative code when the AH failed.
+     */
+    int (*reply_dest)(struct rdps_transport *t, const struct rdps_rx_datagram *rx,
+                      const struct rdps_dest **out);
+    /*
      * A pollable fd (level-triggered) that becomes readable when completions
      * or async events are pending, or -1. To sleep: arm(), poll() once more
      * (a completion may have landed before the arm), and only if that found
@@ -119,9 +147,29 @@ struct rdps_transport_ops {
     void (*destroy)(struct rdps_transport *t);
 };
 
-/* Every transport starts with this; interceptors wrap an inner transport. */
+/*
+ * Every transport starts with this. An interceptor (the loss generator) sets
+ * `inner` to the transport it wraps, so code that needs the transport at the
+ * bottom (verbs accessors) looks through any interceptor; NULL otherwise.
+ */
 struct rdps_transport {
     const struct rdps_transport_ops *ops;
+    struct rdps_transport *inner;
 };
+
+/* The innermost transport under any interceptors (t itself when it wraps none). */
+static inline struct rdps_transport *rdps__transport_innermost(struct rdps_transport *t)
+{
+    while (t != NULL && t->inner != NULL)
+        t = t->inner;
+    return t;
+}
+
+/* Shorthand for t->ops->reply_dest(t, rx, out). */
+static inline int rdps__transport_reply(struct rdps_transport *t, const struct rdps_rx_datagram *rx,
+                                        const struct rdps_dest **out)
+{
+    return t->ops->reply_dest(t, rx, out);
+}
 
 #endif /* RDPS_TRANSPORT_H */

@@ -39,7 +39,7 @@ struct rdps_verbs_config {
     uint32_t recv_batch;
     /* Inline data size asked for (default 128); the size granted is used. */
     uint32_t max_inline;
-    /* Reply destinations cached by source GID + QPN (default 256). */
+    /* Reply destinations cached by source GID (or LID) + QPN, built on request (default 256). */
     uint32_t reply_cache_entries;
     /* GID table index, used when gid_index_set; otherwise the GID is chosen automatically
      * (the one of bind_addr, else the first RoCE v2 IPv4 GID, else index 0). */
@@ -73,7 +73,26 @@ struct rdps_verbs_info {
 
 /* Opens the device port and creates the shared UD QP (cfg may be NULL for all defaults). */
 int rdps__verbs_transport_create(const struct rdps_verbs_config *cfg, struct rdps_transport **out);
-/* Fills *out (looking through loss interceptors); RDPS_EINVAL if t is not a verbs transport. */
+/* Fills *out (looking through interceptors); RDPS_EINVAL if t is not a verbs transport. */
 int rdps__verbs_transport_info(struct rdps_transport *t, struct rdps_verbs_info *out);
+
+/*
+ * Attaches the shared QP to a multicast group (ibv_attach_mcast) and records
+ * it, so the attachment is restored when the QP is reset after an error.
+ * Reference-counted per (gid, lid): attach twice, detach twice. Both look
+ * through interceptors; 0 or a negative rdps code (RDPS_ENOENT: not attached).
+ */
+int rdps__verbs_transport_attach_mcast(struct rdps_transport *t, const union ibv_gid *gid,
+                                       uint16_t lid);
+int rdps__verbs_transport_detach_mcast(struct rdps_transport *t, const union ibv_gid *gid,
+                                       uint16_t lid);
+
+/*
+ * Test hook: moves the QP to the error state (ibv_modify_qp IBV_QPS_ERR), as
+ * a fatal QP error would. The transport notices (flushed completions, a
+ * refused post or the QP_FATAL event), resets the QP and reports
+ * RDPS_TRANSPORT_EV_QP_RECOVERED.
+ */
+int rdps__verbs_transport_force_error(struct rdps_transport *t);
 
 #endif /* RDPS_VERBS_TRANSPORT_H */

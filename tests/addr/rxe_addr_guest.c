@@ -263,7 +263,7 @@ int main(int argc, char **argv)
               "SA query on RoCE: %s (%s)", rdps_err_name(sa), rdps_last_error_message());
     }
 
-    /* ---- unicast: A resolves B by IP:port and sends; B answers through rx->reply ---- */
+    /* ---- unicast: A resolves B by IP:port and sends; B answers through reply_dest() ---- */
     struct sockaddr_in b_addr;
     memcpy(&b_addr, &a.info.bound_addr, sizeof(b_addr));
     b_addr.sin_port = htons(PORT_B);
@@ -299,8 +299,8 @@ int main(int argc, char **argv)
         while (reply == NULL && now_ms() < deadline) {
             int got = b.t->ops->poll(b.t, rx, 4);
             for (int i = 0; i < got; i++) {
-                if (rx[i].reply != NULL && rx[i].src_qpn == a.info.qpn)
-                    reply = rx[i].reply;
+                if (rx[i].src_qpn == a.info.qpn)
+                    (void)rdps__transport_reply(b.t, &rx[i], &reply);
             }
             if (got > 0) {
                 if (reply != NULL)
@@ -312,7 +312,7 @@ int main(int argc, char **argv)
         }
         CHECK(reply != NULL, "B got A's datagram with a reply destination (src QPN = A's QP)");
         wait_counts(all, 3, &a, 0, 1, WAIT_MS);
-        CHECK(a.rx_by_group[0] == 1, "A received B's reply through rx->reply");
+        CHECK(a.rx_by_group[0] == 1, "A received B's reply through reply_dest()");
 
         /* Re-resolve (the ADDR_CHANGE path): pending, then ready again with B's QPN. */
         err = rdps__addr_peer_refresh(peer);

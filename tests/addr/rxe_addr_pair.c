@@ -110,7 +110,7 @@ static void node_close(struct node *n)
         n->t->ops->destroy(n->t);
 }
 
-/* Guest 0: joins the group, echoes unicast pings through rx->reply, counts group datagrams. */
+/* Guest 0: joins the group, echoes unicast pings through reply_dest(), counts group datagrams. */
 static int run_server(const char *ip_text)
 {
     struct node n = {0};
@@ -152,10 +152,12 @@ static int run_server(const char *ip_text)
             size_t len = rx[i].len < sizeof(text) - 1 ? rx[i].len : sizeof(text) - 1;
             memcpy(text, rx[i].data, len);
             text[len] = '\0';
-            if (sscanf(text, "ping %u", &seq) == 1 && rx[i].reply != NULL) {
+            const struct rdps_dest *reply = NULL;
+            if (sscanf(text, "ping %u", &seq) == 1 &&
+                rdps__transport_reply(n.t, &rx[i], &reply) == 0) {
                 char answer[32];
                 snprintf(answer, sizeof(answer), "pong %u", seq);
-                if (send_text(&n, rx[i].reply, answer) == 0)
+                if (send_text(&n, reply, answer) == 0)
                     echoed++;
             } else if (sscanf(text, "mcast %u", &seq) == 1 && seq < MCAST_COUNT) {
                 if (!seen[seq]++)

@@ -69,10 +69,11 @@ static void test_unicast_and_reply(void **state)
     assert_int_equal(rx[0].data[99], 0xab);
     assert_int_equal(rx[0].src_qpn, rdps__loopback_qpn(fx->a));
     assert_true(rx[0].has_src_gid);
-    assert_non_null(rx[0].reply);
 
-    /* Answer through the reply destination. */
-    const struct rdps_dest *reply = rx[0].reply;
+    /* Answer through the reply destination (asked for while the datagram is held). */
+    const struct rdps_dest *reply = NULL;
+    assert_int_equal(rdps__transport_reply(fx->b, &rx[0], &reply), 0);
+    assert_non_null(reply);
     fx->b->ops->rx_release(fx->b, rx, 1);
     assert_int_equal(send_bytes(fx->b, 0x11, 3, &reply, 1), 0);
     assert_int_equal(fx->a->ops->poll(fx->a, rx, 4), 1);

@@ -133,10 +133,11 @@ static void test_sizes_up_to_max_payload(void **state)
         assert_int_equal(rx.src_qpn, p->ia.qpn);
         assert_true(rx.has_src_gid);
         assert_memory_equal(rx.src_gid, p->ia.gid.raw, 16);
-        assert_non_null(rx.reply);
+        assert_int_equal(rx.src_lid, 0); /* RoCE: the GRH identifies the sender */
 
-        /* Echo it back through the reply destination the transport built. */
-        const struct rdps_dest *reply = rx.reply;
+        /* Echo it back through the reply destination the transport builds on request. */
+        const struct rdps_dest *reply = NULL;
+        assert_int_equal(rdps__transport_reply(p->b, &rx, &reply), 0);
         struct rdps_tx_buf buf;
         assert_int_equal(p->b->ops->claim(p->b, &buf), 0);
         memcpy(buf.data, rx.data, rx.len);
@@ -187,22 +188,114 @@ static void test_many_reply_sources(void **state)
     for (int round = 0; round < 3; round++) {
         assert_int_equal(send_one(p->a, &p->to_b, 8, 1), 0);
         assert_int_equal(recv_one(p->b, &rx), 1);
+        const struct rdps_dest *reply = NULL;
+        assert_int_equal(rdps__transport_reply(p->b, &rx, &reply), 0);
         if (reply_a != NULL)
-            assert_ptr_equal(rx.reply, reply_a); /* cached, not rebuilt */
-        reply_a = rx.reply;
+            assert_ptr_equal(reply, reply_a); /* cached, not rebuilt */
+        reply_a = reply;
         p->b->ops->rx_release(p->b, &rx, 1);
         assert_int_equal(send_one(c, &to_b, 8, 2), 0);
         assert_int_equal(recv_one(p->b, &rx), 1);
         assert_int_equal(rx.src_qpn, ic.qpn);
+        assert_int_equal(rdps__transport_reply(p->b, &rx, &reply), 0);
         if (reply_c != NULL)
-            assert_ptr_equal(rx.reply, reply_c);
-        reply_c = rx.reply;
+            assert_ptr_equal(reply, reply_c);
+        reply_c = reply;
         p->b->ops->rx_release(p->b, &rx, 1);
     }
     assert_ptr_not_equal(reply_a, reply_c);
     assert_int_equal(reply_c->remote_qpn, ic.qpn);
     ibv_destroy_ah(ah);
     c->ops->destroy(c);
+}
+
+/*
+ * Receiving from many sources builds no address handle: one is created only
+ * when a reply is asked for, cached per source, and the cache is bounded
+ * (reply_cache_entries) with least-recently-used eviction.
+ */
+static void test_no_ah_until_reply(void **state)
+{
+    struct pair *p = *state;
+    enum { NSRC = 5, PER_SRC = 2 };
+    struct rdps_verbs_config rcfg = {.device_name = vt_device(), .reply_cache_entries = 2};
+    struct rdps_verbs_config scfg = {.device_name = vt_device(), .recv_slots = 16};
+    struct rdps_transport *r, *src[NSRC];
+    struct rdps_verbs_info ir, is;
+    struct ibv_ah *ahs[NSRC];
+    struct rdps_rx_datagram rx[NSRC * PER_SRC];
+    struct rdps_transport_stats st;
+    (void)p;
+
+    assert_int_equal(rdps__verbs_transport_create(&rcfg, &r), 0);
+    assert_int_equal(rdps__verbs_transport_info(r, &ir), 0);
+    for (int i = 0; i < NSRC; i++) {
+        assert_int_equal(rdps__verbs_transport_create(&scfg, &src[i]), 0);
+        assert_int_equal(rdps__verbs_transport_info(src[i], &is), 0);
+        ahs[i] = vt_make_ah(&is, &ir);
+        assert_non_null(ahs[i]);
+        struct rdps_dest to_r = {ahs[i], ir.qpn, ir.qkey};
+        for (int k = 0; k < PER_SRC; k++)
+            assert_int_equal(send_one(src[i], &to_r, 16, (uint32_t)(i * PER_SRC + k)), 0);
+    }
+    int held = 0;
+    while (held < NSRC * PER_SRC && recv_one(r, &rx[held]) == 1)
+        held++;
+    assert_int_equal(held, NSRC * PER_SRC);
+    r->ops->get_stats(r, &st);
+    assert_int_equal(st.rx_datagrams, NSRC * PER_SRC);
+    assert_int_equal(st.reply_ah_created, 0); /* five sources seen, no AH built */
+
+    /* Replies to three distinct sources: three AHs, the cache of two evicts one. */
+    const struct rdps_dest *d[NSRC] = {0};
+    uint32_t seen_qpn[NSRC] = {0};
+    int nsrc = 0;
+    for (int i = 0; i < held && nsrc < 3; i++) {
+        bool dup = false;
+        for (int j = 0; j < nsrc; j++)
+            dup |= seen_qpn[j] == rx[i].src_qpn;
+        if (dup)
+            continue;
+        assert_int_equal(rdps__transport_reply(r, &rx[i], &d[nsrc]), 0);
+        assert_int_equal(d[nsrc]->remote_qpn, rx[i].src_qpn);
+        seen_qpn[nsrc++] = rx[i].src_qpn;
+    }
+    assert_int_equal(nsrc, 3);
+    r->ops->get_stats(r, &st);
+    assert_int_equal(st.reply_ah_created, 3);
+    assert_int_equal(st.reply_evictions, 1);
+    assert_int_equal(st.reply_refused, 0);
+    /* The newest source again: a cache hit, nothing built; and the reply really arrives. */
+    for (int i = 0; i < held; i++) {
+        if (rx[i].src_qpn != seen_qpn[2])
+            continue;
+        const struct rdps_dest *again = NULL;
+        assert_int_equal(rdps__transport_reply(r, &rx[i], &again), 0);
+        assert_ptr_equal(again, d[2]);
+        break;
+    }
+    r->ops->get_stats(r, &st);
+    assert_int_equal(st.reply_ah_created, 3);
+    assert_int_equal(send_one(r, d[2], 8, 77), 0);
+    struct rdps_rx_datagram back;
+    bool answered = false;
+    for (int i = 0; i < NSRC && !answered; i++) {
+        struct rdps_verbs_info ii;
+        assert_int_equal(rdps__verbs_transport_info(src[i], &ii), 0);
+        if (ii.qpn != seen_qpn[2])
+            continue;
+        assert_int_equal(recv_one(src[i], &back), 1);
+        assert_int_equal(back.src_qpn, ir.qpn);
+        src[i]->ops->rx_release(src[i], &back, 1);
+        answered = true;
+    }
+    assert_true(answered);
+    r->ops->rx_release(r, rx, held);
+    for (int i = 0; i < NSRC; i++) {
+        ibv_destroy_ah(ahs[i]);
+        src[i]->ops->destroy(src[i]);
+    }
+    r->ops->destroy(r);
 }
 
 static void test_recv_queue_exhaustion(void **state)
@@ -424,6 +517,7 @@ int main(void)
         cmocka_unit_test(test_sizes_up_to_max_payload),
         cmocka_unit_test(test_oversize_rejected),
         cmocka_unit_test(test_many_reply_sources),
+        cmocka_unit_test(test_no_ah_until_reply),
         cmocka_unit_test(test_recv_queue_exhaustion),
         cmocka_unit_test(test_send_backpressure),
         cmocka_unit_test(test_event_fd),

@@ -109,7 +109,9 @@ static int run_echo(struct rdps_transport *t, const char *dir, const struct rdps
             }
             if (!pattern_ok(rx[i].data, rx[i].len))
                 bad++;
-            if (rx[i].reply == NULL || send_to(t, rx[i].reply, rx[i].data, rx[i].len) < 0)
+            const struct rdps_dest *reply = NULL;
+            if (rdps__transport_reply(t, &rx[i], &reply) < 0 ||
+                send_to(t, reply, rx[i].data, rx[i].len) < 0)
                 bad++;
             else
                 echoed++;

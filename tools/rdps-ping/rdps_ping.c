@@ -542,7 +542,8 @@ static int run_listener(struct ping_ctx *pc)
             }
             if (pc->opt.sink)
                 continue;
-            if (rx[i].reply == NULL) {
+            const struct rdps_dest *reply = NULL;
+            if (rdps__transport_reply(pc->t, &rx[i], &reply) < 0) {
                 tot.no_reply++;
                 continue;
             }
@@ -552,7 +553,7 @@ static int run_listener(struct ping_ctx *pc)
                 memcpy(buf.data, rx[i].data, rx[i].len);
                 h.kind = PING_KIND_PONG;
                 ping_header_put(buf.data, &h);
-                err = pc->t->ops->submit(pc->t, &buf, rx[i].len, &rx[i].reply, 1);
+                err = pc->t->ops->submit(pc->t, &buf, rx[i].len, &reply, 1);
             }
             if (err < 0) {
                 tot.echo_failed++; /* counted, reported in the summary */

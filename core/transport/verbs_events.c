@@ -1,0 +1,140 @@
+/* verbs_events.c - verbs transport events: one epoll fd over the completion channel and the async
+ * fd, CQ notification arming, async events (port, device, QP errors) queued for next_event(). */
+#include "verbs_internal.h"
+
+#include "rdps_error.h"
+#include "rdps_log.h"
+
+#include <errno.h>
+#include <string.h>
+
+void rdps__verbs_push_event(struct verbs_transport *vt, enum rdps_transport_event_type type)
+{
+    if (vt->event_count == VERBS_EVENT_RING) {
+        /* Keep the newest: the latest port state is what matters. */
+        vt->event_head = (vt->event_head + 1) % VERBS_EVENT_RING;
+        vt->event_count--;
+    }
+    vt->events[(vt->event_head + vt->event_count) % VERBS_EVENT_RING] = type;
+    vt->event_count++;
+}
+
+static bool is_qp_error_event(const struct ibv_async_event *ev)
+{
+    return ev->event_type == IBV_EVENT_QP_FATAL || ev->event_type == IBV_EVENT_QP_REQ_ERR ||
+           ev->event_type == IBV_EVENT_QP_ACCESS_ERR;
+}
+
+static void drain_async_events(struct verbs_transport *vt)
+{
+    struct ibv_async_event ev;
+    while (ibv_get_async_event(vt->info.verbs, &ev) == 0) {
+        vt->stats.async_events++;
+        switch (ev.event_type) {
+        case IBV_EVENT_PORT_ACTIVE:
+            if (ev.element.port_num == vt->info.port_num)
+                rdps__verbs_push_event(vt, RDPS_TRANSPORT_EV_PORT_ACTIVE);
+            break;
+        case IBV_EVENT_PORT_ERR:
+            if (ev.element.port_num == vt->info.port_num)
+                rdps__verbs_push_event(vt, RDPS_TRANSPORT_EV_PORT_DOWN);
+            break;
+        case IBV_EVENT_DEVICE_FATAL:
+            vt->device_fatal = true;
+            rdps__verbs_push_event(vt, RDPS_TRANSPORT_EV_DEVICE_FATAL);
+            RDPS_LOG_ERR("%s: device fatal error, transport unusable", vt->info.device_name);
+            break;
+        default:
+            if (is_qp_error_event(&ev) && ev.element.qp == vt->info.qp) {
+                /* The QP is in the error state: reset below, reported as QP_RECOVERED. */
+                RDPS_LOG_WRN("%s: %s on qpn 0x%x", vt->info.device_name,
+                             ibv_event_type_str(ev.event_type), vt->info.qpn);
+                vt->need_recovery = true;
+                break;
+            }
+            rdps__verbs_push_event(vt, RDPS_TRANSPORT_EV_OTHER);
+            RDPS_LOG_INF("%s: async event %s", vt->info.device_name,
+                         ibv_event_type_str(ev.event_type));
+            break;
+        }
+        ibv_ack_async_event(&ev);
+    }
+    if (vt->need_recovery && !vt->device_fatal && rdps__verbs_recover_qp(vt) < 0)
+        RDPS_LOG_ERR("%s: QP recovery failed: %s", vt->info.device_name, rdps_last_error_message());
+}
+
+int rdps__verbs_event_fd(struct rdps_transport *t)
+{
+    return to_verbs(t)->epoll_fd;
+}
+
+void rdps__verbs_ack_cq_events(struct verbs_transport *vt)
+{
+    struct ibv_cq *cq;
+    void *cq_ctx;
+    unsigned send_events = 0, recv_events = 0;
+
+    /* The channel fd is non-blocking: this stops at EAGAIN. */
+    while (ibv_get_cq_event(vt->channel, &cq, &cq_ctx) == 0) {
+        if (cq == vt->send_cq)
+            send_events++;
+        else
+            recv_events++;
+    }
+    if (send_events > 0)
+        ibv_ack_cq_events(vt->send_cq, send_events);
+    if (recv_events > 0)
+        ibv_ack_cq_events(vt->recv_cq, recv_events);
+}
+
+/*
+ * Re-arms after the fd fired, with as few system calls as possible (on rxe
+ * every request for notification is one): at most one CQ event is read per
+ * call (the epoll fd is level-triggered, so a second pending event simply
+ * wakes the caller again); a CQ is re-armed only after its notification was
+ * consumed; the send CQ only while a sender may wait for buffers; async events
+ * are read when the wakeup was not a CQ event.
+ */
+int rdps__verbs_arm(struct rdps_transport *t)
+{
+    struct verbs_transport *vt = to_verbs(t);
+    struct ibv_cq *cq;
+    void *cq_ctx;
+
+    if (ibv_get_cq_event(vt->channel, &cq, &cq_ctx) == 0) {
+        ibv_ack_cq_events(cq, 1);
+        if (cq == vt->send_cq)
+            vt->send_notify_armed = false;
+        else
+            vt->recv_notify_armed = false;
+    } else {
+        drain_async_events(vt);
+    }
+    if (!vt->recv_notify_armed) {
+        if (ibv_req_notify_cq(vt->recv_cq, 0) != 0)
+            return rdps__set_err(RDPS_EIO, "ibv_req_notify_cq: %s", strerror(errno));
+        vt->recv_notify_armed = true;
+    }
+    /* Only a sender short of buffers or queue slots waits for send completions. */
+    bool sender_may_wait =
+        vt->send_free_count < vt->signal_every || verbs_sq_room(vt) < vt->signal_every;
+    if (!vt->send_notify_armed && sender_may_wait) {
+        if (ibv_req_notify_cq(vt->send_cq, 0) != 0)
+            return rdps__set_err(RDPS_EIO, "ibv_req_notify_cq: %s", strerror(errno));
+        vt->send_notify_armed = true;
+    }
+    return (int)vt->event_count;
+}
+
+int rdps__verbs_next_event(struct rdps_transport *t, enum rdps_transport_event_type *type)
+{
+    struct verbs_transport *vt = to_verbs(t);
+    if (vt->event_count == 0)
+        drain_async_events(vt);
+    if (vt->event_count == 0)
+        return 0;
+    *type = vt->events[vt->event_head];
+    vt->event_head = (vt->event_head + 1) % VERBS_EVENT_RING;
+    vt->event_count--;
+    return 1;
+}

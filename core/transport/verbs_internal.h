@@ -1,0 +1,167 @@
+/* verbs_internal.h - the verbs UD transport's private state, shared by its files (device, send
+ * pool, receive pool, events, QP lifecycle, ops table); nothing outside core/transport includes it.
+ */
+#ifndef RDPS_VERBS_INTERNAL_H
+#define RDPS_VERBS_INTERNAL_H
+
+#include "rdps_ah_retire.h"
+#include "rdps_reply_cache.h"
+#include "rdps_verbs_transport.h"
+
+#include <infiniband/verbs.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define VERBS_NO_SLOT    UINT32_MAX
+#define VERBS_POLL_BATCH 32
+#define VERBS_EVENT_RING 16
+#define VERBS_BUF_ALIGN  64u
+
+/* What a reply needs from a receive completion besides the source, kept per receive slot. */
+struct verbs_rx_meta {
+    uint16_t slid;
+    uint8_t sl;
+    uint8_t posted; /* the buffer is on the receive queue (re-posted after a QP reset) */
+};
+
+/* A multicast group the QP is attached to, restored after a QP reset. */
+struct verbs_mcast {
+    union ibv_gid gid;
+    uint16_t lid;
+    uint32_t refs;
+};
+
+/*
+ * Receive work-request ids carry the QP generation in the high 32 bits and the
+ * slot in the low 32: completions of a QP incarnation before a reset (flushed
+ * receives straggling in) are recognized and ignored, their slots having been
+ * re-posted by the recovery.
+ */
+static inline uint64_t verbs_recv_wr_id(uint32_t gen, uint32_t slot)
+{
+    return ((uint64_t)gen << 32) | slot;
+}
+
+struct verbs_transport {
+    struct rdps_transport base;
+    struct rdps_verbs_info info;
+    struct ibv_comp_channel *channel;
+    struct ibv_cq *send_cq, *recv_cq;
+    int epoll_fd;
+
+    /* Send pool: slot i is send_mem + i * send_stride; refs counts the claim and each WR. */
+    uint8_t *send_mem;
+    struct ibv_mr *send_mr;
+    uint32_t send_slots, send_stride;
+    uint32_t *send_refs;
+    uint32_t *send_free;
+    uint32_t send_free_count;
+
+    /* Work requests queued by submit(), posted as one chain by flush(). */
+    struct ibv_send_wr *pend_wr;
+    struct ibv_sge *pend_sge;
+    uint32_t *pend_slot;
+    uint32_t pend_count;
+
+    /* Posted WRs by sequence (wr_id); everything below done_seq has completed. */
+    uint32_t *posted_slot;
+    uint64_t next_seq, done_seq;
+    uint64_t signaled_through; /* 1 + sequence of the last signaled WR posted (0: none) */
+    uint32_t sq_depth, signal_every, unsignaled_run;
+
+    /* Receive pool: slot i is recv_mem + i * recv_stride (GRH + MTU). */
+    uint8_t *recv_mem;
+    struct ibv_mr *recv_mr;
+    uint32_t recv_slots, recv_stride, recv_batch, recv_posted;
+    uint32_t recv_gen; /* QP incarnation, bumped by every reset */
+    struct ibv_recv_wr *recv_wr;
+    struct ibv_sge *recv_sge;
+    uint32_t *recv_pending;
+    uint32_t recv_pending_count;
+    struct verbs_rx_meta *rx_meta; /* recv_slots entries */
+    /* Receive completions drained from the CQ, handed out by poll() (recv_slots entries). */
+    struct ibv_wc *wc_ring;
+    uint32_t wc_head, wc_count;
+
+    /* Reply destinations, built on request; evicted AHs wait in `retired` for their sends. */
+    struct rdps_reply_cache replies;
+    struct rdps_ah_retire retired;
+
+    /* QP lifecycle: multicast attachments to restore, and a reset to run. */
+    struct verbs_mcast *mcast;
+    uint32_t mcast_count, mcast_cap;
+    bool need_recovery;
+
+    enum rdps_transport_event_type events[VERBS_EVENT_RING];
+    uint32_t event_head, event_count;
+    bool device_fatal;
+    bool recv_notify_armed, send_notify_armed;
+    struct rdps_transport_stats stats;
+};
+
+static inline struct verbs_transport *to_verbs(struct rdps_transport *t)
+{
+    return (struct verbs_transport *)t;
+}
+
+/* ---- verbs_transport.c: ops table, create / destroy ---- */
+/* true when t (not looking through interceptors) is a verbs transport. */
+bool rdps__verbs_is_verbs(const struct rdps_transport *t);
+
+/* ---- verbs_device.c: device, port and GID ---- */
+/* Opens the device port cfg asks for (or the first ACTIVE one), fills vt->info's port fields. */
+int rdps__verbs_open_port(struct verbs_transport *vt, const struct rdps_verbs_config *cfg,
+                          struct ibv_device_attr *dev_attr);
+
+/* ---- verbs_send.c: send pool ---- */
+int rdps__verbs_claim(struct rdps_transport *t, struct rdps_tx_buf *buf);
+void rdps__verbs_abort(struct rdps_transport *t, struct rdps_tx_buf *buf);
+int rdps__verbs_submit(struct rdps_transport *t, struct rdps_tx_buf *buf, uint32_t len,
+                       const struct rdps_dest *const *dests, unsigned ndest);
+int rdps__verbs_flush(struct rdps_transport *t);
+/* Polls the send CQ (call only through verbs_reap_send, which skips it when nothing is signaled).
+ */
+int rdps__verbs_reap_send_cq(struct verbs_transport *vt);
+/* Counts every queued and posted send as lost and frees their buffers (the QP was reset). */
+void rdps__verbs_send_lose_all(struct verbs_transport *vt);
+/* Hands an AH that queued or posted sends may name to the retirement ring (reaps once if full). */
+int rdps__verbs_retire_ah(struct verbs_transport *vt, void *ah);
+
+static inline int verbs_reap_send(struct verbs_transport *vt)
+{
+    /* Only signaled WRs complete: with none in flight the send CQ has nothing to give. */
+    return vt->signaled_through > vt->done_seq ? rdps__verbs_reap_send_cq(vt) : 0;
+}
+
+static inline uint32_t verbs_sq_room(const struct verbs_transport *vt)
+{
+    uint64_t outstanding = vt->next_seq - vt->done_seq;
+    return vt->sq_depth - (uint32_t)outstanding - vt->pend_count;
+}
+
+/* ---- verbs_recv.c: receive pool ---- */
+int rdps__verbs_post_recv_pending(struct verbs_transport *vt);
+/* Moves every waiting receive completion of the current QP generation into the ring. */
+int rdps__verbs_drain_recv_cq(struct verbs_transport *vt);
+int rdps__verbs_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int max);
+void rdps__verbs_rx_release(struct rdps_transport *t, struct rdps_rx_datagram *rx, int count);
+int rdps__verbs_reply_dest(struct rdps_transport *t, const struct rdps_rx_datagram *rx,
+                           const struct rdps_dest **out);
+/* The reply cache's callbacks: AHs built from a datagram's source, retired by send sequence. */
+void rdps__verbs_reply_cache_ops(struct verbs_transport *vt, struct rdps_reply_cache_ops *ops);
+
+/* ---- verbs_events.c: completion channel and async events ---- */
+int rdps__verbs_event_fd(struct rdps_transport *t);
+int rdps__verbs_arm(struct rdps_transport *t);
+int rdps__verbs_next_event(struct rdps_transport *t, enum rdps_transport_event_type *type);
+void rdps__verbs_push_event(struct verbs_transport *vt, enum rdps_transport_event_type type);
+/* Acks every pending CQ event (ibv_destroy_cq waits for them). */
+void rdps__verbs_ack_cq_events(struct verbs_transport *vt);
+
+/* ---- verbs_qp.c: QP creation, recovery from the error state, multicast attachments ---- */
+int rdps__verbs_create_qp(struct verbs_transport *vt, const struct ibv_device_attr *dev_attr,
+                          uint32_t want_inline);
+/* Resets the QP and brings it back to RTS with receives re-posted and groups re-attached. */
+int rdps__verbs_recover_qp(struct verbs_transport *vt);
+
+#endif /* RDPS_VERBS_INTERNAL_H */
