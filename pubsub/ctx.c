@@ -566,6 +566,13 @@ int rdps_ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out)
         return RDPS_EINVAL;
     }
     *out = ctx->counters;
+    for (const struct rdps_pub *p = ctx->pubs; p != NULL; p = p->next) {
+        out->msgs_sent += p->counters.msgs_sent;
+        out->bytes_sent += p->counters.bytes_sent;
+        out->frames_sent += p->counters.frames_sent;
+        out->frame_bytes_sent += p->counters.frame_bytes_sent;
+        out->send_backpressure += p->counters.send_backpressure;
+    }
     rdps__receive_counters(ctx, out);
     ctx->transport->ops->get_stats(ctx->transport, &ts);
     out->rq_empty = ts.rx_queue_empty;

@@ -105,6 +105,8 @@ struct rdps_ctx {
 
     struct rdps_rx_datagram rx[RDPS_RX_BATCH];
     struct rdps_source rx_source; /* sender of the datagram being handled */
+    struct rdps_topic *rx_topic;  /* its topic (DATA/HEARTBEAT), valid during its handling */
+    uint64_t reassembly_timeout_ns;
     uint64_t bad_frames_by_reason[RDPS_FRAME_REJECT_COUNT];
     rdps_counters counters;
 };

@@ -83,6 +83,12 @@ void rdps__pub_free(rdps_pub_t *pub)
         t->send_membership = NULL;
         t->send_dest = NULL;
     }
+    /* The ctx's totals keep what this publisher sent. */
+    ctx->counters.msgs_sent += pub->counters.msgs_sent;
+    ctx->counters.bytes_sent += pub->counters.bytes_sent;
+    ctx->counters.frames_sent += pub->counters.frames_sent;
+    ctx->counters.frame_bytes_sent += pub->counters.frame_bytes_sent;
+    ctx->counters.send_backpressure += pub->counters.send_backpressure;
     rdps__topic_table_put(&ctx->topics, t);
     free(pub);
 }
@@ -114,15 +120,13 @@ uint32_t rdps_pub_session(const rdps_pub_t *pub)
     return pub ? pub->session_id : 0;
 }
 
+/* The ctx's totals are the sum over its publishers (rdps_ctx_counters): count once, here. */
 static void count_sent(rdps_pub_t *pub, uint32_t frames, uint64_t frame_bytes, size_t msg_len)
 {
-    rdps_counters *cs[3] = {&pub->counters, &pub->topic->counters, &pub->ctx->counters};
-    for (int i = 0; i < 3; i++) {
-        cs[i]->msgs_sent++;
-        cs[i]->bytes_sent += msg_len;
-        cs[i]->frames_sent += frames;
-        cs[i]->frame_bytes_sent += frame_bytes;
-    }
+    pub->counters.msgs_sent++;
+    pub->counters.bytes_sent += msg_len;
+    pub->counters.frames_sent += frames;
+    pub->counters.frame_bytes_sent += frame_bytes;
 }
 
 /*
@@ -141,13 +145,19 @@ static int send_refusal(const rdps_pub_t *pub)
     return state < 0 ? state : RDPS_EAGAIN;
 }
 
+/* The ready case inline (one load each); the rest out of line. */
+static inline int send_check(const rdps_pub_t *pub)
+{
+    if (pub != NULL && pub->topic->send_dest != NULL && !pub->closed &&
+        !pub->ctx->destroy_requested)
+        return 0;
+    return send_refusal(pub);
+}
+
 static int refuse(rdps_pub_t *pub, int rc)
 {
-    if (rc == RDPS_EAGAIN) {
+    if (rc == RDPS_EAGAIN)
         pub->counters.send_backpressure++;
-        pub->topic->counters.send_backpressure++;
-        pub->ctx->counters.send_backpressure++;
-    }
     return rc;
 }
 
@@ -160,7 +170,7 @@ static int deliver_to_local_subs(rdps_pub_t *pub, const void *data, size_t len, 
 {
     rdps_ctx_t *ctx = pub->ctx;
     if (pub->topic->live_subs == 0)
-        return 0;
+        return 0; /* also checked by the hot callers, before the call */
     rdps_msg_info info = {
         .topic = pub->topic->name,
         .topic_id = pub->topic->id,
@@ -180,24 +190,64 @@ int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len)
     return rdps_pub_send_ex(pub, data, len, 0);
 }
 
+/* Posts what was submitted unless RDPS_SEND_MORE asks to batch it with the next send. */
+static int post_unless_more(rdps_ctx_t *ctx, unsigned flags)
+{
+    if (flags & RDPS_SEND_MORE) {
+        ctx->sends_queued = true;
+        return 0;
+    }
+    ctx->sends_queued = false;
+    return ctx->transport->ops->flush(ctx->transport);
+}
+
+/* A message that fits one datagram: copied straight behind the header, no fragmenter. */
+static int send_single(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
+{
+    rdps_ctx_t *ctx = pub->ctx;
+    struct rdps_transport *t = ctx->transport;
+    const struct rdps_dest *dest = pub->topic->send_dest;
+    struct rdps_tx_buf buf;
+    int rc = t->ops->claim(t, &buf);
+    if (rc == RDPS_EAGAIN)
+        rc = rdps__ctx_claim(ctx, &buf); /* flushes and reaps first */
+    if (rc < 0)
+        return refuse(pub, rc);
+    uint64_t ts = rdps__clock_realtime_ns();
+    uint32_t seq = pub->next_seq++;
+    if (len > 0)
+        memcpy(buf.data + RDPS_FRAME_HEADER_LEN, data, len);
+    /* Session and topic ids are nonzero and len fits (checked by the caller): no validation. */
+    uint32_t flen = rdps__frame_put_data_header(buf.data, pub->session_id, pub->topic->id, seq,
+                                                (uint32_t)len, 0, (uint32_t)len, ts, 0);
+    if ((rc = t->ops->submit(t, &buf, flen, &dest, 1)) < 0 ||
+        (rc = post_unless_more(ctx, flags)) < 0)
+        return rc;
+    count_sent(pub, 1, flen, len);
+    if (pub->topic->live_subs == 0)
+        return 0;
+    return deliver_to_local_subs(pub, data, len, seq, ts, 1);
+}
+
 int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
 {
     struct rdps_frag it;
     struct rdps_tx_buf buf;
 
-    int rc = send_refusal(pub);
+    int rc = send_check(pub);
     if (rc < 0)
         return refuse(pub, rc);
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_transport *t = ctx->transport;
     const struct rdps_dest *dest = pub->topic->send_dest;
-    if (data == NULL && len > 0)
-        return rdps__set_err(RDPS_EINVAL, "rdps_pub_send: NULL data with length %zu", len);
-    if (flags & ~RDPS_SEND_MORE)
-        return rdps__set_err(RDPS_EINVAL, "rdps_pub_send_ex: unknown flags 0x%x", flags);
+    if ((data == NULL && len > 0) || (flags & ~RDPS_SEND_MORE))
+        return rdps__set_err(RDPS_EINVAL, "rdps_pub_send: NULL data of %zu bytes or flags 0x%x",
+                             len, flags);
     if (len > ctx->cfg.max_message_size)
         return rdps__set_err(RDPS_EMSGSIZE, "message of %zu bytes above max_message_size %zu", len,
                              ctx->cfg.max_message_size);
+    if (len <= ctx->max_datagram - RDPS_FRAME_HEADER_LEN)
+        return send_single(pub, data, len, flags);
     uint64_t ts = rdps__clock_realtime_ns();
     uint32_t first_seq = pub->next_seq;
     int frames = rdps__frag_init(&it, pub->session_id, pub->topic->id, &pub->next_seq, data, len,
@@ -249,12 +299,8 @@ int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned fla
             return rc;
         deadline = 0;
     }
-    if (flags & RDPS_SEND_MORE)
-        ctx->sends_queued = true;
-    else if ((rc = t->ops->flush(t)) < 0)
+    if ((rc = post_unless_more(ctx, flags)) < 0)
         return rc;
-    else
-        ctx->sends_queued = false;
     count_sent(pub, (uint32_t)frames, frame_bytes, len);
     return deliver_to_local_subs(pub, data, len, first_seq, ts, (uint32_t)frames);
 }
@@ -269,10 +315,13 @@ int rdps_pub_claim(rdps_pub_t *pub, rdps_claim *claim)
     if (claim == NULL)
         return RDPS_EINVAL;
     claim->data = NULL;
-    int rc = send_refusal(pub);
+    int rc = send_check(pub);
     if (rc < 0)
         return refuse(pub, rc);
-    rc = rdps__ctx_claim(pub->ctx, &buf);
+    struct rdps_transport *t = pub->ctx->transport;
+    rc = t->ops->claim(t, &buf);
+    if (rc == RDPS_EAGAIN)
+        rc = rdps__ctx_claim(pub->ctx, &buf); /* flushes and reaps first */
     if (rc < 0)
         return refuse(pub, rc);
     memcpy(claim->opaque_, &buf, sizeof(buf));
@@ -301,7 +350,7 @@ int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len)
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_transport *t = ctx->transport;
     const struct rdps_dest *dest = pub->topic->send_dest;
-    int refusal = send_refusal(pub);
+    int refusal = send_check(pub);
     if (refusal < 0) {
         rdps_pub_abort(pub, claim);
         return refusal;
@@ -316,19 +365,17 @@ int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len)
                              ctx->cfg.max_message_size);
     }
     uint64_t ts = rdps__clock_realtime_ns();
-    uint32_t seq = pub->next_seq;
-    int flen = rdps__frag_put_single(buf.data, buf.capacity, pub->session_id, pub->topic->id,
-                                     &pub->next_seq, len, ctx->max_datagram, ts, 0);
+    uint32_t seq = pub->next_seq++;
+    uint32_t flen = rdps__frame_put_data_header(buf.data, pub->session_id, pub->topic->id, seq,
+                                                (uint32_t)len, 0, (uint32_t)len, ts, 0);
     claim->data = NULL;
-    if (flen < 0) {
-        t->ops->abort(t, &buf);
-        return flen;
-    }
-    int rc = t->ops->submit(t, &buf, (uint32_t)flen, &dest, 1);
+    int rc = t->ops->submit(t, &buf, flen, &dest, 1);
     if (rc == 0)
         rc = t->ops->flush(t);
     if (rc < 0)
         return rc;
-    count_sent(pub, 1, (uint64_t)flen, len);
+    count_sent(pub, 1, flen, len);
+    if (pub->topic->live_subs == 0)
+        return 0;
     return deliver_to_local_subs(pub, buf.data + RDPS_FRAME_HEADER_LEN, len, seq, ts, 1);
 }

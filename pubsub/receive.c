@@ -46,7 +46,6 @@ static void call_subscribers(struct rdps_topic *topic, const void *data, size_t 
 void rdps__deliver_local(rdps_ctx_t *ctx, struct rdps_topic *topic, const void *data, size_t len,
                          const rdps_msg_info *info)
 {
-    bump_delivered(&topic->counters, (uint32_t)len, info->fragments);
     bump_delivered(&ctx->counters, (uint32_t)len, info->fragments);
     call_subscribers(topic, data, len, info);
 }
@@ -55,7 +54,10 @@ static void on_deliver(void *user, const uint8_t *msg, uint32_t len,
                        const struct rdps_reasm_msg_info *ri)
 {
     rdps_ctx_t *ctx = user;
-    struct rdps_topic *topic = rdps__ctx_topic_find(ctx, ri->topic_id);
+    /* The frame that completed the message is the one being handled: same session, same topic. */
+    struct rdps_topic *topic = ctx->rx_topic;
+    if (topic == NULL || topic->id != ri->topic_id)
+        topic = rdps__ctx_topic_find(ctx, ri->topic_id);
     if (topic == NULL || topic->live_subs == 0) {
         ctx->counters.unknown_topic++;
         return;
@@ -91,7 +93,6 @@ static void on_gap(void *user, __attribute__((unused)) uint64_t source_, uint32_
     struct rdps_topic *topic = rdps__ctx_topic_find(ctx, topic_id);
     if (topic == NULL)
         return;
-    topic->counters.gaps += count;
     rdps_event ev = {
         .type = RDPS_EVENT_GAP,
         .topic = topic->name,
@@ -113,6 +114,7 @@ int rdps__receive_init(rdps_ctx_t *ctx)
     rc.max_sessions = ctx->cfg.max_sessions;
     rc.reasm_cap_bytes = ctx->cfg.reassembly_memory;
     rc.partial_timeout_ns = (uint64_t)ctx->cfg.reassembly_timeout_ms * 1000000ull;
+    ctx->reassembly_timeout_ns = rc.partial_timeout_ns;
     rc.hash_seed = ((uint64_t)rdps__ctx_random32() << 32) | rdps__ctx_random32();
     rc.limits = ctx->limits;
     rc.deliver = on_deliver;
@@ -179,9 +181,11 @@ void rdps__receive_datagram(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx)
             ctx->counters.unknown_topic++;
             return;
         }
+        ctx->rx_topic = topic;
         rdps__reasm_on_frame(ctx->reasm, rdps__source_hash(&ctx->rx_source, 0), &v, ctx->now_ns);
+        ctx->rx_topic = NULL;
         /* A partial started here expires no earlier than this: make sure the timer looks. */
-        rdps__ctx_timer_at(ctx, ctx->now_ns + ctx->cfg.reassembly_timeout_ms * 1000000ull);
+        rdps__ctx_timer_at(ctx, ctx->now_ns + ctx->reassembly_timeout_ns);
         return;
     }
     case RDPS_FRAME_ANNOUNCE:

@@ -31,7 +31,6 @@ struct rdps_topic {
     void *receive_membership; /* full join while subs != NULL */
     void *send_membership;    /* send-only join while pubs > 0 */
     const struct rdps_dest *send_dest;
-    rdps_counters counters; /* what is attributable to this topic */
 };
 
 #define RDPS_TOPIC_TABLE_BUCKETS 64

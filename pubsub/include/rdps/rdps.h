@@ -212,7 +212,26 @@ typedef struct rdps_msg_info {
     rdps_source source;       /* the publisher's QP (for messages published in this ctx: ours) */
 } rdps_msg_info;
 
-/* Called from rdps_ctx_poll() for every complete message. `data` is valid only during the call. */
+/*
+ * Called for every complete message: from rdps_ctx_poll()/rdps_ctx_wait(), and from
+ * rdps_pub_send*()/rdps_pub_commit() for subscribers in the same ctx as the publisher. `data` is
+ * valid only during the call.
+ *
+ * Callbacks (message and event callbacks alike) may call:
+ *   - rdps_pub_send*, claim/commit/abort, rdps_ctx_flush: sends work as anywhere else;
+ *   - rdps_pub_create / rdps_sub_create;
+ *   - rdps_pub_destroy / rdps_sub_destroy on any handle of the ctx, the calling subscriber
+ *     included: the handle is closed at once (no further callbacks; calls on it return
+ *     RDPS_ECLOSED) and freed when the outermost rdps_* call that ran the callback returns;
+ *   - rdps_ctx_destroy: the ctx is freed when that outermost call returns, which then returns
+ *     RDPS_ECLOSED (touch neither the ctx nor its handles afterwards);
+ *   - rdps_ctx_poll / rdps_ctx_wait: they do not handle received datagrams (the outer poll is
+ *     in the middle of a batch); they post queued sends, reap send completions, so a
+ *     `while (rdps_pub_send(...) == RDPS_EAGAIN) rdps_ctx_poll(ctx, 0);` retry loop makes
+ *     progress, and return RDPS_EBUSY;
+ *   - counters, ready checks and everything else that only reads.
+ * A callback must not block for long: the ctx's thread is the only one making progress.
+ */
 typedef void (*rdps_msg_cb)(void *user, const void *data, size_t len, const rdps_msg_info *info);
 
 typedef enum rdps_event_type {

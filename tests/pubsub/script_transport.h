@@ -1,0 +1,38 @@
+/* script_transport.h - a test transport whose receive queue is written by the test: datagrams
+ * from any source, exactly as a hostile fabric could deliver them, and an always-joined
+ * membership. Used by pub/sub unit tests and the receive-path fuzzer. */
+#ifndef RDPS_TESTS_SCRIPT_TRANSPORT_H
+#define RDPS_TESTS_SCRIPT_TRANSPORT_H
+
+#include <stdint.h>
+
+#include "ctx_internal.h"
+
+#define SCRIPT_MAX_PAYLOAD 1024
+
+struct script_transport;
+
+/* A transport with max_payload SCRIPT_MAX_PAYLOAD, `send_slots` send buffers. */
+int script_transport_create(uint32_t send_slots, struct rdps_transport **out);
+/*
+ * Queues one datagram as received from `src` (NULL: an anonymous source with no GRH, QPN 0).
+ * Returns 0, or RDPS_ENOSPC when the receive queue (4096 datagrams) is full.
+ */
+int script_transport_inject(struct rdps_transport *t, const struct rdps_source *src,
+                            const void *data, uint32_t len);
+/* Frames the ctx sent since creation (their count and the last one). */
+uint64_t script_transport_sent(const struct rdps_transport *t);
+const uint8_t *script_transport_last_sent(const struct rdps_transport *t, uint32_t *len);
+
+/* A membership whose joins complete at once. */
+int script_membership_create(const struct rdps_membership_ops **ops, void **impl);
+
+/*
+ * A ctx over a script transport and membership, identity `self` (our QPN/GID), clock
+ * `clock(user)`; cfg NULL: defaults. *transport is the ctx's transport (for injection).
+ */
+int script_ctx_create(const rdps_config *cfg, const struct rdps_source *self,
+                      uint64_t (*clock)(void *user), void *clock_user, rdps_ctx_t **out,
+                      struct rdps_transport **transport);
+
+#endif /* RDPS_TESTS_SCRIPT_TRANSPORT_H */
