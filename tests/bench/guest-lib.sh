@@ -1,4 +1,5 @@
 # guest-lib.sh - helpers the perftest comparison scripts share inside an rxe guest (sourced by bash).
+# shellcheck shell=bash
 
 # roce_v2_gid_index DEV: the RoCE v2 IPv4-mapped GID index of port 1 (what rdps picks and
 # what perftest needs with -x), 0 when there is none.

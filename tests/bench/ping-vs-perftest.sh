@@ -55,7 +55,7 @@ index=${RDPS_VM_INDEX:-0}
 sync=${RDPS_VM_SCRATCH:?run inside tools/rxe-vm}/bench
 mkdir -p "$sync"
 # The server side is guest 0; with one guest it is also the client side.
-server_ip=$(echo "${RDPS_VM_IPS:-$RDPS_VM_IP}" | tr ' ,' '\n\n' | sed -n 1p)
+server_ip=$(echo "${RDPS_VM_IPS:-$RDPS_VM_IP}" | tr ' ,' '\n' | sed -n 1p)
 is_server=0 is_client=0
 [ "$index" = 0 ] && is_server=1
 [ "$count" = 1 ] || [ "$index" = 1 ] && is_client=1
@@ -100,7 +100,7 @@ phase() {
 }
 
 compare() {
-	local mode=$1 pt= rd=
+	local mode=$1 pt='' rd=
 	if [ "$mode" = event ]; then
 		pt=-e
 		rd=--event

@@ -1,8 +1,9 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # Host-level self-check of tools/rxe-vm: argument errors, output prefixing, exit status
 # propagation, stopping the other guests after a failure, --timeout, and no leftovers.
 # With CTEST also checks run_guest_suite.sh: passes with no rxe-guest test, fails when one fails.
 # Usage: harness_selfcheck.sh RXE_VM [CTEST]   (boots 4 guests in 3 runs, 2 more with CTEST)
+# shellcheck disable=SC2016 # the single-quoted --host commands expand inside the guests
 set -u
 rxe_vm=${1:?usage: harness_selfcheck.sh RXE_VM [CTEST]}
 ctest=${2:-}

@@ -1,4 +1,4 @@
-# shellcheck shell=sh
+# shellcheck shell=bash
 # Shared helpers for the multi-guest rxe-vm test scripts (sourced, runs inside a guest).
 
 # rxe port counter of this guest's device (0 if the counter is missing).

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Two-guest rxe multicast over rdma_cm with librdmacm's mckey: guest 0 receives, guest 1 sends COUNT datagrams.
 # Usage (in both guests): mckey_pair.sh COUNT all|lossy
 #   all:   pass when the receiver gets every datagram (mckey exits 0 after COUNT receives).
@@ -50,7 +50,7 @@ case "$RDPS_VM_INDEX" in
 			exit 1
 		}
 	else
-		[ "$received" -gt 0 ] && [ "$received" -lt "$count" ] || {
+		{ [ "$received" -gt 0 ] && [ "$received" -lt "$count" ]; } || {
 			echo "FAIL: expected 0 < received < $count under loss, got $received"
 			exit 1
 		}

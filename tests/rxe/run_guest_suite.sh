@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Host-level test: boot ONE rxe-vm guest and run every rxe-guest test of the build tree inside it.
 # Usage: run_guest_suite.sh RXE_VM CTEST BUILD_DIR
 set -u

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Three-guest check (run in every guest): RDPS_VM_* env is consistent, every peer answers ping,
 # an rdma_cm UD exchange (udaddy) works around the ring 0->1->2->0, and mckey multicast from
 # guest 0 reaches guests 1 and 2.
@@ -14,8 +14,10 @@ fail() {
 
 # Environment.
 [ "$RDPS_VM_COUNT" = 3 ] || fail "RDPS_VM_COUNT=$RDPS_VM_COUNT, expected 3"
+# shellcheck disable=SC2086 # split the address list into $1..$3
 set -- $RDPS_VM_IPS
 [ $# = 3 ] || fail "RDPS_VM_IPS='$RDPS_VM_IPS' does not list 3 addresses"
+mine='' next_ip=''
 eval "mine=\${$((i + 1))}"
 [ "$mine" = "$RDPS_VM_IP" ] || fail "RDPS_VM_IP=$RDPS_VM_IP is not entry $i of RDPS_VM_IPS ($RDPS_VM_IPS)"
 [ "$(printf '%s\n' "$@" | sort -u | wc -l)" = 3 ] || fail "RDPS_VM_IPS has duplicates: $RDPS_VM_IPS"

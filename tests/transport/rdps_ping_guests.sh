@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # rdps_ping_guests.sh - rdps-ping across guests (run in every guest by tools/rxe-vm): the last guest pings, the others listen.
 # Usage: rdps_ping_guests.sh RDPS_PING [MIN_LOSS_PCT MAX_LOSS_PCT]
 #   With a loss band (for runs under --netem loss), the client must report a
@@ -54,7 +54,7 @@ while [ $i -lt $last ]; do
 	done
 	i=$((i + 1))
 done
-peer=$(echo "$RDPS_VM_IPS" | tr ' ,' '\n\n' | sed -n 1p)
+peer=$(echo "$RDPS_VM_IPS" | tr ' ,' '\n' | sed -n 1p)
 listeners=$last
 
 if [ -z "$min_loss" ]; then

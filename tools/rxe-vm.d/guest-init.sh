@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # rxe-vm guest stage 2 (PID 1 inside the chroot on the host root): writable shares, rxe device, barrier, then CMD.
 # Usage (from the initramfs): guest-init.sh RUN_DIR INDEX. Everything else comes from RUN_DIR/guest-INDEX.env.
 run=$1
@@ -22,6 +22,7 @@ fail() {
 	poweroff_now
 }
 
+# shellcheck source=/dev/null # written by tools/rxe-vm for this run
 . "$run/guest-$index.env" || fail "cannot read $run/guest-$index.env"
 if [ "$RXEVM_TRACE" = 1 ]; then
 	PS4='+ $(cut -d" " -f1 /proc/uptime) '
@@ -40,6 +41,7 @@ dmesg -n 1
 # Writable shares (run dir, repo, working directory) at the same paths as on the host.
 k=0
 while [ "$k" -lt "$RXEVM_SHARE_COUNT" ]; do
+	p=''
 	eval "p=\$RXEVM_SHARE_$k"
 	mkdir -p "$p" 2>/dev/null
 	mount -t 9p -o "trans=virtio,version=9p2000.L,msize=$RXEVM_MSIZE,cache=mmap" "share$k" "$p" ||
@@ -94,6 +96,7 @@ fi
 
 export RDPS_VM_NETDEV="$netdev" RDPS_VM_DEV="$dev" HOME=/root TERM=dumb
 for v in $RXEVM_EXPORTS; do
+	# shellcheck disable=SC2163 # v holds the name of the variable to export
 	export "$v"
 done
 cd "$RXEVM_CWD" || fail "cannot cd to $RXEVM_CWD"
