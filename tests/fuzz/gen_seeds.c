@@ -1,6 +1,7 @@
 /* gen_seeds.c - writes the seed corpora for the fuzz harnesses (frame_decode/ and reasm/ under a
  * directory). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,90 +64,117 @@ static void frame_seeds(void)
     write_file("frame_decode", "short", buf, 31);
 }
 
-/* A reasm input: records of [op][u16 length][datagram]. */
+/* A reasm input: op bytes and their arguments, as tests/fuzz/fuzz_reasm.c reads them. */
 struct script {
     uint8_t bytes[65536];
     size_t len;
 };
 
-static void script_add(struct script *s, uint8_t op, const uint8_t *dgram, size_t len)
+static void script_bytes(struct script *s, const uint8_t *b, size_t n)
 {
-    if (s->len + 3 + len > sizeof(s->bytes))
-        return;
-    s->bytes[s->len] = op;
-    rdps__put_le16(s->bytes + s->len + 1, (uint16_t)len);
-    memcpy(s->bytes + s->len + 3, dgram, len);
-    s->len += 3 + len;
+    if (s->len + n > sizeof(s->bytes))
+        exit(1);
+    memcpy(s->bytes + s->len, b, n);
+    s->len += n;
 }
 
-/* Adds the frames of one message (max datagram 256) in the order given by `order` (or in order). */
-static void script_message(struct script *s, uint8_t op, uint32_t session, uint32_t *seq,
-                           size_t len, const int *order, size_t order_len)
+/* An honest publish: source src, session 1 + session, datagrams of 48 + 8 * size bytes. */
+static void op_publish(struct script *s, bool send_now, unsigned src, unsigned session,
+                       unsigned size, uint16_t len)
 {
-    uint8_t msg[8192], frames[64][256];
-    int frame_len[64];
-    for (size_t i = 0; i < len; i++)
-        msg[i] = (uint8_t)(i * 31 + session);
-    struct rdps_frag it;
-    int count = rdps__frag_init(&it, session, 0x99, seq, msg, len, sizeof(msg), 256, 1, 0);
-    if (count <= 0 || count > 64)
-        exit(1);
-    for (int i = 0; i < count; i++)
-        frame_len[i] = rdps__frag_next(&it, frames[i], sizeof(frames[i]));
-    if (order == NULL) {
-        for (int i = 0; i < count; i++)
-            script_add(s, op, frames[i], (size_t)frame_len[i]);
-        return;
-    }
-    for (size_t k = 0; k < order_len; k++)
-        if (order[k] < count)
-            script_add(s, op, frames[order[k]], (size_t)frame_len[order[k]]);
+    uint8_t b[4] = {send_now ? 0 : 1, (uint8_t)(src | session << 1 | size << 2)};
+    rdps__put_le16(b + 2, len);
+    script_bytes(s, b, 4);
+}
+
+static void op_send_pool(struct script *s, uint8_t index, int hostile)
+{
+    uint8_t b[2] = {hostile < 0 ? 2 : (uint8_t)(3 | hostile << 3), index};
+    script_bytes(s, b, 2);
+}
+
+static void op_hostile(struct script *s, unsigned hostile, uint8_t sel, uint32_t seq,
+                       uint16_t msg_len, uint16_t offset, uint8_t payload_len)
+{
+    uint8_t b[13] = {(uint8_t)(5 | hostile << 3), sel};
+    rdps__put_le32(b + 2, seq);
+    rdps__put_le16(b + 6, msg_len);
+    rdps__put_le16(b + 8, offset);
+    b[12] = payload_len;
+    script_bytes(s, b, 13);
+}
+
+static void op_time(struct script *s, unsigned steps)
+{
+    uint8_t b = (uint8_t)(6 | steps << 3);
+    script_bytes(s, &b, 1);
+}
+
+static void op_publisher(struct script *s, unsigned src, unsigned session, uint16_t n)
+{
+    uint8_t b[3] = {(uint8_t)(7 | src << 3 | session << 4)};
+    rdps__put_le16(b + 1, n);
+    script_bytes(s, b, 3);
 }
 
 static void reasm_seeds(void)
 {
     static struct script s;
-    uint32_t seq;
 
     memset(&s, 0, sizeof(s));
-    seq = 0xFFFFFFFEu;
-    for (int i = 0; i < 5; i++)
-        script_message(&s, (uint8_t)(i & 1), 1, &seq, (size_t)i * 10, NULL, 0);
+    for (unsigned i = 0; i < 12; i++)
+        op_publish(&s, true, i & 1, (i >> 1) & 1, 26, (uint16_t)(i * 37));
     write_file("reasm", "singles_two_sources", s.bytes, s.len);
 
     memset(&s, 0, sizeof(s));
-    seq = 100;
-    script_message(&s, 0, 2, &seq, 1500, NULL, 0);
+    op_publish(&s, true, 0, 0, 26, 1500);
+    op_publish(&s, true, 1, 1, 0, 8192);
+    op_publish(&s, true, 0, 1, 63, 4000);
     write_file("reasm", "multi_in_order", s.bytes, s.len);
 
     memset(&s, 0, sizeof(s));
-    seq = 0xFFFFFFFCu;
-    static const int reversed_dup[] = {6, 5, 5, 4, 3, 2, 1, 0, 0, 3};
-    script_message(&s, 0, 3, &seq, 1500, reversed_dup, 10);
-    write_file("reasm", "multi_reversed_dups", s.bytes, s.len);
+    op_publish(&s, false, 0, 0, 10, 700);
+    op_publish(&s, false, 1, 0, 10, 500);
+    static const uint8_t order[] = {6, 5, 5, 4, 3, 9, 2, 1, 0, 0, 3, 8, 7, 10, 11, 12, 13, 14, 15};
+    for (size_t i = 0; i < sizeof(order); i++)
+        op_send_pool(&s, order[i], -1);
+    write_file("reasm", "reordered_dups_two_sources", s.bytes, s.len);
 
     memset(&s, 0, sizeof(s));
-    seq = 50;
-    static const int missing_middle[] = {0, 1, 3};
-    script_message(&s, 0, 4, &seq, 900, missing_middle, 3);
-    uint8_t hb[32];
-    rdps__frame_encode_heartbeat(hb, sizeof(hb), 4, 0x99, seq + 3, 9, 0);
-    script_add(&s, 0x80 | 0x30, hb, sizeof(hb)); /* time passes: the partial times out */
-    script_add(&s, 0x80 | 0x70, hb, sizeof(hb));
+    op_publish(&s, false, 0, 0, 10, 900);
+    op_send_pool(&s, 0, -1);
+    op_send_pool(&s, 1, -1);
+    op_send_pool(&s, 3, -1);
+    op_publisher(&s, 0, 0, 1); /* heartbeat: the tail is missing */
+    op_time(&s, 3);
+    op_time(&s, 7);
+    op_send_pool(&s, 2, -1);
     write_file("reasm", "loss_heartbeat_timeout", s.bytes, s.len);
 
     memset(&s, 0, sizeof(s));
-    for (uint32_t session = 1; session <= 8; session++) {
-        seq = session * 1000;
-        static const int first_two[] = {0, 1};
-        script_message(&s, (uint8_t)(session & 3), session, &seq, 3000, first_two, 2);
+    op_publish(&s, false, 0, 0, 10, 1400);
+    op_send_pool(&s, 0, -1);
+    for (unsigned h = 0; h < 4; h++) {
+        /* Copies of honest frames and forged huge or tiny partials from colliding sources. */
+        op_send_pool(&s, 1, (int)h);
+        op_hostile(&s, h, 0, 1000 + h, 8192, 0, 200);
+        op_hostile(&s, h, 1, 2000 + h, 8000, 16 * 4, 16);
+        op_hostile(&s, h, 0x40, 0x80000000u + h, 0, 0, 0);
     }
-    write_file("reasm", "session_and_partial_churn", s.bytes, s.len);
+    for (uint8_t i = 1; i < 20; i++)
+        op_send_pool(&s, i, -1);
+    for (uint8_t session = 0; session < 4; session++) /* one source, more streams than its quota */
+        op_hostile(&s, 1, session, 5000, 0, 0, 0);
+    write_file("reasm", "hostile_sources", s.bytes, s.len);
 
     memset(&s, 0, sizeof(s));
-    seq = 1;
-    script_message(&s, 0, 5, &seq, 8000, NULL, 0);
-    write_file("reasm", "max_message", s.bytes, s.len);
+    op_publish(&s, true, 0, 0, 26, 10);
+    op_publisher(&s, 0, 0, 2000);   /* skip 8000 sequences: a reset */
+    op_publisher(&s, 0, 0, 0x8001); /* a heartbeat from far ahead */
+    op_publish(&s, true, 0, 0, 26, 10);
+    op_publisher(&s, 0, 0, 100); /* skip 400: a gap */
+    op_publish(&s, true, 0, 0, 26, 20);
+    write_file("reasm", "skip_reset_gap", s.bytes, s.len);
 }
 
 int main(int argc, char **argv)
