@@ -107,13 +107,16 @@ int rdps__verbs_recover_qp(struct verbs_transport *vt)
 {
     struct ibv_qp_attr attr;
     vt->need_recovery = false;
+    /* Before the reset: some providers remove a QP's completions from its CQs when it is reset. */
+    (void)rdps__verbs_drain_recv_cq(vt);
+    (void)verbs_reap_send(vt); /* sends that completed before the error are not lost */
     memset(&attr, 0, sizeof(attr));
     attr.qp_state = IBV_QPS_RESET;
     int rc = ibv_modify_qp(vt->info.qp, &attr, IBV_QP_STATE);
     if (rc != 0)
         return rdps__set_err(rdps__errno_code(rc), "ibv_modify_qp(RESET): %s", strerror(rc));
 
-    (void)rdps__verbs_drain_recv_cq(vt);
+    (void)rdps__verbs_drain_recv_cq(vt); /* what completed meanwhile */
     drop_failed_from_ring(vt);
     vt->recv_gen++;
     for (uint32_t slot = 0; slot < vt->recv_slots; slot++) {
@@ -124,7 +127,7 @@ int rdps__verbs_recover_qp(struct verbs_transport *vt)
     }
     vt->recv_posted = 0;
 
-    (void)verbs_reap_send(vt); /* sends that completed before the error are not lost */
+    (void)verbs_reap_send(vt);
     rdps__verbs_send_lose_all(vt);
     vt->need_recovery = false; /* what the reaps saw is this same error */
 

@@ -16,16 +16,13 @@ int rdps__verbs_post_recv_pending(struct verbs_transport *vt)
         return 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t slot = vt->recv_pending[i];
-        struct ibv_sge *sge = &vt->recv_sge[i];
         struct ibv_recv_wr *wr = &vt->recv_wr[i];
-        sge->addr = (uint64_t)(uintptr_t)(vt->recv_mem + (size_t)slot * vt->recv_stride);
-        sge->length = vt->info.active_mtu_bytes + RDPS_GRH_BYTES;
-        sge->lkey = vt->recv_mr->lkey;
+        /* sg_list, num_sge, length and lkey were set once at create; chained up to the last. */
+        vt->recv_sge[i].addr = (uint64_t)(uintptr_t)(vt->recv_mem + (size_t)slot * vt->recv_stride);
         wr->wr_id = verbs_recv_wr_id(vt->recv_gen, slot);
-        wr->sg_list = sge;
-        wr->num_sge = 1;
-        wr->next = i + 1 < n ? &vt->recv_wr[i + 1] : NULL;
+        wr->next = &vt->recv_wr[i + 1];
     }
+    vt->recv_wr[n - 1].next = NULL;
     struct ibv_recv_wr *bad = NULL;
     int ret = ibv_post_recv(vt->info.qp, &vt->recv_wr[0], &bad);
     uint32_t posted = ret == 0 ? n : (uint32_t)(bad - &vt->recv_wr[0]);

@@ -152,13 +152,9 @@ int rdps__verbs_submit(struct rdps_transport *t, struct rdps_tx_buf *buf, uint32
         uint32_t k = vt->pend_count++;
         struct ibv_sge *sge = &vt->pend_sge[k];
         struct ibv_send_wr *wr = &vt->pend_wr[k];
+        /* sg_list, num_sge, opcode and lkey were set once at create (rdps__verbs_prepare_wrs). */
         sge->addr = addr;
         sge->length = len;
-        sge->lkey = vt->send_mr->lkey;
-        memset(wr, 0, sizeof(*wr));
-        wr->sg_list = sge;
-        wr->num_sge = 1;
-        wr->opcode = IBV_WR_SEND;
         wr->send_flags = inline_send ? IBV_SEND_INLINE : 0;
         wr->wr.ud.ah = dests[i]->ah;
         wr->wr.ud.remote_qpn = dests[i]->remote_qpn;

@@ -173,6 +173,23 @@ static void size_pools(struct verbs_transport *vt, const struct rdps_verbs_confi
     vt->recv_stride = round_up(vt->info.active_mtu_bytes + RDPS_GRH_BYTES, VERBS_BUF_ALIGN);
 }
 
+/* The work-request fields that never change, set once so the data path writes only the rest. */
+static void prepare_wrs(struct verbs_transport *vt)
+{
+    for (uint32_t k = 0; k < vt->sq_depth; k++) {
+        vt->pend_wr[k].sg_list = &vt->pend_sge[k];
+        vt->pend_wr[k].num_sge = 1;
+        vt->pend_wr[k].opcode = IBV_WR_SEND;
+        vt->pend_sge[k].lkey = vt->send_mr->lkey;
+    }
+    for (uint32_t i = 0; i < vt->recv_slots; i++) {
+        vt->recv_wr[i].sg_list = &vt->recv_sge[i];
+        vt->recv_wr[i].num_sge = 1;
+        vt->recv_sge[i].length = vt->info.active_mtu_bytes + RDPS_GRH_BYTES;
+        vt->recv_sge[i].lkey = vt->recv_mr->lkey;
+    }
+}
+
 /* PD, registered pools, completion channel and CQs (the QP comes after). */
 static int create_resources(struct verbs_transport *vt, const struct rdps_verbs_config *cfg)
 {
@@ -188,6 +205,7 @@ static int create_resources(struct verbs_transport *vt, const struct rdps_verbs_
     if (vt->send_mr == NULL || vt->recv_mr == NULL)
         return rdps__set_err(rdps__errno_code(errno), "ibv_reg_mr: %s (check ulimit -l)",
                              strerror(errno));
+    prepare_wrs(vt);
     vt->channel = ibv_create_comp_channel(vt->info.verbs);
     if (vt->channel == NULL)
         return rdps__set_err(rdps__errno_code(errno), "ibv_create_comp_channel: %s",

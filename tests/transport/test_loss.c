@@ -190,12 +190,60 @@ static void test_interceptor_over_loopback(void **state)
     rdps__loopback_fabric_destroy(f);
 }
 
+/* The interceptor is reached through the base transport's inner pointer, and forwards reply_dest.
+ */
+static void test_inner_pointer_and_reply(void **state)
+{
+    (void)state;
+    struct rdps_loopback_fabric *f;
+    struct rdps_transport *a, *b, *lossy, *lossier;
+    const struct rdps_dest *to_b, *reply = NULL;
+    struct rdps_rx_datagram rx[2];
+    struct rdps_loss_config none = {.seed = 3};
+
+    assert_int_equal(rdps__loopback_fabric_create(&f), 0);
+    assert_int_equal(rdps__loopback_create(f, NULL, &a), 0);
+    assert_int_equal(rdps__loopback_create(f, NULL, &b), 0);
+    assert_null(b->inner);
+    assert_ptr_equal(rdps__transport_innermost(b), b);
+    assert_int_equal(rdps__loss_transport_create(b, &none, &lossy), 0);
+    assert_int_equal(rdps__loss_transport_create(lossy, &none, &lossier), 0);
+    assert_ptr_equal(lossier->inner, lossy);
+    assert_ptr_equal(rdps__loss_transport_inner(lossier), lossy);
+    assert_ptr_equal(rdps__transport_innermost(lossier), b);
+    assert_null(rdps__loss_transport_inner(b)); /* not an interceptor */
+
+    assert_int_equal(rdps__loopback_dest(b, &to_b), 0);
+    struct rdps_tx_buf buf;
+    assert_int_equal(a->ops->claim(a, &buf), 0);
+    memset(buf.data, 0, 4);
+    assert_int_equal(a->ops->submit(a, &buf, 4, &to_b, 1), 0);
+    assert_int_equal(a->ops->flush(a), 0);
+    assert_int_equal(lossier->ops->poll(lossier, rx, 2), 1);
+    assert_int_equal(rdps__transport_reply(lossier, &rx[0], &reply), 0);
+    const struct rdps_dest *to_a;
+    assert_int_equal(rdps__loopback_dest(a, &to_a), 0);
+    assert_ptr_equal(reply, to_a);
+    struct rdps_rx_datagram bogus = {.slot = 12345};
+    assert_int_equal(rdps__transport_reply(lossier, &bogus, &reply), RDPS_EINVAL);
+    assert_null(reply);
+    lossier->ops->rx_release(lossier, rx, 1);
+
+    lossier->ops->destroy(lossier); /* destroys lossy and b */
+    a->ops->destroy(a);
+    rdps__loopback_fabric_destroy(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rate_within_band),   cmocka_unit_test(test_reproducible_per_seed),
-        cmocka_unit_test(test_splitmix_reference), cmocka_unit_test(test_type_mask),
-        cmocka_unit_test(test_bad_rates),          cmocka_unit_test(test_interceptor_over_loopback),
+        cmocka_unit_test(test_rate_within_band),
+        cmocka_unit_test(test_reproducible_per_seed),
+        cmocka_unit_test(test_splitmix_reference),
+        cmocka_unit_test(test_type_mask),
+        cmocka_unit_test(test_bad_rates),
+        cmocka_unit_test(test_interceptor_over_loopback),
+        cmocka_unit_test(test_inner_pointer_and_reply),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
