@@ -88,6 +88,15 @@ int rdps__verbs_transport_detach_mcast(struct rdps_transport *t, const union ibv
                                        uint16_t lid);
 
 /*
+ * Gives up an address handle that sends of this transport may name: it is
+ * destroyed once every send queued or posted so far has completed (at once
+ * when none is outstanding, at the latest by destroy). The transport's reply
+ * cache retires its AHs the same way (rdps_ah_retire.h). 0, or RDPS_EAGAIN
+ * when too many AHs wait already (the caller keeps ah and retries later).
+ */
+int rdps__verbs_transport_retire_ah(struct rdps_transport *t, struct ibv_ah *ah);
+
+/*
  * Test hook: moves the QP to the error state (ibv_modify_qp IBV_QPS_ERR), as
  * a fatal QP error would. The transport notices (flushed completions, a
  * refused post or the QP_FATAL event), resets the QP and reports

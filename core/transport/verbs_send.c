@@ -76,6 +76,14 @@ int rdps__verbs_retire_ah(struct verbs_transport *vt, void *ah)
     return err;
 }
 
+int rdps__verbs_transport_retire_ah(struct rdps_transport *t, struct ibv_ah *ah)
+{
+    t = rdps__transport_innermost(t);
+    if (!rdps__verbs_is_verbs(t) || ah == NULL)
+        return rdps__set_err(RDPS_EINVAL, "retire_ah: not a verbs transport or no AH");
+    return rdps__verbs_retire_ah(to_verbs(t), ah);
+}
+
 int rdps__verbs_claim(struct rdps_transport *t, struct rdps_tx_buf *buf)
 {
     struct verbs_transport *vt = to_verbs(t);

@@ -298,6 +298,27 @@ static void test_no_ah_until_reply(void **state)
     r->ops->destroy(r);
 }
 
+/* An AH retired while a send that names it is in flight: the send still arrives. */
+static void test_retire_ah_with_send_in_flight(void **state)
+{
+    struct pair *p = *state;
+    struct rdps_rx_datagram rx;
+    assert_int_equal(rdps__verbs_transport_retire_ah(p->a, NULL), RDPS_EINVAL);
+    for (int i = 0; i < 40; i++) {
+        struct ibv_ah *ah = vt_make_ah(&p->ia, &p->ib);
+        assert_non_null(ah);
+        struct rdps_dest d = {ah, p->ib.qpn, p->ib.qkey};
+        assert_int_equal(send_one(p->a, &d, 200, (uint32_t)i), 0);
+        assert_int_equal(rdps__verbs_transport_retire_ah(p->a, ah), 0);
+        assert_int_equal(recv_one(p->b, &rx), 1);
+        assert_true(check_pattern(rx.data, 200, (uint32_t)i));
+        p->b->ops->rx_release(p->b, &rx, 1);
+    }
+    struct rdps_transport_stats st;
+    p->a->ops->get_stats(p->a, &st);
+    assert_int_equal(st.tx_completion_errors, 0);
+}
+
 static void test_recv_queue_exhaustion(void **state)
 {
     struct pair *p = *state;
@@ -518,6 +539,7 @@ int main(void)
         cmocka_unit_test(test_oversize_rejected),
         cmocka_unit_test(test_many_reply_sources),
         cmocka_unit_test(test_no_ah_until_reply),
+        cmocka_unit_test(test_retire_ah_with_send_in_flight),
         cmocka_unit_test(test_recv_queue_exhaustion),
         cmocka_unit_test(test_send_backpressure),
         cmocka_unit_test(test_event_fd),
