@@ -1,4 +1,5 @@
 /* rdsub.c - subscribe to an rdps topic: print, count or verify the messages that arrive. */
+#include <arpa/inet.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -9,19 +10,13 @@
 #include <rdps/rdps.h>
 
 #include "ctx_options.h"
-#include "pattern.h"
-#include "tool_util.h"
+#include "rdps_clock.h"
+#include "tool_cli.h"
+#include "tool_json.h"
+#include "verify.h"
 
 static const char *prog = "rdsub";
 static volatile sig_atomic_t stop_requested;
-
-enum exit_code {
-    EXIT_OK = 0,
-    EXIT_VERIFY_FAILED = 1,
-    EXIT_USAGE = 2,
-    EXIT_TIMEOUT = 3,
-    EXIT_RUNTIME = 4,
-};
 
 struct options {
     const char *topic;
@@ -34,11 +29,9 @@ struct options {
 
 struct state {
     const struct options *opt;
-    uint64_t messages, bytes, fragments, corrupt;
+    uint64_t messages, bytes, fragments;
     uint64_t first_ns, last_ns;
-    struct pattern_tracker tracker;
-    uint32_t verify_session; /* --verify follows the first publisher session it sees */
-    uint64_t other_sessions;
+    struct verify verify; /* --verify: per publisher session (verify.h) */
 };
 
 static void usage(FILE *out)
@@ -50,13 +43,23 @@ static void usage(FILE *out)
             "Receives messages of TOPIC and prints them (text, or a hex summary for binary).\n"
             "  -t, --topic TOPIC   topic name (required)\n"
             "  -c, --count N       exit 0 once N messages arrived (default: run until SIGINT)\n"
-            "      --timeout SEC   give up after SEC seconds (exit 3)\n"
-            "      --verify        check rdpub --pattern messages: corrupt, duplicate, missing\n"
+            "      --timeout SEC   give up after SEC seconds\n"
+            "      --verify        check rdpub --pattern -c N messages: exit 0 only when one\n"
+            "                      publisher session delivered all N (indices 0..N-1) intact;\n"
+            "                      every session is counted on its own, corrupt, duplicate and\n"
+            "                      missing messages are reported (needs -c N)\n"
             "      --seed N        pattern seed used by the publisher (default 1)\n"
-            "      --json          print a one-line JSON summary at exit\n"
+            "      --json          print a one-line JSON summary at exit (with --verify: the\n"
+            "                      verified session's figures, totals and every session's)\n"
             "  -q, --quiet         do not print messages\n");
     tool_ctx_options_usage(out);
-    fprintf(out, "Exit: 0 done, 1 verification failed, 2 bad usage, 3 timeout, 4 runtime error.\n");
+    fprintf(out,
+            "Exit: 0 done (-c N arrived; --verify: N of one session, all intact)\n"
+            "      1 verification failed: corrupt, duplicate or out-of-range messages\n"
+            "      2 bad usage\n"
+            "      3 timeout: fewer than N arrived (--verify: no message at all)\n"
+            "      4 runtime error\n"
+            "      5 --verify: messages missing (no session delivered all N by the timeout)\n");
 }
 
 static void on_signal(int sig)
@@ -76,7 +79,8 @@ static void print_message(const void *data, size_t len, const rdps_msg_info *inf
         fputc('\n', stdout);
         return;
     }
-    printf("[%zu bytes, session %08" PRIx32 " seq %" PRIu32 "]", len, info->session_id, info->seq);
+    printf("[%zu bytes, session %08" PRIx32 " qpn 0x%" PRIx32 " seq %" PRIu32 "]", len,
+           info->session_id, info->source.qpn, info->seq);
     for (size_t i = 0; i < len && i < 16; i++)
         printf(" %02x", p[i]);
     printf("%s\n", len > 16 ? " ..." : "");
@@ -85,7 +89,7 @@ static void print_message(const void *data, size_t len, const rdps_msg_info *inf
 static void on_message(void *user, const void *data, size_t len, const rdps_msg_info *info)
 {
     struct state *st = user;
-    uint64_t now = tool_now_ns();
+    uint64_t now = rdps__clock_monotonic_ns();
 
     if (st->messages == 0)
         st->first_ns = now;
@@ -93,21 +97,8 @@ static void on_message(void *user, const void *data, size_t len, const rdps_msg_
     st->messages++;
     st->bytes += len;
     st->fragments += info->fragments;
-
-    if (st->opt->verify) {
-        if (st->verify_session == 0)
-            st->verify_session = info->session_id;
-        if (info->session_id != st->verify_session) {
-            st->other_sessions++;
-        } else {
-            uint64_t index;
-            if (pattern_check(st->opt->seed, data, len, st->tracker.next_hint, &index) !=
-                PATTERN_OK)
-                st->corrupt++;
-            else
-                pattern_tracker_add(&st->tracker, index);
-        }
-    }
+    if (st->opt->verify)
+        (void)verify_message(&st->verify, &info->source, info->session_id, data, len);
     if (!st->opt->quiet)
         print_message(data, len, info);
 }
@@ -146,25 +137,19 @@ static bool parse_args(int argc, char **argv, struct options *opt)
             opt->topic = optarg;
             break;
         case 'c':
-            if (!tool_parse_u64(optarg, 1, UINT64_MAX, false, &opt->count)) {
-                tool_error(prog, "-c needs a positive count, got '%s'", optarg);
+            if (!tool_opt_u64(prog, "-c", optarg, 1, UINT64_MAX, &opt->count))
                 return false;
-            }
             break;
         case OPT_TIMEOUT:
-            if (!tool_parse_u64(optarg, 1, 86400 * 365, false, &opt->timeout_s)) {
-                tool_error(prog, "--timeout needs a positive number of seconds, got '%s'", optarg);
+            if (!tool_opt_u64(prog, "--timeout", optarg, 1, 86400 * 365, &opt->timeout_s))
                 return false;
-            }
             break;
         case OPT_VERIFY:
             opt->verify = true;
             break;
         case OPT_SEED:
-            if (!tool_parse_u64(optarg, 0, UINT64_MAX, false, &opt->seed)) {
-                tool_error(prog, "--seed needs a non-negative integer, got '%s'", optarg);
+            if (!tool_opt_u64(prog, "--seed", optarg, 0, UINT64_MAX, &opt->seed))
                 return false;
-            }
             break;
         case OPT_JSON:
             opt->json = true;
@@ -174,7 +159,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
             break;
         case 'h':
             usage(stdout);
-            exit(EXIT_OK);
+            exit(TOOL_EXIT_OK);
         default:
             return false;
         }
@@ -198,27 +183,79 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         tool_error(prog, "--verify needs -c COUNT (the number of pattern messages published)");
         return false;
     }
+    if (opt->verify && opt->count > VERIFY_MAX_EXPECT) {
+        tool_error(prog, "--verify checks at most %llu messages (a 32-bit index), got -c %" PRIu64,
+                   VERIFY_MAX_EXPECT, opt->count);
+        return false;
+    }
     return true;
 }
 
+static void json_source(struct tool_json *j, const rdps_source *s)
+{
+    char gid[INET6_ADDRSTRLEN] = "";
+    if (s->has_gid)
+        inet_ntop(AF_INET6, s->gid, gid, sizeof(gid));
+    tool_json_str(j, "gid", gid);
+    tool_json_u64(j, "qpn", s->qpn);
+    tool_json_u64(j, "lid", s->lid);
+}
+
+static void json_session(struct tool_json *j, const char *key, const struct verify *v,
+                         const struct verify_session *s)
+{
+    tool_json_object_begin(j, key);
+    tool_json_u64(j, "session", s->session_id);
+    json_source(j, &s->source);
+    tool_json_u64(j, "messages", s->messages);
+    tool_json_u64(j, "verified", s->distinct);
+    tool_json_u64(j, "missing", verify_session_missing(v, s));
+    tool_json_u64(j, "holes", verify_session_holes(s));
+    tool_json_u64(j, "duplicates", s->duplicates);
+    tool_json_u64(j, "corrupt", s->corrupt);
+    tool_json_u64(j, "out_of_range", s->out_of_range);
+    tool_json_object_end(j);
+}
+
+/*
+ * Top-level figures keep their meaning for scripts: messages/bytes are
+ * everything received; with --verify, verified/missing/holes are the
+ * verified session's (verify_reported), corrupt/duplicates/out_of_range are
+ * totals over all sessions, and "sessions" lists each one.
+ */
 static void print_json(const struct state *st, const rdps_counters *c, uint64_t wall_ns)
 {
     struct tool_json j;
     double elapsed = st->messages > 1 ? (double)(st->last_ns - st->first_ns) / 1e9 : 0.0;
-    uint64_t missing = 0;
-    if (st->opt->verify && st->opt->count > st->tracker.distinct)
-        missing = st->opt->count - st->tracker.distinct;
+    const struct verify *v = &st->verify;
+    const struct verify_session *best = st->opt->verify ? verify_reported(v) : NULL;
+    struct verify_session sum;
+    verify_totals(v, &sum);
 
-    tool_json_begin(&j, stdout);
+    tool_json_init(&j, stdout);
+    tool_json_object_begin(&j, NULL);
     tool_json_str(&j, "tool", "rdsub");
     tool_json_str(&j, "topic", st->opt->topic);
     tool_json_u64(&j, "messages", st->messages);
     tool_json_u64(&j, "bytes", st->bytes);
     tool_json_u64(&j, "fragments", st->fragments);
-    tool_json_u64(&j, "corrupt", st->corrupt);
-    tool_json_u64(&j, "duplicates", st->tracker.duplicates);
-    tool_json_u64(&j, "missing", missing);
-    tool_json_u64(&j, "verified", st->opt->verify ? st->tracker.distinct : 0);
+    tool_json_u64(&j, "corrupt", sum.corrupt);
+    tool_json_u64(&j, "duplicates", sum.duplicates);
+    tool_json_u64(&j, "out_of_range", sum.out_of_range);
+    tool_json_u64(&j, "missing", st->opt->verify ? verify_session_missing(v, best) : 0);
+    tool_json_u64(&j, "holes", verify_session_holes(best));
+    tool_json_u64(&j, "verified", best != NULL ? best->distinct : 0);
+    if (st->opt->verify) {
+        tool_json_str(&j, "verdict", verify_verdict_name(verify_verdict(v)));
+        tool_json_u64(&j, "expected", st->opt->count);
+        tool_json_u64(&j, "untracked", v->untracked);
+        if (best != NULL)
+            json_session(&j, "verified_session", v, best);
+        tool_json_array_begin(&j, "sessions");
+        for (unsigned i = 0; i < v->nsessions; i++)
+            json_session(&j, NULL, v, &v->sessions[i]);
+        tool_json_array_end(&j);
+    }
     tool_json_u64(&j, "gaps", c->gaps);
     tool_json_u64(&j, "lost", c->lost);
     tool_json_u64(&j, "evicted", c->reasm_evictions);
@@ -232,7 +269,49 @@ static void print_json(const struct state *st, const rdps_counters *c, uint64_t 
     tool_json_double(&j, "elapsed_s", elapsed);
     tool_json_double(&j, "msgs_per_s", elapsed > 0 ? (double)(st->messages - 1) / elapsed : 0.0);
     tool_json_double(&j, "wall_s", (double)wall_ns / 1e9);
-    tool_json_end(&j);
+    tool_json_object_end(&j);
+    tool_json_finish(&j);
+}
+
+/* The exit status and its one-line explanation on stderr. */
+static int verdict_status(const struct state *st, bool timed_out)
+{
+    const struct options *opt = st->opt;
+    if (!opt->verify) {
+        if (timed_out && opt->count > 0) {
+            tool_error(prog,
+                       "timed out after %" PRIu64 " s with %" PRIu64 " of %" PRIu64 " messages",
+                       opt->timeout_s, st->messages, opt->count);
+            return TOOL_EXIT_TIMEOUT;
+        }
+        return TOOL_EXIT_OK;
+    }
+    const struct verify *v = &st->verify;
+    const struct verify_session *best = verify_reported(v);
+    struct verify_session sum;
+    verify_totals(v, &sum);
+    switch (verify_verdict(v)) {
+    case VERIFY_PASSED:
+        return TOOL_EXIT_OK;
+    case VERIFY_FAILED:
+        tool_error(prog,
+                   "verification failed: %" PRIu64 " corrupt, %" PRIu64 " duplicate, %" PRIu64
+                   " out-of-range messages (of %" PRIu64 " in %u sessions)",
+                   sum.corrupt, sum.duplicates, sum.out_of_range, v->messages, v->nsessions);
+        return TOOL_EXIT_FAILED;
+    case VERIFY_MISSING:
+        tool_error(prog,
+                   "messages missing: session %08" PRIx32 " (the best of %u) delivered %" PRIu64
+                   " of %" PRIu64 ", %" PRIu64 " of them lost below index %" PRIu64 "%s",
+                   best != NULL ? best->session_id : 0, v->nsessions,
+                   best != NULL ? best->distinct : 0, opt->count, verify_session_holes(best),
+                   best != NULL ? best->next_index : 0, timed_out ? "" : " (interrupted)");
+        return TOOL_EXIT_MISSING;
+    case VERIFY_NOTHING:
+        break;
+    }
+    tool_error(prog, "no message arrived%s", timed_out ? " before the timeout" : "");
+    return TOOL_EXIT_TIMEOUT;
 }
 
 int main(int argc, char **argv)
@@ -241,20 +320,18 @@ int main(int argc, char **argv)
     struct state st = {0};
     rdps_ctx_t *ctx = NULL;
     rdps_sub_t *sub = NULL;
-    int rc, status = EXIT_OK;
+    int rc, status = TOOL_EXIT_OK;
 
     if (!parse_args(argc, argv, &opt)) {
-        fprintf(stderr, "Try '%s --help'.\n", prog);
-        return EXIT_USAGE;
+        tool_usage_hint(prog);
+        return TOOL_EXIT_USAGE;
     }
     st.opt = &opt;
-    if (opt.verify && pattern_tracker_init(&st.tracker, opt.count) != 0) {
-        tool_error(prog, "out of memory for %" PRIu64 " messages", opt.count);
-        return EXIT_RUNTIME;
-    }
+    if (opt.verify)
+        (void)verify_init(&st.verify, opt.count, opt.seed); /* -c was checked */
 
     if (tool_ctx_open(prog, &opt.ctx, 0, &ctx) < 0) {
-        status = EXIT_RUNTIME;
+        status = TOOL_EXIT_RUNTIME;
         goto out;
     }
     rdps_sub_opts sopts = {.group = opt.ctx.group};
@@ -262,52 +339,42 @@ int main(int argc, char **argv)
     if (rc < 0) {
         tool_error(prog, "cannot subscribe to '%s': %s (%s)", opt.topic, rdps_strerror(rc),
                    rdps_last_error_message());
-        status = EXIT_RUNTIME;
+        status = TOOL_EXIT_RUNTIME;
         goto out;
     }
 
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    uint64_t start = tool_now_ns();
+    uint64_t start = rdps__clock_monotonic_ns();
     uint64_t deadline = opt.timeout_s ? start + opt.timeout_s * 1000000000ull : UINT64_MAX;
+    bool timed_out = false;
     while (!stop_requested) {
         rc = rdps_ctx_wait(ctx, 100);
         if (rc < 0) {
             tool_error(prog, "polling failed: %s (%s)", rdps_strerror(rc),
                        rdps_last_error_message());
-            status = EXIT_RUNTIME;
+            status = TOOL_EXIT_RUNTIME;
             break;
         }
-        if (opt.count && st.messages >= opt.count)
+        /* With --verify only a complete session ends the run: other sessions never count. */
+        if (opt.verify ? verify_complete(&st.verify) : (opt.count && st.messages >= opt.count))
             break;
-        if (opt.verify && opt.count && st.tracker.distinct >= opt.count)
-            break;
-        if (tool_now_ns() >= deadline) {
-            if (opt.count)
-                status = EXIT_TIMEOUT;
+        if (rdps__clock_monotonic_ns() >= deadline) {
+            timed_out = true;
             break;
         }
     }
-    if (status == EXIT_TIMEOUT)
-        tool_error(prog, "timed out after %" PRIu64 " s with %" PRIu64 " of %" PRIu64 " messages",
-                   opt.timeout_s, st.messages, opt.count);
-    if (opt.verify &&
-        (st.corrupt > 0 || st.tracker.duplicates > 0 || st.tracker.out_of_range > 0)) {
-        tool_error(prog,
-                   "verification failed: %" PRIu64 " corrupt, %" PRIu64 " duplicate, %" PRIu64
-                   " out-of-range messages",
-                   st.corrupt, st.tracker.duplicates, st.tracker.out_of_range);
-        status = EXIT_VERIFY_FAILED;
-    }
+    if (status == TOOL_EXIT_OK)
+        status = verdict_status(&st, timed_out);
     if (opt.json) {
         rdps_counters counters;
         rdps_sub_counters(sub, &counters);
-        print_json(&st, &counters, tool_now_ns() - start);
+        print_json(&st, &counters, rdps__clock_monotonic_ns() - start);
     }
 out:
     rdps_sub_destroy(sub);
     rdps_ctx_destroy(ctx);
     if (opt.verify)
-        pattern_tracker_fini(&st.tracker);
+        verify_fini(&st.verify);
     return status;
 }
