@@ -1,42 +1,77 @@
-#!/bin/sh
-# cli_errors.sh - rdpub and rdsub reject bad arguments with one clear line and exit 2, and a
-# missing device with one line and exit 4; never a crash or a hang.
+#!/usr/bin/env bash
+# cli_errors.sh - the rdps tools reject bad arguments with one clear line (plus a --help hint) and
+# exit 2, and a missing device with one line and exit 4; never a crash or a hang. Each tool's
+# --help documents the exit codes it uses.
 # usage: cli_errors.sh BUILD_DIR
 set -u
 build=${1:?usage: cli_errors.sh BUILD_DIR}
 pub=$build/tools/rdpub/rdpub
 sub=$build/tools/rdsub/rdsub
+ping=$build/tools/rdps-ping/rdps-ping
+info=$build/tools/rdps-info/rdps-info
 failures=0
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
 
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+
 # expect STATUS MESSAGE-FRAGMENT COMMAND...
+# The error is exactly one line; a usage error (2) is followed by the "Try 'PROG --help'." hint.
 expect() {
-    want=$1 fragment=$2
+    local want=$1 fragment=$2 got lines hints
     shift 2
+    if [ ! -x "$1" ]; then
+        fail "$1 not built"
+        return
+    fi
     timeout 20 "$@" </dev/null >/dev/null 2>"$err"
     got=$?
     lines=$(grep -vc "^Try '" "$err")
-    if [ "$got" -ne "$want" ] || ! grep -q -- "$fragment" "$err" || [ "$lines" -ne 1 ]; then
-        echo "FAIL: $* -> status $got (want $want), stderr:"
+    hints=$(grep -c "^Try '$(basename "$1") --help'\.$" "$err")
+    if [ "$got" -ne "$want" ] || ! grep -q -- "$fragment" "$err" || [ "$lines" -ne 1 ] ||
+        { [ "$want" -eq 2 ] && [ "$hints" -ne 1 ]; }; then
+        fail "$* -> status $got (want $want), stderr:"
         sed 's/^/    /' "$err"
-        failures=$((failures + 1))
     else
         echo "ok:   $* -> $got: $(head -n 1 "$err")"
     fi
 }
 
+# expect_help TOOL FRAGMENT...: --help exits 0 on stdout and mentions every fragment.
+expect_help() {
+    local tool=$1 text
+    shift
+    if ! text=$("$tool" --help 2>&1); then
+        fail "$tool --help exits non-zero"
+        return
+    fi
+    for fragment in "$@"; do
+        if ! grep -qF -- "$fragment" <<<"$text"; then
+            fail "$tool --help does not mention '$fragment'"
+            return
+        fi
+    done
+    echo "ok:   $tool --help documents: $*"
+}
+
 expect 2 "topic is required" "$sub"
 expect 2 "topic is required" "$pub" --pattern
 expect 2 "not both" "$sub" -t t -b 169.254.77.1 -d rxe0
-expect 2 "positive count" "$sub" -t t -c 0
-expect 2 "positive count" "$pub" -t t -c -5
-expect 2 "seconds" "$sub" -t t --timeout x
+expect 2 "-c needs an integer >= 1, got '0'" "$sub" -t t -c 0
+expect 2 "-c needs an integer >= 1" "$pub" -t t -c -5
+expect 2 "--timeout needs an integer in 1..31536000, got 'x'" "$sub" -t t --timeout x
 expect 2 "needs -c COUNT" "$sub" -t t --verify
+expect 2 "checks at most 4294967296" "$sub" -t t --verify -c 4294967297
+expect 2 "--seed needs an integer" "$sub" -t t --seed 1x
 expect 2 "rate in" "$sub" -t t --loss-rx 1.5
 expect 2 "rate in" "$pub" -t t --loss-tx abc
 expect 2 "1..65535" "$pub" -t t --cm-port 70000
 expect 2 "MIN <= MAX" "$pub" -t t --pattern --size-range 9:3
+expect 2 "k/m/g suffix" "$pub" -t t --pattern -s 5x
+expect 2 "-r needs an integer in 1..100000000" "$pub" -t t --pattern -r 0
 expect 2 "only apply to --pattern" "$pub" -t t -s 64
 expect 2 "do not also give FILE" "$pub" -t t --pattern somefile
 expect 2 "unexpected argument" "$sub" -t t extra
@@ -47,5 +82,27 @@ expect 4 "cannot open RDMA context" "$pub" -t t -d nosuchdev0 --pattern -c 1
 expect 2 "invalid topic name" "$sub" -t "bad topic" -c 1
 expect 2 "invalid topic name" "$pub" -t "" --pattern
 
-[ $failures -eq 0 ] && echo "all CLI error checks passed" || echo "$failures CLI error checks failed"
+# rdps-ping and rdps-info share the same option layer.
+expect 2 "--port needs an integer in 1..65535" "$ping" --listen --port 0
+expect 2 "-n needs a number in 1..100000000" "$ping" 10.0.0.1 -n 0
+expect 2 "--expect needs an integer in 1..256" "$ping" --group 239.1.1.1 --expect 300
+expect 2 "unknown option" "$ping" --no-such-option
+expect 2 "exactly one of" "$ping"
+expect 2 "16-byte header" "$ping" 10.0.0.1 -s 15
+expect 2 "bad group" "$ping" --group 10.0.0.1
+expect 2 "--port needs an integer in 1..255" "$info" -p 0
+expect 2 "unrecognized option" "$info" --no-such-option
+expect 2 "unexpected argument" "$info" extra
+expect 2 "not a multicast IPv4 address" "$info" --group 10.1.1.1
+
+expect_help "$sub" "1 verification failed" "3 timeout" "4 runtime error" "5 --verify: messages missing"
+expect_help "$pub" "1 send failed" "2 bad usage" "3 timed out" "4 runtime error"
+expect_help "$ping" "Exit: 0 ok, 1 failed" "2 bad usage"
+expect_help "$info" "0 ok, 1 no device" "2 bad arguments"
+
+if [ "$failures" -eq 0 ]; then
+    echo "all CLI error checks passed"
+else
+    echo "$failures CLI error checks failed"
+fi
 exit $((failures > 0))

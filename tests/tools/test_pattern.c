@@ -1,5 +1,4 @@
-/* test_pattern.c - pattern messages verify intact, catch every single-byte corruption, track dups.
- */
+/* test_pattern.c - pattern messages verify intact and every single-byte corruption is caught. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +7,6 @@
 #include <string.h>
 
 #include "pattern.h"
-#include "tool_util.h"
 
 static void test_sizes_deterministic_in_range(void **state)
 {
@@ -66,44 +64,6 @@ static void test_index_beyond_32_bits(void **state)
     assert_true(index == 0x100000005ull);
 }
 
-static void test_tracker(void **state)
-{
-    struct pattern_tracker t;
-    (void)state;
-    assert_int_equal(pattern_tracker_init(&t, 100), 0);
-    assert_true(pattern_tracker_add(&t, 0));
-    assert_true(pattern_tracker_add(&t, 99));
-    assert_false(pattern_tracker_add(&t, 99));
-    assert_false(pattern_tracker_add(&t, 100));
-    assert_int_equal(t.distinct, 2);
-    assert_int_equal(t.duplicates, 1);
-    assert_int_equal(t.out_of_range, 1);
-    assert_int_equal(t.next_hint, 100);
-    pattern_tracker_fini(&t);
-}
-
-static void test_parsers(void **state)
-{
-    uint64_t v, lo, hi;
-    double r;
-    (void)state;
-    assert_true(tool_parse_u64("64", 0, 100, false, &v) && v == 64);
-    assert_true(tool_parse_u64("16m", 0, UINT64_MAX, true, &v) && v == 16u << 20);
-    assert_false(tool_parse_u64("16m", 0, UINT64_MAX, false, &v));
-    assert_false(tool_parse_u64("-1", 0, 100, false, &v));
-    assert_false(tool_parse_u64("101", 0, 100, false, &v));
-    assert_false(tool_parse_u64("", 0, 100, false, &v));
-    assert_false(tool_parse_u64("12x", 0, 100, true, &v));
-    assert_false(tool_parse_u64("99999999999999999999", 0, UINT64_MAX, false, &v));
-    assert_true(tool_parse_range("1:100000", 1u << 30, &lo, &hi) && lo == 1 && hi == 100000);
-    assert_false(tool_parse_range("5:1", 100, &lo, &hi));
-    assert_false(tool_parse_range("5", 100, &lo, &hi));
-    assert_true(tool_parse_rate("10%", &r) && r > 0.0999 && r < 0.1001);
-    assert_true(tool_parse_rate("0.05", &r) && r > 0.0499 && r < 0.0501);
-    assert_false(tool_parse_rate("1.5", &r));
-    assert_false(tool_parse_rate("abc", &r));
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -111,8 +71,6 @@ int main(void)
         cmocka_unit_test(test_round_trip_all_small_sizes),
         cmocka_unit_test(test_every_byte_flip_detected),
         cmocka_unit_test(test_index_beyond_32_bits),
-        cmocka_unit_test(test_tracker),
-        cmocka_unit_test(test_parsers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

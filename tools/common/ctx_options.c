@@ -1,7 +1,7 @@
 /* ctx_options.c - parsing and applying the context options the rdps tools share. */
 #include "ctx_options.h"
 
-#include "tool_util.h"
+#include "tool_cli.h"
 
 void tool_ctx_options_init(struct tool_ctx_options *o)
 {
@@ -21,22 +21,14 @@ int tool_ctx_option(const char *prog, int code, const char *arg, struct tool_ctx
         o->group = arg;
         return 1;
     case TOOL_OPT_CM_PORT:
-        if (tool_parse_u64(arg, 1, 65535, false, &o->cm_port))
-            return 1;
-        tool_error(prog, "--cm-port needs 1..65535, got '%s'", arg);
-        return -1;
+        return tool_opt_u64(prog, "--cm-port", arg, 1, 65535, &o->cm_port) ? 1 : -1;
     case TOOL_OPT_LOSS_RX:
     case TOOL_OPT_LOSS_TX:
-        if (tool_parse_rate(arg, code == TOOL_OPT_LOSS_RX ? &o->loss_rx : &o->loss_tx))
-            return 1;
-        tool_error(prog, "--loss-%s needs a rate in [0,1] or a percentage, got '%s'",
-                   code == TOOL_OPT_LOSS_RX ? "rx" : "tx", arg);
-        return -1;
+        if (code == TOOL_OPT_LOSS_RX)
+            return tool_opt_probability(prog, "--loss-rx", arg, &o->loss_rx) ? 1 : -1;
+        return tool_opt_probability(prog, "--loss-tx", arg, &o->loss_tx) ? 1 : -1;
     case TOOL_OPT_LOSS_SEED:
-        if (tool_parse_u64(arg, 0, UINT64_MAX, false, &o->loss_seed))
-            return 1;
-        tool_error(prog, "--loss-seed needs a non-negative integer, got '%s'", arg);
-        return -1;
+        return tool_opt_u64(prog, "--loss-seed", arg, 0, UINT64_MAX, &o->loss_seed) ? 1 : -1;
     default:
         return 0;
     }

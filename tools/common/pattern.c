@@ -2,8 +2,9 @@
  * channel. */
 #include "pattern.h"
 
-#include <stdlib.h>
 #include <string.h>
+
+#include "rdps_endian.h"
 
 static uint64_t splitmix64(uint64_t *state)
 {
@@ -33,19 +34,6 @@ static uint32_t check_word(uint64_t seed, uint64_t index, size_t len)
     return (uint32_t)splitmix64(&s);
 }
 
-static void put_le32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* The body: 8 pseudo-random bytes per generator step. */
 static void fill_stream(uint64_t seed, uint64_t index, uint8_t *buf, size_t len)
 {
@@ -62,8 +50,8 @@ void pattern_fill(uint64_t seed, uint64_t index, uint8_t *buf, size_t len)
 {
     fill_stream(seed, index, buf, len);
     if (len >= PATTERN_HEADER_BYTES) {
-        put_le32(buf, (uint32_t)index);
-        put_le32(buf + 4, check_word(seed, index, len));
+        rdps__put_le32(buf, (uint32_t)index);
+        rdps__put_le32(buf + 4, check_word(seed, index, len));
     }
 }
 
@@ -94,55 +82,31 @@ enum pattern_verdict pattern_check(uint64_t seed, const uint8_t *buf, size_t len
 {
     if (len >= PATTERN_HEADER_BYTES) {
         /* The 32-bit index on the wire is extended using the hint (runs beyond 2^32 wrap). */
-        uint32_t low = get_le32(buf);
+        uint32_t low = rdps__get_le32(buf);
         uint64_t idx = (hint & ~0xffffffffull) | low;
         if (idx + 0x80000000ull < hint)
             idx += 0x100000000ull;
         else if (idx > hint + 0x80000000ull && idx >= 0x100000000ull)
             idx -= 0x100000000ull;
-        if (get_le32(buf + 4) != check_word(seed, idx, len) || !body_matches(seed, idx, buf, len))
+        if (rdps__get_le32(buf + 4) != check_word(seed, idx, len) ||
+            !body_matches(seed, idx, buf, len))
             return PATTERN_CORRUPT;
         *index = idx;
         return PATTERN_OK;
     }
-    uint64_t lo = hint > 64 ? hint - 64 : 0;
-    for (uint64_t idx = lo; idx < hint + 1024; idx++) {
+    /*
+     * A few bytes can match more than one index: try the likeliest first (the
+     * next expected, then later ones, then a little back for reordering), so
+     * an in-order stream is never taken for duplicates.
+     */
+    for (uint64_t k = 0; k < 1024 + 64; k++) {
+        uint64_t idx = k < 1024 ? hint + k : hint - (k - 1023);
+        if (k >= 1024 && hint < k - 1023)
+            break;
         if (body_matches(seed, idx, buf, len)) {
             *index = idx;
             return PATTERN_OK;
         }
     }
     return PATTERN_CORRUPT;
-}
-
-int pattern_tracker_init(struct pattern_tracker *t, uint64_t capacity)
-{
-    memset(t, 0, sizeof(*t));
-    t->capacity = capacity;
-    t->seen = calloc((size_t)(capacity / 8 + 1), 1);
-    return t->seen ? 0 : -1;
-}
-
-void pattern_tracker_fini(struct pattern_tracker *t)
-{
-    free(t->seen);
-    t->seen = NULL;
-}
-
-bool pattern_tracker_add(struct pattern_tracker *t, uint64_t index)
-{
-    if (index >= t->capacity) {
-        t->out_of_range++;
-        return false;
-    }
-    uint8_t bit = (uint8_t)(1u << (index % 8));
-    if (t->seen[index / 8] & bit) {
-        t->duplicates++;
-        return false;
-    }
-    t->seen[index / 8] |= bit;
-    t->distinct++;
-    if (index + 1 > t->next_hint)
-        t->next_hint = index + 1;
-    return true;
 }

@@ -22,21 +22,11 @@ enum pattern_verdict {
 
 /*
  * Identifies and checks a received message. Messages of >= 8 bytes name their
- * index; shorter ones are matched against indices [hint - 64, hint + 1024)
- * (hint: the receiver's next expected index). On PATTERN_OK *index is set.
+ * index; shorter ones are matched against indices hint, hint + 1, ... hint + 1023,
+ * then hint - 1 ... hint - 64 (hint: the receiver's next expected index), the
+ * first match wins. On PATTERN_OK *index is set.
  */
 enum pattern_verdict pattern_check(uint64_t seed, const uint8_t *buf, size_t len, uint64_t hint,
                                    uint64_t *index);
-
-/* Tracks which indices of one publisher arrived: duplicates and missing. */
-struct pattern_tracker {
-    uint8_t *seen; /* bitmap of `capacity` indices */
-    uint64_t capacity;
-    uint64_t distinct, duplicates, out_of_range, next_hint;
-};
-int pattern_tracker_init(struct pattern_tracker *t, uint64_t capacity);
-void pattern_tracker_fini(struct pattern_tracker *t);
-/* Records index; returns true if it was new. */
-bool pattern_tracker_add(struct pattern_tracker *t, uint64_t index);
 
 #endif /* RDPS_TOOLS_PATTERN_H */

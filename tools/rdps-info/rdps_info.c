@@ -13,6 +13,8 @@
 
 #include "rdps_addr.h"
 #include "rdps_error.h"
+#include "tool_cli.h"
+#include "tool_json.h"
 
 #define PROG          "rdps-info"
 #define MAX_GIDS      256
@@ -25,76 +27,6 @@ struct options {
     const char *group;
     bool json;
 };
-
-/* ---- a small nested JSON writer (objects, arrays, escaped strings) ---------------------- */
-
-struct json {
-    FILE *out;
-    int depth;
-    bool need_comma[32];
-};
-
-static void json_sep(struct json *j)
-{
-    if (j->need_comma[j->depth])
-        fputc(',', j->out);
-    j->need_comma[j->depth] = true;
-}
-
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
-}
-
-static void json_key(struct json *j, const char *key)
-{
-    json_sep(j);
-    if (key != NULL) {
-        json_string(j->out, key);
-        fputc(':', j->out);
-    }
-}
-
-static void json_open(struct json *j, const char *key, char bracket)
-{
-    json_key(j, key);
-    fputc(bracket, j->out);
-    j->depth++;
-    j->need_comma[j->depth] = false;
-}
-
-static void json_close(struct json *j, char bracket)
-{
-    j->depth--;
-    fputc(bracket, j->out);
-}
-
-static void json_str(struct json *j, const char *key, const char *value)
-{
-    json_key(j, key);
-    json_string(j->out, value);
-}
-
-static void json_int(struct json *j, const char *key, long long value)
-{
-    json_key(j, key);
-    fprintf(j->out, "%lld", value);
-}
-
-static void json_bool(struct json *j, const char *key, bool value)
-{
-    json_key(j, key);
-    fputs(value ? "true" : "false", j->out);
-}
 
 /* ---- names ------------------------------------------------------------------------------ */
 
@@ -316,7 +248,7 @@ static int group_mgid(const char *text, uint16_t pkey, uint8_t mgid[16], bool *a
     return -1;
 }
 
-static void report_sa(struct json *j, struct ibv_context *ctx, const char *dev, uint8_t port,
+static void report_sa(struct tool_json *j, struct ibv_context *ctx, const char *dev, uint8_t port,
                       const struct ibv_port_attr *pa, const struct options *opt)
 {
     char gidtxt[INET6_ADDRSTRLEN];
@@ -326,21 +258,21 @@ static void report_sa(struct json *j, struct ibv_context *ctx, const char *dev, 
             "no SA on Ethernet link layer (RoCE has no subnet administrator; "
             "multicast membership is kept by IGMP/MLD)";
         if (j != NULL) {
-            json_open(j, "sa", '{');
-            json_bool(j, "available", false);
-            json_str(j, "reason", reason);
+            tool_json_object_begin(j, "sa");
+            tool_json_bool(j, "available", false);
+            tool_json_str(j, "reason", reason);
             if (opt->group != NULL) {
                 struct in_addr v4;
-                json_str(j, "group", opt->group);
+                tool_json_str(j, "group", opt->group);
                 /* What rdma_cm joins on RoCE: the IPv4-mapped address as MGID. */
                 if (inet_pton(AF_INET, opt->group, &v4) == 1) {
                     uint8_t mgid[16] = {[10] = 0xff, [11] = 0xff};
                     memcpy(mgid + 12, &v4, 4);
                     inet_ntop(AF_INET6, mgid, gidtxt, sizeof(gidtxt));
-                    json_str(j, "roce_mgid", gidtxt);
+                    tool_json_str(j, "roce_mgid", gidtxt);
                 }
             }
-            json_close(j, '}');
+            tool_json_object_end(j);
         } else {
             printf("        SA: %s\n", reason);
         }
@@ -349,10 +281,10 @@ static void report_sa(struct json *j, struct ibv_context *ctx, const char *dev, 
 
     if (opt->group == NULL) {
         if (j != NULL) {
-            json_open(j, "sa", '{');
-            json_bool(j, "available", pa->sm_lid != 0);
-            json_int(j, "sm_lid", pa->sm_lid);
-            json_close(j, '}');
+            tool_json_object_begin(j, "sa");
+            tool_json_bool(j, "available", pa->sm_lid != 0);
+            tool_json_i64(j, "sm_lid", pa->sm_lid);
+            tool_json_object_end(j);
         } else {
             printf("        SA: at SM LID 0x%04x (--group ADDR lists a group's members)\n",
                    pa->sm_lid);
@@ -375,38 +307,38 @@ static void report_sa(struct json *j, struct ibv_context *ctx, const char *dev, 
     else
         n = rdps__sa_query_mcmember(dev, port, all ? NULL : mgid, SA_TIMEOUT_MS, recs, MAX_SA_RECS);
     if (j != NULL) {
-        json_open(j, "sa", '{');
-        json_bool(j, "available", n >= 0);
-        json_str(j, "group", opt->group);
+        tool_json_object_begin(j, "sa");
+        tool_json_bool(j, "available", n >= 0);
+        tool_json_str(j, "group", opt->group);
         if (!all && n != RDPS_EINVAL) {
             inet_ntop(AF_INET6, mgid, gidtxt, sizeof(gidtxt));
-            json_str(j, "mgid", gidtxt);
+            tool_json_str(j, "mgid", gidtxt);
         }
         if (n < 0) {
-            json_str(j, "error", rdps_err_name(n));
-            json_str(j, "reason", rdps_last_error_message());
+            tool_json_str(j, "error", rdps_err_name(n));
+            tool_json_str(j, "reason", rdps_last_error_message());
         } else {
-            json_int(j, "record_count", n);
-            json_open(j, "records", '[');
+            tool_json_i64(j, "record_count", n);
+            tool_json_array_begin(j, "records");
             for (int i = 0; i < n && i < MAX_SA_RECS; i++) {
-                json_open(j, NULL, '{');
+                tool_json_object_begin(j, NULL);
                 inet_ntop(AF_INET6, recs[i].mgid, gidtxt, sizeof(gidtxt));
-                json_str(j, "mgid", gidtxt);
+                tool_json_str(j, "mgid", gidtxt);
                 inet_ntop(AF_INET6, recs[i].port_gid, gidtxt, sizeof(gidtxt));
-                json_str(j, "port_gid", gidtxt);
-                json_int(j, "mlid", recs[i].mlid);
-                json_int(j, "qkey", recs[i].qkey);
-                json_int(j, "mtu", rdps__ib_mtu_bytes(recs[i].mtu));
-                json_str(j, "rate", rdps__ib_rate_text(recs[i].rate));
-                json_int(j, "pkey", recs[i].pkey);
-                json_int(j, "sl", recs[i].sl);
-                json_int(j, "scope", recs[i].scope);
-                json_int(j, "join_state", recs[i].join_state);
-                json_close(j, '}');
+                tool_json_str(j, "port_gid", gidtxt);
+                tool_json_i64(j, "mlid", recs[i].mlid);
+                tool_json_i64(j, "qkey", recs[i].qkey);
+                tool_json_i64(j, "mtu", rdps__ib_mtu_bytes(recs[i].mtu));
+                tool_json_str(j, "rate", rdps__ib_rate_text(recs[i].rate));
+                tool_json_i64(j, "pkey", recs[i].pkey);
+                tool_json_i64(j, "sl", recs[i].sl);
+                tool_json_i64(j, "scope", recs[i].scope);
+                tool_json_i64(j, "join_state", recs[i].join_state);
+                tool_json_object_end(j);
             }
-            json_close(j, ']');
+            tool_json_array_end(j);
         }
-        json_close(j, '}');
+        tool_json_object_end(j);
         return;
     }
     if (n < 0) {
@@ -428,7 +360,7 @@ static void report_sa(struct json *j, struct ibv_context *ctx, const char *dev, 
 
 /* ---- devices and ports ------------------------------------------------------------------ */
 
-static int report_port(struct json *j, struct ibv_context *ctx, const char *dev, uint8_t port,
+static int report_port(struct tool_json *j, struct ibv_context *ctx, const char *dev, uint8_t port,
                        const struct options *opt)
 {
     struct ibv_port_attr pa;
@@ -445,32 +377,32 @@ static int report_port(struct json *j, struct ibv_context *ctx, const char *dev,
     uint32_t speed = pa.active_speed;
 
     if (j != NULL) {
-        json_open(j, NULL, '{');
-        json_int(j, "port", port);
-        json_str(j, "state", port_state_name(pa.state));
-        json_int(j, "state_num", pa.state);
-        json_str(j, "phys_state", phys_state_name(pa.phys_state));
-        json_str(j, "link_layer", link_layer_name(pa.link_layer));
-        json_int(j, "active_mtu", active_mtu);
-        json_int(j, "max_mtu", max_mtu);
-        json_int(j, "lid", pa.lid);
-        json_int(j, "sm_lid", pa.sm_lid);
-        json_str(j, "width", width_name(pa.active_width));
-        json_str(j, "speed", speed_name(speed));
-        json_int(j, "gid_table_len", pa.gid_tbl_len);
-        json_open(j, "gids", '[');
+        tool_json_object_begin(j, NULL);
+        tool_json_i64(j, "port", port);
+        tool_json_str(j, "state", port_state_name(pa.state));
+        tool_json_i64(j, "state_num", pa.state);
+        tool_json_str(j, "phys_state", phys_state_name(pa.phys_state));
+        tool_json_str(j, "link_layer", link_layer_name(pa.link_layer));
+        tool_json_i64(j, "active_mtu", active_mtu);
+        tool_json_i64(j, "max_mtu", max_mtu);
+        tool_json_i64(j, "lid", pa.lid);
+        tool_json_i64(j, "sm_lid", pa.sm_lid);
+        tool_json_str(j, "width", width_name(pa.active_width));
+        tool_json_str(j, "speed", speed_name(speed));
+        tool_json_i64(j, "gid_table_len", pa.gid_tbl_len);
+        tool_json_array_begin(j, "gids");
         for (int i = 0; i < ngid; i++) {
-            json_open(j, NULL, '{');
-            json_int(j, "index", rows[i].index);
+            tool_json_object_begin(j, NULL);
+            tool_json_i64(j, "index", rows[i].index);
             inet_ntop(AF_INET6, rows[i].gid, gidtxt, sizeof(gidtxt));
-            json_str(j, "gid", gidtxt);
-            json_str(j, "type", rows[i].type);
-            json_str(j, "netdev", rows[i].netdev);
-            json_close(j, '}');
+            tool_json_str(j, "gid", gidtxt);
+            tool_json_str(j, "type", rows[i].type);
+            tool_json_str(j, "netdev", rows[i].netdev);
+            tool_json_object_end(j);
         }
-        json_close(j, ']');
+        tool_json_array_end(j);
         report_sa(j, ctx, dev, port, &pa, opt);
-        json_close(j, '}');
+        tool_json_object_end(j);
         return 0;
     }
     printf("    port %u: state %s (%s), physical state %s, link layer %s\n", port,
@@ -488,7 +420,7 @@ static int report_port(struct json *j, struct ibv_context *ctx, const char *dev,
     return 0;
 }
 
-static int report_device(struct json *j, struct ibv_device *device, const struct options *opt)
+static int report_device(struct tool_json *j, struct ibv_device *device, const struct options *opt)
 {
     const char *name = ibv_get_device_name(device);
     struct ibv_device_attr da;
@@ -515,17 +447,17 @@ static int report_device(struct json *j, struct ibv_device *device, const struct
     guid_text(ibv_get_device_guid(device), guid, sizeof(guid));
     guid_text(da.sys_image_guid, sysguid, sizeof(sysguid));
     if (j != NULL) {
-        json_open(j, NULL, '{');
-        json_str(j, "name", name);
-        json_str(j, "node_type", node_type_name(device->node_type));
-        json_str(j, "node_guid", guid);
-        json_str(j, "sys_image_guid", sysguid);
-        json_str(j, "fw_ver", da.fw_ver);
-        json_int(j, "phys_port_cnt", da.phys_port_cnt);
-        json_int(j, "max_qp", da.max_qp);
-        json_int(j, "max_mcast_grp", da.max_mcast_grp);
-        json_int(j, "max_mcast_qp_attach", da.max_mcast_qp_attach);
-        json_open(j, "ports", '[');
+        tool_json_object_begin(j, NULL);
+        tool_json_str(j, "name", name);
+        tool_json_str(j, "node_type", node_type_name(device->node_type));
+        tool_json_str(j, "node_guid", guid);
+        tool_json_str(j, "sys_image_guid", sysguid);
+        tool_json_str(j, "fw_ver", da.fw_ver);
+        tool_json_i64(j, "phys_port_cnt", da.phys_port_cnt);
+        tool_json_i64(j, "max_qp", da.max_qp);
+        tool_json_i64(j, "max_mcast_grp", da.max_mcast_grp);
+        tool_json_i64(j, "max_mcast_qp_attach", da.max_mcast_qp_attach);
+        tool_json_array_begin(j, "ports");
     } else {
         printf("device %s: %s, node GUID %s, firmware %s, %u port(s)\n", name,
                node_type_name(device->node_type), guid, da.fw_ver[0] != '\0' ? da.fw_ver : "-",
@@ -537,8 +469,8 @@ static int report_device(struct json *j, struct ibv_device *device, const struct
         if (opt->port == 0 || opt->port == p)
             failed |= report_port(j, ctx, name, (uint8_t)p, opt) < 0;
     if (j != NULL) {
-        json_close(j, ']');
-        json_close(j, '}');
+        tool_json_array_end(j);
+        tool_json_object_end(j);
     }
     ibv_close_device(ctx);
     return failed ? -1 : 0;
@@ -578,12 +510,10 @@ int main(int argc, char **argv)
             opt.device = optarg;
             break;
         case 'p': {
-            char *end;
-            errno = 0;
-            unsigned long v = strtoul(optarg, &end, 10);
-            if (errno != 0 || *end != '\0' || v < 1 || v > 255) {
-                fprintf(stderr, PROG ": --port wants a port number 1..255, not '%s'\n", optarg);
-                return 2;
+            uint64_t v;
+            if (!tool_opt_u64(PROG, "--port", optarg, 1, 255, &v)) {
+                tool_usage_hint(PROG);
+                return TOOL_EXIT_USAGE;
             }
             opt.port = (unsigned)v;
             break;
@@ -596,24 +526,25 @@ int main(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return 2;
+            return TOOL_EXIT_OK;
+        default: /* getopt printed the one-line error */
+            tool_usage_hint(PROG);
+            return TOOL_EXIT_USAGE;
         }
     }
     if (optind < argc) {
-        fprintf(stderr, PROG ": unexpected argument '%s' (see --help)\n", argv[optind]);
-        return 2;
+        tool_error(PROG, "unexpected argument '%s'", argv[optind]);
+        tool_usage_hint(PROG);
+        return TOOL_EXIT_USAGE;
     }
     if (opt.group != NULL) {
         uint8_t mgid[16];
         bool all;
         if (group_mgid(opt.group, 0xffff, mgid, &all) < 0) {
-            fprintf(stderr,
-                    PROG ": --group '%s' is not a multicast IPv4 address, an MGID or 'all'\n",
-                    opt.group);
-            return 2;
+            tool_error(PROG, "--group '%s' is not a multicast IPv4 address, an MGID or 'all'",
+                       opt.group);
+            tool_usage_hint(PROG);
+            return TOOL_EXIT_USAGE;
         }
     }
 
@@ -626,15 +557,16 @@ int main(int argc, char **argv)
                 list == NULL ? strerror(errno) : "the device list is empty");
         if (list != NULL)
             ibv_free_device_list(list);
-        return 1;
+        return TOOL_EXIT_FAILED;
     }
     bool found = false;
     int failed = 0;
-    struct json j = {.out = stdout};
+    struct tool_json j;
+    tool_json_init(&j, stdout);
     if (opt.json) {
-        json_open(&j, NULL, '{');
-        json_str(&j, "tool", PROG);
-        json_open(&j, "devices", '[');
+        tool_json_object_begin(&j, NULL);
+        tool_json_str(&j, "tool", PROG);
+        tool_json_array_begin(&j, "devices");
     }
     for (int i = 0; i < num; i++) {
         if (opt.device != NULL && strcmp(opt.device, ibv_get_device_name(list[i])) != 0)
@@ -643,9 +575,9 @@ int main(int argc, char **argv)
         failed |= report_device(opt.json ? &j : NULL, list[i], &opt) < 0;
     }
     if (opt.json) {
-        json_close(&j, ']');
-        json_close(&j, '}');
-        fputc('\n', stdout);
+        tool_json_array_end(&j);
+        tool_json_object_end(&j);
+        tool_json_finish(&j);
     }
     if (!found) {
         fprintf(stderr, PROG ": no RDMA device named '%s'; present:", opt.device);
@@ -655,5 +587,5 @@ int main(int argc, char **argv)
         failed = 1;
     }
     ibv_free_device_list(list);
-    return failed ? 1 : 0;
+    return failed ? TOOL_EXIT_FAILED : TOOL_EXIT_OK;
 }

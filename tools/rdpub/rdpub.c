@@ -14,12 +14,12 @@
 
 #include "ctx_options.h"
 #include "pattern.h"
-#include "tool_util.h"
+#include "rdps_clock.h"
+#include "tool_cli.h"
+#include "tool_json.h"
 
 static const char *prog = "rdpub";
 static volatile sig_atomic_t stop_requested;
-
-enum exit_code { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_TIMEOUT = 3, EXIT_RUNTIME = 4 };
 
 struct options {
     const char *topic, *input;
@@ -116,65 +116,50 @@ static bool parse_args(int argc, char **argv, struct options *opt)
             opt->topic = optarg;
             break;
         case 'c':
-            if (!tool_parse_u64(optarg, 1, UINT64_MAX, false, &opt->count)) {
-                tool_error(prog, "-c needs a positive count, got '%s'", optarg);
+            if (!tool_opt_u64(prog, "-c", optarg, 1, UINT64_MAX, &opt->count))
                 return false;
-            }
             break;
         case 's':
-            if (!tool_parse_u64(optarg, 0, max_size, true, &opt->size_min)) {
-                tool_error(prog, "-s needs a size in bytes (k/m suffix allowed), got '%s'", optarg);
+            if (!tool_opt_size(prog, "-s", optarg, 0, max_size, &opt->size_min))
                 return false;
-            }
             opt->size_max = opt->size_min;
             opt->size_given = true;
             break;
         case OPT_RANGE:
-            if (!tool_parse_range(optarg, max_size, &opt->size_min, &opt->size_max)) {
-                tool_error(prog, "--size-range needs MIN:MAX with MIN <= MAX, got '%s'", optarg);
+            if (!tool_opt_size_range(prog, "--size-range", optarg, max_size, &opt->size_min,
+                                     &opt->size_max))
                 return false;
-            }
             opt->size_given = true;
             break;
         case 'r':
-            if (!tool_parse_u64(optarg, 1, 100000000, false, &opt->rate)) {
-                tool_error(prog, "-r needs a positive message rate, got '%s'", optarg);
+            if (!tool_opt_u64(prog, "-r", optarg, 1, 100000000, &opt->rate))
                 return false;
-            }
             break;
         case OPT_PATTERN:
             opt->pattern = true;
             break;
         case OPT_SEED:
-            if (!tool_parse_u64(optarg, 0, UINT64_MAX, false, &opt->seed)) {
-                tool_error(prog, "--seed needs a non-negative integer, got '%s'", optarg);
+            if (!tool_opt_u64(prog, "--seed", optarg, 0, UINT64_MAX, &opt->seed))
                 return false;
-            }
             break;
         case OPT_JSON:
             opt->json = true;
             break;
         case OPT_WAIT_SUBS:
-            if (!tool_parse_u64(optarg, 0, 100000, false, &opt->wait_subs)) {
-                tool_error(prog, "--wait-subs needs a count, got '%s'", optarg);
+            if (!tool_opt_u64(prog, "--wait-subs", optarg, 0, 100000, &opt->wait_subs))
                 return false;
-            }
             break;
         case OPT_WAIT_TIMEOUT:
-            if (!tool_parse_u64(optarg, 1, 86400, false, &opt->wait_timeout_s)) {
-                tool_error(prog, "--wait-timeout needs seconds, got '%s'", optarg);
+            if (!tool_opt_u64(prog, "--wait-timeout", optarg, 1, 86400, &opt->wait_timeout_s))
                 return false;
-            }
             break;
         case OPT_LINGER:
-            if (!tool_parse_u64(optarg, 0, 3600000, false, &opt->linger_ms)) {
-                tool_error(prog, "--linger needs milliseconds, got '%s'", optarg);
+            if (!tool_opt_u64(prog, "--linger", optarg, 0, 3600000, &opt->linger_ms))
                 return false;
-            }
             break;
         case 'h':
             usage(stdout);
-            exit(EXIT_OK);
+            exit(TOOL_EXIT_OK);
         default:
             return false;
         }
@@ -211,7 +196,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
 
 static void sleep_until(uint64_t when_ns)
 {
-    uint64_t now = tool_now_ns();
+    uint64_t now = rdps__clock_monotonic_ns();
     if (when_ns <= now)
         return;
     uint64_t d = when_ns - now;
@@ -226,7 +211,7 @@ static bool wait_for(rdps_ctx_t *ctx, rdps_pub_t *pub, uint64_t want_subs, uint6
     while (!stop_requested) {
         if (rdps_pub_ready(pub) && (uint64_t)rdps_pub_subscriber_count(pub) >= want_subs)
             return true;
-        if (tool_now_ns() >= deadline_ns)
+        if (rdps__clock_monotonic_ns() >= deadline_ns)
             return false;
         if (rdps_ctx_wait(ctx, 50) < 0)
             return false;
@@ -236,7 +221,7 @@ static bool wait_for(rdps_ctx_t *ctx, rdps_pub_t *pub, uint64_t want_subs, uint6
 
 static void report_progress(struct progress *p, bool final)
 {
-    uint64_t now = tool_now_ns();
+    uint64_t now = rdps__clock_monotonic_ns();
     if (!final && now - p->last_report_ns < 1000000000ull)
         return;
     double secs = (double)(now - p->last_report_ns) / 1e9;
@@ -269,7 +254,7 @@ static int send_message(rdps_ctx_t *ctx, rdps_pub_t *pub, const void *data, size
         p->eagain++;
         if (stop_requested)
             return RDPS_ECANCELED;
-        uint64_t now = tool_now_ns();
+        uint64_t now = rdps__clock_monotonic_ns();
         if (give_up == 0)
             give_up = now + BACKPRESSURE_LIMIT_NS;
         else if (now > give_up)
@@ -290,29 +275,30 @@ int main(int argc, char **argv)
     uint8_t *buf = NULL;
     char *line = NULL;
     size_t line_cap = 0;
-    int rc, status = EXIT_OK;
+    int rc, status = TOOL_EXIT_OK;
     bool tty = isatty(STDERR_FILENO);
 
     if (!parse_args(argc, argv, &opt)) {
-        fprintf(stderr, "Try '%s --help'.\n", prog);
-        return EXIT_USAGE;
+        tool_usage_hint(prog);
+        return TOOL_EXIT_USAGE;
     }
     if (!opt.pattern) {
         in = (opt.input == NULL || strcmp(opt.input, "-") == 0) ? stdin : fopen(opt.input, "r");
         if (in == NULL) {
             tool_error(prog, "cannot open '%s': %s", opt.input, strerror(errno));
-            return EXIT_USAGE;
+            tool_usage_hint(prog);
+            return TOOL_EXIT_USAGE;
         }
     } else {
         buf = malloc(opt.size_max ? (size_t)opt.size_max : 1);
         if (buf == NULL) {
             tool_error(prog, "out of memory for %" PRIu64 "-byte messages", opt.size_max);
-            return EXIT_RUNTIME;
+            return TOOL_EXIT_RUNTIME;
         }
     }
 
     if (tool_ctx_open(prog, &opt.ctx, (size_t)opt.size_max, &ctx) < 0) {
-        status = EXIT_RUNTIME;
+        status = TOOL_EXIT_RUNTIME;
         goto out;
     }
     rdps_pub_opts popts = {.group = opt.ctx.group};
@@ -320,23 +306,24 @@ int main(int argc, char **argv)
     if (rc < 0) {
         tool_error(prog, "cannot publish to '%s': %s (%s)", opt.topic, rdps_strerror(rc),
                    rdps_last_error_message());
-        status = EXIT_RUNTIME;
+        status = TOOL_EXIT_RUNTIME;
         goto out;
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN);
 
-    if (!wait_for(ctx, pub, opt.wait_subs, tool_now_ns() + opt.wait_timeout_s * 1000000000ull)) {
+    if (!wait_for(ctx, pub, opt.wait_subs,
+                  rdps__clock_monotonic_ns() + opt.wait_timeout_s * 1000000000ull)) {
         tool_error(prog, "%s after %" PRIu64 " s (%d of %" PRIu64 " subscribers seen)",
                    rdps_pub_ready(pub) ? "subscribers did not appear"
                                        : "multicast join did not complete",
                    opt.wait_timeout_s, rdps_pub_subscriber_count(pub), opt.wait_subs);
-        status = EXIT_TIMEOUT;
+        status = TOOL_EXIT_TIMEOUT;
         goto out;
     }
 
-    prog_state.start_ns = prog_state.last_report_ns = tool_now_ns();
+    prog_state.start_ns = prog_state.last_report_ns = rdps__clock_monotonic_ns();
     uint64_t interval_ns = opt.rate ? 1000000000ull / opt.rate : 0;
     for (uint64_t i = 0; !stop_requested && (opt.count == 0 || i < opt.count); i++) {
         const void *data;
@@ -369,14 +356,14 @@ int main(int argc, char **argv)
                        "message %" PRIu64 " stayed back-pressured for 10 s: the device is "
                        "not completing sends",
                        i);
-            status = EXIT_FAILED;
+            status = TOOL_EXIT_FAILED;
             break;
         }
         if (rc < 0) {
             if (rc != RDPS_ECANCELED) {
                 tool_error(prog, "send of message %" PRIu64 " (%zu bytes) failed: %s (%s)", i, len,
                            rdps_strerror(rc), rdps_last_error_message());
-                status = EXIT_FAILED;
+                status = TOOL_EXIT_FAILED;
             }
             break;
         }
@@ -386,7 +373,7 @@ int main(int argc, char **argv)
             report_progress(&prog_state, false);
     }
     rdps_ctx_flush(ctx); /* a stop or read error can leave a batch queued */
-    uint64_t send_end = tool_now_ns();
+    uint64_t send_end = rdps__clock_monotonic_ns();
     if (tty)
         report_progress(&prog_state, true);
 
@@ -394,10 +381,10 @@ int main(int argc, char **argv)
      * Keep the context alive for the linger time, and beyond it (by at most 2 s)
      * while the device may still be sending what was posted.
      */
-    uint64_t linger_end = tool_now_ns() + opt.linger_ms * 1000000ull;
+    uint64_t linger_end = rdps__clock_monotonic_ns() + opt.linger_ms * 1000000ull;
     uint64_t drain_end = linger_end + 2000000000ull;
     for (;;) {
-        uint64_t now = tool_now_ns();
+        uint64_t now = rdps__clock_monotonic_ns();
         if (stop_requested || now >= drain_end ||
             (now >= linger_end && rdps_ctx_sends_pending(ctx) == 0))
             break;
@@ -410,7 +397,8 @@ int main(int argc, char **argv)
         rdps_counters c;
         double elapsed = (double)(send_end - prog_state.start_ns) / 1e9;
         rdps_pub_counters(pub, &c);
-        tool_json_begin(&j, stdout);
+        tool_json_init(&j, stdout);
+        tool_json_object_begin(&j, NULL);
         tool_json_str(&j, "tool", "rdpub");
         tool_json_str(&j, "topic", opt.topic);
         tool_json_u64(&j, "session", rdps_pub_session(pub));
@@ -423,7 +411,7 @@ int main(int argc, char **argv)
         tool_json_double(&j, "elapsed_s", elapsed);
         tool_json_double(&j, "msgs_per_s",
                          elapsed > 0 ? (double)prog_state.messages / elapsed : 0.0);
-        tool_json_end(&j);
+        tool_json_finish(&j);
     }
 out:
     rdps_pub_destroy(pub);

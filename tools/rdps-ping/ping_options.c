@@ -1,0 +1,238 @@
+/* ping_options.c - rdps-ping's command line: usage text, option parsing and checks. */
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ping.h"
+#include "ping_wire.h"
+#include "tool_cli.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage:\n"
+            "  " PROG " --listen [--group ADDR]... [-b BIND_IP | -d DEV] [--port P] [--sink]\n"
+            "            [--timeout S] [--event] [--json]\n"
+            "  " PROG " (HOST_IP[:PORT] | --group ADDR) [-n COUNT] [-s SIZE] [-i INTERVAL_US]\n"
+            "            [--expect K] [--wait-ms MS] [--flood [--batch B]] [-b BIND_IP | -d DEV]\n"
+            "            [--timeout S] [--event] [--json]\n"
+            "\n"
+            "UD round-trip latency over the rdps verbs transport (one shared UD QP).\n"
+            "The listener echoes every ping to its sender (reply AH from the work completion);\n"
+            "the client sends COUNT pings of SIZE bytes and prints RTT min/p50/p99/p99.9/max in\n"
+            "microseconds and the loss. With --group, every listener joined to the group echoes:\n"
+            "all echoes are counted (echoes per ping, distinct responders).\n"
+            "\n"
+            "  --listen          echo pings (until --timeout, or SIGINT/SIGTERM)\n"
+            "  --sink            with --listen: count datagrams, do not echo (rate benchmark)\n"
+            "  --group ADDR      multicast group (listener: join, may repeat; client: send to it)\n"
+            "  -b, --bind IP     local IP: picks the RDMA device and port (through rdma_cm)\n"
+            "  -d, --device DEV  RDMA device (default: the first ACTIVE port)\n"
+            "  --port P          rdma_cm port the listener answers resolves on (default %d)\n"
+            "  -n, --count N     pings to send (default 100)\n"
+            "  -s, --size N      datagram size, 16..max_payload (default 64)\n"
+            "  -i, --interval US gap between pings (default: unicast 0 = as soon as echoed,\n"
+            "                    multicast 10000)\n"
+            "  --expect K        multicast: go on as soon as K echoes of a ping arrived\n"
+            "  --wait-ms MS      longest wait for a ping's echoes (default 1000)\n"
+            "  --flood           send COUNT datagrams as fast as back-pressure allows, print\n"
+            "                    datagrams/s (echoes are counted when the listener echoes)\n"
+            "  --batch B         --flood: datagrams per posted work-request chain (default 16)\n"
+            "  --timeout S       overall limit in seconds (default: client 60, listener none)\n"
+            "  --event           sleep on the completion channel when idle instead of\n"
+            "                    busy-polling (like perftest -e)\n"
+            "  --json            one-line JSON summary on stdout\n"
+            "  -h, --help        this text\n"
+            "\n"
+            "Exit: 0 ok, 1 failed (no echo, pings not all sent in time, device, resolve or\n"
+            "join error), 2 bad usage.\n",
+            RDPS_DEFAULT_CM_PORT);
+}
+
+bool ping_parse_ipv4(const char *text, uint16_t default_port, struct sockaddr_in *out)
+{
+    char host[64];
+    const char *colon = strchr(text, ':');
+    size_t host_len = colon != NULL ? (size_t)(colon - text) : strlen(text);
+    uint64_t port = default_port;
+
+    if (host_len == 0 || host_len >= sizeof(host))
+        return false;
+    memcpy(host, text, host_len);
+    host[host_len] = '\0';
+    if (colon != NULL && !tool_parse_u64(colon + 1, 1, 65535, false, &port))
+        return false;
+    memset(out, 0, sizeof(*out));
+    out->sin_family = AF_INET;
+    out->sin_port = htons((uint16_t)port);
+    /* Numeric addresses only: rdps-ping never asks a name server. */
+    return inet_pton(AF_INET, host, &out->sin_addr) == 1;
+}
+
+int ping_parse_args(int argc, char **argv, struct options *o)
+{
+    enum {
+        OPT_LISTEN = 256,
+        OPT_SINK,
+        OPT_GROUP,
+        OPT_PORT,
+        OPT_TIMEOUT,
+        OPT_JSON,
+        OPT_FLOOD,
+        OPT_BATCH,
+        OPT_EXPECT,
+        OPT_WAIT,
+        OPT_EVENT,
+    };
+    static const struct option longopts[] = {
+        {"listen", no_argument, NULL, OPT_LISTEN},
+        {"sink", no_argument, NULL, OPT_SINK},
+        {"group", required_argument, NULL, OPT_GROUP},
+        {"bind", required_argument, NULL, 'b'},
+        {"device", required_argument, NULL, 'd'},
+        {"port", required_argument, NULL, OPT_PORT},
+        {"count", required_argument, NULL, 'n'},
+        {"size", required_argument, NULL, 's'},
+        {"interval", required_argument, NULL, 'i'},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"flood", no_argument, NULL, OPT_FLOOD},
+        {"batch", required_argument, NULL, OPT_BATCH},
+        {"expect", required_argument, NULL, OPT_EXPECT},
+        {"wait-ms", required_argument, NULL, OPT_WAIT},
+        {"event", no_argument, NULL, OPT_EVENT},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    uint64_t value;
+    int c;
+
+    memset(o, 0, sizeof(*o));
+    o->port = RDPS_DEFAULT_CM_PORT;
+    o->count = 100;
+    o->size = 64;
+    o->wait_ms = 1000;
+    o->batch = 16;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":b:d:n:s:i:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_LISTEN:
+            o->listen = true;
+            break;
+        case OPT_SINK:
+            o->sink = true;
+            break;
+        case OPT_GROUP:
+            if (o->ngroups == MAX_GROUPS) {
+                tool_error(PROG, "at most %d --group options", MAX_GROUPS);
+                return TOOL_EXIT_USAGE;
+            }
+            o->groups[o->ngroups++] = optarg;
+            break;
+        case 'b':
+            o->bind_ip = optarg;
+            break;
+        case 'd':
+            o->device = optarg;
+            break;
+        case OPT_PORT:
+            if (!tool_opt_u64(PROG, "--port", optarg, 1, 65535, &value))
+                return TOOL_EXIT_USAGE;
+            o->port = (uint16_t)value;
+            break;
+        case 'n':
+            if (!tool_opt_size(PROG, "-n", optarg, 1, 100000000, &o->count))
+                return TOOL_EXIT_USAGE;
+            break;
+        case 's':
+            if (!tool_opt_size(PROG, "-s", optarg, 0, 1u << 20, &o->size))
+                return TOOL_EXIT_USAGE;
+            if (o->size < PING_HEADER_BYTES) {
+                tool_error(PROG,
+                           "size %llu is too small: a ping carries a %u-byte header (sequence + "
+                           "timestamp), use -s %u or more",
+                           (unsigned long long)o->size, PING_HEADER_BYTES, PING_HEADER_BYTES);
+                return TOOL_EXIT_USAGE;
+            }
+            break;
+        case 'i':
+            if (!tool_opt_u64(PROG, "-i", optarg, 0, 60000000, &o->interval_us))
+                return TOOL_EXIT_USAGE;
+            o->interval_set = true;
+            break;
+        case OPT_TIMEOUT:
+            if (!tool_opt_u64(PROG, "--timeout", optarg, 1, 86400, &o->timeout_s))
+                return TOOL_EXIT_USAGE;
+            break;
+        case OPT_JSON:
+            o->json = true;
+            break;
+        case OPT_FLOOD:
+            o->flood = true;
+            break;
+        case OPT_EVENT:
+            o->event = true;
+            break;
+        case OPT_BATCH:
+            if (!tool_opt_u64(PROG, "--batch", optarg, 1, 1024, &o->batch))
+                return TOOL_EXIT_USAGE;
+            break;
+        case OPT_EXPECT:
+            if (!tool_opt_u64(PROG, "--expect", optarg, 1, MAX_RESPONDER, &o->expect))
+                return TOOL_EXIT_USAGE;
+            break;
+        case OPT_WAIT:
+            if (!tool_opt_u64(PROG, "--wait-ms", optarg, 1, 600000, &o->wait_ms))
+                return TOOL_EXIT_USAGE;
+            break;
+        case 'h':
+            usage(stdout);
+            exit(TOOL_EXIT_OK);
+        case ':':
+            tool_error(PROG, "option '%s' needs an argument", argv[optind - 1]);
+            return TOOL_EXIT_USAGE;
+        default:
+            tool_error(PROG, "unknown option '%s'", argv[optind - 1]);
+            return TOOL_EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        o->target = argv[optind++];
+    if (optind < argc) {
+        tool_error(PROG, "unexpected argument '%s'", argv[optind]);
+        return TOOL_EXIT_USAGE;
+    }
+    if (o->bind_ip != NULL && o->device != NULL) {
+        tool_error(PROG, "use either -b BIND_IP or -d DEV, not both");
+        return TOOL_EXIT_USAGE;
+    }
+    if (o->listen) {
+        if (o->target != NULL) {
+            tool_error(PROG, "--listen takes no HOST argument");
+            return TOOL_EXIT_USAGE;
+        }
+        if (o->flood) {
+            tool_error(PROG, "--flood is a client option; use --listen --sink to count a flood");
+            return TOOL_EXIT_USAGE;
+        }
+    } else {
+        if (o->sink) {
+            tool_error(PROG, "--sink needs --listen");
+            return TOOL_EXIT_USAGE;
+        }
+        if ((o->target == NULL) == (o->ngroups == 0)) {
+            tool_error(PROG, "give exactly one of HOST_IP[:PORT] or --group ADDR");
+            return TOOL_EXIT_USAGE;
+        }
+        if (o->ngroups > 1) {
+            tool_error(PROG, "a client pings one --group");
+            return TOOL_EXIT_USAGE;
+        }
+        if (o->timeout_s == 0)
+            o->timeout_s = 60;
+        if (!o->interval_set && o->ngroups > 0 && o->expect == 0)
+            o->interval_us = 10000;
+    }
+    return TOOL_EXIT_OK;
+}
