@@ -70,7 +70,7 @@ static void on_deliver(void *user, const uint8_t *msg, uint32_t len,
         .publisher_ts_ns = ri->timestamp_ns,
         .fragments = ri->frag_count,
         .retransmitted = ri->retransmit,
-        .source = ctx->rx_source,
+        .source = ri->source,
     };
     rdps__deliver_local(ctx, topic, msg, len, &info);
 }
@@ -86,7 +86,7 @@ void rdps__topic_notify(rdps_ctx_t *ctx, struct rdps_topic *topic, const rdps_ev
     rdps__ctx_callbacks_leave(ctx); /* inside poll (depth > 1): frees nothing */
 }
 
-static void on_gap(void *user, __attribute__((unused)) uint64_t source_, uint32_t session_id,
+static void on_gap(void *user, const struct rdps_source *source, uint32_t session_id,
                    uint32_t topic_id, uint32_t first_seq, uint32_t count)
 {
     rdps_ctx_t *ctx = user;
@@ -99,7 +99,7 @@ static void on_gap(void *user, __attribute__((unused)) uint64_t source_, uint32_
         .session_id = session_id,
         .first_seq = first_seq,
         .count = count,
-        .source = ctx->rx_source,
+        .source = *source,
     };
     for (struct rdps_sub *s = topic->subs; s != NULL; s = s->topic_next)
         if (!s->closed)
@@ -182,7 +182,7 @@ void rdps__receive_datagram(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx)
             return;
         }
         ctx->rx_topic = topic;
-        rdps__reasm_on_frame(ctx->reasm, rdps__source_hash(&ctx->rx_source, 0), &v, ctx->now_ns);
+        rdps__reasm_on_frame(ctx->reasm, &ctx->rx_source, &v, ctx->now_ns);
         ctx->rx_topic = NULL;
         /* A partial started here expires no earlier than this: make sure the timer looks. */
         rdps__ctx_timer_at(ctx, ctx->now_ns + ctx->reassembly_timeout_ns);

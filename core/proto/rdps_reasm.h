@@ -1,5 +1,5 @@
 /* rdps_reasm.h - receive side: per-(source, session) sequencing, reassembly, delivery (unreliable
- * mode). */
+ * mode), with every table bounded globally and per source. */
 #ifndef RDPS_PROTO_REASM_H
 #define RDPS_PROTO_REASM_H
 
@@ -8,44 +8,100 @@
 #include <stdint.h>
 
 #include "rdps_frame.h"
+#include "rdps_source.h"
 
 /*
  * Model
  * -----
- * A stream is one publisher session seen from one source (the caller's id
- * for the sender, e.g. a hash of GID + QPN): key (source, session_id). The
- * table of streams is fixed-size; when it is full the least recently active
- * stream is evicted (counted) together with its partial messages.
+ * Every received byte is hostile input: anyone in the group can send any
+ * header from any source it can forge. All state is keyed by the exact
+ * sender identity (struct rdps_source: GID, QPN, LID, compared in full) and
+ * bounded twice: globally, and per source.
  *
- * Each stream tracks a window of the last RDPS_REASM_WINDOW sequences:
- * window_base <= seq < next_seq, with a bitmap of those received. A frame
- * beyond next_seq opens a gap (counted); a frame inside the window whose bit
- * is set is a duplicate (counted, dropped); a frame older than the window is
- * stale (counted, dropped); sequences that leave the window unreceived are
- * counted as lost. Reliable mode (next issue) extends this same state: the
- * bitmap gives NAK ranges, window_base becomes the consumed point.
+ * Sources. One entry per sender that currently has a stream; it counts the
+ * source's streams, partials and arena chunks against its quotas
+ * (max_streams_per_source, max_partials_per_source,
+ * max_bytes_per_source). At most max_sessions entries (a source without a
+ * stream is forgotten); O(1) lookup by a seeded hash.
+ *
+ * Streams. A stream is one publisher session seen from one source: key
+ * (source, session_id), table of max_sessions, O(1) lookup by a seeded hash
+ * (hash_seed: random per process). Only DATA frames create streams;
+ * heartbeats for an unknown stream are counted (heartbeats_unknown) and
+ * ignored, so they can neither create nor evict anything. A new stream
+ * whose source is at max_streams_per_source evicts that source's least
+ * recently active stream (sessions_source_quota); otherwise, when the table
+ * is full, the least recently active stream of the source holding the most
+ * streams goes (sessions_evicted). Either way its partials go too
+ * (reasm_dropped_with_session).
+ *
+ * Sequence window. Each stream tracks the RDPS_REASM_WINDOW sequences
+ * [next_seq - WINDOW, next_seq) with one bit each (received or not). A
+ * frame up to WINDOW - 1 sequences ahead of next_seq opens a gap (counted,
+ * reported to on_gap); the sequences it pushes out of the window
+ * unreceived are lost (counted). A frame inside the window whose bit is set
+ * is a duplicate; one older than the window is stale (both counted and
+ * dropped). A jump of WINDOW or more (on the 2^32 circle: WINDOW to 2^31
+ * ahead, or more than 2^31 behind) is never slid over, so the window never
+ * wraps onto sequences it tracked: a HEARTBEAT that far ahead is ignored
+ * (heartbeat_jumps); a DATA frame resets the stream (session_resets, the gap
+ * reported): its partials go and the window restarts at the frame with
+ * every earlier sequence marked received (nothing from before the jump is
+ * admitted). A new stream's window reaches back WINDOW - 1 sequences from
+ * its first frame (frames reordered at the start are accepted; sequences
+ * before the first frame are never counted as lost).
  *
  * Delivery guarantee (unreliable mode): a message is delivered at most once
- * per stream while the stream stays in the table, because every sequence is
- * admitted at most once (duplicates inside the window are dropped, anything
- * older is dropped as stale; a new stream's window reaches back
- * RDPS_REASM_WINDOW - 1 sequences from its first frame, so frames reordered
- * at the start are still accepted). Messages are delivered as soon as they are
- * complete, so they can be out of order across messages; missing messages
- * are counted (gaps, lost), never waited for. If a stream is evicted and the
- * same session shows up again, it starts afresh.
+ * per stream while the stream keeps its window (each sequence is admitted
+ * once). A reset or an evicted stream starts afresh: a sender able to forge
+ * a stream's source can replay its old frames, as it could forge new ones.
+ * Messages are delivered as soon as complete, possibly out of order across
+ * messages; missing ones are counted (gaps, lost), never waited for.
  *
- * Reassembly: fragments are placed by frag_offset into one contiguous buffer
- * per partial message, taken first-fit from a preallocated arena of
- * reasm_cap_bytes. When a new partial does not fit in any free gap (or the
- * partial table is full), the oldest partials are evicted (counted) until it
- * does; a message larger than the arena is dropped (counted). Because
- * buffers are contiguous, free space split across gaps can force an
- * eviction before the live bytes reach the cap; the cap is never exceeded. Partials time out
- * partial_timeout_ns after their first fragment (rdps__reasm_expire). Fragment indices come from
- * the payload size of non-final fragments, which the protocol fixes per message; fragments that
- * contradict the layout of a partial they fall into are dropped as conflicts. A single-datagram
- * message is delivered straight from the receive buffer (zero-copy).
+ * Reassembly: exact. A partial message knows its layout (fragment size from
+ * a non-final fragment: the protocol fixes it per message, so fragment i is
+ * at offset i * frag_size and the END fragment ends at msg_len) and keeps a
+ * bitmap with one bit per fragment (at most max_frags_per_msg =
+ * ceil(max_msg_len / min_frag_payload) fragments; more are refused,
+ * reasm_too_many_frags). A fragment that contradicts the layout of the
+ * partial whose sequence span holds it is a conflict (dropped, counted, and
+ * its sequence is given back so the real fragment can still come); one
+ * whose bit is already set is a duplicate. The message completes only when
+ * every fragment bit is set, so every delivered byte was written by a
+ * fragment of that very message: nothing comes from memory used before.
+ *
+ * Arena: reasm_cap_bytes split into chunks of chunk_bytes (a power of two,
+ * default 64 KiB). A partial takes a chunk only when a fragment's bytes
+ * land in it (chunk map per partial: message offset / chunk_bytes -> arena
+ * chunk), so memory follows the bytes that arrived, never the declared
+ * msg_len: four frames declaring 16 MiB hold four chunks. A message of up to
+ * chunk_bytes lives in one chunk and is delivered from it; a larger one is
+ * copied at completion into one delivery buffer of min(max_msg_len, arena)
+ * bytes allocated at init (the only memory beyond the arena and the
+ * tables). A message that could never fit (more chunks than the arena or
+ * than its source's byte quota) is refused at its first fragment
+ * (reasm_too_large). Chunks are charged to the source: at
+ * max_bytes_per_source (rounded up to whole chunks) the source's own oldest
+ * partial is evicted (reasm_source_bytes); when the arena is out of chunks
+ * the oldest partial of the source holding the most chunks goes
+ * (reasm_evicted). Partials likewise: at max_partials_per_source the
+ * source's oldest (reasm_source_partials), at max_partials the oldest of
+ * the source holding the most partials (reasm_evicted). So a sender over
+ * its quota only hurts itself, and the global caps hurt the heaviest
+ * sender first; the partial being filled is never the victim. Partials
+ * time out partial_timeout_ns after their first fragment
+ * (rdps__reasm_expire). A single-datagram message is delivered straight
+ * from the receive buffer (zero-copy).
+ *
+ * Hot path: rdps__reasm_input first predicts the header of the next frame
+ * of the stream that sent the previous one (a single-datagram message, next
+ * sequence; as in TCP header prediction). An exact match satisfies every
+ * rule of the decoder by construction, so it is delivered without it;
+ * anything else is decoded and handled in full.
+ *
+ * Memory, all allocated by rdps__reasm_init(): reasm_cap_bytes of chunks,
+ * the delivery buffer, and tables of max_sessions streams and sources and
+ * max_partials partials (each with its fragment bitmap and chunk map).
  *
  * Topic filtering: the optional accept hook is asked once per new stream
  * with the topic id of its first frame; a refused stream keeps a table slot
@@ -53,14 +109,14 @@
  * one topic: later frames with another topic id are dropped (counted).
  *
  * Reliable mode (next issue) extends this state instead of replacing it:
- * window_base becomes the consumed point reported in STATUS (it advances
- * only over sequences received or declared lost); NAK ranges are the runs
- * of clear bits in [window_base, next_seq); window_slide() in rdps_reasm.c
- * is the single place where a sequence is given up, so the explicit loss
- * event goes there; in-order exactly-once delivery parks complete messages
- * above the consumed point (the arena already holds them) and releases them
- * as it advances; heartbeats already feed tail-loss detection. Frames carry
- * RELIABLE, reported per message in rdps_reasm_msg_info.reliable.
+ * the window's low edge becomes the consumed point reported in STATUS; NAK
+ * ranges are the runs of clear bits in the window; window_forget() in
+ * rdps_reasm.c is the single place where a sequence is given up, so the
+ * explicit loss event goes there; in-order exactly-once delivery parks
+ * complete messages above the consumed point (the arena already holds
+ * them) and releases them as it advances; heartbeats already feed tail-loss
+ * detection. Frames carry RELIABLE, reported per message in
+ * rdps_reasm_msg_info.reliable.
  *
  * No allocation after rdps__reasm_init(); no clock reads (now_ns is passed
  * in); callbacks must not call back into the same rdps_reasm.
@@ -70,7 +126,7 @@
 
 /* Metadata of a delivered message. */
 struct rdps_reasm_msg_info {
-    uint64_t source;
+    struct rdps_source source; /* the exact sender */
     uint32_t session_id;
     uint32_t topic_id;
     uint32_t first_seq; /* sequence of the BEGIN fragment */
@@ -82,25 +138,32 @@ struct rdps_reasm_msg_info {
 };
 
 /*
- * Delivery callback: `msg` points into the receive buffer (single datagram)
- * or the assembly arena and is valid only during the call.
+ * Delivery callback: `msg` points into the receive buffer (single datagram),
+ * an arena chunk or the delivery buffer, and is valid only during the call.
  */
 typedef void (*rdps_deliver_fn)(void *user, const uint8_t *msg, uint32_t len,
                                 const struct rdps_reasm_msg_info *info);
 /*
  * Gap callback (optional): sequences [first_seq, first_seq + count) were
- * skipped by a newer frame or a heartbeat. Reported at detection, so some
- * may still arrive late (then counted as reordered and delivered).
+ * skipped by a newer frame or a heartbeat (or by a reset: count >= WINDOW).
+ * Reported at detection, so some may still arrive late (then counted as
+ * reordered and delivered).
  */
-typedef void (*rdps_gap_fn)(void *user, uint64_t source, uint32_t session_id, uint32_t topic_id,
-                            uint32_t first_seq, uint32_t count);
+typedef void (*rdps_gap_fn)(void *user, const struct rdps_source *source, uint32_t session_id,
+                            uint32_t topic_id, uint32_t first_seq, uint32_t count);
 /* Asked once per new stream; return false to drop the stream's frames. */
-typedef bool (*rdps_accept_fn)(void *user, uint64_t source, uint32_t session_id, uint32_t topic_id);
+typedef bool (*rdps_accept_fn)(void *user, const struct rdps_source *source, uint32_t session_id,
+                               uint32_t topic_id);
 
 struct rdps_reasm_config {
-    uint32_t max_sessions;            /* stream table size (>= 1) */
+    uint32_t max_sessions;            /* stream table size (>= 1); also bounds sources */
     uint32_t max_partials;            /* partial messages in flight (>= 1) */
-    size_t reasm_cap_bytes;           /* assembly arena; bounds reassembly memory */
+    size_t reasm_cap_bytes;           /* assembly arena (chunks); bounds reassembly memory */
+    uint32_t chunk_bytes;             /* arena granule: power of two >= 64, clamped to the arena */
+    uint32_t min_frag_payload;        /* smallest non-final fragment payload accepted (>= 1) */
+    uint32_t max_streams_per_source;  /* 0 = max_sessions */
+    uint32_t max_partials_per_source; /* 0 = max_partials */
+    size_t max_bytes_per_source;      /* arena bytes one source may hold; 0 = the whole arena */
     uint64_t partial_timeout_ns;      /* drop a partial this long after its first fragment */
     uint64_t session_idle_timeout_ns; /* forget idle streams; 0 = only LRU eviction */
     uint64_t hash_seed;               /* randomize to resist crafted collisions */
@@ -115,23 +178,33 @@ struct rdps_reasm_config {
 struct rdps_reasm_counters {
     uint64_t frames_in, bytes_in;
     uint64_t data_frames, heartbeats, control_frames; /* control: NAK/STATUS/ANNOUNCE, ignored */
+    uint64_t heartbeats_unknown; /* heartbeats of streams not in the table (ignored) */
     uint64_t msgs_delivered, bytes_delivered;
-    uint64_t gaps;       /* times a frame or heartbeat skipped ahead of next_seq */
-    uint64_t gap_seqs;   /* sequences skipped by those gaps */
-    uint64_t lost_seqs;  /* sequences that left the window without arriving */
-    uint64_t reordered;  /* late frames that filled a gap */
-    uint64_t duplicates; /* frames already received (inside the window) */
-    uint64_t stale;      /* frames older than the window (dropped) */
-    uint64_t filtered;   /* frames of streams the accept hook refused */
+    uint64_t gaps;            /* times a frame or heartbeat skipped ahead of next_seq */
+    uint64_t gap_seqs;        /* sequences skipped by those gaps */
+    uint64_t lost_seqs;       /* sequences that left the window without arriving */
+    uint64_t reordered;       /* late frames that filled a gap */
+    uint64_t duplicates;      /* frames or fragments already received (inside the window) */
+    uint64_t stale;           /* frames older than the window (dropped) */
+    uint64_t session_resets;  /* DATA a window or more ahead: window restarted, partials dropped */
+    uint64_t heartbeat_jumps; /* heartbeats a window or more ahead (ignored) */
+    uint64_t filtered;        /* frames of streams the accept hook refused */
     uint64_t topic_mismatch;
-    uint64_t reasm_started, reasm_evicted, reasm_timeouts, reasm_conflicts, reasm_too_large;
-    uint64_t reasm_dropped_with_session; /* partials dropped because their stream went */
+    uint64_t reasm_started, reasm_timeouts, reasm_conflicts;
+    uint64_t reasm_evicted;         /* global cap (partials or chunks): heaviest source's oldest */
+    uint64_t reasm_source_partials; /* source at max_partials_per_source: its own oldest */
+    uint64_t reasm_source_bytes;    /* source at max_bytes_per_source: its own oldest */
+    uint64_t reasm_too_large;       /* message could never fit the arena or the source quota */
+    uint64_t reasm_too_many_frags;  /* layout with more than max_frags_per_msg fragments */
+    uint64_t reasm_dropped_with_session; /* partials dropped because their stream went or reset */
     uint64_t sessions_created, sessions_evicted, sessions_expired;
+    uint64_t sessions_source_quota; /* streams evicted: their source at max_streams_per_source */
     uint64_t bad_frames[RDPS_FRAME_REJECT_COUNT];
 };
 
 struct rdps_reasm_stream;
 struct rdps_reasm_partial;
+struct rdps_reasm_src;
 
 /* Embedded by the caller; contents are private to rdps_reasm.c. */
 struct rdps_reasm {
@@ -141,39 +214,55 @@ struct rdps_reasm {
     int32_t *hash_slots; /* stream index or -1; open addressing, linear probing */
     uint32_t hash_mask;
     int32_t stream_free, lru_head, lru_tail; /* lru_head = most recently active */
+    struct rdps_reasm_src *sources;
+    int32_t *src_buckets; /* source index or -1; chained through rdps_reasm_src.hash_next */
+    uint32_t src_mask;
+    int32_t src_free;
     struct rdps_reasm_partial *partials;
     int32_t partial_free, age_head, age_tail; /* age_head = oldest partial */
-    int32_t addr_head;                        /* partials by arena offset */
-    uint8_t *arena;
+    uint64_t *frag_bits;                      /* max_partials x frag_words */
+    int32_t *chunk_maps;                      /* max_partials x map_len */
+    uint32_t frag_words, max_frags, map_len;
+    uint32_t chunk_shift, chunk_count, chunks_free;
+    uint32_t src_max_streams, src_max_partials, src_max_chunks;
+    int32_t chunk_free; /* free chunk list, linked through chunk_next */
+    int32_t *chunk_next;
+    uint8_t *arena;      /* chunk_count << chunk_shift bytes */
+    uint8_t *bounce;     /* delivery buffer for messages spanning chunks */
+    size_t bounce_bytes; /* 0 when every deliverable message fits one chunk */
 };
 
-/* Defaults: 256 sessions, 64 partials, 64 MiB arena, 1 s partial timeout, no idle timeout. */
+/*
+ * Defaults: 256 sessions, 64 partials, 64 MiB arena in 64 KiB chunks, 224-byte smallest
+ * fragment (InfiniBand's smallest MTU, 256, minus the header); per source 64 streams,
+ * 16 partials, 32 MiB; 1 s partial timeout, no idle timeout.
+ */
 void rdps__reasm_config_default(struct rdps_reasm_config *cfg);
 
 /*
- * Allocates the tables and the arena (the only allocation). Returns 0,
- * RDPS_EINVAL for a bad config (no deliver callback, zero sizes, cap
- * above what size_t offsets can hold), RDPS_ENOMEM. Detail via
- * rdps_last_error_message().
+ * Allocates the tables, the arena and the delivery buffer (the only
+ * allocations). Returns 0, RDPS_EINVAL for a bad config (no deliver
+ * callback, zero sizes, chunk_bytes not a power of two >= 64, cap above
+ * what offsets can hold), RDPS_ENOMEM. Detail via rdps_last_error_message().
  */
 int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg);
 /* Frees everything; accepts a zeroed or already finalized struct. */
 void rdps__reasm_fini(struct rdps_reasm *r);
 
 /*
- * Decodes one received datagram and processes it. Returns the number of
- * messages delivered by this frame (0 or 1), or RDPS_EBADFRAME if the
- * decoder rejected it (counted in bad_frames[reason]). Other drops
+ * Decodes one datagram received from `source` and processes it. Returns the
+ * number of messages delivered by this frame (0 or 1), or RDPS_EBADFRAME if
+ * the decoder rejected it (counted in bad_frames[reason]). Other drops
  * (duplicate, stale, filtered, conflict, ...) return 0 and are counted.
  * NAK/STATUS/ANNOUNCE are counted as control_frames and ignored: route them
  * elsewhere (decode once with rdps__frame_decode, then call
  * rdps__reasm_on_frame for DATA and HEARTBEAT).
  */
-int rdps__reasm_input(struct rdps_reasm *r, uint64_t source, const uint8_t *buf, size_t len,
-                      uint64_t now_ns);
+int rdps__reasm_input(struct rdps_reasm *r, const struct rdps_source *source, const uint8_t *buf,
+                      size_t len, uint64_t now_ns);
 /* Same as rdps__reasm_input for an already decoded, valid frame (not counted in frames_in). */
-int rdps__reasm_on_frame(struct rdps_reasm *r, uint64_t source, const struct rdps_frame_view *v,
-                         uint64_t now_ns);
+int rdps__reasm_on_frame(struct rdps_reasm *r, const struct rdps_source *source,
+                         const struct rdps_frame_view *v, uint64_t now_ns);
 
 /*
  * Times out partial messages (and idle streams if configured) whose deadline
@@ -186,8 +275,10 @@ static inline const struct rdps_reasm_counters *rdps__reasm_counters(const struc
     return &r->counters;
 }
 
-/* Number of streams and partial messages currently held (for tests and stats). */
+/* Streams, sources and partial messages currently held, arena bytes in use (tests and stats). */
 uint32_t rdps__reasm_stream_count(const struct rdps_reasm *r);
+uint32_t rdps__reasm_source_count(const struct rdps_reasm *r);
 uint32_t rdps__reasm_partial_count(const struct rdps_reasm *r);
+size_t rdps__reasm_arena_used(const struct rdps_reasm *r);
 
 #endif /* RDPS_PROTO_REASM_H */

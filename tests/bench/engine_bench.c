@@ -78,6 +78,8 @@ int main(int argc, char **argv)
     cfg.deliver = on_deliver;
     cfg.user = &sink;
     struct rdps_reasm r;
+    /* One publisher: a RoCE source (GID fe80::1, QPN 0x11). */
+    struct rdps_source src = {.gid = {0xfe, 0x80, [15] = 1}, .qpn = 0x11, .has_gid = 1};
     int rc = rdps__reasm_init(&r, &cfg);
     if (rc != 0) {
         fprintf(stderr, "engine_bench: reasm_init: %s\n", rdps_last_error_message());
@@ -102,7 +104,7 @@ int main(int argc, char **argv)
             memcpy(frame + RDPS_FRAME_HEADER_LEN, msg, msg_bytes);
             int len = rdps__frag_put_single(frame, max_datagram, s + 1, 0x99, &next_seq[s],
                                             msg_bytes, max_datagram, now, 0);
-            if (len < 0 || rdps__reasm_input(&r, 1, frame, (size_t)len, now) < 0) {
+            if (len < 0 || rdps__reasm_input(&r, &src, frame, (size_t)len, now) < 0) {
                 fprintf(stderr, "engine_bench: zero-copy publish failed: %d\n", len);
                 return 1;
             }
@@ -118,7 +120,7 @@ int main(int argc, char **argv)
         }
         int len;
         while ((len = rdps__frag_next(&it, frame, max_datagram)) > 0) {
-            rc = rdps__reasm_input(&r, 1, frame, (size_t)len, now);
+            rc = rdps__reasm_input(&r, &src, frame, (size_t)len, now);
             if (rc < 0) {
                 fprintf(stderr, "engine_bench: reasm_input: %d\n", rc);
                 return 1;

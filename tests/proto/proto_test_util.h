@@ -30,9 +30,34 @@ static inline int pattern_check(const uint8_t *buf, size_t len, uint32_t session
     return 1;
 }
 
+/*
+ * The sender identity tests use for source number n (a RoCE-like source: link-local GID
+ * fe80::n, QPN n); test_source_number() maps it back.
+ */
+static inline struct rdps_source test_source(uint64_t n)
+{
+    struct rdps_source s;
+    memset(&s, 0, sizeof(s));
+    s.gid[0] = 0xfe;
+    s.gid[1] = 0x80;
+    for (int i = 0; i < 8; i++)
+        s.gid[8 + i] = (uint8_t)(n >> (56 - 8 * i));
+    s.qpn = (uint32_t)n & 0xFFFFFFu;
+    s.has_gid = 1;
+    return s;
+}
+
+static inline uint64_t test_source_number(const struct rdps_source *s)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < 8; i++)
+        n = n << 8 | s->gid[8 + i];
+    return n;
+}
+
 /* One delivered message; the publisher timestamp is used as the message id in tests. */
 struct delivery {
-    uint64_t source;
+    uint64_t source; /* test_source_number() of the sender */
     uint32_t session_id, topic_id, first_seq, len, frag_count;
     uint64_t msg_id;
     const uint8_t *ptr; /* where the engine delivered from */
@@ -56,7 +81,7 @@ static inline void recorder_deliver(void *user, const uint8_t *msg, uint32_t len
             abort();
     }
     struct delivery *d = &rec->items[rec->count++];
-    d->source = info->source;
+    d->source = test_source_number(&info->source);
     d->session_id = info->session_id;
     d->topic_id = info->topic_id;
     d->first_seq = info->first_seq;

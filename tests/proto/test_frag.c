@@ -62,7 +62,8 @@ static void reassemble_and_check(struct frame_list *fl, size_t len)
     struct rdps_reasm r;
     assert_int_equal(rdps__reasm_init(&r, &cfg), 0);
     for (size_t i = 0; i < fl->count; i++) {
-        int rc = rdps__reasm_input(&r, 1, fl->items[i].data, fl->items[i].len, 0);
+        struct rdps_source src = test_source(1);
+        int rc = rdps__reasm_input(&r, &src, fl->items[i].data, fl->items[i].len, 0);
         assert_int_equal(rc, i + 1 == fl->count ? 1 : 0);
     }
     assert_int_equal(rec.count, 1);

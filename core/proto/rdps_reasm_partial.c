@@ -1,0 +1,362 @@
+/* rdps_reasm_partial.c - reassembly of multi-datagram messages: per-fragment bitmaps, the chunked
+ * arena, and the per-source quotas of partials and bytes (model: rdps_reasm.h). */
+#include <string.h>
+
+#include "rdps_reasm_internal.h"
+
+/* ---- partial messages ---------------------------------------------------------------------- */
+
+static inline uint64_t *partial_bits(const struct rdps_reasm *r, int32_t pi)
+{
+    return r->frag_bits + (size_t)pi * r->frag_words;
+}
+
+static inline int32_t *partial_map(const struct rdps_reasm *r, int32_t pi)
+{
+    return r->chunk_maps + (size_t)pi * r->map_len;
+}
+
+void rdps__reasm_partial_release(struct rdps_reasm *r, int32_t pi)
+{
+    struct rdps_reasm_partial *p = &r->partials[pi];
+    struct rdps_reasm_stream *s = &r->streams[p->stream];
+    struct rdps_reasm_src *src = &r->sources[p->src];
+    int32_t *map = partial_map(r, pi);
+    for (uint32_t c = 0; c < p->chunk_span; c++) {
+        if (map[c] == NO_INDEX)
+            continue;
+        r->chunk_next[map[c]] = r->chunk_free;
+        r->chunk_free = map[c];
+        r->chunks_free++;
+        src->chunks--;
+    }
+    src->partials--;
+    if (p->stream_prev != NO_INDEX)
+        r->partials[p->stream_prev].stream_next = p->stream_next;
+    else
+        s->partial_head = p->stream_next;
+    if (p->stream_next != NO_INDEX)
+        r->partials[p->stream_next].stream_prev = p->stream_prev;
+    if (p->age_prev != NO_INDEX)
+        r->partials[p->age_prev].age_next = p->age_next;
+    else
+        r->age_head = p->age_next;
+    if (p->age_next != NO_INDEX)
+        r->partials[p->age_next].age_prev = p->age_prev;
+    else
+        r->age_tail = p->age_prev;
+    if (p->src_prev != NO_INDEX)
+        r->partials[p->src_prev].src_next = p->src_next;
+    else
+        src->part_head = p->src_next;
+    if (p->src_next != NO_INDEX)
+        r->partials[p->src_next].src_prev = p->src_prev;
+    else
+        src->part_tail = p->src_prev;
+    p->stream = NO_INDEX;
+    p->stream_next = r->partial_free;
+    r->partial_free = pi;
+}
+
+/*
+ * The victim when a global cap is hit: the oldest partial (other than
+ * `keep`, the one being filled) of the source holding the most chunks or
+ * partials. A walk over at most max_partials entries, only under pressure.
+ */
+static int32_t heaviest_victim(const struct rdps_reasm *r, bool by_chunks, int32_t keep)
+{
+    int32_t best = NO_INDEX;
+    uint32_t best_weight = 0;
+    for (int32_t pi = r->age_head; pi != NO_INDEX; pi = r->partials[pi].age_next) {
+        if (pi == keep)
+            continue;
+        const struct rdps_reasm_src *src = &r->sources[r->partials[pi].src];
+        uint32_t weight = by_chunks ? src->chunks : src->partials;
+        if (weight > best_weight) {
+            best_weight = weight;
+            best = pi;
+        }
+    }
+    return best;
+}
+
+/* The oldest partial of source `si` other than `keep`, or NO_INDEX. */
+static int32_t source_oldest_partial(const struct rdps_reasm *r, int32_t si, int32_t keep)
+{
+    int32_t pi = r->sources[si].part_head;
+    return pi == keep ? r->partials[pi].src_next : pi;
+}
+
+/* A free chunk for partial `pi`, evicting as the quotas say; NO_INDEX if none can be had. */
+static int32_t chunk_take(struct rdps_reasm *r, int32_t pi)
+{
+    struct rdps_reasm_partial *p = &r->partials[pi];
+    struct rdps_reasm_src *src = &r->sources[p->src];
+    while (src->chunks >= r->src_max_chunks) {
+        int32_t victim = source_oldest_partial(r, p->src, pi);
+        if (victim == NO_INDEX)
+            return NO_INDEX;
+        r->counters.reasm_source_bytes++;
+        rdps__reasm_partial_release(r, victim);
+    }
+    while (r->chunk_free == NO_INDEX) {
+        int32_t victim = heaviest_victim(r, true, pi);
+        if (victim == NO_INDEX)
+            return NO_INDEX;
+        r->counters.reasm_evicted++;
+        rdps__reasm_partial_release(r, victim);
+    }
+    int32_t c = r->chunk_free;
+    r->chunk_free = r->chunk_next[c];
+    r->chunks_free--;
+    src->chunks++;
+    return c;
+}
+
+/* Copies a fragment's bytes into the partial's chunks, taking chunks as needed. */
+static bool partial_write(struct rdps_reasm *r, int32_t pi, uint32_t offset, const uint8_t *data,
+                          uint32_t len)
+{
+    int32_t *map = partial_map(r, pi);
+    uint32_t chunk_size = r->cfg.chunk_bytes;
+    while (len > 0) {
+        uint32_t c = offset >> r->chunk_shift;
+        uint32_t within = offset & (chunk_size - 1);
+        uint32_t piece = chunk_size - within < len ? chunk_size - within : len;
+        if (map[c] == NO_INDEX) {
+            map[c] = chunk_take(r, pi);
+            if (map[c] == NO_INDEX)
+                return false;
+        }
+        memcpy(r->arena + ((size_t)map[c] << r->chunk_shift) + within, data, piece);
+        offset += piece;
+        data += piece;
+        len -= piece;
+    }
+    return true;
+}
+
+/* A new partial for stream si, or NO_INDEX (counted) if the message can never fit. */
+static int32_t partial_create(struct rdps_reasm *r, int32_t si, uint32_t msg_len, uint64_t now_ns)
+{
+    uint64_t span = ((uint64_t)msg_len + r->cfg.chunk_bytes - 1) >> r->chunk_shift;
+    if (span > r->src_max_chunks || span > r->map_len || (span > 1 && msg_len > r->bounce_bytes)) {
+        r->counters.reasm_too_large++;
+        return NO_INDEX;
+    }
+    int32_t src_index = r->streams[si].src;
+    struct rdps_reasm_src *src = &r->sources[src_index];
+    while (src->partials >= r->src_max_partials) {
+        r->counters.reasm_source_partials++;
+        rdps__reasm_partial_release(r, src->part_head);
+    }
+    if (r->partial_free == NO_INDEX) {
+        r->counters.reasm_evicted++;
+        rdps__reasm_partial_release(r, heaviest_victim(r, false, NO_INDEX));
+    }
+    int32_t pi = r->partial_free;
+    struct rdps_reasm_partial *p = &r->partials[pi];
+    r->partial_free = p->stream_next;
+    memset(p, 0, sizeof(*p));
+    p->stream = si;
+    p->src = src_index;
+    p->msg_len = msg_len;
+    p->chunk_span = (uint32_t)span;
+    int32_t *map = partial_map(r, pi);
+    for (uint32_t c = 0; c < p->chunk_span; c++)
+        map[c] = NO_INDEX;
+    p->deadline_ns = now_ns + r->cfg.partial_timeout_ns;
+    if (p->deadline_ns < now_ns)
+        p->deadline_ns = UINT64_MAX;
+    struct rdps_reasm_stream *s = &r->streams[si];
+    p->stream_prev = NO_INDEX;
+    p->stream_next = s->partial_head;
+    if (s->partial_head != NO_INDEX)
+        r->partials[s->partial_head].stream_prev = pi;
+    s->partial_head = pi;
+    p->age_next = NO_INDEX;
+    p->age_prev = r->age_tail;
+    if (r->age_tail != NO_INDEX)
+        r->partials[r->age_tail].age_next = pi;
+    else
+        r->age_head = pi;
+    r->age_tail = pi;
+    p->src_next = NO_INDEX;
+    p->src_prev = src->part_tail;
+    if (src->part_tail != NO_INDEX)
+        r->partials[src->part_tail].src_next = pi;
+    else
+        src->part_head = pi;
+    src->part_tail = pi;
+    src->partials++;
+    r->counters.reasm_started++;
+    return pi;
+}
+
+/* Fixes a partial's fragment layout and clears the bitmap words it uses. */
+static void partial_set_layout(struct rdps_reasm *r, int32_t pi, uint32_t frag_size,
+                               uint32_t first_seq, uint32_t frag_total)
+{
+    struct rdps_reasm_partial *p = &r->partials[pi];
+    p->frag_size = frag_size;
+    p->first_seq = first_seq;
+    p->frag_total = frag_total;
+    memset(partial_bits(r, pi), 0, ((size_t)frag_total + 63) / 64 * sizeof(uint64_t));
+}
+
+static inline bool bit_test_and_set(uint64_t *bits, uint32_t index)
+{
+    uint64_t mask = 1ull << (index % 64);
+    bool was = (bits[index / 64] & mask) != 0;
+    bits[index / 64] |= mask;
+    return was;
+}
+
+/* ---- reassembly ---------------------------------------------------------------------------- */
+
+#define CONFLICT  (-2)
+#define DUPLICATE (-3)
+
+/*
+ * The partial of stream s that fragment v belongs to, NO_INDEX if none,
+ * CONFLICT if v contradicts a partial whose sequence span contains it, or
+ * DUPLICATE if that fragment is already there.
+ */
+static int32_t partial_find(struct rdps_reasm *r, const struct rdps_reasm_stream *s,
+                            const struct rdps_frame_view *v)
+{
+    const struct rdps_frame_header *h = &v->hdr;
+    bool is_final = (h->flags & RDPS_FRAME_F_END) != 0;
+    for (int32_t pi = s->partial_head; pi != NO_INDEX; pi = r->partials[pi].stream_next) {
+        struct rdps_reasm_partial *p = &r->partials[pi];
+        if (p->frag_size != 0) {
+            uint32_t index = h->seq - p->first_seq;
+            if (index >= p->frag_total)
+                continue;
+            /* The decoder made the END fragment end at msg_len, so this pins every byte. */
+            bool fits = h->msg_len == p->msg_len &&
+                        (uint64_t)index * p->frag_size == h->frag_offset &&
+                        is_final == (index == p->frag_total - 1) &&
+                        (is_final || v->payload_len == p->frag_size);
+            if (!fits)
+                return CONFLICT;
+            return bit_test_and_set(partial_bits(r, pi), index) ? DUPLICATE : pi;
+        }
+        /* Only the END fragment is known: a non-final fragment may fix the layout. */
+        if (is_final || h->msg_len != p->msg_len || h->frag_offset >= p->anchor_offset)
+            continue;
+        uint32_t size = v->payload_len;
+        if (h->frag_offset % size != 0 || p->anchor_offset % size != 0 ||
+            p->msg_len - p->anchor_offset > size ||
+            p->anchor_seq - h->seq != (p->anchor_offset - h->frag_offset) / size ||
+            p->anchor_offset / size >= r->max_frags)
+            continue;
+        uint32_t total = p->anchor_offset / size + 1;
+        partial_set_layout(r, pi, size, h->seq - h->frag_offset / size, total);
+        bit_test_and_set(partial_bits(r, pi), total - 1);
+        bit_test_and_set(partial_bits(r, pi), h->frag_offset / size);
+        return pi;
+    }
+    return NO_INDEX;
+}
+
+static int deliver_partial(struct rdps_reasm *r, int32_t pi)
+{
+    struct rdps_reasm_partial *p = &r->partials[pi];
+    const struct rdps_reasm_stream *s = &r->streams[p->stream];
+    struct rdps_reasm_msg_info info = {
+        .source = s->source,
+        .session_id = s->session_id,
+        .topic_id = s->topic_id,
+        .first_seq = p->first_seq,
+        .msg_len = p->msg_len,
+        .frag_count = p->frags_received,
+        .timestamp_ns = p->timestamp_ns,
+        .retransmit = p->retransmit,
+        .reliable = p->reliable,
+    };
+    const int32_t *map = partial_map(r, pi);
+    const uint8_t *msg;
+    if (p->chunk_span == 1) {
+        msg = r->arena + ((size_t)map[0] << r->chunk_shift);
+    } else {
+        /* Every chunk is present: each byte of the message was written by one of its fragments. */
+        size_t done = 0;
+        for (uint32_t c = 0; c < p->chunk_span; c++) {
+            size_t piece =
+                p->msg_len - done < r->cfg.chunk_bytes ? p->msg_len - done : r->cfg.chunk_bytes;
+            memcpy(r->bounce + done, r->arena + ((size_t)map[c] << r->chunk_shift), piece);
+            done += piece;
+        }
+        msg = r->bounce;
+    }
+    r->counters.msgs_delivered++;
+    r->counters.bytes_delivered += p->msg_len;
+    /* Release first (state is consistent during the callback); a freed chunk keeps its bytes
+     * until the next frame, which the callback cannot cause. */
+    rdps__reasm_partial_release(r, pi);
+    r->cfg.deliver(r->cfg.user, msg, info.msg_len, &info);
+    return 1;
+}
+
+int rdps__reasm_reassemble(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v,
+                           uint64_t now_ns)
+{
+    const struct rdps_frame_header *h = &v->hdr;
+    /* An empty END fragment after offset 0 has no place in the fixed-size layout. */
+    if (v->payload_len == 0)
+        goto conflict;
+    int32_t pi = partial_find(r, &r->streams[si], v);
+    if (pi == CONFLICT)
+        goto conflict;
+    if (pi == DUPLICATE) {
+        r->counters.duplicates++;
+        return 0;
+    }
+    if (pi == NO_INDEX) {
+        bool is_final = (h->flags & RDPS_FRAME_F_END) != 0;
+        uint32_t total = 0;
+        if (!is_final) {
+            if (h->frag_offset % v->payload_len != 0)
+                goto conflict;
+            total = (uint32_t)(((uint64_t)h->msg_len + v->payload_len - 1) / v->payload_len);
+            if (total > r->max_frags) {
+                r->counters.reasm_too_many_frags++;
+                return 0;
+            }
+        }
+        pi = partial_create(r, si, h->msg_len, now_ns);
+        if (pi == NO_INDEX)
+            return 0;
+        struct rdps_reasm_partial *p = &r->partials[pi];
+        if (is_final) {
+            p->anchor_seq = h->seq;
+            p->anchor_offset = h->frag_offset;
+        } else {
+            uint32_t index = h->frag_offset / v->payload_len;
+            partial_set_layout(r, pi, v->payload_len, h->seq - index, total);
+            bit_test_and_set(partial_bits(r, pi), index);
+        }
+    }
+    if (!partial_write(r, pi, h->frag_offset, v->payload, v->payload_len)) {
+        /* Cannot happen while quotas are consistent; never deliver a message with a hole. */
+        r->counters.reasm_source_bytes++;
+        rdps__reasm_partial_release(r, pi);
+        return 0;
+    }
+    struct rdps_reasm_partial *p = &r->partials[pi];
+    p->frags_received++;
+    if (h->flags & RDPS_FRAME_F_BEGIN)
+        p->timestamp_ns = h->timestamp_ns;
+    p->retransmit |= (h->flags & RDPS_FRAME_F_RETRANSMIT) != 0;
+    p->reliable |= (h->flags & RDPS_FRAME_F_RELIABLE) != 0;
+    if (p->frag_size != 0 && p->frags_received == p->frag_total)
+        return deliver_partial(r, pi);
+    return 0;
+
+conflict:
+    /* Drop it, but a forged frame must not use up the sequence of the real one. */
+    r->counters.reasm_conflicts++;
+    rdps__reasm_window_clear(&r->streams[si], h->seq);
+    return 0;
+}
