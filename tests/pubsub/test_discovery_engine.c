@@ -16,10 +16,18 @@ struct harness {
     struct rdps_announce sent[64];
     unsigned sent_count;
     bool refuse_sends;
+    bool drop_local_on_gone; /* the application removes its subscriber 0xa0ca1 on the first GONE */
     struct rdps_disc_event events[64];
     char event_topics[64][RDPS_TOPIC_NAME_MAX + 1];
     unsigned event_count;
 };
+
+static void check(const struct harness *h)
+{
+    const char *why = NULL;
+    if (rdps__disc_check(&h->d, &why) != 0)
+        fail_msg("discovery state inconsistent: %s", why);
+}
 
 static int on_send(void *user, const struct rdps_announce *a)
 {
@@ -41,13 +49,11 @@ static void on_event(void *user, const struct rdps_disc_event *ev)
         h->events[h->event_count].topic = h->event_topics[h->event_count];
     }
     h->event_count++;
-}
-
-static void check(const struct harness *h)
-{
-    const char *why = NULL;
-    if (rdps__disc_check(&h->d, &why) != 0)
-        fail_msg("discovery state inconsistent: %s", why);
+    if (h->drop_local_on_gone && ev->type == RDPS_DISC_PEER_GONE) {
+        h->drop_local_on_gone = false;
+        rdps__disc_local_remove(&h->d, RDPS_ROLE_SUBSCRIBER, 0xa0ca1);
+        check(h);
+    }
 }
 
 static struct harness *setup_with(uint32_t max_peers, uint32_t max_remote_only)
@@ -406,6 +412,29 @@ static void test_last_local_endpoint_releases_topic(void **state)
     assert_int_equal(rdps__disc_peer_count(&h->d), 0);
 }
 
+/* The GONE callback removes the topic's last local endpoint while tick is still expiring peers. */
+static void test_gone_callback_may_remove_the_last_local_endpoint(void **state)
+{
+    struct harness *h = *state; /* 16 peers, 4 remote-only */
+    local_sub(h, "md.x", 0);
+    for (uint32_t i = 0; i < 10; i++) {
+        struct rdps_source s = source((uint8_t)i, 0x100);
+        struct rdps_announce a = ann(RDPS_ROLE_PUBLISHER, "md.x", 100 + i, i < 6 ? 10 : 1000);
+        rdps__disc_on_announce(&h->d, &s, &a, 0);
+    }
+    h->drop_local_on_gone = true;
+    rdps__disc_tick(&h->d, 30 * MS); /* six are due; the first GONE makes md.x remote-only */
+    check(h);
+    assert_int_equal(h->event_count, 10 + 1); /* 10 SEEN, then one GONE: the rest are not ours */
+    assert_int_equal(
+        rdps__disc_local_count(&h->d, rdps__topic_hash_id("md.x"), "md.x", RDPS_ROLE_SUBSCRIBER),
+        0);
+    assert_true(rdps__disc_peer_count(&h->d) <= 4);
+    assert_int_equal(rdps__disc_remote_only_count(&h->d), rdps__disc_peer_count(&h->d));
+    rdps__disc_tick(&h->d, 3000 * MS);
+    assert_int_equal(rdps__disc_peer_count(&h->d), 0);
+}
+
 static void test_bad_config_refused(void **state)
 {
     struct rdps_discovery d;
@@ -469,6 +498,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_counts_per_topic_and_role, setup, teardown),
         cmocka_unit_test_setup_teardown(test_topic_name_compared_exactly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_last_local_endpoint_releases_topic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gone_callback_may_remove_the_last_local_endpoint,
+                                        setup, teardown),
         cmocka_unit_test(test_bad_config_refused),
         cmocka_unit_test_setup_teardown(test_churn_keeps_structures_consistent, setup, teardown),
     };

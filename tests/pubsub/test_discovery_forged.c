@@ -226,6 +226,41 @@ static void test_flood_of_foreign_topics_is_bounded(void **state)
     assert_int_equal(ev.seen - ev.gone, 1);
 }
 
+/* The application reacts to PUBLISHER_GONE by closing its subscriber and opening another. */
+struct reacting {
+    rdps_ctx_t *ctx;
+    rdps_sub_t *sub, *replacement;
+    unsigned gone;
+};
+
+static void on_event_reacting(void *user, const rdps_event *ev)
+{
+    struct reacting *r = user;
+    if (ev->type != RDPS_EVENT_PUBLISHER_GONE || r->sub == NULL)
+        return;
+    r->gone++;
+    rdps_sub_destroy(r->sub);
+    r->sub = NULL;
+    assert_int_equal(rdps_sub_create(r->ctx, "disc.next", on_message, NULL, NULL, &r->replacement),
+                     0);
+}
+
+static void test_gone_callback_may_close_and_open_endpoints(void **state)
+{
+    struct fixture *f = *state;
+    struct reacting r = {.ctx = f->a};
+    rdps_pub_t *pub_b;
+    rdps_sub_opts opts = {.on_event = on_event_reacting};
+    assert_int_equal(rdps_sub_create(f->a, "disc", on_message, &r, &opts, &r.sub), 0);
+    assert_int_equal(rdps_pub_create(f->b, "disc", NULL, &pub_b), 0);
+    pump(f, 3);
+    rdps_pub_destroy(pub_b);
+    pump(f, 3);
+    assert_int_equal(r.gone, 1);
+    assert_non_null(r.replacement);
+    assert_true(rdps_sub_ready(r.replacement) >= 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -233,6 +268,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_forged_short_interval_is_not_the_real_peers, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_flood_of_foreign_topics_is_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gone_callback_may_close_and_open_endpoints, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
