@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # run-fuzz.sh - builds the libFuzzer harnesses with clang and runs each for a while on a copy of its corpus.
 # Usage: tests/fuzz/run-fuzz.sh [SECONDS_PER_HARNESS (default 60)] [HARNESS...]
 # New inputs land in BUILD/fuzz-work/<harness>; copy interesting ones (crashes as regression
