@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "discovery_engine.h"
 #include "rdps_error.h"
 
 void rdps_config_init(rdps_config *cfg)
@@ -19,6 +20,10 @@ void rdps_config_init(rdps_config *cfg)
     cfg->reassembly_timeout_ms = 2000;
     cfg->max_sessions = 1024;
     cfg->announce_interval_ms = 1000;
+    cfg->max_peers = RDPS_DISCOVERY_DEFAULT_MAX_PEERS;
+    cfg->max_remote_only_peers = RDPS_DISCOVERY_DEFAULT_MAX_REMOTE_ONLY;
+    cfg->peer_interval_min_ms = RDPS_DISCOVERY_DEFAULT_MIN_INTERVAL_MS;
+    cfg->peer_interval_max_ms = RDPS_DISCOVERY_DEFAULT_MAX_INTERVAL_MS;
     cfg->send_slots = 1024;
     cfg->recv_slots = 4096;
     cfg->loss_seed = 1;
@@ -63,6 +68,12 @@ int rdps__config_validate(const rdps_config *cfg, struct rdps_group_range *range
         (rc = check_range("reassembly_timeout_ms", cfg->reassembly_timeout_ms, 1, 3600000)) < 0 ||
         (rc = check_range("max_sessions", cfg->max_sessions, 1, 1u << 20)) < 0 ||
         (rc = check_range("announce_interval_ms", cfg->announce_interval_ms, 10, 600000)) < 0 ||
+        (rc = check_range("max_peers", cfg->max_peers, 2, 1u << 20)) < 0 ||
+        (rc = check_range("max_remote_only_peers", cfg->max_remote_only_peers, 0,
+                          cfg->max_peers - 1)) < 0 ||
+        (rc = check_range("peer_interval_min_ms", cfg->peer_interval_min_ms, 1, 600000)) < 0 ||
+        (rc = check_range("peer_interval_max_ms", cfg->peer_interval_max_ms,
+                          cfg->peer_interval_min_ms, 600000)) < 0 ||
         (rc = check_range("send_slots", cfg->send_slots, 16, 65536)) < 0 ||
         (rc = check_range("recv_slots", cfg->recv_slots, 16, 65536)) < 0 ||
         (rc = check_probability("loss_rx_rate", cfg->loss_rx_rate)) < 0 ||

@@ -400,6 +400,26 @@ static void update_memberships(rdps_ctx_t *ctx)
     }
 }
 
+/* Every subscriber hears that datagrams may have been lost while the QP was down. */
+static void raise_qp_recovered(rdps_ctx_t *ctx)
+{
+    struct rdps_transport_stats ts;
+    ctx->transport->ops->get_stats(ctx->transport, &ts);
+    uint64_t lost = ts.tx_lost_qp_error - ctx->sends_lost_reported;
+    ctx->sends_lost_reported = ts.tx_lost_qp_error;
+    for (struct rdps_sub *s = ctx->subs; s != NULL; s = s->next) {
+        if (s->closed || s->on_event == NULL)
+            continue;
+        rdps_event ev = {
+            .type = RDPS_EVENT_QP_RECOVERED,
+            .topic = s->topic->name,
+            .count = (uint32_t)(lost > UINT32_MAX ? UINT32_MAX : lost),
+        };
+        rdps__ctx_self_source(ctx, &ev.source);
+        s->on_event(s->user, &ev);
+    }
+}
+
 static int handle_transport_events(rdps_ctx_t *ctx)
 {
     enum rdps_transport_event_type type;
@@ -412,6 +432,10 @@ static int handle_transport_events(rdps_ctx_t *ctx)
             break;
         case RDPS_TRANSPORT_EV_PORT_ACTIVE:
             RDPS_LOG_INF("RDMA port is active again");
+            break;
+        case RDPS_TRANSPORT_EV_QP_RECOVERED:
+            RDPS_LOG_WRN("the queue pair entered the error state and was reset");
+            raise_qp_recovered(ctx);
             break;
         default:
             break;
@@ -578,5 +602,8 @@ int rdps_ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out)
     out->rq_empty = ts.rx_queue_empty;
     out->loss_dropped_rx = ts.loss_dropped_rx;
     out->loss_dropped_tx = ts.loss_dropped_tx;
+    out->qp_recoveries = ts.qp_recoveries;
+    out->sends_lost = ts.tx_lost_qp_error;
+    rdps__discovery_counters(ctx, out);
     return 0;
 }

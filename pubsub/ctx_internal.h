@@ -101,7 +101,8 @@ struct rdps_ctx {
     unsigned closed_endpoints; /* closed pubs + subs waiting to be freed */
     bool destroy_requested;
     uint64_t last_event_check_ns;
-    bool sends_queued; /* RDPS_SEND_MORE left datagrams queued in the transport */
+    uint64_t sends_lost_reported; /* transport's tx_lost_qp_error at the last QP_RECOVERED */
+    bool sends_queued;            /* RDPS_SEND_MORE left datagrams queued in the transport */
 
     struct rdps_rx_datagram rx[RDPS_RX_BATCH];
     struct rdps_source rx_source; /* sender of the datagram being handled */
@@ -188,6 +189,8 @@ void rdps__discovery_sub_removed(rdps_ctx_t *ctx, rdps_sub_t *sub);
 /* An ANNOUNCE frame from `src` (already decoded as a frame). */
 void rdps__discovery_on_frame(rdps_ctx_t *ctx, const struct rdps_source *src,
                               const struct rdps_frame_view *view);
+/* Fills the discovery-derived fields (peers_refused) of *out. */
+void rdps__discovery_counters(const rdps_ctx_t *ctx, rdps_counters *out);
 /* Sends due announcements and expires silent peers; returns the next deadline (monotonic ns). */
 uint64_t rdps__discovery_tick(rdps_ctx_t *ctx, uint64_t now_ns);
 

@@ -57,9 +57,11 @@ int rdps__discovery_init(rdps_ctx_t *ctx)
 {
     struct rdps_disc_config dc;
     rdps__disc_config_default(&dc);
-    /* Caps: the RDPS_DISCOVERY_DEFAULT_* values until rdps_config exposes them. */
-    if (ctx->cfg.announce_interval_ms)
-        dc.announce_interval_ms = ctx->cfg.announce_interval_ms;
+    dc.announce_interval_ms = ctx->cfg.announce_interval_ms;
+    dc.max_peers = ctx->cfg.max_peers;
+    dc.max_remote_only = ctx->cfg.max_remote_only_peers;
+    dc.min_interval_ms = ctx->cfg.peer_interval_min_ms;
+    dc.max_interval_ms = ctx->cfg.peer_interval_max_ms;
     dc.hash_seed = ((uint64_t)rdps__ctx_random32() << 32) | rdps__ctx_random32();
     dc.send = send_announce;
     dc.on_event = on_disc_event;
@@ -174,4 +176,12 @@ int rdps_pub_subscriber_count(const rdps_pub_t *pub)
     /* Subscribers in this ctx hear the publisher directly. */
     uint64_t n = (uint64_t)remote + t->live_subs;
     return n > INT32_MAX ? INT32_MAX : (int)n;
+}
+
+void rdps__discovery_counters(const rdps_ctx_t *ctx, rdps_counters *out)
+{
+    const struct rdps_disc_counters *dc = rdps__disc_counters(ctx->discovery);
+    out->peers_refused = dc->refused_table_full + dc->refused_remote_only +
+                         dc->refused_unknown_leave + dc->refused_topic_change +
+                         dc->refused_bad_role;
 }

@@ -104,8 +104,14 @@ typedef struct rdps_config {
         reassembly_timeout_ms;     /* partial messages older than this are dropped (default 2000) */
     uint32_t max_sessions;         /* publisher sessions tracked at once (default 1024) */
     uint32_t announce_interval_ms; /* discovery announce period (default 1000) */
-    uint32_t send_slots;           /* registered send buffers (default 1024) */
-    uint32_t recv_slots;           /* registered receive buffers (default 4096) */
+    /* Discovery's table of remote publishers and subscribers (every entry comes from the fabric,
+     * so it is capped; what does not fit is refused and counted in peers_refused). */
+    uint32_t max_peers;             /* remote endpoints tracked (default 4096) */
+    uint32_t max_remote_only_peers; /* of which of topics with no local endpoint (default 64) */
+    uint32_t peer_interval_min_ms;  /* announced intervals are clamped to */
+    uint32_t peer_interval_max_ms;  /*   [min, max] (default 10..60000); liveness is 3 of them */
+    uint32_t send_slots;            /* registered send buffers (default 1024) */
+    uint32_t recv_slots;            /* registered receive buffers (default 4096) */
     /* Built-in loss generator for tests and demos (seeded, per frame type). */
     double loss_rx_rate;       /* probability of dropping a received frame, 0..1 */
     double loss_tx_rate;       /* probability of dropping a frame to be sent, 0..1 */
@@ -238,6 +244,8 @@ typedef enum rdps_event_type {
     RDPS_EVENT_GAP = 1,            /* unreliable: datagrams of a session never arrived */
     RDPS_EVENT_PUBLISHER_SEEN = 2, /* discovery: a publisher of the topic announced itself */
     RDPS_EVENT_PUBLISHER_GONE = 3, /* discovery: it left or stopped announcing */
+    RDPS_EVENT_QP_RECOVERED = 4,   /* the ctx's queue pair failed and was reset: datagrams
+                                      received or sent meanwhile are lost (count: sends lost) */
 } rdps_event_type;
 
 typedef struct rdps_event {
@@ -272,36 +280,40 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
 
 /* ------------------------------------------------------------------------ */
 /* Counters: one X-macro gives the fields, their names and their order. */
-#define RDPS_COUNTER_MAP(X)                                                \
-    X(msgs_sent, "messages published")                                     \
-    X(bytes_sent, "message bytes published")                               \
-    X(frames_sent, "datagrams sent")                                       \
-    X(frame_bytes_sent, "datagram bytes sent")                             \
-    X(send_backpressure, "sends refused with RDPS_EAGAIN")                 \
-    X(msgs_delivered, "messages delivered to subscribers")                 \
-    X(bytes_delivered, "message bytes delivered")                          \
-    X(frames_received, "datagrams received")                               \
-    X(frame_bytes_received, "datagram bytes received")                     \
-    X(fragments_received, "data fragments accepted")                       \
-    X(gaps, "datagram sequence gaps (missing datagrams)")                  \
-    X(duplicates, "duplicate datagrams dropped")                           \
-    X(reasm_evictions, "partial messages evicted by the memory cap")       \
-    X(reasm_timeouts, "partial messages dropped after the timeout")        \
-    X(sessions_evicted, "publisher sessions evicted from the table")       \
-    X(bad_frames, "malformed datagrams dropped")                           \
-    X(unknown_topic, "datagrams for topics with no local subscriber")      \
-    X(own_frames, "own datagrams looped back by the fabric and dropped")   \
-    X(rq_empty, "receive queue ran empty")                                 \
-    X(announces_sent, "discovery announcements sent")                      \
-    X(announces_received, "discovery announcements received")              \
-    X(bad_announces, "malformed discovery announcements dropped")          \
-    X(naks_sent, "NAK frames sent")                                        \
-    X(naks_received, "NAK frames received")                                \
-    X(retransmits, "datagrams retransmitted")                              \
-    X(recovered, "missing datagrams recovered")                            \
-    X(lost, "datagrams declared unrecoverable")                            \
-    X(loss_dropped_rx, "received datagrams dropped by the loss generator") \
-    X(loss_dropped_tx, "datagrams to send dropped by the loss generator")
+#define RDPS_COUNTER_MAP(X)                                                            \
+    X(msgs_sent, "messages published")                                                 \
+    X(bytes_sent, "message bytes published")                                           \
+    X(frames_sent, "datagrams sent")                                                   \
+    X(frame_bytes_sent, "datagram bytes sent")                                         \
+    X(send_backpressure, "sends refused with RDPS_EAGAIN")                             \
+    X(msgs_delivered, "messages delivered to subscribers")                             \
+    X(bytes_delivered, "message bytes delivered")                                      \
+    X(frames_received, "datagrams received")                                           \
+    X(frame_bytes_received, "datagram bytes received")                                 \
+    X(fragments_received, "data fragments accepted")                                   \
+    X(gaps, "datagram sequence gaps (missing datagrams)")                              \
+    X(duplicates, "duplicate datagrams dropped")                                       \
+    X(reasm_evictions, "partial messages evicted by the memory cap")                   \
+    X(reasm_timeouts, "partial messages dropped after the timeout")                    \
+    X(sessions_evicted, "publisher sessions evicted from the table")                   \
+    X(bad_frames, "malformed datagrams dropped")                                       \
+    X(unknown_topic, "datagrams for topics with no local subscriber")                  \
+    X(own_frames, "own datagrams looped back by the fabric and dropped")               \
+    X(rq_empty, "receive queue ran empty")                                             \
+    X(announces_sent, "discovery announcements sent")                                  \
+    X(announces_received, "discovery announcements received")                          \
+    X(bad_announces, "malformed discovery announcements dropped")                      \
+    X(naks_sent, "NAK frames sent")                                                    \
+    X(naks_received, "NAK frames received")                                            \
+    X(retransmits, "datagrams retransmitted")                                          \
+    X(recovered, "missing datagrams recovered")                                        \
+    X(lost, "datagrams declared unrecoverable")                                        \
+    X(loss_dropped_rx, "received datagrams dropped by the loss generator")             \
+    X(loss_dropped_tx, "datagrams to send dropped by the loss generator")              \
+    X(peers_refused,                                                                   \
+      "discovery announcements refused (table full, foreign-topic cap, forged leave)") \
+    X(qp_recoveries, "times the queue pair was reset after entering the error state")  \
+    X(sends_lost, "datagrams in flight lost when the queue pair entered the error state")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
