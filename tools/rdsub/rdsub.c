@@ -59,7 +59,8 @@ static void usage(FILE *out)
             "      2 bad usage\n"
             "      3 timeout: fewer than N arrived (--verify: no message at all)\n"
             "      4 runtime error\n"
-            "      5 --verify: messages missing (no session delivered all N by the timeout)\n");
+            "      5 --verify: messages missing (no session delivered all N by the timeout or\n"
+            "        an interrupt)\n");
 }
 
 static void on_signal(int sig)
