@@ -88,7 +88,10 @@
  * source's oldest (reasm_source_partials), at max_partials the oldest of
  * the source holding the most partials (reasm_evicted). So a sender over
  * its quota only hurts itself, and the global caps hurt the heaviest
- * sender first; the partial being filled is never the victim. Partials
+ * sender first; the partial being filled is never the victim. (Quotas hold
+ * a sender that keeps one identity; a host that forges many GIDs/QPNs on
+ * RoCE meets only the global caps and the heaviest-first rule: isolation
+ * from such hosts comes from partitions and VLANs.) Partials
  * time out partial_timeout_ns after their first fragment
  * (rdps__reasm_expire). A single-datagram message is delivered straight
  * from the receive buffer (zero-copy).
@@ -110,13 +113,12 @@
  *
  * Reliable mode (next issue) extends this state instead of replacing it:
  * the window's low edge becomes the consumed point reported in STATUS; NAK
- * ranges are the runs of clear bits in the window; window_forget() in
- * rdps_reasm.c is the single place where a sequence is given up, so the
- * explicit loss event goes there; in-order exactly-once delivery parks
- * complete messages above the consumed point (the arena already holds
- * them) and releases them as it advances; heartbeats already feed tail-loss
- * detection. Frames carry RELIABLE, reported per message in
- * rdps_reasm_msg_info.reliable.
+ * ranges are the runs of clear bits in the window; window_forget() and
+ * the reset in window_advance() (rdps_reasm.c) are the only places where
+ * sequences are given up, so the explicit loss event goes there; in-order exactly-once delivery
+ * parks complete messages above the consumed point (the arena already holds them) and releases them
+ * as it advances; heartbeats already feed tail-loss detection. Frames carry RELIABLE, reported per
+ * message in rdps_reasm_msg_info.reliable.
  *
  * No allocation after rdps__reasm_init(); no clock reads (now_ns is passed
  * in); callbacks must not call back into the same rdps_reasm.
