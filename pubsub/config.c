@@ -19,6 +19,10 @@ void rdps_config_init(rdps_config *cfg)
     cfg->reassembly_memory = 64u * 1024 * 1024;
     cfg->reassembly_timeout_ms = 2000;
     cfg->max_sessions = 1024;
+    cfg->max_sessions_per_source = 64;
+    cfg->max_partials = 64;
+    cfg->max_partials_per_source = 16;
+    cfg->reassembly_memory_per_source = 32u * 1024 * 1024;
     cfg->announce_interval_ms = 1000;
     cfg->max_peers = RDPS_DISCOVERY_DEFAULT_MAX_PEERS;
     cfg->max_remote_only_peers = RDPS_DISCOVERY_DEFAULT_MAX_REMOTE_ONLY;
@@ -67,6 +71,13 @@ int rdps__config_validate(const rdps_config *cfg, struct rdps_group_range *range
         (rc = check_range("reassembly_memory", cfg->reassembly_memory, 64 * 1024, SIZE_MAX)) < 0 ||
         (rc = check_range("reassembly_timeout_ms", cfg->reassembly_timeout_ms, 1, 3600000)) < 0 ||
         (rc = check_range("max_sessions", cfg->max_sessions, 1, 1u << 20)) < 0 ||
+        (rc = check_range("max_sessions_per_source", cfg->max_sessions_per_source, 1, UINT32_MAX)) <
+            0 ||
+        (rc = check_range("max_partials", cfg->max_partials, 1, 1u << 16)) < 0 ||
+        (rc = check_range("max_partials_per_source", cfg->max_partials_per_source, 1, UINT32_MAX)) <
+            0 ||
+        (rc = check_range("reassembly_memory_per_source", cfg->reassembly_memory_per_source,
+                          64 * 1024, SIZE_MAX)) < 0 ||
         (rc = check_range("announce_interval_ms", cfg->announce_interval_ms, 10, 600000)) < 0 ||
         (rc = check_range("max_peers", cfg->max_peers, 2, 1u << 20)) < 0 ||
         (rc = check_range("max_remote_only_peers", cfg->max_remote_only_peers, 0,

@@ -112,7 +112,11 @@ int rdps__receive_init(rdps_ctx_t *ctx)
     struct rdps_reasm_config rc;
     rdps__reasm_config_default(&rc);
     rc.max_sessions = ctx->cfg.max_sessions;
+    rc.max_streams_per_source = ctx->cfg.max_sessions_per_source;
+    rc.max_partials = ctx->cfg.max_partials;
+    rc.max_partials_per_source = ctx->cfg.max_partials_per_source;
     rc.reasm_cap_bytes = ctx->cfg.reassembly_memory;
+    rc.max_bytes_per_source = ctx->cfg.reassembly_memory_per_source;
     rc.partial_timeout_ns = (uint64_t)ctx->cfg.reassembly_timeout_ms * 1000000ull;
     ctx->reassembly_timeout_ns = rc.partial_timeout_ns;
     rc.hash_seed = ((uint64_t)rdps__ctx_random32() << 32) | rdps__ctx_random32();
@@ -212,4 +216,7 @@ void rdps__receive_counters(const rdps_ctx_t *ctx, rdps_counters *out)
     out->reasm_evictions = rc->reasm_evicted + rc->reasm_too_large;
     out->reasm_timeouts = rc->reasm_timeouts;
     out->sessions_evicted = rc->sessions_evicted;
+    out->reasm_quota_drops =
+        rc->reasm_source_partials + rc->reasm_source_bytes + rc->sessions_source_quota;
+    out->session_resets = rc->session_resets;
 }

@@ -101,9 +101,16 @@ typedef struct rdps_config {
     size_t max_message_size;   /* default 16 MiB */
     size_t reassembly_memory;  /* cap on partially assembled messages, default 64 MiB */
     uint32_t
-        reassembly_timeout_ms;     /* partial messages older than this are dropped (default 2000) */
-    uint32_t max_sessions;         /* publisher sessions tracked at once (default 1024) */
-    uint32_t announce_interval_ms; /* discovery announce period (default 1000) */
+        reassembly_timeout_ms; /* partial messages older than this are dropped (default 2000) */
+    uint32_t max_sessions;     /* publisher sessions tracked at once (default 1024) */
+    /* Per-sender quotas (a sender is a source QP: GID + QPN, or LID + QPN): what one sender can
+     * take from the reassembler before it evicts its own state instead of others'. A quota
+     * above its total (max_sessions, max_partials, reassembly_memory) means the total. */
+    uint32_t max_sessions_per_source;    /* default 64 */
+    uint32_t max_partials;               /* messages being reassembled at once (default 64) */
+    uint32_t max_partials_per_source;    /* default 16 */
+    size_t reassembly_memory_per_source; /* default 32 MiB */
+    uint32_t announce_interval_ms;       /* discovery announce period (default 1000) */
     /* Discovery's table of remote publishers and subscribers (every entry comes from the fabric,
      * so it is capped; what does not fit is refused and counted in peers_refused). */
     uint32_t max_peers;             /* remote endpoints tracked (default 4096) */
@@ -280,40 +287,42 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
 
 /* ------------------------------------------------------------------------ */
 /* Counters: one X-macro gives the fields, their names and their order. */
-#define RDPS_COUNTER_MAP(X)                                                            \
-    X(msgs_sent, "messages published")                                                 \
-    X(bytes_sent, "message bytes published")                                           \
-    X(frames_sent, "datagrams sent")                                                   \
-    X(frame_bytes_sent, "datagram bytes sent")                                         \
-    X(send_backpressure, "sends refused with RDPS_EAGAIN")                             \
-    X(msgs_delivered, "messages delivered to subscribers")                             \
-    X(bytes_delivered, "message bytes delivered")                                      \
-    X(frames_received, "datagrams received")                                           \
-    X(frame_bytes_received, "datagram bytes received")                                 \
-    X(fragments_received, "data fragments accepted")                                   \
-    X(gaps, "datagram sequence gaps (missing datagrams)")                              \
-    X(duplicates, "duplicate datagrams dropped")                                       \
-    X(reasm_evictions, "partial messages evicted by the memory cap")                   \
-    X(reasm_timeouts, "partial messages dropped after the timeout")                    \
-    X(sessions_evicted, "publisher sessions evicted from the table")                   \
-    X(bad_frames, "malformed datagrams dropped")                                       \
-    X(unknown_topic, "datagrams for topics with no local subscriber")                  \
-    X(own_frames, "own datagrams looped back by the fabric and dropped")               \
-    X(rq_empty, "receive queue ran empty")                                             \
-    X(announces_sent, "discovery announcements sent")                                  \
-    X(announces_received, "discovery announcements received")                          \
-    X(bad_announces, "malformed discovery announcements dropped")                      \
-    X(naks_sent, "NAK frames sent")                                                    \
-    X(naks_received, "NAK frames received")                                            \
-    X(retransmits, "datagrams retransmitted")                                          \
-    X(recovered, "missing datagrams recovered")                                        \
-    X(lost, "datagrams declared unrecoverable")                                        \
-    X(loss_dropped_rx, "received datagrams dropped by the loss generator")             \
-    X(loss_dropped_tx, "datagrams to send dropped by the loss generator")              \
-    X(peers_refused,                                                                   \
-      "discovery announcements refused (table full, foreign-topic cap, forged leave)") \
-    X(qp_recoveries, "times the queue pair was reset after entering the error state")  \
-    X(sends_lost, "datagrams in flight lost when the queue pair entered the error state")
+#define RDPS_COUNTER_MAP(X)                                                                       \
+    X(msgs_sent, "messages published")                                                            \
+    X(bytes_sent, "message bytes published")                                                      \
+    X(frames_sent, "datagrams sent")                                                              \
+    X(frame_bytes_sent, "datagram bytes sent")                                                    \
+    X(send_backpressure, "sends refused with RDPS_EAGAIN")                                        \
+    X(msgs_delivered, "messages delivered to subscribers")                                        \
+    X(bytes_delivered, "message bytes delivered")                                                 \
+    X(frames_received, "datagrams received")                                                      \
+    X(frame_bytes_received, "datagram bytes received")                                            \
+    X(fragments_received, "data fragments accepted")                                              \
+    X(gaps, "datagram sequence gaps (missing datagrams)")                                         \
+    X(duplicates, "duplicate datagrams dropped")                                                  \
+    X(reasm_evictions, "partial messages evicted by the memory cap")                              \
+    X(reasm_timeouts, "partial messages dropped after the timeout")                               \
+    X(sessions_evicted, "publisher sessions evicted from the table")                              \
+    X(bad_frames, "malformed datagrams dropped")                                                  \
+    X(unknown_topic, "datagrams for topics with no local subscriber")                             \
+    X(own_frames, "own datagrams looped back by the fabric and dropped")                          \
+    X(rq_empty, "receive queue ran empty")                                                        \
+    X(announces_sent, "discovery announcements sent")                                             \
+    X(announces_received, "discovery announcements received")                                     \
+    X(bad_announces, "malformed discovery announcements dropped")                                 \
+    X(naks_sent, "NAK frames sent")                                                               \
+    X(naks_received, "NAK frames received")                                                       \
+    X(retransmits, "datagrams retransmitted")                                                     \
+    X(recovered, "missing datagrams recovered")                                                   \
+    X(lost, "datagrams declared unrecoverable")                                                   \
+    X(loss_dropped_rx, "received datagrams dropped by the loss generator")                        \
+    X(loss_dropped_tx, "datagrams to send dropped by the loss generator")                         \
+    X(peers_refused,                                                                              \
+      "discovery announcements refused (table full, foreign-topic cap, forged leave)")            \
+    X(qp_recoveries, "times the queue pair was reset after entering the error state")             \
+    X(sends_lost, "datagrams in flight lost when the queue pair entered the error state")         \
+    X(reasm_quota_drops, "partials or sessions a sender lost for exceeding its per-source quota") \
+    X(session_resets, "sessions restarted by a sequence jump larger than the tracked window")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
