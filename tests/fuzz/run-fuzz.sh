@@ -10,7 +10,11 @@ harnesses=${*:-"frame_decode reasm sa_mad announce"}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${RDPS_FUZZ_BUILD:-$src/build-fuzz}
 
-CC=${CC:-clang} cmake -S "$src" -B "$build" -DRDPS_FUZZ=ON -DRDPS_BUILD_TOOLS=OFF >/dev/null
+# Every library is built instrumented (coverage + ASan/UBSan), so harnesses can drive a whole ctx.
+CC=${CC:-clang} cmake -S "$src" -B "$build" -DRDPS_FUZZ=ON -DRDPS_SANITIZE=ON -DRDPS_BUILD_TOOLS=OFF \
+    >/dev/null
+# librdps.so under clang's sanitizers must link too (it once failed on undefined __asan_*).
+cmake --build "$build" --target rdps -j2 >/dev/null
 # Harnesses live beside the code they test: tests/fuzz (engine) and tests/addr (SA MADs).
 for h in $harnesses; do
     cmake --build "$build" --target "fuzz_$h" -j2 >/dev/null
