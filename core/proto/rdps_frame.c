@@ -28,8 +28,9 @@ _Static_assert(RDPS_FRAME_STATUS_OFF_CONSUMED_SEQ == RDPS_FRAME_STATUS_OFF_RECEI
                "STATUS layout");
 _Static_assert(RDPS_FRAME_STATUS_OFF_WINDOW == RDPS_FRAME_STATUS_OFF_CONSUMED_SEQ + 4,
                "STATUS layout");
-_Static_assert(RDPS_FRAME_STATUS_OFF_RESERVED == RDPS_FRAME_STATUS_OFF_WINDOW + 4, "STATUS layout");
-_Static_assert(RDPS_FRAME_STATUS_LEN == RDPS_FRAME_STATUS_OFF_RESERVED + 4, "STATUS is 48 bytes");
+_Static_assert(RDPS_FRAME_STATUS_OFF_ECHO_DELAY == RDPS_FRAME_STATUS_OFF_WINDOW + 4,
+               "STATUS layout");
+_Static_assert(RDPS_FRAME_STATUS_LEN == RDPS_FRAME_STATUS_OFF_ECHO_DELAY + 4, "STATUS is 48 bytes");
 _Static_assert(RDPS_FRAME_NAK_MAX_RANGES <= UINT16_MAX, "range_count is 16-bit");
 
 void rdps__frame_limits_default(struct rdps_frame_limits *limits)
@@ -119,8 +120,7 @@ static enum rdps_frame_reject decode_status(struct rdps_frame_view *v)
     v->receiver_id = rdps__get_le32(frame + RDPS_FRAME_STATUS_OFF_RECEIVER_ID);
     v->consumed_seq = rdps__get_le32(frame + RDPS_FRAME_STATUS_OFF_CONSUMED_SEQ);
     v->window = rdps__get_le32(frame + RDPS_FRAME_STATUS_OFF_WINDOW);
-    if (rdps__get_le32(frame + RDPS_FRAME_STATUS_OFF_RESERVED) != 0)
-        return RDPS_FRAME_NONZERO_FIELD;
+    v->echo_delay_us = rdps__get_le32(frame + RDPS_FRAME_STATUS_OFF_ECHO_DELAY);
     return RDPS_FRAME_OK;
 }
 
@@ -157,6 +157,8 @@ enum rdps_frame_reject rdps__frame_decode(const uint8_t *buf, size_t len,
     v->nak_range_count = 0;
     v->consumed_seq = 0;
     v->window = 0;
+    v->echo_delay_us = RDPS_FRAME_NO_ECHO;
+    v->retained = 0;
 
     if (h->type < RDPS_FRAME_DATA || h->type > RDPS_FRAME_ANNOUNCE)
         return RDPS_FRAME_BAD_TYPE;
@@ -165,18 +167,26 @@ enum rdps_frame_reject rdps__frame_decode(const uint8_t *buf, size_t len,
     if (h->type == RDPS_FRAME_DATA)
         return decode_data(v, limits);
 
-    /* Control frames: no message, no fragment. */
-    if (h->msg_len != 0 || h->frag_offset != 0)
+    /* Control frames: no fragment, no message (a reliable heartbeat's msg_len is R). */
+    if (h->frag_offset != 0)
         return RDPS_FRAME_NONZERO_FIELD;
-    switch (h->type) {
-    case RDPS_FRAME_HEARTBEAT:
+    if (h->type == RDPS_FRAME_HEARTBEAT) {
         if (h->flags & ~RDPS_FRAME_F_RELIABLE)
             return RDPS_FRAME_BAD_FLAGS;
+        if (h->msg_len != 0 && !(h->flags & RDPS_FRAME_F_RELIABLE))
+            return RDPS_FRAME_NONZERO_FIELD;
+        if (h->msg_len > RDPS_FRAME_MAX_RETAINED)
+            return RDPS_FRAME_BAD_RETAINED;
         if (h->topic_id == 0)
             return RDPS_FRAME_ZERO_TOPIC;
         if (v->payload_len != 0)
             return RDPS_FRAME_BAD_BODY_LEN;
+        v->retained = h->msg_len;
         return RDPS_FRAME_OK;
+    }
+    if (h->msg_len != 0)
+        return RDPS_FRAME_NONZERO_FIELD;
+    switch (h->type) {
     case RDPS_FRAME_NAK:
         if (h->flags != 0)
             return RDPS_FRAME_BAD_FLAGS;
@@ -247,8 +257,9 @@ uint32_t rdps__frame_put_data_header(uint8_t *buf, uint32_t session_id, uint32_t
     return RDPS_FRAME_HEADER_LEN + payload_len;
 }
 
-int rdps__frame_encode_heartbeat(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
-                                 uint32_t next_seq, uint64_t timestamp_ns, uint16_t flags)
+static int encode_heartbeat(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+                            uint32_t next_seq, uint32_t retained, uint64_t timestamp_ns,
+                            uint16_t flags)
 {
     if (session_id == 0 || topic_id == 0 || (flags & ~RDPS_FRAME_F_RELIABLE))
         return RDPS_EINVAL;
@@ -260,10 +271,27 @@ int rdps__frame_encode_heartbeat(uint8_t *buf, size_t cap, uint32_t session_id, 
         .session_id = session_id,
         .topic_id = topic_id,
         .seq = next_seq,
+        .msg_len = retained,
         .timestamp_ns = timestamp_ns,
     };
     put_header(buf, &h);
     return RDPS_FRAME_HEADER_LEN;
+}
+
+int rdps__frame_encode_heartbeat(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+                                 uint32_t next_seq, uint64_t timestamp_ns, uint16_t flags)
+{
+    return encode_heartbeat(buf, cap, session_id, topic_id, next_seq, 0, timestamp_ns, flags);
+}
+
+int rdps__frame_encode_heartbeat_reliable(uint8_t *buf, size_t cap, uint32_t session_id,
+                                          uint32_t topic_id, uint32_t next_seq, uint32_t retained,
+                                          uint64_t timestamp_ns)
+{
+    if (retained > RDPS_FRAME_MAX_RETAINED)
+        return RDPS_EINVAL;
+    return encode_heartbeat(buf, cap, session_id, topic_id, next_seq, retained, timestamp_ns,
+                            RDPS_FRAME_F_RELIABLE);
 }
 
 int rdps__frame_encode_nak(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
@@ -296,9 +324,9 @@ int rdps__frame_encode_nak(uint8_t *buf, size_t cap, uint32_t session_id, uint32
     return (int)len;
 }
 
-int rdps__frame_encode_status(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
-                              uint32_t receiver_id, uint32_t consumed_seq, uint32_t window,
-                              uint64_t timestamp_ns)
+int rdps__frame_encode_status_echo(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+                                   uint32_t receiver_id, uint32_t consumed_seq, uint32_t window,
+                                   uint32_t echo_delay_us, uint64_t timestamp_ns)
 {
     if (session_id == 0)
         return RDPS_EINVAL;
@@ -314,8 +342,16 @@ int rdps__frame_encode_status(uint8_t *buf, size_t cap, uint32_t session_id, uin
     rdps__put_le32(buf + RDPS_FRAME_STATUS_OFF_RECEIVER_ID, receiver_id);
     rdps__put_le32(buf + RDPS_FRAME_STATUS_OFF_CONSUMED_SEQ, consumed_seq);
     rdps__put_le32(buf + RDPS_FRAME_STATUS_OFF_WINDOW, window);
-    rdps__put_le32(buf + RDPS_FRAME_STATUS_OFF_RESERVED, 0);
+    rdps__put_le32(buf + RDPS_FRAME_STATUS_OFF_ECHO_DELAY, echo_delay_us);
     return RDPS_FRAME_STATUS_LEN;
+}
+
+int rdps__frame_encode_status(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+                              uint32_t receiver_id, uint32_t consumed_seq, uint32_t window,
+                              uint64_t timestamp_ns)
+{
+    return rdps__frame_encode_status_echo(buf, cap, session_id, topic_id, receiver_id, consumed_seq,
+                                          window, RDPS_FRAME_NO_ECHO, timestamp_ns);
 }
 
 int rdps__frame_encode_announce(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,

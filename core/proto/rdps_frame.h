@@ -18,20 +18,34 @@
  *   12   4   seq           per-session datagram sequence (serial arithmetic, wraps)
  *   16   4   msg_len       total message length
  *   20   4   frag_offset   offset of this fragment's payload in the message
- *   24   8   timestamp_ns  sender's clock (DATA: when the message was published)
+ *   24   8   timestamp_ns  sender's CLOCK_REALTIME in ns (the one clock convention, below)
  *   32   ..  payload / body
+ *
+ * Clock: every frame's timestamp_ns is its sender's CLOCK_REALTIME in
+ * nanoseconds when the frame (DATA: the message) was produced, except a STATUS
+ * that echoes a heartbeat (echo_delay_us != RDPS_FRAME_NO_ECHO): its
+ * timestamp_ns is the echoed heartbeat's timestamp_ns, on the publisher's
+ * clock, so the publisher measures RTT = now - timestamp_ns - echo_delay_us
+ * without comparing two hosts' clocks.
  *
  * DATA:      BEGIN iff frag_offset == 0; END iff frag_offset + payload == msg_len;
  *            a non-END fragment carries > 0 bytes; every fragment of a message
  *            except the last carries the same payload size (the receiver derives
- *            fragment indices from it).
+ *            fragment indices from it). A repair is a DATA frame with RETRANSMIT.
  * HEARTBEAT: header only; seq = next sequence the publisher will use;
- *            msg_len = frag_offset = 0; only the RELIABLE flag is allowed.
- * NAK:       receiver -> publisher; session/topic are the publisher's;
+ *            frag_offset = 0; only the RELIABLE flag is allowed. With RELIABLE,
+ *            msg_len = R, the number of sequences the publisher still retains
+ *            for repair (its ring holds [seq - R, seq)), 0 <= R <= 2^31;
+ *            without RELIABLE, msg_len = 0.
+ * NAK:       receiver -> publisher (unicast); session/topic are the publisher's;
  *            seq = msg_len = frag_offset = 0; body: receiver_id u32,
  *            range_count u16, reserved u16 (0), range_count x {start u32, count u32}.
- * STATUS:    receiver -> publisher; seq = msg_len = frag_offset = 0; body (16
- *            bytes): receiver_id u32, consumed_seq u32, window u32, reserved u32 (0).
+ * STATUS:    receiver -> publisher (unicast); seq = msg_len = frag_offset = 0;
+ *            body (16 bytes): receiver_id u32, consumed_seq u32 (every sequence
+ *            before it was delivered or declared lost), window u32 (free receive
+ *            credits, in datagrams), echo_delay_us u32 (microseconds between
+ *            receiving the echoed heartbeat and sending this STATUS;
+ *            RDPS_FRAME_NO_ECHO = nothing echoed). Any echo_delay_us is valid.
  * ANNOUNCE:  control plane; body is opaque protobuf bytes; topic_id may be 0;
  *            seq is the announcer's own counter; msg_len = frag_offset = 0.
  * NAK, STATUS and ANNOUNCE carry no flags.
@@ -63,8 +77,12 @@
 #define RDPS_FRAME_STATUS_OFF_RECEIVER_ID  32
 #define RDPS_FRAME_STATUS_OFF_CONSUMED_SEQ 36
 #define RDPS_FRAME_STATUS_OFF_WINDOW       40
-#define RDPS_FRAME_STATUS_OFF_RESERVED     44
+#define RDPS_FRAME_STATUS_OFF_ECHO_DELAY   44
 #define RDPS_FRAME_STATUS_LEN              48
+/* echo_delay_us value of a STATUS that echoes no heartbeat. */
+#define RDPS_FRAME_NO_ECHO 0xFFFFFFFFu
+/* Largest retained count R a reliable HEARTBEAT may carry (half the sequence space). */
+#define RDPS_FRAME_MAX_RETAINED 0x80000000u
 
 #define RDPS_FRAME_DEFAULT_MAX_MSG_LEN      (16u * 1024u * 1024u)
 #define RDPS_FRAME_DEFAULT_MAX_ANNOUNCE_LEN 4096u
@@ -106,7 +124,8 @@ enum rdps_frame_flag {
     X(BAD_BODY_LEN, "body length wrong for the frame type")                                 \
     X(BAD_RANGE_COUNT, "NAK range count zero, above the limit, or not matching the length") \
     X(BAD_RANGE, "NAK range with count zero or spanning half the sequence space")           \
-    X(BODY_TOO_LARGE, "announce body above the configured maximum")
+    X(BODY_TOO_LARGE, "announce body above the configured maximum")                         \
+    X(BAD_RETAINED, "heartbeat retained count above 2^31")
 
 enum rdps_frame_reject {
 #define RDPS_FRAME_REJECT_ENUM_(name, text) RDPS_FRAME_##name,
@@ -158,6 +177,9 @@ struct rdps_frame_view {
     /* STATUS. */
     uint32_t consumed_seq;
     uint32_t window;
+    uint32_t echo_delay_us; /* RDPS_FRAME_NO_ECHO unless a STATUS echoes a heartbeat */
+    /* HEARTBEAT with RELIABLE: R, sequences retained for repair (= hdr.msg_len); else 0. */
+    uint32_t retained;
 };
 
 /*
@@ -200,14 +222,31 @@ uint32_t rdps__frame_put_data_header(uint8_t *buf, uint32_t session_id, uint32_t
  * if cap is too small (nothing written that matters), or RDPS_EINVAL for
  * arguments the decoder would reject (zero session, unknown flags, ...).
  */
+/* Heartbeat without a retained count (msg_len 0); flags may only be RELIABLE. */
 int rdps__frame_encode_heartbeat(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
                                  uint32_t next_seq, uint64_t timestamp_ns, uint16_t flags);
+/*
+ * Reliable publisher's heartbeat: RELIABLE flag, seq = next_seq, msg_len =
+ * retained (<= RDPS_FRAME_MAX_RETAINED; the ring holds [next_seq - retained, next_seq)).
+ */
+int rdps__frame_encode_heartbeat_reliable(uint8_t *buf, size_t cap, uint32_t session_id,
+                                          uint32_t topic_id, uint32_t next_seq, uint32_t retained,
+                                          uint64_t timestamp_ns);
 int rdps__frame_encode_nak(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
                            uint32_t receiver_id, const struct rdps_seq_range *ranges,
                            unsigned range_count, uint64_t timestamp_ns);
+/* STATUS echoing no heartbeat (echo_delay_us = RDPS_FRAME_NO_ECHO; timestamp = receiver's clock).
+ */
 int rdps__frame_encode_status(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
                               uint32_t receiver_id, uint32_t consumed_seq, uint32_t window,
                               uint64_t timestamp_ns);
+/*
+ * STATUS with an explicit echo_delay_us: when it is not RDPS_FRAME_NO_ECHO,
+ * timestamp_ns must be the echoed heartbeat's timestamp_ns.
+ */
+int rdps__frame_encode_status_echo(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+                                   uint32_t receiver_id, uint32_t consumed_seq, uint32_t window,
+                                   uint32_t echo_delay_us, uint64_t timestamp_ns);
 int rdps__frame_encode_announce(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
                                 uint32_t seq, const void *body, size_t body_len,
                                 uint64_t timestamp_ns);

@@ -25,8 +25,12 @@ static void check_round_trip(const uint8_t *data, size_t size, const struct rdps
             h->timestamp_ns, (uint16_t)(h->flags & ~(RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END)));
         break;
     case RDPS_FRAME_HEARTBEAT:
-        n = rdps__frame_encode_heartbeat(out, size, h->session_id, h->topic_id, h->seq,
-                                         h->timestamp_ns, h->flags);
+        if (h->flags & RDPS_FRAME_F_RELIABLE)
+            n = rdps__frame_encode_heartbeat_reliable(out, size, h->session_id, h->topic_id, h->seq,
+                                                      v->retained, h->timestamp_ns);
+        else
+            n = rdps__frame_encode_heartbeat(out, size, h->session_id, h->topic_id, h->seq,
+                                             h->timestamp_ns, h->flags);
         break;
     case RDPS_FRAME_NAK: {
         struct rdps_seq_range ranges[RDPS_FRAME_NAK_MAX_RANGES];
@@ -37,8 +41,9 @@ static void check_round_trip(const uint8_t *data, size_t size, const struct rdps
         break;
     }
     case RDPS_FRAME_STATUS:
-        n = rdps__frame_encode_status(out, size, h->session_id, h->topic_id, v->receiver_id,
-                                      v->consumed_seq, v->window, h->timestamp_ns);
+        n = rdps__frame_encode_status_echo(out, size, h->session_id, h->topic_id, v->receiver_id,
+                                           v->consumed_seq, v->window, v->echo_delay_us,
+                                           h->timestamp_ns);
         break;
     case RDPS_FRAME_ANNOUNCE:
         n = rdps__frame_encode_announce(out, size, h->session_id, h->topic_id, h->seq, v->payload,

@@ -43,21 +43,26 @@ static void frame_seeds(void)
     write_file("frame_decode", "data_middle", buf, (size_t)n);
     n = (int)rdps__frame_put_data_header(buf, 0x1234, 0x99, 9, 0, 0, 0, 3, 0);
     write_file("frame_decode", "data_empty", buf, (size_t)n);
-    n = rdps__frame_encode_heartbeat(buf, sizeof(buf), 0x1234, 0x99, 0xFFFFFFFFu, 4,
-                                     RDPS_FRAME_F_RELIABLE);
+    n = rdps__frame_encode_heartbeat(buf, sizeof(buf), 0x1234, 0x99, 0xFFFFFFFFu, 4, 0);
     write_file("frame_decode", "heartbeat", buf, (size_t)n);
+    n = rdps__frame_encode_heartbeat_reliable(buf, sizeof(buf), 0x1234, 0x99, 0xFFFFFFFFu, 4096, 4);
+    write_file("frame_decode", "heartbeat_reliable", buf, (size_t)n);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, RDPS_FRAME_MAX_RETAINED + 1);
+    write_file("frame_decode", "heartbeat_bad_retained", buf, (size_t)n);
     struct rdps_seq_range ranges[3] = {{1, 1}, {0xFFFFFFF0u, 32}, {100, 7}};
     n = rdps__frame_encode_nak(buf, sizeof(buf), 0x1234, 0x99, 5, ranges, 3, 5);
     write_file("frame_decode", "nak", buf, (size_t)n);
     n = rdps__frame_encode_status(buf, sizeof(buf), 0x1234, 0x99, 5, 1000, 256, 6);
     write_file("frame_decode", "status", buf, (size_t)n);
+    n = rdps__frame_encode_status_echo(buf, sizeof(buf), 0x1234, 0x99, 5, 1000, 256, 250, 6);
+    write_file("frame_decode", "status_echo", buf, (size_t)n);
     static const uint8_t body[] = {0x0A, 0x05, 't', 'o', 'p', 'i', 'c', 0x10, 0x01};
     n = rdps__frame_encode_announce(buf, sizeof(buf), 0x4321, 0, 1, body, sizeof(body), 7);
     write_file("frame_decode", "announce", buf, (size_t)n);
     /* Near misses: one field off. */
     n = rdps__frame_encode_status(buf, sizeof(buf), 0x1234, 0x99, 5, 1000, 256, 6);
-    rdps__put_le32(buf + RDPS_FRAME_STATUS_OFF_RESERVED, 1);
-    write_file("frame_decode", "status_reserved", buf, (size_t)n);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_SEQ, 1);
+    write_file("frame_decode", "status_seq", buf, (size_t)n);
     n = (int)rdps__frame_put_data_header(buf, 0x1234, 0x99, 8, 1000, 100, 100, 2, 0);
     rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_END);
     write_file("frame_decode", "data_bad_end", buf, (size_t)n);

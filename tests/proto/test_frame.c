@@ -86,7 +86,13 @@ static void test_nak_and_status_byte_exact(void **state)
         0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* */
         0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* timestamp 9 */
         0x07, 0x00, 0x00, 0x00, 0x10, 0x32, 0x54, 0x76, /* receiver 7, consumed 0x76543210 */
-        0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* window 256, reserved */
+        0x00, 0x01, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, /* window 256, no echo */
+    };
+    static const uint8_t heartbeat_expected[32] = {
+        0x01, 0x02, 0x08, 0x00, 0x01, 0x00, 0x00, 0x00, /* v1 HEARTBEAT, RELIABLE, session 1 */
+        0x02, 0x00, 0x00, 0x00, 0x10, 0x32, 0x54, 0x76, /* topic 2, next seq 0x76543210 */
+        0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00, /* retained 2^31, frag_offset */
+        0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* timestamp 9 */
     };
     uint8_t buf[64];
     struct rdps_seq_range r = {0xFFFFFFFEu, 3};
@@ -94,6 +100,15 @@ static void test_nak_and_status_byte_exact(void **state)
     assert_memory_equal(buf, nak_expected, 48);
     assert_int_equal(rdps__frame_encode_status(buf, sizeof(buf), 1, 2, 7, 0x76543210u, 256, 9), 48);
     assert_memory_equal(buf, status_expected, 48);
+    assert_int_equal(
+        rdps__frame_encode_status_echo(buf, sizeof(buf), 1, 2, 7, 0x76543210u, 256, 0x01020304u, 9),
+        48);
+    assert_int_equal(buf[44], 0x04); /* echo_delay_us, little-endian */
+    assert_int_equal(buf[47], 0x01);
+    assert_int_equal(
+        rdps__frame_encode_heartbeat_reliable(buf, sizeof(buf), 1, 2, 0x76543210u, 1u << 31, 9),
+        32);
+    assert_memory_equal(buf, heartbeat_expected, 32);
 }
 
 static void test_round_trip_data_extremes(void **state)
@@ -158,6 +173,20 @@ static void test_round_trip_control_frames(void **state)
     assert_int_equal(v.hdr.seq, UINT32_MAX);
     assert_true(v.hdr.timestamp_ns == UINT64_MAX);
     assert_int_equal(v.payload_len, 0);
+    assert_int_equal(v.retained, 0);
+
+    /* A reliable heartbeat's retained count, 0..2^31. */
+    static const uint32_t retained_values[] = {0, 1, 4096, 0x7FFFFFFFu, RDPS_FRAME_MAX_RETAINED};
+    for (unsigned i = 0; i < sizeof(retained_values) / sizeof(retained_values[0]); i++) {
+        uint32_t retained = retained_values[i];
+        assert_int_equal(
+            rdps__frame_encode_heartbeat_reliable(buf, sizeof(buf), 3, 4, 7, retained, 5), 32);
+        assert_int_equal(rdps__frame_decode(buf, 32, NULL, &v), RDPS_FRAME_OK);
+        assert_int_equal(v.hdr.flags, RDPS_FRAME_F_RELIABLE);
+        assert_int_equal(v.hdr.seq, 7);
+        assert_int_equal(v.retained, retained);
+        assert_int_equal(v.hdr.msg_len, retained);
+    }
 
     struct rdps_seq_range ranges[RDPS_FRAME_NAK_MAX_RANGES];
     for (unsigned i = 0; i < RDPS_FRAME_NAK_MAX_RANGES; i++) {
@@ -187,7 +216,19 @@ static void test_round_trip_control_frames(void **state)
     assert_int_equal(v.receiver_id, UINT32_MAX);
     assert_int_equal(v.consumed_seq, UINT32_MAX);
     assert_int_equal(v.window, UINT32_MAX);
+    assert_int_equal(v.echo_delay_us, RDPS_FRAME_NO_ECHO);
     assert_true(v.hdr.timestamp_ns == UINT64_MAX);
+    /* Any echo delay decodes, including 0. */
+    static const uint32_t delays[] = {0, 1, 0x7FFFFFFFu, 0xFFFFFFFEu};
+    for (unsigned i = 0; i < sizeof(delays) / sizeof(delays[0]); i++) {
+        n = rdps__frame_encode_status_echo(buf, sizeof(buf), 5, 6, 1, 2, 3, delays[i], 77);
+        assert_int_equal(n, RDPS_FRAME_STATUS_LEN);
+        assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_OK);
+        assert_int_equal(v.echo_delay_us, delays[i]);
+        assert_int_equal(v.consumed_seq, 2);
+        assert_int_equal(v.window, 3);
+        assert_true(v.hdr.timestamp_ns == 77);
+    }
 
     static const uint8_t body[] = {0x0A, 0x03, 'a', 'b', 'c'};
     n = rdps__frame_encode_announce(buf, sizeof(buf), 77, 0, 0xFFFFFFFFu, body, sizeof(body), 42);
@@ -231,6 +272,14 @@ static void test_encoder_capacity_and_argument_checks(void **state)
                      RDPS_EINVAL);
     assert_int_equal(rdps__frame_encode_status(buf, 47, 1, 1, 1, 1, 1, 0), RDPS_ENOSPC);
     assert_int_equal(rdps__frame_encode_status(buf, 48, 0, 1, 1, 1, 1, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_status_echo(buf, 47, 1, 1, 1, 1, 1, 0, 0), RDPS_ENOSPC);
+    assert_int_equal(rdps__frame_encode_status_echo(buf, 48, 0, 1, 1, 1, 1, 0, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_heartbeat_reliable(buf, 31, 1, 1, 0, 0, 0), RDPS_ENOSPC);
+    assert_int_equal(rdps__frame_encode_heartbeat_reliable(buf, 32, 0, 1, 0, 0, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_heartbeat_reliable(buf, 32, 1, 0, 0, 0, 0), RDPS_EINVAL);
+    assert_int_equal(
+        rdps__frame_encode_heartbeat_reliable(buf, 32, 1, 1, 0, RDPS_FRAME_MAX_RETAINED + 1, 0),
+        RDPS_EINVAL);
     assert_int_equal(rdps__frame_encode_announce(buf, 35, 1, 0, 0, "abcd", 4, 0), RDPS_ENOSPC);
     assert_int_equal(rdps__frame_encode_announce(buf, 64, 1, 0, 0, NULL, 4, 0), RDPS_EINVAL);
     assert_int_equal(rdps__frame_encode_announce(buf, 64, 0, 0, 0, "abcd", 4, 0), RDPS_EINVAL);
@@ -415,11 +464,14 @@ static void test_reject_nonzero_field(void **state)
     (void)state;
     uint8_t buf[256];
     struct rdps_seq_range r = {1, 1};
-    /* Control frames must have msg_len = frag_offset = 0. */
+    /* Control frames must have frag_offset = 0 and msg_len = 0 (but a reliable heartbeat's R). */
     rdps__frame_encode_heartbeat(buf, sizeof(buf), 1, 1, 5, 0, 0);
     rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, 1);
     assert_int_equal(decode(buf, 32), RDPS_FRAME_NONZERO_FIELD);
     rdps__frame_encode_heartbeat(buf, sizeof(buf), 1, 1, 5, 0, 0);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_FRAG_OFFSET, 1);
+    assert_int_equal(decode(buf, 32), RDPS_FRAME_NONZERO_FIELD);
+    rdps__frame_encode_heartbeat_reliable(buf, sizeof(buf), 1, 1, 5, 9, 0);
     rdps__put_le32(buf + RDPS_FRAME_OFF_FRAG_OFFSET, 1);
     assert_int_equal(decode(buf, 32), RDPS_FRAME_NONZERO_FIELD);
     rdps__frame_encode_announce(buf, sizeof(buf), 1, 0, 0, NULL, 0, 0);
@@ -437,8 +489,20 @@ static void test_reject_nonzero_field(void **state)
     rdps__put_le32(buf + RDPS_FRAME_OFF_SEQ, 1);
     assert_int_equal(decode(buf, 48), RDPS_FRAME_NONZERO_FIELD);
     rdps__frame_encode_status(buf, sizeof(buf), 1, 1, 1, 1, 1, 0);
-    rdps__put_le32(buf + RDPS_FRAME_STATUS_OFF_RESERVED, 0x80000000u);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, 1);
     assert_int_equal(decode(buf, 48), RDPS_FRAME_NONZERO_FIELD);
+}
+
+static void test_reject_bad_retained(void **state)
+{
+    (void)state;
+    uint8_t buf[64];
+    rdps__frame_encode_heartbeat_reliable(buf, sizeof(buf), 1, 1, 5, RDPS_FRAME_MAX_RETAINED, 0);
+    assert_int_equal(decode(buf, 32), RDPS_FRAME_OK);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, RDPS_FRAME_MAX_RETAINED + 1);
+    assert_int_equal(decode(buf, 32), RDPS_FRAME_BAD_RETAINED);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, UINT32_MAX);
+    assert_int_equal(decode(buf, 32), RDPS_FRAME_BAD_RETAINED);
 }
 
 static void test_reject_bad_body_len(void **state)
@@ -512,7 +576,7 @@ static void test_reject_body_too_large(void **state)
 static void test_every_reject_reason_is_reachable(void **state)
 {
     (void)state;
-    assert_int_equal(RDPS_FRAME_REJECT_COUNT, 16);
+    assert_int_equal(RDPS_FRAME_REJECT_COUNT, 17);
 }
 
 int main(void)
@@ -539,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_reject_bad_range_count),
         cmocka_unit_test(test_reject_bad_range),
         cmocka_unit_test(test_reject_body_too_large),
+        cmocka_unit_test(test_reject_bad_retained),
         cmocka_unit_test(test_every_reject_reason_is_reachable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
