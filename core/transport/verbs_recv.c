@@ -44,7 +44,7 @@ int rdps__verbs_post_recv_pending(struct verbs_transport *vt)
  * Completions of an earlier QP generation (flushed before a reset, their
  * buffers re-posted since) are dropped here.
  */
-int rdps__verbs_drain_recv_cq(struct verbs_transport *vt)
+static inline int drain_recv_cq(struct verbs_transport *vt)
 {
     uint32_t drained = 0;
     while (vt->wc_count < vt->recv_slots) {
@@ -80,6 +80,11 @@ int rdps__verbs_drain_recv_cq(struct verbs_transport *vt)
     return 0;
 }
 
+int rdps__verbs_drain_recv_cq(struct verbs_transport *vt)
+{
+    return drain_recv_cq(vt);
+}
+
 int rdps__verbs_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int max)
 {
     struct verbs_transport *vt = to_verbs(t);
@@ -89,7 +94,7 @@ int rdps__verbs_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int 
         return RDPS_EDEVFATAL;
     int err = verbs_reap_send(vt);
     if (err == 0)
-        err = rdps__verbs_drain_recv_cq(vt);
+        err = drain_recv_cq(vt);
     if (err < 0)
         return err;
     while (got < max && vt->wc_count > 0) {

@@ -10,9 +10,12 @@
 # costs), library and provider (librxe) included, kernel excluded. Both tools
 # sleep on the completion channel (ib_send_lat -e, rdps-ping --event), so no
 # busy-poll spin loop inflates the count and it does not depend on timing.
-# The servers run natively. Unlike the RTT, this number is free of machine
-# load; the callgrind files of the N2 runs are kept in BUILD_DIR/bench-ping-ir
-# for callgrind_annotate.
+# The servers run natively. Unlike the RTT, this number hardly depends on
+# machine load; what remains is how often a poll finds nothing before the
+# tool sleeps, and perftest's start-up wait (a gettimeofday loop), which the
+# difference spreads over N2 - N1: with 50 -> 250 perftest moved 1394..1504,
+# with 200 -> 1200 1714..1747 (rdps-ping 1585, 1560). The callgrind files are
+# kept in BUILD_DIR/bench-ping-ir for callgrind_annotate.
 set -u -o pipefail
 
 if [ "${1:-}" != "--in-guest" ]; then
