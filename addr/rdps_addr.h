@@ -50,13 +50,17 @@ struct rdps_addr_stats {
     uint64_t qp_attaches, qp_detaches;
     uint64_t requests_answered; /* CONNECT_REQUESTs (SIDR) accepted with the shared QPN */
     uint64_t requests_rejected; /* CONNECT_REQUESTs refused (other device) */
+    /* AHs the transport could not take for deferred destruction (its ring was full): leaked. */
+    uint64_t ahs_leaked;
 };
 
 /* Creates the context and (unless told not to) starts listening; never blocks on the network. */
 int rdps__addr_create(const struct rdps_addr_config *cfg, struct rdps_addr **out);
 /*
- * Leaves every group, detaches the QP, destroys ids and AHs; peer and group
- * handles still held become invalid. Accepts NULL.
+ * Leaves every group, detaches the QP, destroys the ids and hands the AHs to
+ * the transport for destruction once their sends completed (so destroy the
+ * context before its transport); peer and group handles still held become
+ * invalid. Accepts NULL.
  */
 void rdps__addr_destroy(struct rdps_addr *a);
 /* rdma_cm event channel fd (non-blocking): readable when rdps__addr_process has work. */
@@ -96,8 +100,9 @@ int rdps__addr_peer_state(struct rdps_addr_peer *p, const struct rdps_dest **des
 void rdps__addr_peer_release(struct rdps_addr_peer *p);
 /*
  * Re-resolves a peer now, as ADDR_CHANGE does (e.g. the application saw the
- * peer restart on a new QP). The entry turns pending; the previous AH stays
- * alive until release, so sends already posted with it are safe.
+ * peer restart on a new QP). The entry turns pending; the previous AH goes to
+ * the transport, which destroys it only once the sends already posted with it
+ * have completed (rdps__verbs_transport_retire_ah), as it does on release.
  */
 int rdps__addr_peer_refresh(struct rdps_addr_peer *p);
 

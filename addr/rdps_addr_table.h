@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 
 /*
- * Neither rdma_cm nor verbs appear here: addr.c embeds a struct
+ * Neither rdma_cm nor verbs appear here: addr_obj.c embeds a struct
  * rdps_addr_entry at the start of its peer and group objects and drives the
  * state from CM events, so keying, reference counting, invalidation and
  * timeouts are unit-testable without a device.
@@ -93,8 +93,8 @@ int rdps__addr_entry_state(const struct rdps_addr_entry *e);
 
 /*
  * What to do with a CM event, decided from the entry's state alone so the
- * state machine is testable without rdma_cm. addr.c maps rdma_cm events onto
- * these kinds and carries the actions out.
+ * state machine is testable without rdma_cm. addr_peer.c and addr_group.c
+ * map rdma_cm events onto these kinds and carry the actions out.
  */
 enum rdps_addr_event_kind {
     RDPS_ADDR_EV_ADDR_RESOLVED,

@@ -332,6 +332,14 @@ int main(int argc, char **argv)
         }
     }
     rdps__addr_peer_release(peer);
+    {
+        /* The AHs replaced by the refresh and dropped by the release went to the transport. */
+        struct rdps_addr_stats ast;
+        rdps__addr_get_stats(a.addr, &ast);
+        CHECK(ast.readdresses == 1 && ast.ahs_leaked == 0,
+              "A: %llu re-resolve, %llu AHs the transport could not take",
+              (unsigned long long)ast.readdresses, (unsigned long long)ast.ahs_leaked);
+    }
 
     /* Nobody listens on this port: a clear refusal, not a hang. */
     struct sockaddr_in closed = b_addr;
