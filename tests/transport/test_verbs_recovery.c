@@ -181,6 +181,8 @@ static void test_recovery_resumes_unicast_and_multicast(void **state)
     stats_of(&s, &st);
     assert_int_equal(st.qp_recoveries, 1);
     assert_true(s.saw_recovered_event);
+    /* What was sent while the QP was in the error state is accounted for, never silently gone. */
+    assert_true(st.tx_lost_qp_error + st.tx_completion_errors > 0);
     printf("# sender recovered: %llu sends lost, %llu completion errors\n",
            (unsigned long long)st.tx_lost_qp_error, (unsigned long long)st.tx_completion_errors);
 
