@@ -11,6 +11,7 @@
 #include "rdps_endian.h"
 #include "rdps_frag.h"
 #include "rdps_reasm.h"
+#include "rdps_reasm_internal.h"
 #include "receive_path_ops.h"
 #include "script_transport.h"
 
@@ -43,8 +44,10 @@
  *  - messages with our own source come only from our publisher, during its send;
  *  - every message and event names a source the harness used, reaches a live subscriber of
  *    its topic, and a GAP on an honest source names one of its sessions;
- *  - after every poll: reassembler streams, sources, partials and arena bytes and discovery
- *    peers and remote-only peers within the configured caps, discovery's own consistency check
+ *  - after every poll: reassembler streams, sources, partials and arena bytes within the
+ *    configured caps, every source within its per-source quotas (streams, partials, arena
+ *    chunks; every chunk in use charged to a source), discovery peers and remote-only peers
+ *    within their caps, discovery's own consistency check
  *    passes, poll never fails, and a nested poll from a callback returns RDPS_EBUSY;
  *  - ASan/UBSan/LSan: no memory error, no undefined behaviour, nothing leaked.
  * Hostile messages may carry anything; they are only read whole (ASan checks the bounds).
@@ -271,9 +274,30 @@ static uint64_t streams_dropped(void)
     return c->sessions_evicted + c->sessions_expired + c->sessions_source_quota;
 }
 
+/* Per-source quotas, read from the reassembler's private tables: every source within its
+ * streams, partials and chunks, and every arena chunk in use charged to one source. */
+static void check_source_quotas(const struct rdps_reasm *r)
+{
+    uint32_t held = 0, chunks = 0;
+    for (uint32_t b = 0; b <= r->src_mask; b++) {
+        for (int32_t i = r->src_buckets[b]; i != NO_INDEX; i = r->sources[i].hash_next) {
+            const struct rdps_reasm_src *e = &r->sources[i];
+            if (e->streams > r->src_max_streams || e->partials > r->src_max_partials ||
+                e->chunks > r->src_max_chunks)
+                FAIL("a source above its reassembly quota");
+            if (++held > r->cfg.max_sessions)
+                FAIL("more sources than the table holds");
+            chunks += e->chunks;
+        }
+    }
+    if (held != rdps__reasm_source_count(r) || chunks != r->chunk_count - r->chunks_free)
+        FAIL("arena chunks or sources not accounted to a source");
+}
+
 static void check_bounds(void)
 {
     const struct rdps_reasm *r = hx.ctx->reasm;
+    check_source_quotas(r);
     if (rdps__reasm_stream_count(r) > r->cfg.max_sessions ||
         rdps__reasm_source_count(r) > r->cfg.max_sessions)
         FAIL("reassembler streams or sources above max_sessions");
@@ -838,11 +862,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (getenv("RP_VERBOSE") != NULL && hx.ctx != NULL) {
         const struct rdps_reasm_counters *c = rdps__reasm_counters(hx.ctx->reasm);
         fprintf(stderr,
-                "honest %llu hostile %llu local %llu events %llu | evicted %llu/%llu partials "
-                "%llu/%llu/%llu timeouts %llu resets %llu | peers %u\n",
+                "honest %llu hostile %llu local %llu events %llu | started %llu conflicts %llu "
+                "too large %llu | evicted %llu/%llu partials %llu/%llu/%llu timeouts %llu resets "
+                "%llu | peers %u\n",
                 (unsigned long long)hx.honest_msgs, (unsigned long long)hx.hostile_msgs,
                 (unsigned long long)hx.local_msgs, (unsigned long long)hx.events,
-                (unsigned long long)c->sessions_evicted,
+                (unsigned long long)c->reasm_started, (unsigned long long)c->reasm_conflicts,
+                (unsigned long long)c->reasm_too_large, (unsigned long long)c->sessions_evicted,
                 (unsigned long long)c->sessions_source_quota, (unsigned long long)c->reasm_evicted,
                 (unsigned long long)c->reasm_source_partials,
                 (unsigned long long)c->reasm_source_bytes, (unsigned long long)c->reasm_timeouts,

@@ -248,6 +248,21 @@ static void flood_seeds(struct prog *p)
         save(p, name);
     }
 
+    /* One spoofed source opens more partial messages than its quota (tight: 3), honest ones
+     * in between: the spoof evicts its own oldest, never the honest partial. */
+    start(p, 0x23);
+    publish(p, 0, 4000, 1);
+    OP(p, RP_SEND_RANGE, 0, 0, 2);
+    for (unsigned k = 0; k < 6; k++) {
+        /* [src][type][flags][session][topic][seq x4][msg_len x3][offset x3][plen x2] */
+        OP(p, RP_HOSTILE_HDR, 0, 1, 0, 1, 0x36, 0, (uint8_t)(32 * k), 0, 0, 0, 0x00, 0x50, 0, 0, 0,
+           0, 0xe0, 0x03);
+        OP(p, RP_HOSTILE_HDR, 0, 1, 0, 0, 0x36, 0, (uint8_t)(32 * k + 1), 0, 0, 0, 0x00, 0x50, 0,
+           0xe0, 0x03, 0, 0xe0, 0x03);
+    }
+    OP(p, RP_SEND_RANGE, 0, 2, 3);
+    save(p, "quota_partials_one_source");
+
     start(p, 0x00); /* heartbeats of unknown and honest sessions from every spoof */
     publish(p, 0, 100, 0);
     for (unsigned k = 0; k < 32; k++)
