@@ -1,0 +1,516 @@
+/* rdps_rel_pub.c - reliable publisher: append into the ring, NAK handling, repair and heartbeat
+ * scheduling (model: rdps_rel_pub.h; receivers and flow control: rdps_rel_pub_rx.c). */
+#include "rdps_rel_pub_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdps/rdps.h>
+
+#include "rdps_endian.h"
+#include "rdps_error.h"
+#include "rdps_frag.h"
+#include "rdps_seq.h"
+
+void rdps__rel_pub_config_default(struct rdps_rel_pub_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->max_datagram = 1024;
+    cfg->max_msg_len = RDPS_FRAME_DEFAULT_MAX_MSG_LEN;
+    cfg->ring_bytes = RDPS_REL_PUB_DEFAULT_RING;
+    cfg->max_inflight = 1024;
+    cfg->flow = RDPS_REL_FLOW_MAX;
+    cfg->max_receivers = 256;
+    cfg->receiver_timeout_ns = 5000000000ull;
+    cfg->stall_evict_ns = 2000000000ull;
+    cfg->repair_linger_ns = 2000000ull;
+    cfg->repair_budget_bytes = 256u * 1024u;
+    cfg->repair_interval_ns = 1000000ull;
+    cfg->data_per_repair = 3;
+    cfg->max_repairs = 64;
+    cfg->max_frames_per_nak = 1024;
+    cfg->heartbeat_min_ns = 100000ull;
+    cfg->heartbeat_max_ns = 100000000ull;
+}
+
+static uint32_t round_pow2(uint64_t v)
+{
+    uint32_t p = 2;
+    while (p < v && p < (1u << 30))
+        p <<= 1;
+    return p;
+}
+
+static int check_config(const struct rdps_rel_pub_config *c)
+{
+    if (c->session_id == 0 || c->topic_id == 0)
+        return rdps__set_err(RDPS_EINVAL, "rel_pub_init: zero session or topic id");
+    if (c->max_datagram <= RDPS_FRAME_HEADER_LEN || c->max_datagram > 65536)
+        return rdps__set_err(RDPS_EINVAL, "rel_pub_init: max_datagram %u out of range",
+                             c->max_datagram);
+    if (c->ring_mem == NULL || c->ring_bytes < 2u * c->max_datagram)
+        return rdps__set_err(RDPS_EINVAL,
+                             "rel_pub_init: ring of %zu bytes (need memory and two "
+                             "datagrams)",
+                             c->ring_bytes);
+    if (c->flow > RDPS_REL_FLOW_TAGGED || (c->flow == RDPS_REL_FLOW_TAGGED && c->flow_tag == 0))
+        return rdps__set_err(RDPS_EINVAL, "rel_pub_init: bad flow mode or zero flow_tag");
+    if (c->max_receivers == 0 || c->max_receivers > (1u << 20) || c->max_repairs == 0 ||
+        c->max_repairs > (1u << 20) || c->max_frames_per_nak == 0)
+        return rdps__set_err(RDPS_EINVAL, "rel_pub_init: zero or huge table size");
+    if (c->repair_budget_bytes < c->max_datagram || c->repair_interval_ns == 0 ||
+        c->data_per_repair == 0)
+        return rdps__set_err(RDPS_EINVAL,
+                             "rel_pub_init: repair budget below one datagram, zero interval or "
+                             "zero data_per_repair");
+    if (c->heartbeat_min_ns == 0 || c->heartbeat_max_ns < c->heartbeat_min_ns ||
+        c->receiver_timeout_ns == 0 || c->repair_linger_ns == 0)
+        return rdps__set_err(RDPS_EINVAL, "rel_pub_init: zero heartbeat, timeout or linger");
+    return 0;
+}
+
+int rdps__rel_pub_init(struct rdps_rel_pub *p, const struct rdps_rel_pub_config *cfg)
+{
+    int rc;
+    memset(p, 0, sizeof(*p));
+    if ((rc = check_config(cfg)) < 0)
+        return rc;
+    p->cfg = *cfg;
+    uint32_t frames = cfg->ring_frames ? cfg->ring_frames : round_pow2(cfg->ring_bytes / 128);
+    rc = rdps__pub_ring_init(&p->ring, cfg->ring_mem, cfg->ring_bytes, frames,
+                             cfg->max_inflight ? cfg->max_inflight : 1024, cfg->first_seq);
+    if (rc < 0)
+        return rc;
+    p->payload = cfg->max_datagram - RDPS_FRAME_HEADER_LEN;
+    p->post_seq = cfg->first_seq;
+    p->marks = calloc((size_t)frames, sizeof(*p->marks));
+    p->repairs = calloc(cfg->max_repairs, sizeof(*p->repairs));
+    p->owed = calloc(cfg->max_receivers, sizeof(*p->owed));
+    p->owed_gen = calloc(cfg->max_receivers, sizeof(*p->owed_gen));
+    if (p->marks == NULL || p->repairs == NULL || p->owed == NULL || p->owed_gen == NULL ||
+        rdps__rel_rx_init(p) < 0) {
+        rdps__rel_pub_fini(p);
+        return rdps__set_err(RDPS_ENOMEM, "rel_pub_init: out of memory");
+    }
+    p->repair_tokens = cfg->repair_budget_bytes;
+    p->hb_interval = cfg->heartbeat_min_ns;
+    p->hb_next = 0; /* the first heartbeat goes at once: receivers learn the session */
+    p->fc_dirty = true;
+    p->rx_next_expiry = UINT64_MAX;
+    return 0;
+}
+
+void rdps__rel_pub_fini(struct rdps_rel_pub *p)
+{
+    rdps__pub_ring_fini(&p->ring);
+    rdps__rel_rx_fini(p);
+    free(p->marks);
+    free(p->repairs);
+    free(p->owed);
+    free(p->owed_gen);
+    memset(p, 0, sizeof(*p));
+}
+
+/* ---- append ---- */
+
+/* cause: 1 window, 0 ring, -1 missing tagged receivers (nobody to evict: no stall clock). */
+static int refuse(struct rdps_rel_pub *p, uint64_t *counter, int by_window, uint64_t now_ns)
+{
+    (*counter)++;
+    if (p->cfg.flow == RDPS_REL_FLOW_MAX || by_window < 0)
+        return RDPS_EAGAIN;
+    /* A stall is a position that does not move: the clock restarts when it moved. */
+    uint32_t mark = by_window ? p->fc_limit : p->fc_protect;
+    if (p->blocked_since == 0 || p->blocked_by_window != by_window || p->blocked_mark != mark) {
+        p->blocked_since = now_ns ? now_ns : 1;
+        p->blocked_by_window = by_window;
+        p->blocked_mark = mark;
+    }
+    return RDPS_EAGAIN;
+}
+
+int rdps__rel_pub_append(struct rdps_rel_pub *p, const void *msg, size_t len, uint64_t now_ns,
+                         uint64_t wall_ns)
+{
+    if (len > p->cfg.max_msg_len || len > UINT32_MAX)
+        return RDPS_EMSGSIZE;
+    if (msg == NULL && len > 0)
+        return RDPS_EINVAL;
+    uint32_t n = len == 0 ? 1 : (uint32_t)((len + p->payload - 1) / p->payload);
+    uint32_t last_len = RDPS_FRAME_HEADER_LEN + (uint32_t)(len - (size_t)(n - 1) * p->payload);
+    uint32_t head = p->ring.head_seq;
+
+    if (p->fc_dirty)
+        rdps__rel_fc_recompute(p);
+    if (p->cfg.flow == RDPS_REL_FLOW_TAGGED && p->fc_tagged < p->cfg.flow_min_receivers)
+        return refuse(p, &p->counters.backpressure_receivers, -1, now_ns);
+    if (p->fc_limited && rdps__seq_gt(head + n, p->fc_limit) && p->fc_limit_consumed != head)
+        return refuse(p, &p->counters.backpressure_window, 1, now_ns);
+
+    struct rdps_pub_ring_plan plan;
+    int rc = rdps__pub_ring_plan(&p->ring, n, p->cfg.max_datagram, last_len, &plan);
+    if (rc < 0)
+        return rc;
+    if (plan.new_trail != p->ring.trail_seq) {
+        /* The trail may pass neither unposted nor in-flight frames nor the protection point. */
+        uint32_t allowed = p->post_seq, inflight;
+        if (rdps__pub_ring_inflight_min(&p->ring, &inflight) && rdps__seq_lt(inflight, allowed))
+            allowed = inflight;
+        if (p->fc_protected && rdps__seq_lt(p->fc_protect, allowed))
+            allowed = p->fc_protect;
+        if (rdps__seq_gt(plan.new_trail, allowed))
+            return refuse(p, &p->counters.backpressure_ring, 0, now_ns);
+        rdps__pub_ring_release(&p->ring, plan.new_trail);
+        if (p->lag_any && rdps__seq_lt(p->lag_min, plan.new_trail))
+            rdps__rel_evict_lagging(p);
+    }
+
+    const uint8_t *src = msg;
+    uint64_t pos = plan.start_pos;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t off = i * p->payload;
+        uint32_t flen = i + 1 == n ? last_len : p->cfg.max_datagram;
+        uint32_t seq = p->ring.head_seq;
+        uint8_t *buf = rdps__pub_ring_push(&p->ring, &pos, flen);
+        if (flen > RDPS_FRAME_HEADER_LEN)
+            memcpy(buf + RDPS_FRAME_HEADER_LEN, src + off, flen - RDPS_FRAME_HEADER_LEN);
+        rdps__frame_put_data_header(buf, p->cfg.session_id, p->cfg.topic_id, seq, (uint32_t)len,
+                                    off, flen - RDPS_FRAME_HEADER_LEN, wall_ns,
+                                    RDPS_FRAME_F_RELIABLE);
+    }
+    p->counters.msgs_appended++;
+    p->counters.frames_appended += n;
+    p->counters.bytes_appended += len;
+    p->blocked_since = 0;
+    return (int)n;
+}
+
+/* ---- NAK ---- */
+
+static void owe_heartbeat(struct rdps_rel_pub *p, int32_t slot, uint64_t now_ns)
+{
+    struct rdps_rel_receiver *r = &p->rx[slot];
+    if (r->owed || now_ns < r->owed_until || p->owed_count == p->cfg.max_receivers)
+        return;
+    uint32_t at = (p->owed_head + p->owed_count++) % p->cfg.max_receivers;
+    p->owed[at] = (uint32_t)slot;
+    p->owed_gen[at] = r->gen;
+    r->owed = true;
+}
+
+/* Queues [start, start + count) to dest; false (nothing queued) when the queue is full. */
+static bool queue_repair(struct rdps_rel_pub *p, uint32_t start, uint32_t count, int32_t dest)
+{
+    uint32_t gen = dest == REL_MULTICAST ? 0 : p->rx[dest].gen;
+    if (p->rq_count > 0) {
+        struct rdps_rel_repair *last =
+            &p->repairs[(p->rq_head + p->rq_count - 1) % p->cfg.max_repairs];
+        if (last->dest == dest && last->gen == gen && last->start + last->count == start &&
+            last->count + count < 0x40000000u) {
+            last->count += count;
+            return true;
+        }
+    }
+    if (p->rq_count == p->cfg.max_repairs)
+        return false;
+    struct rdps_rel_repair *e = &p->repairs[(p->rq_head + p->rq_count++) % p->cfg.max_repairs];
+    e->start = start;
+    e->count = count;
+    e->sent = 0;
+    e->dest = dest;
+    e->gen = gen;
+    return true;
+}
+
+static void flush_run(struct rdps_rel_pub *p, uint32_t start, uint32_t count, int32_t dest,
+                      uint32_t *scheduled)
+{
+    if (count == 0)
+        return;
+    if (queue_repair(p, start, count, dest)) {
+        *scheduled += count;
+        return;
+    }
+    /* Not scheduled: forget the marks so the receiver's retry is answered. */
+    p->counters.repair_queue_full += count;
+    for (uint32_t k = 0; k < count; k++)
+        p->marks[(start + k) & p->ring.slot_mask].linger_until = 0;
+}
+
+/* Per-sequence linger decision for [start, start + count) asked by receiver `slot`. */
+static uint32_t schedule_range(struct rdps_rel_pub *p, int32_t slot, uint32_t start, uint32_t count,
+                               uint64_t now_ns)
+{
+    uint32_t scheduled = 0, run_start = start, run_count = 0;
+    int32_t run_dest = slot;
+    uint64_t until = now_ns + p->cfg.repair_linger_ns;
+    for (uint32_t k = 0; k < count; k++) {
+        uint32_t seq = start + k;
+        struct rdps_rel_mark *m = &p->marks[seq & p->ring.slot_mask];
+        int32_t dest = slot;
+        if (m->seq == seq && now_ns < m->linger_until) {
+            if (m->dest == REL_MULTICAST || m->dest == slot) {
+                p->counters.nak_seqs_suppressed++;
+                flush_run(p, run_start, run_count, run_dest, &scheduled);
+                run_count = 0;
+                continue;
+            }
+            dest = REL_MULTICAST; /* a second receiver asked within the linger */
+        }
+        m->seq = seq;
+        m->dest = dest;
+        m->linger_until = until;
+        if (run_count > 0 && dest == run_dest && run_start + run_count == seq) {
+            run_count++;
+            continue;
+        }
+        flush_run(p, run_start, run_count, run_dest, &scheduled);
+        run_start = seq;
+        run_count = 1;
+        run_dest = dest;
+    }
+    flush_run(p, run_start, run_count, run_dest, &scheduled);
+    return scheduled;
+}
+
+int rdps__rel_pub_on_nak(struct rdps_rel_pub *p, const struct rdps_source *source,
+                         const struct rdps_frame_view *v, uint64_t now_ns)
+{
+    if (v->hdr.type != RDPS_FRAME_NAK || v->hdr.session_id != p->cfg.session_id ||
+        v->hdr.topic_id != p->cfg.topic_id) {
+        p->counters.foreign_frames++;
+        return 0;
+    }
+    p->counters.naks_received++;
+    int32_t slot = rdps__rel_rx_get(p, source, v->receiver_id, now_ns);
+    if (slot < 0)
+        return 0;
+    p->rx[slot].last_heard_ns = now_ns;
+    uint32_t budget = p->cfg.max_frames_per_nak;
+    uint32_t trail = p->ring.trail_seq, post = p->post_seq;
+    for (unsigned i = 0; i < v->nak_range_count; i++) {
+        struct rdps_seq_range rg = rdps__frame_nak_range(v, i);
+        uint32_t start = rg.start, count = rg.count;
+        p->counters.nak_ranges++;
+        if (count == 0 || count > RDPS_FRAME_NAK_MAX_RANGE_COUNT)
+            continue; /* the decoder refuses these; a caller passing a raw view gets nothing */
+        if (rdps__seq_lt(start, trail)) {
+            uint32_t below = trail - start;
+            p->counters.nak_ranges_unrecoverable++;
+            owe_heartbeat(p, slot, now_ns);
+            if (count <= below)
+                continue;
+            start = trail;
+            count -= below;
+        }
+        if (rdps__seq_ge(start, post)) {
+            p->counters.nak_future++;
+            continue;
+        }
+        if (count > post - start) {
+            count = post - start;
+            p->counters.nak_future++;
+        }
+        if (budget == 0) {
+            p->counters.nak_clipped++;
+            continue;
+        }
+        if (count > budget) {
+            count = budget;
+            p->counters.nak_clipped++;
+        }
+        budget -= count;
+        if (schedule_range(p, slot, start, count, now_ns) > 0)
+            p->counters.nak_ranges_answered++;
+        else
+            p->counters.nak_ranges_suppressed++;
+    }
+    return 0;
+}
+
+/* ---- actions ---- */
+
+static void refill(struct rdps_rel_pub *p, uint64_t now_ns)
+{
+    if (now_ns < p->tokens_at + p->cfg.repair_interval_ns)
+        return;
+    uint64_t intervals = (now_ns - p->tokens_at) / p->cfg.repair_interval_ns;
+    p->tokens_at += intervals * p->cfg.repair_interval_ns;
+    p->repair_tokens = p->cfg.repair_budget_bytes; /* the budget does not accumulate */
+}
+
+/* The front repair frame if one can go now (budget permitting); drops dead entries. */
+static const struct rdps_pub_ring_slot *next_repair(struct rdps_rel_pub *p,
+                                                    struct rdps_rel_repair **entry)
+{
+    while (p->rq_count > 0) {
+        struct rdps_rel_repair *e = &p->repairs[p->rq_head];
+        bool gone = e->dest != REL_MULTICAST &&
+                    (p->rx[e->dest].state == RDPS_REL_RX_FREE || p->rx[e->dest].gen != e->gen);
+        const struct rdps_pub_ring_slot *s = NULL;
+        if (!gone) {
+            while (e->sent < e->count &&
+                   (s = rdps__pub_ring_find(&p->ring, e->start + e->sent)) == NULL) {
+                e->sent++; /* fell below the trail since it was scheduled */
+                p->counters.repairs_dropped++;
+            }
+        } else {
+            p->counters.repairs_dropped += e->count - e->sent;
+        }
+        if (s == NULL) {
+            p->rq_head = (p->rq_head + 1) % p->cfg.max_repairs;
+            p->rq_count--;
+            continue;
+        }
+        if (p->repair_tokens < (int64_t)s->len)
+            return NULL;
+        *entry = e;
+        return s;
+    }
+    return NULL;
+}
+
+static void fill_dest(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a, int32_t slot)
+{
+    const struct rdps_rel_receiver *r = &p->rx[slot];
+    a->unicast = true;
+    a->dest = r->source;
+    a->receiver_id = r->receiver_id;
+    a->receiver_slot = (uint32_t)slot;
+    a->receiver_gen = r->gen;
+}
+
+static void ring_action(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a,
+                        enum rdps_rel_pub_action_kind kind, uint32_t seq,
+                        const struct rdps_pub_ring_slot *s)
+{
+    a->kind = kind;
+    a->in_ring = true;
+    a->seq = seq;
+    a->len = s->len;
+    a->ring_offset = s->pos % p->ring.cap;
+    a->frame = p->ring.mem + a->ring_offset;
+    rdps__pub_ring_inflight_push(&p->ring, seq);
+}
+
+static void heartbeat_action(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a,
+                             uint64_t wall_ns)
+{
+    struct rdps_frame_header h = {
+        .type = RDPS_FRAME_HEARTBEAT,
+        .flags = RDPS_FRAME_F_RELIABLE,
+        .session_id = p->cfg.session_id,
+        .topic_id = p->cfg.topic_id,
+        .seq = p->post_seq,
+        .msg_len = rdps__rel_pub_retained(p),
+        .frag_offset = 0,
+        .timestamp_ns = wall_ns,
+    };
+    rdps__frame_put_header(p->hb_buf, sizeof(p->hb_buf), &h);
+    a->kind = RDPS_REL_PUB_POST_HEARTBEAT;
+    a->in_ring = false;
+    a->seq = p->post_seq;
+    a->len = RDPS_FRAME_HEADER_LEN;
+    a->ring_offset = 0;
+    a->frame = p->hb_buf;
+}
+
+int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t wall_ns,
+                              struct rdps_rel_pub_action *a)
+{
+    memset(a, 0, sizeof(*a));
+    if (!rdps__pub_ring_inflight_full(&p->ring)) {
+        refill(p, now_ns);
+        struct rdps_rel_repair *e = NULL;
+        const struct rdps_pub_ring_slot *rs = next_repair(p, &e);
+        bool data = p->post_seq != p->ring.head_seq;
+        if (rs != NULL && (!data || p->data_since_repair >= p->cfg.data_per_repair)) {
+            uint32_t seq = e->start + e->sent;
+            uint8_t *frame = p->ring.mem + rs->pos % p->ring.cap;
+            rdps__put_le16(
+                frame + RDPS_FRAME_OFF_FLAGS,
+                (uint16_t)(rdps__get_le16(frame + RDPS_FRAME_OFF_FLAGS) | RDPS_FRAME_F_RETRANSMIT));
+            ring_action(p, a, RDPS_REL_PUB_POST_REPAIR, seq, rs);
+            if (e->dest == REL_MULTICAST) {
+                p->counters.repairs_multicast++;
+            } else {
+                fill_dest(p, a, e->dest);
+                p->counters.repairs_unicast++;
+            }
+            struct rdps_rel_mark *m = &p->marks[seq & p->ring.slot_mask];
+            if (m->seq == seq) /* the linger counts from the repair's departure */
+                m->linger_until = now_ns + p->cfg.repair_linger_ns;
+            p->counters.repair_bytes += rs->len;
+            p->repair_tokens -= rs->len;
+            p->data_since_repair = 0;
+            if (++e->sent == e->count) {
+                p->rq_head = (p->rq_head + 1) % p->cfg.max_repairs;
+                p->rq_count--;
+            }
+            return 1;
+        }
+        if (data) {
+            uint32_t seq = p->post_seq++;
+            ring_action(p, a, RDPS_REL_PUB_POST_DATA, seq, rdps__pub_ring_find(&p->ring, seq));
+            p->counters.data_posted++;
+            if (p->data_since_repair < p->cfg.data_per_repair)
+                p->data_since_repair++;
+            p->hb_interval = p->cfg.heartbeat_min_ns;
+            p->hb_next = now_ns + p->hb_interval;
+            return 1;
+        }
+    }
+    while (p->owed_count > 0) {
+        uint32_t slot = p->owed[p->owed_head], gen = p->owed_gen[p->owed_head];
+        p->owed_head = (p->owed_head + 1) % p->cfg.max_receivers;
+        p->owed_count--;
+        struct rdps_rel_receiver *r = &p->rx[slot];
+        if (r->state == RDPS_REL_RX_FREE || r->gen != gen || !r->owed)
+            continue;
+        r->owed = false;
+        r->owed_until = now_ns + p->cfg.repair_linger_ns;
+        heartbeat_action(p, a, wall_ns);
+        fill_dest(p, a, (int32_t)slot);
+        p->counters.heartbeats_unrecoverable++;
+        return 1;
+    }
+    if (now_ns >= p->hb_next) {
+        heartbeat_action(p, a, wall_ns);
+        /* heartbeat_min_ns after data, then gaps doubling to the cap. */
+        p->hb_interval = p->hb_interval * 2 > p->cfg.heartbeat_max_ns ? p->cfg.heartbeat_max_ns
+                                                                      : p->hb_interval * 2;
+        p->hb_next = now_ns + p->hb_interval;
+        p->counters.heartbeats++;
+        return 1;
+    }
+    return 0;
+}
+
+void rdps__rel_pub_send_done(struct rdps_rel_pub *p, uint32_t n)
+{
+    rdps__pub_ring_inflight_pop(&p->ring, n);
+}
+
+/* ---- timers ---- */
+
+uint64_t rdps__rel_pub_tick(struct rdps_rel_pub *p, uint64_t now_ns)
+{
+    uint64_t next = rdps__rel_rx_expire(p, now_ns);
+    uint64_t stall = rdps__rel_stall_check(p, now_ns);
+    if (stall < next)
+        next = stall;
+    if (p->hb_next < next)
+        next = p->hb_next;
+    bool room = !rdps__pub_ring_inflight_full(&p->ring);
+    if (room && (p->post_seq != p->ring.head_seq || p->owed_count > 0))
+        return now_ns;
+    if (room && p->rq_count > 0) {
+        refill(p, now_ns);
+        struct rdps_rel_repair *e;
+        if (next_repair(p, &e) != NULL)
+            return now_ns;
+        if (p->rq_count > 0 && p->tokens_at + p->cfg.repair_interval_ns < next)
+            next = p->tokens_at + p->cfg.repair_interval_ns;
+    }
+    return next < now_ns ? now_ns : next;
+}

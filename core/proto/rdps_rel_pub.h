@@ -1,0 +1,376 @@
+/* rdps_rel_pub.h - reliable publisher engine: ring, NAK repair, heartbeats, STATUS and flow
+ * control, as sans-IO actions. */
+#ifndef RDPS_PROTO_REL_PUB_H
+#define RDPS_PROTO_REL_PUB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rdps_frame.h"
+#include "rdps_pub_ring.h"
+#include "rdps_source.h"
+
+/*
+ * Model
+ * -----
+ * One engine per reliable publisher session. It owns no socket and reads no
+ * clock: the caller appends messages, feeds received NAK and STATUS frames,
+ * asks for the next action to post and reports completed sends; every call
+ * that depends on time takes now_ns (monotonic) and, when it writes a frame,
+ * wall_ns (the wire clock, CLOCK_REALTIME).
+ *
+ * Ring (rdps_pub_ring.h). rdps__rel_pub_append() fragments a message into
+ * DATA frames (RELIABLE flag) written once into caller memory. Sequences
+ * [trail, post) have been handed out, [post, head) are written and wait to
+ * be posted. Posts and repairs are actions that reference a ring slot
+ * (offset, length): no copy per retransmit. Append returns RDPS_EAGAIN
+ * before anything is written when the flow-control window or the ring
+ * cannot take the whole message; it never waits.
+ *
+ * The trail moves only when an append needs room, and only over frames that
+ * are (a) posted, (b) not in flight (the caller reports completions with
+ * rdps__rel_pub_send_done(), in posting order), and (c) below the
+ * flow-control protection point: under `min` and `tagged` the slowest
+ * flow-control receiver's consumed sequence, under `max` the fastest's. So
+ * under `max` the ring wraps over slow receivers: any receiver whose
+ * consumed sequence falls below the trail is evicted (event, counter); the
+ * heartbeat's retained count tells it the gap is unrecoverable.
+ *
+ * Receivers. A table of at most max_receivers entries keyed by (exact
+ * source, receiver_id), O(1) lookup by a seeded hash; NAK, STATUS and
+ * rdps__rel_pub_receiver_tag() create entries, a full table refuses them
+ * (receivers_refused). States: KNOWN (no STATUS yet: not in flow control),
+ * ACTIVE (in flow control), EVICTED (its consumed sequence fell below the
+ * trail, or it stalled a min/tagged publisher for stall_evict_ns; out of
+ * flow control until a STATUS at or above the trail, then RESUMED: it
+ * carries on from the live position the receiver jumped to). A receiver
+ * unheard for receiver_timeout_ns is removed (event). STATUS: consumed_seq
+ * (never moves back; beyond what was posted is bogus and ignored), window =
+ * datagrams the receiver can take beyond consumed_seq, and an optional
+ * heartbeat echo: RTT = wall_ns - echoed timestamp - echo delay, smoothed
+ * (srtt += (sample - srtt) / 8).
+ *
+ * Flow control over ACTIVE receivers (tagged: those carrying flow_tag):
+ * limit = max (max mode) or min (min, tagged) of consumed + window; a
+ * message of n frames goes when head + n <= limit, or when the receiver
+ * defining the limit has consumed everything (a message larger than its
+ * window must still go). No such receiver: no limit. Tagged with fewer than
+ * flow_min_receivers tagged receivers: nothing goes (back-pressure, cause
+ * receivers).
+ *
+ * NAK. Each range is clipped: the part below the trail is unrecoverable and
+ * answered with a heartbeat unicast to the asker (at most one per linger per
+ * receiver); the part at or beyond `post` is ignored (nak_future); at most
+ * max_frames_per_nak sequences per NAK are considered (the receiver asks
+ * again for the rest). Per sequence the engine remembers who it was last
+ * repaired to and until when that answer lingers (repair_linger_ns): a NAK
+ * from the same receiver, or any NAK after a multicast repair, within the
+ * linger is suppressed; a NAK from another receiver within the linger of a
+ * unicast repair turns it into a multicast one; otherwise the sequence is
+ * repaired by unicast to the asker. Consecutive sequences with the same
+ * destination form one entry of the repair queue (max_repairs entries; when
+ * full, the sequences are not marked, counted, and the receiver's retry
+ * gets them).
+ *
+ * Scheduling (rdps__rel_pub_next_action). Repairs spend a token bucket of
+ * repair_budget_bytes per repair_interval_ns, so they cannot starve new
+ * data; when both wait, at most data_per_repair new frames go between two
+ * repairs, so new data cannot starve repairs. Repairs set the RETRANSMIT
+ * flag in the ring copy of the frame. Then owed unicast heartbeats, then a
+ * multicast heartbeat when idle: every heartbeat_min_ns after data, doubling
+ * up to heartbeat_max_ns, back to the minimum on new data. A heartbeat
+ * carries seq = post (the next sequence) and msg_len = R = post - trail
+ * (the retained sequences), timestamp = wall_ns, flag RELIABLE. Heartbeat
+ * frames live in the engine (valid until the next call: copy or inline
+ * them); ring frames stay valid until their completion is reported.
+ *
+ * Late join: a receiver may NAK from rdps__rel_pub_oldest_seq(); one asker
+ * means unicast repairs, paced by the repair budget.
+ *
+ * Timers: rdps__rel_pub_tick() runs receiver timeouts and stall evictions
+ * and returns the next deadline (heartbeat, repair budget refill, receiver
+ * timeout, stall), or now_ns when an action is ready.
+ *
+ * Every frame a remote sends is hostile: bad session/topic, ranges outside
+ * the ring, bogus positions and a full table are counted, never trusted.
+ * No allocation after init; callbacks must not call back into the engine.
+ */
+
+enum rdps_rel_flow {
+    RDPS_REL_FLOW_MAX = 0, /* fastest receiver; slow ones are overrun and evicted */
+    RDPS_REL_FLOW_MIN,     /* slowest live receiver */
+    RDPS_REL_FLOW_TAGGED,  /* slowest live receiver carrying flow_tag, with a minimum count */
+};
+
+enum rdps_rel_rx_state {
+    RDPS_REL_RX_FREE = 0,
+    RDPS_REL_RX_KNOWN,   /* heard (NAK, tag) but no STATUS yet */
+    RDPS_REL_RX_ACTIVE,  /* in flow control */
+    RDPS_REL_RX_EVICTED, /* lagged past the trail or stalled the publisher */
+};
+
+enum rdps_rel_pub_event_kind {
+    RDPS_REL_PUB_EV_EVICTED = 1, /* reason: RDPS_REL_PUB_LAGGED or RDPS_REL_PUB_STALLED */
+    RDPS_REL_PUB_EV_RESUMED,     /* an evicted receiver reported a position at/above the trail */
+    RDPS_REL_PUB_EV_TIMED_OUT,   /* unheard for receiver_timeout_ns: removed */
+};
+
+enum rdps_rel_pub_evict_reason {
+    RDPS_REL_PUB_LAGGED = 1, /* the ring no longer holds its consumed sequence */
+    RDPS_REL_PUB_STALLED,    /* held a min/tagged publisher back for stall_evict_ns */
+};
+
+struct rdps_rel_pub_event {
+    enum rdps_rel_pub_event_kind kind;
+    int reason; /* enum rdps_rel_pub_evict_reason for EVICTED, else 0 */
+    const struct rdps_source *source;
+    uint32_t receiver_id;
+    uint32_t consumed_seq; /* the receiver's last reported position */
+    uint32_t trail_seq;    /* the ring's oldest retained sequence at the time */
+};
+
+typedef void (*rdps_rel_pub_event_fn)(void *user, const struct rdps_rel_pub_event *ev);
+
+struct rdps_rel_pub_config {
+    uint32_t session_id, topic_id; /* nonzero */
+    uint32_t first_seq;            /* sequence of the first frame */
+    uint32_t max_datagram;         /* frame bytes including the header (path MTU) */
+    uint32_t max_msg_len;          /* larger messages: RDPS_EMSGSIZE */
+    void *ring_mem;                /* caller memory (registered), ring_bytes long */
+    size_t ring_bytes;             /* default RDPS_REL_PUB_DEFAULT_RING */
+    uint32_t ring_frames;          /* slots; power of two; 0 = ring_bytes / 128 rounded up */
+    uint32_t max_inflight;         /* ring frames handed out and not completed; power of two */
+    enum rdps_rel_flow flow;
+    uint32_t flow_tag;            /* tagged: the group tag (nonzero) */
+    uint32_t flow_min_receivers;  /* tagged: tagged receivers needed before anything is sent */
+    uint32_t max_receivers;       /* receiver table cap */
+    uint64_t receiver_timeout_ns; /* unheard this long: removed (default 5 s) */
+    uint64_t stall_evict_ns;      /* min/tagged: blocked this long evicts the slowest; 0 = never */
+    uint64_t repair_linger_ns;    /* a sequence is answered once per linger */
+    uint32_t repair_budget_bytes; /* repair bytes per repair_interval_ns (>= max_datagram) */
+    uint64_t repair_interval_ns;
+    uint32_t data_per_repair;    /* new frames between two repairs when both wait (>= 1) */
+    uint32_t max_repairs;        /* repair queue entries */
+    uint32_t max_frames_per_nak; /* sequences one NAK may schedule */
+    uint64_t heartbeat_min_ns, heartbeat_max_ns;
+    uint64_t hash_seed;             /* random per process */
+    rdps_rel_pub_event_fn on_event; /* optional */
+    void *user;
+};
+
+#define RDPS_REL_PUB_DEFAULT_RING (16u * 1024u * 1024u)
+#define RDPS_REL_NO_ECHO          0xFFFFFFFFu
+
+/* A received STATUS, as decoded (the glue copies the frame view's fields). */
+struct rdps_rel_status {
+    uint32_t session_id, topic_id;
+    uint32_t receiver_id;
+    uint32_t consumed_seq;
+    uint32_t window;
+    uint32_t echo_delay_us;     /* RDPS_REL_NO_ECHO: no heartbeat echoed */
+    uint64_t echo_timestamp_ns; /* the echoed heartbeat's timestamp (header timestamp_ns) */
+};
+
+enum rdps_rel_pub_action_kind {
+    RDPS_REL_PUB_POST_DATA = 1, /* first post of a frame (multicast) */
+    RDPS_REL_PUB_POST_REPAIR,   /* retransmission (multicast or unicast) */
+    RDPS_REL_PUB_POST_HEARTBEAT,
+};
+
+/* One frame to post. */
+struct rdps_rel_pub_action {
+    enum rdps_rel_pub_action_kind kind;
+    bool unicast;            /* to `dest`; otherwise to the topic's group */
+    bool in_ring;            /* a ring frame: report its completion with send_done */
+    uint32_t seq;            /* DATA/REPAIR: the frame's sequence; HEARTBEAT: next sequence */
+    uint32_t len;            /* frame bytes */
+    uint64_t ring_offset;    /* in_ring: offset of the frame from ring_mem */
+    const uint8_t *frame;    /* the bytes: ring_mem + ring_offset, or the engine's buffer */
+    struct rdps_source dest; /* unicast: the receiver's address (GID, QPN, LID) */
+    uint32_t receiver_id;    /* unicast */
+    uint32_t receiver_slot;  /* unicast: table index, stable while receiver_gen is */
+    uint32_t receiver_gen;   /* changes when the slot is reused (cache an AH per slot+gen) */
+};
+
+#define RDPS_REL_PUB_COUNTER_MAP(X)                                                       \
+    X(msgs_appended, "messages written into the ring")                                    \
+    X(frames_appended, "frames written into the ring")                                    \
+    X(bytes_appended, "message bytes written into the ring")                              \
+    X(data_posted, "first posts of data frames")                                          \
+    X(backpressure_ring, "appends refused: the ring could not drop enough old frames")    \
+    X(backpressure_window, "appends refused: flow-control window")                        \
+    X(backpressure_receivers, "appends refused: fewer tagged receivers than the minimum") \
+    X(naks_received, "NAK frames received for this session")                              \
+    X(nak_ranges, "NAK ranges received")                                                  \
+    X(nak_ranges_answered, "NAK ranges that scheduled at least one repair")               \
+    X(nak_ranges_suppressed, "NAK ranges wholly suppressed by the linger")                \
+    X(nak_seqs_suppressed, "NAKed sequences suppressed by the linger")                    \
+    X(nak_ranges_unrecoverable, "NAK ranges reaching below the trail")                    \
+    X(nak_future, "NAK ranges (or parts) not posted yet: ignored")                        \
+    X(nak_clipped, "NAK ranges cut at max_frames_per_nak")                                \
+    X(repair_queue_full, "NAKed sequences not scheduled: repair queue full")              \
+    X(repairs_unicast, "repair frames sent by unicast")                                   \
+    X(repairs_multicast, "repair frames sent by multicast")                               \
+    X(repair_bytes, "bytes of repair frames")                                             \
+    X(repairs_dropped, "scheduled repairs dropped: below the trail or receiver gone")     \
+    X(heartbeats, "multicast heartbeats")                                                 \
+    X(heartbeats_unrecoverable, "unicast heartbeats answering NAKs below the trail")      \
+    X(status_received, "STATUS frames received for this session")                         \
+    X(status_bogus, "STATUS positions beyond what was posted (ignored)")                  \
+    X(status_stale, "STATUS older than the receiver's last position (ignored)")           \
+    X(rtt_samples, "RTT samples from echoed heartbeats")                                  \
+    X(rtt_bogus, "echoes giving a negative or absurd RTT (ignored)")                      \
+    X(receivers_created, "receiver table entries created")                                \
+    X(receivers_refused, "NAK/STATUS/tag refused: receiver table full")                   \
+    X(receivers_timed_out, "receivers removed after receiver_timeout_ns of silence")      \
+    X(evictions, "receivers evicted (lagged past the trail or stalled the publisher)")    \
+    X(resumes, "evicted receivers back at the live position")                             \
+    X(foreign_frames, "NAK/STATUS frames with another session or topic (ignored)")
+
+struct rdps_rel_pub_counters {
+#define RDPS_REL_PUB_COUNTER_FIELD_(name, text) uint64_t name;
+    RDPS_REL_PUB_COUNTER_MAP(RDPS_REL_PUB_COUNTER_FIELD_)
+#undef RDPS_REL_PUB_COUNTER_FIELD_
+    uint64_t rtt_last_ns; /* gauge: the latest RTT sample */
+};
+
+/* A receiver as the publisher sees it (stats, tests). */
+struct rdps_rel_pub_receiver_info {
+    struct rdps_source source;
+    uint32_t receiver_id;
+    enum rdps_rel_rx_state state;
+    uint32_t consumed_seq, window, tag;
+    uint64_t srtt_ns; /* 0 until the first sample */
+    uint64_t last_heard_ns;
+};
+
+struct rdps_rel_receiver;
+struct rdps_rel_repair;
+struct rdps_rel_mark;
+
+/* Embedded by the caller; contents are private to rdps_rel_pub*.c. */
+struct rdps_rel_pub {
+    struct rdps_rel_pub_config cfg;
+    struct rdps_rel_pub_counters counters;
+    struct rdps_pub_ring ring;
+    uint32_t post_seq; /* next frame to post: [trail, post) posted, [post, head) waiting */
+    uint32_t payload;  /* max_datagram - header */
+    struct rdps_rel_mark *marks; /* per ring slot: last repair destination and linger */
+    /* Repair queue (FIFO) and budget. */
+    struct rdps_rel_repair *repairs;
+    uint32_t rq_head, rq_count;
+    int64_t repair_tokens;
+    uint64_t tokens_at;
+    uint32_t data_since_repair;
+    /* Heartbeats. */
+    uint64_t hb_next, hb_interval;
+    uint8_t hb_buf[RDPS_FRAME_HEADER_LEN];
+    uint32_t *owed;     /* FIFO of receiver slots owed a unicast heartbeat (NAK below trail) */
+    uint32_t *owed_gen; /* ... and their generations (a reused slot is skipped) */
+    uint32_t owed_head, owed_count;
+    /* Receivers. */
+    struct rdps_rel_receiver *rx;
+    int32_t *rx_buckets;
+    uint32_t rx_mask, rx_count, rx_gen;
+    int32_t rx_free;
+    uint64_t rx_next_expiry;
+    /* Flow control, recomputed lazily when fc_dirty. */
+    bool fc_dirty, fc_limited;
+    uint32_t fc_limit;          /* sequences below it may be sent */
+    uint32_t fc_limit_consumed; /* consumed sequence of the receiver defining fc_limit */
+    uint32_t fc_protect;        /* the trail may not pass it (when fc_protected) */
+    bool fc_protected;
+    uint32_t fc_tagged;     /* ACTIVE receivers carrying flow_tag */
+    bool lag_any;           /* some ACTIVE receiver (any tag) exists */
+    uint32_t lag_min;       /* lowest consumed sequence among ACTIVE receivers */
+    uint64_t blocked_since; /* min/tagged: first refused append of the current stall; 0 */
+    int blocked_by_window;  /* the stall's cause: 1 window, 0 ring */
+    uint32_t blocked_mark;  /* fc_limit (window) or fc_protect (ring) when it began */
+};
+
+/*
+ * Defaults: 16 MiB ring (ring_mem must still be given), 1024-byte datagrams,
+ * 16 MiB messages, flow max, 256 receivers, 5 s receiver timeout, 2 s stall
+ * eviction, 2 ms linger, 256 KiB of repairs per 1 ms, 3 data frames per
+ * repair, 64 repair entries, 1024 sequences per NAK, 1024 in flight,
+ * heartbeats 100 us doubling to 100 ms.
+ */
+void rdps__rel_pub_config_default(struct rdps_rel_pub_config *cfg);
+
+/*
+ * Allocates the slot, mark, repair and receiver tables (the only
+ * allocations; the ring memory is the caller's). Returns 0, RDPS_EINVAL for
+ * a bad config (detail via rdps_last_error_message()), RDPS_ENOMEM.
+ */
+int rdps__rel_pub_init(struct rdps_rel_pub *p, const struct rdps_rel_pub_config *cfg);
+/* Frees the tables; accepts a zeroed or already finalized struct. */
+void rdps__rel_pub_fini(struct rdps_rel_pub *p);
+
+/*
+ * Fragments `len` bytes at msg into DATA frames in the ring (timestamp
+ * wall_ns) to be posted by next_action. Returns the frame count, RDPS_EAGAIN
+ * (nothing written: window, ring or missing tagged receivers; counted by
+ * cause), RDPS_EMSGSIZE (above max_msg_len or larger than the ring).
+ */
+int rdps__rel_pub_append(struct rdps_rel_pub *p, const void *msg, size_t len, uint64_t now_ns,
+                         uint64_t wall_ns);
+
+/*
+ * The next frame to post: returns 1 with *a filled, 0 when nothing is due
+ * now. Ring frames are not handed out while max_inflight are in flight.
+ */
+int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t wall_ns,
+                              struct rdps_rel_pub_action *a);
+
+/* The n oldest in_ring actions completed (or failed): their slots may be reused. */
+void rdps__rel_pub_send_done(struct rdps_rel_pub *p, uint32_t n);
+
+/*
+ * A decoded NAK (rdps__frame_decode accepted it) from `source`. Returns 0;
+ * every outcome is counted (foreign session/topic, refused receiver, ranges
+ * answered, suppressed, unrecoverable, future).
+ */
+int rdps__rel_pub_on_nak(struct rdps_rel_pub *p, const struct rdps_source *source,
+                         const struct rdps_frame_view *v, uint64_t now_ns);
+
+/* A STATUS from `source`. Returns 0; outcomes counted like NAKs. */
+int rdps__rel_pub_on_status(struct rdps_rel_pub *p, const struct rdps_source *source,
+                            const struct rdps_rel_status *st, uint64_t now_ns, uint64_t wall_ns);
+
+/*
+ * Discovery's group tag for a receiver (0: none); creates the entry if
+ * needed. Returns 0 or RDPS_ENOSPC (table full, counted).
+ */
+int rdps__rel_pub_receiver_tag(struct rdps_rel_pub *p, const struct rdps_source *source,
+                               uint32_t receiver_id, uint32_t tag, uint64_t now_ns);
+
+/* Timeouts and stall evictions due at now_ns; returns the next deadline (UINT64_MAX: none). */
+uint64_t rdps__rel_pub_tick(struct rdps_rel_pub *p, uint64_t now_ns);
+
+/* Oldest retained sequence (late join "from oldest"), next sequence to post, retained count. */
+static inline uint32_t rdps__rel_pub_oldest_seq(const struct rdps_rel_pub *p)
+{
+    return p->ring.trail_seq;
+}
+static inline uint32_t rdps__rel_pub_next_seq(const struct rdps_rel_pub *p)
+{
+    return p->post_seq;
+}
+static inline uint32_t rdps__rel_pub_retained(const struct rdps_rel_pub *p)
+{
+    return p->post_seq - p->ring.trail_seq;
+}
+
+static inline const struct rdps_rel_pub_counters *
+rdps__rel_pub_counters(const struct rdps_rel_pub *p)
+{
+    return &p->counters;
+}
+
+/* Receivers in the table; one receiver's state (0, or RDPS_ENOENT). */
+uint32_t rdps__rel_pub_receiver_count(const struct rdps_rel_pub *p);
+int rdps__rel_pub_receiver_info(const struct rdps_rel_pub *p, const struct rdps_source *source,
+                                uint32_t receiver_id, struct rdps_rel_pub_receiver_info *info);
+
+#endif /* RDPS_PROTO_REL_PUB_H */

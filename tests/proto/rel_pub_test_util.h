@@ -1,0 +1,189 @@
+/* rel_pub_test_util.h - a reliable publisher on a fake clock for tests: NAK/STATUS builders and an
+ * action drain that checks every action against the ring. */
+#ifndef RDPS_TESTS_REL_PUB_UTIL_H
+#define RDPS_TESTS_REL_PUB_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdps/rdps.h>
+
+#include "proto_test_util.h"
+#include "rdps_endian.h"
+#include "rdps_frame.h"
+#include "rdps_rel_pub.h"
+
+#define RP_SESSION 0x5151u
+#define RP_TOPIC   0x77u
+#define RP_DGRAM   1024u
+#define RP_PAYLOAD (RP_DGRAM - RDPS_FRAME_HEADER_LEN)
+#define RP_MAX_EV  256
+
+struct rp {
+    struct rdps_rel_pub p;
+    struct rdps_rel_pub_config cfg;
+    uint8_t *mem;
+    uint64_t now;
+    struct rdps_rel_pub_event ev[RP_MAX_EV];
+    struct rdps_source ev_src[RP_MAX_EV];
+    unsigned nev;
+    bool keep_hb; /* rp_drain returns multicast heartbeats too (skipped otherwise) */
+};
+
+static inline void rp_on_event(void *user, const struct rdps_rel_pub_event *ev)
+{
+    struct rp *f = user;
+    if (f->nev < RP_MAX_EV) {
+        f->ev_src[f->nev] = *ev->source;
+        f->ev[f->nev] = *ev;
+        f->ev[f->nev].source = &f->ev_src[f->nev];
+        f->nev++;
+    }
+}
+
+/* Defaults for tests: small ring, a short linger, first sequence near the wrap. */
+static inline void rp_config(struct rp *f, size_t ring_bytes)
+{
+    memset(f, 0, sizeof(*f));
+    rdps__rel_pub_config_default(&f->cfg);
+    f->cfg.session_id = RP_SESSION;
+    f->cfg.topic_id = RP_TOPIC;
+    f->cfg.first_seq = 0xFFFFFFF0u;
+    f->cfg.max_datagram = RP_DGRAM;
+    f->cfg.max_msg_len = 1u << 20;
+    f->cfg.ring_bytes = ring_bytes;
+    f->cfg.hash_seed = 0x1234;
+    f->cfg.on_event = rp_on_event;
+    f->cfg.user = f;
+    f->now = 1000000000ull;
+}
+
+static inline int rp_start(struct rp *f)
+{
+    f->mem = malloc(f->cfg.ring_bytes);
+    if (f->mem == NULL)
+        abort();
+    memset(f->mem, 0xEE, f->cfg.ring_bytes);
+    f->cfg.ring_mem = f->mem;
+    return rdps__rel_pub_init(&f->p, &f->cfg);
+}
+
+static inline void rp_stop(struct rp *f)
+{
+    rdps__rel_pub_fini(&f->p);
+    free(f->mem);
+    f->mem = NULL;
+}
+
+/* Appends a pattern message (id = msg_id) of len bytes; returns append's result. */
+static inline int rp_append(struct rp *f, size_t len, uint64_t msg_id)
+{
+    uint8_t *msg = malloc(len ? len : 1);
+    if (msg == NULL)
+        abort();
+    pattern_fill(msg, len, RP_SESSION, msg_id);
+    int rc = rdps__rel_pub_append(&f->p, msg, len, f->now, msg_id);
+    free(msg);
+    return rc;
+}
+
+/* Checks one action against the ring: the frame is where it says, and is the frame it says. */
+static inline int rp_action_ok(const struct rp *f, const struct rdps_rel_pub_action *a)
+{
+    if (a->in_ring) {
+        if (a->ring_offset + a->len > f->p.ring.cap || a->frame != f->mem + a->ring_offset)
+            return 0;
+        const struct rdps_pub_ring_slot *s = rdps__pub_ring_find(&f->p.ring, a->seq);
+        if (s == NULL || s->len != a->len || s->pos % f->p.ring.cap != a->ring_offset)
+            return 0;
+        struct rdps_frame_view v;
+        if (rdps__frame_decode(a->frame, a->len, NULL, &v) != RDPS_FRAME_OK)
+            return 0;
+        if (v.hdr.type != RDPS_FRAME_DATA || v.hdr.seq != a->seq ||
+            !(v.hdr.flags & RDPS_FRAME_F_RELIABLE))
+            return 0;
+        bool rtx = (v.hdr.flags & RDPS_FRAME_F_RETRANSMIT) != 0;
+        if (rtx != (a->kind == RDPS_REL_PUB_POST_REPAIR))
+            return 0;
+        for (uint32_t k = 0; k < v.payload_len; k++)
+            if (v.payload[k] != pattern_byte(RP_SESSION, v.hdr.timestamp_ns, v.hdr.frag_offset + k))
+                return 0;
+        return 1;
+    }
+    return a->kind == RDPS_REL_PUB_POST_HEARTBEAT && a->len == RDPS_FRAME_HEADER_LEN &&
+           a->frame[RDPS_FRAME_OFF_TYPE] == RDPS_FRAME_HEARTBEAT;
+}
+
+/* Heartbeat fields: next sequence and retained count. */
+static inline uint32_t rp_hb_seq(const struct rdps_rel_pub_action *a)
+{
+    return rdps__get_le32(a->frame + RDPS_FRAME_OFF_SEQ);
+}
+static inline uint32_t rp_hb_retained(const struct rdps_rel_pub_action *a)
+{
+    return rdps__get_le32(a->frame + RDPS_FRAME_OFF_MSG_LEN);
+}
+
+/*
+ * Takes up to max actions at the current time into out (may be NULL), reporting each ring
+ * action complete at once when `complete`; multicast heartbeats are skipped unless keep_hb.
+ * Returns the count, or -1 when an action is inconsistent with the ring.
+ */
+static inline int rp_drain(struct rp *f, struct rdps_rel_pub_action *out, int max, int complete)
+{
+    int n = 0;
+    struct rdps_rel_pub_action a;
+    while (n < max && rdps__rel_pub_next_action(&f->p, f->now, f->now, &a) == 1) {
+        if (!rp_action_ok(f, &a))
+            return -1;
+        if (a.kind == RDPS_REL_PUB_POST_HEARTBEAT && !a.unicast && !f->keep_hb)
+            continue;
+        if (out)
+            out[n] = a;
+        n++;
+        if (complete && a.in_ring)
+            rdps__rel_pub_send_done(&f->p, 1);
+    }
+    return n;
+}
+
+static inline void rp_nak(struct rp *f, uint64_t src, uint32_t receiver_id,
+                          const struct rdps_seq_range *ranges, unsigned n)
+{
+    uint8_t buf[RDPS_FRAME_NAK_OFF_RANGES + RDPS_FRAME_NAK_MAX_RANGES * RDPS_FRAME_NAK_RANGE_LEN];
+    int len = rdps__frame_encode_nak(buf, sizeof(buf), RP_SESSION, RP_TOPIC, receiver_id, ranges, n,
+                                     f->now);
+    if (len < 0)
+        abort();
+    struct rdps_frame_view v;
+    if (rdps__frame_decode(buf, (size_t)len, NULL, &v) != RDPS_FRAME_OK)
+        abort();
+    struct rdps_source s = test_source(src);
+    rdps__rel_pub_on_nak(&f->p, &s, &v, f->now);
+}
+
+static inline void rp_nak1(struct rp *f, uint64_t src, uint32_t start, uint32_t count)
+{
+    struct rdps_seq_range r = {start, count};
+    rp_nak(f, src, 7, &r, 1);
+}
+
+static inline void rp_status(struct rp *f, uint64_t src, uint32_t consumed, uint32_t window)
+{
+    struct rdps_rel_status st = {RP_SESSION, RP_TOPIC, 7, consumed, window, RDPS_REL_NO_ECHO, 0};
+    struct rdps_source s = test_source(src);
+    rdps__rel_pub_on_status(&f->p, &s, &st, f->now, f->now);
+}
+
+static inline enum rdps_rel_rx_state rp_state(const struct rp *f, uint64_t src)
+{
+    struct rdps_rel_pub_receiver_info info;
+    struct rdps_source s = test_source(src);
+    if (rdps__rel_pub_receiver_info(&f->p, &s, 7, &info) < 0)
+        return RDPS_REL_RX_FREE;
+    return info.state;
+}
+
+#endif /* RDPS_TESTS_REL_PUB_UTIL_H */

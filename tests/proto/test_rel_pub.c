@@ -1,0 +1,671 @@
+/* test_rel_pub.c - reliable publisher: ring wrap and retention, back-pressure, NAK linger and
+ * repair choice, repair budget, heartbeats, flow control modes, timeouts, evictions, caps,
+ * counters. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "rel_pub_test_util.h"
+#include "rdps_seq.h"
+
+#define MS 1000000ull
+#define US 1000ull
+
+/* Appends and posts one single-frame message; returns its sequence. */
+static uint32_t send_one(struct rp *f, uint64_t id)
+{
+    uint32_t seq = f->p.ring.head_seq;
+    assert_int_equal(rp_append(f, RP_PAYLOAD, id), 1);
+    struct rdps_rel_pub_action a[4];
+    int n = rp_drain(f, a, 4, 1);
+    assert_true(n >= 1);
+    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_DATA);
+    assert_int_equal(a[0].seq, seq);
+    return seq;
+}
+
+static void test_ring_wrap_and_retention(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 8 * RP_DGRAM); /* holds 8 full frames */
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    for (uint64_t i = 0; i < 100; i++) {
+        uint32_t seq = send_one(&f, i);
+        assert_int_equal(seq, first + (uint32_t)i);
+        assert_true(rdps__pub_ring_used(&f.p.ring) <= f.p.ring.cap);
+        assert_true(rdps__rel_pub_retained(&f.p) <= 8);
+        assert_int_equal(rdps__rel_pub_oldest_seq(&f.p) + rdps__rel_pub_retained(&f.p),
+                         rdps__rel_pub_next_seq(&f.p));
+    }
+    /* Wrapped past 2^32 and around the memory 12 times: the last 8 frames are all retained. */
+    assert_int_equal(rdps__rel_pub_retained(&f.p), 8);
+    for (uint32_t s = first + 92; s != first + 100; s++) {
+        const struct rdps_pub_ring_slot *slot = rdps__pub_ring_find(&f.p.ring, s);
+        assert_non_null(slot);
+        struct rdps_frame_view v;
+        assert_int_equal(
+            rdps__frame_decode(rdps__pub_ring_frame(&f.p.ring, slot), slot->len, NULL, &v), 0);
+        assert_int_equal(v.hdr.seq, s);
+        assert_true(pattern_check(v.payload, v.payload_len, RP_SESSION, s - first));
+    }
+    assert_null(rdps__pub_ring_find(&f.p.ring, first + 91));
+    assert_int_equal(f.p.counters.msgs_appended, 100);
+    assert_int_equal(f.p.counters.data_posted, 100);
+
+    /* Mixed sizes: a 3-frame message never straddles the end of the memory. */
+    for (uint64_t i = 0; i < 50; i++) {
+        int rc = rp_append(&f, i % 3 == 0 ? 3 * RP_PAYLOAD - 5 : 40, 1000 + i);
+        assert_true(rc == 1 || rc == 3);
+        assert_true(rp_drain(&f, NULL, 8, 1) >= rc);
+        for (uint32_t s = f.p.ring.trail_seq; s != f.p.ring.head_seq; s++) {
+            const struct rdps_pub_ring_slot *slot = rdps__pub_ring_find(&f.p.ring, s);
+            assert_true(slot->pos % f.p.ring.cap + slot->len <= f.p.ring.cap);
+        }
+        assert_true(rdps__pub_ring_used(&f.p.ring) <= f.p.ring.cap);
+    }
+    /* A message larger than the ring can never go. */
+    assert_int_equal(rp_append(&f, 9 * RP_PAYLOAD, 1), RDPS_EMSGSIZE);
+    rp_stop(&f);
+}
+
+static void test_slot_limit(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 64 * 1024);
+    f.cfg.ring_frames = 4; /* slots bound retention even with bytes to spare */
+    assert_int_equal(rp_start(&f), 0);
+    for (uint64_t i = 0; i < 10; i++) {
+        assert_int_equal(rp_append(&f, 10, i), 1);
+        assert_int_equal(rp_drain(&f, NULL, 4, 1), 1);
+    }
+    assert_int_equal(rdps__rel_pub_retained(&f.p), 4);
+    assert_int_equal(rp_append(&f, 5 * RP_PAYLOAD, 1), RDPS_EMSGSIZE);
+    rp_stop(&f);
+}
+
+/* Append refuses before writing a byte: window, ring (in-flight frames), missing receivers. */
+static void test_backpressure_before_write(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 16 * RP_DGRAM);
+    f.cfg.flow = RDPS_REL_FLOW_MIN;
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    rp_status(&f, 1, first, 4);
+    for (uint64_t i = 0; i < 2; i++)
+        assert_int_equal(rp_append(&f, 100, i), 1);
+    uint8_t *snap = malloc(f.cfg.ring_bytes);
+    memcpy(snap, f.mem, f.cfg.ring_bytes);
+    uint32_t head = f.p.ring.head_seq;
+    /* 3 frames do not fit in the 2 credits left: nothing of the message is written. */
+    assert_int_equal(rp_append(&f, 3 * RP_PAYLOAD, 9), RDPS_EAGAIN);
+    assert_int_equal(f.p.ring.head_seq, head);
+    assert_memory_equal(snap, f.mem, f.cfg.ring_bytes);
+    assert_int_equal(f.p.counters.backpressure_window, 1);
+    assert_int_equal(rp_append(&f, 2 * RP_PAYLOAD, 9), 2); /* exactly the window */
+    assert_int_equal(rp_append(&f, 0, 10), RDPS_EAGAIN);
+    assert_int_equal(rp_drain(&f, NULL, 64, 1), 4);
+    rp_status(&f, 1, first + 4, 4);
+    assert_int_equal(rp_append(&f, 0, 10), 1);
+
+    /* Ring: nothing completes, so the trail cannot pass frames in flight. */
+    rp_status(&f, 1, first + 5, 1000);
+    assert_int_equal(rp_drain(&f, NULL, 64, 0), 1);
+    int rc;
+    uint64_t id = 100;
+    while ((rc = rp_append(&f, RP_PAYLOAD, id++)) == 1) {
+        assert_int_equal(rp_drain(&f, NULL, 1, 0), 1);
+        rp_status(&f, 1, f.p.post_seq, 1000);
+    }
+    assert_int_equal(rc, RDPS_EAGAIN);
+    assert_true(f.p.counters.backpressure_ring >= 1);
+    uint32_t inflight_min;
+    assert_true(rdps__pub_ring_inflight_min(&f.p.ring, &inflight_min));
+    assert_int_equal(inflight_min, first + 4);
+    assert_int_equal(f.p.ring.trail_seq, first + 4);
+    memcpy(snap, f.mem, f.cfg.ring_bytes);
+    assert_int_equal(rp_append(&f, RP_PAYLOAD, id), RDPS_EAGAIN);
+    assert_memory_equal(snap, f.mem, f.cfg.ring_bytes);
+    /* Completions free the ring. */
+    rdps__rel_pub_send_done(&f.p, 1000);
+    assert_int_equal(rp_append(&f, RP_PAYLOAD, id), 1);
+    free(snap);
+    rp_stop(&f);
+}
+
+static void test_nak_linger_and_dedupe(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 64 * RP_DGRAM);
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    for (uint64_t i = 0; i < 20; i++)
+        send_one(&f, i);
+    struct rdps_rel_pub_action a[32];
+    rp_nak1(&f, 1, first + 3, 4);
+    int n = rp_drain(&f, a, 32, 1);
+    assert_int_equal(n, 4);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(a[i].kind, RDPS_REL_PUB_POST_REPAIR);
+        assert_true(a[i].unicast);
+        assert_int_equal(test_source_number(&a[i].dest), 1);
+        assert_int_equal(a[i].seq, first + 3 + (uint32_t)i);
+    }
+    /* Same receiver again within the linger: suppressed. */
+    f.now += f.cfg.repair_linger_ns / 2;
+    rp_nak1(&f, 1, first + 3, 4);
+    assert_int_equal(rp_drain(&f, a, 32, 1), 0);
+    assert_int_equal(f.p.counters.nak_ranges_suppressed, 1);
+    assert_int_equal(f.p.counters.nak_seqs_suppressed, 4);
+    /* Overlapping range: only the new part is repaired. */
+    rp_nak1(&f, 1, first + 5, 4);
+    n = rp_drain(&f, a, 32, 1);
+    assert_int_equal(n, 2);
+    assert_int_equal(a[0].seq, first + 7);
+    assert_int_equal(a[1].seq, first + 8);
+    /* After the linger (counted from the repair's departure) it is answered again. */
+    f.now += f.cfg.repair_linger_ns;
+    rp_nak1(&f, 1, first + 3, 1);
+    n = rp_drain(&f, a, 32, 1);
+    assert_int_equal(n, 1);
+    assert_int_equal(a[0].seq, first + 3);
+    assert_int_equal(f.p.counters.nak_ranges_answered, 3);
+    assert_int_equal(f.p.counters.repairs_unicast, 7);
+    assert_int_equal(f.p.counters.repair_bytes, 7 * RP_DGRAM);
+    /* Ranges beyond what was posted are ignored. */
+    rp_nak1(&f, 1, first + 30, 3);
+    assert_int_equal(rp_drain(&f, a, 32, 1), 0);
+    assert_int_equal(f.p.counters.nak_future, 1);
+    rp_stop(&f);
+}
+
+static void test_unicast_vs_multicast(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 64 * RP_DGRAM);
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    for (uint64_t i = 0; i < 10; i++)
+        send_one(&f, i);
+    struct rdps_rel_pub_action a[32];
+    rp_nak1(&f, 1, first + 2, 2);
+    assert_int_equal(rp_drain(&f, a, 32, 1), 2);
+    assert_true(a[0].unicast && a[1].unicast);
+    /* A second receiver asks within the linger: one multicast repair serves everyone. */
+    rp_nak1(&f, 2, first + 2, 3);
+    int n = rp_drain(&f, a, 32, 1);
+    assert_int_equal(n, 3);
+    assert_false(a[0].unicast);
+    assert_false(a[1].unicast);
+    assert_true(a[2].unicast); /* first + 4: only receiver 2 asked */
+    assert_int_equal(test_source_number(&a[2].dest), 2);
+    /* After a multicast repair, every receiver's NAK within the linger is suppressed. */
+    rp_nak1(&f, 3, first + 2, 2);
+    rp_nak1(&f, 1, first + 3, 1);
+    assert_int_equal(rp_drain(&f, a, 32, 1), 0);
+    assert_int_equal(f.p.counters.repairs_multicast, 2);
+    assert_int_equal(f.p.counters.repairs_unicast, 3);
+    rp_stop(&f);
+}
+
+/* Repairs spend a budget (new data is not starved) and get a share (they are not starved). */
+static void test_repair_budget_vs_new_data(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 256 * RP_DGRAM);
+    f.cfg.repair_budget_bytes = 4 * RP_DGRAM;
+    f.cfg.repair_interval_ns = 1 * MS;
+    f.cfg.data_per_repair = 3;
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    for (uint64_t i = 0; i < 40; i++)
+        send_one(&f, i);
+    rp_nak1(&f, 1, first, 40); /* 40 repairs wanted */
+    for (uint64_t i = 0; i < 40; i++)
+        assert_int_equal(rp_append(&f, RP_PAYLOAD, 100 + i), 1);
+    struct rdps_rel_pub_action a[128];
+    int n = rp_drain(&f, a, 128, 1);
+    int data = 0, repairs = 0, run = 0;
+    for (int i = 0; i < n; i++) {
+        if (a[i].kind == RDPS_REL_PUB_POST_REPAIR) {
+            repairs++;
+            run = 0;
+        } else if (a[i].kind == RDPS_REL_PUB_POST_DATA) {
+            data++;
+            if (repairs < 4)
+                assert_true(++run <= 3); /* repairs got their share while budget lasted */
+        }
+    }
+    /* This interval: the budget's 4 repairs, and all new data flowed past the rest. */
+    assert_int_equal(repairs, 4);
+    assert_int_equal(data, 40);
+    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_REPAIR); /* queued repair goes first */
+    /* The next deadline is the refill; then repairs continue at the budget's pace. */
+    uint64_t next = rdps__rel_pub_tick(&f.p, f.now);
+    assert_true(next > f.now && next <= f.now + 1 * MS);
+    int total = repairs;
+    for (int k = 0; k < 20 && total < 40; k++) {
+        f.now += 1 * MS;
+        n = rp_drain(&f, a, 128, 1);
+        int r = 0;
+        for (int i = 0; i < n; i++)
+            r += a[i].kind == RDPS_REL_PUB_POST_REPAIR;
+        assert_true(r <= 4);
+        total += r;
+    }
+    assert_int_equal(total, 40);
+    rp_stop(&f);
+}
+
+static void test_heartbeat_backoff_and_reset(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 16 * RP_DGRAM);
+    f.keep_hb = true;
+    assert_int_equal(rp_start(&f), 0);
+    struct rdps_rel_pub_action a[4];
+    /* The first heartbeat goes at once. */
+    assert_int_equal(rp_drain(&f, a, 4, 1), 1);
+    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_HEARTBEAT);
+    assert_false(a[0].unicast);
+    assert_int_equal(rp_hb_seq(&a[0]), f.cfg.first_seq);
+    assert_int_equal(rp_hb_retained(&a[0]), 0);
+    send_one(&f, 1);
+    send_one(&f, 2);
+    /* Idle: heartbeats at +100 us, then gaps doubling to the 100 ms cap. */
+    uint64_t t0 = f.now, expect = 100 * US, at = t0 + 100 * US;
+    for (int i = 0; i < 14; i++) {
+        uint64_t next = rdps__rel_pub_tick(&f.p, f.now);
+        assert_int_equal(next - t0, at - t0);
+        f.now = next - 1;
+        assert_int_equal(rp_drain(&f, a, 4, 1), 0);
+        f.now = next;
+        assert_int_equal(rp_drain(&f, a, 4, 1), 1);
+        assert_int_equal(rp_hb_seq(&a[0]), f.cfg.first_seq + 2);
+        assert_int_equal(rp_hb_retained(&a[0]), 2);
+        expect = expect * 2 > 100 * MS ? 100 * MS : expect * 2;
+        at = f.now + expect;
+    }
+    assert_int_equal(f.p.hb_interval, 100 * MS);
+    assert_int_equal(f.p.counters.heartbeats, 15);
+    /* New data resets the backoff. */
+    send_one(&f, 3);
+    assert_int_equal(rdps__rel_pub_tick(&f.p, f.now), f.now + 100 * US);
+    rp_stop(&f);
+}
+
+static void test_flow_max(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 256 * RP_DGRAM);
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    rp_status(&f, 1, first, 10);
+    rp_status(&f, 2, first, 20);
+    int sent = 0;
+    while (rp_append(&f, 10, (uint64_t)sent) == 1)
+        sent++;
+    assert_int_equal(sent, 20); /* the fastest receiver's window */
+    assert_int_equal(f.p.counters.backpressure_window, 1);
+    rp_stop(&f);
+}
+
+static void test_flow_min(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 256 * RP_DGRAM);
+    f.cfg.flow = RDPS_REL_FLOW_MIN;
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    rp_status(&f, 1, first, 10);
+    rp_status(&f, 2, first, 20);
+    int sent = 0;
+    while (rp_append(&f, 10, (uint64_t)sent) == 1)
+        sent++;
+    assert_int_equal(sent, 10);
+    rp_drain(&f, NULL, 64, 1);
+    /* A stale STATUS (older position) is ignored; a newer one opens the window. */
+    rp_status(&f, 1, first + 5, 10);
+    rp_status(&f, 1, first + 2, 100);
+    assert_int_equal(f.p.counters.status_stale, 1);
+    while (rp_append(&f, 10, (uint64_t)sent) == 1)
+        sent++;
+    assert_int_equal(sent, 15);
+    /* Positions beyond what was posted are bogus. */
+    rp_status(&f, 1, first + 1000, 10);
+    assert_int_equal(f.p.counters.status_bogus, 1);
+    rp_stop(&f);
+}
+
+static void test_flow_tagged(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 256 * RP_DGRAM);
+    f.cfg.flow = RDPS_REL_FLOW_TAGGED;
+    f.cfg.flow_tag = 42;
+    f.cfg.flow_min_receivers = 2;
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    struct rdps_source s1 = test_source(1), s2 = test_source(2), s3 = test_source(3);
+    rp_status(&f, 3, first, 2); /* untagged: does not count and does not limit */
+    assert_int_equal(rp_append(&f, 10, 0), RDPS_EAGAIN);
+    assert_int_equal(f.p.counters.backpressure_receivers, 1);
+    assert_int_equal(rdps__rel_pub_receiver_tag(&f.p, &s1, 7, 42, f.now), 0);
+    rp_status(&f, 1, first, 8);
+    assert_int_equal(rp_append(&f, 10, 0), RDPS_EAGAIN); /* one tagged receiver of two */
+    assert_int_equal(rdps__rel_pub_receiver_tag(&f.p, &s2, 7, 42, f.now), 0);
+    rp_status(&f, 2, first, 5);
+    int sent = 0;
+    while (rp_append(&f, 10, (uint64_t)sent) == 1)
+        sent++;
+    assert_int_equal(sent, 5); /* min over the tagged ones, not the untagged window of 2 */
+    /* Untagging one drops the group below its minimum. */
+    assert_int_equal(rdps__rel_pub_receiver_tag(&f.p, &s2, 7, 0, f.now), 0);
+    assert_int_equal(rp_append(&f, 10, 99), RDPS_EAGAIN);
+    assert_int_equal(f.p.counters.backpressure_receivers, 3);
+    (void)s3;
+    rp_stop(&f);
+}
+
+static void test_receiver_timeout(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 64 * RP_DGRAM);
+    f.cfg.flow = RDPS_REL_FLOW_MIN;
+    f.cfg.stall_evict_ns = 0; /* only the timeout here */
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    rp_status(&f, 1, first, 2);
+    rp_status(&f, 2, first, 50);
+    uint64_t t0 = f.now;
+    assert_int_equal(rp_append(&f, 10, 0), 1);
+    assert_int_equal(rp_append(&f, 10, 1), 1);
+    assert_int_equal(rp_append(&f, 10, 2), RDPS_EAGAIN);
+    f.now += 3000 * MS;
+    rp_status(&f, 2, first, 50); /* receiver 2 keeps talking; 1 is silent */
+    rp_drain(&f, NULL, 16, 1);
+    uint64_t next = rdps__rel_pub_tick(&f.p, f.now);
+    assert_true(next <= t0 + 5000 * MS);
+    f.now = t0 + 5000 * MS;
+    rdps__rel_pub_tick(&f.p, f.now);
+    assert_int_equal(f.p.counters.receivers_timed_out, 1);
+    assert_int_equal(rp_state(&f, 1), RDPS_REL_RX_FREE);
+    assert_int_equal(rp_state(&f, 2), RDPS_REL_RX_ACTIVE);
+    assert_int_equal(rdps__rel_pub_receiver_count(&f.p), 1);
+    assert_int_equal(f.nev, 1);
+    assert_int_equal(f.ev[0].kind, RDPS_REL_PUB_EV_TIMED_OUT);
+    assert_int_equal(test_source_number(f.ev[0].source), 1);
+    /* Flow control goes on with the live receiver. */
+    assert_int_equal(rp_append(&f, 10, 2), 1);
+    rp_stop(&f);
+}
+
+/* max: the ring wraps over a slow receiver, which is evicted and resumes at the live position. */
+static void test_eviction_lagged(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 8 * RP_DGRAM);
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    rp_status(&f, 1, first, 1000); /* fast */
+    rp_status(&f, 2, first, 1000); /* slow: never moves */
+    for (uint64_t i = 0; i < 8; i++) {
+        send_one(&f, i);
+        rp_status(&f, 1, f.p.post_seq, 1000);
+    }
+    assert_int_equal(f.nev, 0);
+    send_one(&f, 8); /* the ring drops `first`: receiver 2 can no longer be repaired */
+    assert_int_equal(f.nev, 1);
+    assert_int_equal(f.ev[0].kind, RDPS_REL_PUB_EV_EVICTED);
+    assert_int_equal(f.ev[0].reason, RDPS_REL_PUB_LAGGED);
+    assert_int_equal(test_source_number(f.ev[0].source), 2);
+    assert_int_equal(f.ev[0].consumed_seq, first);
+    assert_int_equal(f.ev[0].trail_seq, first + 1);
+    assert_int_equal(rp_state(&f, 2), RDPS_REL_RX_EVICTED);
+    assert_int_equal(f.p.counters.evictions, 1);
+    /* Its old position is still below the trail: no second event. */
+    rp_status(&f, 2, first, 1000);
+    assert_int_equal(f.nev, 1);
+    /* It jumps to the live position: back in flow control. */
+    rp_status(&f, 2, f.p.post_seq, 1000);
+    assert_int_equal(rp_state(&f, 2), RDPS_REL_RX_ACTIVE);
+    assert_int_equal(f.nev, 2);
+    assert_int_equal(f.ev[1].kind, RDPS_REL_PUB_EV_RESUMED);
+    assert_int_equal(f.p.counters.resumes, 1);
+    rp_stop(&f);
+}
+
+/* min: a receiver that holds the publisher back for stall_evict_ns is evicted. */
+static void test_eviction_stalled_min(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 64 * RP_DGRAM);
+    f.cfg.flow = RDPS_REL_FLOW_MIN;
+    f.cfg.stall_evict_ns = 100 * MS;
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    rp_status(&f, 1, first, 4);
+    rp_status(&f, 2, first, 4);
+    for (int i = 0; i < 4; i++)
+        send_one(&f, (uint64_t)i);
+    assert_int_equal(rp_append(&f, 10, 4), RDPS_EAGAIN);
+    /* Receiver 1 keeps up (and keeps the window moving a bit); receiver 2 is stuck. */
+    uint64_t t0 = f.now;
+    rp_status(&f, 1, f.p.post_seq, 4);
+    uint64_t deadline = rdps__rel_pub_tick(&f.p, f.now);
+    assert_true(deadline <= t0 + 100 * MS); /* heartbeats come first */
+    f.now += 50 * MS;
+    rp_status(&f, 2, first, 4); /* alive but not consuming */
+    assert_int_equal(rp_append(&f, 10, 4), RDPS_EAGAIN);
+    rdps__rel_pub_tick(&f.p, f.now);
+    assert_int_equal(f.nev, 0);
+    f.now = t0 + 100 * MS;
+    rdps__rel_pub_tick(&f.p, f.now);
+    assert_int_equal(f.nev, 1);
+    assert_int_equal(f.ev[0].kind, RDPS_REL_PUB_EV_EVICTED);
+    assert_int_equal(f.ev[0].reason, RDPS_REL_PUB_STALLED);
+    assert_int_equal(test_source_number(f.ev[0].source), 2);
+    assert_int_equal(rp_state(&f, 1), RDPS_REL_RX_ACTIVE);
+    /* Throughput recovers. */
+    assert_int_equal(rp_append(&f, 10, 4), 1);
+    rp_stop(&f);
+}
+
+static void test_unrecoverable_answered_with_heartbeat(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 8 * RP_DGRAM);
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    rp_drain(&f, NULL, 4, 1); /* first heartbeat */
+    for (uint64_t i = 0; i < 20; i++)
+        send_one(&f, i);
+    uint32_t trail = rdps__rel_pub_oldest_seq(&f.p);
+    assert_int_equal(trail, first + 12);
+    struct rdps_rel_pub_action a[16];
+    /* Wholly below the trail: a unicast heartbeat tells the asker what the ring still holds. */
+    rp_nak1(&f, 1, first + 2, 3);
+    int n = rp_drain(&f, a, 16, 1);
+    assert_int_equal(n, 1);
+    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_HEARTBEAT);
+    assert_true(a[0].unicast);
+    assert_int_equal(test_source_number(&a[0].dest), 1);
+    assert_int_equal(rp_hb_seq(&a[0]), first + 20);
+    assert_int_equal(rp_hb_retained(&a[0]), 8);
+    assert_int_equal(f.p.counters.heartbeats_unrecoverable, 1);
+    /* Straddling the trail within the linger: the retained part is repaired, no heartbeat. */
+    rp_nak1(&f, 1, first + 10, 4);
+    n = rp_drain(&f, a, 16, 1);
+    assert_int_equal(n, 2);
+    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_REPAIR);
+    assert_int_equal(a[0].seq, first + 12);
+    assert_int_equal(a[1].seq, first + 13);
+    assert_int_equal(f.p.counters.nak_ranges_unrecoverable, 2);
+    /* After the linger, another heartbeat. */
+    f.now += f.cfg.repair_linger_ns;
+    rp_nak1(&f, 1, first, 1);
+    n = rp_drain(&f, a, 16, 1);
+    assert_int_equal(n, 1);
+    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_HEARTBEAT);
+    assert_int_equal(f.p.counters.heartbeats_unrecoverable, 2);
+    rp_stop(&f);
+}
+
+/* A scheduled repair whose frame left the ring before it went is dropped, not sent stale. */
+static void test_repair_dropped_below_trail(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 8 * RP_DGRAM);
+    f.cfg.repair_budget_bytes = RP_DGRAM;
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    for (uint64_t i = 0; i < 8; i++)
+        send_one(&f, i);
+    rp_nak1(&f, 1, first, 8);
+    struct rdps_rel_pub_action a[32];
+    assert_int_equal(rp_drain(&f, a, 32, 1), 1); /* budget: one repair this interval */
+    for (uint64_t i = 8; i < 12; i++)
+        assert_int_equal(rp_append(&f, RP_PAYLOAD, i), 1); /* trail moves to first + 4 */
+    int n = rp_drain(&f, a, 32, 1);
+    for (int i = 0; i < n; i++)
+        if (a[i].kind == RDPS_REL_PUB_POST_REPAIR)
+            assert_true(rdps__seq_ge(a[i].seq, first + 4));
+    f.now += 10 * MS;
+    n = rp_drain(&f, a, 32, 1);
+    assert_true(n >= 1);
+    assert_int_equal(a[0].seq, first + 4);
+    assert_int_equal(f.p.counters.repairs_dropped, 3);
+    rp_stop(&f);
+}
+
+static void test_receiver_table_cap(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 16 * RP_DGRAM);
+    f.cfg.max_receivers = 4;
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    for (uint64_t i = 0; i < 4; i++)
+        send_one(&f, i);
+    for (uint64_t s = 1; s <= 10; s++)
+        rp_status(&f, s, first, 100);
+    assert_int_equal(rdps__rel_pub_receiver_count(&f.p), 4);
+    assert_int_equal(f.p.counters.receivers_refused, 6);
+    /* A refused receiver's NAK schedules nothing; the tag call reports the refusal. */
+    rp_nak1(&f, 9, first, 2);
+    assert_int_equal(rp_drain(&f, NULL, 16, 1), 0);
+    struct rdps_source s9 = test_source(9);
+    assert_int_equal(rdps__rel_pub_receiver_tag(&f.p, &s9, 7, 1, f.now), RDPS_ENOSPC);
+    assert_int_equal(f.p.counters.receivers_refused, 8);
+    /* Same source, other receiver id: another receiver. */
+    struct rdps_rel_status st = {RP_SESSION, RP_TOPIC, 8, first, 100, RDPS_REL_NO_ECHO, 0};
+    struct rdps_source s1 = test_source(1);
+    rdps__rel_pub_on_status(&f.p, &s1, &st, f.now, f.now);
+    assert_int_equal(f.p.counters.receivers_refused, 9);
+    /* Timeouts make room. */
+    f.now += 6000 * MS;
+    rdps__rel_pub_tick(&f.p, f.now);
+    assert_int_equal(rdps__rel_pub_receiver_count(&f.p), 0);
+    rp_status(&f, 9, first + 4, 100);
+    assert_int_equal(rdps__rel_pub_receiver_count(&f.p), 1);
+    rp_stop(&f);
+}
+
+static void test_counters_rtt_and_foreign(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 16 * RP_DGRAM);
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    struct rdps_source s1 = test_source(1);
+    /* Echo of a heartbeat sent at wall 1000 us, held 30 us by the receiver, back at 1100 us. */
+    struct rdps_rel_status st = {RP_SESSION, RP_TOPIC, 7, first, 10, 30, 1000 * US};
+    rdps__rel_pub_on_status(&f.p, &s1, &st, f.now, 1100 * US);
+    struct rdps_rel_pub_receiver_info info;
+    assert_int_equal(rdps__rel_pub_receiver_info(&f.p, &s1, 7, &info), 0);
+    assert_int_equal(info.srtt_ns, 70 * US);
+    assert_int_equal(f.p.counters.rtt_last_ns, 70 * US);
+    st.echo_timestamp_ns = 1200 * US; /* from the future: bogus */
+    rdps__rel_pub_on_status(&f.p, &s1, &st, f.now, 1100 * US);
+    assert_int_equal(f.p.counters.rtt_samples, 1);
+    assert_int_equal(f.p.counters.rtt_bogus, 1);
+    st.echo_timestamp_ns = 2000 * US;
+    rdps__rel_pub_on_status(&f.p, &s1, &st, f.now, 2000 * US + 150 * US); /* sample 120 us */
+    assert_int_equal(rdps__rel_pub_receiver_info(&f.p, &s1, 7, &info), 0);
+    assert_int_equal(info.srtt_ns, 70 * US - 70 * US / 8 + 120 * US / 8);
+    /* Another session's or topic's frames are foreign. */
+    st.session_id = 1;
+    rdps__rel_pub_on_status(&f.p, &s1, &st, f.now, f.now);
+    assert_int_equal(f.p.counters.foreign_frames, 1);
+    assert_int_equal(f.p.counters.status_received, 3);
+    rp_stop(&f);
+}
+
+static void test_config_errors(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 16 * RP_DGRAM);
+    f.cfg.session_id = 0;
+    assert_int_equal(rp_start(&f), RDPS_EINVAL);
+    free(f.mem);
+    rp_config(&f, 16 * RP_DGRAM);
+    f.cfg.flow = RDPS_REL_FLOW_TAGGED; /* no tag */
+    assert_int_equal(rp_start(&f), RDPS_EINVAL);
+    free(f.mem);
+    rp_config(&f, 16 * RP_DGRAM);
+    f.cfg.repair_budget_bytes = 10;
+    assert_int_equal(rp_start(&f), RDPS_EINVAL);
+    free(f.mem);
+    rp_config(&f, 16 * RP_DGRAM);
+    f.cfg.ring_frames = 6;
+    assert_int_equal(rp_start(&f), RDPS_EINVAL);
+    free(f.mem);
+    rdps__rel_pub_fini(&f.p); /* a zeroed engine finalizes */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_wrap_and_retention),
+        cmocka_unit_test(test_slot_limit),
+        cmocka_unit_test(test_backpressure_before_write),
+        cmocka_unit_test(test_nak_linger_and_dedupe),
+        cmocka_unit_test(test_unicast_vs_multicast),
+        cmocka_unit_test(test_repair_budget_vs_new_data),
+        cmocka_unit_test(test_heartbeat_backoff_and_reset),
+        cmocka_unit_test(test_flow_max),
+        cmocka_unit_test(test_flow_min),
+        cmocka_unit_test(test_flow_tagged),
+        cmocka_unit_test(test_receiver_timeout),
+        cmocka_unit_test(test_eviction_lagged),
+        cmocka_unit_test(test_eviction_stalled_min),
+        cmocka_unit_test(test_unrecoverable_answered_with_heartbeat),
+        cmocka_unit_test(test_repair_dropped_below_trail),
+        cmocka_unit_test(test_receiver_table_cap),
+        cmocka_unit_test(test_counters_rtt_and_foreign),
+        cmocka_unit_test(test_config_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
