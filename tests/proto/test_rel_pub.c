@@ -140,6 +140,37 @@ static void test_backpressure_before_write(void **state)
     rp_stop(&f);
 }
 
+/* The trail never passes the flow-control position: min's slowest, max's fastest receiver. */
+static void test_ring_protects_flow_position(void **state)
+{
+    (void)state;
+    for (int mode = 0; mode < 2; mode++) {
+        struct rp f;
+        rp_config(&f, 8 * RP_DGRAM);
+        f.cfg.flow = mode ? RDPS_REL_FLOW_MIN : RDPS_REL_FLOW_MAX;
+        assert_int_equal(rp_start(&f), 0);
+        uint32_t first = f.cfg.first_seq;
+        rp_status(&f, 1, first, 1000);
+        rp_status(&f, 2, first, 1000);
+        for (uint64_t i = 0; i < 8; i++)
+            send_one(&f, i);
+        rp_status(&f, 1, first + 3, 1000); /* receiver 2 stays at first */
+        for (uint64_t i = 8; i < 11; i++)
+            assert_int_equal(rp_append(&f, RP_PAYLOAD, i), mode ? RDPS_EAGAIN : 1);
+        assert_int_equal(f.p.counters.backpressure_ring, mode ? 3 : 0);
+        /* max: receiver 1 is protected (consumed first + 3), so the fourth cannot go. */
+        if (!mode) {
+            assert_int_equal(rp_append(&f, RP_PAYLOAD, 11), RDPS_EAGAIN);
+            assert_int_equal(f.p.counters.backpressure_ring, 1);
+            assert_int_equal(rdps__rel_pub_oldest_seq(&f.p), first + 3);
+            assert_int_equal(rp_state(&f, 2), RDPS_REL_RX_EVICTED);
+        } else {
+            assert_int_equal(rdps__rel_pub_oldest_seq(&f.p), first);
+        }
+        rp_stop(&f);
+    }
+}
+
 static void test_nak_linger_and_dedupe(void **state)
 {
     (void)state;
@@ -651,6 +682,7 @@ int main(void)
         cmocka_unit_test(test_ring_wrap_and_retention),
         cmocka_unit_test(test_slot_limit),
         cmocka_unit_test(test_backpressure_before_write),
+        cmocka_unit_test(test_ring_protects_flow_position),
         cmocka_unit_test(test_nak_linger_and_dedupe),
         cmocka_unit_test(test_unicast_vs_multicast),
         cmocka_unit_test(test_repair_budget_vs_new_data),
