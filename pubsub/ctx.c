@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "rdps_clock.h"
 #include "rdps_error.h"
+#include "rdps_random.h"
 #include "rdps_log.h"
 #include "rdps_loss.h"
 #include "rdps_verbs_transport.h"
@@ -32,13 +32,11 @@ void rdps__ctx_set_clock(rdps_ctx_t *ctx, uint64_t (*clock)(void *user), void *u
 
 uint32_t rdps__ctx_random32(void)
 {
-    uint32_t v = 0;
-    while (v == 0) {
-        if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v)) {
-            /* No entropy source: fall back to clock and pid, still unique enough per host. */
-            v = (uint32_t)(rdps__clock_monotonic_ns() * 2654435761u) ^ (uint32_t)getpid();
-        }
-    }
+    uint32_t v;
+    do {
+        uint64_t r = rdps__random_u64();
+        v = (uint32_t)(r ^ (r >> 32));
+    } while (v == 0); /* 0 means "none" on the wire (session ids) */
     return v;
 }
 

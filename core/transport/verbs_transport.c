@@ -3,6 +3,7 @@
 #include "verbs_internal.h"
 
 #include "rdps_error.h"
+#include "rdps_random.h"
 #include "rdps_log.h"
 
 #include <errno.h>
@@ -38,18 +39,6 @@ static int set_nonblocking(int fd)
     if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
         return rdps__errno_code(errno);
     return 0;
-}
-
-/* Seeds the reply cache's hash, so a remote sender cannot aim its sources at one bucket. */
-static uint64_t random_seed(void)
-{
-    uint64_t seed = 0;
-    if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != (ssize_t)sizeof(seed)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        seed = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)&seed;
-    }
-    return seed;
 }
 
 static void destroy_ah(void *ah)
@@ -275,7 +264,7 @@ int rdps__verbs_transport_create(const struct rdps_verbs_config *cfg_in,
     uint32_t reply_entries = or_default(cfg->reply_cache_entries, 256);
     struct rdps_reply_cache_ops cache_ops;
     rdps__verbs_reply_cache_ops(vt, &cache_ops);
-    err = rdps__reply_cache_init(&vt->replies, reply_entries, vt->info.qkey, random_seed(),
+    err = rdps__reply_cache_init(&vt->replies, reply_entries, vt->info.qkey, rdps__random_u64(),
                                  &cache_ops);
     /* Evicted AHs wait for in-flight sends; as many as the cache holds is plenty. */
     if (err == 0)

@@ -10,6 +10,7 @@
 
 #include "discovery.h"
 #include "discovery_engine.h"
+#include "rdps_clock.h"
 
 /*
  * Usage: discovery_flood [ANNOUNCEMENTS (default 100000)]
@@ -45,9 +46,7 @@ static int on_send(void *user, const struct rdps_announce *a)
 
 static uint64_t wall_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return rdps__clock_monotonic_ns();
 }
 
 static long rss_bytes(void)

@@ -3,6 +3,7 @@
 #ifndef RDPS_VERBS_TEST_UTIL_H
 #define RDPS_VERBS_TEST_UTIL_H
 
+#include "rdps_clock.h"
 #include "rdps_verbs_transport.h"
 
 #include <infiniband/verbs.h>
@@ -24,9 +25,7 @@ static inline int vt_have_device(void)
 
 static inline uint64_t vt_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return rdps__clock_monotonic_ns() / 1000000u;
 }
 
 static inline void vt_sleep_ms(unsigned ms)
