@@ -9,6 +9,7 @@
 #include "discovery_engine.h"
 #include "rdps_clock.h"
 #include "rdps_error.h"
+#include "rdps_random.h"
 #include "rdps_log.h"
 
 /* Frames an announcement and sends it on the control group; RDPS_ENOTJOINED until joined. */
@@ -62,7 +63,7 @@ int rdps__discovery_init(rdps_ctx_t *ctx)
     dc.max_remote_only = ctx->cfg.max_remote_only_peers;
     dc.min_interval_ms = ctx->cfg.peer_interval_min_ms;
     dc.max_interval_ms = ctx->cfg.peer_interval_max_ms;
-    dc.hash_seed = ((uint64_t)rdps__ctx_random32() << 32) | rdps__ctx_random32();
+    dc.hash_seed = rdps__random_u64();
     dc.send = send_announce;
     dc.on_event = on_disc_event;
     dc.user = ctx;

@@ -6,6 +6,7 @@
 
 #include "rdps_endian.h"
 #include "rdps_error.h"
+#include "rdps_random.h"
 #include "rdps_reasm.h"
 
 /* Who sent the datagram, exactly as the device reported it. */
@@ -131,7 +132,7 @@ int rdps__receive_init(rdps_ctx_t *ctx)
     rc.max_bytes_per_source = ctx->cfg.reassembly_memory_per_source;
     rc.partial_timeout_ns = (uint64_t)ctx->cfg.reassembly_timeout_ms * 1000000ull;
     ctx->reassembly_timeout_ns = rc.partial_timeout_ns;
-    rc.hash_seed = ((uint64_t)rdps__ctx_random32() << 32) | rdps__ctx_random32();
+    rc.hash_seed = rdps__random_u64();
     rc.limits = ctx->limits;
     rc.deliver = on_deliver;
     rc.on_gap = on_gap;

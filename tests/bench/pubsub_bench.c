@@ -7,8 +7,7 @@
 
 #include <rdps/rdps.h>
 
-#include "ctx_internal.h"
-#include "rdps_loopback.h"
+#include "pubsub_test_util.h"
 
 /*
  * Usage: pubsub_bench N [send|claim] [BATCH (32)] [MSG_BYTES (64)]
@@ -80,27 +79,7 @@ static int make_ctx(struct rdps_loopback_fabric *fabric, rdps_ctx_t **out)
     cfg.announce_interval_ms = 600000;
     struct rdps_loopback_config lc = {
         .max_payload = MAX_DATAGRAM, .send_slots = cfg.send_slots, .recv_slots = cfg.recv_slots};
-    struct rdps_transport *t;
-    const struct rdps_membership_ops *ops;
-    void *impl;
-    int rc = rdps__loopback_create(fabric, &lc, &t);
-    if (rc < 0)
-        return rc;
-    rc = rdps__membership_loopback_create(fabric, t, &ops, &impl);
-    if (rc < 0) {
-        t->ops->destroy(t);
-        return rc;
-    }
-    uint32_t qpn = rdps__loopback_qpn(t);
-    uint8_t gid[16];
-    rdps__loopback_gid(t, gid);
-    rc = rdps__ctx_create_over(&cfg, t, ops, impl, out);
-    if (rc < 0)
-        return rc;
-    (*out)->self_qpn = qpn;
-    memcpy((*out)->self_gid, gid, 16);
-    (*out)->has_self_gid = true;
-    return 0;
+    return test_loopback_ctx_with(fabric, &cfg, &lc, out);
 }
 
 /* The subscriber's event loop: poll until nothing is left. Returns datagrams handled or < 0. */

@@ -1,4 +1,5 @@
-/* pubsub_test_util.h - contexts over the loopback fabric for the pub/sub unit tests and fuzzers. */
+/* pubsub_test_util.h - contexts over the loopback fabric for the pub/sub unit tests, benches and
+ * fuzzers. */
 #ifndef RDPS_TESTS_PUBSUB_TEST_UTIL_H
 #define RDPS_TESTS_PUBSUB_TEST_UTIL_H
 
@@ -10,18 +11,11 @@
 #define LOOPBACK_MAX_DATAGRAM 1024
 #define LOOPBACK_PAYLOAD      (LOOPBACK_MAX_DATAGRAM - RDPS_FRAME_HEADER_LEN)
 
-/*
- * A ctx on `fabric` with cfg (NULL: defaults, long announce interval so no peer expires while a
- * test runs). The loopback fabric delivers during the sender's flush, so the receiver must hold
- * a whole 16 MiB message (16913 datagrams) before it polls, as no UD receiver could: recv_slots
- * defaults to 20000.
- */
-static inline int test_loopback_ctx(struct rdps_loopback_fabric *fabric, const rdps_config *cfg_in,
-                                    uint32_t recv_slots, rdps_ctx_t **out)
+/* A ctx on `fabric` over a loopback endpoint configured by *lc; cfg NULL: defaults. */
+static inline int test_loopback_ctx_with(struct rdps_loopback_fabric *fabric,
+                                         const rdps_config *cfg_in,
+                                         const struct rdps_loopback_config *lc, rdps_ctx_t **out)
 {
-    struct rdps_loopback_config lc = {.max_payload = LOOPBACK_MAX_DATAGRAM,
-                                      .send_slots = 64,
-                                      .recv_slots = recv_slots ? recv_slots : 20000};
     struct rdps_transport *t;
     const struct rdps_membership_ops *ops;
     void *impl;
@@ -30,9 +24,9 @@ static inline int test_loopback_ctx(struct rdps_loopback_fabric *fabric, const r
         cfg = *cfg_in;
     } else {
         rdps_config_init(&cfg);
-        cfg.announce_interval_ms = 1000;
+        cfg.announce_interval_ms = 1000; /* long enough that no peer expires while a test runs */
     }
-    int rc = rdps__loopback_create(fabric, &lc, &t);
+    int rc = rdps__loopback_create(fabric, lc, &t);
     if (rc < 0)
         return rc;
     rc = rdps__membership_loopback_create(fabric, t, &ops, &impl);
@@ -57,5 +51,43 @@ static inline int test_loopback_ctx(struct rdps_loopback_fabric *fabric, const r
     }
     return rc;
 }
+
+/*
+ * The same with 64 send slots and `recv_slots` receive slots (0: 20000). The loopback fabric
+ * delivers during the sender's flush, so a receiver must hold a whole 16 MiB message (16913
+ * datagrams) before it polls, as no UD receiver could: hence the large default.
+ */
+static inline int test_loopback_ctx(struct rdps_loopback_fabric *fabric, const rdps_config *cfg,
+                                    uint32_t recv_slots, rdps_ctx_t **out)
+{
+    struct rdps_loopback_config lc = {.max_payload = LOOPBACK_MAX_DATAGRAM,
+                                      .send_slots = 64,
+                                      .recv_slots = recv_slots ? recv_slots : 20000};
+    return test_loopback_ctx_with(fabric, cfg, &lc, out);
+}
+
+/* Two contexts on one fabric: the usual fixture of the pub/sub tests. */
+struct test_pair {
+    struct rdps_loopback_fabric *fabric;
+    rdps_ctx_t *a, *b;
+};
+
+/* Polls both contexts `rounds` times; every poll must succeed. */
+#define TEST_PAIR_PUMP(pair, rounds)                           \
+    do {                                                       \
+        for (int pump_i_ = 0; pump_i_ < (rounds); pump_i_++) { \
+            assert_true(rdps_ctx_poll((pair)->a, 0) >= 0);     \
+            assert_true(rdps_ctx_poll((pair)->b, 0) >= 0);     \
+        }                                                      \
+    } while (0)
+
+/* Sends through back-pressure (pumping both contexts); the send must succeed. */
+#define TEST_PAIR_SEND_OK(pair, pub, data, len)                                 \
+    do {                                                                        \
+        int send_rc_;                                                           \
+        while ((send_rc_ = rdps_pub_send((pub), (data), (len))) == RDPS_EAGAIN) \
+            TEST_PAIR_PUMP(pair, 1);                                            \
+        assert_int_equal(send_rc_, 0);                                          \
+    } while (0)
 
 #endif /* RDPS_TESTS_PUBSUB_TEST_UTIL_H */

@@ -9,14 +9,9 @@
 
 #include "pubsub_test_util.h"
 
-struct fixture {
-    struct rdps_loopback_fabric *fabric;
-    rdps_ctx_t *a, *b;
-};
-
 static int setup(void **state)
 {
-    struct fixture *f = calloc(1, sizeof(*f));
+    struct test_pair *f = calloc(1, sizeof(*f));
     assert_int_equal(rdps__loopback_fabric_create(&f->fabric), 0);
     /* Few receive slots: a receive path that stops re-posting buffers runs dry quickly. */
     assert_int_equal(test_loopback_ctx(f->fabric, NULL, 256, &f->a), 0);
@@ -27,28 +22,12 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     rdps_ctx_destroy(f->a);
     rdps_ctx_destroy(f->b);
     rdps__loopback_fabric_destroy(f->fabric);
     free(f);
     return 0;
-}
-
-static void pump(struct fixture *f, int rounds)
-{
-    for (int i = 0; i < rounds; i++) {
-        assert_true(rdps_ctx_poll(f->a, 0) >= 0);
-        assert_true(rdps_ctx_poll(f->b, 0) >= 0);
-    }
-}
-
-static void send_ok(struct fixture *f, rdps_pub_t *pub, const void *data, size_t len)
-{
-    int rc;
-    while ((rc = rdps_pub_send(pub, data, len)) == RDPS_EAGAIN)
-        pump(f, 1);
-    assert_int_equal(rc, 0);
 }
 
 /* ---- row 2: rdps_ctx_poll / rdps_ctx_wait from a callback ---- */
@@ -90,7 +69,7 @@ static void count_on_message(void *user, const void *data, size_t len, const rdp
 
 static void test_nested_poll_is_refused_and_relay_works(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     struct relay relay = {.ctx = f->b};
     unsigned relayed = 0;
     rdps_pub_t *in;
@@ -101,15 +80,15 @@ static void test_nested_poll_is_refused_and_relay_works(void **state)
                      0);
     assert_int_equal(
         rdps_sub_create(f->a, "relay.out", count_on_message, &relayed, NULL, &final_sub), 0);
-    pump(f, 3);
+    TEST_PAIR_PUMP(f, 3);
     /* Several times the receive ring: buffers must keep coming back to the receive queue. */
     char msg[64] = "relay me";
     for (int i = 0; i < 2000; i++) {
-        send_ok(f, in, msg, sizeof(msg));
+        TEST_PAIR_SEND_OK(f, in, msg, sizeof(msg));
         if (i % 16 == 15)
-            pump(f, 2);
+            TEST_PAIR_PUMP(f, 2);
     }
-    pump(f, 10);
+    TEST_PAIR_PUMP(f, 10);
     assert_int_equal(relay.received, 2000);
     assert_int_equal(relay.nested_busy, 2 * 2000);
     assert_int_equal(relay.nested_other, 0);
@@ -154,7 +133,7 @@ static void destroy_on_message(void *user, const void *data, size_t len, const r
 
 static void test_destroy_other_subscriber_of_same_topic(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     rdps_pub_t *pub;
     rdps_sub_t *s1, *s2, *s3;
     struct destroyer d1 = {0}, d2 = {0}, d3 = {0};
@@ -165,25 +144,25 @@ static void test_destroy_other_subscriber_of_same_topic(void **state)
     assert_int_equal(rdps_sub_create(f->b, "same", destroy_on_message, &d3, NULL, &s3), 0);
     d1.victim_sub = &s1; /* s1 destroys itself */
     assert_int_equal(rdps_pub_create(f->a, "same", NULL, &pub), 0);
-    pump(f, 3);
-    send_ok(f, pub, "m1", 2);
-    send_ok(f, pub, "m2", 2);
-    pump(f, 3);
+    TEST_PAIR_PUMP(f, 3);
+    TEST_PAIR_SEND_OK(f, pub, "m1", 2);
+    TEST_PAIR_SEND_OK(f, pub, "m2", 2);
+    TEST_PAIR_PUMP(f, 3);
     assert_int_equal(d3.calls, 2);
     assert_int_equal(d2.calls, 0);
     assert_int_equal(d1.calls, 1);
     assert_null(s1);
     assert_null(s2);
     /* The topic and its group are still alive for s3. */
-    send_ok(f, pub, "m3", 2);
-    pump(f, 3);
+    TEST_PAIR_SEND_OK(f, pub, "m3", 2);
+    TEST_PAIR_PUMP(f, 3);
     assert_int_equal(d3.calls, 3);
     rdps_sub_destroy(s3);
 }
 
 static void test_destroy_other_topic_publisher_and_local_subscriber(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     rdps_pub_t *pub, *other_pub;
     rdps_sub_t *sub, *other_sub, *local_sub;
     struct destroyer d = {0}, other = {0}, local = {0};
@@ -196,9 +175,9 @@ static void test_destroy_other_topic_publisher_and_local_subscriber(void **state
     d.victim_sub = &other_sub;
     d.victim_pub = &other_pub;
     assert_int_equal(rdps_pub_create(f->a, "t.one", NULL, &pub), 0);
-    pump(f, 3);
-    send_ok(f, pub, "go", 2);
-    pump(f, 3);
+    TEST_PAIR_PUMP(f, 3);
+    TEST_PAIR_SEND_OK(f, pub, "go", 2);
+    TEST_PAIR_PUMP(f, 3);
     assert_int_equal(d.calls, 1);
     assert_null(other_sub);
     assert_null(other_pub);
@@ -209,7 +188,7 @@ static void test_destroy_other_topic_publisher_and_local_subscriber(void **state
     assert_int_equal(rdps_sub_create(f->a, "t.local", destroy_on_message, &local, NULL, &local_sub),
                      0);
     local.victim_pub = &local_pub;
-    pump(f, 3);
+    TEST_PAIR_PUMP(f, 3);
     rdps_pub_t *sending = local_pub;
     assert_int_equal(rdps_pub_send(sending, "self", 4), 0);
     assert_null(local_pub);
@@ -221,15 +200,15 @@ static void test_destroy_other_topic_publisher_and_local_subscriber(void **state
 
 static void test_destroy_ctx_from_callback(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     rdps_pub_t *pub;
     rdps_sub_t *sub;
     struct destroyer d = {.victim_ctx = f->b};
     assert_int_equal(rdps_sub_create(f->b, "bye", destroy_on_message, &d, NULL, &sub), 0);
     assert_int_equal(rdps_pub_create(f->a, "bye", NULL, &pub), 0);
-    pump(f, 3);
-    send_ok(f, pub, "a", 1);
-    send_ok(f, pub, "b", 1);
+    TEST_PAIR_PUMP(f, 3);
+    TEST_PAIR_SEND_OK(f, pub, "a", 1);
+    TEST_PAIR_SEND_OK(f, pub, "b", 1);
     assert_int_equal(rdps_ctx_poll(f->b, 0), RDPS_ECLOSED);
     f->b = NULL; /* freed by that poll */
     assert_int_equal(d.calls, 1);
@@ -240,7 +219,7 @@ static void test_destroy_ctx_from_callback(void **state)
 
 static void test_commit_respects_max_message_size(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     rdps_config cfg;
     rdps_ctx_t *small;
     rdps_pub_t *pub;
@@ -301,10 +280,10 @@ static void test_null_handles(void **state)
 
 static void test_null_arguments_with_live_handles(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     rdps_pub_t *pub;
     assert_int_equal(rdps_pub_create(f->a, "nulls", NULL, &pub), 0);
-    pump(f, 2);
+    TEST_PAIR_PUMP(f, 2);
     assert_int_equal(rdps_pub_send(pub, NULL, 5), RDPS_EINVAL);
     assert_int_equal(rdps_pub_send(pub, NULL, 0), 0); /* an empty message needs no buffer */
     assert_int_equal(rdps_pub_claim(pub, NULL), RDPS_EINVAL);
@@ -339,7 +318,7 @@ static void source_on_event(void *user, const rdps_event *ev)
 
 static void test_messages_and_events_carry_the_source(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     struct source_seen seen = {0}, local = {0};
     rdps_pub_t *pub;
     rdps_sub_t *sub, *local_sub;
@@ -347,11 +326,11 @@ static void test_messages_and_events_carry_the_source(void **state)
     assert_int_equal(rdps_sub_create(f->b, "who", source_on_message, &seen, &opts, &sub), 0);
     assert_int_equal(rdps_sub_create(f->a, "who", source_on_message, &local, NULL, &local_sub), 0);
     assert_int_equal(rdps_pub_create(f->a, "who", NULL, &pub), 0);
-    pump(f, 3);
-    send_ok(f, pub, "hello", 5);
+    TEST_PAIR_PUMP(f, 3);
+    TEST_PAIR_SEND_OK(f, pub, "hello", 5);
     uint8_t big[3000] = {0};
-    send_ok(f, pub, big, sizeof(big)); /* reassembled messages too */
-    pump(f, 3);
+    TEST_PAIR_SEND_OK(f, pub, big, sizeof(big)); /* reassembled messages too */
+    TEST_PAIR_PUMP(f, 3);
     assert_int_equal(seen.msgs, 2);
     assert_int_equal(local.msgs, 2);
     assert_int_equal(seen.events, 1);

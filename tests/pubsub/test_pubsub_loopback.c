@@ -21,11 +21,6 @@ struct received {
     unsigned events[4];
 };
 
-struct fixture {
-    struct rdps_loopback_fabric *fabric;
-    rdps_ctx_t *a, *b;
-};
-
 static void fill_message(uint8_t *buf, size_t len, unsigned salt)
 {
     for (size_t i = 0; i < len; i++)
@@ -75,7 +70,7 @@ static int make_ctx(struct rdps_loopback_fabric *fabric, const rdps_config *cfg_
 
 static int setup(void **state)
 {
-    struct fixture *f = calloc(1, sizeof(*f));
+    struct test_pair *f = calloc(1, sizeof(*f));
     assert_int_equal(rdps__loopback_fabric_create(&f->fabric), 0);
     assert_int_equal(make_ctx(f->fabric, NULL, &f->a), 0);
     assert_int_equal(make_ctx(f->fabric, NULL, &f->b), 0);
@@ -85,7 +80,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     rdps_ctx_destroy(f->a);
     rdps_ctx_destroy(f->b);
     rdps__loopback_fabric_destroy(f->fabric);
@@ -93,26 +88,9 @@ static int teardown(void **state)
     return 0;
 }
 
-static void pump(struct fixture *f, int rounds)
-{
-    for (int i = 0; i < rounds; i++) {
-        assert_true(rdps_ctx_poll(f->a, 0) >= 0);
-        assert_true(rdps_ctx_poll(f->b, 0) >= 0);
-    }
-}
-
-/* Sends with retries through back-pressure, pumping both contexts. */
-static void send_ok(struct fixture *f, rdps_pub_t *pub, const void *data, size_t len)
-{
-    int rc;
-    while ((rc = rdps_pub_send(pub, data, len)) == RDPS_EAGAIN)
-        pump(f, 1);
-    assert_int_equal(rc, 0);
-}
-
 static void test_sizes_end_to_end(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     struct received r = {0};
     rdps_pub_t *pub;
     rdps_sub_t *sub;
@@ -120,7 +98,7 @@ static void test_sizes_end_to_end(void **state)
                             PAYLOAD + 1, 3 * PAYLOAD, 1u << 20,    16u << 20};
     assert_int_equal(rdps_sub_create(f->b, "md.sizes", on_message, &r, NULL, &sub), 0);
     assert_int_equal(rdps_pub_create(f->a, "md.sizes", NULL, &pub), 0);
-    pump(f, 2);
+    TEST_PAIR_PUMP(f, 2);
     assert_true(rdps_pub_ready(pub));
     assert_true(rdps_sub_ready(sub));
     assert_int_equal(rdps_ctx_max_datagram_payload(f->a), PAYLOAD);
@@ -132,10 +110,10 @@ static void test_sizes_end_to_end(void **state)
         if (sizes[i] > 0)
             buf[0] = (uint8_t)(i + 1); /* on_message re-derives the salt from byte 0 */
         fill_message(buf, sizes[i], buf[0]);
-        send_ok(f, pub, buf, sizes[i]);
+        TEST_PAIR_SEND_OK(f, pub, buf, sizes[i]);
         /* Each poll handles a bounded batch: a 16 MiB message takes a few hundred. */
         for (int round = 0; round < 1000 && r.count == before; round++)
-            pump(f, 1);
+            TEST_PAIR_PUMP(f, 1);
         assert_int_equal(r.count, before + 1);
         assert_int_equal(r.last_len, sizes[i]);
         assert_memory_equal(r.last, buf, sizes[i]);
@@ -160,7 +138,7 @@ static void test_sizes_end_to_end(void **state)
 
 static void test_topics_sharing_a_group_are_filtered(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     struct received wanted = {0}, other = {0};
     rdps_pub_t *pub;
     rdps_sub_t *s1, *s2;
@@ -169,13 +147,13 @@ static void test_topics_sharing_a_group_are_filtered(void **state)
     assert_int_equal(rdps_sub_create(f->b, "topic.one", on_message, &wanted, &same_group, &s1), 0);
     assert_int_equal(rdps_sub_create(f->b, "topic.two", on_message, &other, &same_group, &s2), 0);
     assert_int_equal(rdps_pub_create(f->a, "topic.one", &pub_group, &pub), 0);
-    pump(f, 2);
+    TEST_PAIR_PUMP(f, 2);
     uint8_t msg[100];
     msg[0] = 5;
     fill_message(msg, sizeof(msg), 5);
     for (int i = 0; i < 20; i++)
-        send_ok(f, pub, msg, sizeof(msg));
-    pump(f, 3);
+        TEST_PAIR_SEND_OK(f, pub, msg, sizeof(msg));
+    TEST_PAIR_PUMP(f, 3);
     assert_int_equal(wanted.count, 20);
     assert_int_equal(other.count, 0);
     free(wanted.last);
@@ -183,20 +161,20 @@ static void test_topics_sharing_a_group_are_filtered(void **state)
 
 static void test_local_subscriber_gets_messages_once(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     struct received local = {0}, remote = {0};
     rdps_pub_t *pub;
     rdps_sub_t *s_local, *s_remote;
     assert_int_equal(rdps_sub_create(f->a, "loop", on_message, &local, NULL, &s_local), 0);
     assert_int_equal(rdps_sub_create(f->b, "loop", on_message, &remote, NULL, &s_remote), 0);
     assert_int_equal(rdps_pub_create(f->a, "loop", NULL, &pub), 0);
-    pump(f, 2);
+    TEST_PAIR_PUMP(f, 2);
     uint8_t msg[3000];
     msg[0] = 9;
     fill_message(msg, sizeof(msg), 9);
     for (int i = 0; i < 10; i++)
-        send_ok(f, pub, msg, sizeof(msg));
-    pump(f, 5);
+        TEST_PAIR_SEND_OK(f, pub, msg, sizeof(msg));
+    TEST_PAIR_PUMP(f, 5);
     assert_int_equal(local.count, 10);
     assert_int_equal(remote.count, 10);
     rdps_counters c;
@@ -208,39 +186,39 @@ static void test_local_subscriber_gets_messages_once(void **state)
 
 static void test_discovery_counts_and_events(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     struct received r = {0};
     rdps_pub_t *pub;
     rdps_sub_t *sub;
     rdps_sub_opts opts = {.on_event = on_event};
     assert_int_equal(rdps_pub_create(f->a, "disc", NULL, &pub), 0);
     assert_int_equal(rdps_sub_create(f->b, "disc", on_message, &r, &opts, &sub), 0);
-    pump(f, 3);
+    TEST_PAIR_PUMP(f, 3);
     assert_int_equal(rdps_pub_subscriber_count(pub), 1);
     assert_int_equal(r.events[RDPS_EVENT_PUBLISHER_SEEN], 1);
     rdps_pub_destroy(pub);
-    pump(f, 3);
+    TEST_PAIR_PUMP(f, 3);
     assert_int_equal(r.events[RDPS_EVENT_PUBLISHER_GONE], 1);
     rdps_sub_destroy(sub);
 }
 
 static void test_claim_commit(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     struct received r = {0};
     rdps_pub_t *pub;
     rdps_sub_t *sub;
     rdps_claim claim;
     assert_int_equal(rdps_sub_create(f->b, "zc", on_message, &r, NULL, &sub), 0);
     assert_int_equal(rdps_pub_create(f->a, "zc", NULL, &pub), 0);
-    pump(f, 2);
+    TEST_PAIR_PUMP(f, 2);
     assert_int_equal(rdps_pub_claim(pub, &claim), 0);
     assert_int_equal(claim.capacity, PAYLOAD);
     uint8_t *p = claim.data;
     p[0] = 3;
     fill_message(p, 200, 3);
     assert_int_equal(rdps_pub_commit(pub, &claim, 200), 0);
-    pump(f, 2);
+    TEST_PAIR_PUMP(f, 2);
     assert_int_equal(r.count, 1);
     assert_int_equal(r.last_len, 200);
     assert_int_equal(r.corrupt, 0);
@@ -254,7 +232,7 @@ static void test_claim_commit(void **state)
 
 static void test_backpressure_is_reported(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     struct received r = {0};
     rdps_pub_t *pub;
     rdps_sub_t *sub;
@@ -262,7 +240,7 @@ static void test_backpressure_is_reported(void **state)
     uint8_t msg[64] = {7};
     assert_int_equal(rdps_sub_create(f->b, "bp", on_message, &r, NULL, &sub), 0);
     assert_int_equal(rdps_pub_create(f->a, "bp", NULL, &pub), 0);
-    pump(f, 2);
+    TEST_PAIR_PUMP(f, 2);
     /* Hold every send buffer of the pool (64): the next send must refuse, not block. */
     for (int i = 0; i < 64; i++)
         assert_int_equal(rdps_pub_claim(pub, &held[i]), 0);
@@ -275,19 +253,19 @@ static void test_backpressure_is_reported(void **state)
     rdps_pub_counters(pub, &c);
     assert_int_equal(c.send_backpressure, 3);
     assert_int_equal(c.msgs_sent, 0);
-    pump(f, 2);
+    TEST_PAIR_PUMP(f, 2);
     assert_int_equal(r.count, 0);
     for (int i = 0; i < 64; i++)
         rdps_pub_abort(pub, &held[i]);
     assert_int_equal(rdps_pub_send(pub, msg, sizeof(msg)), 0);
-    pump(f, 2);
+    TEST_PAIR_PUMP(f, 2);
     assert_int_equal(r.count, 1);
     free(r.last);
 }
 
 static void test_bad_arguments(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     rdps_pub_t *pub;
     rdps_sub_t *sub;
     rdps_pub_opts bad_group = {.group = "10.0.0.1"};
@@ -303,7 +281,7 @@ static void test_bad_arguments(void **state)
 
 static void test_config_validation(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     rdps_config cfg;
     rdps_ctx_t *ctx;
     rdps_config_init(&cfg);
@@ -326,12 +304,12 @@ static void test_config_validation(void **state)
 
 static void test_bad_frames_are_counted(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     struct received r = {0};
     rdps_sub_t *sub;
     const struct rdps_dest *group;
     assert_int_equal(rdps_sub_create(f->b, "hostile", on_message, &r, NULL, &sub), 0);
-    pump(f, 2);
+    TEST_PAIR_PUMP(f, 2);
     /* Raw garbage from ctx a's transport to the topic's group. */
     char gtext[16];
     assert_int_equal(rdps_topic_group(f->b, "hostile", gtext, sizeof(gtext)), 0);
@@ -344,7 +322,7 @@ static void test_bad_frames_are_counted(void **state)
         junk[0] = (uint8_t)(i % 3); /* versions 0..2: 1 is valid, then garbage fields */
         assert_int_equal(rdps__ctx_send_frame(f->a, group, junk, 1 + i % sizeof(junk)), 0);
     }
-    pump(f, 3);
+    TEST_PAIR_PUMP(f, 3);
     rdps_counters c;
     rdps_ctx_counters(f->b, &c);
     assert_int_equal(c.bad_frames, 50);
@@ -353,7 +331,7 @@ static void test_bad_frames_are_counted(void **state)
 
 static void test_receive_loss_delivers_only_intact_messages(void **state)
 {
-    struct fixture *f = *state;
+    struct test_pair *f = *state;
     struct received r = {0};
     rdps_config cfg;
     rdps_ctx_t *lossy;
@@ -368,7 +346,7 @@ static void test_receive_loss_delivers_only_intact_messages(void **state)
     assert_int_equal(rdps_sub_create(lossy, "lossy", on_message, &r, &opts, &sub), 0);
     assert_int_equal(rdps_pub_create(f->a, "lossy", NULL, &pub), 0);
     for (int i = 0; i < 3; i++) {
-        pump(f, 1);
+        TEST_PAIR_PUMP(f, 1);
         rdps_ctx_poll(lossy, 0);
     }
     uint8_t *buf = malloc(20000);
@@ -377,7 +355,7 @@ static void test_receive_loss_delivers_only_intact_messages(void **state)
         size_t len = 1 + (size_t)(i * 7919) % 20000; /* 1..20 datagrams */
         buf[0] = (uint8_t)(i | 1);
         fill_message(buf, len, buf[0]);
-        send_ok(f, pub, buf, len);
+        TEST_PAIR_SEND_OK(f, pub, buf, len);
         for (int k = 0; k < 2; k++)
             rdps_ctx_poll(lossy, 0);
     }
