@@ -1,0 +1,193 @@
+/* fuzz_rel_pub.c - libFuzzer harness: the reliable publisher fed arbitrary NAK/STATUS frames from
+ * many spoofed sources, with its ring accounting and every action it hands out checked. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdps/rdps.h>
+
+#include "rdps_seq.h"
+#include "rel_pub_test_util.h"
+
+/*
+ * One publisher (flow mode from the first byte: max, min or tagged) with a
+ * small ring (4..35 datagrams, so it wraps often) and a receiver table of
+ * MAX_RX entries, driven by a sequence of ops:
+ *   op % 8 == 0  append a pattern message:          [len lo][len hi] (len % 4 datagrams)
+ *   op % 8 == 1  take up to (op >> 3) + 1 actions, completing each when bit 0 of the next
+ *                byte is set: [mask]
+ *   op % 8 == 2  complete the n oldest in-flight frames: [n]
+ *   op % 8 == 3  NAK from source [src] receiver [rid], (op >> 3) % 8 + 1 ranges of
+ *                [start lo][start hi][count lo][count hi], start relative to the trail
+ *                (signed 16 bits) unless op bit 6 (then raw 32-bit start from those bytes x2)
+ *   op % 8 == 4  STATUS from [src][rid]: [consumed lo][consumed hi] relative to the trail
+ *                (signed), [window][echo delay][echo ts lo]
+ *   op % 8 == 5  time passes by (op >> 3) x 97 us (x 50 ms when bit 7), then tick
+ *   op % 8 == 6  discovery tag [src][rid][tag % 3]
+ *   op % 8 == 7  arbitrary datagram [len][bytes...]: decoded, NAKs handed to the engine
+ * Sources are 1 + src (256 spoofed identities); receiver ids rid % 4. Invariants
+ * (abort): table within its cap; every action's frame is the ring slot of its
+ * sequence, whole, inside the memory, decodes with that sequence and the right
+ * flags and bytes; heartbeats carry next = post and R = post - trail; trail <=
+ * post <= head; retained bytes within the memory, retained frames within the
+ * slots; no retained frame straddles the end; nothing in flight below the trail.
+ */
+#define MAX_RX 16
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct rp f; /* big: static, reinitialised per input */
+
+static void check_invariants(void)
+{
+    const struct rdps_rel_pub *p = &f.p;
+    const struct rdps_pub_ring *r = &p->ring;
+    if (rdps__rel_pub_receiver_count(p) > MAX_RX)
+        abort();
+    if (rdps__seq_gt(r->trail_seq, p->post_seq) || rdps__seq_gt(p->post_seq, r->head_seq))
+        abort();
+    if (rdps__pub_ring_used(r) > r->cap || rdps__pub_ring_retained(r) > r->slot_mask + 1u)
+        abort();
+    for (uint32_t s = r->trail_seq; s != r->head_seq; s++) {
+        const struct rdps_pub_ring_slot *slot = rdps__pub_ring_find(r, s);
+        if (slot == NULL || slot->seq != s || slot->pos % r->cap + slot->len > r->cap)
+            abort();
+    }
+    uint32_t min;
+    if (rdps__pub_ring_inflight_min(r, &min) && rdps__seq_lt(min, r->trail_seq))
+        abort();
+    if (p->rq_count > p->cfg.max_repairs)
+        abort();
+}
+
+static void take_actions(unsigned max, uint8_t mask)
+{
+    struct rdps_rel_pub_action a;
+    for (unsigned i = 0; i < max; i++) {
+        if (rdps__rel_pub_next_action(&f.p, f.now, f.now, &a) != 1)
+            break;
+        if (!rp_action_ok(&f, &a))
+            abort();
+        if (a.kind == RDPS_REL_PUB_POST_HEARTBEAT &&
+            (rp_hb_seq(&a) != f.p.post_seq || rp_hb_retained(&a) != rdps__rel_pub_retained(&f.p)))
+            abort();
+        if (a.unicast && rdps__rel_pub_receiver_count(&f.p) == 0)
+            abort();
+        if (a.in_ring && (mask >> (i % 8) & 1))
+            rdps__rel_pub_send_done(&f.p, 1);
+    }
+}
+
+static uint32_t rel(const uint8_t *b)
+{
+    return f.p.ring.trail_seq + (uint32_t)(int32_t)(int16_t)(b[0] | b[1] << 8);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 2)
+        return 0;
+    rp_config(&f, (size_t)(4 + data[1] % 32) * RP_DGRAM);
+    f.cfg.flow = (enum rdps_rel_flow)(data[0] % 3);
+    f.cfg.flow_tag = 1;
+    f.cfg.flow_min_receivers = data[0] >> 2 & 3;
+    f.cfg.max_receivers = MAX_RX;
+    f.cfg.max_repairs = 8;
+    f.cfg.max_frames_per_nak = 64;
+    f.cfg.max_inflight = 16;
+    f.cfg.repair_budget_bytes = 3 * RP_DGRAM;
+    f.cfg.stall_evict_ns = 20000000ull;
+    f.cfg.receiver_timeout_ns = 500000000ull;
+    f.keep_hb = true;
+    if (rp_start(&f) < 0)
+        abort();
+    uint64_t msg_id = 0;
+    size_t i = 2;
+    while (i < size) {
+        uint8_t op = data[i++];
+        const uint8_t *b = data + i;
+        size_t left = size - i;
+        switch (op % 8) {
+        case 0:
+            if (left < 2)
+                goto out;
+            rp_append(&f, (size_t)(b[0] | b[1] << 8) % (4 * RP_PAYLOAD), msg_id++);
+            i += 2;
+            break;
+        case 1:
+            if (left < 1)
+                goto out;
+            take_actions((op >> 3) + 1u, b[0]);
+            i += 1;
+            break;
+        case 2:
+            if (left < 1)
+                goto out;
+            rdps__rel_pub_send_done(&f.p, b[0]);
+            i += 1;
+            break;
+        case 3: {
+            unsigned n = (op >> 3) % 8 + 1;
+            if (left < 2 + 4 * (size_t)n)
+                goto out;
+            struct rdps_seq_range ranges[8];
+            for (unsigned k = 0; k < n; k++) {
+                const uint8_t *q = b + 2 + 4 * k;
+                ranges[k].start =
+                    op & 0x40 ? (uint32_t)(q[0] | q[1] << 8 | q[2] << 16 | q[3] << 24) : rel(q);
+                ranges[k].count = (uint32_t)(q[2] | q[3] << 8) % 300 + 1;
+            }
+            rp_nak(&f, 1u + b[0], b[1] % 4, ranges, n);
+            i += 2 + 4 * (size_t)n;
+            break;
+        }
+        case 4: {
+            if (left < 7)
+                goto out;
+            struct rdps_rel_status st = {RP_SESSION,
+                                         RP_TOPIC,
+                                         b[1] % 4u,
+                                         rel(b + 2),
+                                         b[4],
+                                         b[5] == 0xFF ? RDPS_REL_NO_ECHO : b[5],
+                                         f.now - (uint64_t)b[6] * 1000u};
+            struct rdps_source s = test_source(1u + b[0]);
+            rdps__rel_pub_on_status(&f.p, &s, &st, f.now, f.now);
+            i += 7;
+            break;
+        }
+        case 5:
+            f.now += (uint64_t)(op >> 3 & 15) * (op & 0x80 ? 50000000ull : 97000ull);
+            rdps__rel_pub_tick(&f.p, f.now);
+            break;
+        case 6: {
+            if (left < 3)
+                goto out;
+            struct rdps_source s = test_source(1u + b[0]);
+            rdps__rel_pub_receiver_tag(&f.p, &s, b[1] % 4u, b[2] % 3u, f.now);
+            i += 3;
+            break;
+        }
+        case 7: {
+            if (left < 1 || left - 1 < b[0])
+                goto out;
+            struct rdps_frame_view v;
+            if (rdps__frame_decode(b + 1, b[0], NULL, &v) == RDPS_FRAME_OK &&
+                v.hdr.type == RDPS_FRAME_NAK) {
+                struct rdps_source s = test_source(300);
+                rdps__rel_pub_on_nak(&f.p, &s, &v, f.now);
+            }
+            i += 1 + (size_t)b[0];
+            break;
+        }
+        }
+        check_invariants();
+    }
+out:
+    take_actions(64, 0xFF);
+    check_invariants();
+    rp_stop(&f);
+    return 0;
+}
