@@ -1,5 +1,6 @@
 /* addr.c - the addr context: rdma_cm event channel and dispatch, the SIDR listener, create/destroy,
  * deadlines and the rate-limited tick. */
+#include "rdps_clock.h"
 #include "addr_internal.h"
 
 #include <arpa/inet.h>
@@ -16,9 +17,7 @@
 
 uint64_t rdps__addr_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return rdps__clock_monotonic_ms();
 }
 
 static socklen_t sockaddr_size(const struct sockaddr *sa)
@@ -294,13 +293,9 @@ int rdps__addr_process(struct rdps_addr *a)
 
 int rdps__addr_tick(struct rdps_addr *a)
 {
-    struct timespec ts;
-
     if (a == NULL)
         return rdps__set_err(RDPS_EINVAL, "addr_tick: NULL context");
-    /* The coarse clock is read from the vDSO: no syscall on the busy path. */
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    uint64_t now = rdps__clock_coarse_ms(); /* no syscall on the busy path */
     if (now == a->last_tick_ms)
         return 0;
     a->last_tick_ms = now;

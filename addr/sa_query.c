@@ -1,4 +1,5 @@
 /* sa_query.c - SubnAdmGetTable(MCMemberRecord) over libibumad; RoCE ports have no SA and say so. */
+#include "rdps_clock.h"
 #include "rdps_addr.h"
 
 #include <errno.h>
@@ -57,9 +58,7 @@ static int port_link_layer(const char *device_name, uint8_t port_num, int *link_
 
 static uint64_t clock_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return rdps__clock_monotonic_ms();
 }
 
 /* Waits for the response to `tid`, skipping strays; returns its MAD length or an error. */

@@ -14,6 +14,19 @@ static inline uint64_t rdps__clock_monotonic_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static inline uint64_t rdps__clock_monotonic_ms(void)
+{
+    return rdps__clock_monotonic_ns() / 1000000u;
+}
+
+/* Millisecond ticks from the coarse clock: read from the vDSO, never a syscall (busy loops). */
+static inline uint64_t rdps__clock_coarse_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 /* The wire's timestamp_ns (rdps_frame.h): comparable across hosts whose clocks are synchronized. */
 static inline uint64_t rdps__clock_realtime_ns(void)
 {

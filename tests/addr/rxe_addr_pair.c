@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "rdps_clock.h"
 #include "rdps_addr.h"
 #include "rdps_error.h"
 #include "rdps_verbs_transport.h"
@@ -27,9 +28,7 @@ struct node {
 
 static uint64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return rdps__clock_monotonic_ms();
 }
 
 static int fail(const char *what, int err)
