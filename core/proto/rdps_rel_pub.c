@@ -385,6 +385,7 @@ static void ring_action(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a,
                         const struct rdps_pub_ring_slot *s)
 {
     a->kind = kind;
+    a->unicast = false;
     a->in_ring = true;
     a->seq = seq;
     a->len = s->len;
@@ -408,6 +409,7 @@ static void heartbeat_action(struct rdps_rel_pub *p, struct rdps_rel_pub_action 
     };
     rdps__frame_put_header(p->hb_buf, sizeof(p->hb_buf), &h);
     a->kind = RDPS_REL_PUB_POST_HEARTBEAT;
+    a->unicast = false;
     a->in_ring = false;
     a->seq = p->post_seq;
     a->len = RDPS_FRAME_HEADER_LEN;
@@ -415,11 +417,32 @@ static void heartbeat_action(struct rdps_rel_pub *p, struct rdps_rel_pub_action 
     a->frame = p->hb_buf;
 }
 
+static int post_data(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a, uint64_t now_ns)
+{
+    uint32_t seq = p->post_seq++;
+    ring_action(p, a, RDPS_REL_PUB_POST_DATA, seq, &p->ring.slots[seq & p->ring.slot_mask]);
+    p->counters.data_posted++;
+    if (p->data_since_repair < p->cfg.data_per_repair)
+        p->data_since_repair++;
+    p->hb_interval = p->cfg.heartbeat_min_ns;
+    p->hb_next = now_ns + p->hb_interval;
+    return 1;
+}
+
 int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t wall_ns,
                               struct rdps_rel_pub_action *a)
 {
-    memset(a, 0, sizeof(*a));
-    if (!rdps__pub_ring_inflight_full(&p->ring)) {
+    bool room = !rdps__pub_ring_inflight_full(&p->ring);
+    /* Fast paths: new data with no repair waiting; nothing due at all. */
+    if (p->rq_count == 0 && p->owed_count == 0) {
+        if (p->post_seq != p->ring.head_seq) {
+            if (room)
+                return post_data(p, a, now_ns);
+        } else if (now_ns < p->hb_next) {
+            return 0;
+        }
+    }
+    if (room) {
         refill(p, now_ns);
         struct rdps_rel_repair *e = NULL;
         const struct rdps_pub_ring_slot *rs = next_repair(p, &e);
@@ -449,16 +472,8 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
             }
             return 1;
         }
-        if (data) {
-            uint32_t seq = p->post_seq++;
-            ring_action(p, a, RDPS_REL_PUB_POST_DATA, seq, rdps__pub_ring_find(&p->ring, seq));
-            p->counters.data_posted++;
-            if (p->data_since_repair < p->cfg.data_per_repair)
-                p->data_since_repair++;
-            p->hb_interval = p->cfg.heartbeat_min_ns;
-            p->hb_next = now_ns + p->hb_interval;
-            return 1;
-        }
+        if (data)
+            return post_data(p, a, now_ns);
     }
     while (p->owed_count > 0) {
         uint32_t slot = p->owed[p->owed_head], gen = p->owed_gen[p->owed_head];

@@ -178,7 +178,7 @@ enum rdps_rel_pub_action_kind {
     RDPS_REL_PUB_POST_HEARTBEAT,
 };
 
-/* One frame to post. */
+/* One frame to post. dest and receiver_* are set only when unicast. */
 struct rdps_rel_pub_action {
     enum rdps_rel_pub_action_kind kind;
     bool unicast;            /* to `dest`; otherwise to the topic's group */
