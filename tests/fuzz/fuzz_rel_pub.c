@@ -8,6 +8,7 @@
 
 #include <rdps/rdps.h>
 
+#include "rdps_endian.h"
 #include "rdps_seq.h"
 #include "rel_pub_test_util.h"
 
@@ -135,8 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             struct rdps_seq_range ranges[8];
             for (unsigned k = 0; k < n; k++) {
                 const uint8_t *q = b + 2 + 4 * k;
-                ranges[k].start =
-                    op & 0x40 ? (uint32_t)(q[0] | q[1] << 8 | q[2] << 16 | q[3] << 24) : rel(q);
+                ranges[k].start = op & 0x40 ? rdps__get_le32(q) : rel(q);
                 ranges[k].count = (uint32_t)(q[2] | q[3] << 8) % 300 + 1;
             }
             rp_nak(&f, 1u + b[0], b[1] % 4, ranges, n);
