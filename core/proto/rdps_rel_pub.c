@@ -328,6 +328,27 @@ int rdps__rel_pub_on_nak(struct rdps_rel_pub *p, const struct rdps_source *sourc
     return 0;
 }
 
+int rdps__rel_pub_on_frame(struct rdps_rel_pub *p, const struct rdps_source *source,
+                           const struct rdps_frame_view *v, uint64_t now_ns, uint64_t wall_ns)
+{
+    if (v->hdr.type == RDPS_FRAME_NAK)
+        return rdps__rel_pub_on_nak(p, source, v, now_ns);
+    if (v->hdr.type == RDPS_FRAME_STATUS) {
+        struct rdps_rel_status st = {
+            .session_id = v->hdr.session_id,
+            .topic_id = v->hdr.topic_id,
+            .receiver_id = v->receiver_id,
+            .consumed_seq = v->consumed_seq,
+            .window = v->window,
+            .echo_delay_us = v->echo_delay_us,
+            .echo_timestamp_ns = v->hdr.timestamp_ns,
+        };
+        return rdps__rel_pub_on_status(p, source, &st, now_ns, wall_ns);
+    }
+    p->counters.foreign_frames++;
+    return 0;
+}
+
 /* ---- actions ---- */
 
 static void refill(struct rdps_rel_pub *p, uint64_t now_ns)
@@ -397,17 +418,10 @@ static void ring_action(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a,
 static void heartbeat_action(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a,
                              uint64_t wall_ns)
 {
-    struct rdps_frame_header h = {
-        .type = RDPS_FRAME_HEARTBEAT,
-        .flags = RDPS_FRAME_F_RELIABLE,
-        .session_id = p->cfg.session_id,
-        .topic_id = p->cfg.topic_id,
-        .seq = p->post_seq,
-        .msg_len = rdps__rel_pub_retained(p),
-        .frag_offset = 0,
-        .timestamp_ns = wall_ns,
-    };
-    rdps__frame_put_header(p->hb_buf, sizeof(p->hb_buf), &h);
+    /* Cannot fail: the buffer holds a header and retained <= ring slots <= 2^30. */
+    (void)rdps__frame_encode_heartbeat_reliable(p->hb_buf, sizeof(p->hb_buf), p->cfg.session_id,
+                                                p->cfg.topic_id, p->post_seq,
+                                                rdps__rel_pub_retained(p), wall_ns);
     a->kind = RDPS_REL_PUB_POST_HEARTBEAT;
     a->unicast = false;
     a->in_ring = false;

@@ -160,9 +160,9 @@ struct rdps_rel_pub_config {
 };
 
 #define RDPS_REL_PUB_DEFAULT_RING (16u * 1024u * 1024u)
-#define RDPS_REL_NO_ECHO          0xFFFFFFFFu
+#define RDPS_REL_NO_ECHO          RDPS_FRAME_NO_ECHO
 
-/* A received STATUS, as decoded (the glue copies the frame view's fields). */
+/* A received STATUS, as decoded (rdps__rel_pub_on_frame fills it from the frame view). */
 struct rdps_rel_status {
     uint32_t session_id, topic_id;
     uint32_t receiver_id;
@@ -226,7 +226,7 @@ struct rdps_rel_pub_action {
     X(receivers_timed_out, "receivers removed after receiver_timeout_ns of silence")      \
     X(evictions, "receivers evicted (lagged past the trail or stalled the publisher)")    \
     X(resumes, "evicted receivers back at the live position")                             \
-    X(foreign_frames, "NAK/STATUS frames with another session or topic (ignored)")
+    X(foreign_frames, "NAK/STATUS of another session or topic, other frame types (ignored)")
 
 struct rdps_rel_pub_counters {
 #define RDPS_REL_PUB_COUNTER_FIELD_(name, text) uint64_t name;
@@ -337,6 +337,14 @@ int rdps__rel_pub_on_nak(struct rdps_rel_pub *p, const struct rdps_source *sourc
 /* A STATUS from `source`. Returns 0; outcomes counted like NAKs. */
 int rdps__rel_pub_on_status(struct rdps_rel_pub *p, const struct rdps_source *source,
                             const struct rdps_rel_status *st, uint64_t now_ns, uint64_t wall_ns);
+
+/*
+ * The glue's entry point: a decoded NAK or STATUS frame addressed to this
+ * session (STATUS fields, echo included, are taken from the view). Other
+ * frame types are counted as foreign. Returns 0.
+ */
+int rdps__rel_pub_on_frame(struct rdps_rel_pub *p, const struct rdps_source *source,
+                           const struct rdps_frame_view *v, uint64_t now_ns, uint64_t wall_ns);
 
 /*
  * Discovery's group tag for a receiver (0: none); creates the entry if

@@ -27,7 +27,8 @@
  *                (signed), [window][echo delay][echo ts lo]
  *   op % 8 == 5  time passes by (op >> 3) x 97 us (x 50 ms when bit 7), then tick
  *   op % 8 == 6  discovery tag [src][rid][tag % 3]
- *   op % 8 == 7  arbitrary datagram [len][bytes...]: decoded, NAKs handed to the engine
+ *   op % 8 == 7  arbitrary datagram [len][bytes...] from source 300 + (op >> 3): decoded,
+ *                every valid frame handed to rdps__rel_pub_on_frame
  * Sources are 1 + src (256 spoofed identities); receiver ids rid % 4. Invariants
  * (abort): table within its cap; every action's frame is the ring slot of its
  * sequence, whole, inside the memory, decodes with that sequence and the right
@@ -174,10 +175,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (left < 1 || left - 1 < b[0])
                 goto out;
             struct rdps_frame_view v;
-            if (rdps__frame_decode(b + 1, b[0], NULL, &v) == RDPS_FRAME_OK &&
-                v.hdr.type == RDPS_FRAME_NAK) {
-                struct rdps_source s = test_source(300);
-                rdps__rel_pub_on_nak(&f.p, &s, &v, f.now);
+            if (rdps__frame_decode(b + 1, b[0], NULL, &v) == RDPS_FRAME_OK) {
+                struct rdps_source s = test_source(300u + (op >> 3));
+                rdps__rel_pub_on_frame(&f.p, &s, &v, f.now, f.now);
             }
             i += 1 + (size_t)b[0];
             break;

@@ -112,8 +112,11 @@ static inline int rp_action_ok(const struct rp *f, const struct rdps_rel_pub_act
                 return 0;
         return 1;
     }
+    struct rdps_frame_view v;
     return a->kind == RDPS_REL_PUB_POST_HEARTBEAT && a->len == RDPS_FRAME_HEADER_LEN &&
-           a->frame[RDPS_FRAME_OFF_TYPE] == RDPS_FRAME_HEARTBEAT;
+           rdps__frame_decode(a->frame, a->len, NULL, &v) == RDPS_FRAME_OK &&
+           v.hdr.type == RDPS_FRAME_HEARTBEAT && v.hdr.flags == RDPS_FRAME_F_RELIABLE &&
+           v.hdr.seq == a->seq && v.retained == v.hdr.msg_len;
 }
 
 /* Heartbeat fields: next sequence and retained count. */
@@ -170,11 +173,17 @@ static inline void rp_nak1(struct rp *f, uint64_t src, uint32_t start, uint32_t 
     rp_nak(f, src, 7, &r, 1);
 }
 
+/* A STATUS through the wire: encoded, decoded, handed to rdps__rel_pub_on_frame. */
 static inline void rp_status(struct rp *f, uint64_t src, uint32_t consumed, uint32_t window)
 {
-    struct rdps_rel_status st = {RP_SESSION, RP_TOPIC, 7, consumed, window, RDPS_REL_NO_ECHO, 0};
+    uint8_t buf[RDPS_FRAME_STATUS_LEN];
+    int len = rdps__frame_encode_status(buf, sizeof(buf), RP_SESSION, RP_TOPIC, 7, consumed, window,
+                                        f->now);
+    struct rdps_frame_view v;
+    if (len < 0 || rdps__frame_decode(buf, (size_t)len, NULL, &v) != RDPS_FRAME_OK)
+        abort();
     struct rdps_source s = test_source(src);
-    rdps__rel_pub_on_status(&f->p, &s, &st, f->now, f->now);
+    rdps__rel_pub_on_frame(&f->p, &s, &v, f->now, f->now);
 }
 
 static inline enum rdps_rel_rx_state rp_state(const struct rp *f, uint64_t src)

@@ -641,8 +641,13 @@ static void test_counters_rtt_and_foreign(void **state)
     rdps__rel_pub_on_status(&f.p, &s1, &st, f.now, 1100 * US);
     assert_int_equal(f.p.counters.rtt_samples, 1);
     assert_int_equal(f.p.counters.rtt_bogus, 1);
-    st.echo_timestamp_ns = 2000 * US;
-    rdps__rel_pub_on_status(&f.p, &s1, &st, f.now, 2000 * US + 150 * US); /* sample 120 us */
+    /* Through the wire: a STATUS echoing a heartbeat sent at 2000 us, held 30 us: sample 120 us. */
+    uint8_t buf[RDPS_FRAME_STATUS_LEN];
+    int len = rdps__frame_encode_status_echo(buf, sizeof(buf), RP_SESSION, RP_TOPIC, 7, first, 10,
+                                             30, 2000 * US);
+    struct rdps_frame_view v;
+    assert_int_equal(rdps__frame_decode(buf, (size_t)len, NULL, &v), RDPS_FRAME_OK);
+    rdps__rel_pub_on_frame(&f.p, &s1, &v, f.now, 2000 * US + 150 * US);
     assert_int_equal(rdps__rel_pub_receiver_info(&f.p, &s1, 7, &info), 0);
     assert_int_equal(info.srtt_ns, 70 * US - 70 * US / 8 + 120 * US / 8);
     /* Another session's or topic's frames are foreign. */
