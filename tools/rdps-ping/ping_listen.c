@@ -18,7 +18,8 @@ int ping_run_listener(struct ping_ctx *pc)
 {
     struct rdps_rx_datagram rx[RX_BATCH];
     struct listen_totals tot = {0};
-    uint64_t deadline = pc->opt.timeout_s ? rdps__clock_monotonic_ns() + pc->opt.timeout_s * 1000000000ull : 0;
+    uint64_t deadline =
+        pc->opt.timeout_s ? rdps__clock_monotonic_ns() + pc->opt.timeout_s * 1000000000ull : 0;
     uint64_t next_cm_check = 0;
     int rc = TOOL_EXIT_OK;
 
