@@ -588,6 +588,42 @@ static void test_repair_dropped_below_trail(void **state)
     rp_stop(&f);
 }
 
+/* Late join from the oldest retained sequence: unicast repairs, clipped per NAK, paced by budget.
+ */
+static void test_late_join_from_oldest(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 64 * RP_DGRAM);
+    f.cfg.repair_budget_bytes = 8 * RP_DGRAM;
+    f.cfg.max_frames_per_nak = 32;
+    assert_int_equal(rp_start(&f), 0);
+    for (uint64_t i = 0; i < 100; i++)
+        send_one(&f, i);
+    uint32_t oldest = rdps__rel_pub_oldest_seq(&f.p);
+    assert_int_equal(rdps__rel_pub_retained(&f.p), 64);
+    rp_nak1(&f, 5, oldest, rdps__rel_pub_retained(&f.p));
+    assert_int_equal(f.p.counters.nak_clipped, 1);
+    struct rdps_rel_pub_action a[64];
+    uint32_t expect = oldest;
+    for (int interval = 0; interval < 4; interval++) {
+        int n = rp_drain(&f, a, 64, 1);
+        assert_int_equal(n, 8); /* the budget's worth per interval */
+        for (int i = 0; i < n; i++) {
+            assert_int_equal(a[i].kind, RDPS_REL_PUB_POST_REPAIR);
+            assert_true(a[i].unicast);
+            assert_int_equal(test_source_number(&a[i].dest), 5);
+            assert_int_equal(a[i].seq, expect++);
+        }
+        f.now += f.cfg.repair_interval_ns;
+    }
+    assert_int_equal(rp_drain(&f, a, 64, 1), 0); /* 32 per NAK: the joiner asks again */
+    rp_nak1(&f, 5, expect, oldest + 64 - expect);
+    assert_int_equal(rp_drain(&f, a, 64, 1), 8);
+    assert_int_equal(a[0].seq, oldest + 32);
+    rp_stop(&f);
+}
+
 static void test_receiver_table_cap(void **state)
 {
     (void)state;
@@ -700,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_eviction_stalled_min),
         cmocka_unit_test(test_unrecoverable_answered_with_heartbeat),
         cmocka_unit_test(test_repair_dropped_below_trail),
+        cmocka_unit_test(test_late_join_from_oldest),
         cmocka_unit_test(test_receiver_table_cap),
         cmocka_unit_test(test_counters_rtt_and_foreign),
         cmocka_unit_test(test_config_errors),
