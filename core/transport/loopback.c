@@ -39,9 +39,19 @@ struct rdps_loopback_fabric {
     uint32_t next_endpoint_id;
 };
 
+/* A queued request: from a send buffer (slot), or from a registered region (slot NO_SLOT). */
 struct lb_pending {
     uint32_t slot, len;
     const struct rdps_dest *dest;
+    const uint8_t *data;     /* slot NO_SLOT: where in the region */
+    struct rdps_tx_mem *mem; /* slot NO_SLOT: the region */
+    uint64_t cookie;         /* on a submit_mem's last request, else 0 */
+};
+
+/* A delivered submit_mem request, completed by the next poll() (sent[] holds NO_SLOT for it). */
+struct lb_sent_mem {
+    struct rdps_tx_mem *mem;
+    uint64_t cookie;
 };
 
 struct lb_ready {
@@ -60,7 +70,10 @@ struct lb_endpoint {
     uint32_t *send_refs, *send_free, send_free_count;
     struct lb_pending *pending;
     uint32_t pend_count;
-    uint32_t *sent, sent_count; /* delivered WRs whose buffers return on the next poll() */
+    uint32_t *sent, sent_count;        /* delivered WRs whose buffers return on the next poll() */
+    struct lb_sent_mem *sent_mem;      /* by sent[] index, for NO_SLOT entries */
+    uint32_t pend_mem, sent_mem_count; /* submit_mem requests among pending[] / sent[] */
+    struct rdps_tx_mem *mems;          /* registered regions */
 
     uint8_t *recv_mem;
     uint32_t *recv_free, recv_free_count;
@@ -214,9 +227,9 @@ static int lb_submit(struct rdps_transport *t, struct rdps_tx_buf *buf, uint32_t
         p->slot = slot;
         p->len = len;
         p->dest = dests[i];
-        ep->send_refs[slot]++;
     }
-    send_unref(ep, slot);
+    /* One reference per queued request; the claim's own (1) passes to the first. */
+    ep->send_refs[slot] += ndest - 1;
     return 0;
 }
 
@@ -245,6 +258,21 @@ static void deliver(struct lb_endpoint *to, struct lb_addr *from, const uint8_t 
         signal_readable(to);
 }
 
+/* The device reads one queued request's bytes and delivers them. */
+static inline void transmit(struct lb_endpoint *ep, const struct lb_pending *p, const uint8_t *data)
+{
+    struct lb_addr *a = p->dest->ah;
+    if (a->is_group) {
+        for (uint32_t m = 0; m < a->member_count; m++)
+            deliver(a->members[m].endpoint, ep->self, data, p->len);
+    } else if (a->endpoint != NULL) {
+        /* A datagram to a destroyed endpoint is lost, as on a real fabric. */
+        deliver(a->endpoint, ep->self, data, p->len);
+    }
+    ep->stats.tx_datagrams++;
+    ep->stats.tx_bytes += p->len;
+}
+
 static int lb_flush(struct rdps_transport *t)
 {
     struct lb_endpoint *ep = to_lb(t);
@@ -253,27 +281,56 @@ static int lb_flush(struct rdps_transport *t)
         err = RDPS_EDEVFATAL;
     else if (ep->fabric == NULL)
         err = RDPS_ESHUTDOWN;
-    for (uint32_t i = 0; i < ep->pend_count; i++) {
-        struct lb_pending *p = &ep->pending[i];
-        if (err == 0) {
-            const uint8_t *data = ep->send_mem + (size_t)p->slot * ep->max_payload;
-            struct lb_addr *a = p->dest->ah;
-            if (a->is_group) {
-                for (uint32_t m = 0; m < a->member_count; m++)
-                    deliver(a->members[m].endpoint, ep->self, data, p->len);
-            } else if (a->endpoint != NULL) {
-                /* A datagram to a destroyed endpoint is lost, as on a real fabric. */
-                deliver(a->endpoint, ep->self, data, p->len);
-            }
-            ep->stats.tx_datagrams++;
-            ep->stats.tx_bytes += p->len;
+    if (err == 0 && ep->pend_mem == 0) {
+        /* Send buffers only (every unreliable send): the short loop. */
+        for (uint32_t i = 0; i < ep->pend_count; i++) {
+            const struct lb_pending *p = &ep->pending[i];
+            transmit(ep, p, ep->send_mem + (size_t)p->slot * ep->max_payload);
             ep->sent[ep->sent_count++] = p->slot;
-        } else {
-            send_unref(ep, p->slot);
         }
+        ep->pend_count = 0;
+        return 0;
+    }
+    for (uint32_t i = 0; i < ep->pend_count; i++) {
+        const struct lb_pending *p = &ep->pending[i];
+        bool from_mem = p->slot == NO_SLOT;
+        if (err != 0) {
+            if (from_mem)
+                rdps__tx_mem_release(p->mem, 0);
+            else
+                send_unref(ep, p->slot);
+            continue;
+        }
+        /* Registered regions are read now, as a device reads them after the post. */
+        transmit(ep, p, from_mem ? p->data : ep->send_mem + (size_t)p->slot * ep->max_payload);
+        if (from_mem) {
+            ep->sent_mem[ep->sent_count].mem = p->mem;
+            ep->sent_mem[ep->sent_count].cookie = p->cookie;
+            ep->sent_mem_count++;
+        }
+        ep->sent[ep->sent_count++] = p->slot;
     }
     ep->pend_count = 0;
+    ep->pend_mem = 0;
     return err;
+}
+
+/* Send completions: buffers back to the pool, regions' `completed` forward (in order). */
+static void reap_sent(struct lb_endpoint *ep)
+{
+    if (ep->sent_mem_count == 0) {
+        for (uint32_t i = 0; i < ep->sent_count; i++)
+            send_unref(ep, ep->sent[i]);
+    } else {
+        for (uint32_t i = 0; i < ep->sent_count; i++) {
+            if (ep->sent[i] != NO_SLOT)
+                send_unref(ep, ep->sent[i]);
+            else
+                rdps__tx_mem_release(ep->sent_mem[i].mem, ep->sent_mem[i].cookie);
+        }
+        ep->sent_mem_count = 0;
+    }
+    ep->sent_count = 0;
 }
 
 static int lb_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int max)
@@ -281,9 +338,7 @@ static int lb_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int ma
     struct lb_endpoint *ep = to_lb(t);
     if (ep->device_fatal)
         return RDPS_EDEVFATAL;
-    for (uint32_t i = 0; i < ep->sent_count; i++)
-        send_unref(ep, ep->sent[i]);
-    ep->sent_count = 0;
+    reap_sent(ep);
     int got = 0;
     while (got < max && ep->ready_count > 0) {
         struct lb_ready *r = &ep->ready[ep->ready_head];
@@ -329,6 +384,123 @@ static int lb_reply_dest(struct rdps_transport *t, const struct rdps_rx_datagram
     if (from == NULL)
         return rdps__set_err(RDPS_ENOENT, "loopback reply: the sender is gone");
     *out = &from->dest;
+    return 0;
+}
+
+/* The endpoint numbered src->qpn, if src carries its GID (every loopback datagram does). */
+static int lb_source_dest(struct rdps_transport *t, const struct rdps_source *src,
+                          const struct rdps_dest **out)
+{
+    struct lb_endpoint *ep = to_lb(t);
+    if (out == NULL)
+        return RDPS_EINVAL;
+    *out = NULL;
+    if (src == NULL || src->qpn == 0 || !src->has_gid)
+        return rdps__set_err(RDPS_EINVAL, "loopback source_dest: no endpoint number or GID");
+    if (ep->fabric == NULL)
+        return RDPS_ESHUTDOWN;
+    uint8_t gid[16];
+    endpoint_gid(src->qpn, gid);
+    if (memcmp(gid, src->gid, sizeof(gid)) != 0)
+        return rdps__set_err(RDPS_ENOENT, "loopback source_dest: GID is not endpoint %u's",
+                             src->qpn);
+    for (struct lb_addr *a = ep->fabric->addrs; a != NULL; a = a->next) {
+        if (!a->is_group && a->id == src->qpn) {
+            *out = &a->dest; /* owned by the fabric: valid until it is destroyed */
+            return 0;
+        }
+    }
+    return rdps__set_err(RDPS_ENOENT, "loopback source_dest: no endpoint %u", src->qpn);
+}
+
+/* ---- registered memory: read by flush (the device's DMA), completed on the next poll() ---- */
+
+static int lb_mem_register(struct rdps_transport *t, void *addr, size_t len,
+                           struct rdps_tx_mem **out)
+{
+    struct lb_endpoint *ep = to_lb(t);
+    if (out == NULL)
+        return rdps__set_err(RDPS_EINVAL, "mem_register: NULL out pointer");
+    *out = NULL;
+    if (addr == NULL || len == 0)
+        return rdps__set_err(RDPS_EINVAL, "mem_register: no memory (%zu bytes)", len);
+    struct rdps_tx_mem *m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return rdps__set_err(RDPS_ENOMEM, "mem_register: out of memory");
+    m->addr = addr;
+    m->len = len;
+    m->owner = t;
+    m->next = ep->mems;
+    ep->mems = m;
+    *out = m;
+    return 0;
+}
+
+static int lb_mem_deregister(struct rdps_transport *t, struct rdps_tx_mem *m)
+{
+    struct lb_endpoint *ep = to_lb(t);
+    if (m == NULL)
+        return 0;
+    if (m->owner != t)
+        return rdps__set_err(RDPS_EINVAL, "mem_deregister: region of another transport");
+    if (m->inflight > 0)
+        reap_sent(ep);
+    if (m->inflight > 0)
+        return rdps__set_err(RDPS_EBUSY, "mem_deregister: %u sends still reference the region",
+                             m->inflight);
+    for (struct rdps_tx_mem **link = &ep->mems; *link != NULL; link = &(*link)->next) {
+        if (*link == m) {
+            *link = m->next;
+            break;
+        }
+    }
+    free(m);
+    return 0;
+}
+
+static int lb_submit_mem(struct rdps_transport *t, struct rdps_tx_mem *m, size_t offset,
+                         uint32_t len, const struct rdps_dest *const *dests, unsigned ndest,
+                         uint64_t cookie)
+{
+    struct lb_endpoint *ep = to_lb(t);
+    if (ep->device_fatal)
+        return RDPS_EDEVFATAL;
+    if (ep->fabric == NULL)
+        return RDPS_ESHUTDOWN;
+    if (m == NULL || m->owner != t)
+        return rdps__set_err(RDPS_EINVAL, "submit_mem: region not registered with this endpoint");
+    if (len > ep->max_payload)
+        return rdps__set_err(RDPS_EMSGSIZE,
+                             "datagram of %u bytes exceeds max_payload %u of loopback endpoint",
+                             len, ep->max_payload);
+    if (offset > m->len || len > m->len - offset)
+        return rdps__set_err(RDPS_EINVAL, "submit_mem: %u bytes at %zu outside the %zu-byte region",
+                             len, offset, m->len);
+    if (cookie <= m->submitted)
+        return rdps__set_err(RDPS_EINVAL, "submit_mem: cookie %llu not above the last (%llu)",
+                             (unsigned long long)cookie, (unsigned long long)m->submitted);
+    if (ndest == 0 || dests == NULL)
+        return rdps__set_err(RDPS_EINVAL, "submit_mem: no destination");
+    for (unsigned i = 0; i < ndest; i++) {
+        if (dests[i] == NULL || dests[i]->ah == NULL)
+            return rdps__set_err(RDPS_EINVAL, "submit_mem: destination %u has no address", i);
+    }
+    if (ep->pend_count + ep->sent_count + ndest > ep->sq_depth) {
+        ep->stats.tx_backpressure++;
+        return RDPS_EAGAIN;
+    }
+    for (unsigned i = 0; i < ndest; i++) {
+        struct lb_pending *p = &ep->pending[ep->pend_count++];
+        p->slot = NO_SLOT;
+        p->len = len;
+        p->dest = dests[i];
+        p->data = m->addr + offset;
+        p->mem = m;
+        p->cookie = i + 1 == ndest ? cookie : 0;
+    }
+    ep->pend_mem += ndest;
+    m->inflight += ndest;
+    m->submitted = cookie;
     return 0;
 }
 
@@ -518,11 +690,17 @@ static void lb_destroy(struct rdps_transport *t)
     }
     if (ep->event_fd >= 0)
         close(ep->event_fd);
+    while (ep->mems != NULL) {
+        struct rdps_tx_mem *m = ep->mems;
+        ep->mems = m->next;
+        free(m);
+    }
     free(ep->send_mem);
     free(ep->send_refs);
     free(ep->send_free);
     free(ep->pending);
     free(ep->sent);
+    free(ep->sent_mem);
     free(ep->recv_mem);
     free(ep->recv_free);
     free(ep->ready);
@@ -568,13 +746,14 @@ int rdps__loopback_create(struct rdps_loopback_fabric *f, const struct rdps_loop
     ep->send_free = calloc(ep->send_slots, sizeof(uint32_t));
     ep->pending = calloc(ep->sq_depth, sizeof(*ep->pending));
     ep->sent = calloc(ep->sq_depth, sizeof(uint32_t));
+    ep->sent_mem = calloc(ep->sq_depth, sizeof(*ep->sent_mem));
     ep->recv_mem = calloc(ep->recv_slots, ep->max_payload);
     ep->recv_free = calloc(ep->recv_slots, sizeof(uint32_t));
     ep->ready = calloc(ep->recv_slots, sizeof(*ep->ready));
     ep->slot_from = calloc(ep->recv_slots, sizeof(*ep->slot_from));
     if (ep->send_mem == NULL || ep->send_refs == NULL || ep->send_free == NULL ||
-        ep->pending == NULL || ep->sent == NULL || ep->recv_mem == NULL || ep->recv_free == NULL ||
-        ep->ready == NULL || ep->slot_from == NULL) {
+        ep->pending == NULL || ep->sent == NULL || ep->sent_mem == NULL || ep->recv_mem == NULL ||
+        ep->recv_free == NULL || ep->ready == NULL || ep->slot_from == NULL) {
         err = rdps__set_err(RDPS_ENOMEM, "loopback create: out of memory for buffers");
         goto err;
     }
@@ -618,6 +797,10 @@ static const struct rdps_transport_ops loopback_ops = {
     .poll = lb_poll,
     .rx_release = lb_rx_release,
     .reply_dest = lb_reply_dest,
+    .source_dest = lb_source_dest,
+    .mem_register = lb_mem_register,
+    .mem_deregister = lb_mem_deregister,
+    .submit_mem = lb_submit_mem,
     .event_fd = lb_event_fd,
     .arm = lb_arm,
     .next_event = lb_next_event,

@@ -153,6 +153,46 @@ static int loss_reply_dest(struct rdps_transport *t, const struct rdps_rx_datagr
     return t->inner->ops->reply_dest(t->inner, rx, out);
 }
 
+static int loss_source_dest(struct rdps_transport *t, const struct rdps_source *src,
+                            const struct rdps_dest **out)
+{
+    return rdps__transport_source_dest(t->inner, src, out);
+}
+
+static int loss_mem_register(struct rdps_transport *t, void *addr, size_t len,
+                             struct rdps_tx_mem **out)
+{
+    return rdps__transport_mem_register(t->inner, addr, len, out);
+}
+
+static int loss_mem_deregister(struct rdps_transport *t, struct rdps_tx_mem *m)
+{
+    return rdps__transport_mem_deregister(t->inner, m);
+}
+
+static int loss_submit_mem(struct rdps_transport *t, struct rdps_tx_mem *m, size_t offset,
+                           uint32_t len, const struct rdps_dest *const *dests, unsigned ndest,
+                           uint64_t cookie)
+{
+    struct loss_transport *lt = to_loss(t);
+    struct rdps_transport *in = lt->base.inner;
+    /*
+     * Judged like submit(); a dropped request never references the region, so
+     * its cookie completes as soon as the region's earlier sends have. Bad
+     * submits (and those the inner transport would refuse for room) still get
+     * the inner transport's answer.
+     */
+    if (lt->on_send && m != NULL && m->owner == rdps__transport_innermost(in) && ndest > 0 &&
+        dests != NULL && cookie > m->submitted && offset <= m->len && len <= m->len - offset &&
+        len <= in->ops->max_payload(in) &&
+        rdps__loss_gen_should_drop(&lt->send_gen, m->addr + offset, len)) {
+        lt->dropped_tx += ndest;
+        rdps__tx_mem_skip(m, cookie);
+        return 0;
+    }
+    return in->ops->submit_mem(in, m, offset, len, dests, ndest, cookie);
+}
+
 static int loss_event_fd(struct rdps_transport *t)
 {
     struct rdps_transport *in = t->inner;
@@ -240,6 +280,10 @@ static const struct rdps_transport_ops loss_ops = {
     .poll = loss_poll,
     .rx_release = loss_rx_release,
     .reply_dest = loss_reply_dest,
+    .source_dest = loss_source_dest,
+    .mem_register = loss_mem_register,
+    .mem_deregister = loss_mem_deregister,
+    .submit_mem = loss_submit_mem,
     .event_fd = loss_event_fd,
     .arm = loss_arm,
     .next_event = loss_next_event,

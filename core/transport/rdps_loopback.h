@@ -21,6 +21,12 @@
  *    is a member (rxe loops multicast back too; filter by session id).
  *  - reply_dest() is the sender's unicast destination; src_qpn its endpoint
  *    number; src_gid fe80::<endpoint number>. Q_Keys are not checked.
+ *    source_dest() finds the endpoint by that number and GID; its
+ *    destinations live as long as the fabric (no cache, no eviction).
+ *  - submit_mem() queues a request that reads the registered bytes when
+ *    flush() delivers it (as a device reads them after the post, not at
+ *    submit); its region's `completed` moves on the sender's next poll(), so
+ *    a caller that overwrites a slot too early is caught here as on verbs.
  *  - no hidden threads, no clock: fully deterministic.
  */
 struct rdps_loopback_fabric;

@@ -70,4 +70,7 @@ void rdps__reply_cache_fini(struct rdps_reply_cache *c);
 int rdps__reply_cache_get(struct rdps_reply_cache *c, const struct rdps_reply_key *key,
                           const void *make_arg, const struct rdps_dest **out);
 
+/* true when `key` is cached (no side effect: neither recency nor counters change). */
+bool rdps__reply_cache_contains(const struct rdps_reply_cache *c, const struct rdps_reply_key *key);
+
 #endif /* RDPS_REPLY_CACHE_H */

@@ -62,4 +62,17 @@ static inline void rdps__rx_reply_key(const struct rdps_rx_datagram *d, struct r
     k->pad = 0;
 }
 
+/* The same key from a source as rdps_msg_info / rdps_event report it (rdps.h): one entry per
+ * sender. */
+static inline void rdps__source_reply_key(const struct rdps_source *s, struct rdps_reply_key *k)
+{
+    if (s->has_gid)
+        memcpy(k->gid, s->gid, sizeof(k->gid));
+    else
+        memset(k->gid, 0, sizeof(k->gid));
+    k->qpn = s->qpn;
+    k->lid = s->has_gid ? 0 : s->lid;
+    k->pad = 0;
+}
+
 #endif /* RDPS_RX_SOURCE_H */

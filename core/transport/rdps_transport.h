@@ -31,6 +31,34 @@ struct rdps_tx_buf {
     uint32_t slot; /* transport-private */
 };
 
+/*
+ * Caller memory registered for zero-copy sends (mem_register), e.g. a
+ * reliable publisher's ring of frames: written once by the caller, posted and
+ * re-posted from where it lies (submit_mem), never copied per send.
+ *
+ * Completion model: every submit_mem carries a cookie, strictly increasing
+ * per region (a 64-bit counter or the ring's byte position). `completed` is
+ * the largest cookie such that every submit_mem of this region with a cookie
+ * <= it no longer references the memory: sent (inline data leaves at post),
+ * completed with an error, or dropped (QP reset, refused post, loss
+ * interceptor). Only then may the caller overwrite those bytes. It advances
+ * in poll() (which reaps send completions; UD sends of one QP complete in
+ * order) and never goes back. The transport guarantees it advances without
+ * further sends: a flush that posts submit_mem requests signals its last one.
+ * Read it with rdps__tx_mem_completed(); the other fields are the transport's.
+ */
+struct rdps_tx_mem {
+    uint8_t *addr;
+    size_t len;
+    uint64_t completed; /* every submit_mem with cookie <= completed is done (0: none yet) */
+    uint64_t submitted; /* largest cookie submitted (0: none yet) */
+    uint32_t inflight;  /* queued or posted requests still referencing the memory */
+    uint32_t lkey;
+    void *priv; /* transport-private (the ibv_mr on verbs) */
+    struct rdps_transport *owner;
+    struct rdps_tx_mem *next; /* the owner's list of regions */
+};
+
 /* One received datagram; `data` stays valid until rx_release(). */
 struct rdps_rx_datagram {
     const uint8_t *data; /* payload, after the 40-byte GRH on verbs */
@@ -129,6 +157,45 @@ struct rdps_transport_ops {
     int (*reply_dest)(struct rdps_transport *t, const struct rdps_rx_datagram *rx,
                       const struct rdps_dest **out);
     /*
+     * A destination for a peer known only by its source (as poll() reported it
+     * in a datagram since released, or from rdps_msg_info / rdps_event): the
+     * publisher's QP for a NAK or STATUS, a receiver for a unicast repair.
+     * Same cache as reply_dest (same key, so both share one AH per source) and
+     * the same lifetime: *out stays valid until reply_cache_entries (default
+     * 256) other sources were looked up after it through either call; look it
+     * up again right before each submit (an O(1) hash hit) instead of keeping
+     * it. submit copies what it needs, and an evicted AH is destroyed only
+     * after every send queued or posted before the eviction has completed. A
+     * stale pointer names a live AH of another source or none (submit refuses
+     * it), never a destroyed one. RDPS_EAGAIN when the cache refused (counted
+     * in reply_refused); RDPS_ENOTSUP on an InfiniBand port for a source with a
+     * GID but no LID (the path needs the LID of its datagram: use reply_dest).
+     */
+    int (*source_dest)(struct rdps_transport *t, const struct rdps_source *src,
+                       const struct rdps_dest **out);
+    /*
+     * Registers len bytes at addr (ibv_reg_mr once) for submit_mem. Slow path;
+     * *out belongs to the transport until mem_deregister (or destroy, which
+     * deregisters every region left).
+     */
+    int (*mem_register)(struct rdps_transport *t, void *addr, size_t len, struct rdps_tx_mem **out);
+    /*
+     * Deregisters a region no request references any more (completed ==
+     * submitted after a flush and poll); RDPS_EBUSY otherwise, nothing done.
+     */
+    int (*mem_deregister)(struct rdps_transport *t, struct rdps_tx_mem *m);
+    /*
+     * Queues len bytes at m->addr + offset to each of ndest destinations, in
+     * the same work-request chain as submit() (posted by flush()). No copy:
+     * the bytes are read by the device after flush and must not change until
+     * completed >= cookie. cookie > m->submitted (strictly increasing).
+     * RDPS_EAGAIN when the send queue has no room for ndest requests (nothing
+     * queued); RDPS_EMSGSIZE beyond max_payload; RDPS_EINVAL for a range
+     * outside the region, a cookie not above the last, or a bad destination.
+     */
+    int (*submit_mem)(struct rdps_transport *t, struct rdps_tx_mem *m, size_t offset, uint32_t len,
+                      const struct rdps_dest *const *dests, unsigned ndest, uint64_t cookie);
+    /*
      * A pollable fd (level-triggered) that becomes readable when completions
      * or async events are pending, or -1. To sleep: arm(), poll() once more
      * (a completion may have landed before the arm), and only if that found
@@ -165,11 +232,69 @@ static inline struct rdps_transport *rdps__transport_innermost(struct rdps_trans
     return t;
 }
 
+/* Every submit_mem of m with a cookie <= the result is done with m's memory (see rdps_tx_mem). */
+static inline uint64_t rdps__tx_mem_completed(const struct rdps_tx_mem *m)
+{
+    return m->completed;
+}
+
+/*
+ * For transports and interceptors: a submit_mem with `cookie` that will never
+ * reference the memory (dropped before it was queued). completed reaches it
+ * as soon as nothing before it is in flight.
+ */
+static inline void rdps__tx_mem_skip(struct rdps_tx_mem *m, uint64_t cookie)
+{
+    m->submitted = cookie;
+    if (m->inflight == 0)
+        m->completed = cookie;
+}
+
+/*
+ * For transports: one request of m stopped referencing its memory (sent
+ * inline, completed, or dropped); `cookie` is its submit's cookie when it was
+ * the submit's last request and completed in order, else 0.
+ */
+static inline void rdps__tx_mem_release(struct rdps_tx_mem *m, uint64_t cookie)
+{
+    if (--m->inflight == 0)
+        m->completed = m->submitted;
+    else if (cookie > m->completed)
+        m->completed = cookie;
+}
+
 /* Shorthand for t->ops->reply_dest(t, rx, out). */
 static inline int rdps__transport_reply(struct rdps_transport *t, const struct rdps_rx_datagram *rx,
                                         const struct rdps_dest **out)
 {
     return t->ops->reply_dest(t, rx, out);
+}
+
+/* The ops added for the reliable layer, RDPS_ENOTSUP on a transport without them (test doubles). */
+static inline int rdps__transport_source_dest(struct rdps_transport *t,
+                                              const struct rdps_source *src,
+                                              const struct rdps_dest **out)
+{
+    return t->ops->source_dest != NULL ? t->ops->source_dest(t, src, out) : RDPS_ENOTSUP;
+}
+
+static inline int rdps__transport_mem_register(struct rdps_transport *t, void *addr, size_t len,
+                                               struct rdps_tx_mem **out)
+{
+    return t->ops->mem_register != NULL ? t->ops->mem_register(t, addr, len, out) : RDPS_ENOTSUP;
+}
+
+static inline int rdps__transport_mem_deregister(struct rdps_transport *t, struct rdps_tx_mem *m)
+{
+    return t->ops->mem_deregister != NULL ? t->ops->mem_deregister(t, m) : RDPS_ENOTSUP;
+}
+
+static inline int rdps__transport_submit_mem(struct rdps_transport *t, struct rdps_tx_mem *m,
+                                             size_t offset, uint32_t len,
+                                             const struct rdps_dest *const *dests, unsigned ndest,
+                                             uint64_t cookie)
+{
+    return t->ops->submit_mem(t, m, offset, len, dests, ndest, cookie);
 }
 
 #endif /* RDPS_TRANSPORT_H */

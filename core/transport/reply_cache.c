@@ -116,21 +116,34 @@ static int evict_oldest(struct rdps_reply_cache *c)
     return 0;
 }
 
+static int32_t find_entry(const struct rdps_reply_cache *c, uint32_t bucket,
+                          const struct rdps_reply_key *key)
+{
+    for (int32_t i = c->buckets[bucket]; i >= 0; i = c->entries[i].next_in_bucket) {
+        if (memcmp(&c->entries[i].key, key, sizeof(*key)) == 0)
+            return i;
+    }
+    return -1;
+}
+
+bool rdps__reply_cache_contains(const struct rdps_reply_cache *c, const struct rdps_reply_key *key)
+{
+    return find_entry(c, hash_key(c, key) & c->bucket_mask, key) >= 0;
+}
+
 int rdps__reply_cache_get(struct rdps_reply_cache *c, const struct rdps_reply_key *key,
                           const void *make_arg, const struct rdps_dest **out)
 {
     uint32_t bucket = hash_key(c, key) & c->bucket_mask;
-    for (int32_t i = c->buckets[bucket]; i >= 0; i = c->entries[i].next_in_bucket) {
-        struct rdps_reply_entry *e = &c->entries[i];
-        if (memcmp(&e->key, key, sizeof(*key)) == 0) {
-            if (c->newest != i) {
-                list_unlink(c, i);
-                list_push_newest(c, i);
-            }
-            c->hits++;
-            *out = &e->dest;
-            return 0;
+    int32_t i = find_entry(c, bucket, key);
+    if (i >= 0) {
+        if (c->newest != i) {
+            list_unlink(c, i);
+            list_push_newest(c, i);
         }
+        c->hits++;
+        *out = &c->entries[i].dest;
+        return 0;
     }
     c->misses++;
     int err = 0;

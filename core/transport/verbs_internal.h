@@ -12,7 +12,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define VERBS_NO_SLOT    UINT32_MAX
+#define VERBS_NO_SLOT  UINT32_MAX
+#define VERBS_MEM_SLOT (UINT32_MAX - 1) /* a submit_mem request: pend_mem / posted_mem say which \
+                                         */
 #define VERBS_POLL_BATCH 32
 #define VERBS_EVENT_RING 16
 #define VERBS_BUF_ALIGN  64u
@@ -62,9 +64,16 @@ struct verbs_transport {
     struct ibv_sge *pend_sge;
     uint32_t *pend_slot;
     uint32_t pend_count;
+    /* For pend_slot VERBS_MEM_SLOT: the region, and the cookie on a submit's last request (else 0).
+     */
+    struct rdps_tx_mem **pend_mem;
+    uint64_t *pend_cookie;
+    uint32_t pend_mem_count;
 
     /* Posted WRs by sequence (wr_id); everything below done_seq has completed. */
     uint32_t *posted_slot;
+    struct rdps_tx_mem **posted_mem; /* by sequence, for posted_slot VERBS_MEM_SLOT */
+    uint64_t *posted_cookie;
     uint64_t next_seq, done_seq;
     uint64_t signaled_through; /* 1 + sequence of the last signaled WR posted (0: none) */
     uint32_t sq_depth, signal_every, unsignaled_run;
@@ -82,6 +91,9 @@ struct verbs_transport {
     /* Receive completions drained from the CQ, handed out by poll() (recv_slots entries). */
     struct ibv_wc *wc_ring;
     uint32_t wc_head, wc_count;
+
+    /* Registered caller memory (mem_register), deregistered at destroy if the caller did not. */
+    struct rdps_tx_mem *mems;
 
     /* Reply destinations, built on request; evicted AHs wait in `retired` for their sends. */
     struct rdps_reply_cache replies;
@@ -124,6 +136,8 @@ int rdps__verbs_flush(struct rdps_transport *t);
 int rdps__verbs_reap_send_cq(struct verbs_transport *vt);
 /* Counts every queued and posted send as lost and frees their buffers (the QP was reset). */
 void rdps__verbs_send_lose_all(struct verbs_transport *vt);
+/* Releases queued request i (dropped, never posted): its buffer or its region's reference. */
+void rdps__verbs_pend_drop(struct verbs_transport *vt, uint32_t i);
 /* Hands an AH that queued or posted sends may name to the retirement ring (reaps once if full). */
 int rdps__verbs_retire_ah(struct verbs_transport *vt, void *ah);
 
@@ -139,6 +153,16 @@ static inline uint32_t verbs_sq_room(const struct verbs_transport *vt)
     return vt->sq_depth - (uint32_t)outstanding - vt->pend_count;
 }
 
+/* ---- verbs_mem.c: registered caller memory, zero-copy sends from it ---- */
+int rdps__verbs_mem_register(struct rdps_transport *t, void *addr, size_t len,
+                             struct rdps_tx_mem **out);
+int rdps__verbs_mem_deregister(struct rdps_transport *t, struct rdps_tx_mem *m);
+int rdps__verbs_submit_mem(struct rdps_transport *t, struct rdps_tx_mem *m, size_t offset,
+                           uint32_t len, const struct rdps_dest *const *dests, unsigned ndest,
+                           uint64_t cookie);
+/* Deregisters every region left (destroy, after the QP). */
+void rdps__verbs_mem_fini(struct verbs_transport *vt);
+
 /* ---- verbs_recv.c: receive pool ---- */
 int rdps__verbs_post_recv_pending(struct verbs_transport *vt);
 /* Moves every waiting receive completion of the current QP generation into the ring. */
@@ -147,6 +171,8 @@ int rdps__verbs_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int 
 void rdps__verbs_rx_release(struct rdps_transport *t, struct rdps_rx_datagram *rx, int count);
 int rdps__verbs_reply_dest(struct rdps_transport *t, const struct rdps_rx_datagram *rx,
                            const struct rdps_dest **out);
+int rdps__verbs_source_dest(struct rdps_transport *t, const struct rdps_source *src,
+                            const struct rdps_dest **out);
 /* The reply cache's callbacks: AHs built from a datagram's source, retired by send sequence. */
 void rdps__verbs_reply_cache_ops(struct verbs_transport *vt, struct rdps_reply_cache_ops *ops);
 

@@ -149,9 +149,12 @@ void rdps__verbs_rx_release(struct rdps_transport *t, struct rdps_rx_datagram *r
     }
 }
 
+/* What an AH to a datagram's sender is built from (the reply cache's make_arg). */
 struct reply_arg {
-    const struct rdps_rx_datagram *rx;
-    const struct verbs_rx_meta *meta;
+    const uint8_t *gid; /* NULL: no GRH, address by LID */
+    uint32_t qpn;
+    uint16_t dlid;
+    uint8_t sl;
 };
 
 /*
@@ -166,20 +169,20 @@ static int make_reply_ah(void *user, const void *make_arg, void **out)
     const struct reply_arg *arg = make_arg;
     struct ibv_ah_attr attr;
     memset(&attr, 0, sizeof(attr));
-    if (arg->rx->has_src_gid) {
+    if (arg->gid != NULL) {
         attr.is_global = 1;
-        memcpy(attr.grh.dgid.raw, arg->rx->src_gid, 16);
+        memcpy(attr.grh.dgid.raw, arg->gid, 16);
         attr.grh.sgid_index = vt->info.gid_index;
         attr.grh.hop_limit = 0xff;
     }
-    attr.dlid = arg->meta->slid;
-    attr.sl = arg->meta->sl;
+    attr.dlid = arg->dlid;
+    attr.sl = arg->sl;
     attr.port_num = vt->info.port_num;
     struct ibv_ah *ah = ibv_create_ah(vt->info.pd, &attr);
     if (ah == NULL)
         return rdps__set_err(rdps__errno_code(errno != 0 ? errno : EINVAL),
-                             "reply address handle for QPN 0x%x: ibv_create_ah: %s",
-                             arg->rx->src_qpn, strerror(errno));
+                             "reply address handle for QPN 0x%x: ibv_create_ah: %s", arg->qpn,
+                             strerror(errno));
     *out = ah;
     return 0;
 }
@@ -207,6 +210,34 @@ int rdps__verbs_reply_dest(struct rdps_transport *t, const struct rdps_rx_datagr
         return rdps__set_err(RDPS_EINVAL, "reply: not a received datagram of this transport");
     struct rdps_reply_key key;
     rdps__rx_reply_key(rx, &key);
-    struct reply_arg arg = {rx, &vt->rx_meta[rx->slot]};
+    const struct verbs_rx_meta *meta = &vt->rx_meta[rx->slot];
+    struct reply_arg arg = {rx->has_src_gid ? rx->src_gid : NULL, rx->src_qpn, meta->slid,
+                            meta->sl};
+    return rdps__reply_cache_get(&vt->replies, &key, &arg, out);
+}
+
+int rdps__verbs_source_dest(struct rdps_transport *t, const struct rdps_source *src,
+                            const struct rdps_dest **out)
+{
+    struct verbs_transport *vt = to_verbs(t);
+    if (out == NULL)
+        return RDPS_EINVAL;
+    *out = NULL;
+    if (src == NULL || src->qpn == 0 || src->qpn >= 0xffffffu || (!src->has_gid && src->lid == 0))
+        return rdps__set_err(RDPS_EINVAL, "source_dest: no QPN, GID or LID to address");
+    struct rdps_reply_key key;
+    rdps__source_reply_key(src, &key);
+    /*
+     * The key is the one reply_dest uses for the same sender, so a source once
+     * answered is a cache hit here. A miss on InfiniBand with only a GID
+     * would need the LID its datagram came from (or a path query).
+     */
+    if (src->has_gid && src->lid == 0 && vt->info.link_layer == IBV_LINK_LAYER_INFINIBAND &&
+        !rdps__reply_cache_contains(&vt->replies, &key))
+        return rdps__set_err(RDPS_ENOTSUP,
+                             "source_dest: InfiniBand source QPN 0x%x known by GID only: no LID "
+                             "to address it (answer one of its datagrams with reply_dest)",
+                             src->qpn);
+    struct reply_arg arg = {src->has_gid ? src->gid : NULL, src->qpn, src->lid, 0};
     return rdps__reply_cache_get(&vt->replies, &key, &arg, out);
 }

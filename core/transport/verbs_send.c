@@ -18,8 +18,11 @@ static void complete_through(struct verbs_transport *vt, uint64_t seq)
 {
     for (uint64_t s = vt->done_seq; s <= seq; s++) {
         uint32_t *slot = &vt->posted_slot[s % vt->sq_depth];
-        if (*slot != VERBS_NO_SLOT)
+        if (*slot < vt->send_slots)
             send_slot_unref(vt, *slot);
+        else if (*slot == VERBS_MEM_SLOT)
+            rdps__tx_mem_release(vt->posted_mem[s % vt->sq_depth],
+                                 vt->posted_cookie[s % vt->sq_depth]);
         *slot = VERBS_NO_SLOT;
     }
     vt->done_seq = seq + 1;
@@ -53,14 +56,25 @@ int rdps__verbs_reap_send_cq(struct verbs_transport *vt)
     return 0;
 }
 
+void rdps__verbs_pend_drop(struct verbs_transport *vt, uint32_t i)
+{
+    if (vt->pend_slot[i] == VERBS_MEM_SLOT) {
+        rdps__tx_mem_release(vt->pend_mem[i], 0);
+        vt->pend_sge[i].lkey = vt->send_mr->lkey; /* the slot's default, for the next pool send */
+    } else {
+        send_slot_unref(vt, vt->pend_slot[i]);
+    }
+}
+
 void rdps__verbs_send_lose_all(struct verbs_transport *vt)
 {
     vt->stats.tx_lost_qp_error += (vt->next_seq - vt->done_seq) + vt->pend_count;
     if (vt->next_seq > vt->done_seq)
         complete_through(vt, vt->next_seq - 1);
     for (uint32_t i = 0; i < vt->pend_count; i++)
-        send_slot_unref(vt, vt->pend_slot[i]);
+        rdps__verbs_pend_drop(vt, i);
     vt->pend_count = 0;
+    vt->pend_mem_count = 0;
     vt->signaled_through = vt->done_seq;
     vt->unsignaled_run = 0;
     rdps__ah_retire_sweep(&vt->retired, UINT64_MAX);
@@ -194,17 +208,20 @@ int rdps__verbs_flush(struct rdps_transport *t)
         return 0;
     if (vt->device_fatal) {
         for (uint32_t i = 0; i < n; i++)
-            send_slot_unref(vt, vt->pend_slot[i]);
+            rdps__verbs_pend_drop(vt, i);
         vt->pend_count = 0;
+        vt->pend_mem_count = 0;
         return RDPS_EDEVFATAL;
     }
     /*
      * Signal every signal_every-th WR, and the chain's last one when buffers or
      * queue slots run low, so a sender that stops never leaves the pool stuck
-     * behind unsignaled WRs.
+     * behind unsignaled WRs; also when the chain has submit_mem requests, so
+     * their region's `completed` advances without any later send.
      */
     uint32_t room_after = verbs_sq_room(vt); /* pend_count is already counted as used */
-    bool low = vt->send_free_count < vt->signal_every || room_after < vt->signal_every;
+    bool low = vt->send_free_count < vt->signal_every || room_after < vt->signal_every ||
+               vt->pend_mem_count > 0;
     for (uint32_t i = 0; i < n; i++) {
         struct ibv_send_wr *wr = &vt->pend_wr[i];
         wr->wr_id = vt->next_seq + i;
@@ -220,7 +237,18 @@ int rdps__verbs_flush(struct rdps_transport *t)
     for (uint32_t i = 0; i < posted; i++) {
         uint64_t seq = vt->next_seq + i;
         uint32_t slot = vt->pend_slot[i];
-        if (vt->pend_wr[i].send_flags & IBV_SEND_INLINE) {
+        if (slot == VERBS_MEM_SLOT) {
+            vt->pend_sge[i].lkey =
+                vt->send_mr->lkey; /* the slot's default, for the next pool send */
+            if (vt->pend_wr[i].send_flags & IBV_SEND_INLINE) {
+                /* Copied into the WQE: the region is not referenced any more. */
+                rdps__tx_mem_release(vt->pend_mem[i], 0);
+                slot = VERBS_NO_SLOT;
+            } else {
+                vt->posted_mem[seq % vt->sq_depth] = vt->pend_mem[i];
+                vt->posted_cookie[seq % vt->sq_depth] = vt->pend_cookie[i];
+            }
+        } else if (vt->pend_wr[i].send_flags & IBV_SEND_INLINE) {
             /* The data was copied into the WQE: the buffer is free already. */
             send_slot_unref(vt, slot);
             slot = VERBS_NO_SLOT;
@@ -233,8 +261,9 @@ int rdps__verbs_flush(struct rdps_transport *t)
     }
     vt->next_seq += posted;
     for (uint32_t i = posted; i < n; i++)
-        send_slot_unref(vt, vt->pend_slot[i]);
+        rdps__verbs_pend_drop(vt, i);
     vt->pend_count = 0;
+    vt->pend_mem_count = 0;
     if (ret != 0) {
         /* A signaled WR may have been among the unposted ones: signal the next one. */
         vt->unsignaled_run = vt->signal_every;

@@ -74,6 +74,7 @@ static void verbs_destroy(struct rdps_transport *t)
     vt->done_seq = vt->next_seq;
     rdps__reply_cache_fini(&vt->replies);
     rdps__ah_retire_fini(&vt->retired);
+    rdps__verbs_mem_fini(vt); /* no send can read the regions once the QP is gone */
     if (vt->channel != NULL && vt->send_cq != NULL && vt->recv_cq != NULL)
         rdps__verbs_ack_cq_events(vt); /* ibv_destroy_cq waits for every CQ event to be acked */
     if (vt->send_cq != NULL)
@@ -99,7 +100,11 @@ static void verbs_destroy(struct rdps_transport *t)
     free(vt->pend_wr);
     free(vt->pend_sge);
     free(vt->pend_slot);
+    free(vt->pend_mem);
+    free(vt->pend_cookie);
     free(vt->posted_slot);
+    free(vt->posted_mem);
+    free(vt->posted_cookie);
     free(vt->recv_wr);
     free(vt->recv_sge);
     free(vt->recv_pending);
@@ -123,6 +128,10 @@ static int alloc_arrays(struct verbs_transport *vt)
     vt->pend_sge = calloc(vt->sq_depth, sizeof(struct ibv_sge));
     vt->pend_slot = calloc(vt->sq_depth, sizeof(uint32_t));
     vt->posted_slot = calloc(vt->sq_depth, sizeof(uint32_t));
+    vt->pend_mem = calloc(vt->sq_depth, sizeof(*vt->pend_mem));
+    vt->pend_cookie = calloc(vt->sq_depth, sizeof(*vt->pend_cookie));
+    vt->posted_mem = calloc(vt->sq_depth, sizeof(*vt->posted_mem));
+    vt->posted_cookie = calloc(vt->sq_depth, sizeof(*vt->posted_cookie));
     vt->recv_wr = calloc(vt->recv_slots, sizeof(struct ibv_recv_wr));
     vt->recv_sge = calloc(vt->recv_slots, sizeof(struct ibv_sge));
     vt->recv_pending = calloc(vt->recv_slots, sizeof(uint32_t));
@@ -130,9 +139,10 @@ static int alloc_arrays(struct verbs_transport *vt)
     vt->wc_ring = calloc(vt->recv_slots, sizeof(struct ibv_wc));
     if (vt->send_mem == NULL || vt->recv_mem == NULL || vt->send_refs == NULL ||
         vt->send_free == NULL || vt->pend_wr == NULL || vt->pend_sge == NULL ||
-        vt->pend_slot == NULL || vt->posted_slot == NULL || vt->recv_wr == NULL ||
-        vt->recv_sge == NULL || vt->recv_pending == NULL || vt->rx_meta == NULL ||
-        vt->wc_ring == NULL)
+        vt->pend_slot == NULL || vt->posted_slot == NULL || vt->pend_mem == NULL ||
+        vt->pend_cookie == NULL || vt->posted_mem == NULL || vt->posted_cookie == NULL ||
+        vt->recv_wr == NULL || vt->recv_sge == NULL || vt->recv_pending == NULL ||
+        vt->rx_meta == NULL || vt->wc_ring == NULL)
         return rdps__set_err(RDPS_ENOMEM, "out of memory for %u send and %u receive buffers",
                              vt->send_slots, vt->recv_slots);
     memset(vt->send_mem, 0, send_bytes);
@@ -319,6 +329,10 @@ static const struct rdps_transport_ops verbs_ops = {
     .poll = rdps__verbs_poll,
     .rx_release = rdps__verbs_rx_release,
     .reply_dest = rdps__verbs_reply_dest,
+    .source_dest = rdps__verbs_source_dest,
+    .mem_register = rdps__verbs_mem_register,
+    .mem_deregister = rdps__verbs_mem_deregister,
+    .submit_mem = rdps__verbs_submit_mem,
     .event_fd = rdps__verbs_event_fd,
     .arm = rdps__verbs_arm,
     .next_event = rdps__verbs_next_event,

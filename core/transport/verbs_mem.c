@@ -1,0 +1,136 @@
+/* verbs_mem.c - verbs transport: caller memory registered once (ibv_reg_mr) and sent from where it
+ * lies (zero-copy), in the same work-request chain as the send pool. */
+#include "verbs_internal.h"
+
+#include "rdps_error.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int rdps__verbs_mem_register(struct rdps_transport *t, void *addr, size_t len,
+                             struct rdps_tx_mem **out)
+{
+    struct verbs_transport *vt = to_verbs(t);
+    if (out == NULL)
+        return rdps__set_err(RDPS_EINVAL, "mem_register: NULL out pointer");
+    *out = NULL;
+    if (addr == NULL || len == 0)
+        return rdps__set_err(RDPS_EINVAL, "mem_register: no memory (%zu bytes)", len);
+    struct rdps_tx_mem *m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return rdps__set_err(RDPS_ENOMEM, "mem_register: out of memory");
+    /* Sends only read it: no remote access, and local write is not needed for a send's source. */
+    struct ibv_mr *mr = ibv_reg_mr(vt->info.pd, addr, len, 0);
+    if (mr == NULL) {
+        int err = rdps__errno_code(errno != 0 ? errno : ENOMEM);
+        free(m);
+        return rdps__set_err(err, "mem_register: ibv_reg_mr of %zu bytes: %s (check ulimit -l)",
+                             len, rdps_strerror(err));
+    }
+    m->addr = addr;
+    m->len = len;
+    m->lkey = mr->lkey;
+    m->priv = mr;
+    m->owner = t;
+    m->next = vt->mems;
+    vt->mems = m;
+    *out = m;
+    return 0;
+}
+
+static void mem_free(struct rdps_tx_mem *m)
+{
+    ibv_dereg_mr(m->priv);
+    free(m);
+}
+
+int rdps__verbs_mem_deregister(struct rdps_transport *t, struct rdps_tx_mem *m)
+{
+    struct verbs_transport *vt = to_verbs(t);
+    if (m == NULL)
+        return 0;
+    if (m->owner != t)
+        return rdps__set_err(RDPS_EINVAL, "mem_deregister: region of another transport");
+    if (m->inflight > 0)
+        (void)verbs_reap_send(vt);
+    if (m->inflight > 0)
+        return rdps__set_err(RDPS_EBUSY, "mem_deregister: %u sends still reference the region",
+                             m->inflight);
+    for (struct rdps_tx_mem **link = &vt->mems; *link != NULL; link = &(*link)->next) {
+        if (*link == m) {
+            *link = m->next;
+            break;
+        }
+    }
+    mem_free(m);
+    return 0;
+}
+
+void rdps__verbs_mem_fini(struct verbs_transport *vt)
+{
+    while (vt->mems != NULL) {
+        struct rdps_tx_mem *m = vt->mems;
+        vt->mems = m->next;
+        mem_free(m);
+    }
+}
+
+int rdps__verbs_submit_mem(struct rdps_transport *t, struct rdps_tx_mem *m, size_t offset,
+                           uint32_t len, const struct rdps_dest *const *dests, unsigned ndest,
+                           uint64_t cookie)
+{
+    struct verbs_transport *vt = to_verbs(t);
+    if (vt->device_fatal)
+        return RDPS_EDEVFATAL;
+    if (m == NULL || m->owner != t)
+        return rdps__set_err(RDPS_EINVAL, "submit_mem: region not registered with this transport");
+    if (len > vt->info.max_payload)
+        return rdps__set_err(
+            RDPS_EMSGSIZE, "datagram of %u bytes exceeds max_payload %u (active MTU of %s port %u)",
+            len, vt->info.max_payload, vt->info.device_name, vt->info.port_num);
+    if (offset > m->len || len > m->len - offset)
+        return rdps__set_err(RDPS_EINVAL, "submit_mem: %u bytes at %zu outside the %zu-byte region",
+                             len, offset, m->len);
+    if (cookie <= m->submitted)
+        return rdps__set_err(RDPS_EINVAL, "submit_mem: cookie %llu not above the last (%llu)",
+                             (unsigned long long)cookie, (unsigned long long)m->submitted);
+    if (ndest == 0 || dests == NULL)
+        return rdps__set_err(RDPS_EINVAL, "submit_mem: no destination");
+    for (unsigned i = 0; i < ndest; i++) {
+        if (dests[i] == NULL || dests[i]->ah == NULL)
+            return rdps__set_err(RDPS_EINVAL, "submit_mem: destination %u has no address handle",
+                                 i);
+    }
+    if (verbs_sq_room(vt) < ndest) {
+        int err = verbs_reap_send(vt);
+        if (err < 0)
+            return err;
+        if (verbs_sq_room(vt) < ndest) {
+            vt->stats.tx_backpressure++;
+            return RDPS_EAGAIN;
+        }
+    }
+    int flags = len <= vt->info.max_inline ? IBV_SEND_INLINE : 0;
+    uint64_t addr = (uint64_t)(uintptr_t)(m->addr + offset);
+    for (unsigned i = 0; i < ndest; i++) {
+        uint32_t k = vt->pend_count++;
+        struct ibv_sge *sge = &vt->pend_sge[k];
+        struct ibv_send_wr *wr = &vt->pend_wr[k];
+        sge->addr = addr;
+        sge->length = len;
+        sge->lkey = m->lkey; /* flush puts the pool's back once posted */
+        wr->send_flags = flags;
+        wr->wr.ud.ah = dests[i]->ah;
+        wr->wr.ud.remote_qpn = dests[i]->remote_qpn;
+        wr->wr.ud.remote_qkey = dests[i]->remote_qkey;
+        vt->pend_slot[k] = VERBS_MEM_SLOT;
+        vt->pend_mem[k] = m;
+        /* Completions are in order: the submit's last request completing covers the others. */
+        vt->pend_cookie[k] = i + 1 == ndest ? cookie : 0;
+    }
+    vt->pend_mem_count += ndest;
+    m->inflight += ndest;
+    m->submitted = cookie;
+    return 0;
+}
