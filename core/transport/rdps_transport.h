@@ -98,6 +98,12 @@ struct rdps_transport_stats {
      * for in-flight sends). Receiving alone never creates one.
      */
     uint64_t reply_ah_created, reply_evictions, reply_refused;
+    /*
+     * Address handles given up (evicted replies, addr/'s released ones) that
+     * still wait for sends naming them to complete before they are destroyed
+     * (a snapshot, not a counter).
+     */
+    uint64_t ah_retiring;
     /* The QP entered the error state and was brought back to RTS (see
      * RDPS_TRANSPORT_EV_QP_RECOVERED). */
     uint64_t qp_recoveries;

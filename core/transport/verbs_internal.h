@@ -12,9 +12,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define VERBS_NO_SLOT  UINT32_MAX
-#define VERBS_MEM_SLOT (UINT32_MAX - 1) /* a submit_mem request: pend_mem / posted_mem say which \
-                                         */
+#define VERBS_NO_SLOT UINT32_MAX
+/* A submit_mem request's slot: pend_mem / posted_mem say which region. */
+#define VERBS_MEM_SLOT   (UINT32_MAX - 1)
 #define VERBS_POLL_BATCH 32
 #define VERBS_EVENT_RING 16
 #define VERBS_BUF_ALIGN  64u

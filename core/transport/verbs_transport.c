@@ -59,6 +59,7 @@ static void verbs_get_stats(const struct rdps_transport *t, struct rdps_transpor
     out->reply_ah_created = vt->replies.created;
     out->reply_evictions = vt->replies.evictions;
     out->reply_refused = vt->replies.refused;
+    out->ah_retiring = vt->retired.count;
 }
 
 static void verbs_destroy(struct rdps_transport *t)
