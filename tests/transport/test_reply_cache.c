@@ -302,6 +302,57 @@ static void test_fill_source_ib_lid(void **state)
     assert_int_equal(k1.pad, 0);
 }
 
+/*
+ * contains() looks without touching: no counter moves and the recency order
+ * stays, so asking whether a source is cached cannot save it from eviction.
+ * A source key from rdps_source equals the key of the same sender's datagram.
+ */
+static void test_contains_and_source_key(void **state)
+{
+    (void)state;
+    struct fake_ahs f = {0};
+    struct rdps_reply_cache_ops ops = {fake_make, fake_retire, &f};
+    struct rdps_reply_cache c;
+    assert_int_equal(rdps__reply_cache_init(&c, 2, 1, 7, &ops), 0);
+    assert_non_null(get(&c, 1, 100));
+    assert_non_null(get(&c, 2, 200));
+    struct rdps_reply_key k1 = key_of(1, 100), k3 = key_of(3, 300);
+    assert_true(rdps__reply_cache_contains(&c, &k1));
+    assert_false(rdps__reply_cache_contains(&c, &k3));
+    assert_int_equal(c.hits, 0);
+    assert_int_equal(c.misses, 2);
+    /* 1 is still the least recently used: a third source evicts it, not 2. */
+    assert_non_null(get(&c, 3, 300));
+    assert_false(rdps__reply_cache_contains(&c, &k1));
+    struct rdps_reply_key k2 = key_of(2, 200);
+    assert_true(rdps__reply_cache_contains(&c, &k2));
+
+    struct rdps_rx_datagram rx;
+    memset(&rx, 0, sizeof(rx));
+    memcpy(rx.src_gid, k2.gid, 16);
+    rx.has_src_gid = true;
+    rx.src_qpn = 200;
+    rdps_source src;
+    memset(&src, 0, sizeof(src));
+    memcpy(src.gid, k2.gid, 16);
+    src.has_gid = 1;
+    src.qpn = 200;
+    struct rdps_reply_key from_rx, from_src;
+    rdps__rx_reply_key(&rx, &from_rx);
+    rdps__source_reply_key(&src, &from_src);
+    assert_memory_equal(&from_rx, &from_src, sizeof(from_rx));
+    /* Without a GRH: LID + QPN, whatever the (unused) GID bytes hold. */
+    rx.has_src_gid = false;
+    memset(rx.src_gid, 0, 16);
+    rx.src_lid = 9;
+    src.has_gid = 0;
+    src.lid = 9;
+    rdps__rx_reply_key(&rx, &from_rx);
+    rdps__source_reply_key(&src, &from_src);
+    assert_memory_equal(&from_rx, &from_src, sizeof(from_rx));
+    rdps__reply_cache_fini(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -311,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_ah_retire_waits_for_sends),
         cmocka_unit_test(test_grh_source_gid),
         cmocka_unit_test(test_fill_source_ib_lid),
+        cmocka_unit_test(test_contains_and_source_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
