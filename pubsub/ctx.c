@@ -505,8 +505,12 @@ static int poll_locked(rdps_ctx_t *ctx, int budget)
         if ((rc = handle_transport_events(ctx)) < 0)
             return rc;
     }
+    uint64_t reliable_deadline = UINT64_MAX;
+    if (ctx->reliable_pubs > 0 && !ctx->destroy_requested)
+        reliable_deadline = rdps__pub_rel_progress(ctx); /* completions, repairs, new data */
     if (ctx->now_ns >= ctx->next_timer_ns && !ctx->destroy_requested)
         run_timers(ctx);
+    rdps__ctx_timer_at(ctx, reliable_deadline);
     return handled;
 }
 
@@ -588,13 +592,8 @@ int rdps_ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out)
         return RDPS_EINVAL;
     }
     *out = ctx->counters;
-    for (const struct rdps_pub *p = ctx->pubs; p != NULL; p = p->next) {
-        out->msgs_sent += p->counters.msgs_sent;
-        out->bytes_sent += p->counters.bytes_sent;
-        out->frames_sent += p->counters.frames_sent;
-        out->frame_bytes_sent += p->counters.frame_bytes_sent;
-        out->send_backpressure += p->counters.send_backpressure;
-    }
+    for (const struct rdps_pub *p = ctx->pubs; p != NULL; p = p->next)
+        rdps__pub_fold_counters(p, out);
     rdps__receive_counters(ctx, out);
     ctx->transport->ops->get_stats(ctx->transport, &ts);
     out->rq_empty = ts.rx_queue_empty;

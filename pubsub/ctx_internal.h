@@ -43,12 +43,14 @@ struct rdps_pub {
     uint32_t next_seq;
     uint64_t announce_seq;
     rdps_counters counters;
+    struct rdps_rel_pub_glue *rel; /* reliable publishers (publisher_reliable.c), else NULL */
 };
 
 struct rdps_sub {
     rdps_ctx_t *ctx;
     struct rdps_sub *next;       /* in ctx */
     bool closed;                 /* destroyed from a callback: skipped, freed later */
+    bool reliable;               /* asked for in-order, exactly-once delivery */
     struct rdps_sub *topic_next; /* in topic */
     struct rdps_topic *topic;
     rdps_msg_cb on_message;
@@ -100,6 +102,7 @@ struct rdps_ctx {
     unsigned callback_depth;
     unsigned closed_endpoints; /* closed pubs + subs waiting to be freed */
     bool destroy_requested;
+    unsigned reliable_pubs; /* publishers with a reliable engine: progressed on every poll */
     uint64_t last_event_check_ns;
     uint64_t sends_lost_reported; /* transport's tx_lost_qp_error at the last QP_RECOVERED */
     bool sends_queued;            /* RDPS_SEND_MORE left datagrams queued in the transport */
@@ -112,6 +115,23 @@ struct rdps_ctx {
     rdps_counters counters;
 };
 
+/* publisher_reliable.c: the reliable publisher engine (core/proto/rdps_rel_pub.h) driven over
+ * the transport: ring memory registered with the device, posts straight from the ring. */
+struct rdps_rel_pub_glue;
+int rdps__pub_rel_attach(rdps_pub_t *pub, const rdps_pub_opts *opts);
+void rdps__pub_rel_detach(rdps_pub_t *pub);
+/* rdps_pub_send for a reliable publisher: RDPS_EAGAIN before anything is written. */
+int rdps__pub_rel_send(rdps_pub_t *pub, const void *data, size_t len, unsigned flags);
+/* A NAK or STATUS from `src` (decoded): handed to the publisher whose session it names. */
+void rdps__pub_rel_on_control(rdps_ctx_t *ctx, const struct rdps_source *src,
+                              const struct rdps_frame_view *v);
+/* Completions, timers and due posts of every reliable publisher; returns the next deadline. */
+uint64_t rdps__pub_rel_progress(rdps_ctx_t *ctx);
+/* Adds the reliable publishers' figures to a publisher's (or, pub NULL, the ctx's) counters. */
+void rdps__pub_rel_counters(const rdps_pub_t *pub, rdps_counters *out);
+
+/* publisher.c: adds what a publisher sent to `into` (the ctx's totals are the sum). */
+void rdps__pub_fold_counters(const rdps_pub_t *pub, rdps_counters *into);
 /* publisher.c, subscriber.c: the real destroy (leave announcements, group leave, free). */
 void rdps__pub_free(rdps_pub_t *pub);
 void rdps__sub_free(rdps_sub_t *sub);

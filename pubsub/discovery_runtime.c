@@ -100,7 +100,7 @@ static void deadline_check(rdps_ctx_t *ctx)
 }
 
 static void local_add(rdps_ctx_t *ctx, const struct rdps_topic *t, enum rdps_announce_role role,
-                      uint32_t session_id)
+                      uint32_t session_id, bool reliable)
 {
     struct rdps_announce a;
     if (ctx->discovery == NULL)
@@ -111,6 +111,7 @@ static void local_add(rdps_ctx_t *ctx, const struct rdps_topic *t, enum rdps_ann
     a.topic_id = t->id;
     a.group = t->group;
     a.session_id = session_id;
+    a.reliable = reliable;
     a.qpn = ctx->self_qpn ? ctx->self_qpn : 1;
     a.qkey = ctx->cfg.qkey;
     memcpy(a.gid, ctx->self_gid, sizeof(a.gid));
@@ -125,7 +126,7 @@ static void local_add(rdps_ctx_t *ctx, const struct rdps_topic *t, enum rdps_ann
 
 void rdps__discovery_pub_added(rdps_ctx_t *ctx, rdps_pub_t *pub)
 {
-    local_add(ctx, pub->topic, RDPS_ROLE_PUBLISHER, pub->session_id);
+    local_add(ctx, pub->topic, RDPS_ROLE_PUBLISHER, pub->session_id, pub->rel != NULL);
 }
 
 void rdps__discovery_pub_removed(rdps_ctx_t *ctx, rdps_pub_t *pub)
@@ -136,7 +137,7 @@ void rdps__discovery_pub_removed(rdps_ctx_t *ctx, rdps_pub_t *pub)
 
 void rdps__discovery_sub_added(rdps_ctx_t *ctx, rdps_sub_t *sub)
 {
-    local_add(ctx, sub->topic, RDPS_ROLE_SUBSCRIBER, sub->receiver_id);
+    local_add(ctx, sub->topic, RDPS_ROLE_SUBSCRIBER, sub->receiver_id, sub->reliable);
 }
 
 void rdps__discovery_sub_removed(rdps_ctx_t *ctx, rdps_sub_t *sub)

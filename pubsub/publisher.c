@@ -18,9 +18,6 @@ int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opt
     if (ctx == NULL || out == NULL)
         return rdps__set_err(RDPS_EINVAL, "rdps_pub_create: NULL argument");
     *out = NULL;
-    if (opts != NULL && opts->reliable)
-        return rdps__set_err(RDPS_ENOTSUP,
-                             "rdps_pub_create: reliable publishing is not available yet");
     if (ctx->destroy_requested)
         return rdps__set_err(RDPS_ECLOSED, "rdps_pub_create: the ctx is being destroyed");
     if ((rc = rdps__topic_table_get(&ctx->topics, topic, opts ? opts->group : NULL, &t)) < 0)
@@ -48,6 +45,10 @@ int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opt
         rdps__ctx_random32(); /* a random start exercises wrap-around and hides history */
     pub->next = ctx->pubs;
     ctx->pubs = pub;
+    if (opts != NULL && opts->reliable && (rc = rdps__pub_rel_attach(pub, opts)) < 0) {
+        rdps__pub_free(pub);
+        return rdps__prepend_err(rc, "rdps_pub_create: ");
+    }
     rdps__discovery_pub_added(ctx, pub);
     *out = pub;
     return 0;
@@ -83,12 +84,8 @@ void rdps__pub_free(rdps_pub_t *pub)
         t->send_membership = NULL;
         t->send_dest = NULL;
     }
-    /* The ctx's totals keep what this publisher sent. */
-    ctx->counters.msgs_sent += pub->counters.msgs_sent;
-    ctx->counters.bytes_sent += pub->counters.bytes_sent;
-    ctx->counters.frames_sent += pub->counters.frames_sent;
-    ctx->counters.frame_bytes_sent += pub->counters.frame_bytes_sent;
-    ctx->counters.send_backpressure += pub->counters.send_backpressure;
+    rdps__pub_fold_counters(pub, &ctx->counters); /* the ctx's totals keep what it sent */
+    rdps__pub_rel_detach(pub);
     rdps__topic_table_put(&ctx->topics, t);
     free(pub);
 }
@@ -118,6 +115,18 @@ int rdps_pub_ready(const rdps_pub_t *pub)
 uint32_t rdps_pub_session(const rdps_pub_t *pub)
 {
     return pub ? pub->session_id : 0;
+}
+
+void rdps__pub_fold_counters(const rdps_pub_t *pub, rdps_counters *into)
+{
+    into->msgs_sent += pub->counters.msgs_sent;
+    into->bytes_sent += pub->counters.bytes_sent;
+    into->frames_sent += pub->counters.frames_sent;
+    into->frame_bytes_sent += pub->counters.frame_bytes_sent;
+    into->send_backpressure += pub->counters.send_backpressure;
+    into->retransmits += pub->counters.retransmits;
+    if (pub->rel != NULL)
+        rdps__pub_rel_counters(pub, into);
 }
 
 /* The ctx's totals are the sum over its publishers (rdps_ctx_counters): count once, here. */
@@ -246,6 +255,8 @@ int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned fla
     if (len > ctx->cfg.max_message_size)
         return rdps__set_err(RDPS_EMSGSIZE, "message of %zu bytes above max_message_size %zu", len,
                              ctx->cfg.max_message_size);
+    if (pub->rel != NULL)
+        return rdps__pub_rel_send(pub, data, len, flags);
     if (len <= ctx->max_datagram - RDPS_FRAME_HEADER_LEN)
         return send_single(pub, data, len, flags);
     uint64_t ts = rdps__clock_realtime_ns();
@@ -318,6 +329,9 @@ int rdps_pub_claim(rdps_pub_t *pub, rdps_claim *claim)
     int rc = send_check(pub);
     if (rc < 0)
         return refuse(pub, rc);
+    if (pub->rel != NULL)
+        return rdps__set_err(RDPS_ENOTSUP, "rdps_pub_claim: reliable publishers write into "
+                                           "their ring: use rdps_pub_send");
     struct rdps_transport *t = pub->ctx->transport;
     rc = t->ops->claim(t, &buf);
     if (rc == RDPS_EAGAIN)

@@ -235,9 +235,13 @@ void rdps__receive_datagram(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx)
         return;
     case RDPS_FRAME_NAK:
         ctx->counters.naks_received++;
+        rdps__pub_rel_on_control(ctx, &ctx->rx_source, &v);
+        return;
+    case RDPS_FRAME_STATUS:
+        rdps__pub_rel_on_control(ctx, &ctx->rx_source, &v);
         return;
     default:
-        return; /* STATUS: consumed by the reliable layer, not present in this build */
+        return;
     }
 }
 

@@ -132,11 +132,20 @@ int rdps_pub_counters(const rdps_pub_t *pub, rdps_counters *out)
 {
     if (pub == NULL || out == NULL)
         return rdps_ctx_counters(NULL, out);
+    /* The ctx's figures for what is not per publisher, this publisher's for the rest. */
     rdps_ctx_counters(pub->ctx, out);
-    out->msgs_sent = pub->counters.msgs_sent;
-    out->bytes_sent = pub->counters.bytes_sent;
-    out->frames_sent = pub->counters.frames_sent;
-    out->frame_bytes_sent = pub->counters.frame_bytes_sent;
-    out->send_backpressure = pub->counters.send_backpressure;
+    rdps_counters mine;
+    memset(&mine, 0, sizeof(mine));
+    rdps__pub_fold_counters(pub, &mine);
+    out->msgs_sent = mine.msgs_sent;
+    out->bytes_sent = mine.bytes_sent;
+    out->frames_sent = mine.frames_sent;
+    out->frame_bytes_sent = mine.frame_bytes_sent;
+    out->send_backpressure = mine.send_backpressure;
+    out->retransmits = mine.retransmits;
+    out->heartbeats_sent = mine.heartbeats_sent;
+    out->receiver_evictions = mine.receiver_evictions;
+    out->naks_suppressed = mine.naks_suppressed;
+    out->naks_received = pub->counters.naks_received;
     return 0;
 }

@@ -269,11 +269,15 @@ static void test_bad_arguments(void **state)
     rdps_pub_t *pub;
     rdps_sub_t *sub;
     rdps_pub_opts bad_group = {.group = "10.0.0.1"};
-    rdps_pub_opts reliable = {.reliable = 1};
+    rdps_pub_opts bad_flow = {.reliable = 1, .flow = (rdps_flow_control)7};
+    rdps_pub_opts tag_missing = {.reliable = 1, .flow = RDPS_FLOW_TAGGED};
+    rdps_pub_opts tiny_ring = {.reliable = 1, .ring_bytes = 4096};
     assert_int_equal(rdps_pub_create(f->a, "", NULL, &pub), RDPS_EINVAL);
     assert_int_equal(rdps_pub_create(f->a, "has space", NULL, &pub), RDPS_EINVAL);
     assert_int_equal(rdps_pub_create(f->a, "t", &bad_group, &pub), RDPS_EINVAL);
-    assert_int_equal(rdps_pub_create(f->a, "t", &reliable, &pub), RDPS_ENOTSUP);
+    assert_int_equal(rdps_pub_create(f->a, "t", &bad_flow, &pub), RDPS_EINVAL);
+    assert_int_equal(rdps_pub_create(f->a, "t", &tag_missing, &pub), RDPS_EINVAL);
+    assert_int_equal(rdps_pub_create(f->a, "t", &tiny_ring, &pub), RDPS_EINVAL);
     assert_int_equal(rdps_sub_create(f->a, "t", NULL, NULL, NULL, &sub), RDPS_EINVAL);
     assert_int_equal(rdps_pub_create(NULL, "t", NULL, &pub), RDPS_EINVAL);
     assert_true(strlen(rdps_last_error_message()) > 0);

@@ -152,9 +152,36 @@ RDPS_EXPORT size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx);
 
 /* ------------------------------------------------------------------------ */
 /* Publishing. */
+/* Reliable publishers: whose progress gates the publisher (flow control). */
+typedef enum rdps_flow_control {
+    RDPS_FLOW_MAX = 0,    /* the fastest receiver (default): slower ones that fall further behind
+                             than the ring holds are evicted (RDPS_EVENT_RECEIVER_EVICTED) */
+    RDPS_FLOW_MIN = 1,    /* the slowest live receiver; one silent for receiver_timeout_ms, or
+                             holding the publisher back for 2 s without progress, is dropped */
+    RDPS_FLOW_TAGGED = 2, /* the slowest live receiver carrying flow_tag, once at least
+                             flow_min_receivers of them are live (nothing is sent before) */
+} rdps_flow_control;
+
+struct rdps_event; /* below, with the subscriber's events */
+typedef void (*rdps_event_cb)(void *user, const struct rdps_event *event);
+
 typedef struct rdps_pub_opts {
     const char *group; /* explicit multicast group (dotted IPv4); NULL: hash of the topic name */
-    int reliable;      /* reserved for the ack/resend layer; 0 today */
+    /*
+     * 1: reliable publishing. Frames are written once into a retransmission ring of ring_bytes
+     * (default 16 MiB, registered with the device); subscribers that ask for reliability NAK
+     * what they miss and report their progress (STATUS); repairs go by unicast to one asker,
+     * by multicast when several asked. rdps_pub_send returns RDPS_EAGAIN, before anything is
+     * written, when the ring or the flow-control window cannot take the whole message.
+     */
+    int reliable;
+    size_t ring_bytes;
+    rdps_flow_control flow;
+    uint32_t flow_tag;            /* RDPS_FLOW_TAGGED: the tag receivers announce (nonzero) */
+    uint32_t flow_min_receivers;  /* RDPS_FLOW_TAGGED: tagged receivers needed to start */
+    uint32_t receiver_timeout_ms; /* a receiver silent this long leaves flow control (5000) */
+    rdps_event_cb on_event;       /* optional: RDPS_EVENT_RECEIVER_* */
+    void *event_user;
 } rdps_pub_opts;
 
 RDPS_EXPORT int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
@@ -253,17 +280,23 @@ typedef enum rdps_event_type {
     RDPS_EVENT_PUBLISHER_GONE = 3, /* discovery: it left or stopped announcing */
     RDPS_EVENT_QP_RECOVERED = 4,   /* the ctx's queue pair failed and was reset: datagrams
                                       received or sent meanwhile are lost (count: sends lost) */
+    /* Reliable publishers (rdps_pub_opts.on_event); source and receiver_id name the receiver. */
+    RDPS_EVENT_RECEIVER_EVICTED = 5,   /* fell behind the ring (reason 1) or stalled a min/tagged
+                                          publisher (reason 2); first_seq: its position */
+    RDPS_EVENT_RECEIVER_RESUMED = 6,   /* an evicted receiver is back at the live position */
+    RDPS_EVENT_RECEIVER_TIMED_OUT = 7, /* silent for receiver_timeout_ms: out of flow control */
 } rdps_event_type;
 
 typedef struct rdps_event {
     rdps_event_type type;
     const char *topic;
     uint32_t session_id;
-    uint32_t first_seq; /* GAP: first missing datagram sequence */
-    uint32_t count;     /* GAP: missing datagrams */
-    rdps_source source; /* the publisher (GAP) or announcer (SEEN/GONE) */
+    uint32_t first_seq;   /* GAP: first missing datagram sequence */
+    uint32_t count;       /* GAP: missing datagrams */
+    rdps_source source;   /* the publisher (GAP) or announcer (SEEN/GONE) or receiver */
+    uint32_t receiver_id; /* RECEIVER_*: the subscriber's receiver id */
+    int reason;           /* RECEIVER_EVICTED: 1 lagged past the ring, 2 stalled the publisher */
 } rdps_event;
-typedef void (*rdps_event_cb)(void *user, const rdps_event *event);
 
 typedef struct rdps_sub_opts {
     const char *group;      /* explicit multicast group; NULL: hash of the topic name */
@@ -322,7 +355,10 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(qp_recoveries, "times the queue pair was reset after entering the error state")             \
     X(sends_lost, "datagrams in flight lost when the queue pair entered the error state")         \
     X(reasm_quota_drops, "partials or sessions a sender lost for exceeding its per-source quota") \
-    X(session_resets, "sessions restarted by a sequence jump larger than the tracked window")
+    X(session_resets, "sessions restarted by a sequence jump larger than the tracked window")     \
+    X(heartbeats_sent, "reliable publishers: heartbeats sent (idle, or answering a NAK)")         \
+    X(naks_suppressed, "reliable publishers: NAKed sequences not repaired again (linger)")        \
+    X(receiver_evictions, "reliable publishers: receivers evicted (lagged or stalled)")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;

@@ -1,0 +1,334 @@
+/* publisher_reliable.c - reliable publishers: the sans-IO engine (rdps_rel_pub.h) over the ctx's
+ * transport, its ring registered once and posted from in place. */
+#include "ctx_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdps_clock.h"
+#include "rdps_error.h"
+#include "rdps_log.h"
+#include "rdps_random.h"
+#include "rdps_rel_pub.h"
+
+/* Engine events wait here until the engine call returns (callbacks may publish). */
+#define EVENT_QUEUE 16
+
+struct rdps_rel_pub_glue {
+    struct rdps_rel_pub engine;
+    void *ring_mem;
+    struct rdps_tx_mem *ring_reg;
+    /*
+     * Every ring action gets the next cookie; the transport's `completed` says how many of them
+     * no longer reference the ring (done_reported of them were told to the engine).
+     */
+    uint64_t cookie, done_reported;
+    /* An action the send queue had no room for: posted first next time. */
+    struct rdps_rel_pub_action pending;
+    bool has_pending;
+    rdps_event_cb on_event;
+    void *event_user;
+    rdps_event events[EVENT_QUEUE];
+    unsigned event_count;
+    uint64_t events_dropped;
+    uint64_t deadline_ns; /* the engine's next deadline as last reported */
+};
+
+static void queue_event(void *user, const struct rdps_rel_pub_event *ev)
+{
+    rdps_pub_t *pub = user;
+    struct rdps_rel_pub_glue *g = pub->rel;
+    if (g->on_event == NULL)
+        return;
+    if (g->event_count == EVENT_QUEUE) {
+        g->events_dropped++;
+        return;
+    }
+    rdps_event *out = &g->events[g->event_count++];
+    memset(out, 0, sizeof(*out));
+    switch (ev->kind) {
+    case RDPS_REL_PUB_EV_EVICTED:
+        out->type = RDPS_EVENT_RECEIVER_EVICTED;
+        break;
+    case RDPS_REL_PUB_EV_RESUMED:
+        out->type = RDPS_EVENT_RECEIVER_RESUMED;
+        break;
+    default:
+        out->type = RDPS_EVENT_RECEIVER_TIMED_OUT;
+        break;
+    }
+    out->topic = pub->topic->name;
+    out->session_id = pub->session_id;
+    out->first_seq = ev->consumed_seq;
+    out->count = ev->trail_seq - ev->consumed_seq; /* how far behind the ring it was */
+    out->source = *ev->source;
+    out->receiver_id = ev->receiver_id;
+    out->reason = ev->reason;
+}
+
+/* Raises queued events; the caller is inside the ctx's callback bracket. */
+static void raise_events(rdps_pub_t *pub)
+{
+    struct rdps_rel_pub_glue *g = pub->rel;
+    for (unsigned i = 0; i < g->event_count && !pub->closed; i++)
+        g->on_event(g->event_user, &g->events[i]);
+    g->event_count = 0;
+}
+
+int rdps__pub_rel_attach(rdps_pub_t *pub, const rdps_pub_opts *opts)
+{
+    rdps_ctx_t *ctx = pub->ctx;
+    struct rdps_rel_pub_config cfg;
+    rdps__rel_pub_config_default(&cfg);
+    if (opts->ring_bytes != 0)
+        cfg.ring_bytes = opts->ring_bytes;
+    if (opts->flow > RDPS_FLOW_TAGGED)
+        return rdps__set_err(RDPS_EINVAL, "unknown flow control mode %d", (int)opts->flow);
+    if (opts->flow == RDPS_FLOW_TAGGED && opts->flow_tag == 0)
+        return rdps__set_err(RDPS_EINVAL, "tagged flow control needs a nonzero flow_tag");
+    if (cfg.ring_bytes < 64u * 1024u || cfg.ring_bytes > (1ull << 32))
+        return rdps__set_err(RDPS_EINVAL, "ring_bytes %zu outside 64 KiB..4 GiB", cfg.ring_bytes);
+
+    struct rdps_rel_pub_glue *g = calloc(1, sizeof(*g));
+    if (g == NULL)
+        return rdps__set_err(RDPS_ENOMEM, "reliable publisher: out of memory");
+    /* Page-aligned so registration pins exactly the ring. */
+    size_t bytes = (cfg.ring_bytes + 4095u) & ~(size_t)4095u;
+    g->ring_mem = aligned_alloc(4096, bytes);
+    if (g->ring_mem == NULL) {
+        free(g);
+        return rdps__set_err(RDPS_ENOMEM, "reliable publisher: no memory for a %zu-byte ring",
+                             bytes);
+    }
+    int rc = rdps__transport_mem_register(ctx->transport, g->ring_mem, bytes, &g->ring_reg);
+    if (rc < 0) {
+        free(g->ring_mem);
+        free(g);
+        return rdps__prepend_err(rc, "registering the retransmission ring: ");
+    }
+    cfg.session_id = pub->session_id;
+    cfg.topic_id = pub->topic->id;
+    cfg.first_seq = pub->next_seq;
+    cfg.max_datagram = ctx->max_datagram;
+    cfg.max_msg_len = (uint32_t)ctx->cfg.max_message_size;
+    cfg.ring_mem = g->ring_mem;
+    cfg.ring_bytes = bytes;
+    cfg.flow = opts->flow == RDPS_FLOW_MIN      ? RDPS_REL_FLOW_MIN
+               : opts->flow == RDPS_FLOW_TAGGED ? RDPS_REL_FLOW_TAGGED
+                                                : RDPS_REL_FLOW_MAX;
+    cfg.flow_tag = opts->flow_tag;
+    cfg.flow_min_receivers = opts->flow_min_receivers;
+    if (opts->receiver_timeout_ms != 0)
+        cfg.receiver_timeout_ns = (uint64_t)opts->receiver_timeout_ms * 1000000ull;
+    cfg.hash_seed = rdps__random_u64();
+    cfg.on_event = queue_event;
+    cfg.user = pub;
+    pub->rel = g; /* queue_event may run inside init */
+    rc = rdps__rel_pub_init(&g->engine, &cfg);
+    if (rc < 0) {
+        pub->rel = NULL;
+        rdps__transport_mem_deregister(ctx->transport, g->ring_reg);
+        free(g->ring_mem);
+        free(g);
+        return rdps__prepend_err(rc, "reliable publisher: ");
+    }
+    g->on_event = opts->on_event;
+    g->event_user = opts->event_user;
+    g->deadline_ns = 0;
+    ctx->reliable_pubs++;
+    rdps__ctx_timers_changed(ctx);
+    return 0;
+}
+
+/* Tells the engine which ring posts the device is done with. */
+static void report_completions(struct rdps_rel_pub_glue *g)
+{
+    uint64_t done = rdps__tx_mem_completed(g->ring_reg);
+    if (done > g->done_reported) {
+        rdps__rel_pub_send_done(&g->engine, (uint32_t)(done - g->done_reported));
+        g->done_reported = done;
+    }
+}
+
+void rdps__pub_rel_detach(rdps_pub_t *pub)
+{
+    struct rdps_rel_pub_glue *g = pub->rel;
+    rdps_ctx_t *ctx = pub->ctx;
+    if (g == NULL)
+        return;
+    /* The device may still read the ring: wait (bounded) for the posts to complete. */
+    uint64_t until = rdps__clock_monotonic_ns() + 100000000ull;
+    ctx->transport->ops->flush(ctx->transport);
+    while (rdps__tx_mem_completed(g->ring_reg) < g->cookie && rdps__clock_monotonic_ns() < until)
+        rdps__ctx_reap_sends(ctx);
+    if (rdps__transport_mem_deregister(ctx->transport, g->ring_reg) < 0) {
+        /* Still referenced by a dead device: leak the ring rather than free memory in use. */
+        RDPS_LOG_WRN("reliable publisher: ring still in use at destroy, not freed");
+    } else {
+        free(g->ring_mem);
+    }
+    rdps__rel_pub_fini(&g->engine);
+    free(g);
+    pub->rel = NULL;
+    ctx->reliable_pubs--;
+}
+
+/* Posts one action; RDPS_EAGAIN leaves it for later (nothing queued). */
+static int post_action(rdps_pub_t *pub, const struct rdps_rel_pub_action *a)
+{
+    rdps_ctx_t *ctx = pub->ctx;
+    struct rdps_transport *t = ctx->transport;
+    struct rdps_rel_pub_glue *g = pub->rel;
+    const struct rdps_dest *dest = pub->topic->send_dest;
+    int rc = 0;
+
+    if (a->unicast) {
+        rc = rdps__transport_source_dest(t, &a->dest, &dest);
+        if (rc == RDPS_EAGAIN)
+            return rc;
+        if (rc < 0)
+            dest = NULL; /* unreachable receiver: the frame is dropped, its NAK retried */
+    }
+    if (a->in_ring) {
+        uint64_t cookie = g->cookie + 1;
+        rc = dest == NULL ? RDPS_EHOSTUNREACH
+                          : rdps__transport_submit_mem(t, g->ring_reg, a->ring_offset, a->len,
+                                                       &dest, 1, cookie);
+        if (rc == RDPS_EAGAIN)
+            return rc;
+        g->cookie = cookie;
+        if (rc < 0)
+            rdps__tx_mem_skip(g->ring_reg, cookie); /* never queued: done at once, in order */
+    } else if (dest != NULL) {
+        /* Heartbeats live in the engine only until the next call: copy into a send buffer. */
+        struct rdps_tx_buf buf;
+        rc = t->ops->claim(t, &buf);
+        if (rc < 0)
+            return rc == RDPS_EAGAIN ? rc : 0;
+        memcpy(buf.data, a->frame, a->len);
+        rc = t->ops->submit(t, &buf, a->len, &dest, 1);
+    }
+    if (rc == 0) {
+        pub->counters.frames_sent++;
+        pub->counters.frame_bytes_sent += a->len;
+        if (a->kind == RDPS_REL_PUB_POST_REPAIR)
+            pub->counters.retransmits++;
+    }
+    return 0;
+}
+
+/* Posts everything the engine has due now, as one work-request chain. */
+static void pump(rdps_pub_t *pub, uint64_t now, uint64_t wall)
+{
+    struct rdps_rel_pub_glue *g = pub->rel;
+    struct rdps_rel_pub_action a;
+    int posted = 0;
+
+    report_completions(g);
+    if (g->has_pending) {
+        if (post_action(pub, &g->pending) == RDPS_EAGAIN)
+            return;
+        g->has_pending = false;
+        posted++;
+    }
+    while (rdps__rel_pub_next_action(&g->engine, now, wall, &a) == 1) {
+        if (post_action(pub, &a) == RDPS_EAGAIN) {
+            g->pending = a;
+            g->has_pending = true;
+            break;
+        }
+        posted++;
+    }
+    if (posted > 0)
+        pub->ctx->transport->ops->flush(pub->ctx->transport);
+}
+
+int rdps__pub_rel_send(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
+{
+    rdps_ctx_t *ctx = pub->ctx;
+    struct rdps_rel_pub_glue *g = pub->rel;
+    uint64_t now = rdps__ctx_now(ctx), wall = rdps__clock_realtime_ns();
+    (void)flags; /* the engine batches its own posts: one chain per pump */
+
+    report_completions(g);
+    int frames = rdps__rel_pub_append(&g->engine, data, len, now, wall);
+    if (frames == RDPS_EAGAIN) {
+        pub->counters.send_backpressure++;
+        return RDPS_EAGAIN;
+    }
+    if (frames < 0)
+        return rdps__set_err(frames, "rdps_pub_send: message of %zu bytes refused by the ring",
+                             len);
+    pub->counters.msgs_sent++;
+    pub->counters.bytes_sent += len;
+    pump(pub, now, wall);
+    rdps__ctx_timer_at(ctx, now); /* the engine's deadlines moved */
+    if (pub->topic->live_subs == 0 && g->event_count == 0)
+        return 0;
+    /* Subscribers in this ctx hear the message at once; engine events go out too. */
+    rdps_msg_info info = {
+        .topic = pub->topic->name,
+        .topic_id = pub->topic->id,
+        .session_id = pub->session_id,
+        .seq = rdps__rel_pub_next_seq(&g->engine) - (uint32_t)frames,
+        .publisher_ts_ns = wall,
+        .fragments = (uint32_t)frames,
+    };
+    rdps__ctx_self_source(ctx, &info.source);
+    rdps__ctx_callbacks_enter(ctx);
+    if (g->event_count > 0)
+        raise_events(pub);
+    if (pub->topic->live_subs > 0)
+        rdps__deliver_local(ctx, pub->topic, data, len, &info);
+    return rdps__ctx_callbacks_leave(ctx) ? RDPS_ECLOSED : 0;
+}
+
+void rdps__pub_rel_on_control(rdps_ctx_t *ctx, const struct rdps_source *src,
+                              const struct rdps_frame_view *v)
+{
+    for (rdps_pub_t *p = ctx->pubs; p != NULL; p = p->next) {
+        if (p->rel == NULL || p->closed || p->session_id != v->hdr.session_id)
+            continue;
+        uint64_t wall = rdps__clock_realtime_ns();
+        if (v->hdr.type == RDPS_FRAME_NAK)
+            p->counters.naks_received++;
+        rdps__rel_pub_on_frame(&p->rel->engine, src, v, ctx->now_ns, wall);
+        pump(p, ctx->now_ns, wall);
+        raise_events(p); /* inside poll: the callback bracket is held */
+        rdps__ctx_timer_at(ctx, ctx->now_ns);
+        return;
+    }
+}
+
+uint64_t rdps__pub_rel_progress(rdps_ctx_t *ctx)
+{
+    uint64_t next = UINT64_MAX;
+    if (ctx->reliable_pubs == 0)
+        return next;
+    uint64_t wall = rdps__clock_realtime_ns();
+    for (rdps_pub_t *p = ctx->pubs; p != NULL; p = p->next) {
+        if (p->rel == NULL || p->closed)
+            continue;
+        struct rdps_rel_pub_glue *g = p->rel;
+        uint64_t deadline = rdps__rel_pub_tick(&g->engine, ctx->now_ns);
+        if (deadline <= ctx->now_ns || g->has_pending ||
+            rdps__tx_mem_completed(g->ring_reg) > g->done_reported) {
+            pump(p, ctx->now_ns, wall);
+            deadline = rdps__rel_pub_tick(&g->engine, ctx->now_ns);
+        }
+        raise_events(p);
+        if (g->has_pending && deadline > ctx->now_ns + 100000ull)
+            deadline = ctx->now_ns + 100000ull; /* the send queue was full: try again soon */
+        if (deadline < next)
+            next = deadline;
+    }
+    return next;
+}
+
+void rdps__pub_rel_counters(const rdps_pub_t *pub, rdps_counters *out)
+{
+    const struct rdps_rel_pub_counters *c = rdps__rel_pub_counters(&pub->rel->engine);
+    out->heartbeats_sent += c->heartbeats + c->heartbeats_unrecoverable;
+    out->receiver_evictions += c->evictions;
+    out->naks_suppressed += c->nak_seqs_suppressed;
+}
