@@ -77,6 +77,13 @@ struct verbs_transport {
     uint64_t next_seq, done_seq;
     uint64_t signaled_through; /* 1 + sequence of the last signaled WR posted (0: none) */
     uint32_t sq_depth, signal_every, unsignaled_run;
+    /*
+     * flush() signals a chain's last WR when fewer free send buffers than this
+     * remain: signal_every, or UINT32_MAX while the chain holds submit_mem
+     * requests (so their completion comes without a later send; one compare
+     * on the pool's path instead of two).
+     */
+    uint32_t low_free_mark;
 
     /* Receive pool: slot i is recv_mem + i * recv_stride (GRH + MTU). */
     uint8_t *recv_mem;

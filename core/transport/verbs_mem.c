@@ -130,6 +130,7 @@ int rdps__verbs_submit_mem(struct rdps_transport *t, struct rdps_tx_mem *m, size
         vt->pend_cookie[k] = i + 1 == ndest ? cookie : 0;
     }
     vt->pend_mem_count += ndest;
+    vt->low_free_mark = UINT32_MAX; /* the chain's last WR is signaled */
     m->inflight += ndest;
     m->submitted = cookie;
     return 0;

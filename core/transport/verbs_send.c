@@ -18,11 +18,13 @@ static void complete_through(struct verbs_transport *vt, uint64_t seq)
 {
     for (uint64_t s = vt->done_seq; s <= seq; s++) {
         uint32_t *slot = &vt->posted_slot[s % vt->sq_depth];
-        if (*slot < vt->send_slots)
-            send_slot_unref(vt, *slot);
-        else if (*slot == VERBS_MEM_SLOT)
-            rdps__tx_mem_release(vt->posted_mem[s % vt->sq_depth],
-                                 vt->posted_cookie[s % vt->sq_depth]);
+        if (*slot != VERBS_NO_SLOT) {
+            if (*slot != VERBS_MEM_SLOT)
+                send_slot_unref(vt, *slot);
+            else
+                rdps__tx_mem_release(vt->posted_mem[s % vt->sq_depth],
+                                     vt->posted_cookie[s % vt->sq_depth]);
+        }
         *slot = VERBS_NO_SLOT;
     }
     vt->done_seq = seq + 1;
@@ -75,6 +77,7 @@ void rdps__verbs_send_lose_all(struct verbs_transport *vt)
         rdps__verbs_pend_drop(vt, i);
     vt->pend_count = 0;
     vt->pend_mem_count = 0;
+    vt->low_free_mark = vt->signal_every;
     vt->signaled_through = vt->done_seq;
     vt->unsignaled_run = 0;
     rdps__ah_retire_sweep(&vt->retired, UINT64_MAX);
@@ -200,6 +203,35 @@ static void check_qp_error(struct verbs_transport *vt)
         vt->need_recovery = true;
 }
 
+/*
+ * The submit_mem requests among the first `posted` of the chain just posted:
+ * inline ones no longer reference their region (released now, their slot
+ * becomes NO_SLOT and the flag is cleared so the pool loop leaves them); the
+ * others are recorded by sequence for complete_through. Kept out of flush's
+ * loop so sends from the pool pay nothing for it. Ends the chain's
+ * submit_mem bookkeeping.
+ */
+static void posted_mem_requests(struct verbs_transport *vt, uint32_t posted)
+{
+    for (uint32_t i = 0; i < posted; i++) {
+        if (vt->pend_slot[i] != VERBS_MEM_SLOT)
+            continue;
+        vt->pend_sge[i].lkey = vt->send_mr->lkey; /* the slot's default, for the next pool send */
+        if (vt->pend_wr[i].send_flags & IBV_SEND_INLINE) {
+            rdps__tx_mem_release(vt->pend_mem[i], 0);
+            vt->pend_slot[i] = VERBS_NO_SLOT;
+            vt->pend_wr[i].send_flags &= ~(unsigned)IBV_SEND_INLINE;
+        } else {
+            uint64_t seq = vt->next_seq + i;
+            vt->posted_mem[seq % vt->sq_depth] = vt->pend_mem[i];
+            vt->posted_cookie[seq % vt->sq_depth] = vt->pend_cookie[i];
+        }
+    }
+    /* Unposted ones (i >= posted) are dropped by flush through rdps__verbs_pend_drop. */
+    vt->pend_mem_count = 0;
+    vt->low_free_mark = vt->signal_every;
+}
+
 int rdps__verbs_flush(struct rdps_transport *t)
 {
     struct verbs_transport *vt = to_verbs(t);
@@ -211,6 +243,7 @@ int rdps__verbs_flush(struct rdps_transport *t)
             rdps__verbs_pend_drop(vt, i);
         vt->pend_count = 0;
         vt->pend_mem_count = 0;
+        vt->low_free_mark = vt->signal_every;
         return RDPS_EDEVFATAL;
     }
     /*
@@ -220,8 +253,7 @@ int rdps__verbs_flush(struct rdps_transport *t)
      * their region's `completed` advances without any later send.
      */
     uint32_t room_after = verbs_sq_room(vt); /* pend_count is already counted as used */
-    bool low = vt->send_free_count < vt->signal_every || room_after < vt->signal_every ||
-               vt->pend_mem_count > 0;
+    bool low = vt->send_free_count < vt->low_free_mark || room_after < vt->signal_every;
     for (uint32_t i = 0; i < n; i++) {
         struct ibv_send_wr *wr = &vt->pend_wr[i];
         wr->wr_id = vt->next_seq + i;
@@ -234,21 +266,12 @@ int rdps__verbs_flush(struct rdps_transport *t)
     struct ibv_send_wr *bad = NULL;
     int ret = ibv_post_send(vt->info.qp, &vt->pend_wr[0], &bad);
     uint32_t posted = ret == 0 ? n : (uint32_t)(bad - &vt->pend_wr[0]);
+    if (vt->pend_mem_count > 0)
+        posted_mem_requests(vt, posted);
     for (uint32_t i = 0; i < posted; i++) {
         uint64_t seq = vt->next_seq + i;
         uint32_t slot = vt->pend_slot[i];
-        if (slot == VERBS_MEM_SLOT) {
-            vt->pend_sge[i].lkey =
-                vt->send_mr->lkey; /* the slot's default, for the next pool send */
-            if (vt->pend_wr[i].send_flags & IBV_SEND_INLINE) {
-                /* Copied into the WQE: the region is not referenced any more. */
-                rdps__tx_mem_release(vt->pend_mem[i], 0);
-                slot = VERBS_NO_SLOT;
-            } else {
-                vt->posted_mem[seq % vt->sq_depth] = vt->pend_mem[i];
-                vt->posted_cookie[seq % vt->sq_depth] = vt->pend_cookie[i];
-            }
-        } else if (vt->pend_wr[i].send_flags & IBV_SEND_INLINE) {
+        if (vt->pend_wr[i].send_flags & IBV_SEND_INLINE) {
             /* The data was copied into the WQE: the buffer is free already. */
             send_slot_unref(vt, slot);
             slot = VERBS_NO_SLOT;
@@ -263,7 +286,6 @@ int rdps__verbs_flush(struct rdps_transport *t)
     for (uint32_t i = posted; i < n; i++)
         rdps__verbs_pend_drop(vt, i);
     vt->pend_count = 0;
-    vt->pend_mem_count = 0;
     if (ret != 0) {
         /* A signaled WR may have been among the unposted ones: signal the next one. */
         vt->unsignaled_run = vt->signal_every;

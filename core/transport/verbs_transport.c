@@ -166,6 +166,7 @@ static void size_pools(struct verbs_transport *vt, const struct rdps_verbs_confi
         vt->signal_every = vt->sq_depth / 2 > 0 ? vt->sq_depth / 2 : 1;
     if (vt->sq_depth < 2)
         vt->sq_depth = 2;
+    vt->low_free_mark = vt->signal_every;
     vt->recv_batch = or_default(cfg->recv_batch, 16);
     if (vt->recv_batch > vt->recv_slots / 4)
         vt->recv_batch = vt->recv_slots / 4 > 0 ? vt->recv_slots / 4 : 1;
