@@ -1,5 +1,7 @@
 /* rdps_reasm.c - receive side: source and stream tables, sequence window, single-datagram delivery
- * and the entry points (model: rdps_reasm.h; partial messages: rdps_reasm_partial.c). */
+ * and the entry points (model: rdps_reasm.h; partial messages: rdps_reasm_partial.c; gap list:
+ * rdps_reasm_gaps.c; reliable mode: rdps_rel_recv.c). About 770 lines of one concern: the tables
+ * and the window every frame goes through, kept together so the hot path inlines. */
 #include "rdps_reasm_internal.h"
 
 #include <stdlib.h>
@@ -21,7 +23,17 @@ void rdps__reasm_config_default(struct rdps_reasm_config *cfg)
     cfg->max_partials_per_source = 16;
     cfg->max_bytes_per_source = 32u * 1024u * 1024u;
     cfg->partial_timeout_ns = 1000000000ull;
+    cfg->reorder_allowance_ns = 2000000ull;
+    cfg->max_gap_ranges = 32;
     rdps__frame_limits_default(&cfg->limits);
+    cfg->rel.receivers = 1;
+    cfg->rel.default_rtt_ns = 1000000ull;
+    cfg->rel.nak_backoff_rtts = 4;
+    cfg->rel.nak_retry_max_ns = 100000000ull;
+    cfg->rel.nak_max_tries = 10;
+    cfg->rel.loss_deadline_ns = 5000000000ull;
+    cfg->rel.status_interval_ns = 100000000ull;
+    cfg->rel.join_wait_ns = 100000000ull;
 }
 
 static uint32_t clamp_quota(uint64_t quota, uint32_t cap)
@@ -48,6 +60,15 @@ int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg)
                              cfg->reasm_cap_bytes);
     if (cfg->min_frag_payload == 0)
         return rdps__set_err(RDPS_EINVAL, "reasm_init: min_frag_payload is 0");
+    if (cfg->max_gap_ranges == 0 || cfg->max_gap_ranges > 1024)
+        return rdps__set_err(RDPS_EINVAL, "reasm_init: max_gap_ranges %u not in 1..1024",
+                             cfg->max_gap_ranges);
+    if (cfg->rel.enabled &&
+        (cfg->rel.send == NULL || cfg->rel.nak_max_tries == 0 || cfg->rel.receivers == 0 ||
+         cfg->rel.default_rtt_ns == 0 || cfg->rel.status_interval_ns == 0))
+        return rdps__set_err(RDPS_EINVAL,
+                             "reasm_init: reliable mode needs a send callback, nak_max_tries, "
+                             "receivers, default_rtt_ns and status_interval_ns above 0");
     r->cfg = *cfg;
 
     uint32_t chunk = cfg->chunk_bytes;
@@ -87,12 +108,16 @@ int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg)
     r->chunk_maps = calloc((size_t)cfg->max_partials * r->map_len, sizeof(*r->chunk_maps));
     r->chunk_next = calloc(r->chunk_count, sizeof(*r->chunk_next));
     r->arena = malloc((size_t)arena_bytes);
+    r->gap_store = calloc((size_t)cfg->max_sessions * cfg->max_gap_ranges, sizeof(*r->gap_store));
+    if (cfg->rel.enabled)
+        r->rel = calloc(cfg->max_sessions, sizeof(*r->rel));
     if (r->bounce_bytes > 0)
         r->bounce = malloc(r->bounce_bytes);
     if (r->hash_slots == NULL || r->src_buckets == NULL || r->streams == NULL ||
         r->sources == NULL || r->partials == NULL || r->frag_bits == NULL ||
         r->chunk_maps == NULL || r->chunk_next == NULL || r->arena == NULL ||
-        (r->bounce_bytes > 0 && r->bounce == NULL)) {
+        (r->bounce_bytes > 0 && r->bounce == NULL) || r->gap_store == NULL ||
+        (cfg->rel.enabled && r->rel == NULL)) {
         rdps__reasm_fini(r);
         return rdps__set_err(RDPS_ENOMEM,
                              "reasm_init: cannot allocate %u sessions, %u partials, %zu "
@@ -119,6 +144,11 @@ int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg)
     r->age_head = r->age_tail = NO_INDEX;
     r->chunk_free = 0;
     r->chunks_free = r->chunk_count;
+    r->gap_head = NO_INDEX;
+    r->rel_head = NO_INDEX;
+    r->rel_credits = RDPS_REASM_WINDOW - 1;
+    r->rel_rng = cfg->rel.rng_seed ^ 0x5DEECE66Dull;
+    r->rel_due_ns = UINT64_MAX;
     return 0;
 }
 
@@ -126,6 +156,10 @@ void rdps__reasm_fini(struct rdps_reasm *r)
 {
     if (r == NULL)
         return;
+    free(r->rel);
+    free(r->gap_store);
+    r->rel = NULL;
+    r->gap_store = NULL;
     free(r->bounce);
     free(r->arena);
     free(r->chunk_next);
@@ -258,7 +292,7 @@ static void hash_remove(struct rdps_reasm *r, uint32_t slot)
     r->hash_slots[hole] = NO_INDEX;
 }
 
-static void stream_drop_partials(struct rdps_reasm *r, struct rdps_reasm_stream *s)
+void rdps__reasm_stream_drop_partials(struct rdps_reasm *r, struct rdps_reasm_stream *s)
 {
     while (s->partial_head != NO_INDEX) {
         r->counters.reasm_dropped_with_session++;
@@ -269,7 +303,11 @@ static void stream_drop_partials(struct rdps_reasm *r, struct rdps_reasm_stream 
 static void stream_remove(struct rdps_reasm *r, int32_t si)
 {
     struct rdps_reasm_stream *s = &r->streams[si];
-    stream_drop_partials(r, s);
+    if (s->reliable)
+        rdps__rel_stream_stop(r, si);
+    else
+        rdps__reasm_gaps_flush(r, si);
+    rdps__reasm_stream_drop_partials(r, s);
     hash_remove(r, hash_find_slot(r, &s->source, s->session_id));
     lru_unlink(r, si);
     if (--r->sources[s->src].streams == 0)
@@ -331,9 +369,12 @@ static int32_t stream_create(struct rdps_reasm *r, const struct rdps_source *sou
     s->last_active_ns = now_ns;
     s->next_seq = h->seq;
     s->loss_floor = h->seq;
+    rdps__ranges_init(&s->gaps, r->gap_store + (size_t)si * r->cfg.max_gap_ranges,
+                      (uint16_t)r->cfg.max_gap_ranges);
     bool accepted =
         r->cfg.accept == NULL || r->cfg.accept(r->cfg.user, source, h->session_id, h->topic_id);
     s->topic_ok = accepted ? h->topic_id : 0;
+    s->reliable = r->rel != NULL && (h->flags & RDPS_FRAME_F_RELIABLE) != 0;
     s->single.source = *source;
     s->single.session_id = h->session_id;
     s->single.topic_id = h->topic_id;
@@ -347,7 +388,17 @@ static int32_t stream_create(struct rdps_reasm *r, const struct rdps_source *sou
     r->hash_slots[slot] = si;
     lru_push_front(r, si);
     r->counters.sessions_created++;
+    if (s->reliable && accepted)
+        rdps__rel_stream_start(r, si, h, now_ns);
+    else
+        s->reliable = false;
     return si;
+}
+
+int32_t rdps__reasm_stream_lookup(const struct rdps_reasm *r, const struct rdps_source *source,
+                                  uint32_t session_id)
+{
+    return r->hash_slots[hash_find_slot(r, source, session_id)];
 }
 
 /* The stream for (source, session), NO_INDEX if there is none. Marks it active. */
@@ -382,8 +433,10 @@ static inline void window_push(struct rdps_reasm *r, struct rdps_reasm_stream *s
     uint64_t mask = 1ull << (bit % 64);
     uint64_t *word = &s->received[bit / 64];
     if (!(*word & mask)) {
-        if (rdps__seq_ge(seq - RDPS_REASM_WINDOW, s->loss_floor))
+        if (rdps__seq_ge(seq - RDPS_REASM_WINDOW, s->loss_floor)) {
             r->counters.lost_seqs++;
+            rdps__reasm_gaps_leaving(r, (int32_t)(s - r->streams), seq - RDPS_REASM_WINDOW);
+        }
         *word |= mask;
     }
     s->next_seq = seq + 1;
@@ -399,53 +452,49 @@ static inline void window_forget(struct rdps_reasm *r, struct rdps_reasm_stream 
     uint32_t bit = seq & WINDOW_MASK;
     uint64_t mask = 1ull << (bit % 64);
     uint64_t *word = &s->received[bit / 64];
-    if (*word & mask)
+    if (*word & mask) {
         *word &= ~mask;
-    else if (rdps__seq_ge(seq - RDPS_REASM_WINDOW, s->loss_floor))
+    } else if (rdps__seq_ge(seq - RDPS_REASM_WINDOW, s->loss_floor)) {
         r->counters.lost_seqs++;
+        rdps__reasm_gaps_leaving(r, (int32_t)(s - r->streams), seq - RDPS_REASM_WINDOW);
+    }
     s->next_seq = seq + 1;
-}
-
-static void report_gap(struct rdps_reasm *r, const struct rdps_reasm_stream *s, uint32_t first,
-                       uint32_t count)
-{
-    r->counters.gaps++;
-    r->counters.gap_seqs += count;
-    if (r->cfg.on_gap != NULL)
-        r->cfg.on_gap(r->cfg.user, &s->source, s->session_id, s->topic_id, first, count);
 }
 
 /*
  * Moves next_seq forward to `upto` (a new frame's sequence). Up to a window
- * away the skipped sequences are a gap; further is a reset: nothing is slid
- * over, partials go, and the window restarts at `upto` with every earlier
- * sequence marked received, so nothing from before the jump is admitted.
+ * away the skipped sequences are a pending gap; further is a reset (reported
+ * at once): nothing is slid over, partials go, and the window restarts at
+ * `upto` with every earlier sequence marked received, so nothing from before
+ * the jump is admitted.
  */
-static void window_advance(struct rdps_reasm *r, int32_t si, uint32_t upto)
+static void window_advance(struct rdps_reasm *r, int32_t si, uint32_t upto, uint64_t now_ns)
 {
     struct rdps_reasm_stream *s = &r->streams[si];
     uint32_t first = s->next_seq;
     uint32_t distance = upto - first;
     if (distance >= RDPS_REASM_WINDOW) {
         r->counters.session_resets++;
-        stream_drop_partials(r, s);
+        rdps__reasm_gaps_flush(r, si);
+        rdps__reasm_stream_drop_partials(r, s);
         memset(s->received, 0xFF, sizeof(s->received));
         s->next_seq = upto;
         s->loss_floor = upto;
+        rdps__reasm_report_gap(r, s, first, distance);
     } else {
         while (s->next_seq != upto)
             window_forget(r, s);
+        rdps__reasm_gaps_note(r, si, first, distance, now_ns);
     }
-    report_gap(r, s, first, distance);
 }
 
 /* Admits seq into the stream's window: true if it is new, false (counted) if not. */
-static bool window_admit_slow(struct rdps_reasm *r, int32_t si, uint32_t seq)
+static bool window_admit_slow(struct rdps_reasm *r, int32_t si, uint32_t seq, uint64_t now_ns)
 {
     struct rdps_reasm_stream *s = &r->streams[si];
     int32_t d = rdps__seq_diff(seq, s->next_seq);
     if (d > 0) {
-        window_advance(r, si, seq);
+        window_advance(r, si, seq, now_ns);
         window_push(r, s, seq);
         return true;
     }
@@ -461,17 +510,25 @@ static bool window_admit_slow(struct rdps_reasm *r, int32_t si, uint32_t seq)
     }
     s->received[bit / 64] |= mask;
     r->counters.reordered++;
+    rdps__reasm_gaps_fill(r, si, seq);
     return true;
 }
 
-static inline bool window_admit(struct rdps_reasm *r, int32_t si, uint32_t seq)
+static inline bool window_admit(struct rdps_reasm *r, int32_t si, uint32_t seq, uint64_t now_ns)
 {
     struct rdps_reasm_stream *s = &r->streams[si];
     if (seq == s->next_seq) { /* in order: the common case */
         window_push(r, s, seq);
         return true;
     }
-    return window_admit_slow(r, si, seq);
+    return window_admit_slow(r, si, seq, now_ns);
+}
+
+void rdps__reasm_seq_unreceive(struct rdps_reasm *r, int32_t si, uint32_t seq)
+{
+    rdps__reasm_window_clear(&r->streams[si], seq);
+    if (r->streams[si].reliable)
+        rdps__rel_unreceive(r, si, seq);
 }
 
 /* ---- entry points -------------------------------------------------------------------------- */
@@ -490,14 +547,20 @@ static int on_heartbeat(struct rdps_reasm *r, const struct rdps_source *source,
                         const struct rdps_frame_header *h, uint64_t now_ns)
 {
     r->counters.heartbeats++;
-    /* Heartbeats never create streams: they carry no data, and must not evict real streams. */
+    /* Only a reliable receiver lets heartbeats create streams (late join at the live position
+     * or from the publisher's oldest retained sequence); otherwise they carry nothing to keep. */
     int32_t si = stream_find(r, source, h->session_id, now_ns);
     if (si == NO_INDEX) {
-        r->counters.heartbeats_unknown++;
-        return 0;
+        if (r->rel == NULL || !(h->flags & RDPS_FRAME_F_RELIABLE)) {
+            r->counters.heartbeats_unknown++;
+            return 0;
+        }
+        si = stream_create(r, source, h, now_ns);
     }
     if (h->topic_id != r->streams[si].topic_ok)
         return drop_topic(r, &r->streams[si]);
+    if (r->streams[si].reliable)
+        return rdps__rel_on_heartbeat(r, si, h, now_ns);
     /* seq is the next sequence the publisher will use: anything before it is due. */
     struct rdps_reasm_stream *s = &r->streams[si];
     if (!rdps__seq_gt(h->seq, s->next_seq))
@@ -507,25 +570,8 @@ static int on_heartbeat(struct rdps_reasm *r, const struct rdps_source *source,
         r->counters.heartbeat_jumps++;
         return 0;
     }
-    window_advance(r, si, h->seq);
+    window_advance(r, si, h->seq, now_ns);
     return 0;
-}
-
-/* Delivers a single-datagram message of stream s straight from the receive buffer (zero-copy). */
-static inline int deliver_single(struct rdps_reasm *r, struct rdps_reasm_stream *s,
-                                 const struct rdps_frame_view *v)
-{
-    const struct rdps_frame_header *h = &v->hdr;
-    struct rdps_reasm_msg_info *info = &s->single;
-    info->first_seq = h->seq;
-    info->msg_len = h->msg_len;
-    info->timestamp_ns = h->timestamp_ns;
-    info->retransmit = (h->flags & RDPS_FRAME_F_RETRANSMIT) != 0;
-    info->reliable = (h->flags & RDPS_FRAME_F_RELIABLE) != 0;
-    r->counters.msgs_delivered++;
-    r->counters.bytes_delivered += h->msg_len;
-    r->cfg.deliver(r->cfg.user, v->payload, h->msg_len, info);
-    return 1;
 }
 
 /* Every frame the fast path below does not take. */
@@ -546,12 +592,14 @@ static int on_frame_slow(struct rdps_reasm *r, const struct rdps_source *source,
     struct rdps_reasm_stream *s = &r->streams[si];
     if (h->topic_id != s->topic_ok)
         return drop_topic(r, s);
-    if (!window_admit(r, si, h->seq))
+    if (s->reliable)
+        return rdps__rel_on_data(r, si, v, now_ns);
+    if (!window_admit(r, si, h->seq, now_ns))
         return 0;
     if ((h->flags & (RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END)) !=
         (RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END))
         return rdps__reasm_reassemble(r, si, v, now_ns);
-    return deliver_single(r, s, v);
+    return rdps__reasm_deliver_single(r, s, v);
 }
 
 /*
@@ -569,17 +617,18 @@ static inline int on_frame(struct rdps_reasm *r, const struct rdps_source *sourc
         return on_frame_slow(r, source, v, now_ns);
     struct rdps_reasm_stream *s = &r->streams[si];
     if (h->seq != s->next_seq || h->session_id != s->session_id || h->topic_id != s->topic_ok ||
-        !rdps__source_equal(&s->source, source))
+        s->reliable || !rdps__source_equal(&s->source, source))
         return on_frame_slow(r, source, v, now_ns);
     r->counters.data_frames++;
     s->last_active_ns = now_ns;
     window_push(r, s, h->seq);
-    return deliver_single(r, s, v);
+    return rdps__reasm_deliver_single(r, s, v);
 }
 
 int rdps__reasm_on_frame(struct rdps_reasm *r, const struct rdps_source *source,
                          const struct rdps_frame_view *v, uint64_t now_ns)
 {
+    r->now_ns = now_ns;
     return on_frame(r, source, v, now_ns);
 }
 
@@ -599,7 +648,9 @@ _Static_assert(RDPS_FRAME_OFF_VERSION == 0 && RDPS_FRAME_OFF_TYPE == 1 &&
  * construction (version, DATA, BEGIN|END with offset 0 and a payload that
  * ends the message, msg_len within the limit, the stream's non-zero session
  * and accepted non-zero topic), so the message is delivered without the
- * general decoder. Returns -1 when the prediction fails: decode as usual.
+ * general decoder; on a reliable stream only while its consumed point is
+ * next_seq (in order, nothing parked). Returns -1 when the prediction
+ * fails: decode as usual.
  */
 static inline int predicted_frame(struct rdps_reasm *r, const struct rdps_source *source,
                                   const uint8_t *buf, size_t len, uint64_t now_ns)
@@ -616,10 +667,15 @@ static inline int predicted_frame(struct rdps_reasm *r, const struct rdps_source
         rdps__get_le64(buf + 16) != len - RDPS_FRAME_HEADER_LEN ||
         !rdps__source_equal(&s->source, source))
         return -1;
+    /* A reliable stream takes it only when nothing waits before it (no gap, nothing parked). */
+    if (s->reliable && !rdps__rel_in_order(r, si))
+        return -1;
     uint32_t msg_len = (uint32_t)(len - RDPS_FRAME_HEADER_LEN);
     r->counters.data_frames++;
     s->last_active_ns = now_ns;
     window_push(r, s, s->next_seq);
+    if (s->reliable)
+        rdps__rel_delivered_in_order(r, si);
     struct rdps_reasm_msg_info *info = &s->single;
     info->first_seq = s->next_seq - 1;
     info->msg_len = msg_len;
@@ -637,6 +693,7 @@ int rdps__reasm_input(struct rdps_reasm *r, const struct rdps_source *source, co
 {
     r->counters.frames_in++;
     r->counters.bytes_in += len;
+    r->now_ns = now_ns;
     int delivered = predicted_frame(r, source, buf, len, now_ns);
     if (delivered >= 0)
         return delivered;
@@ -651,12 +708,21 @@ int rdps__reasm_input(struct rdps_reasm *r, const struct rdps_source *source, co
 
 uint64_t rdps__reasm_expire(struct rdps_reasm *r, uint64_t now_ns)
 {
-    /* Deadlines grow with creation order, so the oldest partial is the next to expire. */
+    r->now_ns = now_ns;
+    /* Deadlines grow with creation order, so the oldest partial is the next to expire. A
+     * reliable stream's partial never times out (only loss declarations end it): requeued. */
     while (r->age_head != NO_INDEX && r->partials[r->age_head].deadline_ns <= now_ns) {
+        int32_t pi = r->age_head;
+        if (r->streams[r->partials[pi].stream].reliable) {
+            uint64_t wait = r->cfg.partial_timeout_ns ? r->cfg.partial_timeout_ns : 1;
+            rdps__reasm_partial_requeue(r, pi, now_ns + wait > now_ns ? now_ns + wait : UINT64_MAX);
+            continue;
+        }
         r->counters.reasm_timeouts++;
-        rdps__reasm_partial_release(r, r->age_head);
+        rdps__reasm_partial_release(r, pi);
     }
     uint64_t next = r->age_head != NO_INDEX ? r->partials[r->age_head].deadline_ns : UINT64_MAX;
+    next = rdps__reasm_gaps_expire(r, now_ns, next);
     uint64_t idle = r->cfg.session_idle_timeout_ns;
     if (idle != 0) {
         while (r->lru_tail != NO_INDEX && r->streams[r->lru_tail].last_active_ns + idle <= now_ns &&

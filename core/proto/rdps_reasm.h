@@ -8,6 +8,8 @@
 #include <stdint.h>
 
 #include "rdps_frame.h"
+#include "rdps_ranges.h"
+#include "rdps_rel_recv.h"
 #include "rdps_source.h"
 
 /*
@@ -39,7 +41,12 @@
  * [next_seq - WINDOW, next_seq) with one bit each (received or not). A
  * frame up to WINDOW - 1 sequences ahead of next_seq opens a gap (counted,
  * reported to on_gap); the sequences it pushes out of the window
- * unreceived are lost (counted). A frame inside the window whose bit is set
+ * unreceived are lost (counted). Missing sequences wait in the stream's gap
+ * list (rdps_ranges.h, at most max_gap_ranges ranges) for the reorder
+ * allowance: a late frame takes its sequence out (reordered, never a gap);
+ * what is still missing after reorder_allowance_ns, or when the window
+ * needs its slot, is reported (gaps, gap_seqs, on_gap). A full gap list
+ * reports its oldest range early (gap_ranges_full). A frame inside the window whose bit is set
  * is a duplicate; one older than the window is stale (both counted and
  * dropped). A jump of WINDOW or more (on the 2^32 circle: WINDOW to 2^31
  * ahead, or more than 2^31 behind) is never slid over, so the window never
@@ -111,14 +118,11 @@
  * so its frames are dropped cheaply (counted as filtered). A session carries
  * one topic: later frames with another topic id are dropped (counted).
  *
- * Reliable mode (next issue) extends this state instead of replacing it:
- * the window's low edge becomes the consumed point reported in STATUS; NAK
- * ranges are the runs of clear bits in the window; window_forget() and
- * the reset in window_advance() (rdps_reasm.c) are the only places where
- * sequences are given up, so the explicit loss event goes there; in-order exactly-once delivery
- * parks complete messages above the consumed point (the arena already holds them) and releases them
- * as it advances; heartbeats already feed tail-loss detection. Frames carry RELIABLE, reported per
- * message in rdps_reasm_msg_info.reliable.
+ * Reliable mode (rdps_rel_recv.h, rdps_rel_recv.c) extends this state:
+ * a consumed point below which nothing is admitted, the gap list as NAK
+ * ranges, complete messages above the consumed point parked in the arena,
+ * explicit loss events. Frames carry RELIABLE, reported per message in
+ * rdps_reasm_msg_info.reliable.
  *
  * No allocation after rdps__reasm_init(); no clock reads (now_ns is passed
  * in); callbacks must not call back into the same rdps_reasm.
@@ -146,10 +150,9 @@ struct rdps_reasm_msg_info {
 typedef void (*rdps_deliver_fn)(void *user, const uint8_t *msg, uint32_t len,
                                 const struct rdps_reasm_msg_info *info);
 /*
- * Gap callback (optional): sequences [first_seq, first_seq + count) were
- * skipped by a newer frame or a heartbeat (or by a reset: count >= WINDOW).
- * Reported at detection, so some may still arrive late (then counted as
- * reordered and delivered).
+ * Gap callback (optional, unreliable streams): sequences [first_seq,
+ * first_seq + count) never arrived within the reorder allowance (or were
+ * skipped by a reset: count >= WINDOW). A sequence is reported at most once.
  */
 typedef void (*rdps_gap_fn)(void *user, const struct rdps_source *source, uint32_t session_id,
                             uint32_t topic_id, uint32_t first_seq, uint32_t count);
@@ -174,6 +177,9 @@ struct rdps_reasm_config {
     rdps_accept_fn accept;            /* optional; NULL accepts every stream */
     rdps_gap_fn on_gap;               /* optional */
     void *user;
+    uint64_t reorder_allowance_ns;   /* a missing sequence is a gap after this long; 0 = at once */
+    uint32_t max_gap_ranges;         /* gap list per stream (1..1024) */
+    struct rdps_rel_recv_config rel; /* reliable mode (rdps_rel_recv.h) */
 };
 
 /* Counters; bad_frames is indexed by enum rdps_frame_reject. */
@@ -182,8 +188,10 @@ struct rdps_reasm_counters {
     uint64_t data_frames, heartbeats, control_frames; /* control: NAK/STATUS/ANNOUNCE, ignored */
     uint64_t heartbeats_unknown; /* heartbeats of streams not in the table (ignored) */
     uint64_t msgs_delivered, bytes_delivered;
-    uint64_t gaps;            /* times a frame or heartbeat skipped ahead of next_seq */
-    uint64_t gap_seqs;        /* sequences skipped by those gaps */
+    uint64_t gaps;            /* gap ranges reported (never arrived within the allowance) */
+    uint64_t gap_seqs;        /* sequences in them */
+    uint64_t gap_ranges_full; /* gap list full: its oldest range reported early */
+    uint64_t late_after_gap;  /* frames that arrived after their sequence was reported */
     uint64_t lost_seqs;       /* sequences that left the window without arriving */
     uint64_t reordered;       /* late frames that filled a gap */
     uint64_t duplicates;      /* frames or fragments already received (inside the window) */
@@ -229,15 +237,25 @@ struct rdps_reasm {
     uint32_t src_max_streams, src_max_partials, src_max_chunks;
     int32_t chunk_free; /* free chunk list, linked through chunk_next */
     int32_t *chunk_next;
-    uint8_t *arena;      /* chunk_count << chunk_shift bytes */
-    uint8_t *bounce;     /* delivery buffer for messages spanning chunks */
-    size_t bounce_bytes; /* 0 when every deliverable message fits one chunk */
+    uint8_t *arena;                   /* chunk_count << chunk_shift bytes */
+    uint8_t *bounce;                  /* delivery buffer for messages spanning chunks */
+    size_t bounce_bytes;              /* 0 when every deliverable message fits one chunk */
+    struct rdps_gap_range *gap_store; /* max_sessions x max_gap_ranges */
+    int32_t gap_head;                 /* streams with pending gaps (unreliable) */
+    struct rdps_rel_stream *rel;      /* max_sessions, when rel.enabled */
+    int32_t rel_head;                 /* reliable streams */
+    uint32_t rel_credits;
+    uint64_t rel_rng;
+    uint64_t rel_due_ns; /* earliest pending reliable action (a lower bound) */
+    struct rdps_rel_recv_counters rel_totals;
+    uint64_t now_ns; /* the latest now_ns given (timers set deep inside a call) */
 };
 
 /*
  * Defaults: 256 sessions, 64 partials, 64 MiB arena in 64 KiB chunks, 224-byte smallest
  * fragment (InfiniBand's smallest MTU, 256, minus the header); per source 64 streams,
- * 16 partials, 32 MiB; 1 s partial timeout, no idle timeout.
+ * 16 partials, 32 MiB; 1 s partial timeout, no idle timeout; 2 ms reorder allowance, 32 gap
+ * ranges per stream; reliable mode off (its defaults in rdps_rel_recv.h).
  */
 void rdps__reasm_config_default(struct rdps_reasm_config *cfg);
 
@@ -253,7 +271,8 @@ void rdps__reasm_fini(struct rdps_reasm *r);
 
 /*
  * Decodes one datagram received from `source` and processes it. Returns the
- * number of messages delivered by this frame (0 or 1), or RDPS_EBADFRAME if
+ * number of messages delivered by this frame (0 or 1; a reliable stream's
+ * frame may release several parked ones), or RDPS_EBADFRAME if
  * the decoder rejected it (counted in bad_frames[reason]). Other drops
  * (duplicate, stale, filtered, conflict, ...) return 0 and are counted.
  * NAK/STATUS/ANNOUNCE are counted as control_frames and ignored: route them
@@ -268,7 +287,8 @@ int rdps__reasm_on_frame(struct rdps_reasm *r, const struct rdps_source *source,
 
 /*
  * Times out partial messages (and idle streams if configured) whose deadline
- * is <= now_ns. Returns the next deadline, UINT64_MAX if there is none.
+ * is <= now_ns, and reports gaps whose reorder allowance ended. Returns the
+ * next deadline, UINT64_MAX if there is none.
  */
 uint64_t rdps__reasm_expire(struct rdps_reasm *r, uint64_t now_ns);
 

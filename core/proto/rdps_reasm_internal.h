@@ -27,7 +27,9 @@ struct rdps_reasm_stream {
     uint32_t session_id;
     uint32_t topic_id;
     uint32_t
-        topic_ok; /* topic_id if accepted, else 0 (never a valid topic): one compare per frame */
+        topic_ok;  /* topic_id if accepted, else 0 (never a valid topic): one compare per frame */
+    bool reliable; /* handled by rdps_rel_recv.c; state in r->rel[index] */
+    bool in_gap_list; /* unreliable stream with pending gaps (r->gap_head) */
     int32_t src;
     uint32_t next_seq;   /* newest sequence seen + 1; the window is [next_seq - WINDOW, next_seq) */
     uint32_t loss_floor; /* sequences before the stream's (re)start are not counted as lost */
@@ -39,6 +41,24 @@ struct rdps_reasm_stream {
     struct rdps_reasm_msg_info single;
     /* Header prediction: bytes 0-7 of its next single-datagram frame (0 = never predicted). */
     uint64_t predict_w0;
+    struct rdps_ranges gaps;    /* missing sequences not yet reported (unreliable) or NAK ranges */
+    int32_t gap_prev, gap_next; /* r->gap_head list */
+};
+
+/* Reliable state of stream i, in r->rel[i] (model: rdps_rel_recv.h). */
+struct rdps_rel_stream {
+    uint32_t consumed;        /* every sequence before it was delivered or declared lost */
+    uint32_t trail;           /* publisher's oldest retained sequence (have_trail) */
+    uint32_t receivers;       /* live receivers of this publisher */
+    uint32_t status_consumed; /* consumed sent in the last STATUS */
+    uint64_t srtt_ns;
+    uint64_t status_ns;          /* last STATUS sent */
+    uint64_t hb_ts_ns, hb_rx_ns; /* latest heartbeat: its timestamp, when it arrived */
+    uint64_t join_deadline_ns;   /* joining: give up waiting for a heartbeat */
+    bool have_trail, joining, hb_echo, status_now;
+    bool progressed;    /* consumed moved by a delivery or a loss event since the join */
+    int32_t prev, next; /* r->rel_head list */
+    struct rdps_rel_recv_counters c;
 };
 
 struct rdps_reasm_partial {
@@ -55,19 +75,102 @@ struct rdps_reasm_partial {
     uint32_t chunk_span;                /* chunk map entries the message covers */
     uint64_t timestamp_ns, deadline_ns;
     bool retransmit, reliable;
+    bool complete; /* reliable: parked until the consumed point reaches first_seq */
 };
 
-/* Forgets a sequence admitted by a frame that was then refused, so the real one can come. */
 static inline void rdps__reasm_window_clear(struct rdps_reasm_stream *s, uint32_t seq)
 {
     uint32_t bit = seq & WINDOW_MASK;
     s->received[bit / 64] &= ~(1ull << (bit % 64));
 }
 
+static inline void rdps__reasm_window_set(struct rdps_reasm_stream *s, uint32_t seq)
+{
+    uint32_t bit = seq & WINDOW_MASK;
+    s->received[bit / 64] |= 1ull << (bit % 64);
+}
+
+static inline bool rdps__reasm_window_test(const struct rdps_reasm_stream *s, uint32_t seq)
+{
+    uint32_t bit = seq & WINDOW_MASK;
+    return (s->received[bit / 64] >> (bit % 64)) & 1;
+}
+
+/* Delivers a single-datagram message of stream s straight from the receive buffer (zero-copy). */
+static inline int rdps__reasm_deliver_single(struct rdps_reasm *r, struct rdps_reasm_stream *s,
+                                             const struct rdps_frame_view *v)
+{
+    const struct rdps_frame_header *h = &v->hdr;
+    struct rdps_reasm_msg_info *info = &s->single;
+    info->first_seq = h->seq;
+    info->msg_len = h->msg_len;
+    info->timestamp_ns = h->timestamp_ns;
+    info->retransmit = (h->flags & RDPS_FRAME_F_RETRANSMIT) != 0;
+    info->reliable = (h->flags & RDPS_FRAME_F_RELIABLE) != 0;
+    r->counters.msgs_delivered++;
+    r->counters.bytes_delivered += h->msg_len;
+    r->cfg.deliver(r->cfg.user, v->payload, h->msg_len, info);
+    return 1;
+}
+
+/* Forgets a sequence admitted by a frame that was then refused, so the real one can come (a
+ * reliable stream asks for it again). */
+void rdps__reasm_seq_unreceive(struct rdps_reasm *r, int32_t si, uint32_t seq);
+/* Drops every partial of stream s (counted reasm_dropped_with_session). */
+void rdps__reasm_stream_drop_partials(struct rdps_reasm *r, struct rdps_reasm_stream *s);
+/* The stream for (source, session) without marking it active; NO_INDEX if none. */
+int32_t rdps__reasm_stream_lookup(const struct rdps_reasm *r, const struct rdps_source *source,
+                                  uint32_t session_id);
+
 /* Frees partial pi: its chunks, its slot, its links (stream, age, source). */
 void rdps__reasm_partial_release(struct rdps_reasm *r, int32_t pi);
-/* Places a fragment of a multi-datagram message of stream si; returns messages delivered (0/1). */
+/* Places a fragment of a multi-datagram message of stream si; returns messages delivered. */
 int rdps__reasm_reassemble(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v,
                            uint64_t now_ns);
+/* Delivers complete partial pi and releases it; returns 1. */
+int rdps__reasm_deliver_partial(struct rdps_reasm *r, int32_t pi);
+/* Copies a single-datagram message into the arena as a complete partial; NO_INDEX if refused. */
+int32_t rdps__reasm_park_single(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v,
+                                uint64_t now_ns);
+/* Moves partial pi to the young end of the age list with a new deadline. */
+void rdps__reasm_partial_requeue(struct rdps_reasm *r, int32_t pi, uint64_t deadline_ns);
+
+/* ---- unreliable gap list (rdps_reasm_gaps.c) ---- */
+void rdps__reasm_report_gap(struct rdps_reasm *r, const struct rdps_reasm_stream *s, uint32_t first,
+                            uint32_t count);
+/* [first, first + count) went missing: reported after the reorder allowance. */
+void rdps__reasm_gaps_note(struct rdps_reasm *r, int32_t si, uint32_t first, uint32_t count,
+                           uint64_t now_ns);
+/* A late frame filled seq. */
+void rdps__reasm_gaps_fill(struct rdps_reasm *r, int32_t si, uint32_t seq);
+/* The window needs the slot of unreceived `leaving`: its pending range is reported up to it. */
+void rdps__reasm_gaps_leaving(struct rdps_reasm *r, int32_t si, uint32_t leaving);
+/* Reports every pending range now (stream reset or removed). */
+void rdps__reasm_gaps_flush(struct rdps_reasm *r, int32_t si);
+/* Reports ranges whose allowance ended; returns min(next, the next range deadline). */
+uint64_t rdps__reasm_gaps_expire(struct rdps_reasm *r, uint64_t now_ns, uint64_t next);
+
+/* ---- reliable mode hooks (rdps_rel_recv.c) ---- */
+
+/* Reliable stream si has nothing waiting: its next frame in sequence is delivered at once. */
+static inline bool rdps__rel_in_order(const struct rdps_reasm *r, int32_t si)
+{
+    return r->rel[si].consumed == r->streams[si].next_seq && !r->rel[si].joining;
+}
+/* The header-predicted frame at the consumed point was admitted: move the point over it. */
+void rdps__rel_delivered_in_order(struct rdps_reasm *r, int32_t si);
+void rdps__rel_stream_start(struct rdps_reasm *r, int32_t si, const struct rdps_frame_header *h,
+                            uint64_t now_ns);
+void rdps__rel_stream_stop(struct rdps_reasm *r, int32_t si);
+int rdps__rel_on_data(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v,
+                      uint64_t now_ns);
+int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_frame_header *h,
+                           uint64_t now_ns);
+/* Partial pi of a reliable stream completed: park it or deliver it in order. */
+int rdps__rel_complete(struct rdps_reasm *r, int32_t pi);
+/* Partial pi of a reliable stream is about to be evicted: its sequences are asked again. */
+void rdps__rel_partial_evicted(struct rdps_reasm *r, int32_t pi);
+/* seq of reliable stream si was refused after admission: ask for it again. */
+void rdps__rel_unreceive(struct rdps_reasm *r, int32_t si, uint32_t seq);
 
 #endif /* RDPS_PROTO_REASM_INTERNAL_H */

@@ -6,6 +6,8 @@
 
 /* ---- partial messages ---------------------------------------------------------------------- */
 
+static void age_unlink(struct rdps_reasm *r, int32_t pi);
+
 static inline uint64_t *partial_bits(const struct rdps_reasm *r, int32_t pi)
 {
     return r->frag_bits + (size_t)pi * r->frag_words;
@@ -37,14 +39,7 @@ void rdps__reasm_partial_release(struct rdps_reasm *r, int32_t pi)
         s->partial_head = p->stream_next;
     if (p->stream_next != NO_INDEX)
         r->partials[p->stream_next].stream_prev = p->stream_prev;
-    if (p->age_prev != NO_INDEX)
-        r->partials[p->age_prev].age_next = p->age_next;
-    else
-        r->age_head = p->age_next;
-    if (p->age_next != NO_INDEX)
-        r->partials[p->age_next].age_prev = p->age_prev;
-    else
-        r->age_tail = p->age_prev;
+    age_unlink(r, pi);
     if (p->src_prev != NO_INDEX)
         r->partials[p->src_prev].src_next = p->src_next;
     else
@@ -56,6 +51,46 @@ void rdps__reasm_partial_release(struct rdps_reasm *r, int32_t pi)
     p->stream = NO_INDEX;
     p->stream_next = r->partial_free;
     r->partial_free = pi;
+}
+
+/* Evicts partial pi (counted by the caller); a reliable stream asks for its sequences again. */
+static void partial_evict(struct rdps_reasm *r, int32_t pi)
+{
+    if (r->streams[r->partials[pi].stream].reliable)
+        rdps__rel_partial_evicted(r, pi);
+    rdps__reasm_partial_release(r, pi);
+}
+
+static void age_unlink(struct rdps_reasm *r, int32_t pi)
+{
+    struct rdps_reasm_partial *p = &r->partials[pi];
+    if (p->age_prev != NO_INDEX)
+        r->partials[p->age_prev].age_next = p->age_next;
+    else
+        r->age_head = p->age_next;
+    if (p->age_next != NO_INDEX)
+        r->partials[p->age_next].age_prev = p->age_prev;
+    else
+        r->age_tail = p->age_prev;
+}
+
+static void age_push_back(struct rdps_reasm *r, int32_t pi)
+{
+    struct rdps_reasm_partial *p = &r->partials[pi];
+    p->age_next = NO_INDEX;
+    p->age_prev = r->age_tail;
+    if (r->age_tail != NO_INDEX)
+        r->partials[r->age_tail].age_next = pi;
+    else
+        r->age_head = pi;
+    r->age_tail = pi;
+}
+
+void rdps__reasm_partial_requeue(struct rdps_reasm *r, int32_t pi, uint64_t deadline_ns)
+{
+    age_unlink(r, pi);
+    r->partials[pi].deadline_ns = deadline_ns;
+    age_push_back(r, pi);
 }
 
 /*
@@ -97,14 +132,14 @@ static int32_t chunk_take(struct rdps_reasm *r, int32_t pi)
         if (victim == NO_INDEX)
             return NO_INDEX;
         r->counters.reasm_source_bytes++;
-        rdps__reasm_partial_release(r, victim);
+        partial_evict(r, victim);
     }
     while (r->chunk_free == NO_INDEX) {
         int32_t victim = heaviest_victim(r, true, pi);
         if (victim == NO_INDEX)
             return NO_INDEX;
         r->counters.reasm_evicted++;
-        rdps__reasm_partial_release(r, victim);
+        partial_evict(r, victim);
     }
     int32_t c = r->chunk_free;
     r->chunk_free = r->chunk_next[c];
@@ -148,11 +183,11 @@ static int32_t partial_create(struct rdps_reasm *r, int32_t si, uint32_t msg_len
     struct rdps_reasm_src *src = &r->sources[src_index];
     while (src->partials >= r->src_max_partials) {
         r->counters.reasm_source_partials++;
-        rdps__reasm_partial_release(r, src->part_head);
+        partial_evict(r, src->part_head);
     }
     if (r->partial_free == NO_INDEX) {
         r->counters.reasm_evicted++;
-        rdps__reasm_partial_release(r, heaviest_victim(r, false, NO_INDEX));
+        partial_evict(r, heaviest_victim(r, false, NO_INDEX));
     }
     int32_t pi = r->partial_free;
     struct rdps_reasm_partial *p = &r->partials[pi];
@@ -174,13 +209,7 @@ static int32_t partial_create(struct rdps_reasm *r, int32_t si, uint32_t msg_len
     if (s->partial_head != NO_INDEX)
         r->partials[s->partial_head].stream_prev = pi;
     s->partial_head = pi;
-    p->age_next = NO_INDEX;
-    p->age_prev = r->age_tail;
-    if (r->age_tail != NO_INDEX)
-        r->partials[r->age_tail].age_next = pi;
-    else
-        r->age_head = pi;
-    r->age_tail = pi;
+    age_push_back(r, pi);
     p->src_next = NO_INDEX;
     p->src_prev = src->part_tail;
     if (src->part_tail != NO_INDEX)
@@ -260,7 +289,7 @@ static int32_t partial_find(struct rdps_reasm *r, const struct rdps_reasm_stream
     return NO_INDEX;
 }
 
-static int deliver_partial(struct rdps_reasm *r, int32_t pi)
+int rdps__reasm_deliver_partial(struct rdps_reasm *r, int32_t pi)
 {
     struct rdps_reasm_partial *p = &r->partials[pi];
     const struct rdps_reasm_stream *s = &r->streams[p->stream];
@@ -277,7 +306,9 @@ static int deliver_partial(struct rdps_reasm *r, int32_t pi)
     };
     const int32_t *map = partial_map(r, pi);
     const uint8_t *msg;
-    if (p->chunk_span == 1) {
+    if (p->chunk_span == 0) {
+        msg = r->arena; /* an empty message parked by a reliable stream */
+    } else if (p->chunk_span == 1) {
         msg = r->arena + ((size_t)map[0] << r->chunk_shift);
     } else {
         /* Every chunk is present: each byte of the message was written by one of its fragments. */
@@ -341,7 +372,7 @@ int rdps__reasm_reassemble(struct rdps_reasm *r, int32_t si, const struct rdps_f
     if (!partial_write(r, pi, h->frag_offset, v->payload, v->payload_len)) {
         /* Cannot happen while quotas are consistent; never deliver a message with a hole. */
         r->counters.reasm_source_bytes++;
-        rdps__reasm_partial_release(r, pi);
+        partial_evict(r, pi);
         return 0;
     }
     struct rdps_reasm_partial *p = &r->partials[pi];
@@ -351,12 +382,36 @@ int rdps__reasm_reassemble(struct rdps_reasm *r, int32_t si, const struct rdps_f
     p->retransmit |= (h->flags & RDPS_FRAME_F_RETRANSMIT) != 0;
     p->reliable |= (h->flags & RDPS_FRAME_F_RELIABLE) != 0;
     if (p->frag_size != 0 && p->frags_received == p->frag_total)
-        return deliver_partial(r, pi);
+        return r->streams[si].reliable ? rdps__rel_complete(r, pi)
+                                       : rdps__reasm_deliver_partial(r, pi);
     return 0;
 
 conflict:
     /* Drop it, but a forged frame must not use up the sequence of the real one. */
     r->counters.reasm_conflicts++;
-    rdps__reasm_window_clear(&r->streams[si], h->seq);
+    rdps__reasm_seq_unreceive(r, si, h->seq);
     return 0;
+}
+
+int32_t rdps__reasm_park_single(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v,
+                                uint64_t now_ns)
+{
+    const struct rdps_frame_header *h = &v->hdr;
+    int32_t pi = partial_create(r, si, h->msg_len, now_ns);
+    if (pi == NO_INDEX)
+        return NO_INDEX;
+    partial_set_layout(r, pi, h->msg_len ? h->msg_len : 1, h->seq, 1);
+    bit_test_and_set(partial_bits(r, pi), 0);
+    if (!partial_write(r, pi, 0, v->payload, v->payload_len)) {
+        r->counters.reasm_source_bytes++;
+        rdps__reasm_partial_release(r, pi);
+        return NO_INDEX;
+    }
+    struct rdps_reasm_partial *p = &r->partials[pi];
+    p->frags_received = 1;
+    p->timestamp_ns = h->timestamp_ns;
+    p->retransmit = (h->flags & RDPS_FRAME_F_RETRANSMIT) != 0;
+    p->reliable = true;
+    p->complete = true;
+    return pi;
 }

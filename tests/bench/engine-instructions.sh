@@ -5,6 +5,8 @@
 # "published" counts the fragmenter (rdps__frag_*), "delivered" the receive side
 # (rdps__reasm_input and everything it calls, including the delivery callback),
 # "end to end" the whole loop. Use a release-like build (RelWithDebInfo, no sanitizers).
+# The reliable line: zero-copy publish with RELIABLE into a reliable receiver, lossless, the
+# receiver's rdps__reasm_rel_poll() after every frame counted as part of delivery.
 set -eu
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$src/build}
@@ -38,7 +40,8 @@ measure() {
     run $n2
     d=$((n2 - n1))
     pub=$(( $(incl $n2 "$2") - $(incl $n1 "$2") ))
-    rx=$(( $(incl $n2 ':rdps__reasm_input \\[') - $(incl $n1 ':rdps__reasm_input \\[') ))
+    rxpat=${3:-':rdps__reasm_input \\['}
+    rx=$(( $(incl $n2 "$rxpat") - $(incl $n1 "$rxpat") ))
     all=$(( $(total $n2) - $(total $n1) ))
     awk -v p="$pub" -v r="$rx" -v a="$all" -v d="$d" -v m="$msg" -v g="$dgram" -v mode="$mode" 'BEGIN {
         printf "engine (%s publish), %d-byte messages, %d-byte datagrams, %d messages measured:\n", mode, m, g, d
@@ -52,4 +55,5 @@ measure() {
 measure copy ':rdps__frag_(init|next) \\['
 if [ $((msg + 32)) -le "$dgram" ]; then
     measure zerocopy ':rdps__frag_put_single \\['
+    measure reliable ':rdps__frag_put_single \\[' ':rdps__reasm_(input|rel_poll) \\['
 fi

@@ -11,10 +11,14 @@
 #include "rdps_reasm.h"
 
 /*
- * Usage: engine_bench N [MSG_BYTES (64)] [MAX_DATAGRAM (1024)] [SESSIONS (1)] [copy|zerocopy]
+ * Usage: engine_bench N [MSG_BYTES (64)] [MAX_DATAGRAM (1024)] [SESSIONS (1)]
+ *        [copy|zerocopy|reliable]
  * zerocopy publishes single-datagram messages the way a claim/commit API
  * does: the payload is written in place and rdps__frag_put_single() adds
  * the header (messages that need fragments still use the fragmenter).
+ * reliable does the same with the RELIABLE flag into a receiver in reliable
+ * mode, calling rdps__reasm_rel_poll() after every frame (STATUS frames go
+ * to a counting sink), lossless.
  * Runs N messages end to end in one process (no I/O, fake clock) and prints
  * one line of JSON. Built for instruction counting under callgrind
  * (engine-instructions.sh), so it does nothing but the engine work per
@@ -22,8 +26,18 @@
  */
 
 struct bench_sink {
-    uint64_t delivered, bytes, checksum;
+    uint64_t delivered, bytes, checksum, control_frames;
 };
+
+static void on_control(void *user, const struct rdps_source *dest, uint32_t session_id,
+                       const uint8_t *frame, size_t len)
+{
+    (void)dest;
+    (void)session_id;
+    (void)frame;
+    (void)len;
+    ((struct bench_sink *)user)->control_frames++;
+}
 
 static void on_deliver(void *user, const uint8_t *msg, uint32_t len,
                        const struct rdps_reasm_msg_info *info)
@@ -58,9 +72,11 @@ int main(int argc, char **argv)
     size_t msg_bytes = argc > 2 ? parse_arg(argv[2], "MSG_BYTES") : 64;
     uint32_t max_datagram = argc > 3 ? (uint32_t)parse_arg(argv[3], "MAX_DATAGRAM") : 1024;
     uint32_t sessions = argc > 4 ? (uint32_t)parse_arg(argv[4], "SESSIONS") : 1;
-    int zerocopy = argc > 5 && strcmp(argv[5], "zerocopy") == 0;
+    int reliable = argc > 5 && strcmp(argv[5], "reliable") == 0;
+    int zerocopy = argc > 5 && (strcmp(argv[5], "zerocopy") == 0 || reliable);
     if (argc > 5 && !zerocopy && strcmp(argv[5], "copy") != 0) {
-        fprintf(stderr, "engine_bench: mode must be copy or zerocopy, got '%s'\n", argv[5]);
+        fprintf(stderr, "engine_bench: mode must be copy, zerocopy or reliable, got '%s'\n",
+                argv[5]);
         return 2;
     }
     if (sessions == 0 || max_datagram <= RDPS_FRAME_HEADER_LEN || max_datagram > 65536 ||
@@ -77,6 +93,8 @@ int main(int argc, char **argv)
     cfg.max_sessions = sessions;
     cfg.deliver = on_deliver;
     cfg.user = &sink;
+    cfg.rel.enabled = reliable;
+    cfg.rel.send = on_control;
     struct rdps_reasm r;
     /* One publisher: a RoCE source (GID fe80::1, QPN 0x11). */
     struct rdps_source src = {.gid = {0xfe, 0x80, [15] = 1}, .qpn = 0x11, .has_gid = 1};
@@ -102,12 +120,15 @@ int main(int argc, char **argv)
         if (zerocopy && msg_bytes + RDPS_FRAME_HEADER_LEN <= max_datagram) {
             /* The application's payload write into the claimed buffer. */
             memcpy(frame + RDPS_FRAME_HEADER_LEN, msg, msg_bytes);
-            int len = rdps__frag_put_single(frame, max_datagram, s + 1, 0x99, &next_seq[s],
-                                            msg_bytes, max_datagram, now, 0);
+            int len =
+                rdps__frag_put_single(frame, max_datagram, s + 1, 0x99, &next_seq[s], msg_bytes,
+                                      max_datagram, now, reliable ? RDPS_FRAME_F_RELIABLE : 0);
             if (len < 0 || rdps__reasm_input(&r, &src, frame, (size_t)len, now) < 0) {
                 fprintf(stderr, "engine_bench: zero-copy publish failed: %d\n", len);
                 return 1;
             }
+            if (reliable)
+                rdps__reasm_rel_poll(&r, now, now);
             frames++;
             continue;
         }
@@ -131,10 +152,11 @@ int main(int argc, char **argv)
     const struct rdps_reasm_counters *c = rdps__reasm_counters(&r);
     printf("{\"messages\":%lu,\"msg_bytes\":%zu,\"max_datagram\":%u,\"sessions\":%u,"
            "\"frames\":%llu,\"delivered\":%llu,\"bytes_delivered\":%llu,\"gaps\":%llu,"
-           "\"checksum\":%llu}\n",
+           "\"checksum\":%llu,\"control_frames\":%llu}\n",
            n, msg_bytes, max_datagram, sessions, (unsigned long long)frames,
            (unsigned long long)sink.delivered, (unsigned long long)sink.bytes,
-           (unsigned long long)c->gaps, (unsigned long long)sink.checksum);
+           (unsigned long long)c->gaps, (unsigned long long)sink.checksum,
+           (unsigned long long)sink.control_frames);
     int ok = sink.delivered == n && c->gaps == 0;
     free(next_seq);
     free(frame);

@@ -24,6 +24,13 @@
  * published by it, with exactly its length and bytes; none is delivered
  * twice while no stream was dropped.
  *
+ * Session 2 of each honest source is reliable (RELIABLE frames, reliable
+ * heartbeats with a fuzzer-chosen retained count, repairs with RETRANSMIT):
+ * its deliveries and loss events must tile the sequence space in order from
+ * the first delivery (no message out of order, none twice, no loss event
+ * over a delivered message), until the stream is dropped. Every NAK and
+ * STATUS the engine emits must decode.
+ *
  * Input: a sequence of ops, each an op byte then its arguments:
  *   op % 8 == 0  publish and send in order:  [sel][len lo][len hi]
  *   op % 8 == 1  publish into the pool only: [sel][len lo][len hi]
@@ -32,9 +39,10 @@
  *   op % 8 == 4  arbitrary datagram from a hostile source: [len][bytes...]
  *   op % 8 == 5  hostile header: [sel][seq x4][msg_len x2][offset x2][timestamp x2][payload len]
  *                sel: session 1 + sel % 4, bit 6 heartbeat instead of DATA, bit 7 other topic
- *   op % 8 == 6  time passes by (op >> 3) x 50 us, then expiry runs
+ *   op % 8 == 6  time passes by (op >> 3) x 50 us, then expiry and the reliable poll run
  *   op % 8 == 7  honest publisher (op >> 3 & 3) skips [n x2] sequences or, if n is odd,
- *                sends a heartbeat
+ *                sends a heartbeat (reliable session: retained count n >> 1)
+ *   op % 8 == 2 with op >> 3 odd: the pool frame goes as a repair (RETRANSMIT)
  * sel: bit 0 honest source, bit 1 session (1 or 2), bits 2-7 datagram size 48 + 8 x n.
  */
 #define FUZZ_MAX_MSG   8192u
@@ -53,7 +61,10 @@ struct published {
     uint8_t source, session;
     uint32_t first_seq, len;
     uint32_t delivered;
+    bool lost; /* inside a loss event */
 };
+
+#define RELIABLE_SESSION 2
 
 struct pooled {
     uint8_t bytes[MAX_DGRAM];
@@ -68,6 +79,10 @@ struct harness {
     uint32_t next_seq[HONEST][SESSIONS];
     uint32_t published_count, pool_count, pool_next;
     uint64_t now;
+    /* Reliable session of each honest source: where the next delivery or loss must start. */
+    bool rel_tiling[HONEST];
+    uint32_t rel_pos[HONEST];
+    uint64_t rel_dropped[HONEST]; /* streams_dropped() when rel_pos was set */
     int32_t published_hash[PUBLISHED_HASH];
     /* Read only below their counts: not cleared per input. */
     struct published published[MAX_PUBLISHED];
@@ -121,6 +136,7 @@ static void published_add(struct harness *hx, uint32_t source, uint32_t session,
     if (old != NULL) {
         old->len = len;
         old->delivered = 0;
+        old->lost = false;
         return;
     }
     uint32_t i = published_slot(source, session, first_seq);
@@ -132,6 +148,7 @@ static void published_add(struct harness *hx, uint32_t source, uint32_t session,
     m->first_seq = first_seq;
     m->len = len;
     m->delivered = 0;
+    m->lost = false;
     hx->published_hash[i] = (int32_t)hx->published_count++;
 }
 
@@ -172,8 +189,64 @@ static void on_deliver(void *user, const uint8_t *msg, uint32_t len,
     for (uint32_t k = 0; k < len; k++)
         if (msg[k] != message_byte((uint32_t)src, info->session_id, info->first_seq, len, k))
             abort();
-    if (m->delivered++ > 0 && streams_dropped(rdps__reasm_counters(&hx->r)) == 0)
+    uint64_t dropped = streams_dropped(rdps__reasm_counters(&hx->r));
+    if (m->delivered++ > 0 && dropped == 0)
         abort(); /* delivered twice by a stream that kept its window */
+    if (info->session_id == RELIABLE_SESSION) {
+        if (!info->reliable || (m->lost && dropped == 0))
+            abort(); /* delivered after a loss event covered it */
+        if (hx->rel_tiling[src] && hx->rel_dropped[src] == dropped &&
+            info->first_seq != hx->rel_pos[src])
+            abort(); /* out of order, or a hole without a loss event */
+        hx->rel_tiling[src] = true;
+        hx->rel_dropped[src] = dropped;
+        hx->rel_pos[src] = info->first_seq + info->frag_count;
+    }
+}
+
+static void on_loss(void *user, const struct rdps_reasm_loss *loss)
+{
+    struct harness *hx = user;
+    if (loss->count == 0 || loss->reason <= RDPS_LOSS_NONE ||
+        loss->reason >= RDPS_LOSS_REASON_COUNT)
+        abort();
+    int src = honest_index(hx, loss->source);
+    if (src < 0)
+        return;
+    if (loss->session_id != RELIABLE_SESSION)
+        abort(); /* only reliable streams report loss events */
+    uint64_t dropped = streams_dropped(rdps__reasm_counters(&hx->r));
+    if (hx->rel_tiling[src] && hx->rel_dropped[src] == dropped &&
+        loss->first_seq != hx->rel_pos[src])
+        abort();
+    for (uint32_t i = 0; i < hx->published_count; i++) {
+        struct published *m = &hx->published[i];
+        if (m->source != src || m->session != RELIABLE_SESSION ||
+            m->first_seq - loss->first_seq >= loss->count)
+            continue;
+        if (m->delivered > 0 && dropped == 0)
+            abort(); /* a loss event over a delivered message */
+        m->lost = true;
+    }
+    if (loss->reason == RDPS_LOSS_STREAM_GONE) {
+        hx->rel_tiling[src] = false; /* a new stream joins at the live position */
+        return;
+    }
+    hx->rel_tiling[src] = hx->rel_tiling[src] || dropped == hx->rel_dropped[src];
+    hx->rel_dropped[src] = dropped;
+    hx->rel_pos[src] = loss->first_seq + loss->count;
+}
+
+static void on_rel_send(void *user, const struct rdps_source *dest, uint32_t session_id,
+                        const uint8_t *frame, size_t len)
+{
+    (void)user;
+    (void)dest;
+    struct rdps_frame_view v;
+    if (rdps__frame_decode(frame, len, NULL, &v) != RDPS_FRAME_OK ||
+        v.hdr.session_id != session_id ||
+        (v.hdr.type != RDPS_FRAME_NAK && v.hdr.type != RDPS_FRAME_STATUS))
+        abort();
 }
 
 static void check_bounds(const struct harness *hx)
@@ -195,7 +268,8 @@ static void send(struct harness *hx, int source, const uint8_t *dgram, size_t le
     memcpy(copy, dgram, len);
     int rc = rdps__reasm_input(&hx->r, &hx->sources[source], copy, len, hx->now);
     free(copy);
-    if (rc != 0 && rc != 1 && rc != RDPS_EBADFRAME)
+    /* A reliable stream's frame may release every parked message behind it. */
+    if ((rc < 0 && rc != RDPS_EBADFRAME) || rc > (int)MAX_PUBLISHED)
         abort();
     check_bounds(hx);
 }
@@ -212,7 +286,7 @@ static void publish(struct harness *hx, uint8_t sel, uint32_t len, bool send_now
         hx->msg[k] = message_byte(src, session, first_seq, len, k);
     struct rdps_frag it;
     if (rdps__frag_init(&it, session, TOPIC, next_seq, hx->msg, len, FUZZ_MAX_MSG, max_dgram,
-                        hx->now, 0) < 0)
+                        hx->now, session == RELIABLE_SESSION ? RDPS_FRAME_F_RELIABLE : 0) < 0)
         abort();
     published_add(hx, src, session, first_seq, len);
     uint8_t frame[MAX_DGRAM];
@@ -271,6 +345,18 @@ static void harness_init(struct harness *hx)
     hx->cfg.limits.max_msg_len = FUZZ_MAX_MSG;
     hx->cfg.deliver = on_deliver;
     hx->cfg.user = hx;
+    hx->cfg.max_gap_ranges = 4;
+    hx->cfg.reorder_allowance_ns = 100000;
+    hx->cfg.rel.enabled = true;
+    hx->cfg.rel.send = on_rel_send;
+    hx->cfg.rel.on_loss = on_loss;
+    hx->cfg.rel.receivers = 3;
+    hx->cfg.rel.default_rtt_ns = 50000;
+    hx->cfg.rel.nak_retry_max_ns = 200000;
+    hx->cfg.rel.nak_max_tries = 3;
+    hx->cfg.rel.loss_deadline_ns = 2000000;
+    hx->cfg.rel.status_interval_ns = 1000000;
+    hx->cfg.rel.join_wait_ns = 300000;
     if (rdps__reasm_init(&hx->r, &hx->cfg) != 0)
         abort();
 }
@@ -303,8 +389,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (hx.pool_count == 0)
                 break;
             {
-                const struct pooled *p = &hx.pool[arg[0] % hx.pool_count];
+                struct pooled *p = &hx.pool[arg[0] % hx.pool_count];
                 int from = op % 8 == 2 ? p->source : HONEST + (op >> 3) % HOSTILE;
+                if (op % 8 == 2 && ((op >> 3) & 1))
+                    rdps__put_le16(p->bytes + RDPS_FRAME_OFF_FLAGS,
+                                   rdps__get_le16(p->bytes + RDPS_FRAME_OFF_FLAGS) |
+                                       RDPS_FRAME_F_RETRANSMIT);
                 send(&hx, from, p->bytes, p->len);
             }
             break;
@@ -342,6 +432,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint64_t next = rdps__reasm_expire(&hx.r, hx.now);
             if (next <= hx.now)
                 abort();
+            next = rdps__reasm_rel_poll(&hx.r, hx.now, hx.now);
+            if (next <= hx.now && rdps__reasm_rel_poll(&hx.r, hx.now, hx.now) <= hx.now)
+                abort(); /* one poll sends everything due (up to 64 ranges per NAK) */
             check_bounds(&hx);
             break;
         }
@@ -352,7 +445,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint32_t n = rdps__get_le16(arg);
             pos += 2;
             if (n & 1) {
-                int len = rdps__frame_encode_heartbeat(dgram, sizeof(dgram), session, TOPIC,
+                int len =
+                    session == RELIABLE_SESSION
+                        ? rdps__frame_encode_heartbeat_reliable(
+                              dgram, sizeof(dgram), session, TOPIC, hx.next_seq[src][session - 1],
+                              n >> 1, hx.now)
+                        : rdps__frame_encode_heartbeat(dgram, sizeof(dgram), session, TOPIC,
                                                        hx.next_seq[src][session - 1], hx.now, 0);
                 if (len < 0)
                     abort();

@@ -73,6 +73,7 @@ static void fixture_default(struct fixture *fx)
     cfg.reasm_cap_bytes = 8u << 20;
     cfg.max_partials = 1024;
     cfg.max_partials_per_source = 0; /* these tests send everything from one source */
+    cfg.reorder_allowance_ns = 0;    /* gaps reported at detection (allowance: its own tests) */
     fixture_init(fx, &cfg);
 }
 

@@ -1,0 +1,722 @@
+/* rdps_rel_recv.c - reliable receive side: consumed point, in-order release, gap ranges, NAK
+ * scheduling, STATUS and explicit loss (model: rdps_rel_recv.h). */
+#include <math.h>
+#include <string.h>
+
+#include "rdps_reasm_internal.h"
+#include "rdps_seq.h"
+
+#define REL_COUNT(r, rs, field, n)    \
+    do {                              \
+        (rs)->c.field += (n);         \
+        (r)->rel_totals.field += (n); \
+    } while (0)
+
+const char *rdps__loss_reason_name(enum rdps_loss_reason reason)
+{
+    static const char *const names[] = {
+#define RDPS_LOSS_NAME_(name, text) #name,
+        RDPS_LOSS_REASON_MAP(RDPS_LOSS_NAME_)
+#undef RDPS_LOSS_NAME_
+    };
+    if ((unsigned)reason >= RDPS_LOSS_REASON_COUNT)
+        return "UNKNOWN";
+    return names[reason];
+}
+
+/* ---- timing ---------------------------------------------------------------------------------- */
+
+static uint64_t rng_next(uint64_t *state) /* splitmix64 */
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+uint64_t rdps__rel_nak_backoff_ns(uint64_t *rng, uint64_t max_ns, uint32_t receivers)
+{
+    if (receivers <= 1 || max_ns == 0)
+        return 0;
+    /* RFC 5401 section 3.5: t = T/lambda * ln(1 + u (e^lambda - 1)), lambda = ln(N) + 1: an
+     * increasing exponential density on [0, T], so few receivers fire early. */
+    double lambda = log((double)receivers) + 1.0;
+    double u = (double)(rng_next(rng) >> 11) * 0x1.0p-53;
+    double t = (double)max_ns / lambda * log1p(u * (exp(lambda) - 1.0));
+    if (!(t > 0))
+        return 0;
+    return t >= (double)max_ns ? max_ns : (uint64_t)t;
+}
+
+static inline void note_due(struct rdps_reasm *r, uint64_t due_ns)
+{
+    if (due_ns < r->rel_due_ns)
+        r->rel_due_ns = due_ns;
+}
+
+static uint64_t first_nak_due(struct rdps_reasm *r, const struct rdps_rel_stream *rs,
+                              uint64_t now_ns)
+{
+    uint64_t max = (uint64_t)r->cfg.rel.nak_backoff_rtts * rs->srtt_ns;
+    return now_ns + r->cfg.rel.nak_holdoff_ns +
+           rdps__rel_nak_backoff_ns(&r->rel_rng, max, rs->receivers);
+}
+
+static uint64_t retry_due(struct rdps_reasm *r, const struct rdps_rel_stream *rs, unsigned tries,
+                          uint64_t now_ns)
+{
+    uint64_t wait = rs->srtt_ns;
+    for (unsigned i = 1; i < tries && wait < r->cfg.rel.nak_retry_max_ns; i++)
+        wait *= 2;
+    if (wait > r->cfg.rel.nak_retry_max_ns && r->cfg.rel.nak_retry_max_ns != 0)
+        wait = r->cfg.rel.nak_retry_max_ns;
+    uint64_t max = (uint64_t)r->cfg.rel.nak_backoff_rtts * rs->srtt_ns;
+    return now_ns + wait + rdps__rel_nak_backoff_ns(&r->rel_rng, max, rs->receivers);
+}
+
+static void latency_record(struct rdps_reasm *r, struct rdps_rel_stream *rs, uint64_t ns)
+{
+    uint64_t us = ns / 1000;
+    unsigned b = 0;
+    while (b + 1 < RDPS_REL_LATENCY_BUCKETS && us >= (1ull << b))
+        b++;
+    REL_COUNT(r, rs, repair_latency[b], 1);
+}
+
+uint64_t rdps__rel_latency_quantile_us(const uint64_t hist[RDPS_REL_LATENCY_BUCKETS], double q)
+{
+    uint64_t total = 0;
+    for (unsigned b = 0; b < RDPS_REL_LATENCY_BUCKETS; b++)
+        total += hist[b];
+    if (total == 0)
+        return 0;
+    uint64_t seen = 0;
+    for (unsigned b = 0; b < RDPS_REL_LATENCY_BUCKETS; b++) {
+        seen += hist[b];
+        if ((double)seen >= q * (double)total)
+            return 1ull << b;
+    }
+    return 1ull << (RDPS_REL_LATENCY_BUCKETS - 1);
+}
+
+/* ---- gap ranges --------------------------------------------------------------------------------
+ */
+
+/* [start, start + count) of stream si went missing (again): track it, due for a first NAK. */
+static void gap_add(struct rdps_reasm *r, int32_t si, uint32_t start, uint32_t count,
+                    uint64_t now_ns)
+{
+    struct rdps_reasm_stream *s = &r->streams[si];
+    struct rdps_rel_stream *rs = &r->rel[si];
+    uint64_t due = first_nak_due(r, rs, now_ns);
+    bool tail =
+        s->gaps.count == 0 || rdps__seq_ge(start, rdps__range_end(&s->gaps.r[s->gaps.count - 1]));
+    if (tail) {
+        if (rdps__ranges_append(&s->gaps, start, count, now_ns, due) < 0) {
+            struct rdps_gap_range *last = &s->gaps.r[s->gaps.count - 1];
+            last->count = start + count - last->start; /* full: over-ask */
+            REL_COUNT(r, rs, range_overflow, 1);
+        }
+    } else if (!rdps__ranges_insert(&s->gaps, start, count, now_ns, due)) {
+        REL_COUNT(r, rs, range_overflow, 1);
+    }
+    note_due(r, due);
+}
+
+/* Moves next_seq up to `upto` (<= consumed + WINDOW): the sequences between are missing. */
+static void rel_advance(struct rdps_reasm *r, int32_t si, uint32_t upto, uint64_t now_ns)
+{
+    struct rdps_reasm_stream *s = &r->streams[si];
+    uint32_t first = s->next_seq;
+    /* Their slots held sequences before the consumed point: delivered or given up. */
+    for (uint32_t q = first; q != upto; q++)
+        rdps__reasm_window_clear(s, q);
+    s->next_seq = upto;
+    gap_add(r, si, first, upto - first, now_ns);
+}
+
+/* A missing sequence arrived: take it out of its range; count how it came. */
+static void gap_filled(struct rdps_reasm *r, int32_t si, uint32_t seq, bool repair, uint64_t now_ns)
+{
+    struct rdps_reasm_stream *s = &r->streams[si];
+    struct rdps_rel_stream *rs = &r->rel[si];
+    int i = rdps__ranges_find(&s->gaps, seq);
+    if (!repair) {
+        REL_COUNT(r, rs, out_of_order, 1);
+    } else {
+        REL_COUNT(r, rs, recovered, 1);
+    }
+    if (i < 0)
+        return;
+    struct rdps_gap_range *g = &s->gaps.r[i];
+    if (repair) {
+        latency_record(r, rs, now_ns - g->detect_ns);
+        if (g->tries == 1 && g->nak_ns != 0 && now_ns > g->nak_ns) { /* Karn: one NAK only */
+            uint64_t sample = now_ns - g->nak_ns;
+            rs->srtt_ns = rs->srtt_ns - rs->srtt_ns / 8 + sample / 8;
+            if (rs->srtt_ns == 0)
+                rs->srtt_ns = 1;
+            REL_COUNT(r, rs, rtt_samples, 1);
+        }
+        if (g->tries == 0 && !g->suppressed) {
+            g->suppressed = 1;
+            REL_COUNT(r, rs, naks_suppressed, 1);
+        }
+        /* The rest of the range is likely being repaired right behind this frame. */
+        uint64_t hold = now_ns + rs->srtt_ns;
+        if (g->due_ns < hold)
+            g->due_ns = hold;
+    }
+    if (rdps__ranges_remove_seq(&s->gaps, i, seq) < 0)
+        REL_COUNT(r, rs, range_overflow, 1); /* no slot to split: the range stays whole */
+}
+
+/* ---- consumed point and release ----------------------------------------------------------------
+ */
+
+static void emit_loss(struct rdps_reasm *r, int32_t si, uint32_t first, uint32_t count,
+                      enum rdps_loss_reason reason)
+{
+    struct rdps_reasm_stream *s = &r->streams[si];
+    struct rdps_rel_stream *rs = &r->rel[si];
+    if (count == 0)
+        return;
+    if (reason == RDPS_LOSS_NONE) { /* before the join: never part of this receiver's stream */
+        REL_COUNT(r, rs, join_skipped, count);
+        return;
+    }
+    REL_COUNT(r, rs, lost[reason], count);
+    REL_COUNT(r, rs, loss_events, 1);
+    if (r->cfg.rel.on_loss != NULL) {
+        struct rdps_reasm_loss loss = {
+            .source = &s->source,
+            .session_id = s->session_id,
+            .topic_id = s->topic_id,
+            .first_seq = first,
+            .count = count,
+            .reason = reason,
+        };
+        r->cfg.rel.on_loss(r->cfg.user, &loss);
+    }
+}
+
+/* The partial of stream s holding sequence seq, NO_INDEX if none. */
+static int32_t partial_at(const struct rdps_reasm *r, const struct rdps_reasm_stream *s,
+                          uint32_t seq)
+{
+    for (int32_t pi = s->partial_head; pi != NO_INDEX; pi = r->partials[pi].stream_next) {
+        const struct rdps_reasm_partial *p = &r->partials[pi];
+        if (p->frag_size != 0 ? seq - p->first_seq < p->frag_total : p->anchor_seq == seq)
+            return pi;
+    }
+    return NO_INDEX;
+}
+
+/*
+ * Gives up [consumed, upto): marks it received (nothing more is admitted),
+ * forgets its ranges and the partials wholly inside, raises one loss event,
+ * and moves the consumed point. Past next_seq the window restarts at upto.
+ */
+static void skip_to(struct rdps_reasm *r, int32_t si, uint32_t upto, enum rdps_loss_reason reason)
+{
+    struct rdps_reasm_stream *s = &r->streams[si];
+    struct rdps_rel_stream *rs = &r->rel[si];
+    uint32_t from = rs->consumed;
+    if (rdps__seq_gt(upto, s->next_seq)) {
+        rdps__reasm_stream_drop_partials(r, s);
+        memset(s->received, 0xFF, sizeof(s->received));
+        s->gaps.count = 0;
+        s->next_seq = upto;
+        s->loss_floor = upto;
+    } else {
+        for (uint32_t q = from; q != upto; q++)
+            rdps__reasm_window_set(s, q);
+        rdps__ranges_trim_below(&s->gaps, upto);
+        for (int32_t pi = s->partial_head, after; pi != NO_INDEX; pi = after) {
+            const struct rdps_reasm_partial *p = &r->partials[pi];
+            after = p->stream_next;
+            uint32_t last = p->frag_size != 0 ? p->first_seq + p->frag_total - 1 : p->anchor_seq;
+            if (rdps__seq_lt(last, upto))
+                rdps__reasm_partial_release(r, pi);
+        }
+    }
+    rs->consumed = upto;
+    if (reason != RDPS_LOSS_NONE)
+        rs->progressed = true;
+    emit_loss(r, si, from, upto - from, reason);
+}
+
+/* The first missing sequence of partial p's span at or after the consumed point, as a range. */
+static const struct rdps_gap_range *partial_hole(const struct rdps_reasm_stream *s,
+                                                 const struct rdps_reasm_partial *p)
+{
+    if (s->gaps.count == 0)
+        return NULL;
+    const struct rdps_gap_range *g = &s->gaps.r[0];
+    return g->start - p->first_seq < p->frag_total ? g : NULL;
+}
+
+/* Why a missing range cannot be had any more, or RDPS_LOSS_NONE. */
+static enum rdps_loss_reason range_verdict(const struct rdps_rel_stream *rs,
+                                           const struct rdps_gap_range *g)
+{
+    if (g->lost_reason != 0)
+        return (enum rdps_loss_reason)g->lost_reason;
+    if (rs->have_trail && rdps__seq_lt(g->start, rs->trail))
+        return RDPS_LOSS_RETAINED;
+    return RDPS_LOSS_NONE;
+}
+
+static inline uint32_t status_window(const struct rdps_reasm *r)
+{
+    return r->rel_credits < RDPS_REASM_WINDOW - 1 ? r->rel_credits : RDPS_REASM_WINDOW - 1;
+}
+
+/* A quarter window of progress since the last STATUS: send one at the next poll. */
+static inline void status_progress(struct rdps_reasm *r, struct rdps_rel_stream *rs)
+{
+    uint32_t quarter = status_window(r) / 4;
+    if (!rs->status_now && rs->consumed - rs->status_consumed >= (quarter ? quarter : 1)) {
+        rs->status_now = true;
+        note_due(r, r->now_ns);
+    }
+}
+
+/*
+ * Delivers, in sequence order, every message at the consumed point, and gives
+ * up what can no longer come. Returns the messages delivered.
+ */
+static int rel_release(struct rdps_reasm *r, int32_t si)
+{
+    struct rdps_reasm_stream *s = &r->streams[si];
+    struct rdps_rel_stream *rs = &r->rel[si];
+    int delivered = 0;
+    while (!rs->joining) {
+        uint32_t c = rs->consumed;
+        if (c == s->next_seq) {
+            if (rs->have_trail && rdps__seq_lt(c, rs->trail))
+                skip_to(r, si, rs->trail, RDPS_LOSS_RETAINED);
+            break;
+        }
+        if (!rdps__reasm_window_test(s, c)) {
+            rdps__ranges_trim_below(&s->gaps, c); /* a merged range may reach below c */
+            if (s->gaps.count == 0 || s->gaps.r[0].start != c) {
+                /* Every missing sequence has a range; restore one rather than stall. */
+                gap_add(r, si, c, 1, r->now_ns);
+                continue;
+            }
+            const struct rdps_gap_range *g = &s->gaps.r[0];
+            enum rdps_loss_reason why = range_verdict(rs, g);
+            if (why == RDPS_LOSS_NONE)
+                break;
+            uint32_t end = rdps__range_end(g);
+            if (why == RDPS_LOSS_RETAINED && rdps__seq_lt(rs->trail, end))
+                end = rs->trail;
+            skip_to(r, si, end, why);
+            continue;
+        }
+        int32_t pi = partial_at(r, s, c);
+        if (pi == NO_INDEX) { /* admitted, but no message could hold it */
+            skip_to(r, si, c + 1, RDPS_LOSS_REFUSED);
+            continue;
+        }
+        struct rdps_reasm_partial *p = &r->partials[pi];
+        if (p->frag_size == 0 || p->first_seq != c) {
+            /* Its first fragments are behind the consumed point: given up, or (nothing
+             * delivered or given up yet) sent before this receiver joined. */
+            uint32_t end = p->frag_size != 0 ? p->first_seq + p->frag_total : c + 1;
+            rdps__reasm_partial_release(r, pi);
+            skip_to(r, si, end, rs->progressed ? RDPS_LOSS_PARTIAL : RDPS_LOSS_NONE);
+            continue;
+        }
+        if (p->complete) {
+            uint32_t end = c + p->frag_total;
+            rs->consumed = end;
+            rs->progressed = true;
+            REL_COUNT(r, rs, delivered, 1);
+            delivered += rdps__reasm_deliver_partial(r, pi);
+            continue;
+        }
+        const struct rdps_gap_range *hole = partial_hole(s, p);
+        enum rdps_loss_reason why = hole != NULL ? range_verdict(rs, hole) : RDPS_LOSS_NONE;
+        if (why == RDPS_LOSS_NONE)
+            break;
+        uint32_t end = c + p->frag_total;
+        rdps__reasm_partial_release(r, pi);
+        skip_to(r, si, end, why);
+    }
+    status_progress(r, rs);
+    return delivered;
+}
+
+/* ---- hooks from the reassembler ----------------------------------------------------------------
+ */
+
+void rdps__rel_stream_start(struct rdps_reasm *r, int32_t si, const struct rdps_frame_header *h,
+                            uint64_t now_ns)
+{
+    struct rdps_rel_stream *rs = &r->rel[si];
+    memset(rs, 0, sizeof(*rs));
+    rs->consumed = h->seq;
+    rs->status_consumed = h->seq;
+    rs->receivers = r->cfg.rel.receivers;
+    rs->srtt_ns = r->cfg.rel.default_rtt_ns;
+    rs->status_now = true;
+    /* Joining: a from_oldest stream first seen through DATA waits for a heartbeat's trail; one
+     * first seen through a heartbeat takes it from that heartbeat (rdps__rel_on_heartbeat). */
+    rs->joining = r->cfg.rel.from_oldest;
+    if (rs->joining) {
+        rs->join_deadline_ns = now_ns + r->cfg.rel.join_wait_ns;
+        note_due(r, rs->join_deadline_ns);
+    }
+    rs->prev = NO_INDEX;
+    rs->next = r->rel_head;
+    if (r->rel_head != NO_INDEX)
+        r->rel[r->rel_head].prev = si;
+    r->rel_head = si;
+    note_due(r, now_ns);
+}
+
+void rdps__rel_stream_stop(struct rdps_reasm *r, int32_t si)
+{
+    struct rdps_reasm_stream *s = &r->streams[si];
+    struct rdps_rel_stream *rs = &r->rel[si];
+    if (!rs->joining && rdps__seq_lt(rs->consumed, s->next_seq))
+        emit_loss(r, si, rs->consumed, s->next_seq - rs->consumed, RDPS_LOSS_STREAM_GONE);
+    s->gaps.count = 0;
+    if (rs->prev != NO_INDEX)
+        r->rel[rs->prev].next = rs->next;
+    else
+        r->rel_head = rs->next;
+    if (rs->next != NO_INDEX)
+        r->rel[rs->next].prev = rs->prev;
+    s->reliable = false;
+}
+
+int rdps__rel_on_data(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v,
+                      uint64_t now_ns)
+{
+    struct rdps_reasm_stream *s = &r->streams[si];
+    struct rdps_rel_stream *rs = &r->rel[si];
+    const struct rdps_frame_header *h = &v->hdr;
+    uint32_t seq = h->seq;
+    if (rdps__seq_lt(seq, rs->consumed)) {
+        r->counters.duplicates++;
+        REL_COUNT(r, rs, duplicates, 1);
+        return 0;
+    }
+    if (seq - rs->consumed >= RDPS_REASM_WINDOW) {
+        /* Nothing slides over an undelivered sequence: track up to the window, ask later. */
+        REL_COUNT(r, rs, beyond_window, 1);
+        uint32_t limit = rs->consumed + RDPS_REASM_WINDOW;
+        if (rdps__seq_gt(limit, s->next_seq))
+            rel_advance(r, si, limit, now_ns);
+        return 0;
+    }
+    bool repair = (h->flags & RDPS_FRAME_F_RETRANSMIT) != 0;
+    if (rdps__seq_ge(seq, s->next_seq)) {
+        if (seq != s->next_seq)
+            rel_advance(r, si, seq, now_ns);
+        rdps__reasm_window_set(s, seq);
+        s->next_seq = seq + 1;
+    } else {
+        if (rdps__reasm_window_test(s, seq)) {
+            r->counters.duplicates++;
+            REL_COUNT(r, rs, duplicates, 1);
+            return 0;
+        }
+        rdps__reasm_window_set(s, seq);
+        gap_filled(r, si, seq, repair, now_ns);
+    }
+    if ((h->flags & (RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END)) !=
+        (RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END))
+        return rdps__reasm_reassemble(r, si, v, now_ns);
+    if (!rs->joining && seq == rs->consumed) {
+        rs->consumed = seq + 1;
+        rs->progressed = true;
+        REL_COUNT(r, rs, delivered, 1);
+        int n = rdps__reasm_deliver_single(r, s, v);
+        return n + rel_release(r, si);
+    }
+    if (rdps__reasm_park_single(r, si, v, now_ns) != NO_INDEX)
+        REL_COUNT(r, rs, parked, 1);
+    return rel_release(r, si);
+}
+
+void rdps__rel_delivered_in_order(struct rdps_reasm *r, int32_t si)
+{
+    struct rdps_rel_stream *rs = &r->rel[si];
+    rs->consumed++;
+    rs->progressed = true;
+    REL_COUNT(r, rs, delivered, 1);
+    status_progress(r, rs);
+}
+
+int rdps__rel_complete(struct rdps_reasm *r, int32_t pi)
+{
+    struct rdps_reasm_partial *p = &r->partials[pi];
+    int32_t si = p->stream;
+    p->complete = true;
+    if (r->rel[si].joining || p->first_seq != r->rel[si].consumed)
+        REL_COUNT(r, &r->rel[si], parked, 1);
+    return rel_release(r, si);
+}
+
+void rdps__rel_partial_evicted(struct rdps_reasm *r, int32_t pi)
+{
+    const struct rdps_reasm_partial *p = &r->partials[pi];
+    int32_t si = p->stream;
+    struct rdps_reasm_stream *s = &r->streams[si];
+    struct rdps_rel_stream *rs = &r->rel[si];
+    REL_COUNT(r, rs, park_evicted, 1);
+    if (p->frag_size == 0) {
+        if (rdps__seq_ge(p->anchor_seq, rs->consumed)) {
+            rdps__reasm_window_clear(s, p->anchor_seq);
+            gap_add(r, si, p->anchor_seq, 1, r->now_ns);
+        }
+        return;
+    }
+    const uint64_t *bits = r->frag_bits + (size_t)pi * r->frag_words;
+    for (uint32_t i = 0; i < p->frag_total; i++) {
+        uint32_t seq = p->first_seq + i;
+        if (!((bits[i / 64] >> (i % 64)) & 1) || rdps__seq_lt(seq, rs->consumed))
+            continue;
+        rdps__reasm_window_clear(s, seq);
+        gap_add(r, si, seq, 1, r->now_ns);
+    }
+}
+
+void rdps__rel_unreceive(struct rdps_reasm *r, int32_t si, uint32_t seq)
+{
+    if (rdps__seq_ge(seq, r->rel[si].consumed))
+        gap_add(r, si, seq, 1, r->now_ns);
+}
+
+int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_frame_header *h,
+                           uint64_t now_ns)
+{
+    struct rdps_reasm_stream *s = &r->streams[si];
+    struct rdps_rel_stream *rs = &r->rel[si];
+    REL_COUNT(r, rs, heartbeats, 1);
+    uint32_t next = h->seq;
+    bool has_trail = (h->flags & RDPS_FRAME_F_RELIABLE) != 0;
+    uint32_t trail = next - h->msg_len;
+    rs->hb_ts_ns = h->timestamp_ns;
+    rs->hb_rx_ns = now_ns;
+    rs->hb_echo = true;
+    if (rs->joining) {
+        /* from_oldest: start at the trail, as far back as the window reaches. */
+        rs->joining = false;
+        uint32_t start = has_trail ? trail : rs->consumed;
+        uint32_t oldest = s->next_seq - RDPS_REASM_WINDOW;
+        if (rdps__seq_lt(start, oldest))
+            start = oldest;
+        if (rdps__seq_lt(start, rs->consumed)) {
+            for (uint32_t q = start; q != rs->consumed; q++)
+                rdps__reasm_window_clear(s, q);
+            gap_add(r, si, start, rs->consumed - start, now_ns);
+            rs->consumed = start;
+            rs->status_consumed = start;
+        }
+    }
+    /* The trail only moves forward (heartbeats may be reordered). */
+    if (has_trail && (!rs->have_trail || rdps__seq_gt(trail, rs->trail)) &&
+        rdps__seq_le(trail, next)) {
+        rs->trail = trail;
+        rs->have_trail = true;
+    }
+    int delivered = 0;
+    for (int round = 0; round < 2; round++) {
+        /* Tail loss: the publisher sent everything before next. */
+        uint32_t limit = rs->consumed + RDPS_REASM_WINDOW;
+        uint32_t upto = rdps__seq_lt(next, limit) ? next : limit;
+        if (rdps__seq_gt(upto, s->next_seq))
+            rel_advance(r, si, upto, now_ns);
+        delivered += rel_release(r, si); /* below the trail is given up at once */
+    }
+    return delivered;
+}
+
+/* ---- poll: NAKs, STATUS, deadlines -------------------------------------------------------------
+ */
+
+static void send_nak(struct rdps_reasm *r, int32_t si, const struct rdps_seq_range *ranges,
+                     unsigned n, uint64_t wall_ns)
+{
+    struct rdps_reasm_stream *s = &r->streams[si];
+    struct rdps_rel_stream *rs = &r->rel[si];
+    uint8_t frame[RDPS_FRAME_NAK_OFF_RANGES + RDPS_FRAME_NAK_MAX_RANGES * RDPS_FRAME_NAK_RANGE_LEN];
+    int len = rdps__frame_encode_nak(frame, sizeof(frame), s->session_id, s->topic_id,
+                                     r->cfg.rel.receiver_id, ranges, n, wall_ns);
+    if (len < 0)
+        return;
+    REL_COUNT(r, rs, naks_sent, 1);
+    REL_COUNT(r, rs, nak_ranges_sent, n);
+    r->cfg.rel.send(r->cfg.user, &s->source, s->session_id, frame, (size_t)len);
+}
+
+static void send_status(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uint64_t wall_ns)
+{
+    struct rdps_reasm_stream *s = &r->streams[si];
+    struct rdps_rel_stream *rs = &r->rel[si];
+    uint32_t window = status_window(r);
+    uint32_t echo = RDPS_FRAME_NO_ECHO;
+    uint64_t ts = wall_ns;
+    if (rs->hb_echo) {
+        uint64_t held_us = (now_ns - rs->hb_rx_ns) / 1000;
+        echo = held_us < RDPS_FRAME_NO_ECHO ? (uint32_t)held_us : RDPS_FRAME_NO_ECHO - 1;
+        ts = rs->hb_ts_ns;
+        rs->hb_echo = false;
+    }
+    uint8_t frame[RDPS_FRAME_STATUS_LEN];
+    int len =
+        rdps__frame_encode_status_echo(frame, sizeof(frame), s->session_id, s->topic_id,
+                                       r->cfg.rel.receiver_id, rs->consumed, window, echo, ts);
+    if (len < 0)
+        return;
+    rs->status_ns = now_ns;
+    rs->status_consumed = rs->consumed;
+    rs->status_now = false;
+    REL_COUNT(r, rs, status_sent, 1);
+    r->cfg.rel.send(r->cfg.user, &s->source, s->session_id, frame, (size_t)len);
+}
+
+static inline uint64_t min_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* NAKs what is due, gives up what ran out of tries or time; returns the stream's next deadline. */
+static uint64_t poll_naks(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uint64_t wall_ns,
+                          bool *gave_up)
+{
+    struct rdps_reasm_stream *s = &r->streams[si];
+    struct rdps_rel_stream *rs = &r->rel[si];
+    const struct rdps_rel_recv_config *cfg = &r->cfg.rel;
+    struct rdps_seq_range ranges[RDPS_FRAME_NAK_MAX_RANGES];
+    unsigned n = 0;
+    uint64_t next = UINT64_MAX;
+    rdps__ranges_trim_below(&s->gaps, rs->consumed);
+    for (unsigned i = 0; i < s->gaps.count; i++) {
+        struct rdps_gap_range *g = &s->gaps.r[i];
+        if (range_verdict(rs, g) != RDPS_LOSS_NONE) {
+            *gave_up = true;
+            continue;
+        }
+        if (cfg->loss_deadline_ns != 0) {
+            if (now_ns - g->detect_ns >= cfg->loss_deadline_ns) {
+                g->lost_reason = RDPS_LOSS_DEADLINE;
+                *gave_up = true;
+                continue;
+            }
+            next = min_u64(next, g->detect_ns + cfg->loss_deadline_ns);
+        }
+        if (now_ns < g->due_ns) {
+            next = min_u64(next, g->due_ns);
+            continue;
+        }
+        if (g->tries >= cfg->nak_max_tries) {
+            g->lost_reason = RDPS_LOSS_RETRIES;
+            *gave_up = true;
+            continue;
+        }
+        if (n == RDPS_FRAME_NAK_MAX_RANGES) {
+            next = now_ns; /* the rest goes in the next NAK */
+            continue;
+        }
+        ranges[n].start = g->start;
+        ranges[n].count = g->count;
+        n++;
+        g->tries++;
+        g->nak_ns = now_ns;
+        g->due_ns = retry_due(r, rs, g->tries, now_ns);
+        next = min_u64(next, g->due_ns);
+    }
+    if (n > 0)
+        send_nak(r, si, ranges, n, wall_ns);
+    return next;
+}
+
+uint64_t rdps__reasm_rel_poll(struct rdps_reasm *r, uint64_t now_ns, uint64_t wall_ns)
+{
+    if (r->rel == NULL)
+        return UINT64_MAX;
+    r->now_ns = now_ns;
+    if (now_ns < r->rel_due_ns)
+        return r->rel_due_ns;
+    uint64_t next = UINT64_MAX;
+    r->rel_due_ns = UINT64_MAX; /* hooks run below may lower it again */
+    for (int32_t si = r->rel_head; si != NO_INDEX; si = r->rel[si].next) {
+        struct rdps_rel_stream *rs = &r->rel[si];
+        if (rs->joining) {
+            if (now_ns < rs->join_deadline_ns) {
+                next = min_u64(next, rs->join_deadline_ns);
+                continue;
+            }
+            rs->joining = false; /* no heartbeat came: start at the live position */
+            rel_release(r, si);
+        }
+        bool gave_up = false;
+        next = min_u64(next, poll_naks(r, si, now_ns, wall_ns, &gave_up));
+        if (gave_up)
+            rel_release(r, si);
+        if (rs->status_now || now_ns - rs->status_ns >= r->cfg.rel.status_interval_ns)
+            send_status(r, si, now_ns, wall_ns);
+        next = min_u64(next, rs->status_ns + r->cfg.rel.status_interval_ns);
+    }
+    if (next < r->rel_due_ns)
+        r->rel_due_ns = next;
+    return r->rel_due_ns;
+}
+
+/* ---- inputs and stats --------------------------------------------------------------------------
+ */
+
+void rdps__reasm_rel_set_credits(struct rdps_reasm *r, uint32_t credits)
+{
+    r->rel_credits = credits;
+}
+
+static int32_t rel_lookup(const struct rdps_reasm *r, const struct rdps_source *source,
+                          uint32_t session_id)
+{
+    if (r->rel == NULL)
+        return NO_INDEX;
+    int32_t si = rdps__reasm_stream_lookup(r, source, session_id);
+    return si != NO_INDEX && r->streams[si].reliable ? si : NO_INDEX;
+}
+
+int rdps__reasm_rel_set_receivers(struct rdps_reasm *r, const struct rdps_source *source,
+                                  uint32_t session_id, uint32_t receivers)
+{
+    int32_t si = rel_lookup(r, source, session_id);
+    if (si == NO_INDEX)
+        return RDPS_ENOENT;
+    r->rel[si].receivers = receivers ? receivers : 1;
+    return 0;
+}
+
+int rdps__reasm_rel_stream_info(const struct rdps_reasm *r, const struct rdps_source *source,
+                                uint32_t session_id, struct rdps_rel_stream_info *out)
+{
+    int32_t si = rel_lookup(r, source, session_id);
+    if (si == NO_INDEX)
+        return RDPS_ENOENT;
+    const struct rdps_rel_stream *rs = &r->rel[si];
+    memset(out, 0, sizeof(*out));
+    out->consumed_seq = rs->consumed;
+    out->next_seq = r->streams[si].next_seq;
+    out->trail_seq = rs->trail;
+    out->gap_ranges = r->streams[si].gaps.count;
+    out->receivers = rs->receivers;
+    out->srtt_ns = rs->srtt_ns;
+    out->have_trail = rs->have_trail;
+    out->joining = rs->joining;
+    out->counters = rs->c;
+    return 0;
+}
+
+const struct rdps_rel_recv_counters *rdps__reasm_rel_counters(const struct rdps_reasm *r)
+{
+    return &r->rel_totals;
+}

@@ -1,0 +1,208 @@
+/* rdps_rel_recv.h - reliable receive side: gap ranges, NAK scheduling, STATUS, in-order
+ * exactly-once release and explicit loss, as an extension of the reassembler (rdps_reasm.h). */
+#ifndef RDPS_PROTO_REL_RECV_H
+#define RDPS_PROTO_REL_RECV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rdps_source.h"
+
+/*
+ * Model
+ * -----
+ * A stream is reliable when the reassembler is configured with rel.enabled
+ * and the stream's first frame (DATA or HEARTBEAT) carries RELIABLE. It keeps
+ * the reassembler's sequence window and arena and adds:
+ *
+ * Consumed point. Every sequence before `consumed` was delivered or declared
+ * lost. Frames before it are duplicates; frames at consumed + 1024 (the
+ * window) or beyond are dropped (beyond_window) and asked for again later,
+ * so the window never slides over an undelivered sequence. A message that
+ * completes at the consumed point is delivered at once (single datagrams
+ * zero-copy) and the point moves over it; one that completes above it is
+ * parked in the arena (a single datagram is copied there) and released in
+ * sequence order when the point reaches it: in order, exactly once per
+ * stream. A parked or partial message evicted under memory pressure gives
+ * its sequences back to the gap list (asked for again), it is never lost
+ * silently; reliable partials never time out.
+ *
+ * Gap ranges (rdps_ranges.h). The missing sequences of [consumed, next_seq)
+ * as at most max_gap_ranges ranges. A range is NAKed when due: first after
+ * nak_holdoff_ns plus a random truncated-exponential backoff (RFC 5401:
+ * max nak_backoff_rtts x RTT, shaped by the EXACT number of live receivers
+ * of that publisher, an input; one receiver NAKs at once), then retried
+ * after RTT x 2^tries (capped at nak_retry_max_ns) plus a new backoff. Every
+ * range due at one poll goes in one NAK (up to 64 ranges), by unicast to
+ * the stream's source (the send callback gets the encoded frame).
+ * Suppression: a repair (DATA with RETRANSMIT) that fills a sequence of a
+ * range cancels that part, and pushes the rest of the range back by an RTT
+ * (its repair is likely in flight); one never NAKed counts naks_suppressed.
+ *
+ * RTT: srtt starts at default_rtt_ns; a repair of a range NAKed exactly once
+ * gives a sample (NAK -> repair; Karn's rule), srtt += (sample - srtt) / 8.
+ *
+ * Heartbeats: seq (the publisher's next sequence) reveals tail loss up to
+ * consumed + window; R gives the trail seq - R: a gap below it is declared
+ * lost at once (RDPS_LOSS_RETAINED), never NAKed.
+ *
+ * Loss. A range is given up after nak_max_tries NAKs (RETRIES) or
+ * loss_deadline_ns after detection (DEADLINE); received fragments of a
+ * message whose other fragments were given up go with it (PARTIAL); a
+ * message this receiver cannot hold (too large, too many fragments) is
+ * REFUSED; a reliable stream removed from the table (evicted, idle) loses
+ * what it had not delivered (STREAM_GONE). Each lost run raises one loss
+ * event {source, session, first_seq, count, reason} when the consumed point
+ * reaches it, then delivery carries on: events never overlap each other or
+ * a delivered message.
+ *
+ * STATUS (unicast to the source): consumed_seq, window = min(credits (an
+ * input: free receive credits), 1023) and receiver_id; sent when the stream
+ * is new, after a quarter window of progress, or every status_interval_ns;
+ * it echoes the latest heartbeat's timestamp with the hold delay.
+ *
+ * Late join: a new reliable stream starts at the live position (its first
+ * DATA frame or heartbeat); with from_oldest at the first heartbeat's trail
+ * (at most a window back): a stream first seen through DATA parks
+ * everything until that heartbeat, or join_wait_ns, then starts live.
+ *
+ * Timers: rdps__reasm_rel_poll() sends what is due and returns the next
+ * deadline; call it after each batch of received frames and at the deadline.
+ * No allocation after init (the gap ranges and stream state are allocated
+ * with the reassembler's tables); outgoing frames are built on the stack.
+ */
+
+/* Why sequences were given up. X(name, text). */
+#define RDPS_LOSS_REASON_MAP(X)                                                     \
+    X(NONE, "not lost")                                                             \
+    X(RETAINED, "below the publisher's retained range (heartbeat trail)")           \
+    X(RETRIES, "NAK retries exhausted")                                             \
+    X(DEADLINE, "not repaired within the loss deadline")                            \
+    X(PARTIAL, "fragments of a message whose other fragments were lost")            \
+    X(REFUSED, "message this receiver cannot hold (too large, too many fragments)") \
+    X(STREAM_GONE, "stream removed from the table before delivering")
+
+enum rdps_loss_reason {
+#define RDPS_LOSS_ENUM_(name, text) RDPS_LOSS_##name,
+    RDPS_LOSS_REASON_MAP(RDPS_LOSS_ENUM_)
+#undef RDPS_LOSS_ENUM_
+        RDPS_LOSS_REASON_COUNT
+};
+
+/* "retained", "retries", ...; never NULL. */
+const char *rdps__loss_reason_name(enum rdps_loss_reason reason);
+
+/* One unrecoverable run of sequences. */
+struct rdps_reasm_loss {
+    const struct rdps_source *source;
+    uint32_t session_id, topic_id;
+    uint32_t first_seq, count;
+    enum rdps_loss_reason reason;
+};
+
+/* Repair latency histogram: bucket i counts latencies in [2^(i-1), 2^i) microseconds (0: < 1). */
+#define RDPS_REL_LATENCY_BUCKETS 24
+
+struct rdps_rel_recv_counters {
+    uint64_t naks_sent;       /* NAK frames */
+    uint64_t nak_ranges_sent; /* ranges in them */
+    uint64_t naks_suppressed; /* pending NAKs (ranges) cancelled or deferred by a seen repair */
+    uint64_t recovered;       /* missing sequences filled by a repair */
+    uint64_t out_of_order;    /* missing sequences filled by a late original */
+    uint64_t duplicates;      /* frames already received, delivered or given up */
+    uint64_t delivered;       /* messages delivered in order */
+    uint64_t parked;          /* messages completed above the consumed point */
+    uint64_t park_evicted;    /* parked/partial messages evicted: their sequences asked again */
+    uint64_t beyond_window;   /* frames a window or more past the consumed point (dropped) */
+    uint64_t range_overflow;  /* gap list full: ranges merged (over-asking) */
+    uint64_t join_skipped;    /* sequences of messages begun before the join (not delivered) */
+    uint64_t status_sent;
+    uint64_t heartbeats;
+    uint64_t rtt_samples;
+    uint64_t loss_events;
+    uint64_t lost[RDPS_LOSS_REASON_COUNT];             /* sequences given up, by reason */
+    uint64_t repair_latency[RDPS_REL_LATENCY_BUCKETS]; /* detection -> repair */
+};
+
+/* A reliable stream's state for stats and tests. */
+struct rdps_rel_stream_info {
+    uint32_t consumed_seq;
+    uint32_t next_seq;   /* newest sequence seen + 1 */
+    uint32_t trail_seq;  /* publisher's oldest retained sequence (valid if have_trail) */
+    uint32_t gap_ranges; /* ranges in the gap list */
+    uint32_t receivers;
+    uint64_t srtt_ns;
+    bool have_trail, joining;
+    struct rdps_rel_recv_counters counters;
+};
+
+/*
+ * Sends one control frame (NAK or STATUS, fully encoded) by unicast to the
+ * publisher `dest` (the stream's source: its QPN and GID/LID).
+ */
+typedef void (*rdps_rel_send_fn)(void *user, const struct rdps_source *dest, uint32_t session_id,
+                                 const uint8_t *frame, size_t len);
+/* Unrecoverable loss, raised once per run when the consumed point reaches it. */
+typedef void (*rdps_loss_fn)(void *user, const struct rdps_reasm_loss *loss);
+
+struct rdps_rel_recv_config {
+    bool enabled;                /* handle streams whose frames carry RELIABLE reliably */
+    bool from_oldest;            /* late join from the oldest retained sequence */
+    uint32_t receiver_id;        /* carried in NAK and STATUS */
+    uint32_t receivers;          /* live receivers per publisher until set per stream (>= 1) */
+    uint64_t default_rtt_ns;     /* RTT before any sample */
+    uint32_t nak_backoff_rtts;   /* first-NAK backoff bound in RTTs (more than one receiver) */
+    uint64_t nak_holdoff_ns;     /* added before every first NAK (reordering fabrics) */
+    uint64_t nak_retry_max_ns;   /* retry interval cap */
+    uint32_t nak_max_tries;      /* NAKs per range before RDPS_LOSS_RETRIES (>= 1) */
+    uint64_t loss_deadline_ns;   /* RDPS_LOSS_DEADLINE this long after detection; 0 = never */
+    uint64_t status_interval_ns; /* STATUS at least this often */
+    uint64_t join_wait_ns;       /* from_oldest: wait this long for the first heartbeat */
+    uint64_t rng_seed;           /* NAK backoff randomness (seeded: tests replay) */
+    rdps_rel_send_fn send;       /* required when enabled */
+    rdps_loss_fn on_loss;        /* optional */
+};
+
+/*
+ * Defaults (rdps__reasm_config_default): disabled, live join, 1 receiver,
+ * RTT 1 ms, backoff 4 RTTs, no hold-off, retries every RTT x 2^n up to 100 ms,
+ * 10 tries, 5 s deadline, STATUS every 100 ms, join wait 100 ms.
+ */
+
+struct rdps_reasm;
+
+/*
+ * Sends due NAKs and STATUS frames (timestamps from wall_ns, CLOCK_REALTIME),
+ * ends late-join waits and applies loss deadlines. Returns the next deadline
+ * (UINT64_MAX: none). Cheap when nothing is due.
+ */
+uint64_t rdps__reasm_rel_poll(struct rdps_reasm *r, uint64_t now_ns, uint64_t wall_ns);
+
+/* Free receive credits (datagrams) advertised in STATUS as the window. */
+void rdps__reasm_rel_set_credits(struct rdps_reasm *r, uint32_t credits);
+
+/*
+ * The exact number of live receivers of publisher (source, session_id), from
+ * discovery; scales the NAK backoff. RDPS_ENOENT if no such reliable stream.
+ */
+int rdps__reasm_rel_set_receivers(struct rdps_reasm *r, const struct rdps_source *source,
+                                  uint32_t session_id, uint32_t receivers);
+
+/* State and counters of one reliable stream; RDPS_ENOENT if there is none. */
+int rdps__reasm_rel_stream_info(const struct rdps_reasm *r, const struct rdps_source *source,
+                                uint32_t session_id, struct rdps_rel_stream_info *out);
+
+/* Totals over every reliable stream, including removed ones. */
+const struct rdps_rel_recv_counters *rdps__reasm_rel_counters(const struct rdps_reasm *r);
+
+/* Latency (us) below which fraction q of the histogram's samples lie (bucket upper bound). */
+uint64_t rdps__rel_latency_quantile_us(const uint64_t hist[RDPS_REL_LATENCY_BUCKETS], double q);
+
+/*
+ * RFC 5401 truncated-exponential backoff in [0, max_ns] for `receivers`
+ * receivers; 0 for one receiver. *rng is the generator state.
+ */
+uint64_t rdps__rel_nak_backoff_ns(uint64_t *rng, uint64_t max_ns, uint32_t receivers);
+
+#endif /* RDPS_PROTO_REL_RECV_H */

@@ -1,0 +1,682 @@
+/* test_rel_recv.c - reliable receive side, sans-IO on a fake clock: in-order release, gap ranges
+ * across wrap, NAK timing, retries, suppression, STATUS, loss classification, late join, counters.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdps/rdps.h>
+
+#include "proto_test_util.h"
+#include "rdps_endian.h"
+#include "rdps_reasm.h"
+
+#define TOPIC   0x70C1Cu
+#define SESSION 7u
+#define US      1000ull
+#define MS      1000000ull
+#define DGRAM   256u
+
+struct sent {
+    struct rdps_frame_header hdr;
+    uint64_t at;
+    unsigned n;
+    struct rdps_seq_range ranges[RDPS_FRAME_NAK_MAX_RANGES];
+    uint32_t receiver_id, consumed, window, echo_delay_us;
+};
+
+struct fixture {
+    struct recorder rec; /* first: the callbacks' user pointer */
+    struct rdps_reasm r;
+    uint64_t now;
+    struct sent sent[512];
+    size_t nsent, naks, statuses;
+    struct rdps_reasm_loss loss[64];
+    size_t nloss;
+};
+
+static void on_send(void *user, const struct rdps_source *dest, uint32_t session_id,
+                    const uint8_t *frame, size_t len)
+{
+    struct fixture *fx = user;
+    assert_int_equal(test_source_number(dest), 1);
+    assert_int_equal(session_id, SESSION);
+    struct rdps_frame_view v;
+    assert_int_equal(rdps__frame_decode(frame, len, NULL, &v), RDPS_FRAME_OK);
+    assert_true(fx->nsent < 512);
+    struct sent *s = &fx->sent[fx->nsent++];
+    memset(s, 0, sizeof(*s));
+    s->hdr = v.hdr;
+    s->at = fx->now;
+    s->receiver_id = v.receiver_id;
+    if (v.hdr.type == RDPS_FRAME_NAK) {
+        fx->naks++;
+        s->n = v.nak_range_count;
+        for (unsigned i = 0; i < s->n; i++)
+            s->ranges[i] = rdps__frame_nak_range(&v, i);
+    } else {
+        assert_int_equal(v.hdr.type, RDPS_FRAME_STATUS);
+        fx->statuses++;
+        s->consumed = v.consumed_seq;
+        s->window = v.window;
+        s->echo_delay_us = v.echo_delay_us;
+    }
+}
+
+static void on_loss(void *user, const struct rdps_reasm_loss *loss)
+{
+    struct fixture *fx = user;
+    assert_true(fx->nloss < 64);
+    fx->loss[fx->nloss] = *loss;
+    fx->loss[fx->nloss].source = NULL;
+    fx->nloss++;
+}
+
+static void fixture_init(struct fixture *fx, void (*tune)(struct rdps_reasm_config *))
+{
+    memset(fx, 0, sizeof(*fx));
+    struct rdps_reasm_config cfg;
+    rdps__reasm_config_default(&cfg);
+    cfg.reasm_cap_bytes = 4u << 20;
+    cfg.chunk_bytes = 4096;
+    cfg.max_partials = 2048;
+    cfg.max_partials_per_source = 0;
+    cfg.deliver = recorder_deliver;
+    cfg.user = fx;
+    cfg.rel.enabled = true;
+    cfg.rel.receiver_id = 0xABCD;
+    cfg.rel.rng_seed = 42;
+    cfg.rel.send = on_send;
+    cfg.rel.on_loss = on_loss;
+    if (tune != NULL)
+        tune(&cfg);
+    assert_int_equal(rdps__reasm_init(&fx->r, &cfg), 0);
+    fx->now = 1000 * MS;
+}
+
+static void fixture_fini(struct fixture *fx)
+{
+    rdps__reasm_fini(&fx->r);
+    recorder_free(&fx->rec);
+}
+
+static int input(struct fixture *fx, const uint8_t *buf, size_t len)
+{
+    struct rdps_source src = test_source(1);
+    return rdps__reasm_input(&fx->r, &src, buf, len, fx->now);
+}
+
+/* Single-datagram message `seq` (its id is its sequence). */
+static int data(struct fixture *fx, uint32_t seq, uint16_t extra_flags)
+{
+    uint8_t buf[64];
+    pattern_fill(buf + 32, 16, SESSION, seq);
+    uint32_t n = rdps__frame_put_data_header(buf, SESSION, TOPIC, seq, 16, 0, 16, seq,
+                                             RDPS_FRAME_F_RELIABLE | extra_flags);
+    return input(fx, buf, n);
+}
+
+static int repair(struct fixture *fx, uint32_t seq)
+{
+    return data(fx, seq, RDPS_FRAME_F_RETRANSMIT);
+}
+
+static int heartbeat(struct fixture *fx, uint32_t next, uint32_t retained, uint64_t ts)
+{
+    uint8_t buf[32];
+    int n =
+        rdps__frame_encode_heartbeat_reliable(buf, sizeof(buf), SESSION, TOPIC, next, retained, ts);
+    assert_int_equal(n, 32);
+    return input(fx, buf, 32);
+}
+
+static uint64_t poll(struct fixture *fx)
+{
+    return rdps__reasm_rel_poll(&fx->r, fx->now, fx->now + 5);
+}
+
+static const struct sent *last_nak(const struct fixture *fx)
+{
+    for (size_t i = fx->nsent; i-- > 0;)
+        if (fx->sent[i].hdr.type == RDPS_FRAME_NAK)
+            return &fx->sent[i];
+    return NULL;
+}
+
+static const struct sent *last_status(const struct fixture *fx)
+{
+    for (size_t i = fx->nsent; i-- > 0;)
+        if (fx->sent[i].hdr.type == RDPS_FRAME_STATUS)
+            return &fx->sent[i];
+    return NULL;
+}
+
+static struct rdps_rel_stream_info info(const struct fixture *fx)
+{
+    struct rdps_rel_stream_info in;
+    struct rdps_source src = test_source(1);
+    assert_int_equal(rdps__reasm_rel_stream_info(&fx->r, &src, SESSION, &in), 0);
+    return in;
+}
+
+/* Deliveries are exactly the ids first..first+n-1 in order, each intact. */
+static void expect_delivered(const struct fixture *fx, uint32_t first, size_t n)
+{
+    assert_int_equal(fx->rec.count, n);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(fx->rec.items[i].first_seq, first + (uint32_t)i);
+        assert_true(fx->rec.items[i].pattern_ok);
+    }
+}
+
+static void test_in_order_release_and_no_duplicates(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, NULL);
+    for (uint32_t seq = 0; seq < 10; seq++)
+        if (seq != 3)
+            assert_true(data(&fx, seq, 0) >= 0);
+    expect_delivered(&fx, 0, 3); /* 4..9 wait for 3 */
+    poll(&fx);                   /* one receiver: NAK at once */
+    const struct sent *nak = last_nak(&fx);
+    assert_non_null(nak);
+    assert_int_equal(nak->receiver_id, 0xABCD);
+    assert_int_equal(nak->n, 1);
+    assert_int_equal(nak->ranges[0].start, 3);
+    assert_int_equal(nak->ranges[0].count, 1);
+    fx.now += 200 * US;
+    assert_int_equal(repair(&fx, 3), 7);
+    expect_delivered(&fx, 0, 10);
+    assert_true(fx.rec.items[3].retransmit);
+    /* Everything again, originals and repairs: nothing is delivered twice. */
+    for (uint32_t seq = 0; seq < 10; seq++) {
+        assert_int_equal(data(&fx, seq, 0), 0);
+        assert_int_equal(repair(&fx, seq), 0);
+    }
+    expect_delivered(&fx, 0, 10);
+    struct rdps_rel_stream_info in = info(&fx);
+    assert_int_equal(in.consumed_seq, 10);
+    assert_int_equal(in.counters.delivered, 10);
+    assert_int_equal(in.counters.parked, 6);
+    assert_int_equal(in.counters.recovered, 1);
+    assert_int_equal(in.counters.duplicates, 20);
+    assert_int_equal(in.counters.naks_sent, 1);
+    assert_int_equal(in.counters.rtt_samples, 1);
+    assert_int_equal(in.srtt_ns, 1 * MS - 1 * MS / 8 + 200 * US / 8); /* NAK -> repair */
+    assert_int_equal(rdps__reasm_partial_count(&fx.r), 0);
+    assert_int_equal(fx.nloss, 0);
+    fixture_fini(&fx);
+}
+
+/* Multi-fragment messages, fragments shuffled: delivered whole, in order, once. */
+static void test_fragmented_shuffled_in_order(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, NULL);
+    struct frame_list fl = {0};
+    uint32_t seq = 0xFFFFFFF0u; /* across the wrap */
+    for (uint64_t id = 0; id < 40; id++)
+        frames_add_message(&fl, 1, SESSION, TOPIC, &seq, (size_t)(id % 5) * 300 + 1,
+                           RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, id, RDPS_FRAME_F_RELIABLE);
+    uint32_t first = fl.items[0].data[12] | (uint32_t)fl.items[0].data[13] << 8 |
+                     (uint32_t)fl.items[0].data[14] << 16 | (uint32_t)fl.items[0].data[15] << 24;
+    /* Keep the first frame first (it sets the live position); shuffle windows of 16 after it. */
+    uint64_t rng = 7;
+    for (size_t base = 1; base < fl.count; base += 16) {
+        struct frame_list part = {fl.items + base, fl.count - base < 16 ? fl.count - base : 16, 0};
+        frames_shuffle(&part, &rng);
+    }
+    for (size_t i = 0; i < fl.count; i++) {
+        assert_true(input(&fx, fl.items[i].data, fl.items[i].len) >= 0);
+        if (i % 3 == 0) /* duplicates along the way */
+            assert_int_equal(input(&fx, fl.items[i].data, fl.items[i].len), 0);
+    }
+    assert_int_equal(fx.rec.count, 40);
+    for (size_t i = 0; i < 40; i++) {
+        assert_int_equal(fx.rec.items[i].msg_id, i);
+        assert_true(fx.rec.items[i].pattern_ok);
+    }
+    assert_int_equal(fx.rec.items[0].first_seq, first);
+    assert_int_equal(info(&fx).consumed_seq, seq);
+    assert_int_equal(rdps__reasm_partial_count(&fx.r), 0);
+    frames_free(&fl);
+    fixture_fini(&fx);
+}
+
+static void test_gap_ranges_across_wrap_in_one_nak(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, NULL);
+    uint32_t start = 0xFFFFFFF8u;
+    for (uint32_t i = 0; i < 16; i++) {
+        uint32_t seq = start + i;
+        if (seq == 0xFFFFFFFEu || seq == 0xFFFFFFFFu || seq == 0 || seq == 1 || seq == 5)
+            continue;
+        data(&fx, seq, 0);
+    }
+    poll(&fx);
+    const struct sent *nak = last_nak(&fx);
+    assert_non_null(nak);
+    assert_int_equal(nak->n, 2);
+    assert_int_equal(nak->ranges[0].start, 0xFFFFFFFEu);
+    assert_int_equal(nak->ranges[0].count, 4);
+    assert_int_equal(nak->ranges[1].start, 5);
+    assert_int_equal(nak->ranges[1].count, 1);
+    assert_int_equal(info(&fx).gap_ranges, 2);
+    /* Repair 0 first: a split; then the rest. */
+    repair(&fx, 0);
+    assert_int_equal(info(&fx).gap_ranges, 3);
+    repair(&fx, 0xFFFFFFFEu);
+    repair(&fx, 0xFFFFFFFFu);
+    repair(&fx, 1);
+    repair(&fx, 5);
+    expect_delivered(&fx, start, 16);
+    assert_int_equal(info(&fx).gap_ranges, 0);
+    fixture_fini(&fx);
+}
+
+static void test_nak_backoff_bounds(void **state)
+{
+    (void)state;
+    uint64_t rng = 1;
+    assert_int_equal(rdps__rel_nak_backoff_ns(&rng, 4 * MS, 1), 0);
+    assert_int_equal(rdps__rel_nak_backoff_ns(&rng, 0, 64), 0);
+    uint64_t sum = 0, lo = UINT64_MAX, hi = 0, early = 0;
+    for (int i = 0; i < 100000; i++) {
+        uint64_t t = rdps__rel_nak_backoff_ns(&rng, 4 * MS, 64);
+        assert_true(t <= 4 * MS);
+        sum += t;
+        lo = t < lo ? t : lo;
+        hi = t > hi ? t : hi;
+        early += t < 1 * MS;
+    }
+    /* Increasing exponential (RFC 5401): most timers late, few in the first quarter. */
+    assert_true(sum / 100000 > 3 * MS);
+    assert_true(lo < 50 * US && hi > 3990 * US);
+    /* P(t < T/4) = (e^(lambda/4) - 1) / (e^lambda - 1), lambda = ln 64 + 1: about 1.5 %. */
+    assert_true(early > 1000 && early < 2200);
+}
+
+static void tune_group(struct rdps_reasm_config *cfg)
+{
+    cfg->rel.receivers = 64;
+}
+
+/* With many receivers the first NAK waits a random backoff within 4 RTTs. */
+static void test_nak_delay_scaled_by_receivers(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, tune_group);
+    data(&fx, 0, 0);
+    data(&fx, 2, 0);
+    uint64_t t0 = fx.now;
+    uint64_t due = poll(&fx);
+    assert_int_equal(fx.naks, 0);
+    assert_true(due > t0 && due <= t0 + 4 * MS);
+    fx.now = due;
+    poll(&fx);
+    assert_int_equal(fx.naks, 1);
+    /* The exact receiver count from discovery: one receiver NAKs at once. */
+    struct rdps_source src = test_source(1);
+    assert_int_equal(rdps__reasm_rel_set_receivers(&fx.r, &src, SESSION, 1), 0);
+    assert_int_equal(rdps__reasm_rel_set_receivers(&fx.r, &src, SESSION + 1, 1), RDPS_ENOENT);
+    data(&fx, 4, 0);
+    poll(&fx);
+    assert_int_equal(fx.naks, 2);
+    assert_int_equal(last_nak(&fx)->ranges[0].start, 3);
+    fixture_fini(&fx);
+}
+
+static void tune_retry(struct rdps_reasm_config *cfg)
+{
+    cfg->rel.nak_retry_max_ns = 4 * MS;
+    cfg->rel.nak_max_tries = 5;
+    cfg->rel.loss_deadline_ns = 0;
+}
+
+/* Retries every RTT x 2^n capped, then the range is lost once and delivery goes on. */
+static void test_retry_backoff_cap_and_exhaustion(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, tune_retry);
+    data(&fx, 0, 0);
+    data(&fx, 3, 0); /* 1 and 2 missing */
+    uint64_t t0 = fx.now;
+    static const uint64_t at_ms[5] = {0, 1, 3, 7, 11}; /* waits 1, 2, 4, then capped at 4 */
+    for (int i = 0; i < 5; i++) {
+        uint64_t due = poll(&fx);
+        assert_int_equal(fx.naks, (size_t)i + 1);
+        assert_int_equal(last_nak(&fx)->at - t0, at_ms[i] * MS);
+        fx.now = due;
+    }
+    assert_int_equal(fx.nloss, 0);
+    poll(&fx); /* the sixth would exceed nak_max_tries */
+    assert_int_equal(fx.naks, 5);
+    assert_int_equal(fx.nloss, 1);
+    assert_int_equal(fx.loss[0].first_seq, 1);
+    assert_int_equal(fx.loss[0].count, 2);
+    assert_int_equal(fx.loss[0].reason, RDPS_LOSS_RETRIES);
+    assert_int_equal(fx.loss[0].session_id, SESSION);
+    assert_int_equal(fx.rec.count, 2); /* 0, then 3 after the loss */
+    assert_int_equal(fx.rec.items[0].first_seq, 0);
+    assert_int_equal(fx.rec.items[1].first_seq, 3);
+    /* Late copies of the lost sequences are never delivered. */
+    assert_int_equal(repair(&fx, 1), 0);
+    assert_int_equal(fx.rec.count, 2);
+    assert_int_equal(rdps__reasm_rel_counters(&fx.r)->lost[RDPS_LOSS_RETRIES], 2);
+    assert_int_equal(rdps__reasm_rel_counters(&fx.r)->loss_events, 1);
+    fixture_fini(&fx);
+}
+
+static void tune_deadline(struct rdps_reasm_config *cfg)
+{
+    cfg->rel.loss_deadline_ns = 20 * MS;
+}
+
+static void test_loss_deadline(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, tune_deadline);
+    data(&fx, 0, 0);
+    data(&fx, 2, 0);
+    uint64_t t0 = fx.now;
+    for (;;) {
+        uint64_t due = poll(&fx);
+        if (fx.nloss > 0)
+            break;
+        assert_true(due <= t0 + 20 * MS);
+        fx.now = due;
+    }
+    assert_int_equal(fx.loss[0].reason, RDPS_LOSS_DEADLINE);
+    assert_int_equal(fx.now, t0 + 20 * MS);
+    assert_true(fx.naks >= 4); /* retried until then */
+    assert_int_equal(fx.rec.count, 2);
+    assert_int_equal(fx.rec.items[1].first_seq, 2);
+    fixture_fini(&fx);
+}
+
+/* A repair seen for a range not yet NAKed cancels that part; the rest waits an RTT. */
+static void test_suppression_by_seen_repair(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, tune_group);
+    data(&fx, 0, 0);
+    data(&fx, 4, 0); /* 1, 2, 3 missing */
+    uint64_t due = poll(&fx);
+    assert_int_equal(fx.naks, 0);
+    fx.now = due > fx.now + 10 * US ? due - 10 * US : fx.now; /* just before our NAK */
+    repair(&fx, 1); /* someone else asked: its repair arrives */
+    poll(&fx);
+    fx.now = due; /* our NAK was due now: held back an RTT for the rest of the repair */
+    poll(&fx);
+    assert_int_equal(fx.naks, 0);
+    repair(&fx, 2);
+    repair(&fx, 3);
+    poll(&fx);
+    fx.now += 10 * MS;
+    poll(&fx);
+    assert_int_equal(fx.naks, 0);
+    expect_delivered(&fx, 0, 5);
+    assert_int_equal(info(&fx).counters.naks_suppressed, 1);
+    assert_int_equal(info(&fx).counters.recovered, 3);
+    fixture_fini(&fx);
+}
+
+static void test_status_cadence_and_content(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, NULL);
+    rdps__reasm_rel_set_credits(&fx.r, 100); /* quarter window: 25 */
+    data(&fx, 50, 0);
+    poll(&fx); /* a new stream reports at once */
+    assert_int_equal(fx.statuses, 1);
+    const struct sent *st = last_status(&fx);
+    assert_int_equal(st->consumed, 51);
+    assert_int_equal(st->window, 100);
+    assert_int_equal(st->receiver_id, 0xABCD);
+    assert_int_equal(st->echo_delay_us, RDPS_FRAME_NO_ECHO);
+    assert_true(st->hdr.timestamp_ns == fx.now + 5); /* the receiver's wall clock */
+    assert_int_equal(st->hdr.session_id, SESSION);
+    assert_int_equal(st->hdr.topic_id, TOPIC);
+    /* 24 more messages: below a quarter window, no STATUS. */
+    for (uint32_t s = 51; s < 75; s++)
+        data(&fx, s, 0);
+    uint64_t due = poll(&fx);
+    assert_int_equal(fx.statuses, 1);
+    assert_int_equal(due, fx.now + 100 * MS); /* the interval */
+    data(&fx, 75, 0);
+    poll(&fx);
+    assert_int_equal(fx.statuses, 2);
+    assert_int_equal(last_status(&fx)->consumed, 76);
+    /* A heartbeat is echoed with its timestamp and the time it was held. */
+    heartbeat(&fx, 76, 1000, 0x1234567890ull);
+    fx.now += 250 * US;
+    fx.now = poll(&fx); /* nothing due before the interval */
+    assert_int_equal(fx.statuses, 2);
+    poll(&fx);
+    assert_int_equal(fx.statuses, 3);
+    st = last_status(&fx);
+    assert_true(st->hdr.timestamp_ns == 0x1234567890ull);
+    assert_int_equal(st->echo_delay_us, 100 * 1000); /* held from the heartbeat to the interval */
+    /* Echoed once: the next STATUS carries the receiver's clock again. */
+    fx.now += 100 * MS;
+    poll(&fx);
+    assert_int_equal(fx.statuses, 4);
+    assert_int_equal(last_status(&fx)->echo_delay_us, RDPS_FRAME_NO_ECHO);
+    assert_int_equal(info(&fx).counters.status_sent, 4);
+    fixture_fini(&fx);
+}
+
+/* A gap below the heartbeat's trail is lost at once, never NAKed; delivery goes on. */
+static void test_unrecoverable_by_heartbeat_trail(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, NULL);
+    for (uint32_t seq = 0; seq < 10; seq++)
+        if (seq != 3)
+            data(&fx, seq, 0);
+    heartbeat(&fx, 12, 8, 0); /* retains [4, 12): 3 is gone; 10 and 11 are tail loss */
+    assert_int_equal(fx.nloss, 1);
+    assert_int_equal(fx.loss[0].first_seq, 3);
+    assert_int_equal(fx.loss[0].count, 1);
+    assert_int_equal(fx.loss[0].reason, RDPS_LOSS_RETAINED);
+    assert_int_equal(fx.rec.count, 9);
+    poll(&fx);
+    const struct sent *nak = last_nak(&fx);
+    assert_non_null(nak);
+    assert_int_equal(nak->n, 1);
+    assert_int_equal(nak->ranges[0].start, 10);
+    assert_int_equal(nak->ranges[0].count, 2);
+    /* A fragmented message with a fragment below the trail goes whole, as one event. */
+    struct frame_list fl = {0};
+    uint32_t seq = 12;
+    assert_int_equal(frames_add_message(&fl, 1, SESSION, TOPIC, &seq, 3 * (DGRAM - 32),
+                                        RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 99,
+                                        RDPS_FRAME_F_RELIABLE),
+                     3);
+    repair(&fx, 10);
+    repair(&fx, 11);
+    input(&fx, fl.items[0].data, fl.items[0].len);
+    input(&fx, fl.items[2].data, fl.items[2].len); /* 13 missing */
+    data(&fx, 15, 0);
+    heartbeat(&fx, 16, 2, 0); /* retains [14, 16) */
+    assert_int_equal(fx.nloss, 2);
+    assert_int_equal(fx.loss[1].first_seq, 12);
+    assert_int_equal(fx.loss[1].count, 3);
+    assert_int_equal(fx.loss[1].reason, RDPS_LOSS_RETAINED);
+    assert_int_equal(fx.rec.count, 12);
+    assert_int_equal(fx.rec.items[11].first_seq, 15);
+    assert_int_equal(rdps__reasm_partial_count(&fx.r), 0);
+    /* A trail far ahead (we were overrun): one event up to it, then live again. */
+    heartbeat(&fx, 5000, 100, 0);
+    assert_int_equal(fx.nloss, 4); /* up to a window ahead, then to the trail */
+    assert_int_equal(fx.loss[2].first_seq, 16);
+    assert_int_equal(fx.loss[3].first_seq + fx.loss[3].count, 4900);
+    assert_int_equal(fx.loss[2].count + fx.loss[3].count, 4900 - 16);
+    assert_int_equal(info(&fx).consumed_seq, 4900);
+    frames_free(&fl);
+    fixture_fini(&fx);
+}
+
+static void test_late_join_live(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, NULL);
+    data(&fx, 100, 0); /* the first frame seen is the live position */
+    data(&fx, 99, 0);  /* before it: never delivered */
+    data(&fx, 101, 0);
+    expect_delivered(&fx, 100, 2);
+    assert_int_equal(info(&fx).counters.duplicates, 1);
+    fixture_fini(&fx);
+    /* First seen through a heartbeat: its next sequence. */
+    fixture_init(&fx, NULL);
+    heartbeat(&fx, 50, 40, 0);
+    assert_int_equal(info(&fx).consumed_seq, 50);
+    data(&fx, 49, 0);
+    data(&fx, 50, 0);
+    expect_delivered(&fx, 50, 1);
+    poll(&fx);
+    assert_int_equal(fx.naks, 0);
+    fixture_fini(&fx);
+}
+
+static void tune_oldest(struct rdps_reasm_config *cfg)
+{
+    cfg->rel.from_oldest = true;
+}
+
+static void test_late_join_from_oldest(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, tune_oldest);
+    heartbeat(&fx, 50, 10, 0); /* retains [40, 50) */
+    assert_int_equal(info(&fx).consumed_seq, 40);
+    poll(&fx);
+    assert_int_equal(last_nak(&fx)->ranges[0].start, 40);
+    assert_int_equal(last_nak(&fx)->ranges[0].count, 10);
+    data(&fx, 50, 0);
+    for (uint32_t seq = 40; seq < 50; seq++)
+        repair(&fx, seq);
+    expect_delivered(&fx, 40, 11);
+    fixture_fini(&fx);
+
+    /* DATA first: parked until the heartbeat tells where the ring starts. */
+    fixture_init(&fx, tune_oldest);
+    data(&fx, 50, 0);
+    data(&fx, 51, 0);
+    poll(&fx);
+    assert_int_equal(fx.rec.count, 0);
+    assert_int_equal(fx.nsent, 0);
+    assert_true(info(&fx).joining);
+    heartbeat(&fx, 52, 12, 0);
+    poll(&fx);
+    assert_int_equal(last_nak(&fx)->ranges[0].start, 40);
+    assert_int_equal(last_nak(&fx)->ranges[0].count, 10);
+    for (uint32_t seq = 40; seq < 50; seq++)
+        repair(&fx, seq);
+    expect_delivered(&fx, 40, 12);
+    fixture_fini(&fx);
+
+    /* No heartbeat within join_wait: start at the first frame seen. */
+    fixture_init(&fx, tune_oldest);
+    data(&fx, 50, 0);
+    data(&fx, 51, 0);
+    fx.now = poll(&fx);
+    poll(&fx);
+    assert_false(info(&fx).joining);
+    expect_delivered(&fx, 50, 2);
+    fixture_fini(&fx);
+}
+
+static void test_counters_and_latency_histogram(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, NULL);
+    data(&fx, 0, 0);
+    for (uint32_t seq = 2; seq < 200; seq += 2)
+        data(&fx, seq, 0); /* every odd one missing */
+    poll(&fx);
+    assert_int_equal(fx.naks, 1);
+    assert_int_equal(last_nak(&fx)->n, 32); /* the gap list cap */
+    uint64_t t0 = fx.now;
+    for (uint32_t seq = 1; seq < 64; seq += 2) {
+        fx.now = t0 + (seq < 40 ? 100 * US : 3 * MS);
+        repair(&fx, seq);
+    }
+    data(&fx, 7, 0); /* duplicate */
+    const struct rdps_rel_recv_counters *c = rdps__reasm_rel_counters(&fx.r);
+    assert_int_equal(c->recovered, 32);
+    assert_int_equal(c->duplicates, 1);
+    assert_int_equal(c->naks_sent, 1);
+    assert_int_equal(c->nak_ranges_sent, 32);
+    assert_true(c->range_overflow > 0); /* 99 holes, 32 ranges */
+    assert_int_equal(rdps__rel_latency_quantile_us(c->repair_latency, 0.5), 128);
+    assert_int_equal(rdps__rel_latency_quantile_us(c->repair_latency, 0.99), 4096);
+    /* Per-stream figures match the totals for the only stream. */
+    struct rdps_rel_stream_info in = info(&fx);
+    assert_memory_equal(&in.counters, c, sizeof(*c));
+    fixture_fini(&fx);
+}
+
+/* A parked message evicted under memory pressure is asked for again, never lost. */
+static void tune_small(struct rdps_reasm_config *cfg)
+{
+    cfg->max_partials = 4;
+}
+
+static void test_evicted_parked_message_is_asked_again(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, tune_small);
+    data(&fx, 0, 0);
+    for (uint32_t seq = 2; seq < 8; seq++)
+        data(&fx, seq, 0); /* 6 to park, room for 4 */
+    assert_int_equal(info(&fx).counters.park_evicted, 2);
+    poll(&fx);
+    const struct sent *nak = last_nak(&fx);
+    assert_int_equal(nak->ranges[0].start, 1);
+    assert_int_equal(nak->ranges[0].count, 3); /* 1, and the evicted 2 and 3 */
+    for (uint32_t seq = 1; seq < 4; seq++)
+        repair(&fx, seq);
+    expect_delivered(&fx, 0, 8);
+    assert_int_equal(fx.nloss, 0);
+    fixture_fini(&fx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_in_order_release_and_no_duplicates),
+        cmocka_unit_test(test_fragmented_shuffled_in_order),
+        cmocka_unit_test(test_gap_ranges_across_wrap_in_one_nak),
+        cmocka_unit_test(test_nak_backoff_bounds),
+        cmocka_unit_test(test_nak_delay_scaled_by_receivers),
+        cmocka_unit_test(test_retry_backoff_cap_and_exhaustion),
+        cmocka_unit_test(test_loss_deadline),
+        cmocka_unit_test(test_suppression_by_seen_repair),
+        cmocka_unit_test(test_status_cadence_and_content),
+        cmocka_unit_test(test_unrecoverable_by_heartbeat_trail),
+        cmocka_unit_test(test_late_join_live),
+        cmocka_unit_test(test_late_join_from_oldest),
+        cmocka_unit_test(test_counters_and_latency_histogram),
+        cmocka_unit_test(test_evicted_parked_message_is_asked_again),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
