@@ -587,8 +587,16 @@ static int on_frame_slow(struct rdps_reasm *r, const struct rdps_source *source,
     }
     r->counters.data_frames++;
     int32_t si = stream_find(r, source, h->session_id, now_ns);
-    if (si == NO_INDEX)
+    if (si == NO_INDEX) {
+        /* A repair (for other receivers) is no live position to join at. */
+        if (r->rel != NULL && !r->cfg.rel.from_oldest &&
+            (h->flags & (RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_RETRANSMIT)) ==
+                (RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_RETRANSMIT)) {
+            r->rel_totals.repairs_before_join++;
+            return 0;
+        }
         si = stream_create(r, source, h, now_ns);
+    }
     struct rdps_reasm_stream *s = &r->streams[si];
     if (h->topic_id != s->topic_ok)
         return drop_topic(r, s);

@@ -292,6 +292,16 @@ int rdps__reasm_on_frame(struct rdps_reasm *r, const struct rdps_source *source,
  */
 uint64_t rdps__reasm_expire(struct rdps_reasm *r, uint64_t now_ns);
 
+/*
+ * True while some unreliable stream has a gap waiting out its reorder
+ * allowance: the caller must run rdps__reasm_expire() within
+ * reorder_allowance_ns (its return value says exactly when).
+ */
+static inline bool rdps__reasm_gaps_pending(const struct rdps_reasm *r)
+{
+    return r->gap_head >= 0;
+}
+
 static inline const struct rdps_reasm_counters *rdps__reasm_counters(const struct rdps_reasm *r)
 {
     return &r->counters;

@@ -63,7 +63,7 @@
  * it echoes the latest heartbeat's timestamp with the hold delay.
  *
  * Late join: a new reliable stream starts at the live position (its first
- * DATA frame or heartbeat); with from_oldest at the first heartbeat's trail
+ * DATA frame that is not a repair, or heartbeat); with from_oldest at the first heartbeat's trail
  * (at most a window back): a stream first seen through DATA parks
  * everything until that heartbeat, or join_wait_ns, then starts live.
  *
@@ -105,18 +105,19 @@ struct rdps_reasm_loss {
 #define RDPS_REL_LATENCY_BUCKETS 24
 
 struct rdps_rel_recv_counters {
-    uint64_t naks_sent;       /* NAK frames */
-    uint64_t nak_ranges_sent; /* ranges in them */
-    uint64_t naks_suppressed; /* pending NAKs (ranges) cancelled or deferred by a seen repair */
-    uint64_t recovered;       /* missing sequences filled by a repair */
-    uint64_t out_of_order;    /* missing sequences filled by a late original */
-    uint64_t duplicates;      /* frames already received, delivered or given up */
-    uint64_t delivered;       /* messages delivered in order */
-    uint64_t parked;          /* messages completed above the consumed point */
-    uint64_t park_evicted;    /* parked/partial messages evicted: their sequences asked again */
-    uint64_t beyond_window;   /* frames a window or more past the consumed point (dropped) */
-    uint64_t range_overflow;  /* gap list full: ranges merged (over-asking) */
-    uint64_t join_skipped;    /* sequences of messages begun before the join (not delivered) */
+    uint64_t naks_sent;           /* NAK frames */
+    uint64_t nak_ranges_sent;     /* ranges in them */
+    uint64_t naks_suppressed;     /* pending NAKs (ranges) cancelled or deferred by a seen repair */
+    uint64_t recovered;           /* missing sequences filled by a repair */
+    uint64_t out_of_order;        /* missing sequences filled by a late original */
+    uint64_t duplicates;          /* frames already received, delivered or given up */
+    uint64_t delivered;           /* messages delivered in order */
+    uint64_t parked;              /* messages completed above the consumed point */
+    uint64_t park_evicted;        /* parked/partial messages evicted: their sequences asked again */
+    uint64_t beyond_window;       /* frames a window or more past the consumed point (dropped) */
+    uint64_t range_overflow;      /* gap list full: ranges merged (over-asking) */
+    uint64_t join_skipped;        /* sequences of messages begun before the join (not delivered) */
+    uint64_t repairs_before_join; /* totals only: repairs of unknown streams (no join there) */
     uint64_t status_sent;
     uint64_t heartbeats;
     uint64_t rtt_samples;
@@ -174,8 +175,10 @@ struct rdps_reasm;
 
 /*
  * Sends due NAKs and STATUS frames (timestamps from wall_ns, CLOCK_REALTIME),
- * ends late-join waits and applies loss deadlines. Returns the next deadline
- * (UINT64_MAX: none). Cheap when nothing is due.
+ * ends late-join waits and applies loss deadlines; giving up a range may
+ * release parked messages, so deliveries and loss events can happen during
+ * the call. Returns the next deadline (UINT64_MAX: none). Cheap when
+ * nothing is due.
  */
 uint64_t rdps__reasm_rel_poll(struct rdps_reasm *r, uint64_t now_ns, uint64_t wall_ns);
 

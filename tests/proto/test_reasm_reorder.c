@@ -178,11 +178,14 @@ static void test_late_beyond_allowance_and_window_need(void **state)
         rdps__reasm_input(&fx.r, &src, buf, len_, (now));                                     \
     } while (0)
     SEND(0, 0);
+    assert_false(rdps__reasm_gaps_pending(&fx.r));
     SEND(2, 0); /* 1 missing */
     assert_int_equal(fx.reported_seqs, 0);
+    assert_true(rdps__reasm_gaps_pending(&fx.r));
     assert_true(rdps__reasm_expire(&fx.r, 1 * MS) == 2 * MS);
     assert_true(rdps__reasm_expire(&fx.r, 2 * MS) == UINT64_MAX);
     assert_int_equal(fx.reported[1], 1);
+    assert_false(rdps__reasm_gaps_pending(&fx.r));
     SEND(1, 3 * MS); /* too late: not a gap again, counted late */
     assert_int_equal(rdps__reasm_counters(&fx.r)->late_after_gap, 1);
     assert_int_equal(fx.rec.count, 3);

@@ -536,6 +536,8 @@ static void test_late_join_live(void **state)
     (void)state;
     struct fixture fx;
     fixture_init(&fx, NULL);
+    repair(&fx, 60); /* a repair for other receivers: no place to join at */
+    assert_int_equal(rdps__reasm_rel_counters(&fx.r)->repairs_before_join, 1);
     data(&fx, 100, 0); /* the first frame seen is the live position */
     data(&fx, 99, 0);  /* before it: never delivered */
     data(&fx, 101, 0);
