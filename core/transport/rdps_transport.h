@@ -245,9 +245,11 @@ static inline uint64_t rdps__tx_mem_completed(const struct rdps_tx_mem *m)
 }
 
 /*
- * For transports and interceptors: a submit_mem with `cookie` that will never
- * reference the memory (dropped before it was queued). completed reaches it
- * as soon as nothing before it is in flight.
+ * A cookie that will never reference the memory: a submit_mem dropped before
+ * it was queued (an interceptor's drop), or a cookie the caller consumed but
+ * whose submit failed. Keeps cookies gap-free for callers that count posts;
+ * completed reaches it as soon as nothing before it is in flight. cookie must
+ * be above m->submitted.
  */
 static inline void rdps__tx_mem_skip(struct rdps_tx_mem *m, uint64_t cookie)
 {
