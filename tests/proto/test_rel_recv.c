@@ -662,6 +662,253 @@ static void test_evicted_parked_message_is_asked_again(void **state)
     fixture_fini(&fx);
 }
 
+/* ---- a lossy link and a publisher with a ring: the whole receive side end to end ---------- */
+
+enum { EV_FRAME, EV_NAK };
+
+struct event {
+    uint64_t at;
+    uint8_t kind;
+    uint16_t flags; /* EV_FRAME: extra flags (RETRANSMIT) */
+    uint32_t a, b;  /* EV_FRAME: frame index; EV_NAK: range start, count */
+};
+
+struct sim {
+    struct fixture fx;
+    struct frame_list fl; /* every frame, index = seq - first_seq */
+    uint32_t first_seq, posted, ring;
+    struct event *heap;
+    size_t n, cap;
+    uint64_t rng;
+    unsigned loss_pct, reorder_pct, dup_pct;
+    uint64_t half_rtt;
+    uint8_t *msg_lost; /* per message id: covered by a loss event */
+    uint32_t *msg_first_seq;
+    size_t msgs;
+};
+
+static void heap_push(struct sim *sm, struct event e)
+{
+    if (sm->n == sm->cap) {
+        sm->cap = sm->cap ? sm->cap * 2 : 1024;
+        sm->heap = realloc(sm->heap, sm->cap * sizeof(*sm->heap));
+        assert_non_null(sm->heap);
+    }
+    size_t i = sm->n++;
+    while (i > 0 && sm->heap[(i - 1) / 2].at > e.at) {
+        sm->heap[i] = sm->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    sm->heap[i] = e;
+}
+
+static struct event heap_pop(struct sim *sm)
+{
+    struct event top = sm->heap[0], last = sm->heap[--sm->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= sm->n)
+            break;
+        if (c + 1 < sm->n && sm->heap[c + 1].at < sm->heap[c].at)
+            c++;
+        if (sm->heap[c].at >= last.at)
+            break;
+        sm->heap[i] = sm->heap[c];
+        i = c;
+    }
+    if (sm->n > 0)
+        sm->heap[i] = last;
+    return top;
+}
+
+/* The link: loss, reordering by up to 300 us, duplication. */
+static void link_send(struct sim *sm, struct event e)
+{
+    if (test_rand(&sm->rng) % 100 < sm->loss_pct)
+        return;
+    if (test_rand(&sm->rng) % 100 < sm->reorder_pct)
+        e.at += test_rand(&sm->rng) % (300 * US);
+    heap_push(sm, e);
+    if (test_rand(&sm->rng) % 100 < sm->dup_pct) {
+        e.at += test_rand(&sm->rng) % (100 * US);
+        heap_push(sm, e);
+    }
+}
+
+static struct sim *sim_current;
+
+static void sim_send(void *user, const struct rdps_source *dest, uint32_t session_id,
+                     const uint8_t *frame, size_t len)
+{
+    (void)user;
+    (void)dest;
+    (void)session_id;
+    struct sim *sm = sim_current;
+    struct rdps_frame_view v;
+    assert_int_equal(rdps__frame_decode(frame, len, NULL, &v), RDPS_FRAME_OK);
+    if (v.hdr.type != RDPS_FRAME_NAK)
+        return;
+    for (unsigned i = 0; i < v.nak_range_count; i++) {
+        struct rdps_seq_range r = rdps__frame_nak_range(&v, i);
+        link_send(sm, (struct event){sm->fx.now + sm->half_rtt, EV_NAK, 0, r.start, r.count});
+    }
+}
+
+static void sim_loss(void *user, const struct rdps_reasm_loss *loss)
+{
+    (void)user;
+    struct sim *sm = sim_current;
+    on_loss(&sm->fx, loss);
+    sm->fx.nloss = 0; /* only the message marks matter here */
+    /* A loss event never covers a delivered message; mark the messages it covers. */
+    for (size_t m = 0; m < sm->msgs; m++)
+        if (sm->msg_first_seq[m] - loss->first_seq < loss->count) {
+            for (size_t d = 0; d < sm->fx.rec.count; d++)
+                assert_true(sm->fx.rec.items[d].msg_id != m);
+            sm->msg_lost[m]++;
+        }
+}
+
+static void tune_sim(struct rdps_reasm_config *cfg)
+{
+    cfg->rel.send = sim_send;
+    cfg->rel.on_loss = sim_loss;
+    cfg->rel.default_rtt_ns = 100 * US;
+    cfg->rel.nak_retry_max_ns = 2 * MS;
+    cfg->rel.nak_max_tries = 12;
+    cfg->rel.loss_deadline_ns = 0;
+    cfg->max_gap_ranges = 64;
+}
+
+/*
+ * msgs messages of 1..3000 bytes (1 to 14 fragments of 224 bytes) through the
+ * link (loss, reordering and duplication on data, NAKs and repairs alike);
+ * the publisher retains the last `ring` sequences, repairs what a NAK asks
+ * for after half an RTT, and heartbeats every 500 us. Returns the messages
+ * reported lost.
+ */
+static size_t simulate(struct sim *sm, size_t msgs, uint32_t ring, uint64_t seed, unsigned loss_pct,
+                       unsigned reorder_pct, unsigned dup_pct)
+{
+    memset(sm, 0, sizeof(*sm));
+    sm->loss_pct = loss_pct;
+    sm->reorder_pct = reorder_pct;
+    sm->dup_pct = dup_pct;
+    sim_current = sm;
+    fixture_init(&sm->fx, tune_sim);
+    sm->rng = seed;
+    sm->ring = ring;
+    sm->half_rtt = 50 * US;
+    sm->msgs = msgs;
+    sm->msg_lost = calloc(msgs, 1);
+    sm->msg_first_seq = calloc(msgs, sizeof(uint32_t));
+    uint32_t seq = sm->first_seq = 0xFFFFF000u;
+    for (size_t m = 0; m < msgs; m++) {
+        sm->msg_first_seq[m] = seq;
+        size_t len = 1 + test_rand(&sm->rng) % (m % 4 == 0 ? 3000 : 200);
+        frames_add_message(&sm->fl, 1, SESSION, TOPIC, &seq, len, RDPS_FRAME_DEFAULT_MAX_MSG_LEN,
+                           DGRAM, m, RDPS_FRAME_F_RELIABLE);
+    }
+    uint64_t t = sm->fx.now, next_hb = t, deadline = UINT64_MAX;
+    for (;;) {
+        /* The publisher posts a frame every 5 us and heartbeats every 500 us. */
+        uint64_t post_at = sm->posted < sm->fl.count ? t + 5 * US : UINT64_MAX;
+        uint64_t ev_at = sm->n > 0 ? sm->heap[0].at : UINT64_MAX;
+        uint64_t at = post_at < ev_at ? post_at : ev_at;
+        at = at < next_hb ? at : next_hb;
+        at = at < deadline ? at : deadline;
+        if (at - sm->fx.now > 2000 * MS)
+            break;
+        t = sm->fx.now = at;
+        if (at == post_at) {
+            link_send(sm, (struct event){at + sm->half_rtt, EV_FRAME, 0, sm->posted++, 0});
+        } else if (at == next_hb) {
+            uint8_t hb[32];
+            uint32_t next = sm->first_seq + sm->posted;
+            uint32_t retained = sm->posted < ring ? sm->posted : ring;
+            rdps__frame_encode_heartbeat_reliable(hb, sizeof(hb), SESSION, TOPIC, next, retained,
+                                                  at);
+            input(&sm->fx, hb, 32);
+            next_hb = at + 500 * US;
+        } else if (at == ev_at) {
+            struct event e = heap_pop(sm);
+            if (e.kind == EV_FRAME) {
+                struct frame *f = &sm->fl.items[e.a];
+                if (e.flags)
+                    f->data[2] |= RDPS_FRAME_F_RETRANSMIT;
+                else
+                    f->data[2] &= (uint8_t)~RDPS_FRAME_F_RETRANSMIT;
+                input(&sm->fx, f->data, f->len);
+            } else {
+                uint32_t oldest = sm->posted < ring ? 0 : sm->posted - ring;
+                for (uint32_t k = 0; k < e.b; k++) {
+                    uint32_t idx = e.a + k - sm->first_seq;
+                    if (idx >= oldest && idx < sm->posted)
+                        link_send(sm, (struct event){at + sm->half_rtt, EV_FRAME,
+                                                     RDPS_FRAME_F_RETRANSMIT, idx, 0});
+                }
+            }
+        }
+        deadline = rdps__reasm_rel_poll(&sm->fx.r, at, at);
+        uint64_t expire = rdps__reasm_expire(&sm->fx.r, at);
+        deadline = deadline < expire ? deadline : expire;
+        if (sm->posted == sm->fl.count && sm->n == 0 && info(&sm->fx).consumed_seq == seq)
+            break;
+    }
+    /* In order, once, intact; every message delivered or in exactly one loss event. */
+    size_t lost = 0, d = 0;
+    for (size_t m = 0; m < msgs; m++) {
+        assert_true(sm->msg_lost[m] <= 1);
+        if (sm->msg_lost[m]) {
+            lost++;
+            continue;
+        }
+        assert_true(d < sm->fx.rec.count);
+        assert_int_equal(sm->fx.rec.items[d].msg_id, m);
+        assert_true(sm->fx.rec.items[d].pattern_ok);
+        d++;
+    }
+    assert_int_equal(d, sm->fx.rec.count);
+    return lost;
+}
+
+static void sim_free(struct sim *sm)
+{
+    free(sm->heap);
+    free(sm->msg_lost);
+    free(sm->msg_first_seq);
+    frames_free(&sm->fl);
+    fixture_fini(&sm->fx);
+}
+
+static void test_lossy_link_everything_in_order_once(void **state)
+{
+    (void)state;
+    static struct sim sm;
+    static const unsigned loss[] = {1, 5, 20};
+    for (unsigned i = 0; i < 3; i++)
+        for (uint64_t seed = 1; seed <= 2; seed++) {
+            size_t lost = simulate(&sm, 3000, 1u << 20, seed * 7919, loss[i], 25, 5);
+            assert_int_equal(lost, 0);
+            assert_int_equal(sm.fx.rec.count, 3000);
+            assert_true(rdps__reasm_rel_counters(&sm.fx.r)->recovered > 0);
+            sim_free(&sm);
+        }
+}
+
+/* A ring too small for the repairs: every message is delivered or in exactly one loss event. */
+static void test_small_ring_every_gap_repaired_or_reported_once(void **state)
+{
+    (void)state;
+    static struct sim sm;
+    size_t lost = simulate(&sm, 3000, 64, 99, 20, 25, 5);
+    assert_true(lost > 0);
+    assert_true(sm.fx.rec.count > 1000);
+    assert_true(rdps__reasm_rel_counters(&sm.fx.r)->lost[RDPS_LOSS_RETAINED] > 0);
+    sim_free(&sm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -679,6 +926,8 @@ int main(void)
         cmocka_unit_test(test_late_join_from_oldest),
         cmocka_unit_test(test_counters_and_latency_histogram),
         cmocka_unit_test(test_evicted_parked_message_is_asked_again),
+        cmocka_unit_test(test_lossy_link_everything_in_order_once),
+        cmocka_unit_test(test_small_ring_every_gap_repaired_or_reported_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
