@@ -161,8 +161,9 @@ struct rdps_rel_recv_config {
     uint64_t status_interval_ns; /* STATUS at least this often */
     uint64_t join_wait_ns;       /* from_oldest: wait this long for the first heartbeat */
     uint64_t rng_seed;           /* NAK backoff randomness (seeded: tests replay) */
-    rdps_rel_send_fn send;       /* required when enabled */
-    rdps_loss_fn on_loss;        /* optional */
+    /* Both callbacks get rdps_reasm_config.user, like deliver; they must not call back in. */
+    rdps_rel_send_fn send; /* required when enabled */
+    rdps_loss_fn on_loss;  /* optional; also raised from expire/eviction (STREAM_GONE) */
 };
 
 /*
@@ -182,7 +183,8 @@ struct rdps_reasm;
  */
 uint64_t rdps__reasm_rel_poll(struct rdps_reasm *r, uint64_t now_ns, uint64_t wall_ns);
 
-/* Free receive credits (datagrams) advertised in STATUS as the window. */
+/* Free receive credits (datagrams) advertised in STATUS as the window (min with 1023); until
+ * set, 1023. */
 void rdps__reasm_rel_set_credits(struct rdps_reasm *r, uint32_t credits);
 
 /*
