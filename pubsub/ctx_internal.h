@@ -111,6 +111,7 @@ struct rdps_ctx {
     struct rdps_source rx_source; /* sender of the datagram being handled */
     struct rdps_topic *rx_topic;  /* its topic (DATA/HEARTBEAT), valid during its handling */
     uint64_t reassembly_timeout_ns;
+    uint64_t reorder_allowance_ns; /* a skipped sequence becomes a gap after this long */
     uint64_t bad_frames_by_reason[RDPS_FRAME_REJECT_COUNT];
     rdps_counters counters;
 };

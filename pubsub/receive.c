@@ -132,6 +132,7 @@ int rdps__receive_init(rdps_ctx_t *ctx)
     rc.max_bytes_per_source = ctx->cfg.reassembly_memory_per_source;
     rc.partial_timeout_ns = (uint64_t)ctx->cfg.reassembly_timeout_ms * 1000000ull;
     ctx->reassembly_timeout_ns = rc.partial_timeout_ns;
+    ctx->reorder_allowance_ns = rc.reorder_allowance_ns;
     rc.hash_seed = rdps__random_u64();
     rc.limits = ctx->limits;
     rc.deliver = on_deliver;
@@ -194,6 +195,9 @@ static void receive_data(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx)
     }
     /* A partial started here expires no earlier than this: make sure the timer looks. */
     rdps__ctx_timer_at(ctx, ctx->now_ns + ctx->reassembly_timeout_ns);
+    /* A sequence skipped here is a gap only if it is still missing after the reorder allowance. */
+    if (rdps__reasm_gaps_pending(ctx->reasm))
+        rdps__ctx_timer_at(ctx, ctx->now_ns + ctx->reorder_allowance_ns);
 }
 
 void rdps__receive_datagram(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx)
@@ -228,6 +232,8 @@ void rdps__receive_datagram(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx)
         ctx->rx_topic = topic;
         rdps__reasm_on_frame(ctx->reasm, &ctx->rx_source, &v, ctx->now_ns);
         ctx->rx_topic = NULL;
+        if (rdps__reasm_gaps_pending(ctx->reasm)) /* a heartbeat revealed tail loss */
+            rdps__ctx_timer_at(ctx, ctx->now_ns + ctx->reorder_allowance_ns);
         return;
     }
     case RDPS_FRAME_ANNOUNCE:

@@ -149,12 +149,70 @@ static void test_forged_leave_does_not_drop_a_publisher(void **state)
     rdps_ctx_destroy(ctx);
 }
 
+struct gaps_seen {
+    unsigned events, missing;
+};
+
+static void count_gaps(void *user, const rdps_event *ev)
+{
+    struct gaps_seen *g = user;
+    if (ev->type == RDPS_EVENT_GAP) {
+        g->events++;
+        g->missing += ev->count;
+    }
+}
+
+static void msg_ignore(void *user, const void *data, size_t len, const rdps_msg_info *info)
+{
+    (void)user;
+    (void)data;
+    (void)len;
+    (void)info;
+}
+
+/* A reordered datagram is not a gap; one still missing after the reorder allowance is, and the
+ * ctx wakes up by itself to report it (its next timeout says when). */
+static void test_gap_only_after_reorder_allowance(void **state)
+{
+    (void)state;
+    const struct rdps_source pub_src = {.gid = {0xfe, 0x80, [15] = 7}, .qpn = 70, .has_gid = 1};
+    rdps_ctx_t *ctx;
+    struct rdps_transport *t;
+    rdps_sub_t *sub;
+    struct gaps_seen g = {0};
+    rdps_sub_opts opts = {.on_event = count_gaps};
+    assert_int_equal(script_ctx_create(NULL, &self_roce, fake_clock, NULL, &ctx, &t), 0);
+    assert_int_equal(rdps_sub_create(ctx, "gaps", msg_ignore, &g, &opts, &sub), 0);
+    /* Settle: announcements out, the ctx's next timer well in the future. */
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    fake_now += 1000000ull;
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    assert_true(rdps_ctx_next_timeout_ms(ctx) > 100);
+    uint32_t seq100 = 100, seq101 = 101, seq102 = 102, seq104 = 104;
+    inject_data(t, &pub_src, "gaps", 5, &seq100);
+    inject_data(t, &pub_src, "gaps", 5, &seq102); /* 101 late */
+    inject_data(t, &pub_src, "gaps", 5, &seq101);
+    inject_data(t, &pub_src, "gaps", 5, &seq104); /* 103 never */
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    assert_int_equal(g.events, 0);
+    assert_true(rdps_ctx_next_timeout_ms(ctx) <= 3); /* it will look within the allowance */
+    fake_now += 5000000ull;
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    assert_int_equal(g.events, 1);
+    assert_int_equal(g.missing, 1);
+    rdps_counters c;
+    rdps_ctx_counters(ctx, &c);
+    assert_int_equal(c.gaps, 1);
+    rdps_ctx_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_foreign_sender_with_our_qpn_is_delivered),
         cmocka_unit_test(test_ib_without_grh_uses_the_lid),
         cmocka_unit_test(test_forged_leave_does_not_drop_a_publisher),
+        cmocka_unit_test(test_gap_only_after_reorder_allowance),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
