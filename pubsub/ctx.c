@@ -193,6 +193,7 @@ int rdps__ctx_create_over(const rdps_config *cfg, struct rdps_transport *transpo
     if ((rc = add_epoll_fd(ctx, transport->ops->event_fd(transport))) < 0 ||
         (rc = add_epoll_fd(ctx, ops->fd(member_impl))) < 0)
         goto err_owned;
+    ctx->rel_receiver_id = rdps__ctx_random32();
     if ((rc = rdps__receive_init(ctx)) < 0)
         goto err_owned;
     rc = ops->join(member_impl, ctx->control_group, RDPS_MEMBER_RECEIVE, &ctx->control_membership);
@@ -508,6 +509,11 @@ static int poll_locked(rdps_ctx_t *ctx, int budget)
     uint64_t reliable_deadline = UINT64_MAX;
     if (ctx->reliable_pubs > 0 && !ctx->destroy_requested)
         reliable_deadline = rdps__pub_rel_progress(ctx); /* completions, repairs, new data */
+    if (ctx->reliable_subs > 0 && !ctx->destroy_requested) {
+        uint64_t d = rdps__receive_reliable_poll(ctx); /* NAKs, STATUS, loss deadlines */
+        if (d < reliable_deadline)
+            reliable_deadline = d;
+    }
     if (ctx->now_ns >= ctx->next_timer_ns && !ctx->destroy_requested)
         run_timers(ctx);
     rdps__ctx_timer_at(ctx, reliable_deadline);

@@ -102,7 +102,9 @@ struct rdps_ctx {
     unsigned callback_depth;
     unsigned closed_endpoints; /* closed pubs + subs waiting to be freed */
     bool destroy_requested;
-    unsigned reliable_pubs; /* publishers with a reliable engine: progressed on every poll */
+    unsigned reliable_pubs;   /* publishers with a reliable engine: progressed on every poll */
+    uint32_t rel_receiver_id; /* this ctx as a reliable receiver (NAK, STATUS, announcements) */
+    unsigned reliable_subs;   /* subscribers that asked for reliable delivery */
     uint64_t last_event_check_ns;
     uint64_t sends_lost_reported; /* transport's tx_lost_qp_error at the last QP_RECOVERED */
     bool sends_queued;            /* RDPS_SEND_MORE left datagrams queued in the transport */
@@ -220,6 +222,8 @@ int rdps__receive_init(rdps_ctx_t *ctx);
 void rdps__receive_fini(rdps_ctx_t *ctx);
 void rdps__receive_datagram(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx);
 uint64_t rdps__receive_expire(rdps_ctx_t *ctx);
+/* Reliable sessions: due NAKs and STATUS, loss deadlines; returns the next deadline. */
+uint64_t rdps__receive_reliable_poll(rdps_ctx_t *ctx);
 /* Fills the reassembler-derived fields (gaps, duplicates, evictions, timeouts) of *out. */
 void rdps__receive_counters(const rdps_ctx_t *ctx, rdps_counters *out);
 /* Raises `ev` on every subscriber of `topic` that has an event callback (safe against callbacks

@@ -4,10 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rdps_clock.h"
 #include "rdps_endian.h"
 #include "rdps_error.h"
 #include "rdps_random.h"
 #include "rdps_reasm.h"
+#include "rdps_rel_recv.h"
 
 /* Who sent the datagram, exactly as the device reported it. */
 static inline void rx_source(const struct rdps_rx_datagram *rx, struct rdps_source *out)
@@ -120,6 +122,47 @@ static void on_gap(void *user, const struct rdps_source *source, uint32_t sessio
     rdps__topic_notify(ctx, topic, &ev);
 }
 
+/* Reliable handling for a new session of a reliable publisher: only if a subscriber asked. */
+static bool want_reliable(void *user, const struct rdps_source *source, uint32_t session_id,
+                          uint32_t topic_id)
+{
+    rdps_ctx_t *ctx = user;
+    const struct rdps_topic *topic = rdps__ctx_topic_find(ctx, topic_id);
+    (void)source;
+    (void)session_id;
+    return topic != NULL && topic->reliable_subs > 0;
+}
+
+/* NAK or STATUS to a publisher, by unicast to its QP. */
+static void send_control(void *user, const struct rdps_source *dest, uint32_t session_id,
+                         const uint8_t *frame, size_t len)
+{
+    rdps_ctx_t *ctx = user;
+    const struct rdps_dest *d;
+    (void)session_id;
+    if (rdps__transport_source_dest(ctx->transport, dest, &d) < 0 ||
+        rdps__ctx_send_frame(ctx, d, frame, (uint32_t)len) < 0)
+        ctx->counters.control_send_failures++; /* the engine retries NAKs and STATUS */
+}
+
+static void on_loss(void *user, const struct rdps_reasm_loss *loss)
+{
+    rdps_ctx_t *ctx = user;
+    struct rdps_topic *topic = rdps__ctx_topic_find(ctx, loss->topic_id);
+    if (topic == NULL)
+        return;
+    rdps_event ev = {
+        .type = RDPS_EVENT_LOSS,
+        .topic = topic->name,
+        .session_id = loss->session_id,
+        .first_seq = loss->first_seq,
+        .count = loss->count,
+        .source = *loss->source,
+        .reason = (int)loss->reason,
+    };
+    rdps__topic_notify(ctx, topic, &ev);
+}
+
 int rdps__receive_init(rdps_ctx_t *ctx)
 {
     struct rdps_reasm_config rc;
@@ -136,6 +179,12 @@ int rdps__receive_init(rdps_ctx_t *ctx)
     rc.hash_seed = rdps__random_u64();
     rc.limits = ctx->limits;
     rc.deliver = on_deliver;
+    rc.want_reliable = want_reliable;
+    rc.rel.enabled = true; /* only for sessions want_reliable() picks */
+    rc.rel.receiver_id = ctx->rel_receiver_id;
+    rc.rel.rng_seed = rdps__random_u64();
+    rc.rel.send = send_control;
+    rc.rel.on_loss = on_loss;
     rc.on_gap = on_gap;
     rc.user = ctx;
 
@@ -267,4 +316,17 @@ void rdps__receive_counters(const rdps_ctx_t *ctx, rdps_counters *out)
     out->reasm_quota_drops =
         rc->reasm_source_partials + rc->reasm_source_bytes + rc->sessions_source_quota;
     out->session_resets = rc->session_resets;
+    const struct rdps_rel_recv_counters *rel = rdps__reasm_rel_counters(ctx->reasm);
+    if (rel != NULL) {
+        out->naks_sent = rel->naks_sent;
+        out->recovered = rel->recovered;
+        out->lost = 0;
+        for (int i = 0; i < RDPS_LOSS_REASON_COUNT; i++)
+            out->lost += rel->lost[i];
+    }
+}
+
+uint64_t rdps__receive_reliable_poll(rdps_ctx_t *ctx)
+{
+    return rdps__reasm_rel_poll(ctx->reasm, ctx->now_ns, rdps__clock_realtime_ns());
 }

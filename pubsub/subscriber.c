@@ -17,9 +17,6 @@ int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, 
     if (ctx == NULL || out == NULL || on_message == NULL)
         return rdps__set_err(RDPS_EINVAL, "rdps_sub_create: NULL ctx, out or callback");
     *out = NULL;
-    if (opts != NULL && opts->reliable)
-        return rdps__set_err(RDPS_ENOTSUP,
-                             "rdps_sub_create: reliable subscribing is not available yet");
     if (ctx->destroy_requested)
         return rdps__set_err(RDPS_ECLOSED, "rdps_sub_create: the ctx is being destroyed");
     if ((rc = rdps__topic_table_get(&ctx->topics, topic, opts ? opts->group : NULL, &t)) < 0)
@@ -44,7 +41,12 @@ int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, 
     sub->on_message = on_message;
     sub->on_event = opts ? opts->on_event : NULL;
     sub->user = user;
-    sub->receiver_id = rdps__ctx_random32();
+    sub->reliable = opts != NULL && opts->reliable;
+    sub->receiver_id = sub->reliable ? ctx->rel_receiver_id : rdps__ctx_random32();
+    if (sub->reliable) {
+        t->reliable_subs++;
+        ctx->reliable_subs++;
+    }
     sub->topic_next = t->subs;
     t->subs = sub;
     t->live_subs++;
@@ -77,6 +79,10 @@ void rdps__sub_free(rdps_sub_t *sub)
     if (!sub->closed) {
         sub->closed = true;
         t->live_subs--;
+    }
+    if (sub->reliable) {
+        t->reliable_subs--;
+        ctx->reliable_subs--;
     }
     rdps__discovery_sub_removed(ctx, sub);
     for (struct rdps_sub **p = &ctx->subs; *p; p = &(*p)->next) {

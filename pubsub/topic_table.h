@@ -26,6 +26,7 @@ struct rdps_topic {
     uint32_t group;           /* host-order IPv4 multicast group */
     struct rdps_sub *subs;    /* local subscribers (closed ones stay linked until reaped) */
     unsigned live_subs;       /* subscribers not closed */
+    unsigned reliable_subs;   /* of which asked for reliable delivery (closed ones until freed) */
     unsigned pubs;            /* local publishers */
     bool mapped;              /* rdps_ctx_map_topic: kept without endpoints */
     void *receive_membership; /* full join while subs != NULL */

@@ -374,7 +374,9 @@ static int32_t stream_create(struct rdps_reasm *r, const struct rdps_source *sou
     bool accepted =
         r->cfg.accept == NULL || r->cfg.accept(r->cfg.user, source, h->session_id, h->topic_id);
     s->topic_ok = accepted ? h->topic_id : 0;
-    s->reliable = r->rel != NULL && (h->flags & RDPS_FRAME_F_RELIABLE) != 0;
+    s->reliable = r->rel != NULL && (h->flags & RDPS_FRAME_F_RELIABLE) != 0 &&
+                  (r->cfg.want_reliable == NULL ||
+                   r->cfg.want_reliable(r->cfg.user, source, h->session_id, h->topic_id));
     s->single.source = *source;
     s->single.session_id = h->session_id;
     s->single.topic_id = h->topic_id;
@@ -551,7 +553,9 @@ static int on_heartbeat(struct rdps_reasm *r, const struct rdps_source *source,
      * or from the publisher's oldest retained sequence); otherwise they carry nothing to keep. */
     int32_t si = stream_find(r, source, h->session_id, now_ns);
     if (si == NO_INDEX) {
-        if (r->rel == NULL || !(h->flags & RDPS_FRAME_F_RELIABLE)) {
+        if (r->rel == NULL || !(h->flags & RDPS_FRAME_F_RELIABLE) ||
+            (r->cfg.want_reliable != NULL &&
+             !r->cfg.want_reliable(r->cfg.user, source, h->session_id, h->topic_id))) {
             r->counters.heartbeats_unknown++;
             return 0;
         }

@@ -7,9 +7,12 @@
 #include <string.h>
 
 #include "pubsub_test_util.h"
+#include "rdps_clock.h"
 
 struct inbox {
     unsigned count, out_of_order, corrupt;
+    unsigned backwards; /* an index at or below one already delivered: reordered or duplicate */
+    unsigned skipped;   /* indices jumped over (lost messages followed by a delivery) */
     uint32_t next_index;
 };
 
@@ -37,6 +40,10 @@ static void on_message(void *user, const void *data, size_t len, const rdps_msg_
         }
     if (i != in->next_index)
         in->out_of_order++;
+    if (i < in->next_index)
+        in->backwards++;
+    else
+        in->skipped += i - in->next_index;
     in->next_index = i + 1;
     in->count++;
 }
@@ -125,6 +132,118 @@ static void test_reliable_claim_is_refused(void **state)
     rdps_pub_destroy(pub);
 }
 
+struct loss_seen {
+    unsigned loss_events, lost;
+};
+
+static void on_loss_event(void *user, const rdps_event *ev)
+{
+    struct loss_seen *l = user;
+    if (ev->type == RDPS_EVENT_LOSS) {
+        l->loss_events++;
+        l->lost += ev->count;
+    }
+}
+
+struct reliable_sub {
+    struct inbox in;
+    struct loss_seen loss;
+};
+
+static void rel_on_message(void *user, const void *data, size_t len, const rdps_msg_info *info)
+{
+    on_message(&((struct reliable_sub *)user)->in, data, len, info);
+}
+
+static void rel_on_event(void *user, const rdps_event *ev)
+{
+    on_loss_event(&((struct reliable_sub *)user)->loss, ev);
+}
+
+/*
+ * The subscriber's ctx drops `loss` of every received frame type (data, heartbeats, repairs):
+ * it NAKs, the publisher repairs, and every message arrives in order exactly once.
+ */
+static void reliable_over_loss(double loss, uint64_t seed, bool expect_all)
+{
+    struct test_pair f = {0};
+    rdps_config lossy;
+    rdps_config_init(&lossy);
+    lossy.announce_interval_ms = 1000;
+    lossy.loss_rx_rate = loss;
+    lossy.loss_frame_types = (1u << RDPS_FRAME_DATA) | (1u << RDPS_FRAME_HEARTBEAT);
+    lossy.loss_seed = seed;
+    lossy.max_partials = 4096;
+    lossy.max_partials_per_source = 4096;
+    assert_int_equal(rdps__loopback_fabric_create(&f.fabric), 0);
+    assert_int_equal(test_loopback_ctx(f.fabric, NULL, 0, &f.a), 0);
+    assert_int_equal(test_loopback_ctx(f.fabric, &lossy, 0, &f.b), 0);
+    struct reliable_sub rs = {0};
+    rdps_pub_t *pub;
+    rdps_sub_t *sub;
+    rdps_pub_opts popts = {.reliable = 1, .ring_bytes = 4u << 20};
+    rdps_sub_opts sopts = {.reliable = 1, .on_event = rel_on_event};
+    assert_int_equal(rdps_sub_create(f.b, "rel.lossy", rel_on_message, &rs, &sopts, &sub), 0);
+    assert_int_equal(rdps_pub_create(f.a, "rel.lossy", &popts, &pub), 0);
+    TEST_PAIR_PUMP(&f, 3);
+    enum { N = 2000 };
+    uint8_t buf[3000];
+    for (uint32_t i = 0; i < N; i++) {
+        size_t len = make_message(buf, i, 4 + (i * 131u) % (sizeof(buf) - 4));
+        TEST_PAIR_SEND_OK(&f, pub, buf, len);
+        TEST_PAIR_PUMP(&f, 1);
+    }
+    /* Tail loss is found through heartbeats; give NAKs and repairs time to finish. */
+    uint64_t until = rdps__clock_monotonic_ns() + 20000000000ull;
+    while (rs.in.next_index < N && rdps__clock_monotonic_ns() < until) {
+        assert_true(rdps_ctx_wait(f.a, 1) >= 0);
+        assert_true(rdps_ctx_wait(f.b, 1) >= 0);
+    }
+    rdps_counters pc, sc;
+    rdps_pub_counters(pub, &pc);
+    rdps_sub_counters(sub, &sc);
+    /* In order, intact, never twice; every message skipped was announced by a loss event. */
+    assert_int_equal(rs.in.next_index, N);
+    assert_int_equal(rs.in.backwards, 0);
+    assert_int_equal(rs.in.corrupt, 0);
+    assert_int_equal(rs.in.count + rs.in.skipped, N);
+    if (rs.in.skipped > 0)
+        assert_true(rs.loss.loss_events > 0);
+    if (expect_all) {
+        assert_int_equal(rs.in.count, N);
+        assert_int_equal(rs.loss.loss_events, 0);
+    }
+    if (loss > 0) {
+        assert_true(sc.loss_dropped_rx > 0);
+        assert_true(sc.naks_sent > 0);
+        assert_true(sc.recovered > 0);
+        assert_true(pc.retransmits > 0);
+    }
+    rdps_ctx_destroy(f.a);
+    rdps_ctx_destroy(f.b);
+    rdps__loopback_fabric_destroy(f.fabric);
+}
+
+static void test_reliable_lossless(void **state)
+{
+    (void)state;
+    reliable_over_loss(0.0, 1, true);
+}
+
+static void test_reliable_five_percent_loss(void **state)
+{
+    (void)state;
+    reliable_over_loss(0.05, 7, true);
+}
+
+static void test_reliable_twenty_percent_loss(void **state)
+{
+    (void)state;
+    /* Known gap (issue 8 note): at 20 % a multi-fragment message lost whole can exhaust its NAK
+     * retries; it is reported (RDPS_EVENT_LOSS), never silent. */
+    reliable_over_loss(0.20, 11, false);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -132,6 +251,9 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_idle_reliable_publisher_heartbeats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reliable_claim_is_refused, setup, teardown),
+        cmocka_unit_test(test_reliable_lossless),
+        cmocka_unit_test(test_reliable_five_percent_loss),
+        cmocka_unit_test(test_reliable_twenty_percent_loss),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -285,6 +285,11 @@ typedef enum rdps_event_type {
                                           publisher (reason 2); first_seq: its position */
     RDPS_EVENT_RECEIVER_RESUMED = 6,   /* an evicted receiver is back at the live position */
     RDPS_EVENT_RECEIVER_TIMED_OUT = 7, /* silent for receiver_timeout_ms: out of flow control */
+    /* Reliable subscribers: datagrams [first_seq, first_seq + count) of the session could not be
+     * recovered (reason: 1 below the publisher's ring, 2 NAK retries exhausted, 3 deadline,
+     * 4 fragments of a lost message, 5 message too large to hold, 6 session dropped); delivery
+     * continues after them. Raised once per run, in sequence order with the messages. */
+    RDPS_EVENT_LOSS = 8,
 } rdps_event_type;
 
 typedef struct rdps_event {
@@ -301,7 +306,14 @@ typedef struct rdps_event {
 typedef struct rdps_sub_opts {
     const char *group;      /* explicit multicast group; NULL: hash of the topic name */
     rdps_event_cb on_event; /* optional */
-    int reliable;           /* reserved for the ack/resend layer; 0 today */
+    /*
+     * 1: every message of every reliable publisher of the topic, in order, exactly once per
+     * session, or an RDPS_EVENT_LOSS naming what could not be recovered: the ctx NAKs what is
+     * missing and reports its progress (STATUS) to the publisher. Sessions of publishers that
+     * are not reliable are delivered as usual. Decided when a session is first seen: a session
+     * already followed unreliably by this ctx stays so.
+     */
+    int reliable;
 } rdps_sub_opts;
 
 RDPS_EXPORT int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message,
@@ -358,7 +370,8 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(session_resets, "sessions restarted by a sequence jump larger than the tracked window")     \
     X(heartbeats_sent, "reliable publishers: heartbeats sent (idle, or answering a NAK)")         \
     X(naks_suppressed, "reliable publishers: NAKed sequences not repaired again (linger)")        \
-    X(receiver_evictions, "reliable publishers: receivers evicted (lagged or stalled)")
+    X(receiver_evictions, "reliable publishers: receivers evicted (lagged or stalled)")           \
+    X(control_send_failures, "reliable subscribers: NAK/STATUS frames that could not be sent")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
