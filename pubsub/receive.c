@@ -183,6 +183,8 @@ int rdps__receive_init(rdps_ctx_t *ctx)
     rc.rel.enabled = true; /* only for sessions want_reliable() picks */
     rc.rel.receiver_id = ctx->rel_receiver_id;
     rc.rel.rng_seed = rdps__random_u64();
+    /* Retries outside the publisher's repair linger (2 ms by default), or it ignores them. */
+    rc.rel.nak_retry_min_ns = 4000000ull;
     rc.rel.send = send_control;
     rc.rel.on_loss = on_loss;
     rc.on_gap = on_gap;

@@ -65,7 +65,8 @@ static uint64_t first_nak_due(struct rdps_reasm *r, const struct rdps_rel_stream
 static uint64_t retry_due(struct rdps_reasm *r, const struct rdps_rel_stream *rs, unsigned tries,
                           uint64_t now_ns)
 {
-    uint64_t wait = rs->srtt_ns;
+    uint64_t wait =
+        rs->srtt_ns > r->cfg.rel.nak_retry_min_ns ? rs->srtt_ns : r->cfg.rel.nak_retry_min_ns;
     for (unsigned i = 1; i < tries && wait < r->cfg.rel.nak_retry_max_ns; i++)
         wait *= 2;
     if (wait > r->cfg.rel.nak_retry_max_ns && r->cfg.rel.nak_retry_max_ns != 0)

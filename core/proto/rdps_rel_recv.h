@@ -156,6 +156,8 @@ struct rdps_rel_recv_config {
     uint32_t nak_backoff_rtts;   /* first-NAK backoff bound in RTTs (more than one receiver) */
     uint64_t nak_holdoff_ns;     /* added before every first NAK (reordering fabrics) */
     uint64_t nak_retry_max_ns;   /* retry interval cap */
+    uint64_t nak_retry_min_ns;   /* retry interval floor (0: none): keep retries outside the
+                                    publisher's repair linger, which would swallow them */
     uint32_t nak_max_tries;      /* NAKs per range before RDPS_LOSS_RETRIES (>= 1) */
     uint64_t loss_deadline_ns;   /* RDPS_LOSS_DEADLINE this long after detection; 0 = never */
     uint64_t status_interval_ns; /* STATUS at least this often */
