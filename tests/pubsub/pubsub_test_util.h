@@ -72,6 +72,28 @@ struct test_pair {
     rdps_ctx_t *a, *b;
 };
 
+/*
+ * A fabric and two contexts on it, `a` with the defaults, `b` with cfg_b (NULL: the defaults),
+ * each with `recv_slots` receive slots (0: 20000). Returns 0 or the first error.
+ */
+static inline int test_pair_open(struct test_pair *p, const rdps_config *cfg_b, uint32_t recv_slots)
+{
+    memset(p, 0, sizeof(*p));
+    int rc = rdps__loopback_fabric_create(&p->fabric);
+    if (rc == 0)
+        rc = test_loopback_ctx(p->fabric, NULL, recv_slots, &p->a);
+    if (rc == 0)
+        rc = test_loopback_ctx(p->fabric, cfg_b, recv_slots, &p->b);
+    return rc;
+}
+
+static inline void test_pair_close(struct test_pair *p)
+{
+    rdps_ctx_destroy(p->a);
+    rdps_ctx_destroy(p->b);
+    rdps__loopback_fabric_destroy(p->fabric);
+}
+
 /* Polls both contexts `rounds` times; every poll must succeed. */
 #define TEST_PAIR_PUMP(pair, rounds)                           \
     do {                                                       \

@@ -12,21 +12,16 @@
 static int setup(void **state)
 {
     struct test_pair *f = calloc(1, sizeof(*f));
-    assert_int_equal(rdps__loopback_fabric_create(&f->fabric), 0);
     /* Few receive slots: a receive path that stops re-posting buffers runs dry quickly. */
-    assert_int_equal(test_loopback_ctx(f->fabric, NULL, 256, &f->a), 0);
-    assert_int_equal(test_loopback_ctx(f->fabric, NULL, 256, &f->b), 0);
+    assert_int_equal(test_pair_open(f, NULL, 256), 0);
     *state = f;
     return 0;
 }
 
 static int teardown(void **state)
 {
-    struct test_pair *f = *state;
-    rdps_ctx_destroy(f->a);
-    rdps_ctx_destroy(f->b);
-    rdps__loopback_fabric_destroy(f->fabric);
-    free(f);
+    test_pair_close(*state);
+    free(*state);
     return 0;
 }
 

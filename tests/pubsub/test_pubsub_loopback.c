@@ -71,20 +71,15 @@ static int make_ctx(struct rdps_loopback_fabric *fabric, const rdps_config *cfg_
 static int setup(void **state)
 {
     struct test_pair *f = calloc(1, sizeof(*f));
-    assert_int_equal(rdps__loopback_fabric_create(&f->fabric), 0);
-    assert_int_equal(make_ctx(f->fabric, NULL, &f->a), 0);
-    assert_int_equal(make_ctx(f->fabric, NULL, &f->b), 0);
+    assert_int_equal(test_pair_open(f, NULL, 0), 0);
     *state = f;
     return 0;
 }
 
 static int teardown(void **state)
 {
-    struct test_pair *f = *state;
-    rdps_ctx_destroy(f->a);
-    rdps_ctx_destroy(f->b);
-    rdps__loopback_fabric_destroy(f->fabric);
-    free(f);
+    test_pair_close(*state);
+    free(*state);
     return 0;
 }
 

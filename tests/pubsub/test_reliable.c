@@ -51,20 +51,15 @@ static void on_message(void *user, const void *data, size_t len, const rdps_msg_
 static int setup(void **state)
 {
     struct test_pair *f = calloc(1, sizeof(*f));
-    assert_int_equal(rdps__loopback_fabric_create(&f->fabric), 0);
-    assert_int_equal(test_loopback_ctx(f->fabric, NULL, 0, &f->a), 0);
-    assert_int_equal(test_loopback_ctx(f->fabric, NULL, 0, &f->b), 0);
+    assert_int_equal(test_pair_open(f, NULL, 0), 0);
     *state = f;
     return 0;
 }
 
 static int teardown(void **state)
 {
-    struct test_pair *f = *state;
-    rdps_ctx_destroy(f->a);
-    rdps_ctx_destroy(f->b);
-    rdps__loopback_fabric_destroy(f->fabric);
-    free(f);
+    test_pair_close(*state);
+    free(*state);
     return 0;
 }
 
@@ -166,7 +161,7 @@ static void rel_on_event(void *user, const rdps_event *ev)
  */
 static void reliable_over_loss(double loss, uint64_t seed)
 {
-    struct test_pair f = {0};
+    struct test_pair f;
     rdps_config lossy;
     rdps_config_init(&lossy);
     lossy.announce_interval_ms = 1000;
@@ -175,9 +170,7 @@ static void reliable_over_loss(double loss, uint64_t seed)
     lossy.loss_seed = seed;
     lossy.max_partials = 4096;
     lossy.max_partials_per_source = 4096;
-    assert_int_equal(rdps__loopback_fabric_create(&f.fabric), 0);
-    assert_int_equal(test_loopback_ctx(f.fabric, NULL, 0, &f.a), 0);
-    assert_int_equal(test_loopback_ctx(f.fabric, &lossy, 0, &f.b), 0);
+    assert_int_equal(test_pair_open(&f, &lossy, 0), 0);
     struct reliable_sub rs = {0};
     rdps_pub_t *pub;
     rdps_sub_t *sub;
@@ -217,9 +210,7 @@ static void reliable_over_loss(double loss, uint64_t seed)
         assert_true(sc.recovered > 0);
         assert_true(pc.retransmits > 0);
     }
-    rdps_ctx_destroy(f.a);
-    rdps_ctx_destroy(f.b);
-    rdps__loopback_fabric_destroy(f.fabric);
+    test_pair_close(&f);
 }
 
 static void test_reliable_lossless(void **state)

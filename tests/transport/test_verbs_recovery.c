@@ -7,7 +7,7 @@
 
 #include "rdps_addr.h"
 #include "rdps_error.h"
-#include "verbs_test_util.h"
+#include "verbs_addr_test_util.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -27,27 +27,13 @@ struct node {
 
 static void node_open(struct node *n)
 {
-    struct rdps_verbs_config vc = {.device_name = vt_device()};
-    struct rdps_addr_config ac;
     memset(n, 0, sizeof(*n));
-    int err = rdps__verbs_transport_create(&vc, &n->t);
-    if (err < 0)
-        fprintf(stderr, "transport: %s\n", rdps_last_error_message());
-    assert_int_equal(err, 0);
-    assert_int_equal(rdps__verbs_transport_info(n->t, &n->info), 0);
-    memset(&ac, 0, sizeof(ac));
-    ac.transport = n->t;
-    ac.cm_port = RDPS_ADDR_NO_LISTEN;
-    err = rdps__addr_create(&ac, &n->addr);
-    if (err < 0)
-        fprintf(stderr, "addr: %s\n", rdps_last_error_message());
-    assert_int_equal(err, 0);
+    vt_open_with_addr(0, &n->t, &n->info, &n->addr);
 }
 
 static void node_close(struct node *n)
 {
-    rdps__addr_destroy(n->addr);
-    n->t->ops->destroy(n->t);
+    vt_close_with_addr(n->t, n->addr);
 }
 
 static int send_text(struct node *n, const struct rdps_dest *dest, const char *text)
