@@ -51,6 +51,8 @@ struct rdps_sub {
     struct rdps_sub *next;       /* in ctx */
     bool closed;                 /* destroyed from a callback: skipped, freed later */
     bool reliable;               /* asked for in-order, exactly-once delivery */
+    bool from_oldest;            /* reliable: late join from the oldest retained sequence */
+    uint32_t flow_tag;           /* reliable: group tag for tagged flow control */
     struct rdps_sub *topic_next; /* in topic */
     struct rdps_topic *topic;
     rdps_msg_cb on_message;
@@ -130,6 +132,10 @@ void rdps__pub_rel_on_control(rdps_ctx_t *ctx, const struct rdps_source *src,
                               const struct rdps_frame_view *v);
 /* Completions, timers and due posts of every reliable publisher; returns the next deadline. */
 uint64_t rdps__pub_rel_progress(rdps_ctx_t *ctx);
+/* Discovery saw a reliable subscriber of topic t arrive or go (discovery_engine.h event). */
+struct rdps_disc_event;
+void rdps__pub_rel_on_receiver(rdps_ctx_t *ctx, struct rdps_topic *t,
+                               const struct rdps_disc_event *ev);
 /* Adds the reliable publishers' figures to a publisher's (or, pub NULL, the ctx's) counters. */
 void rdps__pub_rel_counters(const rdps_pub_t *pub, rdps_counters *out);
 

@@ -27,7 +27,9 @@ struct rdps_announce {
     uint32_t qkey;
     uint8_t gid[16];
     bool reliable;
-    uint32_t host; /* host-order IPv4, 0 if unknown */
+    uint32_t flow_tag;    /* reliable subscriber: group tag for tagged flow control, 0 none */
+    uint32_t receiver_id; /* reliable subscriber: the id in its NAK and STATUS frames */
+    uint32_t host;        /* host-order IPv4, 0 if unknown */
     uint16_t cm_port;
     uint32_t pid;
     uint32_t interval_ms;

@@ -18,6 +18,9 @@ struct rdps_disc_peer {
     uint64_t deadline_ns;
     uint32_t heap_pos;
     uint8_t role;                  /* 0: free */
+    bool reliable;                 /* as first announced */
+    uint32_t flow_tag;             /* as first announced */
+    uint32_t receiver_id;          /* as first announced */
     int32_t name_slot;             /* remote-only: its topic name in d->names, else NONE */
     struct rdps_disc_topic *topic; /* local topic, or NULL: remote-only */
     int32_t prev, next;            /* in topic->peers or d->remote_only_head; next: free list */
@@ -294,6 +297,9 @@ static bool peer_remove(struct rdps_discovery *d, int32_t i, struct rdps_disc_ev
                                        .topic = name_buf,
                                        .session_id = p->session_id,
                                        .interval_ms = p->interval_ms,
+                                       .reliable = p->reliable,
+                                       .flow_tag = p->flow_tag,
+                                       .receiver_id = p->receiver_id,
                                        .source = p->source};
     }
     index_remove(d, i);
@@ -383,6 +389,9 @@ void rdps__disc_on_announce(struct rdps_discovery *d, const struct rdps_source *
     p->topic_id = a->topic_id;
     p->hash = hash;
     p->role = role;
+    p->reliable = a->reliable;
+    p->flow_tag = a->flow_tag;
+    p->receiver_id = a->receiver_id;
     p->interval_ms = interval;
     p->deadline_ns = deadline;
     index_insert(d, i);
@@ -398,6 +407,9 @@ void rdps__disc_on_announce(struct rdps_discovery *d, const struct rdps_source *
                                      .topic = a->topic,
                                      .session_id = a->session_id,
                                      .interval_ms = interval,
+                                     .reliable = a->reliable,
+                                     .flow_tag = a->flow_tag,
+                                     .receiver_id = a->receiver_id,
                                      .source = *src};
         emit(d, &ev);
     }
@@ -544,6 +556,31 @@ uint32_t rdps__disc_remote_count(const struct rdps_discovery *d, uint32_t topic_
 {
     const struct rdps_disc_topic *t = topic_find(d, topic_id, topic);
     return t && (role == RDPS_ROLE_PUBLISHER || role == RDPS_ROLE_SUBSCRIBER) ? t->remote[role] : 0;
+}
+
+void rdps__disc_for_each_remote(const struct rdps_discovery *d, uint32_t topic_id,
+                                const char *topic, enum rdps_announce_role role,
+                                rdps_disc_event_fn fn, void *user)
+{
+    const struct rdps_disc_topic *t = topic_find(d, topic_id, topic);
+    if (t == NULL)
+        return;
+    for (int32_t i = t->peers; i != NONE; i = d->peers[i].next) {
+        const struct rdps_disc_peer *p = &d->peers[i];
+        if (p->role != (uint8_t)role)
+            continue;
+        struct rdps_disc_event ev = {.type = RDPS_DISC_PEER_SEEN,
+                                     .role = role,
+                                     .topic_id = p->topic_id,
+                                     .topic = t->name,
+                                     .session_id = p->session_id,
+                                     .interval_ms = p->interval_ms,
+                                     .reliable = p->reliable,
+                                     .flow_tag = p->flow_tag,
+                                     .receiver_id = p->receiver_id,
+                                     .source = p->source};
+        fn(user, &ev);
+    }
 }
 
 uint32_t rdps__disc_local_count(const struct rdps_discovery *d, uint32_t topic_id,

@@ -78,6 +78,9 @@ struct rdps_disc_event {
     const char *topic; /* valid during the call */
     uint32_t session_id;
     uint32_t interval_ms; /* clamped */
+    bool reliable;        /* publisher offers repair / subscriber wants it (first announcement) */
+    uint32_t flow_tag;    /* reliable subscriber's group tag (first announcement) */
+    uint32_t receiver_id; /* reliable subscriber's NAK/STATUS receiver id (first announcement) */
     struct rdps_source source;
 };
 
@@ -177,6 +180,14 @@ uint64_t rdps__disc_next_deadline(const struct rdps_discovery *d);
 /* Live remote endpoints of `role` on local topic (id, name); 0 if the topic is not local. O(1). */
 uint32_t rdps__disc_remote_count(const struct rdps_discovery *d, uint32_t topic_id,
                                  const char *topic, enum rdps_announce_role role);
+/*
+ * Calls fn for each live remote endpoint of `role` on local topic (id, name),
+ * as a PEER_SEEN event (a publisher created after its subscribers announced
+ * learns them this way). fn must not change the table.
+ */
+void rdps__disc_for_each_remote(const struct rdps_discovery *d, uint32_t topic_id,
+                                const char *topic, enum rdps_announce_role role,
+                                rdps_disc_event_fn fn, void *user);
 /* Local endpoints of `role` on topic (id, name). O(1). */
 uint32_t rdps__disc_local_count(const struct rdps_discovery *d, uint32_t topic_id,
                                 const char *topic, enum rdps_announce_role role);

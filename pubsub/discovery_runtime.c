@@ -39,11 +39,15 @@ static int send_announce(void *user, const struct rdps_announce *a)
 static void on_disc_event(void *user, const struct rdps_disc_event *dev)
 {
     rdps_ctx_t *ctx = user;
-    if (dev->role != RDPS_ROLE_PUBLISHER)
-        return; /* subscribers are counted, not announced to the application */
     struct rdps_topic *t = rdps__ctx_topic_find(ctx, dev->topic_id);
     if (t == NULL || strcmp(t->name, dev->topic) != 0)
         return;
+    if (dev->role != RDPS_ROLE_PUBLISHER) {
+        /* Subscribers are counted, not announced; reliable publishers expect reliable ones. */
+        if (dev->reliable && ctx->reliable_pubs > 0)
+            rdps__pub_rel_on_receiver(ctx, t, dev);
+        return;
+    }
     rdps_event ev = {
         .type = dev->type == RDPS_DISC_PEER_SEEN ? RDPS_EVENT_PUBLISHER_SEEN
                                                  : RDPS_EVENT_PUBLISHER_GONE,
@@ -100,7 +104,7 @@ static void deadline_check(rdps_ctx_t *ctx)
 }
 
 static void local_add(rdps_ctx_t *ctx, const struct rdps_topic *t, enum rdps_announce_role role,
-                      uint32_t session_id, bool reliable)
+                      uint32_t session_id, bool reliable, uint32_t flow_tag)
 {
     struct rdps_announce a;
     if (ctx->discovery == NULL)
@@ -112,6 +116,10 @@ static void local_add(rdps_ctx_t *ctx, const struct rdps_topic *t, enum rdps_ann
     a.group = t->group;
     a.session_id = session_id;
     a.reliable = reliable;
+    if (reliable && role == RDPS_ROLE_SUBSCRIBER) {
+        a.receiver_id = ctx->rel_receiver_id;
+        a.flow_tag = flow_tag;
+    }
     a.qpn = ctx->self_qpn ? ctx->self_qpn : 1;
     a.qkey = ctx->cfg.qkey;
     memcpy(a.gid, ctx->self_gid, sizeof(a.gid));
@@ -126,7 +134,7 @@ static void local_add(rdps_ctx_t *ctx, const struct rdps_topic *t, enum rdps_ann
 
 void rdps__discovery_pub_added(rdps_ctx_t *ctx, rdps_pub_t *pub)
 {
-    local_add(ctx, pub->topic, RDPS_ROLE_PUBLISHER, pub->session_id, pub->rel != NULL);
+    local_add(ctx, pub->topic, RDPS_ROLE_PUBLISHER, pub->session_id, pub->rel != NULL, 0);
 }
 
 void rdps__discovery_pub_removed(rdps_ctx_t *ctx, rdps_pub_t *pub)
@@ -137,7 +145,8 @@ void rdps__discovery_pub_removed(rdps_ctx_t *ctx, rdps_pub_t *pub)
 
 void rdps__discovery_sub_added(rdps_ctx_t *ctx, rdps_sub_t *sub)
 {
-    local_add(ctx, sub->topic, RDPS_ROLE_SUBSCRIBER, sub->receiver_id, sub->reliable);
+    local_add(ctx, sub->topic, RDPS_ROLE_SUBSCRIBER, sub->receiver_id, sub->reliable,
+              sub->flow_tag);
 }
 
 void rdps__discovery_sub_removed(rdps_ctx_t *ctx, rdps_sub_t *sub)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "discovery_engine.h"
 #include "rdps_clock.h"
 #include "rdps_error.h"
 #include "rdps_log.h"
@@ -75,6 +76,38 @@ static void raise_events(rdps_pub_t *pub)
     g->event_count = 0;
 }
 
+/* A reliable subscriber discovery knows of: the engine expects it, or forgets it. */
+static void receiver_event(rdps_pub_t *pub, const struct rdps_disc_event *ev)
+{
+    struct rdps_rel_pub *e = &pub->rel->engine;
+    if (!ev->reliable || ev->receiver_id == 0)
+        return;
+    if (ev->type == RDPS_DISC_PEER_SEEN) {
+        if (rdps__rel_pub_expect_receiver(e, &ev->source, ev->receiver_id, ev->flow_tag,
+                                          pub->ctx->now_ns) < 0)
+            RDPS_LOG_WRN("reliable publisher %s: receiver table full", pub->topic->name);
+    } else {
+        rdps__rel_pub_receiver_gone(e, &ev->source, ev->receiver_id, ev->expired);
+    }
+}
+
+static void receiver_seen(void *user, const struct rdps_disc_event *ev)
+{
+    receiver_event(user, ev);
+}
+
+void rdps__pub_rel_on_receiver(rdps_ctx_t *ctx, struct rdps_topic *t,
+                               const struct rdps_disc_event *ev)
+{
+    for (rdps_pub_t *p = ctx->pubs; p != NULL; p = p->next) {
+        if (p->rel == NULL || p->closed || p->topic != t)
+            continue;
+        receiver_event(p, ev);
+        raise_events(p);                      /* inside poll: the callback bracket is held */
+        rdps__ctx_timer_at(ctx, ctx->now_ns); /* a heartbeat may be due now */
+    }
+}
+
 int rdps__pub_rel_attach(rdps_pub_t *pub, const rdps_pub_opts *opts)
 {
     rdps_ctx_t *ctx = pub->ctx;
@@ -135,6 +168,10 @@ int rdps__pub_rel_attach(rdps_pub_t *pub, const rdps_pub_opts *opts)
     g->on_event = opts->on_event;
     g->event_user = opts->event_user;
     g->deadline_ns = 0;
+    /* Subscribers that announced before this publisher existed are expected too. */
+    if (ctx->discovery != NULL)
+        rdps__disc_for_each_remote(ctx->discovery, pub->topic->id, pub->topic->name,
+                                   RDPS_ROLE_SUBSCRIBER, receiver_seen, pub);
     ctx->reliable_pubs++;
     rdps__ctx_timers_changed(ctx);
     return 0;

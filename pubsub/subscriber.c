@@ -42,10 +42,14 @@ int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, 
     sub->on_event = opts ? opts->on_event : NULL;
     sub->user = user;
     sub->reliable = opts != NULL && opts->reliable;
-    sub->receiver_id = sub->reliable ? ctx->rel_receiver_id : rdps__ctx_random32();
+    sub->from_oldest = sub->reliable && opts->from_oldest;
+    sub->flow_tag = sub->reliable ? opts->flow_tag : 0;
+    sub->receiver_id = rdps__ctx_random32(); /* its discovery key; NAK/STATUS use the ctx's id */
     if (sub->reliable) {
         t->reliable_subs++;
         ctx->reliable_subs++;
+        if (sub->from_oldest)
+            t->oldest_subs++;
     }
     sub->topic_next = t->subs;
     t->subs = sub;
@@ -83,6 +87,8 @@ void rdps__sub_free(rdps_sub_t *sub)
     if (sub->reliable) {
         t->reliable_subs--;
         ctx->reliable_subs--;
+        if (sub->from_oldest)
+            t->oldest_subs--;
     }
     rdps__discovery_sub_removed(ctx, sub);
     for (struct rdps_sub **p = &ctx->subs; *p; p = &(*p)->next) {

@@ -27,6 +27,7 @@ struct rdps_topic {
     struct rdps_sub *subs;    /* local subscribers (closed ones stay linked until reaped) */
     unsigned live_subs;       /* subscribers not closed */
     unsigned reliable_subs;   /* of which asked for reliable delivery (closed ones until freed) */
+    unsigned oldest_subs;     /* of which asked to join from the oldest retained sequence */
     unsigned pubs;            /* local publishers */
     bool mapped;              /* rdps_ctx_map_topic: kept without endpoints */
     void *receive_membership; /* full join while subs != NULL */

@@ -341,6 +341,17 @@ static int32_t stream_victim(const struct rdps_reasm *r, int32_t src)
 }
 
 /* A new stream for (source, session) of a DATA frame, making room as the quotas say. */
+/* How a new stream whose first frame is h is handled (enum rdps_reasm_want). */
+static int want_mode(const struct rdps_reasm *r, const struct rdps_source *source,
+                     const struct rdps_frame_header *h)
+{
+    if (r->rel == NULL || !(h->flags & RDPS_FRAME_F_RELIABLE))
+        return RDPS_REASM_WANT_UNRELIABLE;
+    if (r->cfg.want_reliable != NULL)
+        return r->cfg.want_reliable(r->cfg.user, source, h->session_id, h->topic_id);
+    return r->cfg.rel.from_oldest ? RDPS_REASM_WANT_OLDEST : RDPS_REASM_WANT_LIVE;
+}
+
 static int32_t stream_create(struct rdps_reasm *r, const struct rdps_source *source,
                              const struct rdps_frame_header *h, uint64_t now_ns)
 {
@@ -374,9 +385,9 @@ static int32_t stream_create(struct rdps_reasm *r, const struct rdps_source *sou
     bool accepted =
         r->cfg.accept == NULL || r->cfg.accept(r->cfg.user, source, h->session_id, h->topic_id);
     s->topic_ok = accepted ? h->topic_id : 0;
-    s->reliable = r->rel != NULL && (h->flags & RDPS_FRAME_F_RELIABLE) != 0 &&
-                  (r->cfg.want_reliable == NULL ||
-                   r->cfg.want_reliable(r->cfg.user, source, h->session_id, h->topic_id));
+    int want = want_mode(r, source, h);
+    s->reliable = want != RDPS_REASM_WANT_UNRELIABLE;
+    s->from_oldest = want == RDPS_REASM_WANT_OLDEST;
     s->single.source = *source;
     s->single.session_id = h->session_id;
     s->single.topic_id = h->topic_id;
@@ -553,9 +564,7 @@ static int on_heartbeat(struct rdps_reasm *r, const struct rdps_source *source,
      * or from the publisher's oldest retained sequence); otherwise they carry nothing to keep. */
     int32_t si = stream_find(r, source, h->session_id, now_ns);
     if (si == NO_INDEX) {
-        if (r->rel == NULL || !(h->flags & RDPS_FRAME_F_RELIABLE) ||
-            (r->cfg.want_reliable != NULL &&
-             !r->cfg.want_reliable(r->cfg.user, source, h->session_id, h->topic_id))) {
+        if (want_mode(r, source, h) == RDPS_REASM_WANT_UNRELIABLE) {
             r->counters.heartbeats_unknown++;
             return 0;
         }
@@ -593,9 +602,10 @@ static int on_frame_slow(struct rdps_reasm *r, const struct rdps_source *source,
     int32_t si = stream_find(r, source, h->session_id, now_ns);
     if (si == NO_INDEX) {
         /* A repair (for other receivers) is no live position to join at. */
-        if (r->rel != NULL && !r->cfg.rel.from_oldest &&
+        if (r->rel != NULL &&
             (h->flags & (RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_RETRANSMIT)) ==
-                (RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_RETRANSMIT)) {
+                (RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_RETRANSMIT) &&
+            want_mode(r, source, h) != RDPS_REASM_WANT_OLDEST) {
             r->rel_totals.repairs_before_join++;
             return 0;
         }

@@ -159,12 +159,18 @@ typedef void (*rdps_gap_fn)(void *user, const struct rdps_source *source, uint32
 /* Asked once per new stream; return false to drop the stream's frames. */
 typedef bool (*rdps_accept_fn)(void *user, const struct rdps_source *source, uint32_t session_id,
                                uint32_t topic_id);
+/* What rdps_want_reliable_fn answers for a new stream. */
+enum rdps_reasm_want {
+    RDPS_REASM_WANT_UNRELIABLE = 0, /* treat it as an unreliable stream */
+    RDPS_REASM_WANT_LIVE,           /* reliable, joining at the live position */
+    RDPS_REASM_WANT_OLDEST,         /* reliable, joining at the publisher's oldest retained seq */
+};
 /*
- * Asked once per new stream whose first frame carries RELIABLE (rel.enabled): true to handle it
- * reliably (NAKs, in-order release), false to treat it as an unreliable stream.
+ * Asked once per new stream whose first frame carries RELIABLE (rel.enabled), and for repairs of
+ * streams not known yet (only OLDEST joins at a repair). Returns enum rdps_reasm_want.
  */
-typedef bool (*rdps_want_reliable_fn)(void *user, const struct rdps_source *source,
-                                      uint32_t session_id, uint32_t topic_id);
+typedef int (*rdps_want_reliable_fn)(void *user, const struct rdps_source *source,
+                                     uint32_t session_id, uint32_t topic_id);
 
 struct rdps_reasm_config {
     uint32_t max_sessions;            /* stream table size (>= 1); also bounds sources */
@@ -181,7 +187,8 @@ struct rdps_reasm_config {
     struct rdps_frame_limits limits;  /* decoder limits (max message length, ...) */
     rdps_deliver_fn deliver;          /* required */
     rdps_accept_fn accept;            /* optional; NULL accepts every stream */
-    rdps_want_reliable_fn want_reliable; /* optional; NULL: every RELIABLE stream (rel.enabled) */
+    rdps_want_reliable_fn want_reliable; /* optional; NULL: every RELIABLE stream, joining as
+                                            rel.from_oldest says */
     rdps_gap_fn on_gap;                  /* optional */
     void *user;
     uint64_t reorder_allowance_ns;   /* a missing sequence is a gap after this long; 0 = at once */

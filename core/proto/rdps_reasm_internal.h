@@ -29,6 +29,7 @@ struct rdps_reasm_stream {
     uint32_t
         topic_ok;  /* topic_id if accepted, else 0 (never a valid topic): one compare per frame */
     bool reliable; /* handled by rdps_rel_recv.c; state in r->rel[index] */
+    bool from_oldest; /* reliable: late join from the publisher's oldest retained sequence */
     bool in_gap_list; /* unreliable stream with pending gaps (r->gap_head) */
     int32_t src;
     uint32_t next_seq;   /* newest sequence seen + 1; the window is [next_seq - WINDOW, next_seq) */

@@ -22,6 +22,7 @@ void rdps__rel_pub_config_default(struct rdps_rel_pub_config *cfg)
     cfg->flow = RDPS_REL_FLOW_MAX;
     cfg->max_receivers = 256;
     cfg->receiver_timeout_ns = 5000000000ull;
+    cfg->connect_timeout_ns = 1000000000ull;
     cfg->stall_evict_ns = 2000000000ull;
     cfg->repair_linger_ns = 2000000ull;
     cfg->repair_budget_bytes = 256u * 1024u;
@@ -144,6 +145,8 @@ int rdps__rel_pub_append(struct rdps_rel_pub *p, const void *msg, size_t len, ui
         rdps__rel_fc_recompute(p);
     if (p->cfg.flow == RDPS_REL_FLOW_TAGGED && p->fc_tagged < p->cfg.flow_min_receivers)
         return refuse(p, &p->counters.backpressure_receivers, -1, now_ns);
+    if (p->fc_connecting > 0)
+        return refuse(p, &p->counters.backpressure_connecting, -1, now_ns);
     if (p->fc_limited && rdps__seq_gt(head + n, p->fc_limit) && p->fc_limit_consumed != head)
         return refuse(p, &p->counters.backpressure_window, 1, now_ns);
 

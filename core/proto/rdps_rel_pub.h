@@ -38,9 +38,10 @@
  * heartbeat's retained count tells it the gap is unrecoverable.
  *
  * Receivers. A table of at most max_receivers entries keyed by (exact
- * source, receiver_id), O(1) lookup by a seeded hash; NAK, STATUS and
- * rdps__rel_pub_receiver_tag() create entries, a full table refuses them
- * (receivers_refused). States: KNOWN (no STATUS yet: not in flow control),
+ * source, receiver_id), O(1) lookup by a seeded hash; NAK, STATUS,
+ * rdps__rel_pub_receiver_tag() and rdps__rel_pub_expect_receiver() create
+ * entries, a full table refuses them (receivers_refused). States: KNOWN (no
+ * STATUS yet: not in flow control),
  * ACTIVE (in flow control), EVICTED (its consumed sequence fell below the
  * trail, or it stalled a min/tagged publisher for stall_evict_ns; out of
  * flow control until a STATUS at or above the trail, then RESUMED: it
@@ -58,6 +59,17 @@
  * window must still go). No such receiver: no limit. Tagged with fewer than
  * flow_min_receivers tagged receivers: nothing goes (back-pressure, cause
  * receivers).
+ *
+ * Connecting receivers. Discovery tells the engine of a reliable receiver
+ * before it has reported (rdps__rel_pub_expect_receiver): until its first
+ * STATUS, or connect_timeout_ns, it is "connecting" and holds the data it
+ * would take part in the flow control of (min: always; tagged: when it
+ * carries the tag; max: only while no receiver is ACTIVE, so a publisher
+ * does not send a burst its first receiver has no window for). Appends are
+ * refused (backpressure_connecting), and the next heartbeat goes at once so
+ * the receiver learns the session and reports. Without this, a burst sent
+ * before the first STATUS overruns the receiver's window and is lost to
+ * repair storms (seen on rxe: thousands of frames dropped beyond the window).
  *
  * NAK. Each range is clipped: the part below the trail is unrecoverable and
  * answered with a heartbeat unicast to the asker (at most one per linger per
@@ -146,6 +158,7 @@ struct rdps_rel_pub_config {
     uint32_t flow_min_receivers;  /* tagged: tagged receivers needed before anything is sent */
     uint32_t max_receivers;       /* receiver table cap */
     uint64_t receiver_timeout_ns; /* unheard this long: removed (default 5 s) */
+    uint64_t connect_timeout_ns;  /* an expected receiver holds data at most this long (1 s) */
     uint64_t stall_evict_ns;      /* min/tagged: blocked this long evicts the slowest; 0 = never */
     uint64_t repair_linger_ns;    /* a sequence is answered once per linger */
     uint32_t repair_budget_bytes; /* repair bytes per repair_interval_ns (>= max_datagram) */
@@ -193,39 +206,43 @@ struct rdps_rel_pub_action {
     uint32_t receiver_gen;   /* changes when the slot is reused (cache an AH per slot+gen) */
 };
 
-#define RDPS_REL_PUB_COUNTER_MAP(X)                                                       \
-    X(msgs_appended, "messages written into the ring")                                    \
-    X(frames_appended, "frames written into the ring")                                    \
-    X(bytes_appended, "message bytes written into the ring")                              \
-    X(data_posted, "first posts of data frames")                                          \
-    X(backpressure_ring, "appends refused: the ring could not drop enough old frames")    \
-    X(backpressure_window, "appends refused: flow-control window")                        \
-    X(backpressure_receivers, "appends refused: fewer tagged receivers than the minimum") \
-    X(naks_received, "NAK frames received for this session")                              \
-    X(nak_ranges, "NAK ranges received")                                                  \
-    X(nak_ranges_answered, "NAK ranges that scheduled at least one repair")               \
-    X(nak_ranges_suppressed, "NAK ranges wholly suppressed by the linger")                \
-    X(nak_seqs_suppressed, "NAKed sequences suppressed by the linger")                    \
-    X(nak_ranges_unrecoverable, "NAK ranges reaching below the trail")                    \
-    X(nak_future, "NAK ranges (or parts) not posted yet: ignored")                        \
-    X(nak_clipped, "NAK ranges cut at max_frames_per_nak")                                \
-    X(repair_queue_full, "NAKed sequences not scheduled: repair queue full")              \
-    X(repairs_unicast, "repair frames sent by unicast")                                   \
-    X(repairs_multicast, "repair frames sent by multicast")                               \
-    X(repair_bytes, "bytes of repair frames")                                             \
-    X(repairs_dropped, "scheduled repairs dropped: below the trail or receiver gone")     \
-    X(heartbeats, "multicast heartbeats")                                                 \
-    X(heartbeats_unrecoverable, "unicast heartbeats answering NAKs below the trail")      \
-    X(status_received, "STATUS frames received for this session")                         \
-    X(status_bogus, "STATUS positions beyond what was posted (ignored)")                  \
-    X(status_stale, "STATUS older than the receiver's last position (ignored)")           \
-    X(rtt_samples, "RTT samples from echoed heartbeats")                                  \
-    X(rtt_bogus, "echoes giving a negative or absurd RTT (ignored)")                      \
-    X(receivers_created, "receiver table entries created")                                \
-    X(receivers_refused, "NAK/STATUS/tag refused: receiver table full")                   \
-    X(receivers_timed_out, "receivers removed after receiver_timeout_ns of silence")      \
-    X(evictions, "receivers evicted (lagged past the trail or stalled the publisher)")    \
-    X(resumes, "evicted receivers back at the live position")                             \
+#define RDPS_REL_PUB_COUNTER_MAP(X)                                                          \
+    X(msgs_appended, "messages written into the ring")                                       \
+    X(frames_appended, "frames written into the ring")                                       \
+    X(bytes_appended, "message bytes written into the ring")                                 \
+    X(data_posted, "first posts of data frames")                                             \
+    X(backpressure_ring, "appends refused: the ring could not drop enough old frames")       \
+    X(backpressure_window, "appends refused: flow-control window")                           \
+    X(backpressure_receivers, "appends refused: fewer tagged receivers than the minimum")    \
+    X(backpressure_connecting, "appends refused: an expected receiver has not reported yet") \
+    X(receivers_expected, "receivers announced by discovery before their first STATUS")      \
+    X(connect_timeouts, "expected receivers that sent no STATUS within connect_timeout")     \
+    X(receivers_gone, "receivers removed because discovery saw them leave or expire")        \
+    X(naks_received, "NAK frames received for this session")                                 \
+    X(nak_ranges, "NAK ranges received")                                                     \
+    X(nak_ranges_answered, "NAK ranges that scheduled at least one repair")                  \
+    X(nak_ranges_suppressed, "NAK ranges wholly suppressed by the linger")                   \
+    X(nak_seqs_suppressed, "NAKed sequences suppressed by the linger")                       \
+    X(nak_ranges_unrecoverable, "NAK ranges reaching below the trail")                       \
+    X(nak_future, "NAK ranges (or parts) not posted yet: ignored")                           \
+    X(nak_clipped, "NAK ranges cut at max_frames_per_nak")                                   \
+    X(repair_queue_full, "NAKed sequences not scheduled: repair queue full")                 \
+    X(repairs_unicast, "repair frames sent by unicast")                                      \
+    X(repairs_multicast, "repair frames sent by multicast")                                  \
+    X(repair_bytes, "bytes of repair frames")                                                \
+    X(repairs_dropped, "scheduled repairs dropped: below the trail or receiver gone")        \
+    X(heartbeats, "multicast heartbeats")                                                    \
+    X(heartbeats_unrecoverable, "unicast heartbeats answering NAKs below the trail")         \
+    X(status_received, "STATUS frames received for this session")                            \
+    X(status_bogus, "STATUS positions beyond what was posted (ignored)")                     \
+    X(status_stale, "STATUS older than the receiver's last position (ignored)")              \
+    X(rtt_samples, "RTT samples from echoed heartbeats")                                     \
+    X(rtt_bogus, "echoes giving a negative or absurd RTT (ignored)")                         \
+    X(receivers_created, "receiver table entries created")                                   \
+    X(receivers_refused, "NAK/STATUS/tag refused: receiver table full")                      \
+    X(receivers_timed_out, "receivers removed after receiver_timeout_ns of silence")         \
+    X(evictions, "receivers evicted (lagged past the trail or stalled the publisher)")       \
+    X(resumes, "evicted receivers back at the live position")                                \
     X(foreign_frames, "NAK/STATUS of another session or topic, other frame types (ignored)")
 
 struct rdps_rel_pub_counters {
@@ -282,6 +299,7 @@ struct rdps_rel_pub {
     uint32_t fc_protect;        /* the trail may not pass it (when fc_protected) */
     bool fc_protected;
     uint32_t fc_tagged;     /* ACTIVE receivers carrying flow_tag */
+    uint32_t fc_connecting; /* expected receivers that would hold data (see Connecting) */
     bool lag_any;           /* some ACTIVE receiver (any tag) exists */
     uint32_t lag_min;       /* lowest consumed sequence among ACTIVE receivers */
     uint64_t blocked_since; /* min/tagged: first refused append of the current stall; 0 */
@@ -291,7 +309,8 @@ struct rdps_rel_pub {
 
 /*
  * Defaults: 16 MiB ring (ring_mem must still be given), 1024-byte datagrams,
- * 16 MiB messages, flow max, 256 receivers, 5 s receiver timeout, 2 s stall
+ * 16 MiB messages, flow max, 256 receivers, 5 s receiver timeout, 1 s
+ * connect timeout, 2 s stall
  * eviction, 2 ms linger, 256 KiB of repairs per 1 ms, 3 data frames per
  * repair, 64 repair entries, 1024 sequences per NAK, 1024 in flight,
  * heartbeats 100 us doubling to 100 ms.
@@ -352,6 +371,23 @@ int rdps__rel_pub_on_frame(struct rdps_rel_pub *p, const struct rdps_source *sou
  */
 int rdps__rel_pub_receiver_tag(struct rdps_rel_pub *p, const struct rdps_source *source,
                                uint32_t receiver_id, uint32_t tag, uint64_t now_ns);
+
+/*
+ * Discovery announced a reliable receiver (its group tag, 0: none): it holds
+ * data until its first STATUS or connect_timeout_ns (see Connecting), and
+ * the next heartbeat goes at once. A receiver already ACTIVE or EVICTED is
+ * only re-tagged. Returns 0 or RDPS_ENOSPC (table full, counted).
+ */
+int rdps__rel_pub_expect_receiver(struct rdps_rel_pub *p, const struct rdps_source *source,
+                                  uint32_t receiver_id, uint32_t tag, uint64_t now_ns);
+
+/*
+ * Discovery saw the receiver leave (expired: its announcements stopped):
+ * it leaves flow control and the table; an expired one that was in flow
+ * control raises TIMED_OUT. Returns 0 or RDPS_ENOENT.
+ */
+int rdps__rel_pub_receiver_gone(struct rdps_rel_pub *p, const struct rdps_source *source,
+                                uint32_t receiver_id, bool expired);
 
 /* Timeouts and stall evictions due at now_ns; returns the next deadline (UINT64_MAX: none). */
 uint64_t rdps__rel_pub_tick(struct rdps_rel_pub *p, uint64_t now_ns);

@@ -15,9 +15,11 @@ struct rdps_rel_receiver {
     uint64_t srtt_ns;
     uint64_t owed_until; /* no unrecoverable-range heartbeat to it before this */
     uint32_t gen;
-    int32_t hash_next; /* bucket chain, or the free list */
-    uint8_t state;     /* enum rdps_rel_rx_state */
-    bool owed;         /* in the owed-heartbeat FIFO */
+    int32_t hash_next;     /* bucket chain, or the free list */
+    uint8_t state;         /* enum rdps_rel_rx_state */
+    bool owed;             /* in the owed-heartbeat FIFO */
+    bool expected;         /* KNOWN from discovery: holds flow control until its first STATUS */
+    uint64_t expect_until; /* ... or until then (connect_timeout_ns) */
 };
 
 /* A run of sequences to repair to one destination; `sent` of them went. */

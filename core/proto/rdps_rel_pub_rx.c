@@ -92,9 +92,10 @@ static void rx_remove(struct rdps_rel_pub *p, int32_t i)
             break;
         }
     }
-    if (r->state == RDPS_REL_RX_ACTIVE)
+    if (r->state == RDPS_REL_RX_ACTIVE || r->expected)
         p->fc_dirty = true;
     r->state = RDPS_REL_RX_FREE;
+    r->expected = false;
     r->owed = false;
     r->hash_next = p->rx_free;
     p->rx_free = i;
@@ -122,7 +123,10 @@ static void evict(struct rdps_rel_pub *p, int32_t i, int reason)
     struct rdps_rel_receiver *r = &p->rx[i];
     if (r->state == RDPS_REL_RX_ACTIVE)
         p->fc_dirty = true;
+    if (r->expected)
+        p->fc_dirty = true;
     r->state = RDPS_REL_RX_EVICTED;
+    r->expected = false;
     p->counters.evictions++;
     emit(p, RDPS_REL_PUB_EV_EVICTED, reason, r);
 }
@@ -176,6 +180,7 @@ int rdps__rel_pub_on_status(struct rdps_rel_pub *p, const struct rdps_source *so
         emit(p, RDPS_REL_PUB_EV_RESUMED, 0, r);
     }
     r->state = RDPS_REL_RX_ACTIVE;
+    r->expected = false;
     r->consumed_seq = consumed;
     r->window = st->window > (1u << 30) ? (1u << 30) : st->window;
     p->fc_dirty = true;
@@ -197,16 +202,20 @@ int rdps__rel_pub_receiver_tag(struct rdps_rel_pub *p, const struct rdps_source 
 void rdps__rel_fc_recompute(struct rdps_rel_pub *p)
 {
     bool max = p->cfg.flow == RDPS_REL_FLOW_MAX;
+    bool tagged = p->cfg.flow == RDPS_REL_FLOW_TAGGED;
+    uint32_t connecting = 0;
     p->fc_limited = p->fc_protected = p->lag_any = false;
     p->fc_tagged = 0;
     for (uint32_t i = 0; i < p->cfg.max_receivers; i++) {
         const struct rdps_rel_receiver *r = &p->rx[i];
+        if (r->state == RDPS_REL_RX_KNOWN && r->expected && (!tagged || r->tag == p->cfg.flow_tag))
+            connecting++;
         if (r->state != RDPS_REL_RX_ACTIVE)
             continue;
         if (!p->lag_any || rdps__seq_lt(r->consumed_seq, p->lag_min))
             p->lag_min = r->consumed_seq;
         p->lag_any = true;
-        if (p->cfg.flow == RDPS_REL_FLOW_TAGGED) {
+        if (tagged) {
             if (r->tag != p->cfg.flow_tag)
                 continue;
             p->fc_tagged++;
@@ -222,7 +231,49 @@ void rdps__rel_fc_recompute(struct rdps_rel_pub *p)
             p->fc_protect = r->consumed_seq;
         p->fc_limited = p->fc_protected = true;
     }
+    /* Under max a receiver still connecting holds nothing once another one is ACTIVE. */
+    p->fc_connecting = max && p->lag_any ? 0 : connecting;
     p->fc_dirty = false;
+}
+
+int rdps__rel_pub_expect_receiver(struct rdps_rel_pub *p, const struct rdps_source *source,
+                                  uint32_t receiver_id, uint32_t tag, uint64_t now_ns)
+{
+    int32_t i = rdps__rel_rx_get(p, source, receiver_id, now_ns);
+    if (i < 0)
+        return RDPS_ENOSPC;
+    struct rdps_rel_receiver *r = &p->rx[i];
+    if (r->tag != tag)
+        p->fc_dirty = true;
+    r->tag = tag;
+    if (r->state != RDPS_REL_RX_KNOWN || r->expected || p->cfg.connect_timeout_ns == 0)
+        return 0;
+    r->expected = true;
+    r->expect_until = now_ns + p->cfg.connect_timeout_ns;
+    if (r->expect_until < p->rx_next_expiry)
+        p->rx_next_expiry = r->expect_until;
+    p->counters.receivers_expected++;
+    p->fc_dirty = true;
+    /* Tell it the session now rather than after the idle heartbeat's backoff. */
+    p->hb_interval = p->cfg.heartbeat_min_ns;
+    p->hb_next = now_ns;
+    return 0;
+}
+
+int rdps__rel_pub_receiver_gone(struct rdps_rel_pub *p, const struct rdps_source *source,
+                                uint32_t receiver_id, bool expired)
+{
+    int32_t i = rdps__rel_rx_find(p, source, receiver_id);
+    if (i < 0)
+        return RDPS_ENOENT;
+    struct rdps_rel_receiver *r = &p->rx[i];
+    if (r->expected)
+        p->fc_dirty = true;
+    if (expired && r->state != RDPS_REL_RX_KNOWN)
+        emit(p, RDPS_REL_PUB_EV_TIMED_OUT, 0, r);
+    p->counters.receivers_gone++;
+    rx_remove(p, i);
+    return 0;
 }
 
 void rdps__rel_evict_lagging(struct rdps_rel_pub *p)
@@ -243,6 +294,15 @@ uint64_t rdps__rel_rx_expire(struct rdps_rel_pub *p, uint64_t now_ns)
         struct rdps_rel_receiver *r = &p->rx[i];
         if (r->state == RDPS_REL_RX_FREE)
             continue;
+        if (r->expected && r->state == RDPS_REL_RX_KNOWN) {
+            if (r->expect_until <= now_ns) {
+                r->expected = false; /* it never reported: stop holding data for it */
+                p->counters.connect_timeouts++;
+                p->fc_dirty = true;
+            } else if (r->expect_until < next) {
+                next = r->expect_until;
+            }
+        }
         uint64_t deadline = r->last_heard_ns + p->cfg.receiver_timeout_ns;
         if (deadline <= now_ns) {
             p->counters.receivers_timed_out++;

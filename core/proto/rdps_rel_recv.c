@@ -268,15 +268,27 @@ static enum rdps_loss_reason range_verdict(const struct rdps_rel_stream *rs,
     return RDPS_LOSS_NONE;
 }
 
-static inline uint32_t status_window(const struct rdps_reasm *r)
+/*
+ * The window a STATUS offers: free receive credits, the sequence window, and what this source
+ * may park. Each datagram beyond the consumed point can complete a message that must be parked
+ * (a partial slot and at least one arena chunk), so a window within the source's share of
+ * those quotas never makes the receiver evict a parked message and ask for it again.
+ */
+static inline uint32_t status_window(const struct rdps_reasm *r, int32_t si)
 {
-    return r->rel_credits < RDPS_REASM_WINDOW - 1 ? r->rel_credits : RDPS_REASM_WINDOW - 1;
+    const struct rdps_reasm_src *src = &r->sources[r->streams[si].src];
+    uint32_t streams = src->streams ? src->streams : 1;
+    uint32_t w = r->rel_credits < RDPS_REASM_WINDOW - 1 ? r->rel_credits : RDPS_REASM_WINDOW - 1;
+    uint32_t park = r->src_max_partials / streams, chunks = r->src_max_chunks / streams;
+    if (park < chunks)
+        chunks = park;
+    return w < chunks ? w : (chunks ? chunks : 1);
 }
 
 /* A quarter window of progress since the last STATUS: send one at the next poll. */
 static inline void status_progress(struct rdps_reasm *r, struct rdps_rel_stream *rs)
 {
-    uint32_t quarter = status_window(r) / 4;
+    uint32_t quarter = status_window(r, (int32_t)(rs - r->rel)) / 4;
     if (!rs->status_now && rs->consumed - rs->status_consumed >= (quarter ? quarter : 1)) {
         rs->status_now = true;
         note_due(r, r->now_ns);
@@ -365,7 +377,7 @@ void rdps__rel_stream_start(struct rdps_reasm *r, int32_t si, const struct rdps_
     rs->status_now = true;
     /* Joining: a from_oldest stream first seen through DATA waits for a heartbeat's trail; one
      * first seen through a heartbeat takes it from that heartbeat (rdps__rel_on_heartbeat). */
-    rs->joining = r->cfg.rel.from_oldest;
+    rs->joining = r->streams[si].from_oldest;
     if (rs->joining) {
         rs->join_deadline_ns = now_ns + r->cfg.rel.join_wait_ns;
         note_due(r, rs->join_deadline_ns);
@@ -560,7 +572,7 @@ static void send_status(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uint6
 {
     struct rdps_reasm_stream *s = &r->streams[si];
     struct rdps_rel_stream *rs = &r->rel[si];
-    uint32_t window = status_window(r);
+    uint32_t window = status_window(r, si);
     uint32_t echo = RDPS_FRAME_NO_ECHO;
     uint64_t ts = wall_ns;
     if (rs->hb_echo) {

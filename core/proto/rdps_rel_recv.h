@@ -58,7 +58,9 @@
  * a delivered message.
  *
  * STATUS (unicast to the source): consumed_seq, window = min(credits (an
- * input: free receive credits), 1023) and receiver_id; sent when the stream
+ * input: free receive credits), 1023, the source's share of the partial and
+ * arena-chunk quotas: each datagram past the consumed point may need a
+ * parking slot) and receiver_id; sent when the stream
  * is new, after a quarter window of progress, or every status_interval_ns;
  * it echoes the latest heartbeat's timestamp with the hold delay.
  *

@@ -412,6 +412,69 @@ static void test_flow_tagged(void **state)
     rp_stop(&f);
 }
 
+/* A receiver discovery announced holds data until its first STATUS (max: only the first one). */
+static void test_connecting_receiver_holds_data(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 256 * RP_DGRAM);
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    struct rdps_source s1 = test_source(1), s2 = test_source(2);
+    f.keep_hb = true;
+    rp_drain(&f, NULL, 8, 1); /* the first heartbeat */
+    f.now += 50000000ull;     /* heartbeats have backed off */
+    rp_drain(&f, NULL, 8, 1);
+    assert_int_equal(rdps__rel_pub_expect_receiver(&f.p, &s1, 7, 0, f.now), 0);
+    assert_int_equal(rp_append(&f, 10, 0), RDPS_EAGAIN);
+    assert_int_equal(f.p.counters.backpressure_connecting, 1);
+    assert_int_equal(f.p.counters.backpressure_window, 0);
+    /* The next heartbeat goes at once, so the receiver learns the session. */
+    struct rdps_rel_pub_action a[4];
+    assert_int_equal(rp_drain(&f, a, 4, 1), 1);
+    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_HEARTBEAT);
+    rp_status(&f, 1, first, 4);
+    int sent = 0;
+    while (rp_append(&f, 10, (uint64_t)sent) == 1)
+        sent++;
+    assert_int_equal(sent, 4); /* its window, not an unlimited burst */
+    rp_drain(&f, NULL, 64, 1);
+    /* Under max a second receiver connecting holds nothing: the first one sets the pace. */
+    assert_int_equal(rdps__rel_pub_expect_receiver(&f.p, &s2, 7, 0, f.now), 0);
+    rp_status(&f, 1, first + 4, 4);
+    assert_int_equal(rp_append(&f, 10, 99), 1);
+    assert_int_equal(f.p.counters.backpressure_connecting, 1);
+    assert_int_equal(f.p.counters.receivers_expected, 2);
+    rp_stop(&f);
+
+    /* Under min, a receiver that never reports holds data for connect_timeout, then not. */
+    rp_config(&f, 256 * RP_DGRAM);
+    f.cfg.flow = RDPS_REL_FLOW_MIN;
+    f.cfg.connect_timeout_ns = 10000000ull;
+    assert_int_equal(rp_start(&f), 0);
+    first = f.cfg.first_seq;
+    rp_status(&f, 1, first, 100);
+    assert_int_equal(rp_append(&f, 10, 0), 1);
+    assert_int_equal(rdps__rel_pub_expect_receiver(&f.p, &s2, 7, 0, f.now), 0);
+    assert_int_equal(rp_append(&f, 10, 1), RDPS_EAGAIN);
+    uint64_t deadline = rdps__rel_pub_tick(&f.p, f.now);
+    assert_true(deadline <= f.now + f.cfg.connect_timeout_ns);
+    f.now += f.cfg.connect_timeout_ns;
+    rdps__rel_pub_tick(&f.p, f.now);
+    assert_int_equal(f.p.counters.connect_timeouts, 1);
+    assert_int_equal(rp_append(&f, 10, 1), 1);
+    /* Discovery saying it left removes it; an expired ACTIVE one raises TIMED_OUT. */
+    assert_int_equal(rdps__rel_pub_receiver_gone(&f.p, &s2, 7, false), 0);
+    assert_int_equal(rdps__rel_pub_receiver_gone(&f.p, &s2, 7, false), RDPS_ENOENT);
+    unsigned nev = f.nev;
+    assert_int_equal(rdps__rel_pub_receiver_gone(&f.p, &s1, 7, true), 0);
+    assert_int_equal(f.nev, nev + 1);
+    assert_int_equal(f.ev[nev].kind, RDPS_REL_PUB_EV_TIMED_OUT);
+    assert_int_equal(rdps__rel_pub_receiver_count(&f.p), 0);
+    assert_int_equal(f.p.counters.receivers_gone, 2);
+    rp_stop(&f);
+}
+
 static void test_receiver_timeout(void **state)
 {
     (void)state;
@@ -731,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_flow_max),
         cmocka_unit_test(test_flow_min),
         cmocka_unit_test(test_flow_tagged),
+        cmocka_unit_test(test_connecting_receiver_holds_data),
         cmocka_unit_test(test_receiver_timeout),
         cmocka_unit_test(test_eviction_lagged),
         cmocka_unit_test(test_eviction_stalled_min),

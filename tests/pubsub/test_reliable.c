@@ -168,8 +168,6 @@ static void reliable_over_loss(double loss, uint64_t seed)
     lossy.loss_rx_rate = loss;
     lossy.loss_frame_types = (1u << RDPS_FRAME_DATA) | (1u << RDPS_FRAME_HEARTBEAT);
     lossy.loss_seed = seed;
-    lossy.max_partials = 4096;
-    lossy.max_partials_per_source = 4096;
     assert_int_equal(test_pair_open(&f, &lossy, 0), 0);
     struct reliable_sub rs = {0};
     rdps_pub_t *pub;

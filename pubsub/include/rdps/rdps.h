@@ -106,9 +106,10 @@ typedef struct rdps_config {
     /* Per-sender quotas (a sender is a source QP: GID + QPN, or LID + QPN): what one sender can
      * take from the reassembler before it evicts its own state instead of others'. A quota
      * above its total (max_sessions, max_partials, reassembly_memory) means the total. */
-    uint32_t max_sessions_per_source;    /* default 64 */
-    uint32_t max_partials;               /* messages being reassembled at once (default 64) */
-    uint32_t max_partials_per_source;    /* default 16 */
+    uint32_t max_sessions_per_source; /* default 64 */
+    uint32_t max_partials; /* messages being reassembled, or parked by reliable streams until
+                              the holes before them are repaired (default 1024) */
+    uint32_t max_partials_per_source;    /* default 512 */
     size_t reassembly_memory_per_source; /* default 32 MiB */
     uint32_t announce_interval_ms;       /* discovery announce period (default 1000) */
     /* Discovery's table of remote publishers and subscribers (every entry comes from the fabric,
@@ -172,7 +173,10 @@ typedef struct rdps_pub_opts {
      * (default 16 MiB, registered with the device); subscribers that ask for reliability NAK
      * what they miss and report their progress (STATUS); repairs go by unicast to one asker,
      * by multicast when several asked. rdps_pub_send returns RDPS_EAGAIN, before anything is
-     * written, when the ring or the flow-control window cannot take the whole message.
+     * written, when the ring or the flow-control window cannot take the whole message, or
+     * while a reliable subscriber discovery announced has not reported its position yet (at
+     * most 1 s; under RDPS_FLOW_MAX only before the first subscriber has reported), so a
+     * first burst is not sent into a window nobody has opened.
      */
     int reliable;
     size_t ring_bytes;
@@ -314,6 +318,12 @@ typedef struct rdps_sub_opts {
      * already followed unreliably by this ctx stays so.
      */
     int reliable;
+    /* reliable: a session joined late starts at the publisher's oldest retained message
+     * (at most 1024 datagrams back) instead of the live position. Per topic: one such
+     * subscriber makes the ctx join that topic's new sessions from the oldest. */
+    int from_oldest;
+    /* reliable: the group tag announced for publishers using RDPS_FLOW_TAGGED (0: none). */
+    uint32_t flow_tag;
 } rdps_sub_opts;
 
 RDPS_EXPORT int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message,
