@@ -136,6 +136,7 @@ uint64_t rdps__pub_rel_progress(rdps_ctx_t *ctx);
 struct rdps_disc_event;
 void rdps__pub_rel_on_receiver(rdps_ctx_t *ctx, struct rdps_topic *t,
                                const struct rdps_disc_event *ev);
+uint32_t rdps__pub_rel_receivers_behind(const rdps_pub_t *pub);
 /* Adds the reliable publishers' figures to a publisher's (or, pub NULL, the ctx's) counters. */
 void rdps__pub_rel_counters(const rdps_pub_t *pub, rdps_counters *out);
 

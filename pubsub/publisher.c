@@ -112,6 +112,15 @@ int rdps_pub_ready(const rdps_pub_t *pub)
     return send_join_state(pub);
 }
 
+int rdps_pub_receivers_behind(const rdps_pub_t *pub)
+{
+    if (pub == NULL)
+        return RDPS_EINVAL;
+    if (pub->closed)
+        return RDPS_ECLOSED;
+    return pub->rel != NULL ? (int)rdps__pub_rel_receivers_behind(pub) : 0;
+}
+
 uint32_t rdps_pub_session(const rdps_pub_t *pub)
 {
     return pub ? pub->session_id : 0;

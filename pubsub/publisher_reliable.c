@@ -362,10 +362,19 @@ uint64_t rdps__pub_rel_progress(rdps_ctx_t *ctx)
     return next;
 }
 
+uint32_t rdps__pub_rel_receivers_behind(const rdps_pub_t *pub)
+{
+    return rdps__rel_pub_receivers_behind(&pub->rel->engine);
+}
+
 void rdps__pub_rel_counters(const rdps_pub_t *pub, rdps_counters *out)
 {
     const struct rdps_rel_pub_counters *c = rdps__rel_pub_counters(&pub->rel->engine);
     out->heartbeats_sent += c->heartbeats + c->heartbeats_unrecoverable;
     out->receiver_evictions += c->evictions;
     out->naks_suppressed += c->nak_seqs_suppressed;
+    out->repairs_unicast += c->repairs_unicast;
+    out->repairs_multicast += c->repairs_multicast;
+    if (c->rtt_last_ns / 1000u > out->rtt_us)
+        out->rtt_us = c->rtt_last_ns / 1000u; /* the ctx's figure: the worst publisher's */
 }

@@ -329,6 +329,10 @@ void rdps__receive_counters(const rdps_ctx_t *ctx, rdps_counters *out)
     if (rel != NULL) {
         out->naks_sent = rel->naks_sent;
         out->recovered = rel->recovered;
+        out->out_of_order = rel->out_of_order;
+        out->loss_events = rel->loss_events;
+        out->repair_latency_p50_us = rdps__rel_latency_quantile_us(rel->repair_latency, 0.5);
+        out->repair_latency_p99_us = rdps__rel_latency_quantile_us(rel->repair_latency, 0.99);
         out->lost = 0;
         for (int i = 0; i < RDPS_LOSS_REASON_COUNT; i++)
             out->lost += rel->lost[i];

@@ -412,6 +412,9 @@ rdps__rel_pub_counters(const struct rdps_rel_pub *p)
     return &p->counters;
 }
 
+/* ACTIVE receivers that have not yet consumed every appended message (drain before exit). */
+uint32_t rdps__rel_pub_receivers_behind(const struct rdps_rel_pub *p);
+
 /* Receivers in the table; one receiver's state (0, or RDPS_ENOENT). */
 uint32_t rdps__rel_pub_receiver_count(const struct rdps_rel_pub *p);
 int rdps__rel_pub_receiver_info(const struct rdps_rel_pub *p, const struct rdps_source *source,

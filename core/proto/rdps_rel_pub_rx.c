@@ -341,6 +341,15 @@ uint64_t rdps__rel_stall_check(struct rdps_rel_pub *p, uint64_t now_ns)
     return UINT64_MAX;
 }
 
+uint32_t rdps__rel_pub_receivers_behind(const struct rdps_rel_pub *p)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < p->cfg.max_receivers; i++)
+        if (p->rx[i].state == RDPS_REL_RX_ACTIVE && p->rx[i].consumed_seq != p->ring.head_seq)
+            n++;
+    return n;
+}
+
 uint32_t rdps__rel_pub_receiver_count(const struct rdps_rel_pub *p)
 {
     return p->rx_count;

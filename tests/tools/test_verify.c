@@ -75,6 +75,39 @@ static void test_reordered_messages_pass(void **state)
     verify_fini(&v);
 }
 
+/* rdsub --reliable: the same reordered stream fails, and so does a reported loss. */
+static void test_ordered_mode_fails_on_reorder_and_loss(void **state)
+{
+    struct verify v;
+    (void)state;
+    assert_int_equal(verify_init(&v, N, SEED), 0);
+    verify_set_ordered(&v, true);
+    deliver_range(&v, &pub_a, 0, N);
+    assert_int_equal(verify_verdict(&v), VERIFY_PASSED);
+    verify_fini(&v);
+
+    assert_int_equal(verify_init(&v, N, SEED), 0);
+    verify_set_ordered(&v, true);
+    deliver_range(&v, &pub_a, 0, 10);
+    deliver_range(&v, &pub_a, 11, N);
+    deliver_range(&v, &pub_a, 10, 11); /* late: complete, but out of order */
+    assert_true(verify_complete(&v));
+    assert_int_equal(verify_reported(&v)->out_of_order, 1);
+    assert_int_equal(verify_verdict(&v), VERIFY_FAILED);
+    verify_fini(&v);
+
+    assert_int_equal(verify_init(&v, N, SEED), 0);
+    verify_set_ordered(&v, true);
+    deliver_range(&v, &pub_a, 0, N);
+    verify_loss(&v, &pub_b.source, pub_b.session_id, 3); /* another session's loss counts too */
+    struct verify_session sum;
+    verify_totals(&v, &sum);
+    assert_int_equal(sum.loss_events, 1);
+    assert_int_equal(sum.lost_seqs, 3);
+    assert_int_equal(verify_verdict(&v), VERIFY_FAILED);
+    verify_fini(&v);
+}
+
 static void test_missing_in_the_middle_fails(void **state)
 {
     struct verify v;
@@ -259,6 +292,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_all_messages_pass),
         cmocka_unit_test(test_reordered_messages_pass),
+        cmocka_unit_test(test_ordered_mode_fails_on_reorder_and_loss),
         cmocka_unit_test(test_missing_in_the_middle_fails),
         cmocka_unit_test(test_fewer_than_expected_fails),
         cmocka_unit_test(test_duplicate_fails),

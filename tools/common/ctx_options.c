@@ -1,7 +1,47 @@
 /* ctx_options.c - parsing and applying the context options the rdps tools share. */
 #include "ctx_options.h"
 
+#include <string.h>
+
 #include "tool_cli.h"
+
+/* --loss-frames data,heartbeat,nak,status,announce | all: bits (1 << frame type). */
+static bool parse_loss_frames(const char *prog, const char *arg, uint32_t *out)
+{
+    static const struct {
+        const char *name;
+        uint32_t bits;
+    } names[] = {{"data", 1u << 1},   {"heartbeat", 1u << 2}, {"nak", 1u << 3},
+                 {"status", 1u << 4}, {"announce", 1u << 5},  {"all", 0x3eu}};
+    uint32_t bits = 0;
+    const char *p = arg;
+    while (*p != '\0') {
+        size_t len = strcspn(p, ",");
+        bool found = false;
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+            if (strlen(names[i].name) == len && strncmp(p, names[i].name, len) == 0) {
+                bits |= names[i].bits;
+                found = true;
+            }
+        }
+        if (!found) {
+            tool_error(prog,
+                       "--loss-frames: '%.*s' is not one of data, heartbeat, nak, status, "
+                       "announce, all",
+                       (int)len, p);
+            return false;
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    if (bits == 0) {
+        tool_error(prog, "--loss-frames: empty list");
+        return false;
+    }
+    *out = bits;
+    return true;
+}
 
 void tool_ctx_options_init(struct tool_ctx_options *o)
 {
@@ -27,6 +67,8 @@ int tool_ctx_option(const char *prog, int code, const char *arg, struct tool_ctx
         if (code == TOOL_OPT_LOSS_RX)
             return tool_opt_probability(prog, "--loss-rx", arg, &o->loss_rx) ? 1 : -1;
         return tool_opt_probability(prog, "--loss-tx", arg, &o->loss_tx) ? 1 : -1;
+    case TOOL_OPT_LOSS_FRAMES:
+        return parse_loss_frames(prog, arg, &o->loss_frame_types) ? 1 : -1;
     case TOOL_OPT_LOSS_SEED:
         return tool_opt_u64(prog, "--loss-seed", arg, 0, UINT64_MAX, &o->loss_seed) ? 1 : -1;
     default:
@@ -52,7 +94,9 @@ void tool_ctx_options_usage(FILE *out)
             "      --cm-port P     rdma_cm port of this context (default: 7471 or the next free)\n"
             "      --loss-rx RATE  drop received data frames with probability RATE (0.1 or 10%%)\n"
             "      --loss-tx RATE  drop data frames before sending with probability RATE\n"
-            "      --loss-seed N   seed of the loss generator (default 1)\n");
+            "      --loss-seed N   seed of the loss generator (default 1)\n"
+            "      --loss-frames L frame types the loss generator drops, comma-separated:\n"
+            "                      data, heartbeat, nak, status, announce, all (default data)\n");
 }
 
 int tool_ctx_open(const char *prog, const struct tool_ctx_options *o, size_t max_message,
@@ -66,6 +110,7 @@ int tool_ctx_open(const char *prog, const struct tool_ctx_options *o, size_t max
     cfg.loss_rx_rate = o->loss_rx;
     cfg.loss_tx_rate = o->loss_tx;
     cfg.loss_seed = o->loss_seed;
+    cfg.loss_frame_types = o->loss_frame_types;
     if (max_message > cfg.max_message_size)
         cfg.max_message_size = max_message;
     int rc = rdps_ctx_create(&cfg, ctx);

@@ -17,6 +17,7 @@ enum tool_ctx_option_code {
     TOOL_OPT_LOSS_RX,
     TOOL_OPT_LOSS_TX,
     TOOL_OPT_LOSS_SEED,
+    TOOL_OPT_LOSS_FRAMES,
 };
 
 /* Short options "b:d:" plus these long ones go into each tool's option table. */
@@ -27,6 +28,7 @@ enum tool_ctx_option_code {
         {"cm-port", required_argument, NULL, TOOL_OPT_CM_PORT},                       \
         {"loss-rx", required_argument, NULL, TOOL_OPT_LOSS_RX},                       \
         {"loss-tx", required_argument, NULL, TOOL_OPT_LOSS_TX},                       \
+        {"loss-frames", required_argument, NULL, TOOL_OPT_LOSS_FRAMES},               \
     {                                                                                 \
         "loss-seed", required_argument, NULL, TOOL_OPT_LOSS_SEED                      \
     }
@@ -36,6 +38,7 @@ struct tool_ctx_options {
     uint64_t cm_port; /* 0: automatic */
     double loss_rx, loss_tx;
     uint64_t loss_seed;
+    uint32_t loss_frame_types; /* rdps_config.loss_frame_types; 0: data only */
 };
 
 void tool_ctx_options_init(struct tool_ctx_options *o);

@@ -84,12 +84,32 @@ enum verify_result verify_message(struct verify *v, const rdps_source *source, u
         return VERIFY_MSG_DUPLICATE;
     }
     s->seen[index / 8] |= bit;
+    if (s->distinct == 0 || index < s->first_index)
+        s->first_index = index;
     s->distinct++;
+    if (index + 1 < s->next_index)
+        s->out_of_order++;
     if (index + 1 > s->next_index)
         s->next_index = index + 1;
     if (s->distinct == v->expect && v->complete < 0)
         v->complete = slot;
     return VERIFY_MSG_NEW;
+}
+
+void verify_set_ordered(struct verify *v, bool ordered)
+{
+    v->ordered = ordered;
+}
+
+void verify_loss(struct verify *v, const rdps_source *source, uint32_t session_id, uint64_t count)
+{
+    int slot = find_session(v, source, session_id);
+    if (slot < 0) {
+        v->untracked++;
+        return;
+    }
+    v->sessions[slot].loss_events++;
+    v->sessions[slot].lost_seqs += count;
 }
 
 bool verify_complete(const struct verify *v)
@@ -107,6 +127,9 @@ void verify_totals(const struct verify *v, struct verify_session *sum)
         sum->duplicates += s->duplicates;
         sum->corrupt += s->corrupt;
         sum->out_of_range += s->out_of_range;
+        sum->out_of_order += s->out_of_order;
+        sum->loss_events += s->loss_events;
+        sum->lost_seqs += s->lost_seqs;
     }
 }
 
@@ -115,6 +138,8 @@ enum verify_verdict verify_verdict(const struct verify *v)
     struct verify_session sum;
     verify_totals(v, &sum);
     if (sum.corrupt > 0 || sum.duplicates > 0 || sum.out_of_range > 0)
+        return VERIFY_FAILED;
+    if (v->ordered && (sum.out_of_order > 0 || sum.loss_events > 0))
         return VERIFY_FAILED;
     if (verify_complete(v))
         return VERIFY_PASSED;

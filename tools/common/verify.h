@@ -20,7 +20,10 @@
  * never count toward another's N.
  *
  * Verdict (verify_verdict): FAILED when any tracked message was corrupt,
- * duplicated or had an index >= N; else PASSED when one session delivered
+ * duplicated or had an index >= N, or, in ordered mode (rdsub --reliable:
+ * verify_set_ordered), when a message arrived after a higher index of its
+ * session (out_of_order) or the library reported a loss in a tracked
+ * session (verify_loss); else PASSED when one session delivered
  * all N; else NOTHING when no message arrived at all; else MISSING. A
  * session's `missing` is N minus what it delivered; its `holes` are the
  * indices below the highest one seen that never arrived (loss, not just a
@@ -44,7 +47,11 @@ struct verify_session {
     uint64_t duplicates; /* intact messages whose index had already arrived */
     uint64_t corrupt; /* not a pattern message of this seed (or no index near the expected one) */
     uint64_t out_of_range; /* intact, index >= N */
+    uint64_t out_of_order; /* new, but below an index that already arrived */
+    uint64_t loss_events;  /* RDPS_EVENT_LOSS for this session */
+    uint64_t lost_seqs;    /* sequences those events gave up */
     uint64_t next_index;   /* highest index seen + 1 (0: none); the hint for pattern_check */
+    uint64_t first_index;  /* lowest index that arrived intact (a late joiner's start) */
 };
 
 enum verify_result {
@@ -70,6 +77,7 @@ struct verify {
     int complete; /* first session that delivered all N, or -1 */
     uint64_t messages;  /* every message given to verify_message */
     uint64_t untracked; /* messages of sessions that are not tracked */
+    bool ordered;       /* out-of-order messages and loss events fail the verdict */
 };
 
 /* expect: N, 1..VERIFY_MAX_EXPECT; seed: the publisher's --seed. Returns 0, or -1 for a bad N. */
@@ -79,6 +87,11 @@ void verify_fini(struct verify *v);
 /* Accounts one received message to the session (source, session_id). */
 enum verify_result verify_message(struct verify *v, const rdps_source *source, uint32_t session_id,
                                   const void *data, size_t len);
+
+/* Ordered mode: a reliable subscriber must see each session in order, with no loss event. */
+void verify_set_ordered(struct verify *v, bool ordered);
+/* Accounts an RDPS_EVENT_LOSS of `count` sequences to the session (source, session_id). */
+void verify_loss(struct verify *v, const rdps_source *source, uint32_t session_id, uint64_t count);
 
 /* True once some session delivered all N (the subscriber may stop). */
 bool verify_complete(const struct verify *v);
@@ -93,7 +106,8 @@ const struct verify_session *verify_reported(const struct verify *v);
 uint64_t verify_session_missing(const struct verify *v, const struct verify_session *s);
 uint64_t verify_session_holes(const struct verify_session *s);
 
-/* Sums over all tracked sessions (messages, distinct, duplicates, corrupt, out_of_range). */
+/* Sums over all tracked sessions (messages, distinct, duplicates, corrupt, out_of_range,
+ * out_of_order, loss_events, lost_seqs). */
 void verify_totals(const struct verify *v, struct verify_session *sum);
 
 #endif /* RDPS_TOOLS_VERIFY_H */

@@ -31,6 +31,9 @@ struct options {
     bool pattern, json;
     uint64_t seed;
     uint64_t wait_subs, wait_timeout_s, linger_ms;
+    bool reliable;
+    rdps_flow_control flow;
+    uint64_t flow_tag, flow_min, ring_bytes, drain_timeout_s;
 };
 
 struct progress {
@@ -44,6 +47,8 @@ static void usage(FILE *out)
         "usage: rdpub -t TOPIC [-b BIND_IP | -d DEV] [-c COUNT] [-s SIZE | --size-range MIN:MAX]\n"
         "             [-r RATE] [--pattern [--seed N]] [--json] [--wait-subs N]\n"
         "             [--wait-timeout SEC] [--linger MS] [--group ADDR] [--cm-port P]\n"
+        "             [--reliable [--flow max|min|tagged:TAG:N] [--ring BYTES]\n"
+        "              [--drain-timeout SEC]]\n"
         "             [--loss-rx RATE] [--loss-tx RATE] [--loss-seed N] [FILE|-]\n"
         "Publishes each line of FILE (or stdin) as a message, or with --pattern COUNT\n"
         "generated messages that rdsub --verify can check byte for byte.\n"
@@ -57,16 +62,71 @@ static void usage(FILE *out)
         "      --json            print a one-line JSON summary at exit\n"
         "      --wait-subs N     before sending, wait until N subscribers were discovered\n"
         "      --wait-timeout S  give up waiting for readiness/subscribers after S s (default 30)\n"
-        "      --linger MS       keep the context alive MS ms after the last send (default 500)\n");
+        "      --linger MS       keep the context alive MS ms after the last send (default 500)\n"
+        "      --reliable        reliable publishing: frames kept in a retransmission ring,\n"
+        "                        NAKed ones repaired, flow control from subscriber STATUS\n"
+        "      --flow MODE       --reliable flow control: max (default; the fastest\n"
+        "                        receiver sets the pace, slow ones are evicted and told),\n"
+        "                        min (the slowest live receiver), tagged:TAG:N (the slowest\n"
+        "                        of the receivers started with rdsub --tag TAG; nothing is\n"
+        "                        sent before N of them are there)\n"
+        "      --ring BYTES      --reliable: retransmission ring size (k/m/g; default 16m)\n"
+        "      --drain-timeout S --reliable: after the last message, wait up to S s\n"
+        "                        (default 10) until every receiver has reported it all\n");
     tool_ctx_options_usage(out);
-    fprintf(out,
-            "Exit: 0 sent, 1 send failed, 2 bad usage, 3 timed out waiting, 4 runtime error.\n");
+    fprintf(out, "Exit: 0 sent (--reliable: and every receiver caught up), 1 send failed,\n"
+                 "      2 bad usage, 3 timed out waiting (--reliable: receivers still behind at\n"
+                 "      the drain timeout), 4 runtime error.\n");
 }
 
 static void on_signal(int sig)
 {
     (void)sig;
     stop_requested = 1;
+}
+
+/* Reliable publisher events: receivers evicted, resumed or gone are worth a line. */
+static void on_pub_event(void *user, const rdps_event *ev)
+{
+    uint64_t *evictions = user;
+    const char *what = ev->type == RDPS_EVENT_RECEIVER_EVICTED     ? "evicted"
+                       : ev->type == RDPS_EVENT_RECEIVER_RESUMED   ? "resumed"
+                       : ev->type == RDPS_EVENT_RECEIVER_TIMED_OUT ? "timed out"
+                                                                   : NULL;
+    if (what == NULL)
+        return;
+    if (ev->type == RDPS_EVENT_RECEIVER_EVICTED)
+        (*evictions)++;
+    fprintf(stderr, "%s: receiver %08" PRIx32 " (qpn 0x%" PRIx32 ") %s%s\n", prog, ev->receiver_id,
+            ev->source.qpn, what,
+            ev->type != RDPS_EVENT_RECEIVER_EVICTED ? ""
+            : ev->reason == 1                       ? ": fell behind the ring"
+                                                    : ": stalled the publisher");
+}
+
+/* --flow max | min | tagged:TAG:N */
+static bool parse_flow(const char *arg, struct options *opt)
+{
+    if (strcmp(arg, "max") == 0) {
+        opt->flow = RDPS_FLOW_MAX;
+        return true;
+    }
+    if (strcmp(arg, "min") == 0) {
+        opt->flow = RDPS_FLOW_MIN;
+        return true;
+    }
+    unsigned long long tag, n;
+    char tail;
+    if (sscanf(arg, "tagged:%llu:%llu%c", &tag, &n, &tail) == 2 && tag >= 1 && tag <= UINT32_MAX &&
+        n <= 100000) {
+        opt->flow = RDPS_FLOW_TAGGED;
+        opt->flow_tag = tag;
+        opt->flow_min = n;
+        return true;
+    }
+    tool_error(prog, "--flow: expected max, min or tagged:TAG:N (TAG 1..%u, N 0..100000), got '%s'",
+               UINT32_MAX, arg);
+    return false;
 }
 
 static bool parse_args(int argc, char **argv, struct options *opt)
@@ -79,6 +139,10 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         OPT_WAIT_SUBS,
         OPT_WAIT_TIMEOUT,
         OPT_LINGER,
+        OPT_RELIABLE,
+        OPT_FLOW,
+        OPT_RING,
+        OPT_DRAIN_TIMEOUT,
     };
     static const struct option longopts[] = {
         {"topic", required_argument, NULL, 't'},
@@ -92,6 +156,10 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         {"wait-subs", required_argument, NULL, OPT_WAIT_SUBS},
         {"wait-timeout", required_argument, NULL, OPT_WAIT_TIMEOUT},
         {"linger", required_argument, NULL, OPT_LINGER},
+        {"reliable", no_argument, NULL, OPT_RELIABLE},
+        {"flow", required_argument, NULL, OPT_FLOW},
+        {"ring", required_argument, NULL, OPT_RING},
+        {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
         {"help", no_argument, NULL, 'h'},
         TOOL_CTX_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
@@ -103,6 +171,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
     opt->size_min = opt->size_max = 64;
     opt->wait_timeout_s = 30;
     opt->linger_ms = 500;
+    opt->drain_timeout_s = 10;
     tool_ctx_options_init(&opt->ctx);
     while ((c = getopt_long(argc, argv, "t:c:s:r:h" TOOL_CTX_SHORT_OPTIONS, longopts, NULL)) !=
            -1) {
@@ -157,6 +226,21 @@ static bool parse_args(int argc, char **argv, struct options *opt)
             if (!tool_opt_u64(prog, "--linger", optarg, 0, 3600000, &opt->linger_ms))
                 return false;
             break;
+        case OPT_RELIABLE:
+            opt->reliable = true;
+            break;
+        case OPT_FLOW:
+            if (!parse_flow(optarg, opt))
+                return false;
+            break;
+        case OPT_RING:
+            if (!tool_opt_size(prog, "--ring", optarg, 64u * 1024u, 1ull << 32, &opt->ring_bytes))
+                return false;
+            break;
+        case OPT_DRAIN_TIMEOUT:
+            if (!tool_opt_u64(prog, "--drain-timeout", optarg, 0, 86400, &opt->drain_timeout_s))
+                return false;
+            break;
         case 'h':
             usage(stdout);
             exit(TOOL_EXIT_OK);
@@ -191,18 +275,32 @@ static bool parse_args(int argc, char **argv, struct options *opt)
     }
     if (opt->pattern && opt->count == 0)
         opt->count = 1000;
+    if (!opt->reliable && (opt->flow != RDPS_FLOW_MAX || opt->ring_bytes != 0)) {
+        tool_error(prog, "--flow and --ring need --reliable");
+        return false;
+    }
     return true;
 }
 
-static void sleep_until(uint64_t when_ns)
+/*
+ * Paces the next send: the ctx keeps polling while it waits (a reliable publisher answers NAKs
+ * and STATUS and sends its heartbeats meanwhile); the last sub-millisecond is slept.
+ */
+static void pace_until(rdps_ctx_t *ctx, uint64_t when_ns)
 {
-    uint64_t now = rdps__clock_monotonic_ns();
-    if (when_ns <= now)
-        return;
-    uint64_t d = when_ns - now;
-    struct timespec ts = {.tv_sec = (time_t)(d / 1000000000ull),
-                          .tv_nsec = (long)(d % 1000000000ull)};
-    nanosleep(&ts, NULL);
+    for (;;) {
+        uint64_t now = rdps__clock_monotonic_ns();
+        if (when_ns <= now || stop_requested)
+            return;
+        uint64_t d = when_ns - now;
+        if (d >= 1000000ull) {
+            if (rdps_ctx_wait(ctx, (int)(d / 1000000ull)) < 0)
+                return;
+            continue;
+        }
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)d};
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* Polls the ctx until cond(pub) holds or the deadline passes; false on timeout/stop/error. */
@@ -301,7 +399,17 @@ int main(int argc, char **argv)
         status = TOOL_EXIT_RUNTIME;
         goto out;
     }
-    rdps_pub_opts popts = {.group = opt.ctx.group};
+    uint64_t evictions = 0;
+    rdps_pub_opts popts = {
+        .group = opt.ctx.group,
+        .reliable = opt.reliable,
+        .ring_bytes = (size_t)opt.ring_bytes,
+        .flow = opt.flow,
+        .flow_tag = (uint32_t)opt.flow_tag,
+        .flow_min_receivers = (uint32_t)opt.flow_min,
+        .on_event = on_pub_event,
+        .event_user = &evictions,
+    };
     rc = rdps_pub_create(ctx, opt.topic, &popts, &pub);
     if (rc < 0) {
         tool_error(prog, "cannot publish to '%s': %s (%s)", opt.topic, rdps_strerror(rc),
@@ -342,7 +450,7 @@ int main(int argc, char **argv)
             len = (size_t)n;
         }
         if (interval_ns)
-            sleep_until(prog_state.start_ns + i * interval_ns);
+            pace_until(ctx, prog_state.start_ns + i * interval_ns);
         /*
          * Unpaced pattern messages go out in chains of up to SEND_BATCH (one post
          * each); paced ones and lines (maybe typed by hand) go at once.
@@ -377,6 +485,21 @@ int main(int argc, char **argv)
     if (tty)
         report_progress(&prog_state, true);
 
+    /* Reliable: the last messages may still need repairs; stay until every receiver has them. */
+    if (opt.reliable && status == TOOL_EXIT_OK) {
+        uint64_t drain_end = rdps__clock_monotonic_ns() + opt.drain_timeout_s * 1000000000ull;
+        while (!stop_requested && rdps_pub_receivers_behind(pub) > 0 &&
+               rdps__clock_monotonic_ns() < drain_end)
+            if (rdps_ctx_wait(ctx, 10) < 0)
+                break;
+        int behind = rdps_pub_receivers_behind(pub);
+        if (behind > 0 && !stop_requested) {
+            tool_error(prog, "%d receiver(s) still behind after the %" PRIu64 " s drain timeout",
+                       behind, opt.drain_timeout_s);
+            status = TOOL_EXIT_TIMEOUT;
+        }
+    }
+
     /*
      * Keep the context alive for the linger time, and beyond it (by at most 2 s)
      * while the device may still be sending what was posted.
@@ -407,7 +530,19 @@ int main(int argc, char **argv)
         tool_json_u64(&j, "fragments", c.frames_sent);
         tool_json_u64(&j, "backpressure", prog_state.eagain);
         tool_json_u64(&j, "loss_dropped_tx", c.loss_dropped_tx);
+        rdps_counters ctx_c;
+        rdps_ctx_counters(ctx, &ctx_c); /* the ctx's receive side (NAK, STATUS) */
+        tool_json_u64(&j, "loss_dropped_rx", ctx_c.loss_dropped_rx);
         tool_json_u64(&j, "subscribers", (uint64_t)rdps_pub_subscriber_count(pub));
+        tool_json_bool(&j, "reliable", opt.reliable);
+        tool_json_u64(&j, "naks_received", c.naks_received);
+        tool_json_u64(&j, "repairs", c.retransmits);
+        tool_json_u64(&j, "repairs_unicast", c.repairs_unicast);
+        tool_json_u64(&j, "repairs_multicast", c.repairs_multicast);
+        tool_json_u64(&j, "naks_suppressed", c.naks_suppressed);
+        tool_json_u64(&j, "heartbeats", c.heartbeats_sent);
+        tool_json_u64(&j, "evictions", evictions);
+        tool_json_u64(&j, "rtt_us", c.rtt_us);
         tool_json_double(&j, "elapsed_s", elapsed);
         tool_json_double(&j, "msgs_per_s",
                          elapsed > 0 ? (double)prog_state.messages / elapsed : 0.0);

@@ -24,21 +24,25 @@ struct options {
     uint64_t count; /* 0: until interrupted or timeout */
     uint64_t timeout_s;
     uint64_t seed;
+    uint64_t tag; /* --tag: group tag for tagged flow control */
     bool verify, json, quiet;
+    bool reliable, from_oldest;
 };
 
 struct state {
     const struct options *opt;
     uint64_t messages, bytes, fragments;
     uint64_t first_ns, last_ns;
-    struct verify verify; /* --verify: per publisher session (verify.h) */
+    uint64_t loss_events, lost_seqs; /* --reliable: RDPS_EVENT_LOSS */
+    struct verify verify;            /* --verify: per publisher session (verify.h) */
 };
 
 static void usage(FILE *out)
 {
     fprintf(out,
             "usage: rdsub -t TOPIC [-b BIND_IP | -d DEV] [-c COUNT] [--timeout SEC] [--verify]\n"
-            "             [--seed N] [--json] [-q] [--group ADDR] [--cm-port P]\n"
+            "             [--reliable [--tag TAG] [--from-oldest]] [--seed N] [--json] [-q]\n"
+            "             [--group ADDR] [--cm-port P]\n"
             "             [--loss-rx RATE] [--loss-tx RATE] [--loss-seed N]\n"
             "Receives messages of TOPIC and prints them (text, or a hex summary for binary).\n"
             "  -t, --topic TOPIC   topic name (required)\n"
@@ -47,7 +51,14 @@ static void usage(FILE *out)
             "      --verify        check rdpub --pattern -c N messages: exit 0 only when one\n"
             "                      publisher session delivered all N (indices 0..N-1) intact;\n"
             "                      every session is counted on its own, corrupt, duplicate and\n"
-            "                      missing messages are reported (needs -c N)\n"
+            "                      missing messages are reported (needs -c N); with\n"
+            "                      --reliable also messages out of order and loss events\n"
+            "      --reliable      ask reliable publishers for every message, in order,\n"
+            "                      exactly once (NAK + repair); unrecoverable loss is\n"
+            "                      reported on stderr and counted\n"
+            "      --tag TAG       --reliable: group tag for publishers using --flow tagged\n"
+            "      --from-oldest   --reliable: start a session at the oldest message the\n"
+            "                      publisher still holds, not at the live position\n"
             "      --seed N        pattern seed used by the publisher (default 1)\n"
             "      --json          print a one-line JSON summary at exit (with --verify: the\n"
             "                      verified session's figures, totals and every session's)\n"
@@ -56,6 +67,7 @@ static void usage(FILE *out)
     fprintf(out,
             "Exit: 0 done (-c N arrived; --verify: N of one session, all intact)\n"
             "      1 verification failed: corrupt, duplicate or out-of-range messages\n"
+            "        (--reliable: also out of order, or a loss event)\n"
             "      2 bad usage\n"
             "      3 timeout: fewer than N arrived (--verify: no message at all)\n"
             "      4 runtime error\n"
@@ -104,6 +116,21 @@ static void on_message(void *user, const void *data, size_t len, const rdps_msg_
         print_message(data, len, info);
 }
 
+static void on_event(void *user, const rdps_event *ev)
+{
+    struct state *st = user;
+    if (ev->type != RDPS_EVENT_LOSS)
+        return;
+    st->loss_events++;
+    st->lost_seqs += ev->count;
+    if (st->opt->verify)
+        verify_loss(&st->verify, &ev->source, ev->session_id, ev->count);
+    fprintf(stderr,
+            "%s: loss: session %08" PRIx32 " sequences %" PRIu32 "..%" PRIu32
+            " unrecoverable (reason %d)\n",
+            prog, ev->session_id, ev->first_seq, ev->first_seq + ev->count - 1, ev->reason);
+}
+
 static bool parse_args(int argc, char **argv, struct options *opt)
 {
     enum {
@@ -111,6 +138,9 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         OPT_VERIFY,
         OPT_SEED,
         OPT_JSON,
+        OPT_RELIABLE,
+        OPT_TAG,
+        OPT_FROM_OLDEST,
     };
     static const struct option longopts[] = {
         {"topic", required_argument, NULL, 't'},
@@ -119,6 +149,9 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         {"verify", no_argument, NULL, OPT_VERIFY},
         {"seed", required_argument, NULL, OPT_SEED},
         {"json", no_argument, NULL, OPT_JSON},
+        {"reliable", no_argument, NULL, OPT_RELIABLE},
+        {"tag", required_argument, NULL, OPT_TAG},
+        {"from-oldest", no_argument, NULL, OPT_FROM_OLDEST},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         TOOL_CTX_LONG_OPTIONS,
@@ -155,6 +188,16 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         case OPT_JSON:
             opt->json = true;
             break;
+        case OPT_RELIABLE:
+            opt->reliable = true;
+            break;
+        case OPT_TAG:
+            if (!tool_opt_u64(prog, "--tag", optarg, 1, UINT32_MAX, &opt->tag))
+                return false;
+            break;
+        case OPT_FROM_OLDEST:
+            opt->from_oldest = true;
+            break;
         case 'q':
             opt->quiet = true;
             break;
@@ -180,6 +223,10 @@ static bool parse_args(int argc, char **argv, struct options *opt)
     }
     if (!tool_ctx_options_check(prog, &opt->ctx))
         return false;
+    if ((opt->tag != 0 || opt->from_oldest) && !opt->reliable) {
+        tool_error(prog, "--tag and --from-oldest need --reliable");
+        return false;
+    }
     if (opt->verify && opt->count == 0) {
         tool_error(prog, "--verify needs -c COUNT (the number of pattern messages published)");
         return false;
@@ -215,6 +262,9 @@ static void json_session(struct tool_json *j, const char *key, const struct veri
     tool_json_u64(j, "duplicates", s->duplicates);
     tool_json_u64(j, "corrupt", s->corrupt);
     tool_json_u64(j, "out_of_range", s->out_of_range);
+    tool_json_u64(j, "first_index", s->first_index);
+    tool_json_u64(j, "out_of_order", s->out_of_order);
+    tool_json_u64(j, "loss_events", s->loss_events);
     tool_json_object_end(j);
 }
 
@@ -243,9 +293,12 @@ static void print_json(const struct state *st, const rdps_counters *c, uint64_t 
     tool_json_u64(&j, "corrupt", sum.corrupt);
     tool_json_u64(&j, "duplicates", sum.duplicates);
     tool_json_u64(&j, "out_of_range", sum.out_of_range);
+    tool_json_u64(&j, "out_of_order", sum.out_of_order);
+    tool_json_bool(&j, "reliable", st->opt->reliable);
     tool_json_u64(&j, "missing", st->opt->verify ? verify_session_missing(v, best) : 0);
     tool_json_u64(&j, "holes", verify_session_holes(best));
     tool_json_u64(&j, "verified", best != NULL ? best->distinct : 0);
+    tool_json_u64(&j, "first_index", best != NULL ? best->first_index : 0);
     if (st->opt->verify) {
         tool_json_str(&j, "verdict", verify_verdict_name(verify_verdict(v)));
         tool_json_u64(&j, "expected", st->opt->count);
@@ -267,6 +320,15 @@ static void print_json(const struct state *st, const rdps_counters *c, uint64_t 
     tool_json_u64(&j, "frames_received", c->frames_received);
     tool_json_u64(&j, "rq_empty", c->rq_empty);
     tool_json_u64(&j, "unknown_topic", c->unknown_topic);
+    /* Reliable delivery (zero otherwise): lost above counts sequences given up. */
+    tool_json_u64(&j, "loss_events", st->loss_events);
+    tool_json_u64(&j, "naks_sent", c->naks_sent);
+    tool_json_u64(&j, "recovered", c->recovered);
+    tool_json_u64(&j, "repairs", c->recovered);
+    tool_json_u64(&j, "frames_out_of_order", c->out_of_order);
+    tool_json_u64(&j, "evictions", c->receiver_evictions);
+    tool_json_u64(&j, "repair_latency_p50_us", c->repair_latency_p50_us);
+    tool_json_u64(&j, "repair_latency_p99_us", c->repair_latency_p99_us);
     tool_json_double(&j, "elapsed_s", elapsed);
     tool_json_double(&j, "msgs_per_s", elapsed > 0 ? (double)(st->messages - 1) / elapsed : 0.0);
     tool_json_double(&j, "wall_s", (double)wall_ns / 1e9);
@@ -297,8 +359,10 @@ static int verdict_status(const struct state *st, bool timed_out)
     case VERIFY_FAILED:
         tool_error(prog,
                    "verification failed: %" PRIu64 " corrupt, %" PRIu64 " duplicate, %" PRIu64
-                   " out-of-range messages (of %" PRIu64 " in %u sessions)",
-                   sum.corrupt, sum.duplicates, sum.out_of_range, v->messages, v->nsessions);
+                   " out-of-range, %" PRIu64 " out-of-order messages, %" PRIu64
+                   " loss events (of %" PRIu64 " messages in %u sessions)",
+                   sum.corrupt, sum.duplicates, sum.out_of_range, sum.out_of_order, sum.loss_events,
+                   v->messages, v->nsessions);
         return TOOL_EXIT_FAILED;
     case VERIFY_MISSING:
         tool_error(prog,
@@ -328,14 +392,22 @@ int main(int argc, char **argv)
         return TOOL_EXIT_USAGE;
     }
     st.opt = &opt;
-    if (opt.verify)
+    if (opt.verify) {
         (void)verify_init(&st.verify, opt.count, opt.seed); /* -c was checked */
+        verify_set_ordered(&st.verify, opt.reliable);
+    }
 
     if (tool_ctx_open(prog, &opt.ctx, 0, &ctx) < 0) {
         status = TOOL_EXIT_RUNTIME;
         goto out;
     }
-    rdps_sub_opts sopts = {.group = opt.ctx.group};
+    rdps_sub_opts sopts = {
+        .group = opt.ctx.group,
+        .on_event = on_event,
+        .reliable = opt.reliable,
+        .from_oldest = opt.from_oldest,
+        .flow_tag = (uint32_t)opt.tag,
+    };
     rc = rdps_sub_create(ctx, opt.topic, on_message, &st, &sopts, &sub);
     if (rc < 0) {
         tool_error(prog, "cannot subscribe to '%s': %s (%s)", opt.topic, rdps_strerror(rc),

@@ -222,6 +222,12 @@ RDPS_EXPORT void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim);
 RDPS_EXPORT uint32_t rdps_pub_session(const rdps_pub_t *pub);
 /* Live subscribers of the topic seen through discovery (announcing, not left). */
 RDPS_EXPORT int rdps_pub_subscriber_count(const rdps_pub_t *pub);
+/*
+ * Reliable publishers: receivers in flow control that have not yet reported every message sent
+ * (0 once all caught up; always 0 for an unreliable publisher). Keep polling the ctx until it
+ * is 0 before destroying the publisher, or the last messages' repairs are lost with it.
+ */
+RDPS_EXPORT int rdps_pub_receivers_behind(const rdps_pub_t *pub);
 /* Datagrams of this ctx posted but not yet known complete by the device. Completion of
  * unsignaled sends is learnt from a later signaled one, so after a burst this can stay
  * above zero until more is sent: wait on it with a deadline. */
@@ -381,7 +387,14 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(heartbeats_sent, "reliable publishers: heartbeats sent (idle, or answering a NAK)")         \
     X(naks_suppressed, "reliable publishers: NAKed sequences not repaired again (linger)")        \
     X(receiver_evictions, "reliable publishers: receivers evicted (lagged or stalled)")           \
-    X(control_send_failures, "reliable subscribers: NAK/STATUS frames that could not be sent")
+    X(control_send_failures, "reliable subscribers: NAK/STATUS frames that could not be sent")    \
+    X(out_of_order, "reliable subscribers: missing datagrams that arrived late (not repaired)")   \
+    X(loss_events, "reliable subscribers: RDPS_EVENT_LOSS events raised")                         \
+    X(repair_latency_p50_us, "reliable subscribers: gap detection to repair, median (us, gauge)") \
+    X(repair_latency_p99_us, "reliable subscribers: gap detection to repair, 99th pct (gauge)")   \
+    X(repairs_unicast, "reliable publishers: repair datagrams sent by unicast")                   \
+    X(repairs_multicast, "reliable publishers: repair datagrams sent by multicast")               \
+    X(rtt_us, "reliable publishers: latest round-trip time from a heartbeat echo (us, gauge)")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
