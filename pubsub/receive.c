@@ -187,6 +187,9 @@ int rdps__receive_init(rdps_ctx_t *ctx)
     rc.rel.rng_seed = rdps__random_u64();
     /* Retries outside the publisher's repair linger (2 ms by default), or it ignores them. */
     rc.rel.nak_retry_min_ns = 4000000ull;
+    /* Hold first NAKs for the reorder allowance only on paths seen reordering (netem reorder
+     * 25 % across guests: 4x fewer useless repairs); in-order fabrics keep NAKing at once. */
+    rc.rel.reorder_holdoff_ns = rc.reorder_allowance_ns;
     /* Uniform loss over a 1024-datagram window leaves ~100 holes at 10 %: a short gap list
      * merges them and the publisher resends what arrived (seen on rxe: 12x the lost bytes). */
     rc.max_gap_ranges = 256;

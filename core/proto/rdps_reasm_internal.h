@@ -57,6 +57,7 @@ struct rdps_rel_stream {
     uint64_t hb_ts_ns, hb_rx_ns; /* latest heartbeat: its timestamp, when it arrived */
     uint64_t join_deadline_ns;   /* joining: give up waiting for a heartbeat */
     bool have_trail, joining, hb_echo, status_now;
+    bool reordering;    /* a missing sequence arrived late: first NAKs wait reorder_holdoff_ns */
     bool progressed;    /* consumed moved by a delivery or a loss event since the join */
     int32_t prev, next; /* r->rel_head list */
     struct rdps_rel_recv_counters c;

@@ -58,8 +58,10 @@ static uint64_t first_nak_due(struct rdps_reasm *r, const struct rdps_rel_stream
                               uint64_t now_ns)
 {
     uint64_t max = (uint64_t)r->cfg.rel.nak_backoff_rtts * rs->srtt_ns;
-    return now_ns + r->cfg.rel.nak_holdoff_ns +
-           rdps__rel_nak_backoff_ns(&r->rel_rng, max, rs->receivers);
+    uint64_t holdoff = r->cfg.rel.nak_holdoff_ns;
+    if (rs->reordering && r->cfg.rel.reorder_holdoff_ns > holdoff)
+        holdoff = r->cfg.rel.reorder_holdoff_ns;
+    return now_ns + holdoff + rdps__rel_nak_backoff_ns(&r->rel_rng, max, rs->receivers);
 }
 
 static uint64_t retry_due(struct rdps_reasm *r, const struct rdps_rel_stream *rs, unsigned tries,
@@ -144,6 +146,7 @@ static void gap_filled(struct rdps_reasm *r, int32_t si, uint32_t seq, bool repa
     int i = rdps__ranges_find(&s->gaps, seq);
     if (!repair) {
         REL_COUNT(r, rs, out_of_order, 1);
+        rs->reordering = true; /* this path reorders: NAK later, not what is merely late */
     } else {
         REL_COUNT(r, rs, recovered, 1);
     }

@@ -157,6 +157,8 @@ struct rdps_rel_recv_config {
     uint64_t default_rtt_ns;     /* RTT before any sample */
     uint32_t nak_backoff_rtts;   /* first-NAK backoff bound in RTTs (more than one receiver) */
     uint64_t nak_holdoff_ns;     /* added before every first NAK (reordering fabrics) */
+    uint64_t reorder_holdoff_ns; /* ... at least this once a stream saw a late original (a
+                                    path that reorders: no NAK for what is merely late) */
     uint64_t nak_retry_max_ns;   /* retry interval cap */
     uint64_t nak_retry_min_ns;   /* retry interval floor (0: none): keep retries outside the
                                     publisher's repair linger, which would swallow them */

@@ -304,6 +304,42 @@ static void test_nak_backoff_bounds(void **state)
     assert_true(early > 1000 && early < 2200);
 }
 
+static void tune_reorder(struct rdps_reasm_config *cfg)
+{
+    cfg->rel.reorder_holdoff_ns = 2 * MS;
+}
+
+/* One receiver NAKs at once, until the path shows it reorders: then only after the hold-off. */
+static void test_reordering_path_holds_first_naks(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, tune_reorder);
+    assert_true(data(&fx, 10, 0) >= 0);
+    assert_true(data(&fx, 12, 0) >= 0);
+    poll(&fx);
+    assert_int_equal(fx.naks, 1);       /* in-order path so far: at once */
+    assert_true(data(&fx, 11, 0) >= 0); /* the original was only late */
+    assert_int_equal(info(&fx).counters.out_of_order, 1);
+    assert_true(data(&fx, 14, 0) >= 0);
+    poll(&fx);
+    assert_int_equal(fx.naks, 1); /* now held */
+    fx.now += 2 * MS - 1;
+    poll(&fx);
+    assert_int_equal(fx.naks, 1);
+    assert_true(data(&fx, 13, 0) >= 0); /* late again: no NAK at all */
+    fx.now += 10 * MS;
+    poll(&fx);
+    assert_int_equal(fx.naks, 1);
+    assert_true(data(&fx, 16, 0) >= 0);
+    fx.now += 2 * MS;
+    poll(&fx);
+    assert_int_equal(fx.naks, 2); /* really missing: asked after the hold-off */
+    assert_int_equal(last_nak(&fx)->ranges[0].start, 15);
+    expect_delivered(&fx, 10, 5);
+    fixture_fini(&fx);
+}
+
 static void tune_group(struct rdps_reasm_config *cfg)
 {
     cfg->rel.receivers = 64;
@@ -916,6 +952,7 @@ int main(void)
         cmocka_unit_test(test_fragmented_shuffled_in_order),
         cmocka_unit_test(test_gap_ranges_across_wrap_in_one_nak),
         cmocka_unit_test(test_nak_backoff_bounds),
+        cmocka_unit_test(test_reordering_path_holds_first_naks),
         cmocka_unit_test(test_nak_delay_scaled_by_receivers),
         cmocka_unit_test(test_retry_backoff_cap_and_exhaustion),
         cmocka_unit_test(test_loss_deadline),
