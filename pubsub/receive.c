@@ -334,6 +334,7 @@ void rdps__receive_counters(const rdps_ctx_t *ctx, rdps_counters *out)
         out->recovered = rel->recovered;
         out->out_of_order = rel->out_of_order;
         out->loss_events = rel->loss_events;
+        out->status_sent = rel->status_sent;
         out->repair_latency_p50_us = rdps__rel_latency_quantile_us(rel->repair_latency, 0.5);
         out->repair_latency_p99_us = rdps__rel_latency_quantile_us(rel->repair_latency, 0.99);
         out->lost = 0;

@@ -323,6 +323,7 @@ static void print_json(const struct state *st, const rdps_counters *c, uint64_t 
     /* Reliable delivery (zero otherwise): lost above counts sequences given up. */
     tool_json_u64(&j, "loss_events", st->loss_events);
     tool_json_u64(&j, "naks_sent", c->naks_sent);
+    tool_json_u64(&j, "status_sent", c->status_sent);
     tool_json_u64(&j, "recovered", c->recovered);
     tool_json_u64(&j, "repairs", c->recovered);
     tool_json_u64(&j, "frames_out_of_order", c->out_of_order);

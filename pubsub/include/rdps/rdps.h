@@ -390,6 +390,7 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(control_send_failures, "reliable subscribers: NAK/STATUS frames that could not be sent")    \
     X(out_of_order, "reliable subscribers: missing datagrams that arrived late (not repaired)")   \
     X(loss_events, "reliable subscribers: RDPS_EVENT_LOSS events raised")                         \
+    X(status_sent, "reliable subscribers: STATUS frames sent")                                    \
     X(repair_latency_p50_us, "reliable subscribers: gap detection to repair, median (us, gauge)") \
     X(repair_latency_p99_us, "reliable subscribers: gap detection to repair, 99th pct (gauge)")   \
     X(repairs_unicast, "reliable publishers: repair datagrams sent by unicast")                   \
