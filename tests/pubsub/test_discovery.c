@@ -21,6 +21,8 @@ static void make_valid(struct rdps_announce *a)
     for (int i = 0; i < 16; i++)
         a->gid[i] = (uint8_t)(0xf0 + i);
     a->reliable = true;
+    a->flow_tag = 0xfeedu;
+    a->receiver_id = 0xabcdef01u;
     a->host = 0xa9fe4d01u;
     a->cm_port = 7471;
     a->pid = 4242;
@@ -47,6 +49,8 @@ static void test_round_trip(void **state)
     assert_int_equal(out.qkey, in.qkey);
     assert_memory_equal(out.gid, in.gid, 16);
     assert_true(out.reliable);
+    assert_int_equal(out.flow_tag, 0xfeedu);
+    assert_int_equal(out.receiver_id, 0xabcdef01u);
     assert_int_equal(out.host, in.host);
     assert_int_equal(out.cm_port, in.cm_port);
     assert_int_equal(out.pid, in.pid);

@@ -337,6 +337,51 @@ static void test_topic_becoming_local_adopts_and_releases(void **state)
     assert_int_equal(h->sent[0].session_id, 0xbeef);
 }
 
+static void collect_event(void *user, const struct rdps_disc_event *ev)
+{
+    on_event(user, ev);
+}
+
+/* A reliable subscriber's receiver id and flow tag reach the publisher's side in events, and a
+ * publisher created after its subscribers announced finds them with for_each_remote. */
+static void test_reliable_subscriber_fields_and_enumeration(void **state)
+{
+    struct harness *h = *state;
+    struct rdps_source s1 = source(9, 0x900), s2 = source(8, 0x800);
+    struct rdps_announce a = ann(RDPS_ROLE_SUBSCRIBER, "md.r", 5, 1000);
+    a.reliable = true;
+    a.receiver_id = 0x77;
+    a.flow_tag = 42;
+    rdps__disc_on_announce(&h->d, &s1, &a, 0);
+    struct rdps_announce b = ann(RDPS_ROLE_SUBSCRIBER, "md.r", 6, 1000);
+    rdps__disc_on_announce(&h->d, &s2, &b, 0);
+    assert_int_equal(h->event_count, 0); /* remote-only topic: nothing to tell yet */
+    struct rdps_announce mine = ann(RDPS_ROLE_PUBLISHER, "md.r", 0xbeef, 1000);
+    assert_int_equal(rdps__disc_local_add(&h->d, &mine, 1 * MS), 0);
+    rdps__disc_for_each_remote(&h->d, mine.topic_id, "md.r", RDPS_ROLE_SUBSCRIBER, collect_event,
+                               h);
+    assert_int_equal(h->event_count, 2);
+    unsigned rel = h->events[0].reliable ? 0 : 1;
+    assert_true(h->events[rel].reliable);
+    assert_int_equal(h->events[rel].receiver_id, 0x77);
+    assert_int_equal(h->events[rel].flow_tag, 42);
+    assert_int_equal(h->events[rel].type, RDPS_DISC_PEER_SEEN);
+    assert_memory_equal(&h->events[rel].source, &s1, sizeof(s1));
+    assert_false(h->events[1 - rel].reliable);
+    /* No publisher of the topic to enumerate, and an unknown topic: no calls. */
+    rdps__disc_for_each_remote(&h->d, mine.topic_id, "md.r", RDPS_ROLE_PUBLISHER, collect_event, h);
+    rdps__disc_for_each_remote(&h->d, 12345, "md.none", RDPS_ROLE_SUBSCRIBER, collect_event, h);
+    assert_int_equal(h->event_count, 2);
+    /* Its leave carries the same fields. */
+    a.leaving = true;
+    rdps__disc_on_announce(&h->d, &s1, &a, 2 * MS);
+    assert_int_equal(h->event_count, 3);
+    assert_int_equal(h->events[2].type, RDPS_DISC_PEER_GONE);
+    assert_int_equal(h->events[2].receiver_id, 0x77);
+    assert_true(h->events[2].reliable);
+    check(h);
+}
+
 static void test_announces_local_endpoints_when_due(void **state)
 {
     struct harness *h = *state;
@@ -493,6 +538,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_remote_only_cap_keeps_room_for_own_topics, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_topic_becoming_local_adopts_and_releases, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_reliable_subscriber_fields_and_enumeration, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_announces_local_endpoints_when_due, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counts_per_topic_and_role, setup, teardown),

@@ -477,6 +477,10 @@ int main(int argc, char **argv)
         }
         prog_state.messages++;
         prog_state.bytes += len;
+        /* A reliable publisher hears NAKs and STATUS only when its ctx is polled: between
+         * batches, not only when back-pressured, or repairs wait for the window to close. */
+        if (opt.reliable && !batch && rdps_ctx_poll(ctx, 0) < 0)
+            break;
         if (tty)
             report_progress(&prog_state, false);
     }
