@@ -7,7 +7,10 @@
 #           evicted, the publisher goes on, the other one verifies every message;
 #   live    a subscriber that joins mid-stream starts at the live position and then gets
 #           every message in order (no hole after its first one);
-#   oldest  the same with --from-oldest gets the stream from message 0 (the ring holds it).
+#   oldest  the same with --from-oldest gets the stream from message 0 (the ring holds it);
+#   tagged  --flow tagged:7:2 sends nothing until two subscribers with --tag 7 are there (the
+#           second starts 3 s late and still verifies every message from 0); an untagged
+#           subscriber does not count.
 #
 # usage: rxe_reliable_one_guest.sh BUILD_DIR [CASE...]   (inside tools/rxe-vm; exits 77 elsewhere)
 set -u
@@ -19,7 +22,7 @@ sub="$build/tools/rdsub/rdsub"
 pub="$build/tools/rdpub/rdpub"
 out=$(mktemp -d)
 status=0
-cases=${*:-loss kill live oldest}
+cases=${*:-loss kill live oldest tagged}
 
 fail() {
     echo "FAIL [$1]: $2"
@@ -104,6 +107,35 @@ late_join() {
     fi
 }
 
+case_tagged() {
+    local n=600
+    "$sub" -t rel.tagged -c $n --verify --reliable --tag 7 --timeout 120 -q --json \
+        >"$out/tagged.sub1" 2>"$out/tagged.sub1err" &
+    local s1=$!
+    "$sub" -t rel.tagged --reliable -q >/dev/null 2>&1 &
+    local untagged=$!
+    "$pub" -t rel.tagged --reliable --flow tagged:7:2 --pattern -c $n -s 300 -r 300 --json \
+        >"$out/tagged.pub" 2>"$out/tagged.puberr" &
+    local p=$!
+    sleep 3
+    "$sub" -t rel.tagged -c $n --verify --reliable --tag 7 --timeout 120 -q --json \
+        >"$out/tagged.sub2" 2>"$out/tagged.sub2err"
+    local rc2=$?
+    wait $s1
+    local rc1=$?
+    wait $p
+    local prc=$?
+    kill -TERM $untagged
+    wait $untagged
+    [ $prc -eq 0 ] || fail tagged "rdpub exited $prc"
+    [ $rc1 -eq 0 ] || fail tagged "first tagged rdsub exited $rc1"
+    [ $rc2 -eq 0 ] || fail tagged "late tagged rdsub exited $rc2 (the publisher did not wait for it)"
+    for f in sub1 sub2; do
+        "$here/check_json.py" "$out/tagged.$f" "verified==$n" "first_index==0" \
+            "out_of_order==0" "loss_events==0" || fail tagged "$f figures"
+    done
+}
+
 for c in $cases; do
     echo "== $c"
     case $c in
@@ -111,6 +143,7 @@ for c in $cases; do
     kill) case_kill ;;
     live) late_join live "" ">0" ;;
     oldest) late_join oldest "--from-oldest" 0 ;;
+    tagged) case_tagged ;;
     *) echo "unknown case $c"; status=2 ;;
     esac
 done
