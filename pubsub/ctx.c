@@ -447,6 +447,10 @@ int rdps_ctx_flush(rdps_ctx_t *ctx)
 {
     if (ctx == NULL)
         return RDPS_EINVAL;
+    if (ctx->rel_sends_deferred) {
+        ctx->rel_sends_deferred = false;
+        rdps__pub_rel_flush(ctx);
+    }
     if (!ctx->sends_queued)
         return 0;
     ctx->sends_queued = false;

@@ -110,6 +110,7 @@ struct rdps_ctx {
     uint64_t last_event_check_ns;
     uint64_t sends_lost_reported; /* transport's tx_lost_qp_error at the last QP_RECOVERED */
     bool sends_queued;            /* RDPS_SEND_MORE left datagrams queued in the transport */
+    bool rel_sends_deferred;      /* RDPS_SEND_MORE left reliable ring frames unposted */
 
     struct rdps_rx_datagram rx[RDPS_RX_BATCH];
     struct rdps_source rx_source; /* sender of the datagram being handled */
@@ -137,6 +138,8 @@ struct rdps_disc_event;
 void rdps__pub_rel_on_receiver(rdps_ctx_t *ctx, struct rdps_topic *t,
                                const struct rdps_disc_event *ev);
 uint32_t rdps__pub_rel_receivers_behind(const rdps_pub_t *pub);
+/* Posts the ring frames RDPS_SEND_MORE left unposted, as one chain per publisher. */
+void rdps__pub_rel_flush(rdps_ctx_t *ctx);
 /* Adds the reliable publishers' figures to a publisher's (or, pub NULL, the ctx's) counters. */
 void rdps__pub_rel_counters(const rdps_pub_t *pub, rdps_counters *out);
 

@@ -12,6 +12,11 @@
 #include "rdps_random.h"
 #include "rdps_rel_pub.h"
 
+/* Ring frames posted and not completed, per publisher (a power of two). */
+#ifndef RDPS_REL_INFLIGHT
+#define RDPS_REL_INFLIGHT 1024u
+#endif
+
 /* Engine events wait here until the engine call returns (callbacks may publish). */
 #define EVENT_QUEUE 16
 
@@ -153,6 +158,9 @@ int rdps__pub_rel_attach(rdps_pub_t *pub, const rdps_pub_opts *opts)
     cfg.flow_min_receivers = opts->flow_min_receivers;
     if (opts->receiver_timeout_ms != 0)
         cfg.receiver_timeout_ns = (uint64_t)opts->receiver_timeout_ms * 1000000ull;
+    /* A repair is posted behind whatever data the send queue already holds: a short queue of
+     * ring frames keeps repair latency near one RTT (1024 cost ~8 RTTs on rxe). */
+    cfg.max_inflight = RDPS_REL_INFLIGHT;
     cfg.hash_seed = rdps__random_u64();
     cfg.on_event = queue_event;
     cfg.user = pub;
@@ -285,7 +293,6 @@ int rdps__pub_rel_send(rdps_pub_t *pub, const void *data, size_t len, unsigned f
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_rel_pub_glue *g = pub->rel;
     uint64_t now = rdps__ctx_now(ctx), wall = rdps__clock_realtime_ns();
-    (void)flags; /* the engine batches its own posts: one chain per pump */
 
     report_completions(g);
     int frames = rdps__rel_pub_append(&g->engine, data, len, now, wall);
@@ -298,7 +305,12 @@ int rdps__pub_rel_send(rdps_pub_t *pub, const void *data, size_t len, unsigned f
                              len);
     pub->counters.msgs_sent++;
     pub->counters.bytes_sent += len;
-    pump(pub, now, wall);
+    /* RDPS_SEND_MORE: the frames wait in the ring and go with the next send's chain (one
+     * doorbell, one system call on soft-RoCE, for the batch: 0.57x the unreliable rate without). */
+    if (flags & RDPS_SEND_MORE)
+        ctx->rel_sends_deferred = true;
+    else
+        pump(pub, now, wall);
     rdps__ctx_timer_at(ctx, now); /* the engine's deadlines moved */
     if (pub->topic->live_subs == 0 && g->event_count == 0)
         return 0;
@@ -360,6 +372,14 @@ uint64_t rdps__pub_rel_progress(rdps_ctx_t *ctx)
             next = deadline;
     }
     return next;
+}
+
+void rdps__pub_rel_flush(rdps_ctx_t *ctx)
+{
+    uint64_t now = rdps__ctx_now(ctx), wall = rdps__clock_realtime_ns();
+    for (rdps_pub_t *p = ctx->pubs; p != NULL; p = p->next)
+        if (p->rel != NULL && !p->closed)
+            pump(p, now, wall);
 }
 
 uint32_t rdps__pub_rel_receivers_behind(const rdps_pub_t *pub)
