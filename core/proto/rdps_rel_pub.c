@@ -94,7 +94,8 @@ int rdps__rel_pub_init(struct rdps_rel_pub *p, const struct rdps_rel_pub_config 
         return rdps__set_err(RDPS_ENOMEM, "rel_pub_init: out of memory");
     }
     p->repair_tokens = cfg->repair_budget_bytes;
-    p->hb_interval = cfg->heartbeat_min_ns;
+    p->hb_min = cfg->heartbeat_min_ns;
+    p->hb_interval = p->hb_min;
     p->hb_next = 0; /* the first heartbeat goes at once: receivers learn the session */
     p->fc_dirty = true;
     p->rx_next_expiry = UINT64_MAX;
@@ -441,7 +442,7 @@ static int post_data(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a, uint
     p->counters.data_posted++;
     if (p->data_since_repair < p->cfg.data_per_repair)
         p->data_since_repair++;
-    p->hb_interval = p->cfg.heartbeat_min_ns;
+    p->hb_interval = p->hb_min;
     p->hb_next = now_ns + p->hb_interval;
     return 1;
 }
@@ -508,7 +509,7 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
     }
     if (now_ns >= p->hb_next) {
         heartbeat_action(p, a, wall_ns);
-        /* heartbeat_min_ns after data, then gaps doubling to the cap. */
+        /* hb_min after data, then gaps doubling to the cap. */
         p->hb_interval = p->hb_interval * 2 > p->cfg.heartbeat_max_ns ? p->cfg.heartbeat_max_ns
                                                                       : p->hb_interval * 2;
         p->hb_next = now_ns + p->hb_interval;

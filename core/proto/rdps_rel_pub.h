@@ -90,8 +90,11 @@
  * data; when both wait, at most data_per_repair new frames go between two
  * repairs, so new data cannot starve repairs. Repairs set the RETRANSMIT
  * flag in the ring copy of the frame. Then owed unicast heartbeats, then a
- * multicast heartbeat when idle: every heartbeat_min_ns after data, doubling
- * up to heartbeat_max_ns, back to the minimum on new data. A heartbeat
+ * multicast heartbeat when idle: a minimum after data, doubling up to
+ * heartbeat_max_ns, back to the minimum on new data. The minimum is
+ * heartbeat_min_ns, or half the latest smoothed RTT when that is longer: a
+ * receiver cannot act on a tail loss faster than a round trip, so sooner
+ * heartbeats are only traffic (on rxe they were 2.4 % of the datagrams). A heartbeat
  * carries seq = post (the next sequence) and msg_len = R = post - trail
  * (the retained sequences), timestamp = wall_ns, flag RELIABLE. Heartbeat
  * frames live in the engine (valid until the next call: copy or inline
@@ -282,6 +285,7 @@ struct rdps_rel_pub {
     uint32_t data_since_repair;
     /* Heartbeats. */
     uint64_t hb_next, hb_interval;
+    uint64_t hb_min; /* heartbeat_min_ns, or half the latest smoothed RTT when longer */
     uint8_t hb_buf[RDPS_FRAME_HEADER_LEN];
     uint32_t *owed;     /* FIFO of receiver slots owed a unicast heartbeat (NAK below trail) */
     uint32_t *owed_gen; /* ... and their generations (a reused slot is skipped) */

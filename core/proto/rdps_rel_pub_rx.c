@@ -150,6 +150,10 @@ int rdps__rel_pub_on_status(struct rdps_rel_pub *p, const struct rdps_source *so
         if (wall_ns >= ts && wall_ns - ts >= held && wall_ns - ts - held < MAX_RTT_NS) {
             uint64_t sample = wall_ns - ts - held;
             r->srtt_ns = r->srtt_ns == 0 ? sample : r->srtt_ns - r->srtt_ns / 8 + sample / 8;
+            uint64_t half = r->srtt_ns / 2;
+            p->hb_min = half < p->cfg.heartbeat_min_ns   ? p->cfg.heartbeat_min_ns
+                        : half > p->cfg.heartbeat_max_ns ? p->cfg.heartbeat_max_ns
+                                                         : half;
             p->counters.rtt_samples++;
             p->counters.rtt_last_ns = sample;
         } else {
@@ -255,7 +259,7 @@ int rdps__rel_pub_expect_receiver(struct rdps_rel_pub *p, const struct rdps_sour
     p->counters.receivers_expected++;
     p->fc_dirty = true;
     /* Tell it the session now rather than after the idle heartbeat's backoff. */
-    p->hb_interval = p->cfg.heartbeat_min_ns;
+    p->hb_interval = p->hb_min;
     p->hb_next = now_ns;
     return 0;
 }

@@ -333,6 +333,13 @@ static void test_heartbeat_backoff_and_reset(void **state)
     /* New data resets the backoff. */
     send_one(&f, 3);
     assert_int_equal(rdps__rel_pub_tick(&f.p, f.now), f.now + 100 * US);
+    /* A 10 ms round trip: no heartbeat sooner than half of it after data. */
+    struct rdps_source s1 = test_source(1);
+    struct rdps_rel_status st = {RP_SESSION, RP_TOPIC, 7, f.cfg.first_seq, 10, 0, 1000 * MS};
+    rdps__rel_pub_on_status(&f.p, &s1, &st, f.now, 1010 * MS);
+    assert_int_equal(f.p.counters.rtt_samples, 1);
+    send_one(&f, 4);
+    assert_int_equal(rdps__rel_pub_tick(&f.p, f.now), f.now + 5 * MS);
     rp_stop(&f);
 }
 
