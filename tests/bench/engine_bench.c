@@ -95,6 +95,14 @@ int main(int argc, char **argv)
     cfg.user = &sink;
     cfg.rel.enabled = reliable;
     cfg.rel.send = on_control;
+    if (reliable) {
+        /* The ctx's parking room: a reliable STATUS window is bounded by it (rdps_rel_recv.h),
+         * and a one-chunk arena would make every message send a STATUS. */
+        cfg.reasm_cap_bytes = 64u << 20;
+        cfg.chunk_bytes = 16u << 10;
+        cfg.max_partials = 1024;
+        cfg.max_partials_per_source = 512;
+    }
     struct rdps_reasm r;
     /* One publisher: a RoCE source (GID fe80::1, QPN 0x11). */
     struct rdps_source src = {.gid = {0xfe, 0x80, [15] = 1}, .qpn = 0x11, .has_gid = 1};
