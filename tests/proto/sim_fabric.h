@@ -1,0 +1,135 @@
+/* sim_fabric.h - a simulated fabric for the reliable engines: one rdps_rel_pub, N reliable
+ * rdps_reasm receivers, lossy links, a discrete-event clock; checks every delivery. */
+#ifndef RDPS_TESTS_SIM_FABRIC_H
+#define RDPS_TESTS_SIM_FABRIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rdps_rel_pub.h"
+#include "rdps_rel_recv.h"
+
+/*
+ * Model
+ * -----
+ * The real engines, wired together; only the network and the application
+ * are simulated. Time is a fake clock that jumps from event to event: a
+ * binary heap holds frame deliveries and engine deadlines
+ * (rdps__rel_pub_tick, rdps__reasm_rel_poll), ordered by time.
+ *
+ * Publisher: an application appends messages as fast as flow control lets
+ * it (RDPS_EAGAIN: it retries at the next event); a NIC posts the engine's
+ * actions at link_gbps, one after the other, and reports each completion
+ * (send_done) once the frame has left. A multicast frame is copied once and
+ * fanned out to every receiver; a unicast one (repair, heartbeat) goes to
+ * the receiver named by action.dest.
+ *
+ * Links: each receiver has a downlink (DATA, repairs, heartbeats) and an
+ * uplink (NAK, STATUS to the publisher), each with a fixed delay drawn in
+ * [5, 50] us, a jitter of up to 1 us, and its own loss state (struct
+ * sim_loss: uniform, Gilbert-Elliott bursts, extra delay for reordering,
+ * duplication). A link keeps its frames in order (jitter never overtakes)
+ * except those the reorder model delays, and duplicates. Every draw comes from one seeded
+ * generator, in event order: a run is a pure function of its config.
+ *
+ * Receivers: each one is a reassembler with rel.enabled, configured like the
+ * library's (pubsub/receive.c), with its own source and receiver_id; the
+ * publisher expects each of them (as discovery does) and each is told the
+ * exact receiver count once its stream exists. Every delivered message is
+ * checked (id in order, length, fragment count, every byte), every loss
+ * event must start where the previous delivery or loss ended: a receiver
+ * accounts for each sequence exactly once, delivered or reported lost.
+ *
+ * A run ends when every receiver has accounted for every sequence of every
+ * message; one that does not end by time_limit_ns is a failure (a stall).
+ */
+
+/* One direction of one link. Probabilities are per frame. */
+struct sim_loss {
+    const char *name;
+    double uniform;                   /* independent loss */
+    double ge_p, ge_r;                /* Gilbert-Elliott: good->bad, bad->good; 0: off */
+    double ge_loss_bad, ge_loss_good; /* loss in each state */
+    double reorder;                   /* extra delay for this share of frames */
+    uint64_t reorder_ns;              /* ... uniform in [0, reorder_ns] */
+    double dup;                       /* a second copy, a little later */
+};
+
+/* The loss models of the matrix: none, uni1, uni5, uni20, ge, reorder, dup, all. */
+extern const struct sim_loss sim_models[];
+extern const unsigned sim_model_count;
+
+/* Faults injected to prove the checks can fail (SIM_FAULT_NONE in real runs). */
+enum sim_fault {
+    SIM_FAULT_NONE = 0,
+    SIM_FAULT_BLACKHOLE,   /* every copy of one DATA sequence is dropped: it cannot be repaired */
+    SIM_FAULT_SKIP_CHECK,  /* one delivery of receiver 0 is not shown to the checker */
+    SIM_FAULT_CHECK_TWICE, /* one delivery of receiver 0 is shown to the checker twice */
+    SIM_FAULT_CORRUPT,     /* one byte of one DATA frame is changed on the wire to receiver 0 */
+};
+
+struct sim_config {
+    uint32_t receivers;
+    uint64_t messages;
+    uint64_t seed;
+    struct sim_loss down, up;
+    enum rdps_rel_flow flow;
+    size_t ring_bytes;
+    uint32_t max_datagram;
+    uint32_t large_max;      /* one message in 256 is up to this long (others: 1..3 payloads) */
+    double common_drop;      /* share of first DATA posts dropped before the fan-out */
+    uint32_t receivers_told; /* the count given to rdps__reasm_rel_set_receivers (0: exact) */
+    uint32_t stall_rx;       /* a receiver that stops polling (UINT32_MAX: none) ... */
+    uint64_t stall_after;    /* ... once this many messages were appended ... */
+    uint64_t stall_ns;       /* ... for this long */
+    uint32_t nak_max_tries;  /* receivers' NAKs per range before RDPS_LOSS_RETRIES */
+    double link_gbps;
+    uint64_t time_limit_ns; /* simulated */
+    enum sim_fault fault;
+};
+
+struct sim_result {
+    /* Figures. */
+    uint64_t messages, data_frames, frames_posted, heartbeats;
+    uint64_t naks_sent, naks_received, status_sent;
+    uint64_t repairs_unicast, repairs_multicast, recovered;
+    uint64_t park_evicted, beyond_window, rx_duplicates; /* receivers' counters, summed */
+    uint64_t frames_dropped, frames_duplicated;          /* by the links, both directions */
+    uint64_t sim_ns, events;
+    double cpu_s;
+    /* Outcome per receiver, summed (and the minimum delivered). */
+    uint64_t delivered, delivered_min, lost_msgs, lost_seqs, loss_events;
+    uint64_t lost_by_reason[RDPS_LOSS_REASON_COUNT]; /* sequences, from the engines' counters */
+    uint32_t late_joins;     /* receivers whose first sequence was not the session's first */
+    uint64_t skipped_msgs;   /* messages before those receivers joined */
+    uint32_t receivers_done; /* receivers that accounted for every sequence */
+    uint64_t bad_order;      /* deliveries not the next message: out of order or duplicated */
+    uint64_t bad_content;    /* length, fragment count or bytes differ */
+    uint64_t bad_loss;       /* loss events overlapping what was delivered or reported */
+    /* Loss common to all receivers. */
+    uint64_t common_losses, common_naks; /* frames dropped before the fan-out; NAKs naming them */
+    /* Publisher events. */
+    uint64_t evictions, evictions_stalled, resumes, timeouts;
+    uint32_t evicted_rx; /* the receiver of the first eviction (UINT32_MAX: none) */
+    /* The stalled receiver: when (simulated ns from the start) and after how many appended
+     * messages it stalled, was first evicted and came back; the first and the last append. */
+    uint64_t first_append_ns, stall_ns, evict_ns, back_ns, all_appended_ns;
+    uint64_t appended_at_stall, appended_at_evict, appended_at_back;
+    uint64_t max_append_gap_ns;      /* longest time without an append, until it is back */
+    uint64_t max_append_gap_back_ns; /* ... and after */
+    /* Engine calls that asked to be called again at once (deadline <= now). */
+    uint64_t zero_deadlines;
+    /* First failure, for the test's message. */
+    char failure[200];
+};
+
+/* Lossless N=1 defaults: flow min, 16 MiB ring, 1024-byte datagrams, 10 Gb/s, 60 s limit. */
+void sim_config_default(struct sim_config *cfg);
+
+/* Runs one scenario. Returns 0, or -1 when the setup failed (res->failure says why). */
+int sim_run(const struct sim_config *cfg, struct sim_result *res);
+
+/* One line of figures for the README. */
+void sim_print(const char *label, const struct sim_config *cfg, const struct sim_result *res);
+
+#endif /* RDPS_TESTS_SIM_FABRIC_H */
