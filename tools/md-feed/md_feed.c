@@ -1,0 +1,604 @@
+/* md_feed.c - md-feed: a synthetic ITCH 5.0 feed handler publishing on rdps channels, open loop,
+ * with the reference book digest and reflector latency. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rdps/rdps.h>
+
+#include "ctx_options.h"
+#include "itch.h"
+#include "lat_hist.h"
+#include "md_gen.h"
+#include "md_packet.h"
+#include "md_topics.h"
+#include "rdps_clock.h"
+#include "tool_cli.h"
+#include "tool_json.h"
+
+static const char *prog = "md-feed";
+static volatile sig_atomic_t stop_requested;
+
+#define MAX_CHANNELS   64
+#define MAX_BOOKS      16
+#define DAY_NS         86400000000000ull
+#define STALL_LIMIT_NS 10000000000ull /* back-pressure this long: the receivers are gone */
+
+enum profile { PROFILE_STEADY, PROFILE_OPEN };
+
+struct options {
+    struct tool_ctx_options ctx;
+    const char *feed, *hgrm_prefix;
+    uint64_t duration_s, rate, symbols, channels, seed, books, max_delay_us, warmup_ms;
+    uint64_t wait_timeout_s, drain_timeout_s;
+    double zipf;
+    enum profile profile;
+    bool unreliable, json;
+};
+
+struct book_rtt {
+    uint32_t id;
+    struct lat_hist hist;
+};
+
+struct feed {
+    const struct options *opt;
+    rdps_ctx_t *ctx;
+    rdps_pub_t *pubs[MAX_CHANNELS];
+    rdps_sub_t *echo_sub;
+    struct md_gen gen;
+    struct md_packer *packers;
+    uint64_t start_real_ns, warmup_end_real_ns;
+    uint64_t messages, datagrams, bytes, eagain, stalled_sends;
+    struct book_rtt books[MAX_BOOKS];
+    unsigned nbooks;
+    uint64_t echoes, echoes_dropped;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: md-feed [-b IP | -d DEV] [--feed NAME] [--duration S] [--rate N]\n"
+            "               [--profile steady|open] [--symbols N] [--channels N] [--zipf S]\n"
+            "               [--seed N] [--books N] [--max-delay-us US] [--unreliable]\n"
+            "               [--warmup-ms MS] [--hgrm PREFIX] [--json]\n"
+            "Publishes a seeded synthetic NASDAQ TotalView-ITCH 5.0 order flow (add, delete,\n"
+            "replace, execute, cancel, trade on thousands of Zipf-popular symbols) on rdps\n"
+            "topics md.NAME.ch0..chN-1, several messages per datagram (MoldUDP64 framing),\n"
+            "reliable by default. Messages are scheduled open loop: each has an intended send\n"
+            "time and latency counts from it, so a stalled publisher shows. At the end it\n"
+            "prints the digest of its own reference books: every md-book must print the same.\n"
+            "  --feed NAME        topic prefix (default itch)\n"
+            "  --duration S       seconds of order flow (default 20)\n"
+            "  --rate N           ITCH messages per second offered (default 20000)\n"
+            "  --profile P        steady, or open: a ramp over the first fifth, then a burst\n"
+            "                     at 20x for a twentieth of the run, then steady\n"
+            "  --symbols N        symbols (default 8000); --channels N channels (default 8)\n"
+            "  --zipf S           Zipf exponent of symbol popularity (default 1.0)\n"
+            "  --seed N           generator seed (default 1)\n"
+            "  --books N          wait for N subscribers on every channel before starting\n"
+            "  --max-delay-us US  flush a partly filled datagram after US (default 50)\n"
+            "  --unreliable       publish without the ack/resend layer\n"
+            "  --warmup-ms MS     leave the first MS of flow out of the latency (default 1000)\n"
+            "  --hgrm PREFIX      write PREFIX.bookN.hgrm: reflector RTT/2 per book\n"
+            "  --json             one-line JSON summary at exit\n");
+    tool_ctx_options_usage(out);
+    fprintf(out, "Exit: 0 done, 1 sends stalled, 2 bad usage, 3 books did not appear, 4 runtime "
+                 "error.\n");
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static bool parse_args(int argc, char **argv, struct options *o)
+{
+    enum {
+        O_FEED = 256,
+        O_DURATION,
+        O_RATE,
+        O_PROFILE,
+        O_SYMBOLS,
+        O_CHANNELS,
+        O_ZIPF,
+        O_SEED,
+        O_BOOKS,
+        O_DELAY,
+        O_UNRELIABLE,
+        O_WARMUP,
+        O_HGRM,
+        O_JSON
+    };
+    static const struct option longopts[] = {
+        {"feed", required_argument, NULL, O_FEED},
+        {"duration", required_argument, NULL, O_DURATION},
+        {"rate", required_argument, NULL, O_RATE},
+        {"profile", required_argument, NULL, O_PROFILE},
+        {"symbols", required_argument, NULL, O_SYMBOLS},
+        {"channels", required_argument, NULL, O_CHANNELS},
+        {"zipf", required_argument, NULL, O_ZIPF},
+        {"seed", required_argument, NULL, O_SEED},
+        {"books", required_argument, NULL, O_BOOKS},
+        {"max-delay-us", required_argument, NULL, O_DELAY},
+        {"unreliable", no_argument, NULL, O_UNRELIABLE},
+        {"warmup-ms", required_argument, NULL, O_WARMUP},
+        {"hgrm", required_argument, NULL, O_HGRM},
+        {"json", no_argument, NULL, O_JSON},
+        {"help", no_argument, NULL, 'h'},
+        TOOL_CTX_LONG_OPTIONS,
+        {NULL, 0, NULL, 0},
+    };
+    *o = (struct options){.feed = "itch",
+                          .duration_s = 20,
+                          .rate = 20000,
+                          .symbols = 8000,
+                          .channels = 8,
+                          .seed = 1,
+                          .max_delay_us = 50,
+                          .warmup_ms = 1000,
+                          .wait_timeout_s = 60,
+                          .drain_timeout_s = 30,
+                          .zipf = 1.0};
+    tool_ctx_options_init(&o->ctx);
+    int c;
+    while ((c = getopt_long(argc, argv, "h" TOOL_CTX_SHORT_OPTIONS, longopts, NULL)) != -1) {
+        int shared = tool_ctx_option(prog, c, optarg, &o->ctx);
+        if (shared < 0)
+            return false;
+        if (shared > 0)
+            continue;
+        bool ok = true;
+        switch (c) {
+        case O_FEED:
+            o->feed = optarg;
+            break;
+        case O_DURATION:
+            ok = tool_opt_u64(prog, "--duration", optarg, 1, 86400, &o->duration_s);
+            break;
+        case O_RATE:
+            ok = tool_opt_u64(prog, "--rate", optarg, 1, 10000000, &o->rate);
+            break;
+        case O_PROFILE:
+            if (strcmp(optarg, "steady") == 0) {
+                o->profile = PROFILE_STEADY;
+            } else if (strcmp(optarg, "open") == 0) {
+                o->profile = PROFILE_OPEN;
+            } else {
+                tool_error(prog, "--profile: steady or open, got '%s'", optarg);
+                ok = false;
+            }
+            break;
+        case O_SYMBOLS:
+            ok = tool_opt_u64(prog, "--symbols", optarg, 1, 65535, &o->symbols);
+            break;
+        case O_CHANNELS:
+            ok = tool_opt_u64(prog, "--channels", optarg, 1, MAX_CHANNELS, &o->channels);
+            break;
+        case O_ZIPF: {
+            char *end;
+            errno = 0;
+            o->zipf = strtod(optarg, &end);
+            if (errno || *end || !(o->zipf >= 0 && o->zipf <= 10)) {
+                tool_error(prog, "--zipf: a number in 0..10, got '%s'", optarg);
+                ok = false;
+            }
+            break;
+        }
+        case O_SEED:
+            ok = tool_opt_u64(prog, "--seed", optarg, 0, UINT64_MAX, &o->seed);
+            break;
+        case O_BOOKS:
+            ok = tool_opt_u64(prog, "--books", optarg, 0, 1000, &o->books);
+            break;
+        case O_DELAY:
+            ok = tool_opt_u64(prog, "--max-delay-us", optarg, 1, 1000000, &o->max_delay_us);
+            break;
+        case O_UNRELIABLE:
+            o->unreliable = true;
+            break;
+        case O_WARMUP:
+            ok = tool_opt_u64(prog, "--warmup-ms", optarg, 0, 3600000, &o->warmup_ms);
+            break;
+        case O_HGRM:
+            o->hgrm_prefix = optarg;
+            break;
+        case O_JSON:
+            o->json = true;
+            break;
+        case 'h':
+            usage(stdout);
+            exit(TOOL_EXIT_OK);
+        default:
+            return false;
+        }
+        if (!ok)
+            return false;
+    }
+    if (optind < argc) {
+        tool_error(prog, "unexpected argument '%s'", argv[optind]);
+        return false;
+    }
+    if (o->channels > o->symbols) {
+        tool_error(prog, "--channels %" PRIu64 " is more than --symbols %" PRIu64, o->channels,
+                   o->symbols);
+        return false;
+    }
+    char topic[300];
+    md_channel_topic(topic, sizeof(topic), o->feed, (uint32_t)o->channels - 1);
+    if (rdps_topic_id(topic) == 0 || strlen(o->feed) > 200) {
+        tool_error(prog, "--feed '%s' does not make valid topic names", o->feed);
+        return false;
+    }
+    return tool_ctx_options_check(prog, &o->ctx);
+}
+
+/* Offered rate at t_ns after the start: steady, or the open's ramp and burst. */
+static double rate_at(const struct options *o, uint64_t t_ns)
+{
+    double rate = (double)o->rate;
+    if (o->profile != PROFILE_OPEN)
+        return rate;
+    double frac = (double)t_ns / ((double)o->duration_s * 1e9);
+    if (frac < 0.2)
+        return rate * (0.1 + 0.9 * frac / 0.2);
+    if (frac < 0.25)
+        return rate * 20.0;
+    return rate;
+}
+
+static struct book_rtt *book_slot(struct feed *f, uint32_t id)
+{
+    for (unsigned i = 0; i < f->nbooks; i++)
+        if (f->books[i].id == id)
+            return &f->books[i];
+    if (f->nbooks == MAX_BOOKS || lat_hist_init(&f->books[f->nbooks].hist, 3) < 0)
+        return NULL;
+    f->books[f->nbooks].id = id;
+    return &f->books[f->nbooks++];
+}
+
+static void on_echo(void *user, const void *data, size_t len, const rdps_msg_info *info)
+{
+    struct feed *f = user;
+    struct md_echo e;
+    (void)info;
+    if (md_echo_decode(data, len, &e) < 0) {
+        f->echoes_dropped++;
+        return;
+    }
+    uint64_t now = rdps__clock_realtime_ns();
+    struct book_rtt *b = book_slot(f, e.book_id);
+    if (b == NULL || now < e.intended_ns) {
+        f->echoes_dropped++;
+        return;
+    }
+    f->echoes++;
+    if (e.intended_ns >= f->warmup_end_real_ns)
+        lat_hist_record(&b->hist, (now - e.intended_ns) / 2);
+}
+
+/* Sends one datagram on channel ch, polling through back-pressure (the schedule keeps its
+ * intended times, so the stall shows in the latency). 0, or -1 when stalled for good. */
+static int send_packet(struct feed *f, uint32_t ch, const uint8_t *data, size_t len)
+{
+    uint64_t give_up = 0;
+    for (;;) {
+        int rc = rdps_pub_send(f->pubs[ch], data, len);
+        if (rc == 0) {
+            f->datagrams++;
+            f->bytes += len;
+            return 0;
+        }
+        if (rc != RDPS_EAGAIN) {
+            tool_error(prog, "send on channel %u failed: %s (%s)", ch, rdps_strerror(rc),
+                       rdps_last_error_message());
+            return -1;
+        }
+        f->eagain++;
+        uint64_t now = rdps__clock_monotonic_ns();
+        if (give_up == 0)
+            give_up = now + STALL_LIMIT_NS;
+        else if (now > give_up || stop_requested) {
+            f->stalled_sends++;
+            return -1;
+        }
+        if (rdps_ctx_poll(f->ctx, 0) < 0)
+            return -1;
+    }
+}
+
+static int flush_channel(struct feed *f, uint32_t ch)
+{
+    const uint8_t *data;
+    size_t len;
+    if (md_packer_flush(&f->packers[ch], &data, &len) == 0)
+        return 0;
+    return send_packet(f, ch, data, len);
+}
+
+static bool open_endpoints(struct feed *f)
+{
+    const struct options *o = f->opt;
+    char topic[300];
+    for (uint32_t ch = 0; ch < o->channels; ch++) {
+        md_channel_topic(topic, sizeof(topic), o->feed, ch);
+        rdps_pub_opts po = {.reliable = !o->unreliable, .group = o->ctx.group};
+        int rc = rdps_pub_create(f->ctx, topic, &po, &f->pubs[ch]);
+        if (rc < 0) {
+            tool_error(prog, "cannot publish '%s': %s (%s)", topic, rdps_strerror(rc),
+                       rdps_last_error_message());
+            return false;
+        }
+    }
+    md_echo_topic(topic, sizeof(topic), o->feed);
+    int rc = rdps_sub_create(f->ctx, topic, on_echo, f, NULL, &f->echo_sub);
+    if (rc < 0) {
+        tool_error(prog, "cannot subscribe to '%s': %s (%s)", topic, rdps_strerror(rc),
+                   rdps_last_error_message());
+        return false;
+    }
+    return true;
+}
+
+/* Every channel ready with at least `books` subscribers. */
+static bool wait_for_books(struct feed *f)
+{
+    uint64_t until = rdps__clock_monotonic_ns() + f->opt->wait_timeout_s * 1000000000ull;
+    while (!stop_requested && rdps__clock_monotonic_ns() < until) {
+        bool all = rdps_sub_ready(f->echo_sub) == 1;
+        for (uint32_t ch = 0; ch < f->opt->channels && all; ch++)
+            all = rdps_pub_ready(f->pubs[ch]) == 1 &&
+                  (uint64_t)rdps_pub_subscriber_count(f->pubs[ch]) >= f->opt->books;
+        if (all)
+            return true;
+        if (rdps_ctx_wait(f->ctx, 50) < 0)
+            return false;
+    }
+    return false;
+}
+
+static bool setup_generator(struct feed *f)
+{
+    const struct options *o = f->opt;
+    struct md_gen_config gc;
+    md_gen_config_init(&gc);
+    gc.seed = o->seed;
+    gc.symbols = (uint32_t)o->symbols;
+    gc.channels = (uint32_t)o->channels;
+    gc.zipf_exponent = o->zipf;
+    if (md_gen_init(&f->gen, &gc) < 0) {
+        tool_error(prog, "generator: bad configuration or out of memory");
+        return false;
+    }
+    f->packers = calloc(o->channels, sizeof(*f->packers));
+    if (f->packers == NULL) {
+        tool_error(prog, "out of memory");
+        return false;
+    }
+    size_t dgram = rdps_ctx_max_datagram_payload(f->ctx);
+    if (dgram > MD_PACKET_MAX)
+        dgram = MD_PACKET_MAX;
+    for (uint32_t ch = 0; ch < o->channels; ch++) {
+        struct md_packer_config pc = {
+            .first_seq = 1,
+            .max_datagram = (uint32_t)dgram,
+            .max_msg_len = ITCH_MAX_LEN,
+            .max_delay_ns = o->max_delay_us * 1000ull,
+            .intended_times = true,
+        };
+        size_t n = strlen(o->feed) < MD_SESSION_LEN ? strlen(o->feed) : MD_SESSION_LEN;
+        memset(pc.session, ' ', sizeof(pc.session)); /* MoldUDP64: space-padded ASCII */
+        memcpy(pc.session, o->feed, n);
+        if (md_packer_init(&f->packers[ch], &pc) < 0) {
+            tool_error(prog, "packer: a %zu-byte datagram is too small", dgram);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The open loop: returns TOOL_EXIT_OK or TOOL_EXIT_FAILED. */
+static int run_flow(struct feed *f)
+{
+    const struct options *o = f->opt;
+    uint64_t mono0 = rdps__clock_monotonic_ns();
+    f->start_real_ns = rdps__clock_realtime_ns();
+    f->warmup_end_real_ns = f->start_real_ns + o->warmup_ms * 1000000ull;
+    uint64_t end_ns = o->duration_s * 1000000000ull, next_ns = 0;
+    uint8_t buf[ITCH_MAX_LEN];
+    while (!stop_requested && next_ns < end_ns) {
+        uint64_t now_rel = rdps__clock_monotonic_ns() - mono0;
+        /* Everything due by now goes; a burst of at most 256 between polls. */
+        for (int n = 0; n < 256 && next_ns <= now_rel && next_ns < end_ns; n++) {
+            uint64_t intended = f->start_real_ns + next_ns;
+            struct itch_msg m;
+            uint32_t ch;
+            int len = md_gen_next(&f->gen, intended % DAY_NS, &m, &ch);
+            if (len < 0 || itch_encode(&m, buf, sizeof(buf)) != len)
+                return TOOL_EXIT_FAILED;
+            int pr = md_packer_add(&f->packers[ch], buf, (size_t)len, intended,
+                                   rdps__clock_realtime_ns());
+            if (pr < 0) { /* no room: flush and add again */
+                if (flush_channel(f, ch) < 0)
+                    return TOOL_EXIT_FAILED;
+                pr = md_packer_add(&f->packers[ch], buf, (size_t)len, intended,
+                                   rdps__clock_realtime_ns());
+                if (pr < 0)
+                    return TOOL_EXIT_FAILED;
+            }
+            if (pr == MD_PACK_FLUSH && flush_channel(f, ch) < 0)
+                return TOOL_EXIT_FAILED;
+            f->messages++;
+            next_ns += (uint64_t)(1e9 / rate_at(o, next_ns));
+        }
+        uint64_t real = rdps__clock_realtime_ns();
+        for (uint32_t ch = 0; ch < o->channels; ch++)
+            if (md_packer_due(&f->packers[ch], real) && flush_channel(f, ch) < 0)
+                return TOOL_EXIT_FAILED;
+        if (rdps_ctx_poll(f->ctx, 0) < 0)
+            return TOOL_EXIT_RUNTIME;
+        now_rel = rdps__clock_monotonic_ns() - mono0;
+        if (next_ns > now_rel + 2000000ull)
+            rdps_ctx_wait(f->ctx, (int)((next_ns - now_rel) / 1000000ull) - 1);
+    }
+    for (uint32_t ch = 0; ch < o->channels; ch++) {
+        const uint8_t *data;
+        size_t len;
+        if (flush_channel(f, ch) < 0)
+            return TOOL_EXIT_FAILED;
+        if (md_packer_heartbeat(&f->packers[ch], true, rdps__clock_realtime_ns(), &data, &len) <
+                0 ||
+            send_packet(f, ch, data, len) < 0)
+            return TOOL_EXIT_FAILED;
+    }
+    return TOOL_EXIT_OK;
+}
+
+/* Reliable: every book has everything before the feed goes; echoes still in flight arrive. */
+static bool drain(struct feed *f)
+{
+    uint64_t until = rdps__clock_monotonic_ns() + f->opt->drain_timeout_s * 1000000000ull;
+    uint64_t linger = rdps__clock_monotonic_ns() + 500000000ull;
+    for (;;) {
+        int behind = 0;
+        for (uint32_t ch = 0; ch < f->opt->channels; ch++)
+            behind += rdps_pub_receivers_behind(f->pubs[ch]);
+        uint64_t now = rdps__clock_monotonic_ns();
+        if ((behind == 0 && now >= linger) || stop_requested)
+            return true;
+        if (now >= until) {
+            tool_error(prog, "%d receiver(s) still behind after %" PRIu64 " s", behind,
+                       f->opt->drain_timeout_s);
+            return false;
+        }
+        rdps_ctx_wait(f->ctx, 10);
+    }
+}
+
+static void write_hgrms(struct feed *f)
+{
+    for (unsigned i = 0; i < f->nbooks; i++) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s.book%u.hgrm", f->opt->hgrm_prefix, f->books[i].id);
+        FILE *out = fopen(path, "w");
+        if (out == NULL || lat_hist_write_hgrm(&f->books[i].hist, out, 5, 1000.0) < 0)
+            tool_error(prog, "cannot write %s", path);
+        if (out != NULL)
+            fclose(out);
+    }
+}
+
+static void print_json(struct feed *f, uint64_t elapsed_ns)
+{
+    const struct options *o = f->opt;
+    struct tool_json j;
+    rdps_counters c;
+    char digest[17];
+    rdps_ctx_counters(f->ctx, &c);
+    snprintf(digest, sizeof(digest), "%016" PRIx64, md_gen_digest(&f->gen));
+    double secs = (double)elapsed_ns / 1e9;
+    tool_json_init(&j, stdout);
+    tool_json_object_begin(&j, NULL);
+    tool_json_str(&j, "tool", "md-feed");
+    tool_json_str(&j, "feed", o->feed);
+    tool_json_str(&j, "version", rdps_version());
+    tool_json_u64(&j, "seed", o->seed);
+    tool_json_str(&j, "profile", o->profile == PROFILE_OPEN ? "open" : "steady");
+    tool_json_u64(&j, "symbols", o->symbols);
+    tool_json_u64(&j, "channels", o->channels);
+    tool_json_bool(&j, "reliable", !o->unreliable);
+    tool_json_u64(&j, "rate_offered", o->rate);
+    tool_json_u64(&j, "messages", f->messages);
+    tool_json_u64(&j, "datagrams", f->datagrams);
+    tool_json_u64(&j, "bytes", f->bytes);
+    tool_json_double(&j, "elapsed_s", secs);
+    tool_json_double(&j, "msgs_per_s", secs > 0 ? (double)f->messages / secs : 0);
+    tool_json_double(&j, "datagrams_per_s", secs > 0 ? (double)f->datagrams / secs : 0);
+    tool_json_double(&j, "bytes_per_s", secs > 0 ? (double)f->bytes / secs : 0);
+    tool_json_str(&j, "digest", digest);
+    tool_json_u64(&j, "self_check_failures", md_gen_counters(&f->gen)->self_check_failures);
+    tool_json_u64(&j, "backpressure", f->eagain);
+    tool_json_u64(&j, "naks_received", c.naks_received);
+    tool_json_u64(&j, "repairs", c.retransmits);
+    tool_json_u64(&j, "echoes", f->echoes);
+    tool_json_array_begin(&j, "reflector");
+    for (unsigned i = 0; i < f->nbooks; i++) {
+        struct lat_hist_summary s;
+        lat_hist_summarize(&f->books[i].hist, &s);
+        tool_json_object_begin(&j, NULL);
+        tool_json_u64(&j, "book", f->books[i].id);
+        tool_json_str(&j, "method", "reflector RTT/2");
+        tool_json_u64(&j, "count", s.count);
+        tool_json_double(&j, "min_us", (double)s.min / 1e3);
+        tool_json_double(&j, "p50_us", (double)s.p50 / 1e3);
+        tool_json_double(&j, "p90_us", (double)s.p90 / 1e3);
+        tool_json_double(&j, "p99_us", (double)s.p99 / 1e3);
+        tool_json_double(&j, "p999_us", (double)s.p999 / 1e3);
+        tool_json_double(&j, "p9999_us", (double)s.p9999 / 1e3);
+        tool_json_double(&j, "max_us", (double)s.max / 1e3);
+        tool_json_object_end(&j);
+    }
+    tool_json_array_end(&j);
+    tool_json_object_end(&j);
+    tool_json_finish(&j);
+}
+
+int main(int argc, char **argv)
+{
+    struct options opt;
+    struct feed f = {0};
+    int status = TOOL_EXIT_OK;
+    if (!parse_args(argc, argv, &opt)) {
+        tool_usage_hint(prog);
+        return TOOL_EXIT_USAGE;
+    }
+    f.opt = &opt;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    if (tool_ctx_open(prog, &opt.ctx, 0, &f.ctx) < 0)
+        return TOOL_EXIT_RUNTIME;
+    if (!open_endpoints(&f) || !setup_generator(&f)) {
+        status = TOOL_EXIT_RUNTIME;
+        goto out;
+    }
+    if (!wait_for_books(&f)) {
+        tool_error(prog, "%" PRIu64 " book(s) per channel did not appear within %" PRIu64 " s",
+                   opt.books, opt.wait_timeout_s);
+        status = TOOL_EXIT_TIMEOUT;
+        goto out;
+    }
+    uint64_t t0 = rdps__clock_monotonic_ns();
+    status = run_flow(&f);
+    uint64_t elapsed = rdps__clock_monotonic_ns() - t0;
+    if (status == TOOL_EXIT_OK && !drain(&f))
+        status = TOOL_EXIT_FAILED;
+    if (f.stalled_sends > 0)
+        tool_error(prog, "sends stayed back-pressured for %llu s: stopped",
+                   STALL_LIMIT_NS / 1000000000ull);
+    if (opt.hgrm_prefix != NULL)
+        write_hgrms(&f);
+    if (opt.json)
+        print_json(&f, elapsed);
+    else
+        printf("md-feed: %" PRIu64 " messages in %" PRIu64 " datagrams, digest %016" PRIx64 "\n",
+               f.messages, f.datagrams, md_gen_digest(&f.gen));
+out:
+    for (uint32_t ch = 0; ch < opt.channels; ch++)
+        rdps_pub_destroy(f.pubs[ch]);
+    rdps_sub_destroy(f.echo_sub);
+    rdps_ctx_destroy(f.ctx);
+    if (f.packers != NULL)
+        md_gen_fini(&f.gen);
+    free(f.packers);
+    for (unsigned i = 0; i < f.nbooks; i++)
+        lat_hist_fini(&f.books[i].hist);
+    return status;
+}
