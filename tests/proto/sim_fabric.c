@@ -553,7 +553,7 @@ static int rx_init(struct sim *s, struct rx *x, uint32_t k)
     rc.rel.enabled = true;
     rc.rel.receiver_id = RX_ID + k;
     rc.rel.rng_seed = mix(s->cfg.seed * 31 + k);
-    rc.rel.nak_retry_min_ns = 4 * MS;
+    rc.rel.nak_retry_min_ns = s->cfg.nak_retry_min_ns ? s->cfg.nak_retry_min_ns : 4 * MS;
     /* The library's 10 tries lose a sequence with probability 0.36^10 when NAKs and repairs both
      * see 20 % loss (test_known_nak_tries_at_20_percent). */
     rc.rel.nak_max_tries = s->cfg.nak_max_tries;
@@ -603,6 +603,8 @@ static int sim_setup(struct sim *s)
     pc.ring_bytes = c->ring_bytes;
     pc.flow = c->flow;
     pc.hash_seed = mix(c->seed ^ 0xABCDEF);
+    if (c->repair_linger_ns != 0)
+        pc.repair_linger_ns = c->repair_linger_ns;
     pc.on_event = pub_event;
     pc.user = s;
     s->ring = malloc(c->ring_bytes);
@@ -647,6 +649,7 @@ static void collect(struct sim *s)
     const struct rdps_rel_pub_counters *pc = rdps__rel_pub_counters(&s->pub);
     res->messages = s->next_msg;
     res->data_frames = pc->data_posted;
+    res->bytes = pc->bytes_appended;
     res->heartbeats = pc->heartbeats + pc->heartbeats_unrecoverable;
     res->naks_received = pc->naks_received;
     res->repairs_unicast = pc->repairs_unicast;
@@ -748,15 +751,19 @@ int sim_run(const struct sim_config *cfg, struct sim_result *res)
 void sim_print(const char *label, const struct sim_config *cfg, const struct sim_result *res)
 {
     uint64_t ctl = res->naks_sent + res->status_sent + res->heartbeats;
+    /* Message bytes per simulated second over the link rate. */
+    double goodput =
+        res->sim_ns ? (double)res->bytes * 8.0 / (double)res->sim_ns / cfg->link_gbps : 0.0;
     printf("sim %-8s N=%-2u %-7s seed=%llu msgs=%llu dgrams=%llu naks=%llu (at pub %llu) "
-           "repairs uc/mc=%llu/%llu recovered=%llu ctl/data=%.4f lost=%llu sim_ms=%.1f "
-           "cpu_s=%.2f\n",
+           "repairs uc/mc=%llu/%llu recovered=%llu ctl/data=%.4f lost=%llu evict=%llu "
+           "park_ev=%llu sim_ms=%.1f goodput=%.4f cpu_s=%.2f\n",
            label, cfg->receivers, cfg->down.name, (unsigned long long)cfg->seed,
            (unsigned long long)res->messages, (unsigned long long)res->data_frames,
            (unsigned long long)res->naks_sent, (unsigned long long)res->naks_received,
            (unsigned long long)res->repairs_unicast, (unsigned long long)res->repairs_multicast,
            (unsigned long long)res->recovered,
            res->data_frames ? (double)ctl / (double)res->data_frames : 0.0,
-           (unsigned long long)res->lost_msgs, (double)res->sim_ns / 1e6, res->cpu_s);
+           (unsigned long long)res->lost_msgs, (unsigned long long)res->evictions,
+           (unsigned long long)res->park_evicted, (double)res->sim_ns / 1e6, goodput, res->cpu_s);
     fflush(stdout);
 }

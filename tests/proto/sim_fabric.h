@@ -83,6 +83,7 @@ struct sim_config {
     uint64_t stall_after;    /* ... once this many messages were appended ... */
     uint64_t stall_ns;       /* ... for this long */
     uint32_t nak_max_tries;  /* receivers' NAKs per range before RDPS_LOSS_RETRIES */
+    uint64_t nak_retry_min_ns, repair_linger_ns; /* what-ifs: 0 keeps the library's 4 ms, 2 ms */
     double link_gbps;
     uint64_t time_limit_ns; /* simulated */
     enum sim_fault fault;
@@ -90,7 +91,7 @@ struct sim_config {
 
 struct sim_result {
     /* Figures. */
-    uint64_t messages, data_frames, frames_posted, heartbeats;
+    uint64_t messages, bytes, data_frames, frames_posted, heartbeats;
     uint64_t naks_sent, naks_received, status_sent;
     uint64_t repairs_unicast, repairs_multicast, recovered;
     uint64_t park_evicted, beyond_window, rx_duplicates; /* receivers' counters, summed */
