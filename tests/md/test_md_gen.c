@@ -443,6 +443,17 @@ static void test_caps_hold_with_an_add_heavy_mix(void **state)
     assert_true(md_book_counters(&r.book)->max_live_orders <= 300);
     assert_true(md_gen_digest(&r.gen) == md_book_digest(&r.book));
     run_close(&r);
+
+    /* One order per symbol: the opening book and the flow both respect it. */
+    cfg.max_orders_per_symbol = 1;
+    cfg.opening_depth = 10;
+    run_open(&r, &cfg, 20000);
+    for (uint64_t i = 0; i < 20000; i++) {
+        step(&r, i, &cfg);
+        assert_true(md_book_order_count(md_gen_book(&r.gen), r.refs[r.next_ref - 1].locate) <= 1);
+    }
+    assert_true(md_gen_counters(&r.gen)->self_check_failures == 0);
+    run_close(&r);
 }
 
 static void test_preamble_and_names(void **state)

@@ -76,8 +76,6 @@ int md_book_init(struct md_book *book, const struct md_book_config *cfg)
         return -ENOMEM;
     }
     book->table_mask = (uint32_t)(table_size - 1);
-    for (uint32_t i = 0; i <= cfg->max_locate; i++)
-        memset(book->symbols[i].stock, ' ', ITCH_STOCK_LEN);
     return 0;
 }
 

@@ -65,7 +65,9 @@
  * books that applied the same messages have the same digest.
  *
  * Memory: allocated by md_book_init (symbols, the order pool and the
- * table, zeroed lazily by the OS as they are touched) and, while books
+ * table, all zero-filled, so the OS backs only the pages used: a book
+ * for 65535 locates and 2^20 orders costs what the day's symbols and
+ * live orders touch) and, while books
  * deepen, by the per-symbol arrays (levels, order lists) that grow by
  * doubling and never shrink: after warm-up, applying a message allocates
  * nothing. No clock reads, no I/O; one thread.
@@ -102,7 +104,9 @@ struct md_book_config {
     uint32_t max_locate; /* symbols 1..max_locate; default 65535 (the locate field's range) */
     uint32_t max_orders; /* live orders, all symbols; default 1 << 20 */
     uint32_t max_levels_per_side; /* price levels per side per symbol; default 4096 */
-    uint64_t hash_seed; /* order table hash; any value (the digest does not depend on it) */
+    /* Order table hash. The digest does not depend on it; a random one per process keeps a
+     * hostile feed from choosing references that collide. */
+    uint64_t hash_seed;
 };
 
 void md_book_config_init(struct md_book_config *cfg);
@@ -143,7 +147,7 @@ struct md_side {
 };
 
 struct md_symbol {
-    char stock[ITCH_STOCK_LEN]; /* from R; spaces until then */
+    char stock[ITCH_STOCK_LEN]; /* from R (valid when listed) */
     bool listed;                /* an R was seen */
     struct md_side bids, asks;
     uint32_t *orders; /* pool indices of the live orders */

@@ -90,15 +90,17 @@ static void symbol_name(uint32_t locate, char stock[ITCH_STOCK_LEN])
 }
 
 /* Opening book depth of a symbol: its popularity's share of opening_depth x symbols orders, at
- * least one order a side, at most half its cap. */
+ * least one order a side (two orders, or the cap if smaller), at most half the cap. */
 static uint32_t opening_count(const struct md_gen *g, uint16_t locate)
 {
     if (g->cfg.opening_depth == 0)
         return 0;
     double want = (double)g->cfg.opening_depth * g->cfg.symbols * md_gen_popularity(g, locate);
-    uint32_t most = g->cfg.max_orders_per_symbol / 2;
+    uint32_t cap = g->cfg.max_orders_per_symbol;
+    uint32_t least = cap < 2 ? cap : 2;
+    uint32_t most = cap / 2 > least ? cap / 2 : least;
     uint32_t n = want >= most ? most : (uint32_t)llround(want);
-    return n < 2 ? 2 : n;
+    return n < least ? least : n;
 }
 
 static int validate(const struct md_gen_config *cfg)

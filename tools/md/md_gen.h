@@ -27,8 +27,8 @@
  * Session: the first messages are one System Event 'O' (start of messages)
  * per channel, one Stock Directory per symbol on its channel, and an
  * opening book (as built before the open): per symbol, in locate order,
- * its popularity's share of opening_depth x symbols adds (at least 2, at
- * most half its cap), alternately bids and asks. md_gen_preamble_length()
+ * its popularity's share of opening_depth x symbols adds (at least 2 or
+ * the cap, at most half the cap), alternately bids and asks. md_gen_preamble_length()
  * says how many messages that is. Then order flow forever. Each flow message
  * draws a kind from the mix (relative weights; the default is close to a
  * real NASDAQ day: add 44 % of which F 1 %, delete 42 %, replace 10 %,
