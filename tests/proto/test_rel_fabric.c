@@ -246,10 +246,12 @@ static void test_stalled_receiver_evicted_once_under_min(void **state)
 
 /*
  * Known failure (CTest WILL_FAIL; rdps_rel_recv): a receiver back from a stall, its position
- * still in the ring, NAKs its whole 1024-sequence window, but can park only its partial quota
- * (512, the window its STATUS advertises); repairs beyond it evict parked messages, which are
- * asked again, and the ranges run out of NAK tries: messages the publisher still holds are
- * reported lost, with many times the needed repairs. Expected: none lost, few extra repairs.
+ * still in the ring, learns from a heartbeat that the publisher is far ahead and tracks (and
+ * NAKs) the whole 1024-sequence window past its consumed point, and the publisher repairs all
+ * of it; but the receiver can park only its partial quota (512, the window its STATUS
+ * advertises). After any hole near the consumed point the repairs beyond the quota evict parked
+ * messages, which are asked again, and the ranges run out of NAK tries: messages the ring still
+ * holds are reported lost (RETRIES), with 2.5x the needed repairs. Lossless, no parking, no loss.
  */
 static void test_known_resume_catch_up(void **state)
 {
