@@ -1,6 +1,7 @@
 /* itch.c - the ITCH 5.0 codec: field offsets pinned against the specification's sizes. */
 #include "itch.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
@@ -70,21 +71,55 @@ _Static_assert(U_PRICE + 4 == ITCH_ORDER_REPLACE_LEN, "U is 35 bytes");
 _Static_assert(P_MATCH + 8 == ITCH_TRADE_LEN && ITCH_TRADE_LEN == ITCH_MAX_LEN, "P is 44 bytes");
 
 /* Big-endian field access (ITCH is the only big-endian format in rdps; the wire helpers of
- * core/proto are little-endian). Byte-wise so alignment never matters. */
-static inline void put_be(uint8_t *p, uint64_t v, unsigned bytes)
+ * core/proto are little-endian): memcpy plus a byte swap, one unaligned load or store each. */
+static inline void put_be16(uint8_t *p, uint16_t v)
 {
-    for (unsigned i = bytes; i-- > 0;) {
-        p[i] = (uint8_t)v;
-        v >>= 8;
-    }
+    v = htobe16(v);
+    memcpy(p, &v, sizeof(v));
 }
 
-static inline uint64_t get_be(const uint8_t *p, unsigned bytes)
+static inline void put_be32(uint8_t *p, uint32_t v)
 {
-    uint64_t v = 0;
-    for (unsigned i = 0; i < bytes; i++)
-        v = v << 8 | p[i];
-    return v;
+    v = htobe32(v);
+    memcpy(p, &v, sizeof(v));
+}
+
+static inline void put_be64(uint8_t *p, uint64_t v)
+{
+    v = htobe64(v);
+    memcpy(p, &v, sizeof(v));
+}
+
+static inline void put_be48(uint8_t *p, uint64_t v)
+{
+    put_be16(p, (uint16_t)(v >> 32));
+    put_be32(p + 2, (uint32_t)v);
+}
+
+static inline uint16_t get_be16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, sizeof(v));
+    return be16toh(v);
+}
+
+static inline uint32_t get_be32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return be32toh(v);
+}
+
+static inline uint64_t get_be64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+    return be64toh(v);
+}
+
+static inline uint64_t get_be48(const uint8_t *p)
+{
+    return (uint64_t)get_be16(p) << 32 | get_be32(p + 2);
 }
 
 static inline void put_char(uint8_t *p, char c)
@@ -127,18 +162,18 @@ size_t itch_msg_len(uint8_t type)
 
 static void encode_add(const struct itch_add_order *a, uint8_t *b)
 {
-    put_be(b + A_REF, a->order_ref, 8);
+    put_be64(b + A_REF, a->order_ref);
     put_char(b + A_SIDE, a->side);
-    put_be(b + A_SHARES, a->shares, 4);
+    put_be32(b + A_SHARES, a->shares);
     memcpy(b + A_STOCK, a->stock, ITCH_STOCK_LEN);
-    put_be(b + A_PRICE, a->price, 4);
+    put_be32(b + A_PRICE, a->price);
 }
 
 static void encode_exec(const struct itch_order_executed *e, uint8_t *b)
 {
-    put_be(b + E_REF, e->order_ref, 8);
-    put_be(b + E_SHARES, e->shares, 4);
-    put_be(b + E_MATCH, e->match_number, 8);
+    put_be64(b + E_REF, e->order_ref);
+    put_be32(b + E_SHARES, e->shares);
+    put_be64(b + E_MATCH, e->match_number);
 }
 
 static void encode_directory(const struct itch_stock_directory *r, uint8_t *b)
@@ -146,7 +181,7 @@ static void encode_directory(const struct itch_stock_directory *r, uint8_t *b)
     memcpy(b + R_STOCK, r->stock, ITCH_STOCK_LEN);
     put_char(b + R_MARKET_CATEGORY, r->market_category);
     put_char(b + R_FIN_STATUS, r->financial_status);
-    put_be(b + R_ROUND_LOT, r->round_lot_size, 4);
+    put_be32(b + R_ROUND_LOT, r->round_lot_size);
     put_char(b + R_ROUND_LOTS_ONLY, r->round_lots_only);
     put_char(b + R_ISSUE_CLASS, r->issue_classification);
     memcpy(b + R_ISSUE_SUBTYPE, r->issue_subtype, 2);
@@ -155,7 +190,7 @@ static void encode_directory(const struct itch_stock_directory *r, uint8_t *b)
     put_char(b + R_IPO, r->ipo_flag);
     put_char(b + R_LULD_TIER, r->luld_tier);
     put_char(b + R_ETP_FLAG, r->etp_flag);
-    put_be(b + R_ETP_LEVERAGE, r->etp_leverage_factor, 4);
+    put_be32(b + R_ETP_LEVERAGE, r->etp_leverage_factor);
     put_char(b + R_INVERSE, r->inverse_indicator);
 }
 
@@ -171,9 +206,9 @@ int itch_encode(const struct itch_msg *msg, uint8_t *buf, size_t cap)
     if (msg->timestamp_ns > ITCH_TIMESTAMP_MAX)
         return -ERANGE;
     buf[OFF_TYPE] = msg->type;
-    put_be(buf + OFF_LOCATE, msg->stock_locate, 2);
-    put_be(buf + OFF_TRACKING, msg->tracking_number, 2);
-    put_be(buf + OFF_TS, msg->timestamp_ns, 6);
+    put_be16(buf + OFF_LOCATE, msg->stock_locate);
+    put_be16(buf + OFF_TRACKING, msg->tracking_number);
+    put_be48(buf + OFF_TS, msg->timestamp_ns);
     switch (msg->type) {
     case ITCH_SYSTEM_EVENT:
         put_char(buf + S_EVENT_CODE, msg->u.S.event_code);
@@ -194,28 +229,28 @@ int itch_encode(const struct itch_msg *msg, uint8_t *buf, size_t cap)
     case ITCH_ORDER_EXECUTED_PRICE:
         encode_exec(&msg->u.C.exec, buf);
         put_char(buf + C_PRINTABLE, msg->u.C.printable);
-        put_be(buf + C_PRICE, msg->u.C.price, 4);
+        put_be32(buf + C_PRICE, msg->u.C.price);
         break;
     case ITCH_ORDER_CANCEL:
-        put_be(buf + X_REF, msg->u.X.order_ref, 8);
-        put_be(buf + X_SHARES, msg->u.X.shares, 4);
+        put_be64(buf + X_REF, msg->u.X.order_ref);
+        put_be32(buf + X_SHARES, msg->u.X.shares);
         break;
     case ITCH_ORDER_DELETE:
-        put_be(buf + D_REF, msg->u.D.order_ref, 8);
+        put_be64(buf + D_REF, msg->u.D.order_ref);
         break;
     case ITCH_ORDER_REPLACE:
-        put_be(buf + U_ORIG, msg->u.U.orig_order_ref, 8);
-        put_be(buf + U_NEW, msg->u.U.new_order_ref, 8);
-        put_be(buf + U_SHARES, msg->u.U.shares, 4);
-        put_be(buf + U_PRICE, msg->u.U.price, 4);
+        put_be64(buf + U_ORIG, msg->u.U.orig_order_ref);
+        put_be64(buf + U_NEW, msg->u.U.new_order_ref);
+        put_be32(buf + U_SHARES, msg->u.U.shares);
+        put_be32(buf + U_PRICE, msg->u.U.price);
         break;
     case ITCH_TRADE:
-        put_be(buf + P_REF, msg->u.P.order_ref, 8);
+        put_be64(buf + P_REF, msg->u.P.order_ref);
         put_char(buf + P_SIDE, msg->u.P.side);
-        put_be(buf + P_SHARES, msg->u.P.shares, 4);
+        put_be32(buf + P_SHARES, msg->u.P.shares);
         memcpy(buf + P_STOCK, msg->u.P.stock, ITCH_STOCK_LEN);
-        put_be(buf + P_PRICE, msg->u.P.price, 4);
-        put_be(buf + P_MATCH, msg->u.P.match_number, 8);
+        put_be32(buf + P_PRICE, msg->u.P.price);
+        put_be64(buf + P_MATCH, msg->u.P.match_number);
         break;
     }
     return (int)len;
@@ -223,18 +258,18 @@ int itch_encode(const struct itch_msg *msg, uint8_t *buf, size_t cap)
 
 static void decode_add(const uint8_t *b, struct itch_add_order *a)
 {
-    a->order_ref = get_be(b + A_REF, 8);
+    a->order_ref = get_be64(b + A_REF);
     a->side = get_char(b + A_SIDE);
-    a->shares = (uint32_t)get_be(b + A_SHARES, 4);
+    a->shares = get_be32(b + A_SHARES);
     memcpy(a->stock, b + A_STOCK, ITCH_STOCK_LEN);
-    a->price = (uint32_t)get_be(b + A_PRICE, 4);
+    a->price = get_be32(b + A_PRICE);
 }
 
 static void decode_exec(const uint8_t *b, struct itch_order_executed *e)
 {
-    e->order_ref = get_be(b + E_REF, 8);
-    e->shares = (uint32_t)get_be(b + E_SHARES, 4);
-    e->match_number = get_be(b + E_MATCH, 8);
+    e->order_ref = get_be64(b + E_REF);
+    e->shares = get_be32(b + E_SHARES);
+    e->match_number = get_be64(b + E_MATCH);
 }
 
 static void decode_directory(const uint8_t *b, struct itch_stock_directory *r)
@@ -242,7 +277,7 @@ static void decode_directory(const uint8_t *b, struct itch_stock_directory *r)
     memcpy(r->stock, b + R_STOCK, ITCH_STOCK_LEN);
     r->market_category = get_char(b + R_MARKET_CATEGORY);
     r->financial_status = get_char(b + R_FIN_STATUS);
-    r->round_lot_size = (uint32_t)get_be(b + R_ROUND_LOT, 4);
+    r->round_lot_size = get_be32(b + R_ROUND_LOT);
     r->round_lots_only = get_char(b + R_ROUND_LOTS_ONLY);
     r->issue_classification = get_char(b + R_ISSUE_CLASS);
     memcpy(r->issue_subtype, b + R_ISSUE_SUBTYPE, 2);
@@ -251,7 +286,7 @@ static void decode_directory(const uint8_t *b, struct itch_stock_directory *r)
     r->ipo_flag = get_char(b + R_IPO);
     r->luld_tier = get_char(b + R_LULD_TIER);
     r->etp_flag = get_char(b + R_ETP_FLAG);
-    r->etp_leverage_factor = (uint32_t)get_be(b + R_ETP_LEVERAGE, 4);
+    r->etp_leverage_factor = get_be32(b + R_ETP_LEVERAGE);
     r->inverse_indicator = get_char(b + R_INVERSE);
 }
 
@@ -267,9 +302,9 @@ int itch_decode(const uint8_t *buf, size_t len, struct itch_msg *out)
     if (len != want)
         return -EBADMSG;
     out->type = buf[OFF_TYPE];
-    out->stock_locate = (uint16_t)get_be(buf + OFF_LOCATE, 2);
-    out->tracking_number = (uint16_t)get_be(buf + OFF_TRACKING, 2);
-    out->timestamp_ns = get_be(buf + OFF_TS, 6);
+    out->stock_locate = get_be16(buf + OFF_LOCATE);
+    out->tracking_number = get_be16(buf + OFF_TRACKING);
+    out->timestamp_ns = get_be48(buf + OFF_TS);
     switch (out->type) {
     case ITCH_SYSTEM_EVENT:
         out->u.S.event_code = get_char(buf + S_EVENT_CODE);
@@ -290,28 +325,28 @@ int itch_decode(const uint8_t *buf, size_t len, struct itch_msg *out)
     case ITCH_ORDER_EXECUTED_PRICE:
         decode_exec(buf, &out->u.C.exec);
         out->u.C.printable = get_char(buf + C_PRINTABLE);
-        out->u.C.price = (uint32_t)get_be(buf + C_PRICE, 4);
+        out->u.C.price = get_be32(buf + C_PRICE);
         break;
     case ITCH_ORDER_CANCEL:
-        out->u.X.order_ref = get_be(buf + X_REF, 8);
-        out->u.X.shares = (uint32_t)get_be(buf + X_SHARES, 4);
+        out->u.X.order_ref = get_be64(buf + X_REF);
+        out->u.X.shares = get_be32(buf + X_SHARES);
         break;
     case ITCH_ORDER_DELETE:
-        out->u.D.order_ref = get_be(buf + D_REF, 8);
+        out->u.D.order_ref = get_be64(buf + D_REF);
         break;
     case ITCH_ORDER_REPLACE:
-        out->u.U.orig_order_ref = get_be(buf + U_ORIG, 8);
-        out->u.U.new_order_ref = get_be(buf + U_NEW, 8);
-        out->u.U.shares = (uint32_t)get_be(buf + U_SHARES, 4);
-        out->u.U.price = (uint32_t)get_be(buf + U_PRICE, 4);
+        out->u.U.orig_order_ref = get_be64(buf + U_ORIG);
+        out->u.U.new_order_ref = get_be64(buf + U_NEW);
+        out->u.U.shares = get_be32(buf + U_SHARES);
+        out->u.U.price = get_be32(buf + U_PRICE);
         break;
     case ITCH_TRADE:
-        out->u.P.order_ref = get_be(buf + P_REF, 8);
+        out->u.P.order_ref = get_be64(buf + P_REF);
         out->u.P.side = get_char(buf + P_SIDE);
-        out->u.P.shares = (uint32_t)get_be(buf + P_SHARES, 4);
+        out->u.P.shares = get_be32(buf + P_SHARES);
         memcpy(out->u.P.stock, buf + P_STOCK, ITCH_STOCK_LEN);
-        out->u.P.price = (uint32_t)get_be(buf + P_PRICE, 4);
-        out->u.P.match_number = get_be(buf + P_MATCH, 8);
+        out->u.P.price = get_be32(buf + P_PRICE);
+        out->u.P.match_number = get_be64(buf + P_MATCH);
         break;
     }
     return (int)len;
