@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# fanout_check.sh - tools/fanout-demo's verdict fails on every broken result set: a subscriber
-# that exited non-zero, one that exited 0 while its summary shows messages missing (what rdsub
-# did before per-session verification), corrupt or duplicated messages, a missing result, a
-# publisher that sent too few; and passes on a good set.
+# fanout_check.sh - tools/fanout-demo's verdict fails on every broken result set: a book whose
+# digest differs from the feed's, one that exited 0 while messages are missing, one that did not
+# end every channel, one that exited non-zero, a missing book, a feed that failed or whose
+# generator refused its own messages; and passes on a good set.
 # usage: fanout_check.sh   (no device needed: it feeds saved results to fanout-demo --check)
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -11,26 +11,30 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 
-# make_results DIR PUB_MESSAGES SUB_RC SUB_VERIFIED SUB_MISSING SUB_CORRUPT SUB_DUPLICATES
+# make_results DIR [KEY=VALUE...]: a good run of a feed and two books, then the overrides:
+# feed_rc, self_check, book2_rc, book2_digest, book2_missing, book2_ended, book2_refused.
 make_results() {
-    local dir=$1
+    local dir=$1 feed_rc=0 self_check=0 book2_rc=0 book2_digest=00c0ffee00c0ffee book2_missing=0
+    local book2_ended=8 book2_refused=0
+    shift
+    for kv in "$@"; do local "$kv"; done
     mkdir -p "$dir"
-    echo 0 >"$dir/pub.rc"
-    echo "{\"tool\":\"rdpub\",\"messages\":$2}" >"$dir/pub.json"
-    for s in sub1 sub2; do
-        echo 0 >"$dir/$s.rc"
-        echo '{"tool":"rdsub","verified":200,"missing":0,"corrupt":0,"duplicates":0,"out_of_range":0}' \
-            >"$dir/$s.json"
-    done
-    echo "$3" >"$dir/sub2.rc"
-    echo "{\"tool\":\"rdsub\",\"verified\":$4,\"missing\":$5,\"corrupt\":$6,\"duplicates\":$7,\"out_of_range\":0}" \
-        >"$dir/sub2.json"
+    echo 2 >"$dir/books"
+    echo "$feed_rc" >"$dir/feed.rc"
+    echo "{\"tool\":\"md-feed\",\"digest\":\"00c0ffee00c0ffee\",\"channels\":8,\"self_check_failures\":$self_check}" \
+        >"$dir/feed.json"
+    echo 0 >"$dir/book1.rc"
+    echo '{"tool":"md-book","digest":"00c0ffee00c0ffee","messages":1000,"missing":0,"channels_ended":8,"apply_errors":0}' \
+        >"$dir/book1.json"
+    echo "$book2_rc" >"$dir/book2.rc"
+    echo "{\"tool\":\"md-book\",\"digest\":\"$book2_digest\",\"messages\":1000,\"missing\":$book2_missing,\"channels_ended\":$book2_ended,\"apply_errors\":$book2_refused}" \
+        >"$dir/book2.json"
 }
 
-# expect WANT NAME: runs the demo's check on $tmp/NAME with -c 200.
+# expect WANT NAME: runs the demo's check on $tmp/NAME.
 expect() {
     local want=$1 name=$2 got=0
-    "$demo" --check "$tmp/$name" -c 200 >"$tmp/$name.out" 2>&1 || got=$?
+    "$demo" --check "$tmp/$name" >"$tmp/$name.out" 2>&1 || got=$?
     if [ "$got" -ne "$want" ]; then
         echo "FAIL: $name: fanout-demo --check exited $got, want $want:"
         sed 's/^/    /' "$tmp/$name.out"
@@ -40,31 +44,28 @@ expect() {
     fi
 }
 
-make_results "$tmp/good" 200 0 200 0 0 0
+make_results "$tmp/good"
 expect 0 good
-make_results "$tmp/missing_rc" 200 5 150 50 0 0
-expect 1 missing_rc
-make_results "$tmp/missing_exit0" 200 0 150 50 0 0 # a subscriber that hides what is missing
+make_results "$tmp/digest_differs" book2_digest=00c0ffee00c0fffe
+expect 1 digest_differs
+make_results "$tmp/missing_exit0" book2_missing=12 # a book that hides what is missing
 expect 1 missing_exit0
-make_results "$tmp/fewer_exit0" 200 0 150 0 0 0 # only 150 verified, "missing" not reported
-expect 1 fewer_exit0
-make_results "$tmp/corrupt" 200 1 200 0 3 0
-expect 1 corrupt
-make_results "$tmp/duplicates" 200 0 200 0 0 2
-expect 1 duplicates
-make_results "$tmp/short_pub" 150 0 200 0 0 0
-expect 1 short_pub
-make_results "$tmp/no_sub2" 200 0 200 0 0 0
-rm "$tmp/no_sub2/sub2.json"
-expect 1 no_sub2
-# The documented way to see the check fail for real: subscribers expect more than is sent.
-make_results "$tmp/expect_more" 200 0 200 0 0 0
-if "$demo" --check "$tmp/expect_more" -c 200 --expect 300 >/dev/null 2>&1; then
-    echo "FAIL: --expect 300 over 200 verified passed"
-    failures=$((failures + 1))
-else
-    echo "ok:   expect_more -> fails"
-fi
+make_results "$tmp/not_ended_exit0" book2_ended=7
+expect 1 not_ended_exit0
+make_results "$tmp/refused_exit0" book2_refused=3
+expect 1 refused_exit0
+make_results "$tmp/book_failed" book2_rc=1
+expect 1 book_failed
+make_results "$tmp/feed_failed" feed_rc=1
+expect 1 feed_failed
+make_results "$tmp/self_check" self_check=2
+expect 1 self_check
+make_results "$tmp/no_book2"
+rm "$tmp/no_book2/book2.json" "$tmp/no_book2/book2.rc"
+expect 1 no_book2
+make_results "$tmp/no_feed"
+rm "$tmp/no_feed/feed.json"
+expect 1 no_feed
 
 if [ "$failures" -eq 0 ]; then
     echo "fanout-demo's check failed on every broken input"

@@ -387,9 +387,9 @@ int main(int argc, char **argv)
     for (uint32_t i = 0; i < opt.channels; i++)
         missing += b.channels[i].missing;
     if (status == TOOL_EXIT_OK) {
-        if (timed_out) {
-            tool_error(prog, "%u of %" PRIu64 " channels ended before the timeout", b.ended,
-                       opt.channels);
+        if (timed_out || b.ended < opt.channels) {
+            tool_error(prog, "%u of %" PRIu64 " channels ended before the %s", b.ended,
+                       opt.channels, timed_out ? "timeout" : "interrupt");
             status = TOOL_EXIT_TIMEOUT;
         } else if (missing > 0 || b.apply_errors > 0 || b.bad_messages > 0 || b.loss_events > 0) {
             tool_error(prog,

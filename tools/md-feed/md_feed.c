@@ -34,7 +34,7 @@ enum profile { PROFILE_STEADY, PROFILE_OPEN };
 
 struct options {
     struct tool_ctx_options ctx;
-    const char *feed, *hgrm_prefix;
+    const char *feed, *hgrm_prefix, *timeseries;
     uint64_t duration_s, rate, symbols, channels, seed, books, max_delay_us, warmup_ms;
     uint64_t wait_timeout_s, drain_timeout_s;
     double zipf;
@@ -59,6 +59,10 @@ struct feed {
     struct book_rtt books[MAX_BOOKS];
     unsigned nbooks;
     uint64_t echoes, echoes_dropped;
+    /* --timeseries: one row per second of flow */
+    FILE *series;
+    struct lat_hist second_hist; /* reflector RTT/2 samples of the current second, all books */
+    uint64_t second_start_ns, second_messages, second_datagrams, second_index;
 };
 
 static void usage(FILE *out)
@@ -87,6 +91,8 @@ static void usage(FILE *out)
             "  --unreliable       publish without the ack/resend layer\n"
             "  --warmup-ms MS     leave the first MS of flow out of the latency (default 1000)\n"
             "  --hgrm PREFIX      write PREFIX.bookN.hgrm: reflector RTT/2 per book\n"
+            "  --timeseries FILE  per second: offered and sent messages, datagrams, echoes and\n"
+            "                     the reflector RTT/2 p99 of that second (us)\n"
             "  --json             one-line JSON summary at exit\n");
     tool_ctx_options_usage(out);
     fprintf(out, "Exit: 0 done, 1 sends stalled, 2 bad usage, 3 books did not appear, 4 runtime "
@@ -115,7 +121,8 @@ static bool parse_args(int argc, char **argv, struct options *o)
         O_UNRELIABLE,
         O_WARMUP,
         O_HGRM,
-        O_JSON
+        O_JSON,
+        O_SERIES
     };
     static const struct option longopts[] = {
         {"feed", required_argument, NULL, O_FEED},
@@ -131,6 +138,7 @@ static bool parse_args(int argc, char **argv, struct options *o)
         {"unreliable", no_argument, NULL, O_UNRELIABLE},
         {"warmup-ms", required_argument, NULL, O_WARMUP},
         {"hgrm", required_argument, NULL, O_HGRM},
+        {"timeseries", required_argument, NULL, O_SERIES},
         {"json", no_argument, NULL, O_JSON},
         {"help", no_argument, NULL, 'h'},
         TOOL_CTX_LONG_OPTIONS,
@@ -210,6 +218,9 @@ static bool parse_args(int argc, char **argv, struct options *o)
         case O_HGRM:
             o->hgrm_prefix = optarg;
             break;
+        case O_SERIES:
+            o->timeseries = optarg;
+            break;
         case O_JSON:
             o->json = true;
             break;
@@ -283,6 +294,8 @@ static void on_echo(void *user, const void *data, size_t len, const rdps_msg_inf
     f->echoes++;
     if (e.intended_ns >= f->warmup_end_real_ns)
         lat_hist_record(&b->hist, (now - e.intended_ns) / 2);
+    if (f->series != NULL)
+        lat_hist_record(&f->second_hist, (now - e.intended_ns) / 2);
 }
 
 /* Sends one datagram on channel ch, polling through back-pressure (the schedule keeps its
@@ -294,6 +307,7 @@ static int send_packet(struct feed *f, uint32_t ch, const uint8_t *data, size_t 
         int rc = rdps_pub_send(f->pubs[ch], data, len);
         if (rc == 0) {
             f->datagrams++;
+            f->second_datagrams++;
             f->bytes += len;
             return 0;
         }
@@ -405,6 +419,22 @@ static bool setup_generator(struct feed *f)
     return true;
 }
 
+/* --timeseries: closes the second that ended at now_rel (offered: what the profile asked). */
+static void series_tick(struct feed *f, uint64_t now_rel)
+{
+    while (f->series != NULL && now_rel >= f->second_start_ns + 1000000000ull) {
+        double offered = rate_at(f->opt, f->second_start_ns);
+        fprintf(f->series, "%" PRIu64 " %.0f %" PRIu64 " %" PRIu64 " %" PRIu64 " %.1f\n",
+                f->second_index, offered, f->second_messages, f->second_datagrams,
+                lat_hist_count(&f->second_hist),
+                (double)lat_hist_value_at_percentile(&f->second_hist, 99.0) / 1e3);
+        lat_hist_reset(&f->second_hist);
+        f->second_messages = f->second_datagrams = 0;
+        f->second_index++;
+        f->second_start_ns += 1000000000ull;
+    }
+}
+
 /* The open loop: returns TOOL_EXIT_OK or TOOL_EXIT_FAILED. */
 static int run_flow(struct feed *f)
 {
@@ -437,6 +467,7 @@ static int run_flow(struct feed *f)
             if (pr == MD_PACK_FLUSH && flush_channel(f, ch) < 0)
                 return TOOL_EXIT_FAILED;
             f->messages++;
+            f->second_messages++;
             next_ns += (uint64_t)(1e9 / rate_at(o, next_ns));
         }
         uint64_t real = rdps__clock_realtime_ns();
@@ -446,6 +477,7 @@ static int run_flow(struct feed *f)
         if (rdps_ctx_poll(f->ctx, 0) < 0)
             return TOOL_EXIT_RUNTIME;
         now_rel = rdps__clock_monotonic_ns() - mono0;
+        series_tick(f, now_rel);
         if (next_ns > now_rel + 2000000ull)
             rdps_ctx_wait(f->ctx, (int)((next_ns - now_rel) / 1000000ull) - 1);
     }
@@ -575,6 +607,16 @@ int main(int argc, char **argv)
         status = TOOL_EXIT_TIMEOUT;
         goto out;
     }
+    if (opt.timeseries != NULL) {
+        f.series = fopen(opt.timeseries, "w");
+        if (f.series == NULL || lat_hist_init(&f.second_hist, 2) < 0) {
+            tool_error(prog, "cannot write %s: %s", opt.timeseries, strerror(errno));
+            status = TOOL_EXIT_RUNTIME;
+            goto out;
+        }
+        fprintf(f.series, "# second offered_msgs_per_s messages datagrams echoes "
+                          "rtt2_p99_us\n");
+    }
     uint64_t t0 = rdps__clock_monotonic_ns();
     status = run_flow(&f);
     uint64_t elapsed = rdps__clock_monotonic_ns() - t0;
@@ -591,6 +633,10 @@ int main(int argc, char **argv)
         printf("md-feed: %" PRIu64 " messages in %" PRIu64 " datagrams, digest %016" PRIx64 "\n",
                f.messages, f.datagrams, md_gen_digest(&f.gen));
 out:
+    if (f.series != NULL) {
+        fclose(f.series);
+        lat_hist_fini(&f.second_hist);
+    }
     for (uint32_t ch = 0; ch < opt.channels; ch++)
         rdps_pub_destroy(f.pubs[ch]);
     rdps_sub_destroy(f.echo_sub);

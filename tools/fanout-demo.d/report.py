@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""report.py - the fanout-demo report: report.txt, summary.json and gnuplot PNGs from a run's files.
+
+usage: report.py DIR DEVICE NETEM GIT_REVISION
+DIR holds feed.json, book*.json (+ .rc), reflector.book*.hgrm, timeseries.dat, baseline.txt
+(ib_send_lat -c UD), kernel. Missing pieces are reported as missing, never invented.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+PCTS = (("min", "min_us"), ("p50", "p50_us"), ("p90", "p90_us"), ("p99", "p99_us"),
+        ("p99.9", "p999_us"), ("p99.99", "p9999_us"), ("max", "max_us"))
+
+
+def load_json(path):
+    try:
+        lines = [l for l in open(path) if l.strip().startswith("{")]
+        return json.loads(lines[-1]) if lines else None
+    except OSError:
+        return None
+
+
+def read(path, default=""):
+    try:
+        return open(path).read().strip()
+    except OSError:
+        return default
+
+
+def baseline(path):
+    """ib_send_lat's results row: #bytes #iterations t_min t_max t_typical t_avg t_stdev p99 p99.9"""
+    for line in read(path).splitlines():
+        f = line.split()
+        if len(f) >= 9 and f[0].isdigit() and f[1].isdigit():
+            return {"bytes": int(f[0]), "iterations": int(f[1]), "t_min_us": float(f[2]),
+                    "t_typical_us": float(f[4]), "t_avg_us": float(f[5]),
+                    "p99_us": float(f[7]), "p999_us": float(f[8]),
+                    "method": "ib_send_lat -c UD one-way (perftest: half the round trip)"}
+    return None
+
+
+def hgrm_rows(path):
+    rows = []
+    for line in read(path).splitlines():
+        f = line.split()
+        if len(f) == 4 and not line.lstrip().startswith("#"):
+            try:
+                rows.append((float(f[0]), float(f[1]), int(f[2]), f[3]))
+            except ValueError:
+                pass
+    return rows
+
+
+def plot(d, books, have_series):
+    if shutil.which("gnuplot") is None:
+        return ["(gnuplot not installed: no plots)"]
+    made = []
+    curves = []
+    for b in books:
+        h = os.path.join(d, f"reflector.book{b}.hgrm")
+        rows = [r for r in hgrm_rows(h) if r[3] not in ("inf", "Infinity") and r[1] < 1.0]
+        if not rows:
+            continue
+        dat = os.path.join(d, f"latency.book{b}.dat")
+        with open(dat, "w") as out:
+            for value, pct, _, inv in rows:
+                out.write(f"{1.0 / (1.0 - pct)} {value}\n")
+        curves.append(f"'{dat}' using 1:2 with lines lw 2 title 'book {b} (reflector RTT/2)'")
+    script = ["set terminal pngcairo size 900,500", "set grid"]
+    if curves:
+        script += [f"set output '{os.path.join(d, 'latency.png')}'",
+                   "set logscale x", "set logscale y", "set xlabel 'percentile'",
+                   "set xtics ('50%%' 2, '90%%' 10, '99%%' 100, '99.9%%' 1000, '99.99%%' 10000)",
+                   "set ylabel 'latency (us)'",
+                   "set title 'rdps market-data fan-out: latency by percentile (rxe: functional, "
+                   "not representative of hardware)'",
+                   "plot " + ", ".join(curves)]
+        made.append("latency.png")
+    if have_series:
+        ts = os.path.join(d, "timeseries.dat")
+        script += ["unset logscale", "unset xtics", "set xtics auto",
+                   f"set output '{os.path.join(d, 'rate.png')}'",
+                   "set xlabel 'second'", "set ylabel 'messages/s'", "set y2label 'p99 RTT/2 (us)'",
+                   "set y2tics", "set title 'offered and sent ITCH messages per second, reflector p99'",
+                   f"plot '{ts}' using 1:2 with lines title 'offered', '{ts}' using 1:3 with lines "
+                   f"title 'sent', '{ts}' using 1:6 axes x1y2 with linespoints title 'p99 RTT/2'"]
+        made.append("rate.png")
+    if made:
+        r = subprocess.run(["gnuplot"], input="\n".join(script), text=True, capture_output=True)
+        if r.returncode != 0:
+            return [f"(gnuplot failed: {r.stderr.strip()[:200]})"]
+    return made
+
+
+def main():
+    d, device, netem, rev = sys.argv[1:5]
+    feed = load_json(os.path.join(d, "feed.json"))
+    books = sorted(int(n[4:-5]) for n in os.listdir(d)
+                   if n.startswith("book") and n.endswith(".json") and n[4:-5].isdigit())
+    book_json = {b: load_json(os.path.join(d, f"book{b}.json")) for b in books}
+    base = baseline(os.path.join(d, "baseline.txt"))
+    have_series = os.path.getsize(os.path.join(d, "timeseries.dat")) > 0 \
+        if os.path.exists(os.path.join(d, "timeseries.dat")) else False
+    lines = []
+    add = lines.append
+    add("rdps market-data fan-out demo" + ("  [rxe: functional, not representative of hardware]"
+                                          if device.startswith("rxe") else ""))
+    if feed is None:
+        add("the feed left no summary: see feed.err and guests.log")
+    else:
+        add(f"rdps {feed['version']} ({rev}), kernel {read(os.path.join(d, 'kernel'), '?')}, "
+            f"device: {device}{', netem ' + netem if netem else ''}")
+        add(f"seed {feed['seed']}, profile {feed['profile']}, {feed['channels']} channels, "
+            f"{feed['symbols']} symbols, {'reliable' if feed['reliable'] else 'UNRELIABLE'}")
+        add("")
+        add(f"feed: offered {feed['rate_offered']} msg/s, achieved {feed['msgs_per_s']:.0f} msg/s, "
+            f"{feed['datagrams_per_s']:.0f} datagrams/s, {feed['bytes_per_s'] / 1e6:.2f} MB/s; "
+            f"{feed['messages']} messages in {feed['datagrams']} datagrams; digest {feed['digest']}")
+        add(f"      NAKs received {feed['naks_received']}, repairs {feed['repairs']}, "
+            f"back-pressure {feed['backpressure']}")
+    add("")
+    head = "book  method            " + "".join(f"{p:>9}" for p, _ in PCTS) + "   count"
+    add("latency (us)")
+    add(head)
+    refl = {r["book"]: r for r in (feed or {}).get("reflector", [])}
+    for b in books:
+        r = refl.get(b)
+        if r is None or r["count"] == 0:
+            add(f"{b:>4}  reflector RTT/2    (no samples)")
+            continue
+        add(f"{b:>4}  reflector RTT/2   " + "".join(f"{r[k]:9.1f}" for _, k in PCTS) +
+            f"  {r['count']:6d}")
+    if base:
+        add(f"base  ib_send_lat UD    {base['t_min_us']:9.1f}{base['t_typical_us']:9.1f}"
+            f"{'':>9}{base['p99_us']:9.1f}{base['p999_us']:9.1f}   (64 B, same link, same run)")
+    else:
+        add("base  ib_send_lat UD    (not measured: see baseline.txt)")
+    add("")
+    add("book  digest            match  messages  missing  gaps  NAKs  recovered  lost  loss-events")
+    for b in books:
+        j = book_json[b]
+        if j is None:
+            add(f"{b:>4}  (no summary: see book{b}.err)")
+            continue
+        match = feed is not None and j["digest"] == feed["digest"]
+        add(f"{b:>4}  {j['digest']}  {'yes' if match else 'NO':>5}  {j['messages']:8d}  "
+            f"{j['missing']:7d}  {j['gaps']:4d}  {j['naks_sent']:4d}  {j['recovered']:9d}  "
+            f"{j['lost']:4d}  {j['loss_events']:11d}")
+    plots = plot(d, books, have_series)
+    add("")
+    add("plots: " + ", ".join(plots) if plots else "plots: none")
+    add("methods: reflector RTT/2 = md-book echoes every 5th datagram of channel 0 to the feed, "
+        "which records half the round trip from the message's intended send time (open loop, "
+        "warm-up excluded); the guests do not share a clock, so no one-way figure across hosts.")
+    report = "\n".join(lines) + "\n"
+    open(os.path.join(d, "report.txt"), "w").write(report)
+    summary = {"device": device, "netem": netem, "revision": rev,
+               "kernel": read(os.path.join(d, "kernel"), None), "feed": feed,
+               "books": {str(b): book_json[b] for b in books}, "baseline": base,
+               "plots": [p for p in plots if p.endswith(".png")]}
+    json.dump(summary, open(os.path.join(d, "summary.json"), "w"), indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# role.sh - one guest's part in tools/fanout-demo: guest 0 measures the perftest baseline and runs
+# md-feed, every other guest runs md-book. The commands come from OUT/feed.cmd and OUT/book.cmd.
+# usage: role.sh OUT   (inside tools/rxe-vm; RDPS_VM_* describe the guest)
+set -u
+out=${1:?usage: role.sh OUT}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+i=${RDPS_VM_INDEX:?run inside tools/rxe-vm}
+read -r -a ips <<<"$RDPS_VM_IPS"
+# shellcheck source=../../tests/bench/guest-lib.sh
+. "$here/../../tests/bench/guest-lib.sh"
+lat=(ib_send_lat -c UD -d "$RDPS_VM_DEV" -x "$(roce_v2_gid_index "$RDPS_VM_DEV")" -s 64 -n 2000 -F)
+read -r -a feed_cmd <"$out/feed.cmd"
+read -r -a book_cmd <"$out/book.cmd"
+
+if [ "$i" -eq 0 ]; then
+    uname -r >"$out/kernel"
+    sleep 3 # guest 1's ib_send_lat server is listening by then
+    timeout 60 "${lat[@]}" "${ips[1]}" >"$out/baseline.txt" 2>&1
+    "${feed_cmd[@]}" >"$out/feed.json" 2>"$out/feed.err"
+    echo $? >"$out/feed.rc"
+    exit 0
+fi
+[ "$i" -eq 1 ] && timeout 60 "${lat[@]}" >/dev/null 2>&1
+"${book_cmd[@]}" --book-id "$i" >"$out/book$i.json" 2>"$out/book$i.err" &
+book=$!
+# A book ends when every channel ended; if the feed is gone without that, stop it after 30 s.
+while kill -0 "$book" 2>/dev/null; do
+    if [ -s "$out/feed.rc" ]; then
+        for _ in $(seq 300); do kill -0 "$book" 2>/dev/null || break; sleep 0.1; done
+        kill -TERM "$book" 2>/dev/null
+        break
+    fi
+    sleep 0.5
+done
+wait "$book"
+echo $? >"$out/book$i.rc"
