@@ -6,7 +6,7 @@
 set -eu
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
-harnesses=${*:-"frame_decode reasm sa_mad announce receive_path rel_pub"}
+harnesses=${*:-"frame_decode reasm sa_mad announce receive_path rel_pub md_unpack md_snapshot"}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${RDPS_FUZZ_BUILD:-$src/build-fuzz}
 
@@ -15,11 +15,13 @@ CC=${CC:-clang} cmake -S "$src" -B "$build" -DRDPS_FUZZ=ON -DRDPS_SANITIZE=ON -D
     >/dev/null
 # librdps.so under clang's sanitizers must link too (it once failed on undefined __asan_*).
 cmake --build "$build" --target rdps -j2 >/dev/null
-# Harnesses live beside the code they test: tests/fuzz (engine) and tests/addr (SA MADs).
+# Harnesses live beside the code they test: tests/fuzz (engine), tests/addr (SA MADs) and
+# tests/mdutil (market-data packets and snapshots).
 for h in $harnesses; do
     cmake --build "$build" --target "fuzz_$h" -j2 >/dev/null
     case $h in
     sa_mad) area=addr ;;
+    md_unpack | md_snapshot) area=mdutil ;;
     *) area=fuzz ;;
     esac
     work=$build/fuzz-work/$h

@@ -112,8 +112,10 @@ int lat_hist_print_summary(const struct lat_hist *h, FILE *out, const char *labe
  * ticks_per_half_distance rows per halving of the distance to 100 % (HdrHistogram's usual 5),
  * each row the first slot whose cumulative percentile reaches the level, then a final row at
  * 100 %. Values are slot highest-equivalent values divided by value_scale (1000.0: ns to us),
- * with 3 decimals (a nanosecond in microseconds). An empty histogram writes the header and
- * the footer. 0, or -EINVAL (ticks < 1, scale <= 0) / -EIO.
+ * with 3 decimals (a nanosecond in microseconds). The footer's Max is the exact largest
+ * sample (HdrHistogram prints its slot's highest equivalent value, as the last row does here).
+ * An empty histogram writes the header and the footer. 0, or -EINVAL (ticks < 1, scale <= 0)
+ * / -EIO.
  */
 int lat_hist_write_hgrm(const struct lat_hist *h, FILE *out, int ticks_per_half_distance,
                         double value_scale);
