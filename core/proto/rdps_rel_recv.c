@@ -421,10 +421,12 @@ int rdps__rel_on_data(struct rdps_reasm *r, int32_t si, const struct rdps_frame_
         REL_COUNT(r, rs, duplicates, 1);
         return 0;
     }
-    if (seq - rs->consumed >= RDPS_REASM_WINDOW) {
-        /* Nothing slides over an undelivered sequence: track up to the window, ask later. */
+    uint32_t window = status_window(r, si);
+    if (seq - rs->consumed >= window) {
+        /* Nothing slides over an undelivered sequence, and nothing is tracked (or NAKed) that
+         * could not be parked: beyond the advertised window, drop and ask later. */
         REL_COUNT(r, rs, beyond_window, 1);
-        uint32_t limit = rs->consumed + RDPS_REASM_WINDOW;
+        uint32_t limit = rs->consumed + window;
         if (rdps__seq_gt(limit, s->next_seq))
             rel_advance(r, si, limit, now_ns);
         return 0;
@@ -543,12 +545,21 @@ int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_f
     }
     int delivered = 0;
     for (int round = 0; round < 2; round++) {
-        /* Tail loss: the publisher sent everything before next. */
-        uint32_t limit = rs->consumed + RDPS_REASM_WINDOW;
+        /* Tail loss: the publisher sent everything before next; tracked only as far as this
+         * receiver can park (a receiver back from a stall would NAK a whole 1024 window and
+         * evict what the repairs brought: seen in the simulated fabric). */
+        uint32_t limit = rs->consumed + status_window(r, si);
         uint32_t upto = rdps__seq_lt(next, limit) ? next : limit;
         if (rdps__seq_gt(upto, s->next_seq))
             rel_advance(r, si, upto, now_ns);
         delivered += rel_release(r, si); /* below the trail is given up at once */
+    }
+    /* Holding everything the publisher sent: report it now. The STATUS that carried this
+     * position may have been lost, and a window-blocked publisher only sends heartbeats: without
+     * this it waited for the status interval (100 ms; seen in the simulated fabric). */
+    if (rs->consumed == next && !rs->status_now) {
+        rs->status_now = true;
+        note_due(r, now_ns);
     }
     return delivered;
 }

@@ -44,7 +44,7 @@ static void on_send(void *user, const struct rdps_source *dest, uint32_t session
 {
     struct fixture *fx = user;
     assert_int_equal(test_source_number(dest), 1);
-    assert_int_equal(session_id, SESSION);
+    assert_true(session_id == SESSION || session_id == SESSION + 1); /* + 1: a second session */
     struct rdps_frame_view v;
     assert_int_equal(rdps__frame_decode(frame, len, NULL, &v), RDPS_FRAME_OK);
     assert_true(fx->nsent < 512);
@@ -110,14 +110,19 @@ static int input(struct fixture *fx, const uint8_t *buf, size_t len)
     return rdps__reasm_input(&fx->r, &src, buf, len, fx->now);
 }
 
-/* Single-datagram message `seq` (its id is its sequence). */
-static int data(struct fixture *fx, uint32_t seq, uint16_t extra_flags)
+/* Single-datagram message `seq` of `session` (its id is its sequence). */
+static int data_of(struct fixture *fx, uint32_t session, uint32_t seq, uint16_t extra_flags)
 {
     uint8_t buf[64];
-    pattern_fill(buf + 32, 16, SESSION, seq);
-    uint32_t n = rdps__frame_put_data_header(buf, SESSION, TOPIC, seq, 16, 0, 16, seq,
+    pattern_fill(buf + 32, 16, session, seq);
+    uint32_t n = rdps__frame_put_data_header(buf, session, TOPIC, seq, 16, 0, 16, seq,
                                              RDPS_FRAME_F_RELIABLE | extra_flags);
     return input(fx, buf, n);
+}
+
+static int data(struct fixture *fx, uint32_t seq, uint16_t extra_flags)
+{
+    return data_of(fx, SESSION, seq, extra_flags);
 }
 
 static int repair(struct fixture *fx, uint32_t seq)
@@ -474,6 +479,7 @@ static void test_status_cadence_and_content(void **state)
     (void)state;
     struct fixture fx;
     fixture_init(&fx, NULL);
+    size_t status_base;
     rdps__reasm_rel_set_credits(&fx.r, 100); /* quarter window: 25 */
     data(&fx, 50, 0);
     poll(&fx); /* a new stream reports at once */
@@ -496,22 +502,37 @@ static void test_status_cadence_and_content(void **state)
     poll(&fx);
     assert_int_equal(fx.statuses, 2);
     assert_int_equal(last_status(&fx)->consumed, 76);
-    /* A heartbeat is echoed with its timestamp and the time it was held. */
-    heartbeat(&fx, 76, 1000, 0x1234567890ull);
+    /* A heartbeat announcing what this receiver does not hold yet is echoed at the interval,
+     * with its timestamp and the time it was held. */
+    heartbeat(&fx, 77, 1000, 0x1234567890ull);
     fx.now += 250 * US;
-    fx.now = poll(&fx); /* nothing due before the interval */
+    fx.now = poll(&fx); /* a NAK for 76, no STATUS before the interval */
     assert_int_equal(fx.statuses, 2);
+    repair(&fx, 76);
+    status_base = fx.statuses;
+    fx.now = poll(&fx);
+    assert_int_equal(fx.statuses, status_base);
     poll(&fx);
     assert_int_equal(fx.statuses, 3);
     st = last_status(&fx);
     assert_true(st->hdr.timestamp_ns == 0x1234567890ull);
     assert_int_equal(st->echo_delay_us, 100 * 1000); /* held from the heartbeat to the interval */
+    /* One finding everything consumed is answered at once: the last STATUS may have been lost
+     * while the publisher waits on its window. */
+    heartbeat(&fx, 77, 1000, 0x2234567890ull);
+    fx.now += 30 * US;
+    poll(&fx);
+    assert_int_equal(fx.statuses, 4);
+    st = last_status(&fx);
+    assert_true(st->hdr.timestamp_ns == 0x2234567890ull);
+    assert_int_equal(st->echo_delay_us, 30);
+    assert_int_equal(st->consumed, 77);
     /* Echoed once: the next STATUS carries the receiver's clock again. */
     fx.now += 100 * MS;
     poll(&fx);
-    assert_int_equal(fx.statuses, 4);
+    assert_int_equal(fx.statuses, 5);
     assert_int_equal(last_status(&fx)->echo_delay_us, RDPS_FRAME_NO_ECHO);
-    assert_int_equal(info(&fx).counters.status_sent, 4);
+    assert_int_equal(info(&fx).counters.status_sent, 5);
     fixture_fini(&fx);
 }
 
@@ -675,7 +696,7 @@ static void test_counters_and_latency_histogram(void **state)
 /* A parked message evicted under memory pressure is asked for again, never lost. */
 static void tune_small(struct rdps_reasm_config *cfg)
 {
-    cfg->max_partials = 4;
+    cfg->max_partials = 6;
 }
 
 static void test_evicted_parked_message_is_asked_again(void **state)
@@ -685,15 +706,34 @@ static void test_evicted_parked_message_is_asked_again(void **state)
     fixture_init(&fx, tune_small);
     data(&fx, 0, 0);
     for (uint32_t seq = 2; seq < 8; seq++)
-        data(&fx, seq, 0); /* 6 to park, room for 4 */
-    assert_int_equal(info(&fx).counters.park_evicted, 2);
+        data(&fx, seq, 0); /* the window is the 6 it can park: 7 is beyond it */
+    assert_int_equal(info(&fx).counters.park_evicted, 0);
+    assert_int_equal(info(&fx).counters.beyond_window, 1);
+    /* A second session of the same source needs parking room too: over the source's quota
+     * the oldest parked message (2) goes, and is asked for again. */
+    data_of(&fx, SESSION + 1, 100, 0);
+    data_of(&fx, SESSION + 1, 102, 0);
+    data_of(&fx, SESSION + 1, 103, 0);
+    assert_int_equal(info(&fx).counters.park_evicted, 1);
     poll(&fx);
-    const struct sent *nak = last_nak(&fx);
-    assert_int_equal(nak->ranges[0].start, 1);
-    assert_int_equal(nak->ranges[0].count, 3); /* 1, and the evicted 2 and 3 */
-    for (uint32_t seq = 1; seq < 4; seq++)
+    bool asked = false;
+    for (size_t i = 0; i < fx.nsent; i++)
+        if (fx.sent[i].hdr.type == RDPS_FRAME_NAK && fx.sent[i].hdr.session_id == SESSION &&
+            fx.sent[i].ranges[0].start == 1 && fx.sent[i].ranges[0].count == 2)
+            asked = true; /* 1, and the evicted 2 */
+    assert_true(asked);
+    for (uint32_t seq = 1; seq < 8; seq++)
         repair(&fx, seq);
-    expect_delivered(&fx, 0, 8);
+    /* Session A: 0..7 in order, each once (B delivered its 100 in between). */
+    uint32_t next = 0;
+    for (size_t i = 0; i < fx.rec.count; i++) {
+        if (fx.rec.items[i].first_seq >= 100)
+            continue;
+        assert_int_equal(fx.rec.items[i].first_seq, next);
+        assert_true(fx.rec.items[i].pattern_ok);
+        next++;
+    }
+    assert_int_equal(next, 8);
     assert_int_equal(fx.nloss, 0);
     fixture_fini(&fx);
 }
