@@ -1,5 +1,5 @@
 /* sim_fabric.c - the simulated fabric: the engines, the publisher's NIC and application, checking
- * receivers (model: sim_fabric.h; the network: sim_net.c). */
+ * receivers (model: sim_fabric.h; the network: sim_net.c). One file: every part reads the run. */
 #include "sim_fabric.h"
 
 #include <stdarg.h>
@@ -27,26 +27,6 @@
 #define RX_ID     0x100u /* receiver_id of receiver 0 */
 #define TX_LEAD   32u    /* frames the NIC may have queued */
 #define NO_WAKE   UINT64_MAX
-
-const struct sim_loss sim_models[] = {
-    {.name = "none"},
-    {.name = "uni1", .uniform = 0.01},
-    {.name = "uni5", .uniform = 0.05},
-    {.name = "uni20", .uniform = 0.20},
-    {.name = "ge", .ge_p = 0.01, .ge_r = 0.10, .ge_loss_bad = 0.70, .ge_loss_good = 0.001},
-    {.name = "reorder", .reorder = 0.25, .reorder_ns = 100 * US},
-    {.name = "dup", .dup = 0.05},
-    {.name = "all",
-     .uniform = 0.05,
-     .ge_p = 0.01,
-     .ge_r = 0.10,
-     .ge_loss_bad = 0.70,
-     .ge_loss_good = 0.001,
-     .reorder = 0.25,
-     .reorder_ns = 100 * US,
-     .dup = 0.05},
-};
-const unsigned sim_model_count = sizeof(sim_models) / sizeof(sim_models[0]);
 
 enum ev_kind { EV_DOWN = 1, EV_UP, EV_RX_WAKE, EV_PUB_WAKE, EV_STALL_END };
 #define WHO(kind, index) ((uint32_t)(kind) << 24 | (index))
@@ -520,7 +500,6 @@ void sim_config_default(struct sim_config *cfg)
     cfg->stall_rx = UINT32_MAX;
     cfg->link_gbps = 10.0;
     cfg->time_limit_ns = 60000 * MS;
-    cfg->nak_max_tries = 30;
 }
 
 static int rx_init(struct sim *s, struct rx *x, uint32_t k)
@@ -554,9 +533,8 @@ static int rx_init(struct sim *s, struct rx *x, uint32_t k)
     rc.rel.receiver_id = RX_ID + k;
     rc.rel.rng_seed = mix(s->cfg.seed * 31 + k);
     rc.rel.nak_retry_min_ns = s->cfg.nak_retry_min_ns ? s->cfg.nak_retry_min_ns : 4 * MS;
-    /* The library's 10 tries lose a sequence with probability 0.36^10 when NAKs and repairs both
-     * see 20 % loss (test_known_nak_tries_at_20_percent). */
-    rc.rel.nak_max_tries = s->cfg.nak_max_tries;
+    if (s->cfg.nak_max_tries != 0)
+        rc.rel.nak_max_tries = s->cfg.nak_max_tries;
     rc.rel.send = rx_send;
     rc.rel.on_loss = rx_loss;
     return rdps__reasm_init(&x->r, &rc);

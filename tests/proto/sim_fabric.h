@@ -82,7 +82,7 @@ struct sim_config {
     uint32_t stall_rx;       /* a receiver that stops polling (UINT32_MAX: none) ... */
     uint64_t stall_after;    /* ... once this many messages were appended ... */
     uint64_t stall_ns;       /* ... for this long */
-    uint32_t nak_max_tries;  /* receivers' NAKs per range before RDPS_LOSS_RETRIES */
+    uint32_t nak_max_tries;  /* receivers' NAKs per range before RDPS_LOSS_RETRIES (0: default) */
     uint64_t nak_retry_min_ns, repair_linger_ns; /* what-ifs: 0 keeps the library's 4 ms, 2 ms */
     double link_gbps;
     uint64_t time_limit_ns; /* simulated */

@@ -5,6 +5,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define US 1000ull
+
+const struct sim_loss sim_models[] = {
+    {.name = "none"},
+    {.name = "uni1", .uniform = 0.01},
+    {.name = "uni5", .uniform = 0.05},
+    {.name = "uni20", .uniform = 0.20},
+    {.name = "ge", .ge_p = 0.01, .ge_r = 0.10, .ge_loss_bad = 0.70, .ge_loss_good = 0.001},
+    {.name = "reorder", .reorder = 0.25, .reorder_ns = 100 * US},
+    {.name = "dup", .dup = 0.05},
+    {.name = "all",
+     .uniform = 0.05,
+     .ge_p = 0.01,
+     .ge_r = 0.10,
+     .ge_loss_bad = 0.70,
+     .ge_loss_good = 0.001,
+     .reorder = 0.25,
+     .reorder_ns = 100 * US,
+     .dup = 0.05},
+};
+const unsigned sim_model_count = sizeof(sim_models) / sizeof(sim_models[0]);
+
 void sim_net_init(struct sim_net *net, uint64_t seed, uint32_t max_frame)
 {
     memset(net, 0, sizeof(*net));
