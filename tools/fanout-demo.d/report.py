@@ -137,7 +137,9 @@ def main():
         add(f"base  ib_send_lat UD    {base['t_min_us']:9.1f}{base['t_typical_us']:9.1f}"
             f"{'':>9}{base['p99_us']:9.1f}{base['p999_us']:9.1f}   (64 B, same link, same run)")
     else:
-        add("base  ib_send_lat UD    (not measured: see baseline.txt)")
+        why = read(os.path.join(d, "baseline.txt"))
+        add("base  ib_send_lat UD    (" + (why if why.startswith("not measured") else
+                                       "not measured: see baseline.txt") + ")")
     add("")
     add("book  digest            match  messages  missing  gaps  NAKs  recovered  lost  loss-events")
     for b in books:

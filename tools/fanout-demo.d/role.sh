@@ -12,16 +12,23 @@ read -r -a ips <<<"$RDPS_VM_IPS"
 lat=(ib_send_lat -c UD -d "$RDPS_VM_DEV" -x "$(roce_v2_gid_index "$RDPS_VM_DEV")" -s 64 -n 2000 -F)
 read -r -a feed_cmd <"$out/feed.cmd"
 read -r -a book_cmd <"$out/book.cmd"
+# perftest's UD latency test waits forever for a lost datagram: no baseline on an impaired wire.
+netem=$(cat "$out/netem" 2>/dev/null)
 
 if [ "$i" -eq 0 ]; then
     uname -r >"$out/kernel"
-    sleep 3 # guest 1's ib_send_lat server is listening by then
-    timeout 60 "${lat[@]}" "${ips[1]}" >"$out/baseline.txt" 2>&1
+    if [ -n "$netem" ]; then
+        echo "not measured: perftest's UD latency test stalls on a lost datagram (netem $netem)" \
+            >"$out/baseline.txt"
+    else
+        sleep 3 # guest 1's ib_send_lat server is listening by then
+        timeout 60 "${lat[@]}" "${ips[1]}" >"$out/baseline.txt" 2>&1
+    fi
     "${feed_cmd[@]}" >"$out/feed.json" 2>"$out/feed.err"
     echo $? >"$out/feed.rc"
     exit 0
 fi
-[ "$i" -eq 1 ] && timeout 60 "${lat[@]}" >/dev/null 2>&1
+[ "$i" -eq 1 ] && [ -z "$netem" ] && timeout 60 "${lat[@]}" >/dev/null 2>&1
 "${book_cmd[@]}" --book-id "$i" >"$out/book$i.json" 2>"$out/book$i.err" &
 book=$!
 # A book ends when every channel ended; if the feed is gone without that, stop it after 30 s.
