@@ -29,9 +29,10 @@ struct rdps_disc_peer {
 struct rdps_disc_topic {
     struct rdps_disc_topic *next; /* bucket chain */
     uint32_t id;
-    uint32_t local[3];  /* local endpoints by role (index 1, 2) */
-    uint32_t remote[3]; /* live peers by role */
-    int32_t peers;      /* list head */
+    uint32_t local[3];             /* local endpoints by role (index 1, 2) */
+    uint32_t remote[3];            /* live peers by role */
+    uint32_t remote_reliable_subs; /* of the subscribers, those that asked for reliability */
+    int32_t peers;                 /* list head */
     char name[RDPS_TOPIC_NAME_MAX + 1];
 };
 
@@ -256,6 +257,8 @@ static void peer_attach(struct rdps_discovery *d, int32_t i, struct rdps_disc_to
     p->name_slot = NONE;
     if (t) {
         t->remote[p->role]++;
+        if (p->role == RDPS_ROLE_SUBSCRIBER && p->reliable)
+            t->remote_reliable_subs++;
     } else {
         p->name_slot = d->name_free[--d->name_free_len];
         strcpy(d->names[p->name_slot], name);
@@ -270,6 +273,8 @@ static void peer_detach(struct rdps_discovery *d, int32_t i)
     list_unlink(d, i);
     if (p->topic) {
         p->topic->remote[p->role]--;
+        if (p->role == RDPS_ROLE_SUBSCRIBER && p->reliable)
+            p->topic->remote_reliable_subs--;
     } else {
         d->name_free[d->name_free_len++] = p->name_slot;
         d->remote_only_count--;
@@ -583,6 +588,13 @@ void rdps__disc_for_each_remote(const struct rdps_discovery *d, uint32_t topic_i
     }
 }
 
+uint32_t rdps__disc_remote_reliable_subscribers(const struct rdps_discovery *d, uint32_t topic_id,
+                                                const char *topic)
+{
+    const struct rdps_disc_topic *t = topic_find(d, topic_id, topic);
+    return t ? t->remote_reliable_subs : 0;
+}
+
 uint32_t rdps__disc_local_count(const struct rdps_discovery *d, uint32_t topic_id,
                                 const char *topic, enum rdps_announce_role role)
 {
@@ -674,11 +686,13 @@ int rdps__disc_check(const struct rdps_discovery *d, const char **why)
     uint32_t topics = 0;
     for (unsigned b = 0; b < sizeof(d->topic_buckets) / sizeof(d->topic_buckets[0]); b++) {
         for (const struct rdps_disc_topic *t = d->topic_buckets[b]; t; t = t->next) {
-            uint32_t n[3] = {0, 0, 0};
+            uint32_t n[3] = {0, 0, 0}, reliable = 0;
             topics++;
-            for (int32_t i = t->peers; i != NONE; i = d->peers[i].next)
+            for (int32_t i = t->peers; i != NONE; i = d->peers[i].next) {
                 n[d->peers[i].role]++;
-            if (n[1] != t->remote[1] || n[2] != t->remote[2])
+                reliable += d->peers[i].role == RDPS_ROLE_SUBSCRIBER && d->peers[i].reliable;
+            }
+            if (n[1] != t->remote[1] || n[2] != t->remote[2] || reliable != t->remote_reliable_subs)
                 return fail(why, "per-topic remote counts");
         }
     }

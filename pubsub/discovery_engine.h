@@ -188,6 +188,9 @@ uint32_t rdps__disc_remote_count(const struct rdps_discovery *d, uint32_t topic_
 void rdps__disc_for_each_remote(const struct rdps_discovery *d, uint32_t topic_id,
                                 const char *topic, enum rdps_announce_role role,
                                 rdps_disc_event_fn fn, void *user);
+/* Live remote subscribers of local topic (id, name) that asked for reliability. O(1). */
+uint32_t rdps__disc_remote_reliable_subscribers(const struct rdps_discovery *d, uint32_t topic_id,
+                                                const char *topic);
 /* Local endpoints of `role` on topic (id, name). O(1). */
 uint32_t rdps__disc_local_count(const struct rdps_discovery *d, uint32_t topic_id,
                                 const char *topic, enum rdps_announce_role role);

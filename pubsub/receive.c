@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "discovery_engine.h"
 #include "rdps_clock.h"
 #include "rdps_endian.h"
 #include "rdps_error.h"
@@ -165,6 +166,16 @@ static void on_loss(void *user, const struct rdps_reasm_loss *loss)
     rdps__topic_notify(ctx, topic, &ev);
 }
 
+/* The NAK backoff's receiver count: the topic's remote reliable subscribers and this ctx. */
+static uint32_t receivers_of(void *user, uint32_t topic_id)
+{
+    rdps_ctx_t *ctx = user;
+    const struct rdps_topic *topic = rdps__ctx_topic_find(ctx, topic_id);
+    if (topic == NULL || ctx->discovery == NULL)
+        return 1;
+    return 1 + rdps__disc_remote_reliable_subscribers(ctx->discovery, topic->id, topic->name);
+}
+
 int rdps__receive_init(rdps_ctx_t *ctx)
 {
     struct rdps_reasm_config rc;
@@ -202,6 +213,7 @@ int rdps__receive_init(rdps_ctx_t *ctx)
     rc.chunk_bytes = 16u * 1024u;
     rc.rel.send = send_control;
     rc.rel.on_loss = on_loss;
+    rc.rel.receivers_of = receivers_of;
     rc.on_gap = on_gap;
     rc.user = ctx;
 

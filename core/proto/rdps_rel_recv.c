@@ -58,10 +58,15 @@ static uint64_t first_nak_due(struct rdps_reasm *r, const struct rdps_rel_stream
                               uint64_t now_ns)
 {
     uint64_t max = (uint64_t)r->cfg.rel.nak_backoff_rtts * rs->srtt_ns;
+    uint32_t receivers = rs->receivers;
+    if (r->cfg.rel.receivers_of != NULL) {
+        receivers = r->cfg.rel.receivers_of(r->cfg.user, r->streams[rs - r->rel].topic_id);
+        receivers = receivers ? receivers : 1;
+    }
     uint64_t holdoff = r->cfg.rel.nak_holdoff_ns;
     if (rs->reordering && r->cfg.rel.reorder_holdoff_ns > holdoff)
         holdoff = r->cfg.rel.reorder_holdoff_ns;
-    return now_ns + holdoff + rdps__rel_nak_backoff_ns(&r->rel_rng, max, rs->receivers);
+    return now_ns + holdoff + rdps__rel_nak_backoff_ns(&r->rel_rng, max, receivers);
 }
 
 static uint64_t retry_due(struct rdps_reasm *r, const struct rdps_rel_stream *rs, unsigned tries,

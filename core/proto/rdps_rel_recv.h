@@ -151,6 +151,8 @@ typedef void (*rdps_rel_send_fn)(void *user, const struct rdps_source *dest, uin
                                  const uint8_t *frame, size_t len);
 /* Unrecoverable loss, raised once per run when the consumed point reaches it. */
 typedef void (*rdps_loss_fn)(void *user, const struct rdps_reasm_loss *loss);
+/* The live reliable receivers of a topic (this one included) as discovery counts them. */
+typedef uint32_t (*rdps_rel_receivers_fn)(void *user, uint32_t topic_id);
 
 struct rdps_rel_recv_config {
     bool enabled;                /* handle streams whose frames carry RELIABLE reliably */
@@ -173,6 +175,9 @@ struct rdps_rel_recv_config {
     /* Both callbacks get rdps_reasm_config.user, like deliver; they must not call back in. */
     rdps_rel_send_fn send; /* required when enabled */
     rdps_loss_fn on_loss;  /* optional; also raised from expire/eviction (STREAM_GONE) */
+    /* Optional: asked when a first NAK is scheduled; overrides the per-stream count (the NAK
+     * backoff then follows receivers joining and leaving). 0 is taken as 1. */
+    rdps_rel_receivers_fn receivers_of;
 };
 
 /*

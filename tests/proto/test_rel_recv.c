@@ -376,6 +376,47 @@ static void test_nak_delay_scaled_by_receivers(void **state)
     fixture_fini(&fx);
 }
 
+/* Discovery's live count through the receivers_of hook: it follows receivers joining. */
+static uint32_t hook_receivers = 1, hook_topic;
+
+static uint32_t receivers_hook(void *user, uint32_t topic_id)
+{
+    (void)user;
+    hook_topic = topic_id;
+    return hook_receivers;
+}
+
+static void tune_hook(struct rdps_reasm_config *cfg)
+{
+    cfg->rel.receivers_of = receivers_hook;
+}
+
+static void test_nak_delay_follows_discovery_count(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    hook_receivers = 1;
+    fixture_init(&fx, tune_hook);
+    data(&fx, 0, 0);
+    data(&fx, 2, 0);
+    poll(&fx);
+    assert_int_equal(fx.naks, 1); /* alone: at once */
+    assert_int_equal(hook_topic, TOPIC);
+    hook_receivers = 64; /* 63 more reliable subscribers announced themselves */
+    data(&fx, 4, 0);
+    uint64_t t0 = fx.now, due = poll(&fx);
+    assert_int_equal(fx.naks, 1);
+    assert_true(due > t0 && due <= t0 + 4 * MS);
+    fx.now = due;
+    poll(&fx);
+    assert_int_equal(fx.naks, 2);
+    hook_receivers = 0; /* taken as one */
+    data(&fx, 6, 0);
+    poll(&fx);
+    assert_int_equal(fx.naks, 3);
+    fixture_fini(&fx);
+}
+
 static void tune_retry(struct rdps_reasm_config *cfg)
 {
     cfg->rel.nak_retry_max_ns = 4 * MS;
@@ -994,6 +1035,7 @@ int main(void)
         cmocka_unit_test(test_nak_backoff_bounds),
         cmocka_unit_test(test_reordering_path_holds_first_naks),
         cmocka_unit_test(test_nak_delay_scaled_by_receivers),
+        cmocka_unit_test(test_nak_delay_follows_discovery_count),
         cmocka_unit_test(test_retry_backoff_cap_and_exhaustion),
         cmocka_unit_test(test_loss_deadline),
         cmocka_unit_test(test_suppression_by_seen_repair),

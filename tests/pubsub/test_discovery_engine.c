@@ -361,6 +361,8 @@ static void test_reliable_subscriber_fields_and_enumeration(void **state)
     rdps__disc_for_each_remote(&h->d, mine.topic_id, "md.r", RDPS_ROLE_SUBSCRIBER, collect_event,
                                h);
     assert_int_equal(h->event_count, 2);
+    assert_int_equal(rdps__disc_remote_reliable_subscribers(&h->d, mine.topic_id, "md.r"), 1);
+    assert_int_equal(remote(h, "md.r", RDPS_ROLE_SUBSCRIBER), 2);
     unsigned rel = h->events[0].reliable ? 0 : 1;
     assert_true(h->events[rel].reliable);
     assert_int_equal(h->events[rel].receiver_id, 0x77);
@@ -379,6 +381,7 @@ static void test_reliable_subscriber_fields_and_enumeration(void **state)
     assert_int_equal(h->events[2].type, RDPS_DISC_PEER_GONE);
     assert_int_equal(h->events[2].receiver_id, 0x77);
     assert_true(h->events[2].reliable);
+    assert_int_equal(rdps__disc_remote_reliable_subscribers(&h->d, mine.topic_id, "md.r"), 0);
     check(h);
 }
 
