@@ -321,6 +321,30 @@ static void test_status_loss_does_not_stall_publisher(void **state)
     assert_true(res.max_append_gap_ns < 90 * MS);
 }
 
+/*
+ * Known failure (CTest WILL_FAIL; rdps_rel_recv defaults: 20 NAK tries at most 25 ms apart). A
+ * window-blocked publisher leaves both links of its receiver quiet but for NAKs, repairs and a
+ * few heartbeats and STATUS, so a Gilbert-Elliott burst (state kept per frame, as netem's
+ * gemodel) lasts through many NAK rounds: here 8 NAKs in a row were lost, then 9 repairs, and the
+ * 20 tries ran out 0.45 s after the hole was found - the publisher still held the sequence and
+ * the loss deadline (5 s) was far. The 10^6-message matrix shows the same in 3 of its 63 cells
+ * (N = 8 ge seeds 2 and 3, N = 64 all seed 3). Expected: nothing lost while the ring holds it
+ * and the deadline has not passed (e.g. tries bounded by the deadline, not a count).
+ */
+static void test_known_ge_burst_on_quiet_links(void **state)
+{
+    (void)state;
+    struct sim_config cfg;
+    struct sim_result res;
+    sim_config_default(&cfg);
+    cfg.messages = 200000;
+    cfg.seed = 4;
+    cfg.down = cfg.up = sim_models[4]; /* ge */
+    cfg.time_limit_ns = 600000 * MS;
+    run("ge-quiet", &cfg, &res);
+    expect_everything(&cfg, &res);
+}
+
 /* A run with one fault injected; everything else as a small lossy N=2 matrix cell. */
 static void run_fault(enum sim_fault fault, struct sim_result *res)
 {
@@ -393,6 +417,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_stalled_receiver_evicted_once_under_min),
     };
     const struct CMUnitTest matrix[] = {cmocka_unit_test(test_matrix_full)};
+    const struct CMUnitTest known_ge[] = {cmocka_unit_test(test_known_ge_burst_on_quiet_links)};
+    if (argc > 1 && strcmp(argv[1], "known-ge") == 0)
+        return cmocka_run_group_tests_name("rel_fabric_known", known_ge, NULL, NULL);
     if (full && strcmp(argv[2], "special") == 0)
         return cmocka_run_group_tests_name("rel_fabric_special", special, NULL, NULL);
     if (full) {
