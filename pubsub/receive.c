@@ -198,10 +198,10 @@ int rdps__receive_init(rdps_ctx_t *ctx)
     rc.rel.rng_seed = rdps__random_u64();
     /* Retries outside the publisher's repair linger (2 ms by default), or it ignores them. */
     rc.rel.nak_retry_min_ns = 4000000ull;
-    /* Each try fails with 1 - (1 - loss)^2 (NAK or repair lost): 36 % at 20 % loss, so 10 tries
-     * give up on ~4e-5 of the holes, one loss event per ~30 000 holes. 20 tries (~1e-9) at
-     * most 25 ms apart give up after ~0.45 s, well inside the 5 s loss deadline. */
-    rc.rel.nak_max_tries = 20;
+    /* Each try fails with 1 - (1 - loss)^2 (NAK or repair lost): 36 % at 20 % loss, and loss
+     * bursts last through many tries on quiet links; what the publisher still holds is given up
+     * by the 5 s loss deadline, not a count (200 tries at most 25 ms apart). */
+    rc.rel.nak_max_tries = 200;
     rc.rel.nak_retry_max_ns = 25000000ull;
     /* Hold first NAKs for the reorder allowance only on paths seen reordering (netem reorder
      * 25 % across guests: 4x fewer useless repairs); in-order fabrics keep NAKing at once. */

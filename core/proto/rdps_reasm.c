@@ -30,7 +30,7 @@ void rdps__reasm_config_default(struct rdps_reasm_config *cfg)
     cfg->rel.default_rtt_ns = 1000000ull;
     cfg->rel.nak_backoff_rtts = 4;
     cfg->rel.nak_retry_max_ns = 25000000ull;
-    cfg->rel.nak_max_tries = 20;
+    cfg->rel.nak_max_tries = 200; /* with 25 ms apart: the 5 s deadline decides */
     cfg->rel.loss_deadline_ns = 5000000000ull;
     cfg->rel.status_interval_ns = 100000000ull;
     cfg->rel.join_wait_ns = 100000000ull;

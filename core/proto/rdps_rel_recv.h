@@ -183,8 +183,10 @@ struct rdps_rel_recv_config {
 /*
  * Defaults (rdps__reasm_config_default): disabled, live join, 1 receiver,
  * RTT 1 ms, backoff 4 RTTs, no hold-off, retries every RTT x 2^n up to 25 ms,
- * 20 tries (a NAK round fails with 1 - (1 - loss)^2: at 20 % loss 10 tries gave up
- * 3.7e-5 of the holes, 20 give up 1.3e-9), 5 s deadline, STATUS every 100 ms, join
+ * 200 tries, so the 5 s deadline decides when a range the publisher still holds is
+ * given up (a NAK round fails with 1 - (1 - loss)^2: at 20 % uniform loss 10 tries gave
+ * up 3.7e-5 of the holes; a Gilbert-Elliott burst on the quiet links of a window-blocked
+ * publisher ate 20 tries in 0.45 s in the simulated fabric), STATUS every 100 ms, join
  * wait 100 ms.
  */
 
