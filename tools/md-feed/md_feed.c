@@ -30,11 +30,11 @@ static volatile sig_atomic_t stop_requested;
 #define DAY_NS         86400000000000ull
 #define STALL_LIMIT_NS 10000000000ull /* back-pressure this long: the receivers are gone */
 
-enum profile { PROFILE_STEADY, PROFILE_OPEN };
+enum profile { PROFILE_STEADY, PROFILE_OPEN, PROFILE_REPLAY };
 
 struct options {
     struct tool_ctx_options ctx;
-    const char *feed, *hgrm_prefix, *timeseries;
+    const char *feed, *hgrm_prefix, *timeseries, *replay, *write_itch;
     uint64_t duration_s, rate, symbols, channels, seed, books, max_delay_us, warmup_ms;
     uint64_t wait_timeout_s, drain_timeout_s;
     double zipf;
@@ -59,6 +59,12 @@ struct feed {
     struct book_rtt books[MAX_BOOKS];
     unsigned nbooks;
     uint64_t echoes, echoes_dropped;
+    /* --profile replay: the file, and the book its messages build (the reference digest) */
+    FILE *replay;
+    FILE *itch_out; /* --write-itch */
+    struct md_book replay_book;
+    bool replay_book_ok;
+    uint64_t replay_skipped; /* messages of types the codec does not carry */
     /* --timeseries: one row per second of flow */
     FILE *series;
     struct lat_hist second_hist; /* reflector RTT/2 samples of the current second, all books */
@@ -81,8 +87,11 @@ static void usage(FILE *out)
             "  --feed NAME        topic prefix (default itch)\n"
             "  --duration S       seconds of order flow (default 20)\n"
             "  --rate N           ITCH messages per second offered (default 20000)\n"
-            "  --profile P        steady, or open: a ramp over the first fifth, then a burst\n"
-            "                     at 20x for a twentieth of the run, then steady\n"
+            "  --profile P        steady; open: a ramp over the first fifth, then a burst\n"
+            "                     at 20x for a twentieth of the run, then steady; replay:FILE:\n"
+            "                     the messages of a NASDAQ ITCH 5.0 file (2-byte big-endian\n"
+            "                     length before each) at --rate, channel = locate %% channels;\n"
+            "                     types other than S R A F E C X D U P are skipped (counted)\n"
             "  --symbols N        symbols (default 8000); --channels N channels (default 8)\n"
             "  --zipf S           Zipf exponent of symbol popularity (default 1.0)\n"
             "  --seed N           generator seed (default 1)\n"
@@ -91,6 +100,8 @@ static void usage(FILE *out)
             "  --unreliable       publish without the ack/resend layer\n"
             "  --warmup-ms MS     leave the first MS of flow out of the latency (default 1000)\n"
             "  --hgrm PREFIX      write PREFIX.bookN.hgrm: reflector RTT/2 per book\n"
+            "  --write-itch FILE  also write every message published as an ITCH 5.0 file (the\n"
+            "                     format --profile replay reads)\n"
             "  --timeseries FILE  per second: offered and sent messages, datagrams, echoes and\n"
             "                     the reflector RTT/2 p99 of that second (us)\n"
             "  --json             one-line JSON summary at exit\n");
@@ -122,7 +133,8 @@ static bool parse_args(int argc, char **argv, struct options *o)
         O_WARMUP,
         O_HGRM,
         O_JSON,
-        O_SERIES
+        O_SERIES,
+        O_WRITE
     };
     static const struct option longopts[] = {
         {"feed", required_argument, NULL, O_FEED},
@@ -139,6 +151,7 @@ static bool parse_args(int argc, char **argv, struct options *o)
         {"warmup-ms", required_argument, NULL, O_WARMUP},
         {"hgrm", required_argument, NULL, O_HGRM},
         {"timeseries", required_argument, NULL, O_SERIES},
+        {"write-itch", required_argument, NULL, O_WRITE},
         {"json", no_argument, NULL, O_JSON},
         {"help", no_argument, NULL, 'h'},
         TOOL_CTX_LONG_OPTIONS,
@@ -179,8 +192,11 @@ static bool parse_args(int argc, char **argv, struct options *o)
                 o->profile = PROFILE_STEADY;
             } else if (strcmp(optarg, "open") == 0) {
                 o->profile = PROFILE_OPEN;
+            } else if (strncmp(optarg, "replay:", 7) == 0 && optarg[7] != '\0') {
+                o->profile = PROFILE_REPLAY;
+                o->replay = optarg + 7;
             } else {
-                tool_error(prog, "--profile: steady or open, got '%s'", optarg);
+                tool_error(prog, "--profile: steady, open or replay:FILE, got '%s'", optarg);
                 ok = false;
             }
             break;
@@ -220,6 +236,9 @@ static bool parse_args(int argc, char **argv, struct options *o)
             break;
         case O_SERIES:
             o->timeseries = optarg;
+            break;
+        case O_WRITE:
+            o->write_itch = optarg;
             break;
         case O_JSON:
             o->json = true;
@@ -436,6 +455,39 @@ static void series_tick(struct feed *f, uint64_t now_rel)
 }
 
 /* The open loop: returns TOOL_EXIT_OK or TOOL_EXIT_FAILED. */
+/*
+ * The next message of a --profile replay file into m/buf, its channel in *ch: its length, 0 at
+ * the end of the file, -1 for a truncated or malformed file. Unsupported types are skipped.
+ */
+static int replay_next(struct feed *f, struct itch_msg *m, uint8_t *buf, uint32_t *ch)
+{
+    for (;;) {
+        uint8_t hdr[2], raw[65535];
+        size_t got = fread(hdr, 1, 2, f->replay);
+        if (got == 0 && feof(f->replay))
+            return 0;
+        size_t len = (size_t)hdr[0] << 8 | hdr[1];
+        if (got != 2 || len == 0 || fread(raw, 1, len, f->replay) != len) {
+            tool_error(prog, "replay file %s: truncated after %" PRIu64 " messages", f->opt->replay,
+                       f->messages);
+            return -1;
+        }
+        if (itch_msg_len(raw[0]) == 0) {
+            f->replay_skipped++;
+            continue;
+        }
+        if (len > ITCH_MAX_LEN || itch_decode(raw, len, m) != (int)len) {
+            tool_error(prog, "replay file %s: malformed '%c' message after %" PRIu64 " messages",
+                       f->opt->replay, raw[0], f->messages);
+            return -1;
+        }
+        memcpy(buf, raw, len);
+        md_book_apply(&f->replay_book, m); /* refusals are the file's, counted by the book */
+        *ch = m->stock_locate % (uint32_t)f->opt->channels;
+        return (int)len;
+    }
+}
+
 static int run_flow(struct feed *f)
 {
     const struct options *o = f->opt;
@@ -451,9 +503,20 @@ static int run_flow(struct feed *f)
             uint64_t intended = f->start_real_ns + next_ns;
             struct itch_msg m;
             uint32_t ch;
-            int len = md_gen_next(&f->gen, intended % DAY_NS, &m, &ch);
-            if (len < 0 || itch_encode(&m, buf, sizeof(buf)) != len)
-                return TOOL_EXIT_FAILED;
+            int len;
+            if (f->replay != NULL) {
+                len = replay_next(f, &m, buf, &ch);
+                if (len < 0)
+                    return TOOL_EXIT_FAILED;
+                if (len == 0) {
+                    end_ns = next_ns; /* the file is over */
+                    break;
+                }
+            } else {
+                len = md_gen_next(&f->gen, intended % DAY_NS, &m, &ch);
+                if (len < 0 || itch_encode(&m, buf, sizeof(buf)) != len)
+                    return TOOL_EXIT_FAILED;
+            }
             int pr = md_packer_add(&f->packers[ch], buf, (size_t)len, intended,
                                    rdps__clock_realtime_ns());
             if (pr < 0) { /* no room: flush and add again */
@@ -466,6 +529,14 @@ static int run_flow(struct feed *f)
             }
             if (pr == MD_PACK_FLUSH && flush_channel(f, ch) < 0)
                 return TOOL_EXIT_FAILED;
+            if (f->itch_out != NULL) {
+                uint8_t pre[2] = {(uint8_t)(len >> 8), (uint8_t)len};
+                if (fwrite(pre, 1, 2, f->itch_out) != 2 ||
+                    fwrite(buf, 1, (size_t)len, f->itch_out) != (size_t)len) {
+                    tool_error(prog, "cannot write %s", o->write_itch);
+                    return TOOL_EXIT_RUNTIME;
+                }
+            }
             f->messages++;
             f->second_messages++;
             next_ns += (uint64_t)(1e9 / rate_at(o, next_ns));
@@ -515,6 +586,12 @@ static bool drain(struct feed *f)
     }
 }
 
+/* The reference digest: the generator's books, or the books the replayed file built. */
+static uint64_t feed_digest(const struct feed *f)
+{
+    return f->replay != NULL ? md_book_digest(&f->replay_book) : md_gen_digest(&f->gen);
+}
+
 static void write_hgrms(struct feed *f)
 {
     for (unsigned i = 0; i < f->nbooks; i++) {
@@ -535,7 +612,7 @@ static void print_json(struct feed *f, uint64_t elapsed_ns)
     rdps_counters c;
     char digest[17];
     rdps_ctx_counters(f->ctx, &c);
-    snprintf(digest, sizeof(digest), "%016" PRIx64, md_gen_digest(&f->gen));
+    snprintf(digest, sizeof(digest), "%016" PRIx64, feed_digest(f));
     double secs = (double)elapsed_ns / 1e9;
     tool_json_init(&j, stdout);
     tool_json_object_begin(&j, NULL);
@@ -543,7 +620,11 @@ static void print_json(struct feed *f, uint64_t elapsed_ns)
     tool_json_str(&j, "feed", o->feed);
     tool_json_str(&j, "version", rdps_version());
     tool_json_u64(&j, "seed", o->seed);
-    tool_json_str(&j, "profile", o->profile == PROFILE_OPEN ? "open" : "steady");
+    tool_json_str(&j, "profile",
+                  o->profile == PROFILE_OPEN     ? "open"
+                  : o->profile == PROFILE_REPLAY ? "replay"
+                                                 : "steady");
+    tool_json_u64(&j, "replay_skipped", f->replay_skipped);
     tool_json_u64(&j, "symbols", o->symbols);
     tool_json_u64(&j, "channels", o->channels);
     tool_json_bool(&j, "reliable", !o->unreliable);
@@ -601,6 +682,23 @@ int main(int argc, char **argv)
         status = TOOL_EXIT_RUNTIME;
         goto out;
     }
+    if (opt.write_itch != NULL && (f.itch_out = fopen(opt.write_itch, "wb")) == NULL) {
+        tool_error(prog, "cannot write %s: %s", opt.write_itch, strerror(errno));
+        status = TOOL_EXIT_RUNTIME;
+        goto out;
+    }
+    if (opt.replay != NULL) {
+        struct md_book_config bc;
+        md_book_config_init(&bc);
+        f.replay = fopen(opt.replay, "rb");
+        if (f.replay == NULL || md_book_init(&f.replay_book, &bc) < 0) {
+            tool_error(prog, "cannot replay %s: %s", opt.replay,
+                       f.replay == NULL ? strerror(errno) : "out of memory");
+            status = TOOL_EXIT_RUNTIME;
+            goto out;
+        }
+        f.replay_book_ok = true;
+    }
     if (!wait_for_books(&f)) {
         tool_error(prog, "%" PRIu64 " book(s) per channel did not appear within %" PRIu64 " s",
                    opt.books, opt.wait_timeout_s);
@@ -631,12 +729,18 @@ int main(int argc, char **argv)
         print_json(&f, elapsed);
     else
         printf("md-feed: %" PRIu64 " messages in %" PRIu64 " datagrams, digest %016" PRIx64 "\n",
-               f.messages, f.datagrams, md_gen_digest(&f.gen));
+               f.messages, f.datagrams, feed_digest(&f));
 out:
     if (f.series != NULL) {
         fclose(f.series);
         lat_hist_fini(&f.second_hist);
     }
+    if (f.replay != NULL)
+        fclose(f.replay);
+    if (f.itch_out != NULL && fclose(f.itch_out) != 0 && status == TOOL_EXIT_OK)
+        status = TOOL_EXIT_RUNTIME;
+    if (f.replay_book_ok)
+        md_book_fini(&f.replay_book);
     for (uint32_t ch = 0; ch < opt.channels; ch++)
         rdps_pub_destroy(f.pubs[ch]);
     rdps_sub_destroy(f.echo_sub);
