@@ -55,7 +55,10 @@ struct rdps_rel_stream {
     uint64_t srtt_ns;
     uint64_t status_ns;          /* last STATUS sent */
     uint64_t hb_ts_ns, hb_rx_ns; /* latest heartbeat: its timestamp, when it arrived */
-    uint64_t join_deadline_ns;   /* joining: give up waiting for a heartbeat */
+    uint32_t hb_next;            /* the newest heartbeat's next sequence (valid if has_hb_next) */
+    bool has_hb_next;
+    bool extend; /* the consumed point moved while hb_next is untracked: track more at poll */
+    uint64_t join_deadline_ns; /* joining: give up waiting for a heartbeat */
     bool have_trail, joining, hb_echo, status_now;
     bool reordering;    /* a missing sequence arrived late: first NAKs wait reorder_holdoff_ns */
     bool progressed;    /* consumed moved by a delivery or a loss event since the join */

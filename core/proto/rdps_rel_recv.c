@@ -296,7 +296,15 @@ static inline uint32_t status_window(const struct rdps_reasm *r, int32_t si)
 /* A quarter window of progress since the last STATUS: send one at the next poll. */
 static inline void status_progress(struct rdps_reasm *r, struct rdps_rel_stream *rs)
 {
-    uint32_t quarter = status_window(r, (int32_t)(rs - r->rel)) / 4;
+    int32_t si = (int32_t)(rs - r->rel);
+    uint32_t quarter = status_window(r, si) / 4;
+    /* A heartbeat said more was sent than the window let us track: track the next part now
+     * rather than at the next heartbeat, which a blocked publisher sends ever more rarely (a
+     * receiver back from a stall caught up one window per heartbeat in the simulated fabric). */
+    if (rs->has_hb_next && !rs->extend && rdps__seq_gt(rs->hb_next, r->streams[si].next_seq)) {
+        rs->extend = true;
+        note_due(r, r->now_ns);
+    }
     if (!rs->status_now && rs->consumed - rs->status_consumed >= (quarter ? quarter : 1)) {
         rs->status_now = true;
         note_due(r, r->now_ns);
@@ -527,6 +535,10 @@ int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_f
     rs->hb_ts_ns = h->timestamp_ns;
     rs->hb_rx_ns = now_ns;
     rs->hb_echo = true;
+    if (!rs->has_hb_next || rdps__seq_gt(next, rs->hb_next)) {
+        rs->hb_next = next;
+        rs->has_hb_next = true;
+    }
     if (rs->joining) {
         /* from_oldest: start at the trail, as far back as the window reaches. */
         rs->joining = false;
@@ -687,6 +699,13 @@ uint64_t rdps__reasm_rel_poll(struct rdps_reasm *r, uint64_t now_ns, uint64_t wa
             }
             rs->joining = false; /* no heartbeat came: start at the live position */
             rel_release(r, si);
+        }
+        if (rs->extend) {
+            rs->extend = false;
+            uint32_t limit = rs->consumed + status_window(r, si);
+            uint32_t upto = rdps__seq_lt(rs->hb_next, limit) ? rs->hb_next : limit;
+            if (rdps__seq_gt(upto, r->streams[si].next_seq))
+                rel_advance(r, si, upto, now_ns);
         }
         bool gave_up = false;
         next = min_u64(next, poll_naks(r, si, now_ns, wall_ns, &gave_up));
