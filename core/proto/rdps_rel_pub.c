@@ -25,6 +25,7 @@ void rdps__rel_pub_config_default(struct rdps_rel_pub_config *cfg)
     cfg->connect_timeout_ns = 1000000000ull;
     cfg->stall_evict_ns = 2000000000ull;
     cfg->repair_linger_ns = 2000000ull;
+    cfg->repair_linger_min_ns = 100000ull;
     cfg->repair_budget_bytes = 256u * 1024u;
     cfg->repair_interval_ns = 1000000ull;
     cfg->data_per_repair = 3;
@@ -95,6 +96,7 @@ int rdps__rel_pub_init(struct rdps_rel_pub *p, const struct rdps_rel_pub_config 
     }
     p->repair_tokens = cfg->repair_budget_bytes;
     p->hb_min = cfg->heartbeat_min_ns;
+    p->linger_ns = cfg->repair_linger_ns;
     p->hb_interval = p->hb_min;
     p->hb_next = 0; /* the first heartbeat goes at once: receivers learn the session */
     p->fc_dirty = true;
@@ -241,13 +243,20 @@ static void flush_run(struct rdps_rel_pub *p, uint32_t start, uint32_t count, in
         p->marks[(start + k) & p->ring.slot_mask].linger_until = 0;
 }
 
+/* How long a repair answers its sequence: a lone receiver's RTT-scaled linger, else the whole
+ * configured linger (other receivers' NAKs come spread over their backoff). */
+static inline uint64_t linger_of(const struct rdps_rel_pub *p)
+{
+    return p->rx_count <= 1 ? p->linger_ns : p->cfg.repair_linger_ns;
+}
+
 /* Per-sequence linger decision for [start, start + count) asked by receiver `slot`. */
 static uint32_t schedule_range(struct rdps_rel_pub *p, int32_t slot, uint32_t start, uint32_t count,
                                uint64_t now_ns)
 {
     uint32_t scheduled = 0, run_start = start, run_count = 0;
     int32_t run_dest = slot;
-    uint64_t until = now_ns + p->cfg.repair_linger_ns;
+    uint64_t until = now_ns + linger_of(p);
     for (uint32_t k = 0; k < count; k++) {
         uint32_t seq = start + k;
         struct rdps_rel_mark *m = &p->marks[seq & p->ring.slot_mask];
@@ -480,7 +489,7 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
             }
             struct rdps_rel_mark *m = &p->marks[seq & p->ring.slot_mask];
             if (m->seq == seq) /* the linger counts from the repair's departure */
-                m->linger_until = now_ns + p->cfg.repair_linger_ns;
+                m->linger_until = now_ns + linger_of(p);
             p->counters.repair_bytes += rs->len;
             p->repair_tokens -= rs->len;
             p->data_since_repair = 0;
@@ -501,7 +510,7 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
         if (r->state == RDPS_REL_RX_FREE || r->gen != gen || !r->owed)
             continue;
         r->owed = false;
-        r->owed_until = now_ns + p->cfg.repair_linger_ns;
+        r->owed_until = now_ns + linger_of(p);
         heartbeat_action(p, a, wall_ns);
         fill_dest(p, a, (int32_t)slot);
         p->counters.heartbeats_unrecoverable++;

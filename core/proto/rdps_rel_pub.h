@@ -157,14 +157,16 @@ struct rdps_rel_pub_config {
     uint32_t ring_frames;          /* slots; power of two; 0 = ring_bytes / 128 rounded up */
     uint32_t max_inflight;         /* ring frames handed out and not completed; power of two */
     enum rdps_rel_flow flow;
-    uint32_t flow_tag;            /* tagged: the group tag (nonzero) */
-    uint32_t flow_min_receivers;  /* tagged: tagged receivers needed before anything is sent */
-    uint32_t max_receivers;       /* receiver table cap */
-    uint64_t receiver_timeout_ns; /* unheard this long: removed (default 5 s) */
-    uint64_t connect_timeout_ns;  /* an expected receiver holds data at most this long (1 s) */
-    uint64_t stall_evict_ns;      /* min/tagged: blocked this long evicts the slowest; 0 = never */
-    uint64_t repair_linger_ns;    /* a sequence is answered once per linger */
-    uint32_t repair_budget_bytes; /* repair bytes per repair_interval_ns (>= max_datagram) */
+    uint32_t flow_tag;             /* tagged: the group tag (nonzero) */
+    uint32_t flow_min_receivers;   /* tagged: tagged receivers needed before anything is sent */
+    uint32_t max_receivers;        /* receiver table cap */
+    uint64_t receiver_timeout_ns;  /* unheard this long: removed (default 5 s) */
+    uint64_t connect_timeout_ns;   /* an expected receiver holds data at most this long (1 s) */
+    uint64_t stall_evict_ns;       /* min/tagged: blocked this long evicts the slowest; 0 = never */
+    uint64_t repair_linger_ns;     /* a sequence is answered once per linger (several receivers:
+                                      it must cover their NAK backoff spread) */
+    uint64_t repair_linger_min_ns; /* one receiver: twice its smoothed RTT, at least this */
+    uint32_t repair_budget_bytes;  /* repair bytes per repair_interval_ns (>= max_datagram) */
     uint64_t repair_interval_ns;
     uint32_t data_per_repair;    /* new frames between two repairs when both wait (>= 1) */
     uint32_t max_repairs;        /* repair queue entries */
@@ -285,7 +287,8 @@ struct rdps_rel_pub {
     uint32_t data_since_repair;
     /* Heartbeats. */
     uint64_t hb_next, hb_interval;
-    uint64_t hb_min; /* heartbeat_min_ns, or half the latest smoothed RTT when longer */
+    uint64_t hb_min;    /* heartbeat_min_ns, or half the latest smoothed RTT when longer */
+    uint64_t linger_ns; /* one receiver's linger (repair_linger_ns until an RTT sample) */
     uint8_t hb_buf[RDPS_FRAME_HEADER_LEN];
     uint32_t *owed;     /* FIFO of receiver slots owed a unicast heartbeat (NAK below trail) */
     uint32_t *owed_gen; /* ... and their generations (a reused slot is skipped) */

@@ -150,6 +150,11 @@ int rdps__rel_pub_on_status(struct rdps_rel_pub *p, const struct rdps_source *so
         if (wall_ns >= ts && wall_ns - ts >= held && wall_ns - ts - held < MAX_RTT_NS) {
             uint64_t sample = wall_ns - ts - held;
             r->srtt_ns = r->srtt_ns == 0 ? sample : r->srtt_ns - r->srtt_ns / 8 + sample / 8;
+            /* A repair reaches its asker within an RTT: answer a sequence once per two. */
+            uint64_t linger = 2 * r->srtt_ns;
+            p->linger_ns = linger < p->cfg.repair_linger_min_ns ? p->cfg.repair_linger_min_ns
+                           : linger > p->cfg.repair_linger_ns   ? p->cfg.repair_linger_ns
+                                                                : linger;
             uint64_t half = r->srtt_ns / 2;
             p->hb_min = half < p->cfg.heartbeat_min_ns   ? p->cfg.heartbeat_min_ns
                         : half > p->cfg.heartbeat_max_ns ? p->cfg.heartbeat_max_ns

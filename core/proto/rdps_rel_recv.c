@@ -54,15 +54,20 @@ static inline void note_due(struct rdps_reasm *r, uint64_t due_ns)
         r->rel_due_ns = due_ns;
 }
 
+/* The stream's live receivers: discovery's count when the hook is there, else the set one. */
+static uint32_t stream_receivers(struct rdps_reasm *r, const struct rdps_rel_stream *rs)
+{
+    if (r->cfg.rel.receivers_of == NULL)
+        return rs->receivers;
+    uint32_t n = r->cfg.rel.receivers_of(r->cfg.user, r->streams[rs - r->rel].topic_id);
+    return n ? n : 1;
+}
+
 static uint64_t first_nak_due(struct rdps_reasm *r, const struct rdps_rel_stream *rs,
                               uint64_t now_ns)
 {
     uint64_t max = (uint64_t)r->cfg.rel.nak_backoff_rtts * rs->srtt_ns;
-    uint32_t receivers = rs->receivers;
-    if (r->cfg.rel.receivers_of != NULL) {
-        receivers = r->cfg.rel.receivers_of(r->cfg.user, r->streams[rs - r->rel].topic_id);
-        receivers = receivers ? receivers : 1;
-    }
+    uint32_t receivers = stream_receivers(r, rs);
     uint64_t holdoff = r->cfg.rel.nak_holdoff_ns;
     if (rs->reordering && r->cfg.rel.reorder_holdoff_ns > holdoff)
         holdoff = r->cfg.rel.reorder_holdoff_ns;
@@ -72,8 +77,13 @@ static uint64_t first_nak_due(struct rdps_reasm *r, const struct rdps_rel_stream
 static uint64_t retry_due(struct rdps_reasm *r, const struct rdps_rel_stream *rs, unsigned tries,
                           uint64_t now_ns)
 {
-    uint64_t wait =
-        rs->srtt_ns > r->cfg.rel.nak_retry_min_ns ? rs->srtt_ns : r->cfg.rel.nak_retry_min_ns;
+    uint64_t floor = r->cfg.rel.nak_retry_min_ns;
+    if (r->cfg.rel.nak_retry_alone_ns != 0 && stream_receivers(r, rs) <= 1) {
+        floor = r->cfg.rel.nak_retry_alone_ns;
+        if (rs->srtt_ns * r->cfg.rel.nak_retry_min_rtts > floor)
+            floor = rs->srtt_ns * r->cfg.rel.nak_retry_min_rtts;
+    }
+    uint64_t wait = rs->srtt_ns > floor ? rs->srtt_ns : floor;
     for (unsigned i = 1; i < tries && wait < r->cfg.rel.nak_retry_max_ns; i++)
         wait *= 2;
     if (wait > r->cfg.rel.nak_retry_max_ns && r->cfg.rel.nak_retry_max_ns != 0)

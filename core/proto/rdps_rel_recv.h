@@ -167,6 +167,9 @@ struct rdps_rel_recv_config {
     uint64_t nak_retry_max_ns;   /* retry interval cap */
     uint64_t nak_retry_min_ns;   /* retry interval floor (0: none): keep retries outside the
                                     publisher's repair linger, which would swallow them */
+    uint64_t nak_retry_alone_ns; /* the floor when this is the stream's only receiver (0: the
+                                    one above): the publisher's linger is then 2 of its RTTs */
+    uint32_t nak_retry_min_rtts; /* alone: and at least this many RTTs */
     uint32_t nak_max_tries;      /* NAKs per range before RDPS_LOSS_RETRIES (>= 1) */
     uint64_t loss_deadline_ns;   /* RDPS_LOSS_DEADLINE this long after detection; 0 = never */
     uint64_t status_interval_ns; /* STATUS at least this often */

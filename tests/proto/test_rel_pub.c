@@ -218,6 +218,41 @@ static void test_nak_linger_and_dedupe(void **state)
     rp_stop(&f);
 }
 
+/* A lone receiver's linger is two of its RTTs (at least 100 us); with several, the whole 2 ms. */
+static void test_linger_scales_with_rtt_when_alone(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 64 * RP_DGRAM);
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    for (uint64_t i = 0; i < 10; i++)
+        send_one(&f, i);
+    struct rdps_rel_pub_action a[8];
+    struct rdps_source s1 = test_source(1);
+    /* A 60 us round trip measured from a heartbeat echo: linger 120 us. */
+    struct rdps_rel_status st = {RP_SESSION, RP_TOPIC, 7, first, 100, 0, f.now};
+    rdps__rel_pub_on_status(&f.p, &s1, &st, f.now, f.now + 60 * US);
+    rp_nak1(&f, 1, first + 2, 1);
+    assert_int_equal(rp_drain(&f, a, 8, 1), 1);
+    f.now += 100 * US;
+    rp_nak1(&f, 1, first + 2, 1);
+    assert_int_equal(rp_drain(&f, a, 8, 1), 0); /* within two RTTs: suppressed */
+    f.now += 30 * US;
+    rp_nak1(&f, 1, first + 2, 1);
+    assert_int_equal(rp_drain(&f, a, 8, 1), 1); /* its repair was lost: answered again */
+    /* A second receiver: NAKs of others come spread over their backoff, the full linger holds. */
+    struct rdps_rel_status st2 = {RP_SESSION, RP_TOPIC, 7, first, 100, RDPS_REL_NO_ECHO, 0};
+    struct rdps_source s2 = test_source(2);
+    rdps__rel_pub_on_status(&f.p, &s2, &st2, f.now, f.now);
+    rp_nak1(&f, 1, first + 4, 1);
+    assert_int_equal(rp_drain(&f, a, 8, 1), 1);
+    f.now += 1 * MS;
+    rp_nak1(&f, 1, first + 4, 1);
+    assert_int_equal(rp_drain(&f, a, 8, 1), 0);
+    rp_stop(&f);
+}
+
 static void test_unicast_vs_multicast(void **state)
 {
     (void)state;
@@ -795,6 +830,7 @@ int main(void)
         cmocka_unit_test(test_backpressure_before_write),
         cmocka_unit_test(test_ring_protects_flow_position),
         cmocka_unit_test(test_nak_linger_and_dedupe),
+        cmocka_unit_test(test_linger_scales_with_rtt_when_alone),
         cmocka_unit_test(test_unicast_vs_multicast),
         cmocka_unit_test(test_repair_budget_vs_new_data),
         cmocka_unit_test(test_heartbeat_backoff_and_reset),
