@@ -288,6 +288,22 @@ static const char *peer_topic_name(const struct rdps_discovery *d, const struct 
     return p->topic ? p->topic->name : d->names[p->name_slot];
 }
 
+/* The event telling what peer p is (topic: its name, valid during the call). */
+static struct rdps_disc_event peer_event(const struct rdps_disc_peer *p,
+                                         enum rdps_disc_event_type type, const char *topic)
+{
+    return (struct rdps_disc_event){.type = type,
+                                    .role = (enum rdps_announce_role)p->role,
+                                    .topic_id = p->topic_id,
+                                    .topic = topic,
+                                    .session_id = p->session_id,
+                                    .interval_ms = p->interval_ms,
+                                    .reliable = p->reliable,
+                                    .flow_tag = p->flow_tag,
+                                    .receiver_id = p->receiver_id,
+                                    .source = p->source};
+}
+
 /* Removes peer i from every structure; fills *ev (GONE) first when its topic is local. */
 static bool peer_remove(struct rdps_discovery *d, int32_t i, struct rdps_disc_event *ev,
                         char *name_buf)
@@ -296,16 +312,7 @@ static bool peer_remove(struct rdps_discovery *d, int32_t i, struct rdps_disc_ev
     bool tell = p->topic != NULL;
     if (tell) {
         strcpy(name_buf, p->topic->name);
-        *ev = (struct rdps_disc_event){.type = RDPS_DISC_PEER_GONE,
-                                       .role = (enum rdps_announce_role)p->role,
-                                       .topic_id = p->topic_id,
-                                       .topic = name_buf,
-                                       .session_id = p->session_id,
-                                       .interval_ms = p->interval_ms,
-                                       .reliable = p->reliable,
-                                       .flow_tag = p->flow_tag,
-                                       .receiver_id = p->receiver_id,
-                                       .source = p->source};
+        *ev = peer_event(p, RDPS_DISC_PEER_GONE, name_buf);
     }
     index_remove(d, i);
     heap_remove(d, p->heap_pos);
@@ -406,16 +413,7 @@ void rdps__disc_on_announce(struct rdps_discovery *d, const struct rdps_source *
     peer_attach(d, i, t, a->topic);
     d->counters.peers_added++;
     if (t) {
-        struct rdps_disc_event ev = {.type = RDPS_DISC_PEER_SEEN,
-                                     .role = a->role,
-                                     .topic_id = a->topic_id,
-                                     .topic = a->topic,
-                                     .session_id = a->session_id,
-                                     .interval_ms = interval,
-                                     .reliable = a->reliable,
-                                     .flow_tag = a->flow_tag,
-                                     .receiver_id = a->receiver_id,
-                                     .source = *src};
+        struct rdps_disc_event ev = peer_event(p, RDPS_DISC_PEER_SEEN, a->topic);
         emit(d, &ev);
     }
 }
@@ -574,16 +572,7 @@ void rdps__disc_for_each_remote(const struct rdps_discovery *d, uint32_t topic_i
         const struct rdps_disc_peer *p = &d->peers[i];
         if (p->role != (uint8_t)role)
             continue;
-        struct rdps_disc_event ev = {.type = RDPS_DISC_PEER_SEEN,
-                                     .role = role,
-                                     .topic_id = p->topic_id,
-                                     .topic = t->name,
-                                     .session_id = p->session_id,
-                                     .interval_ms = p->interval_ms,
-                                     .reliable = p->reliable,
-                                     .flow_tag = p->flow_tag,
-                                     .receiver_id = p->receiver_id,
-                                     .source = p->source};
+        struct rdps_disc_event ev = peer_event(p, RDPS_DISC_PEER_SEEN, t->name);
         fn(user, &ev);
     }
 }

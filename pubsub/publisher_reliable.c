@@ -81,9 +81,11 @@ static void raise_events(rdps_pub_t *pub)
     g->event_count = 0;
 }
 
-/* A reliable subscriber discovery knows of: the engine expects it, or forgets it. */
-static void receiver_event(rdps_pub_t *pub, const struct rdps_disc_event *ev)
+/* A reliable subscriber discovery knows of: the engine of publisher `user` expects it, or
+ * forgets it (an rdps_disc_event_fn). */
+static void receiver_event(void *user, const struct rdps_disc_event *ev)
 {
+    rdps_pub_t *pub = user;
     struct rdps_rel_pub *e = &pub->rel->engine;
     if (!ev->reliable || ev->receiver_id == 0)
         return;
@@ -94,11 +96,6 @@ static void receiver_event(rdps_pub_t *pub, const struct rdps_disc_event *ev)
     } else {
         rdps__rel_pub_receiver_gone(e, &ev->source, ev->receiver_id, ev->expired);
     }
-}
-
-static void receiver_seen(void *user, const struct rdps_disc_event *ev)
-{
-    receiver_event(user, ev);
 }
 
 void rdps__pub_rel_on_receiver(rdps_ctx_t *ctx, struct rdps_topic *t,
@@ -179,7 +176,7 @@ int rdps__pub_rel_attach(rdps_pub_t *pub, const rdps_pub_opts *opts)
     /* Subscribers that announced before this publisher existed are expected too. */
     if (ctx->discovery != NULL)
         rdps__disc_for_each_remote(ctx->discovery, pub->topic->id, pub->topic->name,
-                                   RDPS_ROLE_SUBSCRIBER, receiver_seen, pub);
+                                   RDPS_ROLE_SUBSCRIBER, receiver_event, pub);
     ctx->reliable_pubs++;
     rdps__ctx_timers_changed(ctx);
     return 0;

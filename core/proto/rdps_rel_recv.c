@@ -303,6 +303,21 @@ static inline uint32_t status_window(const struct rdps_reasm *r, int32_t si)
     return w < chunks ? w : (chunks ? chunks : 1);
 }
 
+/*
+ * Tracks the stream up to `upto`, clipped to what this receiver can park past its consumed
+ * point: the sequences in between are missing (NAKed when due). Nothing beyond is tracked, so
+ * repairs never evict parked messages (a receiver back from a stall NAKed a whole 1024 window
+ * and evicted what the repairs brought: seen in the simulated fabric).
+ */
+static void rel_track(struct rdps_reasm *r, int32_t si, uint32_t upto, uint64_t now_ns)
+{
+    uint32_t limit = r->rel[si].consumed + status_window(r, si);
+    if (rdps__seq_gt(upto, limit))
+        upto = limit;
+    if (rdps__seq_gt(upto, r->streams[si].next_seq))
+        rel_advance(r, si, upto, now_ns);
+}
+
 /* A quarter window of progress since the last STATUS: send one at the next poll. */
 static inline void status_progress(struct rdps_reasm *r, struct rdps_rel_stream *rs)
 {
@@ -444,14 +459,11 @@ int rdps__rel_on_data(struct rdps_reasm *r, int32_t si, const struct rdps_frame_
         REL_COUNT(r, rs, duplicates, 1);
         return 0;
     }
-    uint32_t window = status_window(r, si);
-    if (seq - rs->consumed >= window) {
-        /* Nothing slides over an undelivered sequence, and nothing is tracked (or NAKed) that
-         * could not be parked: beyond the advertised window, drop and ask later. */
+    if (seq - rs->consumed >= status_window(r, si)) {
+        /* Nothing slides over an undelivered sequence: beyond the advertised window, drop and
+         * ask later. */
         REL_COUNT(r, rs, beyond_window, 1);
-        uint32_t limit = rs->consumed + window;
-        if (rdps__seq_gt(limit, s->next_seq))
-            rel_advance(r, si, limit, now_ns);
+        rel_track(r, si, seq, now_ns);
         return 0;
     }
     bool repair = (h->flags & RDPS_FRAME_F_RETRANSMIT) != 0;
@@ -572,13 +584,8 @@ int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_f
     }
     int delivered = 0;
     for (int round = 0; round < 2; round++) {
-        /* Tail loss: the publisher sent everything before next; tracked only as far as this
-         * receiver can park (a receiver back from a stall would NAK a whole 1024 window and
-         * evict what the repairs brought: seen in the simulated fabric). */
-        uint32_t limit = rs->consumed + status_window(r, si);
-        uint32_t upto = rdps__seq_lt(next, limit) ? next : limit;
-        if (rdps__seq_gt(upto, s->next_seq))
-            rel_advance(r, si, upto, now_ns);
+        /* Tail loss: the publisher sent everything before next. */
+        rel_track(r, si, next, now_ns);
         delivered += rel_release(r, si); /* below the trail is given up at once */
     }
     /* Holding everything the publisher sent: report it now. The STATUS that carried this
@@ -712,10 +719,7 @@ uint64_t rdps__reasm_rel_poll(struct rdps_reasm *r, uint64_t now_ns, uint64_t wa
         }
         if (rs->extend) {
             rs->extend = false;
-            uint32_t limit = rs->consumed + status_window(r, si);
-            uint32_t upto = rdps__seq_lt(rs->hb_next, limit) ? rs->hb_next : limit;
-            if (rdps__seq_gt(upto, r->streams[si].next_seq))
-                rel_advance(r, si, upto, now_ns);
+            rel_track(r, si, rs->hb_next, now_ns);
         }
         bool gave_up = false;
         next = min_u64(next, poll_naks(r, si, now_ns, wall_ns, &gave_up));
