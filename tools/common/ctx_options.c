@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "rdps_clock.h"
 #include "tool_cli.h"
 
 /* --loss-frames data,heartbeat,nak,status,announce | all: bits (1 << frame type). */
@@ -118,4 +119,26 @@ int tool_ctx_open(const char *prog, const struct tool_ctx_options *o, size_t max
         tool_error(prog, "cannot open RDMA context: %s (%s)", rdps_strerror(rc),
                    rdps_last_error_message());
     return rc;
+}
+
+int tool_send(rdps_ctx_t *ctx, rdps_pub_t *pub, const void *data, size_t len, unsigned flags,
+              const volatile sig_atomic_t *stop, uint64_t *eagain)
+{
+    uint64_t give_up = 0;
+    for (;;) {
+        int rc = rdps_pub_send_ex(pub, data, len, flags);
+        if (rc != RDPS_EAGAIN)
+            return rc;
+        (*eagain)++;
+        if (*stop)
+            return RDPS_ECANCELED;
+        uint64_t now = rdps__clock_monotonic_ns();
+        if (give_up == 0)
+            give_up = now + TOOL_SEND_STALL_NS;
+        else if (now > give_up)
+            return TOOL_SEND_STALLED;
+        rc = rdps_ctx_poll(ctx, 0);
+        if (rc < 0)
+            return rc;
+    }
 }

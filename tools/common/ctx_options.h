@@ -4,6 +4,7 @@
 #define RDPS_TOOLS_CTX_OPTIONS_H
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,5 +58,17 @@ void tool_ctx_options_usage(FILE *out);
  */
 int tool_ctx_open(const char *prog, const struct tool_ctx_options *o, size_t max_message,
                   rdps_ctx_t **ctx);
+
+/* Back-pressure that lasts this long means the device stopped completing sends. */
+#define TOOL_SEND_STALL_NS 10000000000ull
+#define TOOL_SEND_STALLED  1
+
+/*
+ * rdps_pub_send_ex through back-pressure: polls the ctx while it returns RDPS_EAGAIN (each one
+ * counted in *eagain). Returns 0, a negative rdps code, RDPS_ECANCELED once *stop is set, or
+ * TOOL_SEND_STALLED when back-pressure did not clear within TOOL_SEND_STALL_NS.
+ */
+int tool_send(rdps_ctx_t *ctx, rdps_pub_t *pub, const void *data, size_t len, unsigned flags,
+              const volatile sig_atomic_t *stop, uint64_t *eagain);
 
 #endif /* RDPS_TOOLS_CTX_OPTIONS_H */

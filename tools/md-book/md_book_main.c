@@ -324,18 +324,9 @@ static void print_json(struct book *b, bool timed_out)
     tool_json_u64(&j, "repair_latency_p99_us", c.repair_latency_p99_us);
     tool_json_u64(&j, "echoes", b->echoes);
     if (o->oneway) {
-        struct lat_hist_summary s;
-        lat_hist_summarize(&b->oneway, &s);
         tool_json_object_begin(&j, "oneway");
         tool_json_str(&j, "method", "one-way from the intended send time (shared clock)");
-        tool_json_u64(&j, "count", s.count);
-        tool_json_double(&j, "min_us", (double)s.min / 1e3);
-        tool_json_double(&j, "p50_us", (double)s.p50 / 1e3);
-        tool_json_double(&j, "p90_us", (double)s.p90 / 1e3);
-        tool_json_double(&j, "p99_us", (double)s.p99 / 1e3);
-        tool_json_double(&j, "p999_us", (double)s.p999 / 1e3);
-        tool_json_double(&j, "p9999_us", (double)s.p9999 / 1e3);
-        tool_json_double(&j, "max_us", (double)s.max / 1e3);
+        md_json_latency(&j, &b->oneway);
         tool_json_object_end(&j);
     }
     tool_json_object_end(&j);

@@ -25,10 +25,9 @@
 static const char *prog = "md-feed";
 static volatile sig_atomic_t stop_requested;
 
-#define MAX_CHANNELS   64
-#define MAX_BOOKS      16
-#define DAY_NS         86400000000000ull
-#define STALL_LIMIT_NS 10000000000ull /* back-pressure this long: the receivers are gone */
+#define MAX_CHANNELS 64
+#define MAX_BOOKS    16
+#define DAY_NS       86400000000000ull
 
 enum profile { PROFILE_STEADY, PROFILE_OPEN, PROFILE_REPLAY };
 
@@ -321,31 +320,19 @@ static void on_echo(void *user, const void *data, size_t len, const rdps_msg_inf
  * intended times, so the stall shows in the latency). 0, or -1 when stalled for good. */
 static int send_packet(struct feed *f, uint32_t ch, const uint8_t *data, size_t len)
 {
-    uint64_t give_up = 0;
-    for (;;) {
-        int rc = rdps_pub_send(f->pubs[ch], data, len);
-        if (rc == 0) {
-            f->datagrams++;
-            f->second_datagrams++;
-            f->bytes += len;
-            return 0;
-        }
-        if (rc != RDPS_EAGAIN) {
-            tool_error(prog, "send on channel %u failed: %s (%s)", ch, rdps_strerror(rc),
-                       rdps_last_error_message());
-            return -1;
-        }
-        f->eagain++;
-        uint64_t now = rdps__clock_monotonic_ns();
-        if (give_up == 0)
-            give_up = now + STALL_LIMIT_NS;
-        else if (now > give_up || stop_requested) {
-            f->stalled_sends++;
-            return -1;
-        }
-        if (rdps_ctx_poll(f->ctx, 0) < 0)
-            return -1;
+    int rc = tool_send(f->ctx, f->pubs[ch], data, len, 0, &stop_requested, &f->eagain);
+    if (rc == 0) {
+        f->datagrams++;
+        f->second_datagrams++;
+        f->bytes += len;
+        return 0;
     }
+    if (rc == TOOL_SEND_STALLED)
+        f->stalled_sends++;
+    else if (rc != RDPS_ECANCELED)
+        tool_error(prog, "send on channel %u failed: %s (%s)", ch, rdps_strerror(rc),
+                   rdps_last_error_message());
+    return -1;
 }
 
 static int flush_channel(struct feed *f, uint32_t ch)
@@ -644,19 +631,10 @@ static void print_json(struct feed *f, uint64_t elapsed_ns)
     tool_json_u64(&j, "echoes", f->echoes);
     tool_json_array_begin(&j, "reflector");
     for (unsigned i = 0; i < f->nbooks; i++) {
-        struct lat_hist_summary s;
-        lat_hist_summarize(&f->books[i].hist, &s);
         tool_json_object_begin(&j, NULL);
         tool_json_u64(&j, "book", f->books[i].id);
         tool_json_str(&j, "method", "reflector RTT/2");
-        tool_json_u64(&j, "count", s.count);
-        tool_json_double(&j, "min_us", (double)s.min / 1e3);
-        tool_json_double(&j, "p50_us", (double)s.p50 / 1e3);
-        tool_json_double(&j, "p90_us", (double)s.p90 / 1e3);
-        tool_json_double(&j, "p99_us", (double)s.p99 / 1e3);
-        tool_json_double(&j, "p999_us", (double)s.p999 / 1e3);
-        tool_json_double(&j, "p9999_us", (double)s.p9999 / 1e3);
-        tool_json_double(&j, "max_us", (double)s.max / 1e3);
+        md_json_latency(&j, &f->books[i].hist);
         tool_json_object_end(&j);
     }
     tool_json_array_end(&j);
@@ -722,7 +700,7 @@ int main(int argc, char **argv)
         status = TOOL_EXIT_FAILED;
     if (f.stalled_sends > 0)
         tool_error(prog, "sends stayed back-pressured for %llu s: stopped",
-                   STALL_LIMIT_NS / 1000000000ull);
+                   TOOL_SEND_STALL_NS / 1000000000ull);
     if (opt.hgrm_prefix != NULL)
         write_hgrms(&f);
     if (opt.json)

@@ -6,6 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lat_hist.h"
+#include "rdps_endian.h"
+#include "tool_json.h"
+
 /* Channel k of feed NAME is topic "md.NAME.chK"; books echo on "md.NAME.echo". */
 static inline void md_channel_topic(char *buf, size_t cap, const char *feed, uint32_t channel)
 {
@@ -30,38 +34,40 @@ struct md_echo {
     uint64_t seq, intended_ns;
 };
 
-static inline void md_put_le(uint8_t *p, uint64_t v, int bytes)
-{
-    for (int i = 0; i < bytes; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static inline uint64_t md_get_le(const uint8_t *p, int bytes)
-{
-    uint64_t v = 0;
-    for (int i = bytes - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
 static inline void md_echo_encode(const struct md_echo *e, uint8_t out[MD_ECHO_LEN])
 {
-    md_put_le(out, MD_ECHO_MAGIC, 4);
-    md_put_le(out + 4, e->book_id, 4);
-    md_put_le(out + 8, e->seq, 8);
-    md_put_le(out + 16, e->intended_ns, 8);
+    rdps__put_le32(out, MD_ECHO_MAGIC);
+    rdps__put_le32(out + 4, e->book_id);
+    rdps__put_le64(out + 8, e->seq);
+    rdps__put_le64(out + 16, e->intended_ns);
 }
 
 /* 0, or -1 for anything that is not an echo. */
 static inline int md_echo_decode(const void *data, size_t len, struct md_echo *e)
 {
     const uint8_t *p = data;
-    if (len != MD_ECHO_LEN || md_get_le(p, 4) != MD_ECHO_MAGIC)
+    if (len != MD_ECHO_LEN || rdps__get_le32(p) != MD_ECHO_MAGIC)
         return -1;
-    e->book_id = (uint32_t)md_get_le(p + 4, 4);
-    e->seq = md_get_le(p + 8, 8);
-    e->intended_ns = md_get_le(p + 16, 8);
+    e->book_id = rdps__get_le32(p + 4);
+    e->seq = rdps__get_le64(p + 8);
+    e->intended_ns = rdps__get_le64(p + 16);
     return 0;
+}
+
+/* A latency histogram's count and percentiles in microseconds, under the keys both tools'
+ * JSON and the demo's report use (count, min_us, p50_us, ... max_us). */
+static inline void md_json_latency(struct tool_json *j, const struct lat_hist *h)
+{
+    struct lat_hist_summary s;
+    lat_hist_summarize(h, &s);
+    tool_json_u64(j, "count", s.count);
+    tool_json_double(j, "min_us", (double)s.min / 1e3);
+    tool_json_double(j, "p50_us", (double)s.p50 / 1e3);
+    tool_json_double(j, "p90_us", (double)s.p90 / 1e3);
+    tool_json_double(j, "p99_us", (double)s.p99 / 1e3);
+    tool_json_double(j, "p999_us", (double)s.p999 / 1e3);
+    tool_json_double(j, "p9999_us", (double)s.p9999 / 1e3);
+    tool_json_double(j, "max_us", (double)s.max / 1e3);
 }
 
 #endif /* RDPS_TOOLS_MD_TOPICS_H */

@@ -331,37 +331,8 @@ static void report_progress(struct progress *p, bool final)
     p->last_messages = p->messages;
 }
 
-/* Back-pressure that lasts this long means the device stopped completing sends. */
-#define BACKPRESSURE_LIMIT_NS 10000000000ull
-#define RDPUB_STALLED         1
 /* Messages posted as one work-request chain when sending as fast as possible. */
 #define SEND_BATCH 16
-
-/*
- * Sends one message, polling through back-pressure. Returns 0, a negative
- * code, or RDPUB_STALLED when back-pressure did not clear within the limit.
- */
-static int send_message(rdps_ctx_t *ctx, rdps_pub_t *pub, const void *data, size_t len,
-                        unsigned flags, struct progress *p)
-{
-    uint64_t give_up = 0;
-    for (;;) {
-        int rc = rdps_pub_send_ex(pub, data, len, flags);
-        if (rc != RDPS_EAGAIN)
-            return rc;
-        p->eagain++;
-        if (stop_requested)
-            return RDPS_ECANCELED;
-        uint64_t now = rdps__clock_monotonic_ns();
-        if (give_up == 0)
-            give_up = now + BACKPRESSURE_LIMIT_NS;
-        else if (now > give_up)
-            return RDPUB_STALLED;
-        rc = rdps_ctx_poll(ctx, 0);
-        if (rc < 0)
-            return rc;
-    }
-}
 
 int main(int argc, char **argv)
 {
@@ -458,8 +429,8 @@ int main(int argc, char **argv)
         bool last = opt.count != 0 && i + 1 == opt.count;
         bool batch = opt.pattern && !interval_ns && !last && (i + 1) % SEND_BATCH != 0;
         unsigned flags = batch ? RDPS_SEND_MORE : 0;
-        rc = send_message(ctx, pub, data, len, flags, &prog_state);
-        if (rc == RDPUB_STALLED) {
+        rc = tool_send(ctx, pub, data, len, flags, &stop_requested, &prog_state.eagain);
+        if (rc == TOOL_SEND_STALLED) {
             tool_error(prog,
                        "message %" PRIu64 " stayed back-pressured for 10 s: the device is "
                        "not completing sends",
