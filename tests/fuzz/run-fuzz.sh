@@ -6,7 +6,7 @@
 set -eu
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
-harnesses=${*:-"frame_decode reasm sa_mad announce receive_path rel_pub md_unpack md_snapshot"}
+harnesses=${*:-"frame_decode reasm sa_mad announce receive_path rel_pub md_unpack md_snapshot md_recovery"}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${RDPS_FUZZ_BUILD:-$src/build-fuzz}
 
@@ -21,7 +21,7 @@ for h in $harnesses; do
     cmake --build "$build" --target "fuzz_$h" -j2 >/dev/null
     case $h in
     sa_mad) area=addr ;;
-    md_unpack | md_snapshot) area=mdutil ;;
+    md_unpack | md_snapshot | md_recovery) area=mdutil ;;
     *) area=fuzz ;;
     esac
     work=$build/fuzz-work/$h

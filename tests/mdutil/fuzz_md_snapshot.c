@@ -58,6 +58,7 @@ static void check_round_trip(const struct md_snap *s)
     for (uint32_t i = 0; i < s->n_symbols; i++)
         if (r->symbols[i].locate != s->symbols[i].locate ||
             r->symbols[i].vwap_num != s->symbols[i].vwap_num ||
+            r->symbols[i].vwap_num_hi != s->symbols[i].vwap_num_hi ||
             r->symbols[i].vwap_den != s->symbols[i].vwap_den)
             abort();
     for (uint32_t i = 0; i < s->n_orders; i++)

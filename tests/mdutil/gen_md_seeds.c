@@ -91,8 +91,10 @@ static void snapshot_seed(const char *name, uint32_t n_symbols, uint32_t n_order
     if (!symbols || !orders || !out || !part)
         exit(1);
     for (uint32_t i = 0; i < n_symbols; i++)
-        symbols[i] = (struct md_snap_symbol){
-            .locate = i + 1, .vwap_num = 1234567ull * i, .vwap_den = 1000ull * i};
+        symbols[i] = (struct md_snap_symbol){.locate = i + 1,
+                                             .vwap_num = 1234567ull * i,
+                                             .vwap_num_hi = i % 3,
+                                             .vwap_den = 1000ull * i};
     for (uint32_t i = 0; i < n_orders; i++)
         orders[i] = (struct md_snap_order){.ref = 1000 + 3ull * i,
                                            .locate = 1 + i % n_symbols,

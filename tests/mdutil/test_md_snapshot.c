@@ -30,6 +30,7 @@ static void make_snapshot(struct fixture *f, uint32_t n_symbols, uint32_t n_orde
     for (uint32_t i = 0; i < n_symbols; i++)
         f->symbols[i] = (struct md_snap_symbol){.locate = n_symbols - i, /* not sorted */
                                                 .vwap_num = rng_next(),
+                                                .vwap_num_hi = rng_next() >> 40,
                                                 .vwap_den = rng_next() >> (rng_next() % 64)};
     for (uint32_t i = 0; i < n_orders; i++)
         f->orders[i] = (struct md_snap_order){
@@ -62,6 +63,7 @@ static void assert_same_snapshot(const struct md_snap *got, const struct md_snap
     for (uint32_t i = 0; i < want->n_symbols; i++) {
         assert_int_equal(got->symbols[i].locate, want->symbols[i].locate);
         assert_int_equal(got->symbols[i].vwap_num, want->symbols[i].vwap_num);
+        assert_int_equal(got->symbols[i].vwap_num_hi, want->symbols[i].vwap_num_hi);
         assert_int_equal(got->symbols[i].vwap_den, want->symbols[i].vwap_den);
     }
     for (uint32_t i = 0; i < want->n_orders; i++) { /* same order: time priority kept */
@@ -288,7 +290,7 @@ static void test_encode_errors(void **state)
 /* A well-formed two-part snapshot message, to be spoiled field by field. */
 struct handmade {
     uint32_t locate[2];
-    uint64_t vwap_num[2], vwap_den[2];
+    uint64_t vwap_num[2], vwap_num_hi[2], vwap_den[2];
     uint32_t order_locate[3], order_shares[3], order_price[3];
     uint64_t order_ref[3];
     uint8_t order_side[3];
@@ -317,9 +319,10 @@ static void handmade_init(struct handmade *h)
     m->orders_per_part = 3;
     m->symbols_total = 2;
     m->symbols_per_part = 2;
-    m->n_locate = m->n_vwap_num = m->n_vwap_den = 2;
+    m->n_locate = m->n_vwap_num = m->n_vwap_num_hi = m->n_vwap_den = 2;
     m->locate = h->locate;
     m->vwap_num = h->vwap_num;
+    m->vwap_num_hi = h->vwap_num_hi;
     m->vwap_den = h->vwap_den;
     m->n_order_locate = m->n_order_ref = m->n_order_shares = m->n_order_price = 3;
     m->order_locate = h->order_locate;
@@ -398,11 +401,11 @@ static void test_hostile_parts(void **state)
     expect_refused(&a, &h, MD_SNAP_E_CAP);
 
     /* Columns: each one shorter than the part's count. */
-    for (int col = 0; col < 8; col++) {
+    for (int col = 0; col < 9; col++) {
         handmade_init(&h);
-        size_t *lens[8] = {&h.msg.n_locate,       &h.msg.n_vwap_num,   &h.msg.n_vwap_den,
-                           &h.msg.n_order_locate, &h.msg.n_order_ref,  &h.msg.order_side.len,
-                           &h.msg.n_order_shares, &h.msg.n_order_price};
+        size_t *lens[9] = {&h.msg.n_locate,       &h.msg.n_vwap_num,     &h.msg.n_vwap_num_hi,
+                           &h.msg.n_vwap_den,     &h.msg.n_order_locate, &h.msg.n_order_ref,
+                           &h.msg.order_side.len, &h.msg.n_order_shares, &h.msg.n_order_price};
         (*lens[col])--;
         expect_refused(&a, &h, MD_SNAP_E_COLUMNS);
     }
@@ -441,7 +444,7 @@ static void test_hostile_parts(void **state)
     h.msg.part_count = 2;
     h.msg.orders_per_part = 2;
     h.msg.symbols_per_part = 1;
-    h.msg.n_locate = h.msg.n_vwap_num = h.msg.n_vwap_den = 1;
+    h.msg.n_locate = h.msg.n_vwap_num = h.msg.n_vwap_num_hi = h.msg.n_vwap_den = 1;
     h.msg.n_order_locate = h.msg.n_order_ref = h.msg.n_order_shares = h.msg.n_order_price = 2;
     h.msg.order_side.len = 2;
     assert_int_equal(add_handmade(&a, &h), MD_SNAP_INCOMPLETE); /* part 0: orders 0-1, symbol 0 */
@@ -454,6 +457,7 @@ static void test_hostile_parts(void **state)
     h.msg.part_index = 1;
     h.msg.locate = &h.locate[1];
     h.msg.vwap_num = &h.vwap_num[1];
+    h.msg.vwap_num_hi = &h.vwap_num_hi[1];
     h.msg.vwap_den = &h.vwap_den[1];
     h.msg.n_order_locate = h.msg.n_order_ref = h.msg.n_order_shares = h.msg.n_order_price = 1;
     h.msg.order_side.len = 1;

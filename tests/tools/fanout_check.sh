@@ -12,10 +12,11 @@ trap 'rm -rf "$tmp"' EXIT
 failures=0
 
 # make_results DIR [KEY=VALUE...]: a good run of a feed and two books, then the overrides:
-# feed_rc, self_check, book2_rc, book2_digest, book2_missing, book2_ended, book2_refused.
+# feed_rc, self_check, book2_rc, book2_digest, book2_missing, book2_ended, book2_refused,
+# book2_late (book 2 was started late: its channels caught up from this many snapshots).
 make_results() {
     local dir=$1 feed_rc=0 self_check=0 book2_rc=0 book2_digest=00c0ffee00c0ffee book2_missing=0
-    local book2_ended=8 book2_refused=0
+    local book2_ended=8 book2_refused=0 book2_late=""
     shift
     for kv in "$@"; do local "$kv"; done
     mkdir -p "$dir"
@@ -27,8 +28,9 @@ make_results() {
     echo '{"tool":"md-book","digest":"00c0ffee00c0ffee","messages":1000,"missing":0,"channels_ended":8,"apply_errors":0}' \
         >"$dir/book1.json"
     echo "$book2_rc" >"$dir/book2.rc"
-    echo "{\"tool\":\"md-book\",\"digest\":\"$book2_digest\",\"messages\":1000,\"missing\":$book2_missing,\"channels_ended\":$book2_ended,\"apply_errors\":$book2_refused}" \
+    echo "{\"tool\":\"md-book\",\"digest\":\"$book2_digest\",\"messages\":1000,\"missing\":$book2_missing,\"channels_ended\":$book2_ended,\"apply_errors\":$book2_refused,\"late_join\":{\"snapshots_applied\":${book2_late:-0}}}" \
         >"$dir/book2.json"
+    if [ -n "$book2_late" ]; then echo 2 >"$dir/late_book"; fi
 }
 
 # expect WANT NAME: runs the demo's check on $tmp/NAME.
@@ -63,6 +65,12 @@ expect 1 self_check
 make_results "$tmp/no_book2"
 rm "$tmp/no_book2/book2.json" "$tmp/no_book2/book2.rc"
 expect 1 no_book2
+make_results "$tmp/late_caught_up" book2_late=8
+expect 0 late_caught_up
+make_results "$tmp/late_but_on_time" book2_late=0 # started late, yet saw every channel from 1
+expect 1 late_but_on_time
+make_results "$tmp/late_partly" book2_late=7
+expect 1 late_partly
 make_results "$tmp/no_feed"
 rm "$tmp/no_feed/feed.json"
 expect 1 no_feed

@@ -95,6 +95,25 @@ def plot(d, books, have_series):
     return made
 
 
+def symbol_digests(path):
+    """locate -> digest from a --symbol-digests file, or None when there is none."""
+    if not os.path.exists(path):
+        return None
+    out = {}
+    for line in open(path):
+        parts = line.split()
+        if len(parts) == 2:
+            out[parts[0]] = parts[1]
+    return out
+
+
+def symbols_differing(feed_syms, book_syms):
+    """How many symbols' books differ (a symbol only one side has state for counts too)."""
+    if feed_syms is None or book_syms is None:
+        return None
+    return sum(1 for k in set(feed_syms) | set(book_syms) if feed_syms.get(k) != book_syms.get(k))
+
+
 def main():
     d, device, netem, rev = sys.argv[1:5]
     feed = load_json(os.path.join(d, "feed.json"))
@@ -141,19 +160,38 @@ def main():
         add("base  ib_send_lat UD    (" + (why if why.startswith("not measured") else
                                        "not measured: see baseline.txt") + ")")
     add("")
-    add("book  digest            match  messages  missing  gaps  NAKs  recovered  lost  loss-events")
+    add("book  digest            match  symbols-differing  messages  missing  gaps  NAKs  "
+        "recovered  lost  loss-events")
+    feed_syms = symbol_digests(os.path.join(d, "feed.sym"))
+    late_notes = []
     for b in books:
         j = book_json[b]
         if j is None:
             add(f"{b:>4}  (no summary: see book{b}.err)")
             continue
         match = feed is not None and j["digest"] == feed["digest"]
-        add(f"{b:>4}  {j['digest']}  {'yes' if match else 'NO':>5}  {j['messages']:8d}  "
-            f"{j['missing']:7d}  {j['gaps']:4d}  {j['naks_sent']:4d}  {j['recovered']:9d}  "
-            f"{j['lost']:4d}  {j['loss_events']:11d}")
+        differing = symbols_differing(feed_syms, symbol_digests(os.path.join(d, f"book{b}.sym")))
+        j["symbols_differing"] = differing
+        diff_text = "?" if differing is None else (f"{differing} of {len(feed_syms)}")
+        add(f"{b:>4}  {j['digest']}  {'yes' if match else 'NO':>5}  {diff_text:>17}  "
+            f"{j['messages']:8d}  {j['missing']:7d}  {j['gaps']:4d}  {j['naks_sent']:4d}  "
+            f"{j['recovered']:9d}  {j['lost']:4d}  {j['loss_events']:11d}")
+        lj = j.get("late_join", {})
+        if lj.get("channels", 0) > 0:
+            late_notes.append(
+                f"book {b} joined late: {lj['snapshots_applied']} channels caught up from "
+                f"snapshots ({lj['imported_orders']} orders imported, {lj['held_packets']} "
+                f"packets held meanwhile, {lj['covered_messages']} messages the snapshots "
+                f"already covered, {lj['requests']} requests, {lj['snapshots_stale']} stale)")
+    for note in late_notes:
+        add(note)
     plots = plot(d, books, have_series)
     add("")
     add("plots: " + ", ".join(plots) if plots else "plots: none")
+    if feed is not None and feed.get("snapshots", {}).get("sent", 0) > 0:
+        sn = feed["snapshots"]
+        add(f"feed: {sn['sent']} book snapshots sent for late joiners ({sn['parts']} parts, "
+            f"{sn['bytes'] / 1e3:.0f} kB, {sn['requests']} requests)")
     add("methods: reflector RTT/2 = md-book echoes every 5th datagram of channel 0 to the feed, "
         "which records half the round trip from the message's intended send time (open loop, "
         "warm-up excluded); the guests do not share a clock, so no one-way figure across hosts.")

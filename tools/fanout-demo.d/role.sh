@@ -24,12 +24,19 @@ if [ "$i" -eq 0 ]; then
         sleep 3 # guest 1's ib_send_lat server is listening by then
         timeout 60 "${lat[@]}" "${ips[1]}" >"$out/baseline.txt" 2>&1
     fi
+    touch "$out/feed.started"
     "${feed_cmd[@]}" >"$out/feed.json" 2>"$out/feed.err"
     echo $? >"$out/feed.rc"
     exit 0
 fi
 [ "$i" -eq 1 ] && [ -z "$netem" ] && timeout 60 "${lat[@]}" >/dev/null 2>&1
-"${book_cmd[@]}" --book-id "$i" >"$out/book$i.json" 2>"$out/book$i.err" &
+# --late-book: the last book starts once the feed has been running that long.
+if [ "$(cat "$out/late_book" 2>/dev/null)" = "$i" ]; then
+    for _ in $(seq 1200); do [ -e "$out/feed.started" ] && break; sleep 0.1; done
+    sleep "$(cat "$out/late_seconds")"
+fi
+"${book_cmd[@]}" --book-id "$i" --symbol-digests "$out/book$i.sym" \
+    >"$out/book$i.json" 2>"$out/book$i.err" &
 book=$!
 # A book ends when every channel ended; if the feed is gone without that, stop it after 30 s.
 while kill -0 "$book" 2>/dev/null; do

@@ -14,6 +14,8 @@
 #include "lat_hist.h"
 #include "md_book.h"
 #include "md_packet.h"
+#include "md_recovery.h"
+#include "md_snapshot.h"
 #include "md_topics.h"
 #include "rdps_clock.h"
 #include "tool_cli.h"
@@ -26,7 +28,7 @@ static volatile sig_atomic_t stop_requested;
 
 struct options {
     struct tool_ctx_options ctx;
-    const char *feed, *hgrm;
+    const char *feed, *hgrm, *symbol_digests;
     uint64_t channels, book_id, reflect_every, timeout_s, warmup_ms;
     bool unreliable, oneway, json;
 };
@@ -35,8 +37,12 @@ struct channel {
     uint32_t index;
     struct book *book;
     rdps_sub_t *sub;
+    struct md_rec rec; /* late join: held packets until a snapshot */
     uint64_t next_seq; /* the MoldUDP64 sequence expected next (0: nothing yet) */
-    uint64_t packets, missing, stale;
+    uint64_t snap_seq; /* the snapshot's last message (late join; 0: none) */
+    uint64_t end_seq;  /* end of session seen while recovering: the sequence it named */
+    uint64_t last_request_ns;
+    uint64_t packets, missing, stale, covered;
     bool ended;
 };
 
@@ -44,6 +50,12 @@ struct book {
     const struct options *opt;
     rdps_ctx_t *ctx;
     rdps_pub_t *echo_pub;
+    rdps_pub_t *snapreq_pub; /* late join: snapshot requests to the feed */
+    rdps_sub_t *snap_sub;    /* ... and the snapshots */
+    struct md_snap_asm snap_asm;
+    bool snap_asm_ok;
+    unsigned recovering; /* channels waiting for a snapshot */
+    uint64_t snap_requests, snap_requests_failed, snap_parts_rejected, snap_parts_unneeded;
     struct channel channels[MAX_CHANNELS];
     struct md_book book;
     struct md_unpacker unpacker;
@@ -59,12 +71,14 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: md-book [-b IP | -d DEV] [--feed NAME] [--channels N] [--book-id N]\n"
             "               [--reflect N] [--oneway] [--hgrm FILE] [--unreliable]\n"
-            "               [--timeout S] [--warmup-ms MS] [--json]\n"
+            "               [--timeout S] [--warmup-ms MS] [--symbol-digests FILE] [--json]\n"
             "Subscribes to md-feed's channels (md.NAME.ch0..chN-1), applies every ITCH\n"
             "message to a full order book per symbol (orders by reference, price levels, best\n"
             "bid and offer, VWAP) and, when every channel has ended, prints the book digest:\n"
             "it must equal md-feed's. Reliable by default: every message in order or an\n"
-            "explicit loss.\n"
+            "explicit loss. A book started after the feed joins each channel at the live\n"
+            "position and catches up from a snapshot of the channel's books (asked of the feed\n"
+            "on md.NAME.snapreq, sent on md.NAME.snap) plus the messages after it.\n"
             "  --feed NAME      the feed's topic prefix (default itch)\n"
             "  --channels N     the feed's channel count (default 8)\n"
             "  --book-id N      this book's id in echoes and reports (default 1)\n"
@@ -77,6 +91,8 @@ static void usage(FILE *out)
             "                   missing messages and a different digest)\n"
             "  --timeout S      give up after S seconds (default 600)\n"
             "  --warmup-ms MS   leave the first MS of flow out of the latency (default 1000)\n"
+            "  --symbol-digests FILE  at exit, one 'locate digest' line per symbol (compare\n"
+            "                   with md-feed's to see which books differ)\n"
             "  --json           one-line JSON summary at exit\n");
     tool_ctx_options_usage(out);
     fprintf(out, "Exit: 0 every channel ended with nothing missing, 1 messages missing or "
@@ -101,6 +117,7 @@ static bool parse_args(int argc, char **argv, struct options *o)
         O_UNRELIABLE,
         O_TIMEOUT,
         O_WARMUP,
+        O_SYMBOL_DIGESTS,
         O_JSON
     };
     static const struct option longopts[] = {
@@ -113,6 +130,7 @@ static bool parse_args(int argc, char **argv, struct options *o)
         {"unreliable", no_argument, NULL, O_UNRELIABLE},
         {"timeout", required_argument, NULL, O_TIMEOUT},
         {"warmup-ms", required_argument, NULL, O_WARMUP},
+        {"symbol-digests", required_argument, NULL, O_SYMBOL_DIGESTS},
         {"json", no_argument, NULL, O_JSON},
         {"help", no_argument, NULL, 'h'},
         TOOL_CTX_LONG_OPTIONS,
@@ -157,6 +175,9 @@ static bool parse_args(int argc, char **argv, struct options *o)
         case O_WARMUP:
             ok = tool_opt_u64(prog, "--warmup-ms", optarg, 0, 3600000, &o->warmup_ms);
             break;
+        case O_SYMBOL_DIGESTS:
+            o->symbol_digests = optarg;
+            break;
         case O_JSON:
             o->json = true;
             break;
@@ -196,41 +217,33 @@ static void reflect(struct book *b, const struct md_packet_view *v)
         b->echoes_skipped++; /* back-pressure: an echo is a sample, never worth waiting for */
 }
 
-static void on_packet(void *user, const void *data, size_t len, const rdps_msg_info *info)
+/* Applies a packet's messages from ch->next_seq on (a packet may overlap what a snapshot
+ * covered, or repeat what the unreliable path delivered before), counting what is missing. */
+static void apply_packet(struct book *b, struct channel *ch, struct md_packet_view *v)
 {
-    struct channel *ch = user;
-    struct book *b = ch->book;
-    struct md_packet_view v;
-    (void)info;
-    if (md_unpack(&b->unpacker, data, len, &v) < 0) {
-        b->packets_rejected++;
+    if (ch->next_seq != 0 && v->seq + v->count <= ch->next_seq) {
+        if (v->seq + v->count <= ch->snap_seq + 1)
+            ch->covered += v->count; /* held or in flight while the snapshot was taken */
+        else
+            ch->stale++; /* already applied: a duplicate the unreliable path let through */
         return;
     }
-    if (v.kind == MD_PACKET_HEARTBEAT)
-        return;
-    if (ch->next_seq != 0 && v.seq < ch->next_seq) {
-        ch->stale++; /* already applied: a duplicate the unreliable path let through */
-        return;
-    }
-    if (ch->next_seq != 0 && v.seq > ch->next_seq)
-        ch->missing += v.seq - ch->next_seq;
-    if (v.kind == MD_PACKET_END_OF_SESSION) {
-        if (!ch->ended) {
-            ch->ended = true;
-            b->ended++;
-        }
-        ch->next_seq = v.seq;
-        return;
-    }
+    if (ch->next_seq != 0 && v->seq > ch->next_seq)
+        ch->missing += v->seq - ch->next_seq;
+    uint64_t from = ch->next_seq;
     ch->packets++;
-    ch->next_seq = v.seq + v.count;
+    ch->next_seq = v->seq + v->count;
     if (b->first_intended_ns == 0)
-        b->first_intended_ns = v.intended_ns;
+        b->first_intended_ns = v->intended_ns;
     uint64_t now = rdps__clock_realtime_ns();
     uint64_t warm = b->first_intended_ns + b->opt->warmup_ms * 1000000ull;
     struct md_msg m;
-    while (md_packet_next(&v, &m)) {
+    while (md_packet_next(v, &m)) {
         struct itch_msg msg;
+        if (m.seq < from) {
+            ch->covered++;
+            continue;
+        }
         b->messages++;
         if (itch_decode(m.data, m.len, &msg) < 0) {
             b->bad_messages++;
@@ -242,7 +255,131 @@ static void on_packet(void *user, const void *data, size_t len, const rdps_msg_i
             lat_hist_record(&b->oneway, now - m.intended_ns);
     }
     if (b->opt->reflect_every != 0 && ch->index == 0 && ch->packets % b->opt->reflect_every == 0)
-        reflect(b, &v);
+        reflect(b, v);
+}
+
+static void end_channel(struct book *b, struct channel *ch, uint64_t end_seq)
+{
+    if (ch->next_seq != 0 && end_seq > ch->next_seq)
+        ch->missing += end_seq - ch->next_seq;
+    ch->next_seq = end_seq;
+    if (!ch->ended) {
+        ch->ended = true;
+        b->ended++;
+    }
+}
+
+/* Asks the feed for a snapshot of the channel (unreliable: a lost request is asked again). */
+static void request_snapshot(struct book *b, struct channel *ch)
+{
+    struct md_snapreq r = {.book_id = (uint32_t)b->opt->book_id, .channel = ch->index};
+    uint8_t buf[MD_SNAPREQ_LEN];
+    md_snapreq_encode(&r, buf);
+    ch->last_request_ns = rdps__clock_monotonic_ns();
+    if (rdps_pub_send(b->snapreq_pub, buf, sizeof(buf)) == 0)
+        b->snap_requests++;
+    else
+        b->snap_requests_failed++;
+}
+
+static void on_packet(void *user, const void *data, size_t len, const rdps_msg_info *info)
+{
+    struct channel *ch = user;
+    struct book *b = ch->book;
+    struct md_packet_view v;
+    (void)info;
+    if (md_unpack(&b->unpacker, data, len, &v) < 0) {
+        b->packets_rejected++;
+        return;
+    }
+    if (ch->rec.state != MD_REC_LIVE) {
+        if (md_rec_on_packet(&ch->rec, &v, data, len) == MD_REC_NEED_SNAPSHOT) {
+            b->recovering++;
+            request_snapshot(b, ch);
+        }
+        if (ch->rec.state != MD_REC_LIVE) {
+            if (v.kind == MD_PACKET_END_OF_SESSION)
+                ch->end_seq = v.seq; /* checked once the snapshot is in */
+            return;
+        }
+    }
+    if (v.kind == MD_PACKET_HEARTBEAT)
+        return;
+    if (v.kind == MD_PACKET_END_OF_SESSION) {
+        end_channel(b, ch, v.seq);
+        return;
+    }
+    apply_packet(b, ch, &v);
+}
+
+/* A snapshot that fits a recovering channel: import it, then the packets held meanwhile. */
+static void replay_held(struct book *b, struct channel *ch)
+{
+    const uint8_t *data;
+    size_t len;
+    ch->snap_seq = md_rec_resume_seq(&ch->rec) - 1;
+    ch->next_seq = ch->snap_seq + 1;
+    b->recovering--;
+    while (md_rec_next_held(&ch->rec, &data, &len)) {
+        struct md_packet_view v;
+        if (md_unpack(&b->unpacker, data, len, &v) == 0)
+            apply_packet(b, ch, &v);
+    }
+    if (ch->end_seq != 0)
+        end_channel(b, ch, ch->end_seq);
+}
+
+static void on_snapshot_part(void *user, const void *data, size_t len, const rdps_msg_info *info)
+{
+    struct book *b = user;
+    (void)info;
+    if (b->recovering == 0) {
+        b->snap_parts_unneeded++; /* another book's recovery */
+        return;
+    }
+    if (!b->snap_asm_ok) {
+        struct md_snap_asm_config sc = {.max_orders = 1u << 20,
+                                        .max_symbols = MD_SNAP_LOCATE_MAX,
+                                        .max_parts = 4096,
+                                        .max_part_bytes = MD_SNAP_PART_BYTES};
+        if (md_snap_asm_init(&b->snap_asm, &sc) < 0) {
+            b->snap_parts_rejected++;
+            return;
+        }
+        b->snap_asm_ok = true;
+    }
+    int rc = md_snap_asm_add(&b->snap_asm, data, len);
+    if (rc < 0) {
+        b->snap_parts_rejected++;
+        return;
+    }
+    const struct md_snap *s = md_snap_asm_result(&b->snap_asm);
+    if (rc != MD_SNAP_COMPLETE || s == NULL || s->channel >= b->opt->channels)
+        return;
+    struct channel *ch = &b->channels[s->channel];
+    switch (md_rec_on_snapshot(&ch->rec, s, &b->book)) {
+    case MD_REC_REPLAY:
+        replay_held(b, ch);
+        break;
+    case MD_REC_NEED_SNAPSHOT:
+        request_snapshot(b, ch); /* taken before this book's first packet: a newer one */
+        break;
+    default:
+        break;
+    }
+}
+
+/* Late join: asks again for the snapshots that did not come. */
+static void retry_snapshot_requests(struct book *b)
+{
+    if (b->recovering == 0)
+        return;
+    uint64_t now = rdps__clock_monotonic_ns();
+    for (uint32_t i = 0; i < b->opt->channels; i++) {
+        struct channel *ch = &b->channels[i];
+        if (ch->rec.state == MD_REC_RECOVERING && now - ch->last_request_ns >= MD_SNAP_RETRY_NS)
+            request_snapshot(b, ch);
+    }
 }
 
 static void on_event(void *user, const rdps_event *ev)
@@ -272,10 +409,27 @@ static bool open_endpoints(struct book *b)
                        rdps_last_error_message());
             return false;
         }
+        md_rec_init(&ch->rec, &(struct md_rec_config){.channel = i});
+    }
+    /* Late join: snapshots always come reliably, whatever the channels use. */
+    md_snap_topic(topic, sizeof(topic), o->feed);
+    rdps_sub_opts snap_opts = {.reliable = true, .group = o->ctx.group};
+    int rc = rdps_sub_create(b->ctx, topic, on_snapshot_part, b, &snap_opts, &b->snap_sub);
+    if (rc < 0) {
+        tool_error(prog, "cannot subscribe to '%s': %s (%s)", topic, rdps_strerror(rc),
+                   rdps_last_error_message());
+        return false;
+    }
+    md_snapreq_topic(topic, sizeof(topic), o->feed);
+    rc = rdps_pub_create(b->ctx, topic, NULL, &b->snapreq_pub);
+    if (rc < 0) {
+        tool_error(prog, "cannot publish '%s': %s (%s)", topic, rdps_strerror(rc),
+                   rdps_last_error_message());
+        return false;
     }
     if (o->reflect_every != 0) {
         md_echo_topic(topic, sizeof(topic), o->feed);
-        int rc = rdps_pub_create(b->ctx, topic, NULL, &b->echo_pub);
+        rc = rdps_pub_create(b->ctx, topic, NULL, &b->echo_pub);
         if (rc < 0) {
             tool_error(prog, "cannot publish '%s': %s (%s)", topic, rdps_strerror(rc),
                        rdps_last_error_message());
@@ -291,11 +445,23 @@ static void print_json(struct book *b, bool timed_out)
     struct tool_json j;
     rdps_counters c;
     char digest[17];
-    uint64_t missing = 0, stale = 0, packets = 0;
+    uint64_t missing = 0, stale = 0, packets = 0, covered = 0;
+    struct md_rec_counters late = {0};
+    unsigned late_channels = 0;
     for (uint32_t i = 0; i < o->channels; i++) {
-        missing += b->channels[i].missing;
-        stale += b->channels[i].stale;
-        packets += b->channels[i].packets;
+        const struct channel *ch = &b->channels[i];
+        missing += ch->missing;
+        stale += ch->stale;
+        packets += ch->packets;
+        covered += ch->covered;
+        late_channels +=
+            ch->rec.counters.snapshots_applied > 0 || ch->rec.state == MD_REC_RECOVERING;
+        late.held_packets += ch->rec.counters.held_packets;
+        late.overflows += ch->rec.counters.overflows;
+        late.snapshots_applied += ch->rec.counters.snapshots_applied;
+        late.snapshots_stale += ch->rec.counters.snapshots_stale;
+        late.imported_orders += ch->rec.counters.imported_orders;
+        late.import_refused += ch->rec.counters.import_refused;
     }
     rdps_ctx_counters(b->ctx, &c);
     snprintf(digest, sizeof(digest), "%016" PRIx64, md_book_digest(&b->book));
@@ -323,6 +489,20 @@ static void print_json(struct book *b, bool timed_out)
     tool_json_u64(&j, "repair_latency_p50_us", c.repair_latency_p50_us);
     tool_json_u64(&j, "repair_latency_p99_us", c.repair_latency_p99_us);
     tool_json_u64(&j, "echoes", b->echoes);
+    tool_json_object_begin(&j, "late_join");
+    tool_json_u64(&j, "channels", late_channels);
+    tool_json_u64(&j, "still_recovering", b->recovering);
+    tool_json_u64(&j, "requests", b->snap_requests);
+    tool_json_u64(&j, "requests_failed", b->snap_requests_failed);
+    tool_json_u64(&j, "snapshots_applied", late.snapshots_applied);
+    tool_json_u64(&j, "snapshots_stale", late.snapshots_stale);
+    tool_json_u64(&j, "parts_rejected", b->snap_parts_rejected);
+    tool_json_u64(&j, "held_packets", late.held_packets);
+    tool_json_u64(&j, "held_overflows", late.overflows);
+    tool_json_u64(&j, "imported_orders", late.imported_orders);
+    tool_json_u64(&j, "import_refused", late.import_refused);
+    tool_json_u64(&j, "covered_messages", covered);
+    tool_json_object_end(&j);
     if (o->oneway) {
         tool_json_object_begin(&j, "oneway");
         tool_json_str(&j, "method", "one-way from the intended send time (shared clock)");
@@ -364,11 +544,12 @@ int main(int argc, char **argv)
         goto out;
     }
     uint64_t deadline = rdps__clock_monotonic_ns() + opt.timeout_s * 1000000000ull;
-    while (!stop_requested && b.ended < opt.channels) {
+    while (!stop_requested && (b.ended < opt.channels || b.recovering > 0)) {
         if (rdps_ctx_wait(b.ctx, 100) < 0) {
             status = TOOL_EXIT_RUNTIME;
             break;
         }
+        retry_snapshot_requests(&b);
         if (rdps__clock_monotonic_ns() >= deadline) {
             timed_out = true;
             break;
@@ -378,9 +559,11 @@ int main(int argc, char **argv)
     for (uint32_t i = 0; i < opt.channels; i++)
         missing += b.channels[i].missing;
     if (status == TOOL_EXIT_OK) {
-        if (timed_out || b.ended < opt.channels) {
-            tool_error(prog, "%u of %" PRIu64 " channels ended before the %s", b.ended,
-                       opt.channels, timed_out ? "timeout" : "interrupt");
+        if (timed_out || b.ended < opt.channels || b.recovering > 0) {
+            tool_error(prog,
+                       "%u of %" PRIu64 " channels ended (%u still waiting for a snapshot) "
+                       "before the %s",
+                       b.ended, opt.channels, b.recovering, timed_out ? "timeout" : "interrupt");
             status = TOOL_EXIT_TIMEOUT;
         } else if (missing > 0 || b.apply_errors > 0 || b.bad_messages > 0 || b.loss_events > 0) {
             tool_error(prog,
@@ -397,16 +580,24 @@ int main(int argc, char **argv)
         if (out != NULL)
             fclose(out);
     }
+    if (opt.symbol_digests != NULL && md_write_symbol_digests(opt.symbol_digests, &b.book) < 0)
+        tool_error(prog, "cannot write %s", opt.symbol_digests);
     if (opt.json)
         print_json(&b, timed_out);
     else
         printf("md-book %" PRIu64 ": %" PRIu64 " messages, digest %016" PRIx64 "\n", opt.book_id,
                b.messages, md_book_digest(&b.book));
 out:
-    for (uint32_t i = 0; i < opt.channels; i++)
+    for (uint32_t i = 0; i < opt.channels; i++) {
         rdps_sub_destroy(b.channels[i].sub);
+        md_rec_fini(&b.channels[i].rec);
+    }
+    rdps_sub_destroy(b.snap_sub);
+    rdps_pub_destroy(b.snapreq_pub);
     rdps_pub_destroy(b.echo_pub);
     rdps_ctx_destroy(b.ctx);
+    if (b.snap_asm_ok)
+        md_snap_asm_fini(&b.snap_asm);
     if (book_ok)
         md_book_fini(&b.book);
     if (hist_ok)

@@ -17,6 +17,8 @@
 #include "lat_hist.h"
 #include "md_gen.h"
 #include "md_packet.h"
+#include "md_recovery.h"
+#include "md_snapshot.h"
 #include "md_topics.h"
 #include "rdps_clock.h"
 #include "tool_cli.h"
@@ -33,7 +35,7 @@ enum profile { PROFILE_STEADY, PROFILE_OPEN, PROFILE_REPLAY };
 
 struct options {
     struct tool_ctx_options ctx;
-    const char *feed, *hgrm_prefix, *timeseries, *replay, *write_itch;
+    const char *feed, *hgrm_prefix, *timeseries, *replay, *write_itch, *symbol_digests;
     uint64_t duration_s, rate, symbols, channels, seed, books, max_delay_us, warmup_ms;
     uint64_t wait_timeout_s, drain_timeout_s;
     double zipf;
@@ -51,6 +53,16 @@ struct feed {
     rdps_ctx_t *ctx;
     rdps_pub_t *pubs[MAX_CHANNELS];
     rdps_sub_t *echo_sub;
+    /* Late join: requests in, snapshots out (reliable). */
+    rdps_sub_t *snapreq_sub;
+    rdps_pub_t *snap_pub;
+    uint64_t snap_pending; /* channels asked for, one bit each */
+    uint64_t snap_last_ns[MAX_CHANNELS];
+    uint16_t *snap_locates; /* every channel's symbols, channel after channel */
+    uint32_t snap_locate_first[MAX_CHANNELS + 1];
+    struct md_snap_builder snap_builder;
+    uint8_t *snap_part;
+    uint64_t snap_requests, snap_requests_bad, snapshots, snap_parts, snap_bytes;
     struct md_gen gen;
     struct md_packer *packers;
     uint64_t start_real_ns, warmup_end_real_ns;
@@ -76,13 +88,16 @@ static void usage(FILE *out)
             "usage: md-feed [-b IP | -d DEV] [--feed NAME] [--duration S] [--rate N]\n"
             "               [--profile steady|open] [--symbols N] [--channels N] [--zipf S]\n"
             "               [--seed N] [--books N] [--max-delay-us US] [--unreliable]\n"
-            "               [--warmup-ms MS] [--hgrm PREFIX] [--json]\n"
+            "               [--warmup-ms MS] [--hgrm PREFIX] [--symbol-digests FILE] [--json]\n"
             "Publishes a seeded synthetic NASDAQ TotalView-ITCH 5.0 order flow (add, delete,\n"
             "replace, execute, cancel, trade on thousands of Zipf-popular symbols) on rdps\n"
             "topics md.NAME.ch0..chN-1, several messages per datagram (MoldUDP64 framing),\n"
             "reliable by default. Messages are scheduled open loop: each has an intended send\n"
             "time and latency counts from it, so a stalled publisher shows. At the end it\n"
             "prints the digest of its own reference books: every md-book must print the same.\n"
+            "Books that join late ask for a snapshot of a channel's books (md.NAME.snapreq);\n"
+            "the feed sends it reliably on md.NAME.snap, consistent with the channel's\n"
+            "sequence, and keeps serving requests until it exits.\n"
             "  --feed NAME        topic prefix (default itch)\n"
             "  --duration S       seconds of order flow (default 20)\n"
             "  --rate N           ITCH messages per second offered (default 20000)\n"
@@ -103,6 +118,8 @@ static void usage(FILE *out)
             "                     format --profile replay reads)\n"
             "  --timeseries FILE  per second: offered and sent messages, datagrams, echoes and\n"
             "                     the reflector RTT/2 p99 of that second (us)\n"
+            "  --symbol-digests FILE  at exit, one 'locate digest' line per symbol of the\n"
+            "                     reference books (md-book writes the same)\n"
             "  --json             one-line JSON summary at exit\n");
     tool_ctx_options_usage(out);
     fprintf(out, "Exit: 0 done, 1 sends stalled, 2 bad usage, 3 books did not appear, 4 runtime "
@@ -133,7 +150,8 @@ static bool parse_args(int argc, char **argv, struct options *o)
         O_HGRM,
         O_JSON,
         O_SERIES,
-        O_WRITE
+        O_WRITE,
+        O_SYMBOL_DIGESTS
     };
     static const struct option longopts[] = {
         {"feed", required_argument, NULL, O_FEED},
@@ -151,6 +169,7 @@ static bool parse_args(int argc, char **argv, struct options *o)
         {"hgrm", required_argument, NULL, O_HGRM},
         {"timeseries", required_argument, NULL, O_SERIES},
         {"write-itch", required_argument, NULL, O_WRITE},
+        {"symbol-digests", required_argument, NULL, O_SYMBOL_DIGESTS},
         {"json", no_argument, NULL, O_JSON},
         {"help", no_argument, NULL, 'h'},
         TOOL_CTX_LONG_OPTIONS,
@@ -238,6 +257,9 @@ static bool parse_args(int argc, char **argv, struct options *o)
             break;
         case O_WRITE:
             o->write_itch = optarg;
+            break;
+        case O_SYMBOL_DIGESTS:
+            o->symbol_digests = optarg;
             break;
         case O_JSON:
             o->json = true;
@@ -344,6 +366,101 @@ static int flush_channel(struct feed *f, uint32_t ch)
     return send_packet(f, ch, data, len);
 }
 
+/* ---- late join: book snapshots on request ---- */
+
+static void on_snapreq(void *user, const void *data, size_t len, const rdps_msg_info *info)
+{
+    struct feed *f = user;
+    struct md_snapreq r;
+    (void)info;
+    if (md_snapreq_decode(data, len, &r) < 0 || r.channel >= f->opt->channels) {
+        f->snap_requests_bad++;
+        return;
+    }
+    f->snap_requests++;
+    f->snap_pending |= 1ull << r.channel;
+}
+
+/* Each channel's symbols, grouped by channel (the snapshot's scope): the generator's mapping,
+ * or for a replayed file every locate by locate % channels. */
+static bool setup_snapshot_scope(struct feed *f)
+{
+    uint32_t channels = (uint32_t)f->opt->channels;
+    uint32_t max_locate = f->replay != NULL ? MD_SNAP_LOCATE_MAX : (uint32_t)f->opt->symbols;
+    f->snap_locates = calloc(max_locate, sizeof(*f->snap_locates));
+    f->snap_part = malloc(MD_SNAP_PART_BYTES);
+    if (f->snap_locates == NULL || f->snap_part == NULL)
+        return false;
+    uint32_t n = 0;
+    for (uint32_t ch = 0; ch < channels; ch++) {
+        f->snap_locate_first[ch] = n;
+        for (uint32_t locate = 1; locate <= max_locate; locate++) {
+            uint32_t of = f->replay != NULL ? locate % channels
+                                            : md_gen_channel_of(&f->gen, (uint16_t)locate);
+            if (of == ch)
+                f->snap_locates[n++] = (uint16_t)locate;
+        }
+    }
+    f->snap_locate_first[channels] = n;
+    return true;
+}
+
+/* Sends every part of channel ch's snapshot after its last sent message. The channel's pending
+ * messages go first, so the snapshot is exactly the books after the sequence it names. */
+static int send_snapshot(struct feed *f, uint32_t ch)
+{
+    if (flush_channel(f, ch) < 0)
+        return -1;
+    const struct md_book *book = f->replay != NULL ? &f->replay_book : md_gen_book(&f->gen);
+    uint64_t seq = md_packer_next_seq(&f->packers[ch]) - 1;
+    uint32_t first = f->snap_locate_first[ch];
+    struct md_snap_plan plan;
+    if (md_snap_build(&f->snap_builder, book, f->snap_locates + first,
+                      f->snap_locate_first[ch + 1] - first, ch, seq) < 0 ||
+        md_snap_plan(&f->snap_builder.snap, MD_SNAP_PART_BYTES, &plan) < 0) {
+        tool_error(prog, "channel %u: cannot build its snapshot", ch);
+        return -1;
+    }
+    for (uint32_t i = 0; i < plan.part_count; i++) {
+        size_t len;
+        int rc = md_snap_encode_part(&f->snap_builder.snap, &plan, i, f->snap_part,
+                                     MD_SNAP_PART_BYTES, &len);
+        if (rc < 0) {
+            tool_error(prog, "channel %u: snapshot part %u: %s", ch, i, strerror(-rc));
+            return -1;
+        }
+        rc = tool_send(f->ctx, f->snap_pub, f->snap_part, len, 0, &stop_requested, &f->eagain);
+        if (rc < 0) {
+            if (rc != RDPS_ECANCELED)
+                tool_error(prog, "channel %u: snapshot send failed: %s", ch, rdps_strerror(rc));
+            return -1;
+        }
+        f->snap_parts++;
+        f->snap_bytes += len;
+    }
+    f->snapshots++;
+    return 0;
+}
+
+/* Answers the channels asked for, each at most once per MD_SNAP_MIN_INTERVAL_NS: books that
+ * ask together share one snapshot. */
+static int serve_snapshots(struct feed *f)
+{
+    if (f->snap_pending == 0)
+        return 0;
+    uint64_t now = rdps__clock_monotonic_ns();
+    for (uint32_t ch = 0; ch < f->opt->channels; ch++) {
+        if (!(f->snap_pending & (1ull << ch)) ||
+            (f->snap_last_ns[ch] != 0 && now - f->snap_last_ns[ch] < MD_SNAP_MIN_INTERVAL_NS))
+            continue;
+        f->snap_pending &= ~(1ull << ch);
+        f->snap_last_ns[ch] = now;
+        if (send_snapshot(f, ch) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static bool open_endpoints(struct feed *f)
 {
     const struct options *o = f->opt;
@@ -362,6 +479,21 @@ static bool open_endpoints(struct feed *f)
     int rc = rdps_sub_create(f->ctx, topic, on_echo, f, NULL, &f->echo_sub);
     if (rc < 0) {
         tool_error(prog, "cannot subscribe to '%s': %s (%s)", topic, rdps_strerror(rc),
+                   rdps_last_error_message());
+        return false;
+    }
+    md_snapreq_topic(topic, sizeof(topic), o->feed);
+    rc = rdps_sub_create(f->ctx, topic, on_snapreq, f, NULL, &f->snapreq_sub);
+    if (rc < 0) {
+        tool_error(prog, "cannot subscribe to '%s': %s (%s)", topic, rdps_strerror(rc),
+                   rdps_last_error_message());
+        return false;
+    }
+    md_snap_topic(topic, sizeof(topic), o->feed);
+    rdps_pub_opts snap_opts = {.reliable = true, .group = o->ctx.group};
+    rc = rdps_pub_create(f->ctx, topic, &snap_opts, &f->snap_pub);
+    if (rc < 0) {
+        tool_error(prog, "cannot publish '%s': %s (%s)", topic, rdps_strerror(rc),
                    rdps_last_error_message());
         return false;
     }
@@ -534,6 +666,8 @@ static int run_flow(struct feed *f)
                 return TOOL_EXIT_FAILED;
         if (rdps_ctx_poll(f->ctx, 0) < 0)
             return TOOL_EXIT_RUNTIME;
+        if (serve_snapshots(f) < 0)
+            return TOOL_EXIT_FAILED;
         now_rel = rdps__clock_monotonic_ns() - mono0;
         series_tick(f, now_rel);
         if (next_ns > now_rel + 2000000ull)
@@ -562,8 +696,10 @@ static bool drain(struct feed *f)
         for (uint32_t ch = 0; ch < f->opt->channels; ch++)
             behind += rdps_pub_receivers_behind(f->pubs[ch]);
         uint64_t now = rdps__clock_monotonic_ns();
-        if ((behind == 0 && now >= linger) || stop_requested)
+        if ((behind == 0 && f->snap_pending == 0 && now >= linger) || stop_requested)
             return true;
+        if (serve_snapshots(f) < 0)
+            return false;
         if (now >= until) {
             tool_error(prog, "%d receiver(s) still behind after %" PRIu64 " s", behind,
                        f->opt->drain_timeout_s);
@@ -629,6 +765,13 @@ static void print_json(struct feed *f, uint64_t elapsed_ns)
     tool_json_u64(&j, "naks_received", c.naks_received);
     tool_json_u64(&j, "repairs", c.retransmits);
     tool_json_u64(&j, "echoes", f->echoes);
+    tool_json_object_begin(&j, "snapshots");
+    tool_json_u64(&j, "requests", f->snap_requests);
+    tool_json_u64(&j, "requests_refused", f->snap_requests_bad);
+    tool_json_u64(&j, "sent", f->snapshots);
+    tool_json_u64(&j, "parts", f->snap_parts);
+    tool_json_u64(&j, "bytes", f->snap_bytes);
+    tool_json_object_end(&j);
     tool_json_array_begin(&j, "reflector");
     for (unsigned i = 0; i < f->nbooks; i++) {
         tool_json_object_begin(&j, NULL);
@@ -677,6 +820,11 @@ int main(int argc, char **argv)
         }
         f.replay_book_ok = true;
     }
+    if (!setup_snapshot_scope(&f)) {
+        tool_error(prog, "out of memory");
+        status = TOOL_EXIT_RUNTIME;
+        goto out;
+    }
     if (!wait_for_books(&f)) {
         tool_error(prog, "%" PRIu64 " book(s) per channel did not appear within %" PRIu64 " s",
                    opt.books, opt.wait_timeout_s);
@@ -703,6 +851,10 @@ int main(int argc, char **argv)
                    TOOL_SEND_STALL_NS / 1000000000ull);
     if (opt.hgrm_prefix != NULL)
         write_hgrms(&f);
+    if (opt.symbol_digests != NULL &&
+        md_write_symbol_digests(opt.symbol_digests,
+                                f.replay != NULL ? &f.replay_book : md_gen_book(&f.gen)) < 0)
+        tool_error(prog, "cannot write %s", opt.symbol_digests);
     if (opt.json)
         print_json(&f, elapsed);
     else
@@ -722,7 +874,12 @@ out:
     for (uint32_t ch = 0; ch < opt.channels; ch++)
         rdps_pub_destroy(f.pubs[ch]);
     rdps_sub_destroy(f.echo_sub);
+    rdps_sub_destroy(f.snapreq_sub);
+    rdps_pub_destroy(f.snap_pub);
     rdps_ctx_destroy(f.ctx);
+    md_snap_builder_fini(&f.snap_builder);
+    free(f.snap_locates);
+    free(f.snap_part);
     if (f.packers != NULL)
         md_gen_fini(&f.gen);
     free(f.packers);

@@ -1,4 +1,5 @@
-/* md_topics.h - what md-feed and md-book agree on: topic names, the reflector's echo message. */
+/* md_topics.h - what md-feed and md-book agree on: topic names, the reflector's echo message and
+ * the late joiner's snapshot request. */
 #ifndef RDPS_TOOLS_MD_TOPICS_H
 #define RDPS_TOOLS_MD_TOPICS_H
 
@@ -7,10 +8,12 @@
 #include <string.h>
 
 #include "lat_hist.h"
+#include "md_book.h"
 #include "rdps_endian.h"
 #include "tool_json.h"
 
-/* Channel k of feed NAME is topic "md.NAME.chK"; books echo on "md.NAME.echo". */
+/* Channel k of feed NAME is topic "md.NAME.chK"; books echo on "md.NAME.echo", ask for book
+ * snapshots on "md.NAME.snapreq" and receive them on "md.NAME.snap" (reliable). */
 static inline void md_channel_topic(char *buf, size_t cap, const char *feed, uint32_t channel)
 {
     snprintf(buf, cap, "md.%s.ch%u", feed, channel);
@@ -19,6 +22,16 @@ static inline void md_channel_topic(char *buf, size_t cap, const char *feed, uin
 static inline void md_echo_topic(char *buf, size_t cap, const char *feed)
 {
     snprintf(buf, cap, "md.%s.echo", feed);
+}
+
+static inline void md_snap_topic(char *buf, size_t cap, const char *feed)
+{
+    snprintf(buf, cap, "md.%s.snap", feed);
+}
+
+static inline void md_snapreq_topic(char *buf, size_t cap, const char *feed)
+{
+    snprintf(buf, cap, "md.%s.snapreq", feed);
 }
 
 /*
@@ -54,6 +67,40 @@ static inline int md_echo_decode(const void *data, size_t len, struct md_echo *e
     return 0;
 }
 
+/*
+ * Snapshot request (book -> feed), little-endian: magic "SREQ", book id (u32), channel (u32).
+ * The feed answers on the snapshot topic with every part of that channel's BookSnapshot
+ * (schemas/md.proto), at most once per MD_SNAP_MIN_INTERVAL_NS per channel: books that ask
+ * together share one snapshot; a book that saw none asks again after MD_SNAP_RETRY_NS.
+ */
+#define MD_SNAPREQ_LEN          12
+#define MD_SNAPREQ_MAGIC        0x51455253u /* "SREQ" */
+#define MD_SNAP_MIN_INTERVAL_NS 250000000ull
+#define MD_SNAP_RETRY_NS        1000000000ull
+#define MD_SNAP_PART_BYTES      32768 /* encoded snapshot part, one rdps message */
+
+struct md_snapreq {
+    uint32_t book_id, channel;
+};
+
+static inline void md_snapreq_encode(const struct md_snapreq *r, uint8_t out[MD_SNAPREQ_LEN])
+{
+    rdps__put_le32(out, MD_SNAPREQ_MAGIC);
+    rdps__put_le32(out + 4, r->book_id);
+    rdps__put_le32(out + 8, r->channel);
+}
+
+/* 0, or -1 for anything that is not a request. */
+static inline int md_snapreq_decode(const void *data, size_t len, struct md_snapreq *r)
+{
+    const uint8_t *p = data;
+    if (len != MD_SNAPREQ_LEN || rdps__get_le32(p) != MD_SNAPREQ_MAGIC)
+        return -1;
+    r->book_id = rdps__get_le32(p + 4);
+    r->channel = rdps__get_le32(p + 8);
+    return 0;
+}
+
 /* A latency histogram's count and percentiles in microseconds, under the keys both tools'
  * JSON and the demo's report use (count, min_us, p50_us, ... max_us). */
 static inline void md_json_latency(struct tool_json *j, const struct lat_hist *h)
@@ -68,6 +115,24 @@ static inline void md_json_latency(struct tool_json *j, const struct lat_hist *h
     tool_json_double(j, "p999_us", (double)s.p999 / 1e3);
     tool_json_double(j, "p9999_us", (double)s.p9999 / 1e3);
     tool_json_double(j, "max_us", (double)s.max / 1e3);
+}
+
+/*
+ * --symbol-digests FILE: one "locate digest" line per symbol that has state, in locate order, so
+ * the demo's report can say how many symbols of a book differ from the feed's (an unreliable
+ * book under loss). 0, or -1 when the file cannot be written.
+ */
+static inline int md_write_symbol_digests(const char *path, const struct md_book *book)
+{
+    FILE *out = fopen(path, "w");
+    if (out == NULL)
+        return -1;
+    for (uint32_t locate = 1; locate <= 0xFFFFu; locate++) {
+        uint64_t d = md_book_symbol_digest(book, (uint16_t)locate);
+        if (d != 0)
+            fprintf(out, "%u %016llx\n", locate, (unsigned long long)d);
+    }
+    return fclose(out) == 0 ? 0 : -1;
 }
 
 #endif /* RDPS_TOOLS_MD_TOPICS_H */

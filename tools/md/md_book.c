@@ -516,6 +516,14 @@ void md_book_vwap(const struct md_book *book, uint16_t locate, struct md_vwap *o
         memset(out, 0, sizeof(*out));
 }
 
+int md_book_restore_vwap(struct md_book *book, uint16_t locate, const struct md_vwap *vwap)
+{
+    if (locate == 0 || locate > book->cfg.max_locate)
+        return MD_BOOK_E_BAD_LOCATE;
+    book->symbols[locate].vwap = *vwap;
+    return 0;
+}
+
 double md_vwap_dollars(const struct md_vwap *v)
 {
     if (v->shares == 0)

@@ -200,6 +200,9 @@ void md_book_bbo(const struct md_book *book, uint16_t locate, struct md_bbo *out
  * nothing executed; for display only). */
 void md_book_vwap(const struct md_book *book, uint16_t locate, struct md_vwap *out);
 double md_vwap_dollars(const struct md_vwap *vwap);
+/* Sets the symbol's VWAP sums, as a snapshot carries them (a book's orders come back through
+ * Add Order messages). 0, or MD_BOOK_E_BAD_LOCATE. */
+int md_book_restore_vwap(struct md_book *book, uint16_t locate, const struct md_vwap *vwap);
 
 /* The symbol's name from its R message (8 bytes, space padded), or NULL when none was seen. */
 const char *md_book_stock(const struct md_book *book, uint16_t locate);

@@ -63,12 +63,12 @@ int md_snap_encode_part(const struct md_snap *s, const struct md_snap_plan *plan
     part_range(s->n_symbols, plan->symbols_per_part, part_index, &s_first, &s_n);
 
     /* One scratch block for the columns: 64-bit ones first, so each array is aligned. */
-    size_t bytes = (size_t)s_n * (8 + 8 + 4) + (size_t)o_n * (8 + 4 + 4 + 4 + 1);
+    size_t bytes = (size_t)s_n * (8 + 8 + 8 + 4) + (size_t)o_n * (8 + 4 + 4 + 4 + 1);
     uint8_t *scratch = malloc(bytes ? bytes : 1);
     if (scratch == NULL)
         return -ENOMEM;
-    uint64_t *vwap_num = (uint64_t *)scratch, *vwap_den = vwap_num + s_n;
-    uint64_t *order_ref = vwap_den + s_n;
+    uint64_t *vwap_num = (uint64_t *)scratch, *vwap_num_hi = vwap_num + s_n;
+    uint64_t *vwap_den = vwap_num_hi + s_n, *order_ref = vwap_den + s_n;
     uint32_t *locate = (uint32_t *)(order_ref + o_n), *order_locate = locate + s_n;
     uint32_t *order_shares = order_locate + o_n, *order_price = order_shares + o_n;
     uint8_t *order_side = (uint8_t *)(order_price + o_n);
@@ -80,6 +80,7 @@ int md_snap_encode_part(const struct md_snap *s, const struct md_snap_plan *plan
             rc = -EINVAL;
         locate[i] = sym->locate;
         vwap_num[i] = sym->vwap_num;
+        vwap_num_hi[i] = sym->vwap_num_hi;
         vwap_den[i] = sym->vwap_den;
     }
     for (uint32_t i = 0; i < o_n; i++) {
@@ -102,9 +103,10 @@ int md_snap_encode_part(const struct md_snap *s, const struct md_snap_plan *plan
         msg.orders_per_part = plan->orders_per_part;
         msg.symbols_total = s->n_symbols;
         msg.symbols_per_part = plan->symbols_per_part;
-        msg.n_locate = msg.n_vwap_num = msg.n_vwap_den = s_n;
+        msg.n_locate = msg.n_vwap_num = msg.n_vwap_num_hi = msg.n_vwap_den = s_n;
         msg.locate = locate;
         msg.vwap_num = vwap_num;
+        msg.vwap_num_hi = vwap_num_hi;
         msg.vwap_den = vwap_den;
         msg.n_order_locate = msg.n_order_ref = msg.n_order_shares = msg.n_order_price = o_n;
         msg.order_locate = order_locate;
@@ -221,7 +223,7 @@ static int check_part(struct md_snap_asm *a, const Rdps__Md__BookSnapshot *m, ui
     part_range(m->symbols_total, m->symbols_per_part, m->part_index, s_first, s_n);
     if (m->n_order_locate != *o_n || m->n_order_ref != *o_n || m->order_side.len != *o_n ||
         m->n_order_shares != *o_n || m->n_order_price != *o_n || m->n_locate != *s_n ||
-        m->n_vwap_num != *s_n || m->n_vwap_den != *s_n)
+        m->n_vwap_num != *s_n || m->n_vwap_num_hi != *s_n || m->n_vwap_den != *s_n)
         return refuse(a, MD_SNAP_E_COLUMNS);
     for (uint32_t i = 0; i < *s_n; i++)
         if (m->locate[i] > MD_SNAP_LOCATE_MAX)
@@ -299,8 +301,10 @@ int md_snap_asm_add(struct md_snap_asm *a, const uint8_t *data, size_t len)
         return MD_SNAP_INCOMPLETE;
     }
     for (uint32_t i = 0; i < s_n; i++)
-        a->symbols[s_first + i] = (struct md_snap_symbol){
-            .locate = m->locate[i], .vwap_num = m->vwap_num[i], .vwap_den = m->vwap_den[i]};
+        a->symbols[s_first + i] = (struct md_snap_symbol){.locate = m->locate[i],
+                                                          .vwap_num = m->vwap_num[i],
+                                                          .vwap_num_hi = m->vwap_num_hi[i],
+                                                          .vwap_den = m->vwap_den[i]};
     for (uint32_t i = 0; i < o_n; i++)
         a->orders[o_first + i] = (struct md_snap_order){.ref = m->order_ref[i],
                                                         .locate = m->order_locate[i],

@@ -38,8 +38,8 @@
  */
 
 #define MD_SNAP_ORDER_MAX_BYTES  26  /* locate 5, ref 10, side 1, shares 5, price 5 */
-#define MD_SNAP_SYMBOL_MAX_BYTES 25  /* locate 5, vwap_num 10, vwap_den 10 */
-#define MD_SNAP_PART_OVERHEAD    128 /* 8 scalar fields and 8 column headers, at most 101 */
+#define MD_SNAP_SYMBOL_MAX_BYTES 35  /* locate 5, vwap_num 10 + 10 (high), vwap_den 10 */
+#define MD_SNAP_PART_OVERHEAD    128 /* 8 scalar fields and 9 column headers, at most 108 */
 #define MD_SNAP_PART_MIN \
     (MD_SNAP_PART_OVERHEAD + MD_SNAP_ORDER_MAX_BYTES + MD_SNAP_SYMBOL_MAX_BYTES)
 #define MD_SNAP_LOCATE_MAX 0xFFFFu
@@ -54,8 +54,9 @@ struct md_snap_order {
 
 struct md_snap_symbol {
     uint32_t locate;
-    uint64_t vwap_num; /* sum of price x shares executed */
-    uint64_t vwap_den; /* sum of shares executed */
+    uint64_t vwap_num;    /* sum of price x shares executed: low 64 bits */
+    uint64_t vwap_num_hi; /* ... and high 64 bits */
+    uint64_t vwap_den;    /* sum of shares executed */
 };
 
 struct md_snap {
