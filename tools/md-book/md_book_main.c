@@ -55,6 +55,7 @@ struct book {
     struct md_snap_asm snap_asm;
     bool snap_asm_ok;
     unsigned recovering; /* channels waiting for a snapshot */
+    bool replaying;      /* applying held packets: no latency samples (they waited for it) */
     uint64_t snap_requests, snap_requests_failed, snap_parts_rejected, snap_parts_unneeded;
     struct channel channels[MAX_CHANNELS];
     struct md_book book;
@@ -251,10 +252,11 @@ static void apply_packet(struct book *b, struct channel *ch, struct md_packet_vi
         }
         if (md_book_apply(&b->book, &msg) < 0)
             b->apply_errors++;
-        if (b->opt->oneway && m.intended_ns >= warm && now >= m.intended_ns)
+        if (b->opt->oneway && !b->replaying && m.intended_ns >= warm && now >= m.intended_ns)
             lat_hist_record(&b->oneway, now - m.intended_ns);
     }
-    if (b->opt->reflect_every != 0 && ch->index == 0 && ch->packets % b->opt->reflect_every == 0)
+    if (b->opt->reflect_every != 0 && !b->replaying && ch->index == 0 &&
+        ch->packets % b->opt->reflect_every == 0)
         reflect(b, v);
 }
 
@@ -320,11 +322,13 @@ static void replay_held(struct book *b, struct channel *ch)
     ch->snap_seq = md_rec_resume_seq(&ch->rec) - 1;
     ch->next_seq = ch->snap_seq + 1;
     b->recovering--;
+    b->replaying = true;
     while (md_rec_next_held(&ch->rec, &data, &len)) {
         struct md_packet_view v;
         if (md_unpack(&b->unpacker, data, len, &v) == 0)
             apply_packet(b, ch, &v);
     }
+    b->replaying = false;
     if (ch->end_seq != 0)
         end_channel(b, ch, ch->end_seq);
 }

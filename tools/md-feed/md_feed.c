@@ -60,9 +60,13 @@ struct feed {
     uint64_t snap_last_ns[MAX_CHANNELS];
     uint16_t *snap_locates; /* every channel's symbols, channel after channel */
     uint32_t snap_locate_first[MAX_CHANNELS + 1];
-    struct md_snap_builder snap_builder;
-    uint8_t *snap_part;
-    uint64_t snap_requests, snap_requests_bad, snapshots, snap_parts, snap_bytes;
+    struct md_snap_builder snap_builder; /* the snapshot being sent */
+    struct md_snap_plan snap_plan;
+    bool snap_active;
+    uint32_t snap_next_part;
+    uint8_t *snap_part; /* part snap_next_part, encoded (snap_part_len 0: not yet) */
+    size_t snap_part_len;
+    uint64_t snap_requests, snap_requests_bad, snapshots, snap_parts, snap_bytes, snap_eagain;
     struct md_gen gen;
     struct md_packer *packers;
     uint64_t start_real_ns, warmup_end_real_ns;
@@ -405,58 +409,78 @@ static bool setup_snapshot_scope(struct feed *f)
     return true;
 }
 
-/* Sends every part of channel ch's snapshot after its last sent message. The channel's pending
- * messages go first, so the snapshot is exactly the books after the sequence it names. */
-static int send_snapshot(struct feed *f, uint32_t ch)
+/* Builds channel ch's snapshot after its last sent message: the channel's pending messages go
+ * first, so the snapshot is exactly the books after the sequence it names. The builder keeps a
+ * copy, so its parts can go out over the next iterations while the books move on. */
+static int start_snapshot(struct feed *f, uint32_t ch)
 {
     if (flush_channel(f, ch) < 0)
         return -1;
     const struct md_book *book = f->replay != NULL ? &f->replay_book : md_gen_book(&f->gen);
     uint64_t seq = md_packer_next_seq(&f->packers[ch]) - 1;
     uint32_t first = f->snap_locate_first[ch];
-    struct md_snap_plan plan;
     if (md_snap_build(&f->snap_builder, book, f->snap_locates + first,
                       f->snap_locate_first[ch + 1] - first, ch, seq) < 0 ||
-        md_snap_plan(&f->snap_builder.snap, MD_SNAP_PART_BYTES, &plan) < 0) {
+        md_snap_plan(&f->snap_builder.snap, MD_SNAP_PART_BYTES, &f->snap_plan) < 0) {
         tool_error(prog, "channel %u: cannot build its snapshot", ch);
         return -1;
     }
-    for (uint32_t i = 0; i < plan.part_count; i++) {
-        size_t len;
-        int rc = md_snap_encode_part(&f->snap_builder.snap, &plan, i, f->snap_part,
-                                     MD_SNAP_PART_BYTES, &len);
-        if (rc < 0) {
-            tool_error(prog, "channel %u: snapshot part %u: %s", ch, i, strerror(-rc));
-            return -1;
-        }
-        rc = tool_send(f->ctx, f->snap_pub, f->snap_part, len, 0, &stop_requested, &f->eagain);
-        if (rc < 0) {
-            if (rc != RDPS_ECANCELED)
-                tool_error(prog, "channel %u: snapshot send failed: %s", ch, rdps_strerror(rc));
-            return -1;
-        }
-        f->snap_parts++;
-        f->snap_bytes += len;
-    }
-    f->snapshots++;
+    f->snap_active = true;
+    f->snap_next_part = 0;
+    f->snap_part_len = 0;
     return 0;
 }
 
-/* Answers the channels asked for, each at most once per MD_SNAP_MIN_INTERVAL_NS: books that
- * ask together share one snapshot. */
+/*
+ * Serves late joiners without stalling the flow: at most one snapshot part per call, never
+ * waiting on back-pressure (the part is offered again next time). Channels asked for are taken
+ * one snapshot at a time, each at most once per MD_SNAP_MIN_INTERVAL_NS: books that ask
+ * together share one snapshot.
+ */
 static int serve_snapshots(struct feed *f)
 {
-    if (f->snap_pending == 0)
-        return 0;
-    uint64_t now = rdps__clock_monotonic_ns();
-    for (uint32_t ch = 0; ch < f->opt->channels; ch++) {
-        if (!(f->snap_pending & (1ull << ch)) ||
-            (f->snap_last_ns[ch] != 0 && now - f->snap_last_ns[ch] < MD_SNAP_MIN_INTERVAL_NS))
-            continue;
+    if (!f->snap_active) {
+        if (f->snap_pending == 0)
+            return 0;
+        uint64_t now = rdps__clock_monotonic_ns();
+        uint32_t ch = 0;
+        while (ch < f->opt->channels &&
+               (!(f->snap_pending & (1ull << ch)) ||
+                (f->snap_last_ns[ch] != 0 && now - f->snap_last_ns[ch] < MD_SNAP_MIN_INTERVAL_NS)))
+            ch++;
+        if (ch == f->opt->channels)
+            return 0;
         f->snap_pending &= ~(1ull << ch);
-        f->snap_last_ns[ch] = now;
-        if (send_snapshot(f, ch) < 0)
+        if (start_snapshot(f, ch) < 0)
             return -1;
+    }
+    const struct md_snap *snap = &f->snap_builder.snap;
+    if (f->snap_part_len == 0) {
+        int rc = md_snap_encode_part(snap, &f->snap_plan, f->snap_next_part, f->snap_part,
+                                     MD_SNAP_PART_BYTES, &f->snap_part_len);
+        if (rc < 0) {
+            tool_error(prog, "channel %u: snapshot part %u: %s", snap->channel, f->snap_next_part,
+                       strerror(-rc));
+            return -1;
+        }
+    }
+    int rc = rdps_pub_send(f->snap_pub, f->snap_part, f->snap_part_len);
+    if (rc == RDPS_EAGAIN) {
+        f->snap_eagain++;
+        return 0;
+    }
+    if (rc < 0) {
+        tool_error(prog, "channel %u: snapshot send failed: %s (%s)", snap->channel,
+                   rdps_strerror(rc), rdps_last_error_message());
+        return -1;
+    }
+    f->snap_parts++;
+    f->snap_bytes += f->snap_part_len;
+    f->snap_part_len = 0;
+    if (++f->snap_next_part == f->snap_plan.part_count) {
+        f->snap_active = false;
+        f->snap_last_ns[snap->channel] = rdps__clock_monotonic_ns();
+        f->snapshots++;
     }
     return 0;
 }
@@ -695,8 +719,10 @@ static bool drain(struct feed *f)
         int behind = 0;
         for (uint32_t ch = 0; ch < f->opt->channels; ch++)
             behind += rdps_pub_receivers_behind(f->pubs[ch]);
+        behind += rdps_pub_receivers_behind(f->snap_pub); /* a snapshot still being repaired */
         uint64_t now = rdps__clock_monotonic_ns();
-        if ((behind == 0 && f->snap_pending == 0 && now >= linger) || stop_requested)
+        bool serving = f->snap_pending != 0 || f->snap_active;
+        if ((behind == 0 && !serving && now >= linger) || stop_requested)
             return true;
         if (serve_snapshots(f) < 0)
             return false;
@@ -705,7 +731,7 @@ static bool drain(struct feed *f)
                        f->opt->drain_timeout_s);
             return false;
         }
-        rdps_ctx_wait(f->ctx, 10);
+        rdps_ctx_wait(f->ctx, serving ? 1 : 10);
     }
 }
 
@@ -771,6 +797,7 @@ static void print_json(struct feed *f, uint64_t elapsed_ns)
     tool_json_u64(&j, "sent", f->snapshots);
     tool_json_u64(&j, "parts", f->snap_parts);
     tool_json_u64(&j, "bytes", f->snap_bytes);
+    tool_json_u64(&j, "backpressure", f->snap_eagain);
     tool_json_object_end(&j);
     tool_json_array_begin(&j, "reflector");
     for (unsigned i = 0; i < f->nbooks; i++) {

@@ -76,7 +76,7 @@ static inline int md_echo_decode(const void *data, size_t len, struct md_echo *e
 #define MD_SNAPREQ_LEN          12
 #define MD_SNAPREQ_MAGIC        0x51455253u /* "SREQ" */
 #define MD_SNAP_MIN_INTERVAL_NS 250000000ull
-#define MD_SNAP_RETRY_NS        1000000000ull
+#define MD_SNAP_RETRY_NS        3000000000ull
 #define MD_SNAP_PART_BYTES      32768 /* encoded snapshot part, one rdps message */
 
 struct md_snapreq {
