@@ -152,6 +152,11 @@ def main():
             continue
         add(f"{b:>4}  reflector RTT/2   " + "".join(f"{r[k]:9.1f}" for _, k in PCTS) +
             f"  {r['count']:6d}")
+    for b in books:
+        ow = (book_json[b] or {}).get("oneway")
+        if ow and ow.get("count", 0) > 0:
+            add(f"{b:>4}  one-way (1 clock) " + "".join(f"{ow[k]:9.1f}" for _, k in PCTS) +
+                f"  {ow['count']:6d}")
     if base:
         add(f"base  ib_send_lat UD    {base['t_min_us']:9.1f}{base['t_typical_us']:9.1f}"
             f"{'':>9}{base['p99_us']:9.1f}{base['p999_us']:9.1f}   (64 B, same link, same run)")
@@ -194,7 +199,9 @@ def main():
             f"{sn['bytes'] / 1e3:.0f} kB, {sn['requests']} requests)")
     add("methods: reflector RTT/2 = md-book echoes every 5th datagram of channel 0 to the feed, "
         "which records half the round trip from the message's intended send time (open loop, "
-        "warm-up excluded); the guests do not share a clock, so no one-way figure across hosts.")
+        "warm-up excluded); one-way = a book on the feed's host (one clock) records each message's "
+        "arrival minus its intended send time; guests do not share a clock, so across guests "
+        "there is no one-way figure.")
     report = "\n".join(lines) + "\n"
     open(os.path.join(d, "report.txt"), "w").write(report)
     summary = {"device": device, "netem": netem, "revision": rev,
