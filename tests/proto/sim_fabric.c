@@ -61,6 +61,10 @@ struct sim {
     uint32_t next_seq, end_seq, payload;
     uint32_t *first_off;         /* per message: its first sequence - FIRST_SEQ */
     bool all_appended, returned; /* returned: the stalled receiver polls again */
+    bool blocked;                /* the application holds a message the engine refused */
+    enum sim_wait block_cause;   /* RING, CONNECTING or STATUS_UNSENT for any window refusal */
+    uint32_t need_frames;        /* ... its frame count */
+    enum sim_wait wait;          /* what the run waits for since the last event */
     uint8_t *common;             /* bitmap by sequence - FIRST_SEQ: dropped before the fan-out */
     uint32_t common_frames;      /* bits in it */
     uint32_t blackhole;          /* SIM_FAULT_BLACKHOLE: offset of the sequence never delivered */
@@ -390,9 +394,18 @@ static void app_append(struct sim *s)
     while (s->next_msg < s->cfg.messages) {
         uint64_t id = s->next_msg;
         uint32_t len = msg_len(s, id);
+        const struct rdps_rel_pub_counters *pc = rdps__rel_pub_counters(&s->pub);
+        uint64_t ring = pc->backpressure_ring, connecting = pc->backpressure_connecting;
         int n = rdps__rel_pub_append(&s->pub, msg_pattern(s, id), len, s->now, id);
-        if (n == RDPS_EAGAIN)
+        if (n == RDPS_EAGAIN) {
+            s->blocked = true;
+            s->need_frames = msg_frags(s, len);
+            s->block_cause = pc->backpressure_ring != ring               ? SIM_WAIT_RING
+                             : pc->backpressure_connecting != connecting ? SIM_WAIT_CONNECTING
+                                                                         : SIM_WAIT_STATUS_UNSENT;
             break;
+        }
+        s->blocked = false;
         if (n < 0 || (uint32_t)n != msg_frags(s, len)) {
             fail(s, "append of message %llu (%u bytes): %d", (unsigned long long)id, len, n);
             s->cfg.messages = id; /* end the run with what was appended */
@@ -482,6 +495,60 @@ static void pub_frame(struct sim *s, struct rx *x, uint32_t b)
     }
     rdps__rel_pub_on_frame(&s->pub, &x->src, &v, s->now, s->now);
     pub_step(s);
+}
+
+/* ---- the stall profile ---------------------------------------------------------------------- */
+
+/* What the run waits for now (enum sim_wait); a window wait is read from the receiver that
+ * defines the flow-control limit (the lowest consumed + window the publisher knows). */
+static enum sim_wait classify(struct sim *s)
+{
+    if (s->nic_free > s->now)
+        return SIM_WAIT_SENDING; /* the link is busy: nothing is waited for */
+    if (s->all_appended)
+        return SIM_WAIT_TAIL;
+    if (s->next_msg == 0)
+        return SIM_WAIT_START;
+    if (!s->blocked)
+        return SIM_WAIT_OTHER;
+    if (s->block_cause != SIM_WAIT_STATUS_UNSENT)
+        return s->block_cause;
+    struct rx *lim = NULL;
+    struct rdps_rel_pub_receiver_info info, best = {0};
+    for (uint32_t k = 0; k < s->cfg.receivers; k++) {
+        struct rx *x = &s->rx[k];
+        if (rdps__rel_pub_receiver_info(&s->pub, &x->src, RX_ID + k, &info) < 0 ||
+            info.state != RDPS_REL_RX_ACTIVE)
+            continue;
+        if (lim == NULL ||
+            rdps__seq_lt(info.consumed_seq + info.window, best.consumed_seq + best.window)) {
+            lim = x;
+            best = info;
+        }
+    }
+    if (lim == NULL)
+        return SIM_WAIT_DATA_FLIGHT;
+    uint64_t rtt = lim->down.delay_ns + lim->up.delay_ns + s->lead_ns + 4 * US;
+    return sim_wait_window(&s->pub, &lim->r, &s->pub_src, SESSION, best.consumed_seq, best.window,
+                           s->next_seq + s->need_frames, s->now, rtt);
+}
+
+void sim_print_profile(const char *label, const struct sim_config *cfg,
+                       const struct sim_result *res)
+{
+    char line[512];
+    int at = 0;
+    for (int w = 0; w < SIM_WAIT_COUNT && at < (int)sizeof(line); w++)
+        if (res->wait_ns[w] != 0)
+            at +=
+                snprintf(line + at, sizeof(line) - (size_t)at, " %s=%.1f%%", sim_wait_names[w],
+                         100.0 * (double)res->wait_ns[w] / (double)(res->sim_ns ? res->sim_ns : 1));
+    printf("sim profile %-8s N=%-2u %-7s seed=%llu sim_ms=%.2f nak_seqs_suppressed=%llu "
+           "repair_queue_full=%llu:%s\n",
+           label, cfg->receivers, cfg->down.name, (unsigned long long)cfg->seed,
+           (double)res->sim_ns / 1e6, (unsigned long long)res->pub_nak_seqs_suppressed,
+           (unsigned long long)res->pub_repair_queue_full, line);
+    fflush(stdout);
 }
 
 /* ---- setup and the run ----------------------------------------------------------------------- */
@@ -638,6 +705,8 @@ static void collect(struct sim *s)
     res->repairs_unicast = pc->repairs_unicast;
     res->repairs_multicast = pc->repairs_multicast;
     res->sim_ns = s->now - s->t0;
+    res->pub_nak_seqs_suppressed = pc->nak_seqs_suppressed;
+    res->pub_repair_queue_full = pc->repair_queue_full;
     res->frames_dropped = s->net.dropped;
     res->frames_duplicated = s->net.duplicated;
     res->delivered_min = UINT64_MAX;
@@ -681,6 +750,7 @@ int sim_run(const struct sim_config *cfg, struct sim_result *res)
         pub_step(s);
         for (uint32_t k = 0; k < cfg->receivers; k++)
             rx_wake(s, &s->rx[k]);
+        s->wait = classify(s);
         while (s->done < cfg->receivers && s->net.n > 0) {
             struct sim_event e = sim_pop(&s->net);
             if (e.at - s->t0 > cfg->time_limit_ns)
@@ -690,6 +760,7 @@ int sim_run(const struct sim_config *cfg, struct sim_result *res)
                      (double)(e.at - s->t0) / 1e9);
                 break;
             }
+            res->wait_ns[s->wait] += e.at - s->now;
             s->now = e.at;
             res->events++;
             uint32_t kind = e.who >> 24, k = e.who & 0xFFFFFFu;
@@ -722,6 +793,7 @@ int sim_run(const struct sim_config *cfg, struct sim_result *res)
             default:
                 abort();
             }
+            s->wait = classify(s);
         }
         collect(s);
     }

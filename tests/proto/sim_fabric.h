@@ -89,6 +89,44 @@ struct sim_config {
     enum sim_fault fault;
 };
 
+/*
+ * Where the time of a run goes (sim_profile.c): the publisher's link is busy (sending), or idle
+ * while the application has a message it cannot append, and why. Window waits name the state of the
+ * receiver that defines the flow-control limit: the publisher has not heard of a quarter window of
+ * progress (STATUS not sent yet, or in flight), data is still on its way, or its oldest hole waits
+ * for a first NAK, for a repair in the publisher's queue, for a repair in flight (within the link's
+ * round trip of the last NAK), or for a retry (NAK or repair lost, or the NAK suppressed). Start:
+ * before the first append; tail: after the last one, until every receiver accounted for everything.
+ */
+enum sim_wait {
+    SIM_WAIT_SENDING = 0,
+    SIM_WAIT_START,
+    SIM_WAIT_CONNECTING,
+    SIM_WAIT_RING,
+    SIM_WAIT_STATUS_UNSENT,
+    SIM_WAIT_STATUS_FLIGHT,
+    SIM_WAIT_STATUS_QUARTER,
+    SIM_WAIT_DATA_FLIGHT,
+    SIM_WAIT_FIRST_NAK,
+    SIM_WAIT_REPAIR_QUEUED,
+    SIM_WAIT_REPAIR_FLIGHT,
+    SIM_WAIT_RETRY,
+    SIM_WAIT_TAIL,
+    SIM_WAIT_OTHER,
+    SIM_WAIT_COUNT
+};
+
+extern const char *const sim_wait_names[SIM_WAIT_COUNT];
+
+struct rdps_reasm;
+
+/* Classifies a window wait on receiver r, whose position the publisher knows as known_consumed
+ * + window, for a message ending at need_end; rtt_ns bounds a NAK-to-repair round trip. */
+enum sim_wait sim_wait_window(const struct rdps_rel_pub *p, const struct rdps_reasm *r,
+                              const struct rdps_source *pub_src, uint32_t session_id,
+                              uint32_t known_consumed, uint32_t window, uint32_t need_end,
+                              uint64_t now_ns, uint64_t rtt_ns);
+
 struct sim_result {
     /* Figures. */
     uint64_t messages, bytes, data_frames, frames_posted, heartbeats;
@@ -120,6 +158,9 @@ struct sim_result {
     uint64_t max_append_gap_back_ns; /* ... and after */
     /* Engine calls that asked to be called again at once (deadline <= now). */
     uint64_t zero_deadlines;
+    /* Simulated time by what the publisher's application waited for (enum sim_wait). */
+    uint64_t wait_ns[SIM_WAIT_COUNT];
+    uint64_t pub_nak_seqs_suppressed, pub_repair_queue_full;
     /* First failure, for the test's message. */
     char failure[200];
 };
@@ -132,5 +173,8 @@ int sim_run(const struct sim_config *cfg, struct sim_result *res);
 
 /* One line of figures for the README. */
 void sim_print(const char *label, const struct sim_config *cfg, const struct sim_result *res);
+/* One line: the share of the run's time per enum sim_wait. */
+void sim_print_profile(const char *label, const struct sim_config *cfg,
+                       const struct sim_result *res);
 
 #endif /* RDPS_TESTS_SIM_FABRIC_H */

@@ -19,8 +19,10 @@
 #define MATRIX_64_FULL 15000
 
 /* `full N [SEED]`: the long matrix for N receivers (CTest label sim); `full special`: the small
- * ring, common loss and stall cases at length. */
+ * ring, common loss and stall cases at length; `profile N MESSAGES`: the matrix for N receivers
+ * at that length (where the time goes: the `sim profile` lines). */
 static bool full;
+static uint64_t profile_messages; /* `profile N MESSAGES`: the matrix at that length */
 static uint32_t full_receivers;
 static uint64_t full_seed; /* 0: all three */
 
@@ -28,6 +30,7 @@ static void run(const char *label, const struct sim_config *cfg, struct sim_resu
 {
     assert_int_equal(sim_run(cfg, res), 0);
     sim_print(label, cfg, res);
+    sim_print_profile(label, cfg, res);
 }
 
 /* Every receiver got every message intact, in order, once; nothing lost, nothing left over. */
@@ -58,6 +61,8 @@ static void expect_everything(const struct sim_config *cfg, const struct sim_res
 /* Messages per matrix cell: the quick matrix, or what fits the sim label's few minutes. */
 static uint64_t matrix_messages(uint32_t receivers)
 {
+    if (profile_messages != 0)
+        return profile_messages;
     if (full)
         return receivers == 64 ? MATRIX_64_FULL : 1000000;
     return receivers == 1 ? 2000 : receivers == 8 ? 1000 : 100;
@@ -440,6 +445,13 @@ int main(int argc, char **argv)
     const struct CMUnitTest matrix[] = {cmocka_unit_test(test_matrix_full)};
     const struct CMUnitTest known_catchup[] = {
         cmocka_unit_test(test_catch_up_not_paced_by_heartbeats)};
+    if (argc > 3 && strcmp(argv[1], "profile") == 0) {
+        full_receivers = (uint32_t)strtoul(argv[2], NULL, 10);
+        profile_messages = strtoull(argv[3], NULL, 10);
+        if (full_receivers == 0 || profile_messages == 0)
+            return 2;
+        return cmocka_run_group_tests_name("rel_fabric_profile", matrix, NULL, NULL);
+    }
     if (argc > 1 && strcmp(argv[1], "known-catchup") == 0)
         return cmocka_run_group_tests_name("rel_fabric_known", known_catchup, NULL, NULL);
     if (full && strcmp(argv[2], "special") == 0)
