@@ -72,6 +72,8 @@ int tool_ctx_option(const char *prog, int code, const char *arg, struct tool_ctx
         return parse_loss_frames(prog, arg, &o->loss_frame_types) ? 1 : -1;
     case TOOL_OPT_LOSS_SEED:
         return tool_opt_u64(prog, "--loss-seed", arg, 0, UINT64_MAX, &o->loss_seed) ? 1 : -1;
+    case TOOL_OPT_VERSION:
+        tool_version_exit(prog);
     default:
         return 0;
     }
@@ -97,7 +99,9 @@ void tool_ctx_options_usage(FILE *out)
             "      --loss-tx RATE  drop data frames before sending with probability RATE\n"
             "      --loss-seed N   seed of the loss generator (default 1)\n"
             "      --loss-frames L frame types the loss generator drops, comma-separated:\n"
-            "                      data, heartbeat, nak, status, announce, all (default data)\n");
+            "                      data, heartbeat, nak, status, announce, all (default data)\n"
+            "  -h, --help          this text\n"
+            "      --version       the tool's and librdps's version and git revision\n");
 }
 
 int tool_ctx_open(const char *prog, const struct tool_ctx_options *o, size_t max_message,

@@ -1,5 +1,5 @@
-/* ctx_options.h - the context options rdpub and rdsub share: device, bind address, group, cm port,
- * loss generator. */
+/* ctx_options.h - the options the tools built on a ctx share: device, bind address, group, cm port,
+ * loss generator, --help and --version. */
 #ifndef RDPS_TOOLS_CTX_OPTIONS_H
 #define RDPS_TOOLS_CTX_OPTIONS_H
 
@@ -11,6 +11,8 @@
 
 #include <rdps/rdps.h>
 
+#include "tool_cli.h"
+
 /* getopt_long codes of the shared long options (above any tool's own). */
 enum tool_ctx_option_code {
     TOOL_OPT_GROUP = 1000,
@@ -21,7 +23,10 @@ enum tool_ctx_option_code {
     TOOL_OPT_LOSS_FRAMES,
 };
 
-/* Short options "b:d:" plus these long ones go into each tool's option table. */
+/*
+ * Short options "b:d:" plus these long ones go into each tool's option table;
+ * --version (tool_cli.h) comes with them, so every tool built on a ctx has it.
+ */
 #define TOOL_CTX_SHORT_OPTIONS "b:d:"
 #define TOOL_CTX_LONG_OPTIONS                                                         \
     {"bind", required_argument, NULL, 'b'}, {"device", required_argument, NULL, 'd'}, \
@@ -30,9 +35,7 @@ enum tool_ctx_option_code {
         {"loss-rx", required_argument, NULL, TOOL_OPT_LOSS_RX},                       \
         {"loss-tx", required_argument, NULL, TOOL_OPT_LOSS_TX},                       \
         {"loss-frames", required_argument, NULL, TOOL_OPT_LOSS_FRAMES},               \
-    {                                                                                 \
-        "loss-seed", required_argument, NULL, TOOL_OPT_LOSS_SEED                      \
-    }
+        {"loss-seed", required_argument, NULL, TOOL_OPT_LOSS_SEED}, TOOL_VERSION_LONG_OPTION
 
 struct tool_ctx_options {
     const char *bind_ip, *device, *group;
@@ -45,12 +48,13 @@ struct tool_ctx_options {
 void tool_ctx_options_init(struct tool_ctx_options *o);
 /*
  * Takes one getopt_long result: 1 when it was a shared option (stored), 0
- * when it is the tool's own, -1 for a bad value (the error is printed).
+ * when it is the tool's own, -1 for a bad value (the error is printed);
+ * --version prints the version and exits 0.
  */
 int tool_ctx_option(const char *prog, int code, const char *arg, struct tool_ctx_options *o);
 /* Checks the combination (not both -b and -d); prints the error. */
 bool tool_ctx_options_check(const char *prog, const struct tool_ctx_options *o);
-/* The shared lines of --help. */
+/* The shared lines of --help (these options, -h/--help and --version). */
 void tool_ctx_options_usage(FILE *out);
 /*
  * Creates the context these options describe (max_message_size raised to at

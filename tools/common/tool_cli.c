@@ -8,6 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdps/rdps.h>
+
+#include "rdps_revision.h" /* generated at build time: RDPS_GIT_REVISION */
+
+const char *tool_revision(void)
+{
+    return RDPS_GIT_REVISION;
+}
+
+void tool_version_exit(const char *prog)
+{
+    printf("%s (rdps) %d.%d.%d, librdps %s, revision %s\n", prog, RDPS_VERSION_MAJOR,
+           RDPS_VERSION_MINOR, RDPS_VERSION_PATCH, rdps_version(), RDPS_GIT_REVISION);
+    exit(fflush(stdout) == 0 ? TOOL_EXIT_OK : TOOL_EXIT_RUNTIME);
+}
+
 void tool_error(const char *prog, const char *fmt, ...)
 {
     va_list ap;

@@ -18,6 +18,27 @@ enum tool_exit {
     TOOL_EXIT_MISSING = 5, /* rdsub --verify: expected messages never arrived */
 };
 
+/*
+ * --version, the same in every tool: the table entry goes into the tool's
+ * getopt_long options, the case calls tool_version_exit. The code sits below
+ * tool_ctx_option_code (1000+) and above the tools' own enums (256+).
+ */
+#define TOOL_OPT_VERSION 999
+#define TOOL_VERSION_LONG_OPTION                       \
+    {                                                  \
+        "version", no_argument, NULL, TOOL_OPT_VERSION \
+    }
+/*
+ * Prints "PROG (rdps) VERSION, librdps LIBVERSION, revision REV" on stdout and
+ * exits 0. VERSION and REV are this build's (REV: git describe at build time,
+ * or the tarball's stamped commit, or "unknown"); LIBVERSION is that of the
+ * librdps actually loaded (rdps_version()), which can differ when an older
+ * library is found first.
+ */
+_Noreturn void tool_version_exit(const char *prog);
+/* The revision string alone (as above). */
+const char *tool_revision(void);
+
 /* Prints "PROG: message" on stderr (one line). */
 void tool_error(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints the line that follows a usage error: "Try 'PROG --help'." */

@@ -490,6 +490,7 @@ static void usage(FILE *out)
                  "                     or 'all'); RoCE: says there is no SA\n"
                  "  -j, --json         one JSON document on stdout\n"
                  "  -h, --help         this text\n"
+                 "      --version      the tool's and librdps's version and git revision\n"
                  "\n"
                  "Exit status: 0 ok, 1 no device or a query failed, 2 bad arguments.\n");
 }
@@ -497,9 +498,13 @@ static void usage(FILE *out)
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"device", required_argument, NULL, 'd'}, {"port", required_argument, NULL, 'p'},
-        {"group", required_argument, NULL, 'g'},  {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"device", required_argument, NULL, 'd'},
+        {"port", required_argument, NULL, 'p'},
+        {"group", required_argument, NULL, 'g'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        TOOL_VERSION_LONG_OPTION,
+        {NULL, 0, NULL, 0},
     };
     struct options opt = {0};
     int c;
@@ -527,6 +532,8 @@ int main(int argc, char **argv)
         case 'h':
             usage(stdout);
             return TOOL_EXIT_OK;
+        case TOOL_OPT_VERSION:
+            tool_version_exit(PROG);
         default: /* getopt printed the one-line error */
             tool_usage_hint(PROG);
             return TOOL_EXIT_USAGE;

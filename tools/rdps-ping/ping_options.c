@@ -44,6 +44,7 @@ static void usage(FILE *out)
             "                    busy-polling (like perftest -e)\n"
             "  --json            one-line JSON summary on stdout\n"
             "  -h, --help        this text\n"
+            "  --version         the tool's and librdps's version and git revision\n"
             "\n"
             "Exit: 0 ok, 1 failed (no echo, pings not all sent in time, device, resolve or\n"
             "join error), 2 bad usage.\n",
@@ -103,6 +104,7 @@ int ping_parse_args(int argc, char **argv, struct options *o)
         {"wait-ms", required_argument, NULL, OPT_WAIT},
         {"event", no_argument, NULL, OPT_EVENT},
         {"help", no_argument, NULL, 'h'},
+        TOOL_VERSION_LONG_OPTION,
         {NULL, 0, NULL, 0},
     };
     uint64_t value;
@@ -189,6 +191,8 @@ int ping_parse_args(int argc, char **argv, struct options *o)
         case 'h':
             usage(stdout);
             exit(TOOL_EXIT_OK);
+        case TOOL_OPT_VERSION:
+            tool_version_exit(PROG);
         case ':':
             tool_error(PROG, "option '%s' needs an argument", argv[optind - 1]);
             return TOOL_EXIT_USAGE;
