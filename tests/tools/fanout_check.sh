@@ -13,10 +13,11 @@ failures=0
 
 # make_results DIR [KEY=VALUE...]: a good run of a feed and two books, then the overrides:
 # feed_rc, self_check, book2_rc, book2_digest, book2_missing, book2_ended, book2_refused,
-# book2_late (book 2 was started late: its channels caught up from this many snapshots).
+# book2_late (book 2 was started late: its channels caught up from this many snapshots),
+# book2_named (of its 7000 symbols with state, this many got a name).
 make_results() {
     local dir=$1 feed_rc=0 self_check=0 book2_rc=0 book2_digest=00c0ffee00c0ffee book2_missing=0
-    local book2_ended=8 book2_refused=0 book2_late=""
+    local book2_ended=8 book2_refused=0 book2_late="" book2_named=7000
     shift
     for kv in "$@"; do local "$kv"; done
     mkdir -p "$dir"
@@ -28,7 +29,7 @@ make_results() {
     echo '{"tool":"md-book","digest":"00c0ffee00c0ffee","messages":1000,"missing":0,"channels_ended":8,"apply_errors":0}' \
         >"$dir/book1.json"
     echo "$book2_rc" >"$dir/book2.rc"
-    echo "{\"tool\":\"md-book\",\"digest\":\"$book2_digest\",\"messages\":1000,\"missing\":$book2_missing,\"channels_ended\":$book2_ended,\"apply_errors\":$book2_refused,\"late_join\":{\"snapshots_applied\":${book2_late:-0}}}" \
+    echo "{\"tool\":\"md-book\",\"digest\":\"$book2_digest\",\"messages\":1000,\"missing\":$book2_missing,\"channels_ended\":$book2_ended,\"apply_errors\":$book2_refused,\"late_join\":{\"snapshots_applied\":${book2_late:-0}},\"directory\":{\"symbols_with_state\":7000,\"symbols_named\":$book2_named}}" \
         >"$dir/book2.json"
     if [ -n "$book2_late" ]; then echo 2 >"$dir/late_book"; fi
 }
@@ -71,6 +72,8 @@ make_results "$tmp/late_but_on_time" book2_late=0 # started late, yet saw every 
 expect 1 late_but_on_time
 make_results "$tmp/late_partly" book2_late=7
 expect 1 late_partly
+make_results "$tmp/late_unnamed" book2_late=8 book2_named=12 # no directory reached it
+expect 1 late_unnamed
 make_results "$tmp/no_feed"
 rm "$tmp/no_feed/feed.json"
 expect 1 no_feed

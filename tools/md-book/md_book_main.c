@@ -13,6 +13,7 @@
 #include "itch.h"
 #include "lat_hist.h"
 #include "md_book.h"
+#include "md_directory.h"
 #include "md_packet.h"
 #include "md_recovery.h"
 #include "md_snapshot.h"
@@ -57,6 +58,9 @@ struct book {
     unsigned recovering; /* channels waiting for a snapshot */
     bool replaying;      /* applying held packets: no latency samples (they waited for it) */
     uint64_t snap_requests, snap_requests_failed, snap_parts_rejected, snap_parts_unneeded;
+    /* The feed's symbol directory: names for a late joiner, channel count checked. */
+    bool have_directory;
+    uint64_t dir_requested_ns, dir_symbols, dir_rejected;
     struct channel channels[MAX_CHANNELS];
     struct md_book book;
     struct md_unpacker unpacker;
@@ -271,17 +275,57 @@ static void end_channel(struct book *b, struct channel *ch, uint64_t end_seq)
     }
 }
 
-/* Asks the feed for a snapshot of the channel (unreliable: a lost request is asked again). */
-static void request_snapshot(struct book *b, struct channel *ch)
+/* Asks the feed for a channel's snapshot or (MD_SNAPREQ_DIRECTORY) the symbol directory;
+ * unreliable: a lost request is asked again. */
+static void send_request(struct book *b, uint32_t what)
 {
-    struct md_snapreq r = {.book_id = (uint32_t)b->opt->book_id, .channel = ch->index};
+    struct md_snapreq r = {.book_id = (uint32_t)b->opt->book_id, .channel = what};
     uint8_t buf[MD_SNAPREQ_LEN];
     md_snapreq_encode(&r, buf);
-    ch->last_request_ns = rdps__clock_monotonic_ns();
     if (rdps_pub_send(b->snapreq_pub, buf, sizeof(buf)) == 0)
         b->snap_requests++;
     else
         b->snap_requests_failed++;
+}
+
+static void request_snapshot(struct book *b, struct channel *ch)
+{
+    ch->last_request_ns = rdps__clock_monotonic_ns();
+    send_request(b, ch->index);
+}
+
+/* The directory names every symbol (a late joiner missed the Stock Directory messages) and
+ * must describe the channels this book subscribed to. dir_symbols counts the symbols it named
+ * first. */
+static void apply_directory(struct book *b, const uint8_t *data, size_t len)
+{
+    struct md_dir_channel *channels = calloc(MAX_CHANNELS, sizeof(*channels));
+    struct md_dir_symbol *symbols = calloc(MD_SNAP_LOCATE_MAX, sizeof(*symbols));
+    struct md_dir d = {.channels = channels, .symbols = symbols};
+    const char *why = NULL;
+    if (channels == NULL || symbols == NULL ||
+        md_dir_decode(data, len, &d, MAX_CHANNELS, MD_SNAP_LOCATE_MAX, &why) < 0) {
+        b->dir_rejected++;
+        tool_error(prog, "symbol directory refused: %s", why ? why : "out of memory");
+    } else if (d.channel_count != b->opt->channels) {
+        b->dir_rejected++;
+        tool_error(prog, "the feed has %u channels, --channels says %" PRIu64, d.channel_count,
+                   b->opt->channels);
+    } else {
+        /* One slice of the directory (the feed sends it in slices): names add up. */
+        b->have_directory = true;
+        for (uint32_t i = 0; i < d.n_symbols; i++) {
+            uint16_t locate = (uint16_t)d.symbols[i].locate;
+            struct itch_msg m = {.type = ITCH_STOCK_DIRECTORY, .stock_locate = locate};
+            memset(&m.u.R, ' ', sizeof(m.u.R));
+            memcpy(m.u.R.stock, d.symbols[i].name, strlen(d.symbols[i].name));
+            bool named = md_book_stock(&b->book, locate) != NULL;
+            if (md_book_apply(&b->book, &m) == 0 && !named)
+                b->dir_symbols++;
+        }
+    }
+    free(channels);
+    free(symbols);
 }
 
 static void on_packet(void *user, const void *data, size_t len, const rdps_msg_info *info)
@@ -333,10 +377,21 @@ static void replay_held(struct book *b, struct channel *ch)
         end_channel(b, ch, ch->end_seq);
 }
 
-static void on_snapshot_part(void *user, const void *data, size_t len, const rdps_msg_info *info)
+static void on_snap_message(void *user, const void *msg, size_t msg_len, const rdps_msg_info *info)
 {
     struct book *b = user;
+    const uint8_t *tagged = msg;
     (void)info;
+    if (msg_len < 1 || (tagged[0] != MD_SNAPMSG_PART && tagged[0] != MD_SNAPMSG_DIRECTORY)) {
+        b->snap_parts_rejected++;
+        return;
+    }
+    const uint8_t *data = tagged + 1;
+    size_t len = msg_len - 1;
+    if (tagged[0] == MD_SNAPMSG_DIRECTORY) {
+        apply_directory(b, data, len);
+        return;
+    }
     if (b->recovering == 0) {
         b->snap_parts_unneeded++; /* another book's recovery */
         return;
@@ -373,12 +428,17 @@ static void on_snapshot_part(void *user, const void *data, size_t len, const rdp
     }
 }
 
-/* Late join: asks again for the snapshots that did not come. */
-static void retry_snapshot_requests(struct book *b)
+/* Asks (again) for the directory and the snapshots that did not come. */
+static void retry_requests(struct book *b)
 {
+    uint64_t now = rdps__clock_monotonic_ns();
+    if (!b->have_directory &&
+        (b->dir_requested_ns == 0 || now - b->dir_requested_ns >= MD_SNAP_RETRY_NS)) {
+        b->dir_requested_ns = now;
+        send_request(b, MD_SNAPREQ_DIRECTORY);
+    }
     if (b->recovering == 0)
         return;
-    uint64_t now = rdps__clock_monotonic_ns();
     for (uint32_t i = 0; i < b->opt->channels; i++) {
         struct channel *ch = &b->channels[i];
         if (ch->rec.state == MD_REC_RECOVERING && now - ch->last_request_ns >= MD_SNAP_RETRY_NS)
@@ -418,7 +478,7 @@ static bool open_endpoints(struct book *b)
     /* Late join: snapshots always come reliably, whatever the channels use. */
     md_snap_topic(topic, sizeof(topic), o->feed);
     rdps_sub_opts snap_opts = {.reliable = true, .group = o->ctx.group};
-    int rc = rdps_sub_create(b->ctx, topic, on_snapshot_part, b, &snap_opts, &b->snap_sub);
+    int rc = rdps_sub_create(b->ctx, topic, on_snap_message, b, &snap_opts, &b->snap_sub);
     if (rc < 0) {
         tool_error(prog, "cannot subscribe to '%s': %s (%s)", topic, rdps_strerror(rc),
                    rdps_last_error_message());
@@ -507,6 +567,20 @@ static void print_json(struct book *b, bool timed_out)
     tool_json_u64(&j, "import_refused", late.import_refused);
     tool_json_u64(&j, "covered_messages", covered);
     tool_json_object_end(&j);
+    tool_json_object_begin(&j, "directory");
+    tool_json_bool(&j, "received", b->have_directory);
+    tool_json_u64(&j, "symbols", b->dir_symbols);
+    tool_json_u64(&j, "refused", b->dir_rejected);
+    uint64_t with_state = 0, named = 0;
+    for (uint32_t locate = 1; locate <= MD_SNAP_LOCATE_MAX; locate++) {
+        if (md_book_symbol_digest(&b->book, (uint16_t)locate) == 0)
+            continue;
+        with_state++;
+        named += md_book_stock(&b->book, (uint16_t)locate) != NULL;
+    }
+    tool_json_u64(&j, "symbols_with_state", with_state);
+    tool_json_u64(&j, "symbols_named", named);
+    tool_json_object_end(&j);
     if (o->oneway) {
         tool_json_object_begin(&j, "oneway");
         tool_json_str(&j, "method", "one-way from the intended send time (shared clock)");
@@ -553,7 +627,7 @@ int main(int argc, char **argv)
             status = TOOL_EXIT_RUNTIME;
             break;
         }
-        retry_snapshot_requests(&b);
+        retry_requests(&b);
         if (rdps__clock_monotonic_ns() >= deadline) {
             timed_out = true;
             break;

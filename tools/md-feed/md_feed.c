@@ -15,6 +15,7 @@
 #include "ctx_options.h"
 #include "itch.h"
 #include "lat_hist.h"
+#include "md_directory.h"
 #include "md_gen.h"
 #include "md_packet.h"
 #include "md_recovery.h"
@@ -57,6 +58,12 @@ struct feed {
     rdps_sub_t *snapreq_sub;
     rdps_pub_t *snap_pub;
     uint64_t snap_pending; /* channels asked for, one bit each */
+    bool dir_pending;      /* the symbol directory asked for */
+    bool dir_active;       /* ... being sent, slice by slice */
+    struct md_dir_channel *dir_channels;
+    struct md_dir_symbol *dir_symbols;
+    uint32_t dir_n, dir_next;
+    uint64_t dir_sent, dir_bytes;
     uint64_t snap_last_ns[MAX_CHANNELS];
     uint16_t *snap_locates; /* every channel's symbols, channel after channel */
     uint32_t snap_locate_first[MAX_CHANNELS + 1];
@@ -64,7 +71,7 @@ struct feed {
     struct md_snap_plan snap_plan;
     bool snap_active;
     uint32_t snap_next_part;
-    uint8_t *snap_part; /* part snap_next_part, encoded (snap_part_len 0: not yet) */
+    uint8_t *snap_part; /* tag + part snap_next_part, encoded (snap_part_len 0: not yet) */
     size_t snap_part_len;
     uint64_t snap_requests, snap_requests_bad, snapshots, snap_parts, snap_bytes, snap_eagain;
     struct md_gen gen;
@@ -377,12 +384,16 @@ static void on_snapreq(void *user, const void *data, size_t len, const rdps_msg_
     struct feed *f = user;
     struct md_snapreq r;
     (void)info;
-    if (md_snapreq_decode(data, len, &r) < 0 || r.channel >= f->opt->channels) {
+    if (md_snapreq_decode(data, len, &r) < 0 ||
+        (r.channel >= f->opt->channels && r.channel != MD_SNAPREQ_DIRECTORY)) {
         f->snap_requests_bad++;
         return;
     }
     f->snap_requests++;
-    f->snap_pending |= 1ull << r.channel;
+    if (r.channel == MD_SNAPREQ_DIRECTORY)
+        f->dir_pending = true;
+    else
+        f->snap_pending |= 1ull << r.channel;
 }
 
 /* Each channel's symbols, grouped by channel (the snapshot's scope): the generator's mapping,
@@ -392,7 +403,7 @@ static bool setup_snapshot_scope(struct feed *f)
     uint32_t channels = (uint32_t)f->opt->channels;
     uint32_t max_locate = f->replay != NULL ? MD_SNAP_LOCATE_MAX : (uint32_t)f->opt->symbols;
     f->snap_locates = calloc(max_locate, sizeof(*f->snap_locates));
-    f->snap_part = malloc(MD_SNAP_PART_BYTES);
+    f->snap_part = malloc(1 + MD_SNAP_PART_BYTES);
     if (f->snap_locates == NULL || f->snap_part == NULL)
         return false;
     uint32_t n = 0;
@@ -407,6 +418,97 @@ static bool setup_snapshot_scope(struct feed *f)
     }
     f->snap_locate_first[channels] = n;
     return true;
+}
+
+/* The symbol directory: every channel's topic and packet options, every named symbol's channel
+ * (names from the reference books' Stock Directory messages), taken when asked for. */
+static int start_directory(struct feed *f)
+{
+    const struct options *o = f->opt;
+    const struct md_book *book = f->replay != NULL ? &f->replay_book : md_gen_book(&f->gen);
+    uint32_t n_locates = f->snap_locate_first[o->channels];
+    if (f->dir_channels == NULL) {
+        f->dir_channels = calloc(o->channels, sizeof(*f->dir_channels));
+        f->dir_symbols = calloc(n_locates ? n_locates : 1, sizeof(*f->dir_symbols));
+        if (f->dir_channels == NULL || f->dir_symbols == NULL) {
+            tool_error(prog, "out of memory");
+            return -1;
+        }
+    }
+    f->dir_n = 0;
+    for (uint32_t ch = 0; ch < o->channels; ch++) {
+        struct md_dir_channel *c = &f->dir_channels[ch];
+        c->channel = ch;
+        md_channel_topic(c->topic, sizeof(c->topic), o->feed, ch);
+        memcpy(c->session, f->packers[ch].cfg.session, sizeof(c->session));
+        c->intended_times = true;
+        c->max_msg_len = ITCH_MAX_LEN;
+        for (uint32_t i = f->snap_locate_first[ch]; i < f->snap_locate_first[ch + 1]; i++) {
+            const char *stock = md_book_stock(book, f->snap_locates[i]);
+            size_t n = ITCH_STOCK_LEN;
+            while (stock != NULL && n > 0 && stock[n - 1] == ' ')
+                n--;
+            if (stock == NULL || n == 0 || stock[0] == ' ')
+                continue; /* no Stock Directory message yet (a replayed file) */
+            struct md_dir_symbol *sym = &f->dir_symbols[f->dir_n++];
+            memcpy(sym->name, stock, n);
+            sym->name[n] = '\0';
+            sym->locate = f->snap_locates[i];
+            sym->channel = ch;
+        }
+    }
+    f->dir_next = 0;
+    f->dir_active = true;
+    return 0;
+}
+
+/* One slice of the directory (every channel, the next MD_DIR_SLICE_SYMBOLS symbols): a whole
+ * directory of thousands of symbols would be one message larger than a subscriber's receive
+ * window, which a reliable stream cannot deliver. Offered again next time under back-pressure. */
+static int send_directory_slice(struct feed *f)
+{
+    uint32_t n = f->dir_n - f->dir_next;
+    if (n > MD_DIR_SLICE_SYMBOLS)
+        n = MD_DIR_SLICE_SYMBOLS;
+    struct md_dir d = {.channel_count = (uint32_t)f->opt->channels,
+                       .channels = f->dir_channels,
+                       .n_channels = (uint32_t)f->opt->channels,
+                       .symbols = f->dir_symbols + f->dir_next,
+                       .n_symbols = n};
+    uint8_t *enc = NULL;
+    size_t len = 0;
+    const char *why = NULL;
+    if (md_dir_encode(&d, &enc, &len) < 0) {
+        md_dir_check(&d, &why);
+        tool_error(prog, "cannot encode the symbol directory: %s", why ? why : "out of memory");
+        f->dir_active = false; /* the flow goes on; late books then lack names */
+        return 0;
+    }
+    uint8_t *msg = realloc(enc, len + 1);
+    if (msg == NULL) {
+        free(enc);
+        return -1;
+    }
+    memmove(msg + 1, msg, len);
+    msg[0] = MD_SNAPMSG_DIRECTORY;
+    int rc = rdps_pub_send(f->snap_pub, msg, len + 1);
+    free(msg);
+    if (rc == RDPS_EAGAIN) {
+        f->snap_eagain++;
+        return 0;
+    }
+    if (rc < 0) {
+        tool_error(prog, "symbol directory send failed: %s (%s)", rdps_strerror(rc),
+                   rdps_last_error_message());
+        return -1;
+    }
+    f->dir_bytes += len;
+    f->dir_next += n;
+    if (f->dir_next == f->dir_n) {
+        f->dir_active = false;
+        f->dir_sent++;
+    }
+    return 0;
 }
 
 /* Builds channel ch's snapshot after its last sent message: the channel's pending messages go
@@ -439,6 +541,13 @@ static int start_snapshot(struct feed *f, uint32_t ch)
  */
 static int serve_snapshots(struct feed *f)
 {
+    if (f->dir_pending && !f->dir_active && !f->snap_active) {
+        f->dir_pending = false;
+        if (start_directory(f) < 0)
+            return -1;
+    }
+    if (f->dir_active)
+        return send_directory_slice(f);
     if (!f->snap_active) {
         if (f->snap_pending == 0)
             return 0;
@@ -456,8 +565,10 @@ static int serve_snapshots(struct feed *f)
     }
     const struct md_snap *snap = &f->snap_builder.snap;
     if (f->snap_part_len == 0) {
-        int rc = md_snap_encode_part(snap, &f->snap_plan, f->snap_next_part, f->snap_part,
+        f->snap_part[0] = MD_SNAPMSG_PART;
+        int rc = md_snap_encode_part(snap, &f->snap_plan, f->snap_next_part, f->snap_part + 1,
                                      MD_SNAP_PART_BYTES, &f->snap_part_len);
+        f->snap_part_len++;
         if (rc < 0) {
             tool_error(prog, "channel %u: snapshot part %u: %s", snap->channel, f->snap_next_part,
                        strerror(-rc));
@@ -475,7 +586,7 @@ static int serve_snapshots(struct feed *f)
         return -1;
     }
     f->snap_parts++;
-    f->snap_bytes += f->snap_part_len;
+    f->snap_bytes += f->snap_part_len - 1;
     f->snap_part_len = 0;
     if (++f->snap_next_part == f->snap_plan.part_count) {
         f->snap_active = false;
@@ -721,7 +832,7 @@ static bool drain(struct feed *f)
             behind += rdps_pub_receivers_behind(f->pubs[ch]);
         behind += rdps_pub_receivers_behind(f->snap_pub); /* a snapshot still being repaired */
         uint64_t now = rdps__clock_monotonic_ns();
-        bool serving = f->snap_pending != 0 || f->snap_active;
+        bool serving = f->snap_pending != 0 || f->snap_active || f->dir_pending || f->dir_active;
         if ((behind == 0 && !serving && now >= linger) || stop_requested)
             return true;
         if (serve_snapshots(f) < 0)
@@ -798,6 +909,8 @@ static void print_json(struct feed *f, uint64_t elapsed_ns)
     tool_json_u64(&j, "parts", f->snap_parts);
     tool_json_u64(&j, "bytes", f->snap_bytes);
     tool_json_u64(&j, "backpressure", f->snap_eagain);
+    tool_json_u64(&j, "directories", f->dir_sent);
+    tool_json_u64(&j, "directory_bytes", f->dir_bytes);
     tool_json_object_end(&j);
     tool_json_array_begin(&j, "reflector");
     for (unsigned i = 0; i < f->nbooks; i++) {
@@ -907,6 +1020,8 @@ out:
     md_snap_builder_fini(&f.snap_builder);
     free(f.snap_locates);
     free(f.snap_part);
+    free(f.dir_channels);
+    free(f.dir_symbols);
     if (f.packers != NULL)
         md_gen_fini(&f.gen);
     free(f.packers);

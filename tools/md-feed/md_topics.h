@@ -68,16 +68,25 @@ static inline int md_echo_decode(const void *data, size_t len, struct md_echo *e
 }
 
 /*
- * Snapshot request (book -> feed), little-endian: magic "SREQ", book id (u32), channel (u32).
- * The feed answers on the snapshot topic with every part of that channel's BookSnapshot
- * (schemas/md.proto), at most once per MD_SNAP_MIN_INTERVAL_NS per channel: books that ask
- * together share one snapshot; a book that saw none asks again after MD_SNAP_RETRY_NS.
+ * Snapshot request (book -> feed), little-endian: magic "SREQ", book id (u32), channel (u32),
+ * or MD_SNAPREQ_DIRECTORY for the symbol directory. The feed answers on the snapshot topic:
+ * every part of that channel's BookSnapshot (schemas/md.proto), at most once per
+ * MD_SNAP_MIN_INTERVAL_NS per channel (books that ask together share one snapshot), or the
+ * SymbolDirectory. Each message there starts with one tag byte saying which it is. A book that
+ * got no answer asks again after MD_SNAP_RETRY_NS (requests are unreliable; answers are not).
  */
 #define MD_SNAPREQ_LEN          12
 #define MD_SNAPREQ_MAGIC        0x51455253u /* "SREQ" */
 #define MD_SNAP_MIN_INTERVAL_NS 250000000ull
 #define MD_SNAP_RETRY_NS        3000000000ull
-#define MD_SNAP_PART_BYTES      32768 /* encoded snapshot part, one rdps message */
+/* Snapshot parts and directory slices stay small: a reliable subscriber's receive window for
+ * one stream is its share of the parking quota (64 datagrams with 8 channels), and a message
+ * needs all its fragments inside it. */
+#define MD_SNAP_PART_BYTES   16384 /* encoded snapshot part, one rdps message */
+#define MD_DIR_SLICE_SYMBOLS 600   /* symbols per directory message (<= ~13 kB) */
+#define MD_SNAPREQ_DIRECTORY 0xFFFFFFFFu
+#define MD_SNAPMSG_PART      'S' /* tag: a BookSnapshot part follows */
+#define MD_SNAPMSG_DIRECTORY 'D' /* tag: a SymbolDirectory follows */
 
 struct md_snapreq {
     uint32_t book_id, channel;
