@@ -1,0 +1,334 @@
+-- rdps.lua - Wireshark/tshark dissector for rdps frames (wire format version 1) in RoCEv2 UD SENDs.
+--
+-- Wireshark's InfiniBand dissector decodes RoCEv2 (UDP 4791) and offers the payload of a
+-- SEND, after BTH and DETH, to the "infiniband.payload" heuristic dissectors. This file
+-- registers one that claims a UD payload only when it starts like an rdps header: version 1,
+-- a known frame type, no flag bits outside the four defined ones and a nonzero session
+-- (rdps has no magic number; these are the fields every rdps datagram carries). A claimed
+-- frame is then checked against every rule of rdps__frame_decode() (core/proto/rdps_frame.c,
+-- layout in core/proto/rdps_frame.h) in the same order, and the first rule it breaks is
+-- shown as expert info and in the field rdps.reject with the C reject name (SHORT,
+-- BAD_BODY_LEN, ...), the names the library's bad_frames counters use.
+--
+-- Load: tshark -X lua_script:/path/to/rdps.lua -r capture.pcap
+--       or copy it to ~/.local/lib/wireshark/plugins/ (Wireshark >= 3.6 personal plugins).
+-- Filter: rdps, rdps.type == 3, rdps.session == 0x..., rdps.seq, rdps.frag_offset,
+--         rdps.flags.retransmit, rdps.nak.range.start, rdps.status.window, rdps.reject, ...
+
+local rdps = Proto("rdps", "rdps pub/sub over RDMA UD")
+
+local HEADER_LEN = 32
+local VERSION = 1
+-- Decoder limits: the library's defaults (struct rdps_frame_limits).
+local MAX_MSG_LEN = 16 * 1024 * 1024
+local MAX_NAK_RANGES = 64
+local MAX_ANNOUNCE_LEN = 4096
+local MAX_RANGE_COUNT = 0x7FFFFFFF
+local MAX_RETAINED = 0x80000000
+local NO_ECHO = 0xFFFFFFFF
+
+local T_DATA, T_HEARTBEAT, T_NAK, T_STATUS, T_ANNOUNCE = 1, 2, 3, 4, 5
+local type_names = {
+    [T_DATA] = "DATA", [T_HEARTBEAT] = "HEARTBEAT", [T_NAK] = "NAK",
+    [T_STATUS] = "STATUS", [T_ANNOUNCE] = "ANNOUNCE",
+}
+local F_BEGIN, F_END, F_RETRANSMIT, F_RELIABLE = 0x1, 0x2, 0x4, 0x8
+local F_DEFINED = 0xF
+
+local band = bit32.band
+
+local pf = {
+    version = ProtoField.uint8("rdps.version", "Version", base.DEC),
+    type = ProtoField.uint8("rdps.type", "Type", base.DEC, type_names),
+    flags = ProtoField.uint16("rdps.flags", "Flags", base.HEX),
+    f_begin = ProtoField.bool("rdps.flags.begin", "BEGIN", 16, nil, F_BEGIN),
+    f_end = ProtoField.bool("rdps.flags.end", "END", 16, nil, F_END),
+    f_retransmit = ProtoField.bool("rdps.flags.retransmit", "RETRANSMIT", 16, nil, F_RETRANSMIT),
+    f_reliable = ProtoField.bool("rdps.flags.reliable", "RELIABLE", 16, nil, F_RELIABLE),
+    f_unknown = ProtoField.uint16("rdps.flags.unknown", "Undefined bits", base.HEX, nil, 0xFFF0),
+    session = ProtoField.uint32("rdps.session", "Session", base.HEX),
+    topic = ProtoField.uint32("rdps.topic", "Topic id", base.HEX),
+    seq = ProtoField.uint32("rdps.seq", "Sequence", base.DEC),
+    msg_len = ProtoField.uint32("rdps.msg_len", "Message length", base.DEC),
+    frag_offset = ProtoField.uint32("rdps.frag_offset", "Fragment offset", base.DEC),
+    timestamp_ns = ProtoField.uint64("rdps.timestamp_ns", "Timestamp (ns)", base.DEC),
+    time = ProtoField.absolute_time("rdps.time", "Timestamp", base.UTC),
+    body_len = ProtoField.uint32("rdps.body_len", "Payload/body length", base.DEC),
+    -- DATA
+    payload = ProtoField.bytes("rdps.data.payload", "Fragment payload"),
+    frag_end = ProtoField.uint32("rdps.data.frag_end", "Fragment end", base.DEC),
+    -- HEARTBEAT
+    hb_next = ProtoField.uint32("rdps.heartbeat.next_seq", "Next sequence", base.DEC),
+    hb_retained = ProtoField.uint32("rdps.heartbeat.retained", "Retained for repair", base.DEC),
+    hb_oldest = ProtoField.uint32("rdps.heartbeat.oldest_seq", "Oldest retained sequence", base.DEC),
+    -- NAK
+    nak_receiver = ProtoField.uint32("rdps.nak.receiver_id", "Receiver id", base.HEX),
+    nak_count = ProtoField.uint16("rdps.nak.range_count", "Range count", base.DEC),
+    nak_reserved = ProtoField.uint16("rdps.nak.reserved", "Reserved", base.HEX),
+    nak_range = ProtoField.none("rdps.nak.range", "Range"),
+    nak_start = ProtoField.uint32("rdps.nak.range.start", "Start", base.DEC),
+    nak_rcount = ProtoField.uint32("rdps.nak.range.count", "Count", base.DEC),
+    nak_last = ProtoField.uint32("rdps.nak.range.last", "Last", base.DEC),
+    nak_missing = ProtoField.uint32("rdps.nak.missing", "Sequences asked for", base.DEC),
+    -- STATUS
+    st_receiver = ProtoField.uint32("rdps.status.receiver_id", "Receiver id", base.HEX),
+    st_consumed = ProtoField.uint32("rdps.status.consumed_seq", "Consumed sequence", base.DEC),
+    st_window = ProtoField.uint32("rdps.status.window", "Window (datagrams)", base.DEC),
+    st_echo = ProtoField.uint32("rdps.status.echo_delay_us", "Echo delay (us)", base.DEC,
+                                { [NO_ECHO] = "no echo" }),
+    -- ANNOUNCE
+    ann_body = ProtoField.bytes("rdps.announce.body", "Announcement (protobuf)"),
+    -- validation verdict
+    reject = ProtoField.string("rdps.reject", "Reject reason"),
+}
+rdps.fields = pf
+
+-- One expert per reject reason of RDPS_FRAME_REJECT_MAP (rdps_frame.h), with its text.
+local reject_text = {
+    SHORT = "datagram shorter than the 32-byte header",
+    BAD_VERSION = "unsupported protocol version",
+    BAD_TYPE = "unknown frame type",
+    BAD_FLAGS = "unknown flag bits or flags not allowed for this frame type",
+    BEGIN_END_MISMATCH = "BEGIN/END flags inconsistent with fragment offset and length",
+    MSG_TOO_LARGE = "message length above the configured maximum",
+    FRAG_EXCEEDS_MSG = "fragment extends past the message length",
+    EMPTY_FRAGMENT = "non-final fragment carries no payload",
+    ZERO_SESSION = "session id is zero",
+    ZERO_TOPIC = "topic id is zero",
+    NONZERO_FIELD = "reserved field or field that must be zero is not zero",
+    BAD_BODY_LEN = "body length wrong for the frame type",
+    BAD_RANGE_COUNT = "NAK range count zero, above the limit, or not matching the length",
+    BAD_RANGE = "NAK range with count zero or spanning half the sequence space",
+    BODY_TOO_LARGE = "announce body above the configured maximum",
+    BAD_RETAINED = "heartbeat retained count above 2^31",
+}
+local experts = {}
+local expert_list = {}
+for name, text in pairs(reject_text) do
+    experts[name] = ProtoExpert.new("rdps.malformed." .. name:lower(), text,
+                                    expert.group.MALFORMED, expert.severity.ERROR)
+    expert_list[#expert_list + 1] = experts[name]
+end
+local ex_truncated = ProtoExpert.new("rdps.truncated", "frame truncated by the capture",
+                                     expert.group.MALFORMED, expert.severity.WARN)
+local ex_no_echo = ProtoExpert.new("rdps.status.no_echo", "STATUS echoes no heartbeat",
+                                   expert.group.SEQUENCE, expert.severity.CHAT)
+local ex_retransmit = ProtoExpert.new("rdps.retransmit", "repair (retransmitted DATA)",
+                                      expert.group.SEQUENCE, expert.severity.NOTE)
+expert_list[#expert_list + 1] = ex_truncated
+expert_list[#expert_list + 1] = ex_no_echo
+expert_list[#expert_list + 1] = ex_retransmit
+rdps.experts = expert_list
+
+-- Only UD SENDs carry rdps: the InfiniBand dissector adds a DETH for them. Its payload
+-- still holds the BTH pad bytes (0-3, to a 4-byte multiple): the datagram ends before them.
+local f_deth_srcqp = Field.new("infiniband.deth.srcqp")
+local f_bth_padcnt = Field.new("infiniband.bth.padcnt")
+
+local function flag_names(flags)
+    local out = {}
+    if band(flags, F_BEGIN) ~= 0 then out[#out + 1] = "BEGIN" end
+    if band(flags, F_END) ~= 0 then out[#out + 1] = "END" end
+    if band(flags, F_RETRANSMIT) ~= 0 then out[#out + 1] = "RETRANSMIT" end
+    if band(flags, F_RELIABLE) ~= 0 then out[#out + 1] = "RELIABLE" end
+    if band(flags, 0xFFF0) ~= 0 then out[#out + 1] = string.format("0x%x", band(flags, 0xFFF0)) end
+    return table.concat(out, ",")
+end
+
+-- The rule rdps__frame_decode() applies first that the frame breaks, or nil if it is valid.
+-- h holds the header fields; len is the datagram's length, caplen the bytes captured of it.
+local function verdict(tvb, h, len, caplen)
+    local body = len - HEADER_LEN
+    if h.type == T_DATA then
+        if band(h.flags, 0xFFFF - F_DEFINED) ~= 0 then return "BAD_FLAGS" end
+        if h.topic == 0 then return "ZERO_TOPIC" end
+        if h.msg_len > MAX_MSG_LEN then return "MSG_TOO_LARGE" end
+        local frag_end = h.frag_offset + body
+        if frag_end > h.msg_len then return "FRAG_EXCEEDS_MSG" end
+        local is_begin, is_end = h.frag_offset == 0, frag_end == h.msg_len
+        if is_begin ~= (band(h.flags, F_BEGIN) ~= 0) or is_end ~= (band(h.flags, F_END) ~= 0) then
+            return "BEGIN_END_MISMATCH"
+        end
+        if not is_end and body == 0 then return "EMPTY_FRAGMENT" end
+        return nil
+    end
+    if h.frag_offset ~= 0 then return "NONZERO_FIELD" end
+    if h.type == T_HEARTBEAT then
+        if band(h.flags, 0xFFFF - F_RELIABLE) ~= 0 then return "BAD_FLAGS" end
+        if h.msg_len ~= 0 and band(h.flags, F_RELIABLE) == 0 then return "NONZERO_FIELD" end
+        if h.msg_len > MAX_RETAINED then return "BAD_RETAINED" end
+        if h.topic == 0 then return "ZERO_TOPIC" end
+        if body ~= 0 then return "BAD_BODY_LEN" end
+        return nil
+    end
+    if h.msg_len ~= 0 then return "NONZERO_FIELD" end
+    if h.flags ~= 0 then return "BAD_FLAGS" end
+    if h.type == T_NAK then
+        if h.seq ~= 0 then return "NONZERO_FIELD" end
+        if body < 8 then return "BAD_BODY_LEN" end
+        if caplen < 40 then return nil end -- truncated capture: cannot tell
+        if tvb(38, 2):le_uint() ~= 0 then return "NONZERO_FIELD" end
+        local n = tvb(36, 2):le_uint()
+        if n == 0 or n > MAX_NAK_RANGES or 40 + 8 * n ~= len then return "BAD_RANGE_COUNT" end
+        for i = 0, n - 1 do
+            local off = 40 + 8 * i
+            if off + 8 > caplen then break end
+            local count = tvb(off + 4, 4):le_uint()
+            if count == 0 or count > MAX_RANGE_COUNT then return "BAD_RANGE" end
+        end
+        return nil
+    end
+    if h.type == T_STATUS then
+        if h.seq ~= 0 then return "NONZERO_FIELD" end
+        if body ~= 16 then return "BAD_BODY_LEN" end
+        return nil
+    end
+    if body > MAX_ANNOUNCE_LEN then return "BODY_TOO_LARGE" end -- ANNOUNCE
+    return nil
+end
+
+-- Does this UD payload start like an rdps datagram? (the heuristic; never claims on less)
+local function looks_like_rdps(tvb, len, caplen)
+    if caplen < 4 then return false end
+    if tvb(0, 1):uint() ~= VERSION then return false end
+    local t = tvb(1, 1):uint()
+    if t < T_DATA or t > T_ANNOUNCE then return false end
+    if band(tvb(2, 2):le_uint(), 0xFFF0) ~= 0 then return false end
+    if caplen >= 8 and tvb(4, 4):le_uint() == 0 then return false end
+    -- A datagram shorter than the header shows as a SHORT rdps frame only with a whole session.
+    if len < HEADER_LEN and caplen < 8 then return false end
+    return true
+end
+
+local function add_body(tvb, tree, h, len, caplen, info)
+    local body = len - HEADER_LEN
+    if h.type == T_DATA then
+        tree:add(pf.frag_end, h.frag_offset + body):set_generated()
+        if caplen > HEADER_LEN then tree:add(pf.payload, tvb(HEADER_LEN, caplen - HEADER_LEN)) end
+        info[#info + 1] = string.format("off=%u len=%u/%u", h.frag_offset, body, h.msg_len)
+    elseif h.type == T_HEARTBEAT then
+        tree:add(pf.hb_next, h.seq):set_generated()
+        tree:add(pf.hb_retained, h.msg_len):set_generated()
+        if band(h.flags, F_RELIABLE) ~= 0 then
+            tree:add(pf.hb_oldest, (h.seq - h.msg_len) % 0x100000000):set_generated()
+        end
+        info[#info + 1] = string.format("next=%u retained=%u", h.seq, h.msg_len)
+    elseif h.type == T_NAK then
+        if caplen >= 40 then
+            tree:add_le(pf.nak_receiver, tvb(32, 4))
+            local n = tvb(36, 2):le_uint()
+            tree:add_le(pf.nak_count, tvb(36, 2))
+            tree:add_le(pf.nak_reserved, tvb(38, 2))
+            local missing, shown = 0, {}
+            for i = 0, n - 1 do
+                local off = 40 + 8 * i
+                if off + 8 > caplen then break end
+                local start, count = tvb(off, 4):le_uint(), tvb(off + 4, 4):le_uint()
+                local last = (start + count - 1) % 0x100000000
+                local rt = tree:add(pf.nak_range, tvb(off, 8))
+                rt:set_text(string.format("Range %u: %u..%u (%u)", i, start, last, count))
+                rt:add_le(pf.nak_start, tvb(off, 4))
+                rt:add_le(pf.nak_rcount, tvb(off + 4, 4))
+                rt:add(pf.nak_last, last):set_generated()
+                missing = missing + count
+                if #shown < 4 then shown[#shown + 1] = string.format("%u+%u", start, count) end
+            end
+            tree:add(pf.nak_missing, missing):set_generated()
+            info[#info + 1] = string.format("receiver=0x%08x ranges=%u [%s%s]", tvb(32, 4):le_uint(),
+                                            n, table.concat(shown, " "), n > #shown and " ..." or "")
+        end
+    elseif h.type == T_STATUS then
+        if caplen >= 48 then
+            tree:add_le(pf.st_receiver, tvb(32, 4))
+            tree:add_le(pf.st_consumed, tvb(36, 4))
+            tree:add_le(pf.st_window, tvb(40, 4))
+            local echo = tvb(44, 4):le_uint()
+            local ei = tree:add_le(pf.st_echo, tvb(44, 4))
+            if echo == NO_ECHO then ei:add_proto_expert_info(ex_no_echo) end
+            info[#info + 1] = string.format("receiver=0x%08x consumed=%u window=%u%s",
+                                            tvb(32, 4):le_uint(), tvb(36, 4):le_uint(),
+                                            tvb(40, 4):le_uint(),
+                                            echo == NO_ECHO and "" or string.format(" echo=%uus", echo))
+        end
+    else -- ANNOUNCE
+        if caplen > HEADER_LEN then tree:add(pf.ann_body, tvb(HEADER_LEN, caplen - HEADER_LEN)) end
+        info[#info + 1] = string.format("body=%u", body)
+    end
+    if caplen < len then tree:add_proto_expert_info(ex_truncated) end
+end
+
+local function dissect(tvb, pinfo, root, len, caplen)
+    pinfo.cols.protocol = "rdps"
+    local tree = root:add(rdps, tvb(0, caplen))
+    tree:add(pf.version, tvb(0, 1))
+    local t = tvb(1, 1):uint()
+    tree:add(pf.type, tvb(1, 1))
+    local flags = tvb(2, 2):le_uint()
+    local ft = tree:add_le(pf.flags, tvb(2, 2))
+    ft:add_le(pf.f_begin, tvb(2, 2))
+    ft:add_le(pf.f_end, tvb(2, 2))
+    ft:add_le(pf.f_retransmit, tvb(2, 2))
+    ft:add_le(pf.f_reliable, tvb(2, 2))
+    ft:add_le(pf.f_unknown, tvb(2, 2))
+    local tname = type_names[t] or "?"
+    if len < HEADER_LEN or caplen < HEADER_LEN then
+        if caplen >= 8 then tree:add_le(pf.session, tvb(4, 4)) end
+        local reason = len < HEADER_LEN and "SHORT" or nil
+        if reason then
+            tree:add(pf.reject, reason):set_generated()
+            tree:add_proto_expert_info(experts[reason],
+                                       string.format("%s (%u bytes)", reject_text[reason], len))
+        else
+            tree:add_proto_expert_info(ex_truncated)
+        end
+        pinfo.cols.info = string.format("rdps %s [%s]", tname, reason or "truncated")
+        return
+    end
+    local h = {
+        type = t, flags = flags,
+        session = tvb(4, 4):le_uint(), topic = tvb(8, 4):le_uint(), seq = tvb(12, 4):le_uint(),
+        msg_len = tvb(16, 4):le_uint(), frag_offset = tvb(20, 4):le_uint(),
+    }
+    tree:add_le(pf.session, tvb(4, 4))
+    tree:add_le(pf.topic, tvb(8, 4))
+    tree:add_le(pf.seq, tvb(12, 4))
+    tree:add_le(pf.msg_len, tvb(16, 4))
+    tree:add_le(pf.frag_offset, tvb(20, 4))
+    local ts = tvb(24, 8):le_uint64()
+    tree:add_le(pf.timestamp_ns, tvb(24, 8))
+    local secs = (ts / 1000000000):tonumber()
+    local nsecs = (ts % 1000000000):tonumber()
+    tree:add(pf.time, tvb(24, 8), NSTime.new(secs, nsecs))
+    tree:add(pf.body_len, len - HEADER_LEN):set_generated()
+    tree:append_text(string.format(", %s, session 0x%08x, seq %u", tname, h.session, h.seq))
+
+    local info = { string.format("%s sess=0x%08x topic=0x%08x seq=%u", tname, h.session, h.topic,
+                                 h.seq) }
+    if flags ~= 0 then info[#info + 1] = "[" .. flag_names(flags) .. "]" end
+    if band(flags, F_RETRANSMIT) ~= 0 and t == T_DATA then
+        ft:add_proto_expert_info(ex_retransmit)
+    end
+    local reason = verdict(tvb, h, len, caplen)
+    -- Body fields are shown only when the frame's layout is one the library accepts.
+    if reason == nil or (reason ~= "BAD_BODY_LEN" and reason ~= "BAD_RANGE_COUNT") then
+        add_body(tvb, tree, h, len, caplen, info)
+    end
+    if reason then
+        tree:add(pf.reject, reason):set_generated()
+        tree:add_proto_expert_info(experts[reason])
+        info[#info + 1] = "[" .. reason .. "]"
+    end
+    pinfo.cols.info = "rdps " .. table.concat(info, " ")
+end
+
+local function heuristic(tvb, pinfo, root)
+    if f_deth_srcqp() == nil then return false end
+    local pad = f_bth_padcnt()
+    local len = tvb:reported_length_remaining() - (pad and pad.value or 0)
+    local caplen = math.min(tvb:len(), len)
+    if not looks_like_rdps(tvb, len, caplen) then return false end
+    dissect(tvb, pinfo, root, len, caplen)
+    return true
+end
+
+rdps:register_heuristic("infiniband.payload", heuristic)
