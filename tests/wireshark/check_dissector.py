@@ -261,12 +261,12 @@ def main():
 
     if a.synthetic:
         frames = synthetic_frames()
-        for f, want in frames:
-            if want is not None:
-                got = library_decode(a.verdict, [f])[0]["reason"]
-                if got != want:
-                    problems.append(f"crafted frame {f[:8].hex()}..: library says {got}, "
-                                    f"test expects {want} (fix the test)")
+        crafted = [(f, want) for f, want in frames if want is not None]
+        for (f, want), v in zip(crafted, library_decode(a.verdict, [f for f, _ in crafted])):
+            got = v["reason"]
+            if got != want:
+                problems.append(f"crafted frame {f[:8].hex()}..: library says {got}, "
+                                f"test expects {want} (fix the test)")
         pkts = [rdps_pcap.roce_packet(f, psn=i) for i, (f, _) in enumerate(frames)]
         # A valid rdps datagram in an RC SEND (no DETH) is not rdps traffic.
         pkts.append(rdps_pcap.roce_packet(frames[0][0], opcode=rdps_pcap.OP_RC_SEND_ONLY))

@@ -14,12 +14,15 @@
 --       or copy it to ~/.local/lib/wireshark/plugins/ (Wireshark >= 3.6 personal plugins).
 -- Filter: rdps, rdps.type == 3, rdps.session == 0x..., rdps.seq, rdps.frag_offset,
 --         rdps.flags.retransmit, rdps.nak.range.start, rdps.status.window, rdps.reject, ...
+-- Preference: rdps.max_message_size (tshark -o rdps.max_message_size:N) when the receivers
+--         run with another rdps_config.max_message_size than the 16 MiB default.
 
 local rdps = Proto("rdps", "rdps pub/sub over RDMA UD")
 
 local HEADER_LEN = 32
 local VERSION = 1
--- Decoder limits: the library's defaults (struct rdps_frame_limits).
+-- Decoder limits: the library's defaults (struct rdps_frame_limits); the message size is
+-- configurable (rdps_config.max_message_size), so it is a preference here too.
 local MAX_MSG_LEN = 16 * 1024 * 1024
 local MAX_NAK_RANGES = 64
 local MAX_ANNOUNCE_LEN = 4096
@@ -82,6 +85,9 @@ local pf = {
     reject = ProtoField.string("rdps.reject", "Reject reason"),
 }
 rdps.fields = pf
+rdps.prefs.max_message_size = Pref.uint("Maximum message size", MAX_MSG_LEN,
+                                        "rdps_config.max_message_size of the receivers: DATA "
+                                        .. "frames of longer messages are MSG_TOO_LARGE")
 
 -- One expert per reject reason of RDPS_FRAME_REJECT_MAP (rdps_frame.h), with its text.
 local reject_text = {
@@ -142,7 +148,7 @@ local function verdict(tvb, h, len, caplen)
     if h.type == T_DATA then
         if band(h.flags, 0xFFFF - F_DEFINED) ~= 0 then return "BAD_FLAGS" end
         if h.topic == 0 then return "ZERO_TOPIC" end
-        if h.msg_len > MAX_MSG_LEN then return "MSG_TOO_LARGE" end
+        if h.msg_len > rdps.prefs.max_message_size then return "MSG_TOO_LARGE" end
         local frag_end = h.frag_offset + body
         if frag_end > h.msg_len then return "FRAG_EXCEEDS_MSG" end
         local is_begin, is_end = h.frag_offset == 0, frag_end == h.msg_len
