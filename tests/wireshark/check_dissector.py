@@ -256,7 +256,7 @@ def main():
                 problems.append(f"{cap}: no RETRANSMIT DATA")
             if foreign == 0:
                 problems.append(f"{cap}: no foreign UD SEND (mckey) to leave unclaimed")
-            if any(v["reason"] != "OK" for v, r in zip(lib, claimed)):
+            if any(r["reject"] for r in claimed):
                 problems.append(f"{cap}: rdps frames the library rejects (expected none)")
 
     if a.synthetic:
