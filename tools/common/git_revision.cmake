@@ -15,12 +15,22 @@ endif()
 if(revision STREQUAL "")
   find_package(Git QUIET)
   if(GIT_FOUND)
-    execute_process(COMMAND "${GIT_EXECUTABLE}" -C "${SOURCE_DIR}" describe --always --dirty
-                            --abbrev=7
-                    OUTPUT_VARIABLE revision OUTPUT_STRIP_TRAILING_WHITESPACE
+    # Only rdps's own repository: a tarball unpacked inside another one must not take its commit.
+    execute_process(COMMAND "${GIT_EXECUTABLE}" -C "${SOURCE_DIR}" rev-parse --show-toplevel
+                    OUTPUT_VARIABLE toplevel OUTPUT_STRIP_TRAILING_WHITESPACE
                     RESULT_VARIABLE git_status ERROR_QUIET)
-    if(NOT git_status EQUAL 0)
-      set(revision "")
+    get_filename_component(source_real "${SOURCE_DIR}" REALPATH)
+    if(git_status EQUAL 0 AND toplevel)
+      get_filename_component(toplevel "${toplevel}" REALPATH)
+    endif()
+    if(git_status EQUAL 0 AND toplevel STREQUAL source_real)
+      execute_process(COMMAND "${GIT_EXECUTABLE}" -C "${SOURCE_DIR}" describe --always --dirty
+                              --abbrev=7
+                      OUTPUT_VARIABLE revision OUTPUT_STRIP_TRAILING_WHITESPACE
+                      RESULT_VARIABLE git_status ERROR_QUIET)
+      if(NOT git_status EQUAL 0)
+        set(revision "")
+      endif()
     endif()
   endif()
 endif()
