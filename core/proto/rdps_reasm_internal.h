@@ -53,6 +53,7 @@ struct rdps_rel_stream {
     uint32_t receivers;       /* live receivers of this publisher */
     uint32_t status_consumed; /* consumed sent in the last STATUS */
     uint64_t srtt_ns;
+    uint64_t rtt_fast_ns;        /* NAK -> repair, halving towards each sample (0: none yet) */
     uint64_t status_ns;          /* last STATUS sent */
     uint64_t hb_ts_ns, hb_rx_ns; /* latest heartbeat: its timestamp, when it arrived */
     uint32_t hb_next;            /* the newest heartbeat's next sequence (valid if has_hb_next) */

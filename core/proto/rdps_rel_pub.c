@@ -12,6 +12,9 @@
 #include "rdps_frag.h"
 #include "rdps_seq.h"
 
+/* While appends wait on the window, heartbeats back off to at most this many hb_min. */
+#define REL_HB_BLOCKED_MULT 8u
+
 void rdps__rel_pub_config_default(struct rdps_rel_pub_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -121,6 +124,14 @@ void rdps__rel_pub_fini(struct rdps_rel_pub *p)
 static int refuse(struct rdps_rel_pub *p, uint64_t *counter, int by_window, uint64_t now_ns)
 {
     (*counter)++;
+    if (by_window == 1 && !p->window_blocked) {
+        p->window_blocked = true;
+        if (p->hb_interval > p->hb_min * REL_HB_BLOCKED_MULT) { /* idle before: beat sooner */
+            p->hb_interval = p->hb_min;
+            if (p->hb_next > now_ns + p->hb_min)
+                p->hb_next = now_ns + p->hb_min;
+        }
+    }
     if (p->cfg.flow == RDPS_REL_FLOW_MAX || by_window < 0)
         return RDPS_EAGAIN;
     /* A stall is a position that does not move: the clock restarts when it moved. */
@@ -188,6 +199,7 @@ int rdps__rel_pub_append(struct rdps_rel_pub *p, const void *msg, size_t len, ui
     p->counters.frames_appended += n;
     p->counters.bytes_appended += len;
     p->blocked_since = 0;
+    p->window_blocked = false;
     return (int)n;
 }
 
@@ -250,7 +262,23 @@ static inline uint64_t linger_of(const struct rdps_rel_pub *p)
     return p->rx_count <= 1 ? p->linger_ns : p->cfg.repair_linger_ns;
 }
 
-/* Per-sequence linger decision for [start, start + count) asked by receiver `slot`. */
+/* How long after a repair left a NAK from receiver `slot` may still have been sent before the
+ * repair reached it: two of its RTTs (clamped like a lone receiver's linger) once measured. */
+static inline uint64_t asker_linger(const struct rdps_rel_pub *p, int32_t slot)
+{
+    uint64_t srtt = p->rx[slot].srtt_ns;
+    if (srtt == 0)
+        return linger_of(p);
+    uint64_t l = 2 * srtt;
+    return l < p->cfg.repair_linger_min_ns ? p->cfg.repair_linger_min_ns
+           : l > p->cfg.repair_linger_ns   ? p->cfg.repair_linger_ns
+                                           : l;
+}
+
+/* Per-sequence linger decision for [start, start + count) asked by receiver `slot`. A NAK from a
+ * receiver the repair was for (or after a multicast one) is suppressed while the repair is queued
+ * or could not have reached the asker before it sent the NAK; later it is a retry (the repair was
+ * lost) and answered, so retries need not wait out a linger sized for other receivers' backoff. */
 static uint32_t schedule_range(struct rdps_rel_pub *p, int32_t slot, uint32_t start, uint32_t count,
                                uint64_t now_ns)
 {
@@ -262,17 +290,20 @@ static uint32_t schedule_range(struct rdps_rel_pub *p, int32_t slot, uint32_t st
         struct rdps_rel_mark *m = &p->marks[seq & p->ring.slot_mask];
         int32_t dest = slot;
         if (m->seq == seq && now_ns < m->linger_until) {
-            if (m->dest == REL_MULTICAST || m->dest == slot) {
+            bool answered = m->dest == REL_MULTICAST || m->dest == slot;
+            if (answered && (m->sent_ns == 0 || now_ns < m->sent_ns + asker_linger(p, slot))) {
                 p->counters.nak_seqs_suppressed++;
                 flush_run(p, run_start, run_count, run_dest, &scheduled);
                 run_count = 0;
                 continue;
             }
-            dest = REL_MULTICAST; /* a second receiver asked within the linger */
+            if (!answered)
+                dest = REL_MULTICAST; /* a second receiver asked within the linger */
         }
         m->seq = seq;
         m->dest = dest;
         m->linger_until = until;
+        m->sent_ns = 0;
         if (run_count > 0 && dest == run_dest && run_start + run_count == seq) {
             run_count++;
             continue;
@@ -488,8 +519,10 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
                 p->counters.repairs_unicast++;
             }
             struct rdps_rel_mark *m = &p->marks[seq & p->ring.slot_mask];
-            if (m->seq == seq) /* the linger counts from the repair's departure */
+            if (m->seq == seq) { /* the linger counts from the repair's departure */
                 m->linger_until = now_ns + linger_of(p);
+                m->sent_ns = now_ns;
+            }
             p->counters.repair_bytes += rs->len;
             p->repair_tokens -= rs->len;
             p->data_since_repair = 0;
@@ -518,9 +551,14 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
     }
     if (now_ns >= p->hb_next) {
         heartbeat_action(p, a, wall_ns);
-        /* hb_min after data, then gaps doubling to the cap. */
-        p->hb_interval = p->hb_interval * 2 > p->cfg.heartbeat_max_ns ? p->cfg.heartbeat_max_ns
-                                                                      : p->hb_interval * 2;
+        /* hb_min after data, then gaps doubling to the cap; while appends wait on the window,
+         * at most REL_HB_BLOCKED_MULT x hb_min: receivers answer a heartbeat with STATUS, and a
+         * lost STATUS otherwise held the publisher for the grown gap. */
+        uint64_t cap = p->cfg.heartbeat_max_ns;
+        if (p->window_blocked && p->hb_min * REL_HB_BLOCKED_MULT < cap)
+            cap = p->hb_min * REL_HB_BLOCKED_MULT;
+        p->hb_interval = p->hb_interval * 2 > cap ? (p->hb_interval > cap ? p->hb_interval : cap)
+                                                  : p->hb_interval * 2;
         p->hb_next = now_ns + p->hb_interval;
         p->counters.heartbeats++;
         return 1;

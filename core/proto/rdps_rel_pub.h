@@ -91,7 +91,9 @@
  * repairs, so new data cannot starve repairs. Repairs set the RETRANSMIT
  * flag in the ring copy of the frame. Then owed unicast heartbeats, then a
  * multicast heartbeat when idle: a minimum after data, doubling up to
- * heartbeat_max_ns, back to the minimum on new data. The minimum is
+ * heartbeat_max_ns (8 minimums while appends wait on the window: receivers
+ * answer heartbeats with STATUS, which a lost STATUS must not wait for long),
+ * back to the minimum on new data. The minimum is
  * heartbeat_min_ns, or half the latest smoothed RTT when that is longer: a
  * receiver cannot act on a tail loss faster than a round trip, so sooner
  * heartbeats are only traffic (on rxe they were 2.4 % of the datagrams). A heartbeat
@@ -310,6 +312,7 @@ struct rdps_rel_pub {
     bool lag_any;           /* some ACTIVE receiver (any tag) exists */
     uint32_t lag_min;       /* lowest consumed sequence among ACTIVE receivers */
     uint64_t blocked_since; /* min/tagged: first refused append of the current stall; 0 */
+    bool window_blocked;    /* the last append was refused by the window (heartbeats stay quick) */
     int blocked_by_window;  /* the stall's cause: 1 window, 0 ring */
     uint32_t blocked_mark;  /* fc_limit (window) or fc_protect (ring) when it began */
 };

@@ -29,9 +29,11 @@ struct rdps_rel_repair {
     uint32_t gen; /* the receiver's generation when scheduled */
 };
 
-/* Per ring slot: who sequence `seq` was last repaired to, and until when that answer lingers. */
+/* Per ring slot: who sequence `seq` was last repaired to, until when that answer lingers, and
+ * when the repair left (0: still queued). */
 struct rdps_rel_mark {
     uint64_t linger_until;
+    uint64_t sent_ns;
     uint32_t seq;
     int32_t dest;
 };

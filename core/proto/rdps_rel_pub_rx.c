@@ -240,6 +240,9 @@ void rdps__rel_fc_recompute(struct rdps_rel_pub *p)
             p->fc_protect = r->consumed_seq;
         p->fc_limited = p->fc_protected = true;
     }
+    /* The window opened: an application that stopped trying lets heartbeats back off again. */
+    if (!p->fc_limited || rdps__seq_lt(p->ring.head_seq, p->fc_limit))
+        p->window_blocked = false;
     /* Under max a receiver still connecting holds nothing once another one is ACTIVE. */
     p->fc_connecting = max && p->lag_any ? 0 : connecting;
     p->fc_dirty = false;

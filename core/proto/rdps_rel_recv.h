@@ -46,8 +46,9 @@
  *
  * Heartbeats: seq (the publisher's next sequence) reveals tail loss up to
  * consumed + window; R gives the trail seq - R: a gap below it is declared
- * lost at once (RDPS_LOSS_RETAINED), never NAKed. A heartbeat that finds
- * everything before seq consumed is answered with a STATUS (the last one may
+ * lost at once (RDPS_LOSS_RETAINED), never NAKed. A heartbeat (the publisher
+ * is idle) that finds everything before seq consumed, or seq below what this
+ * receiver's window now reaches, is answered with a STATUS (the last one may
  * have been lost while the publisher waits on its window).
  *
  * Loss. A range is given up after nak_max_tries NAKs (RETRIES) or
@@ -165,8 +166,9 @@ struct rdps_rel_recv_config {
     uint64_t reorder_holdoff_ns; /* ... at least this once a stream saw a late original (a
                                     path that reorders: no NAK for what is merely late) */
     uint64_t nak_retry_max_ns;   /* retry interval cap */
-    uint64_t nak_retry_min_ns;   /* retry interval floor (0: none): keep retries outside the
-                                    publisher's repair linger, which would swallow them */
+    uint64_t nak_retry_min_ns;   /* retry interval floor (0: none) with several receivers
+                                    until an RTT sample; then (if nak_retry_alone_ns) the
+                                    alone rule on the latest samples, at most this */
     uint64_t nak_retry_alone_ns; /* the floor when this is the stream's only receiver (0: the
                                     one above): the publisher's linger is then 2 of its RTTs */
     uint32_t nak_retry_min_rtts; /* alone: and at least this many RTTs */

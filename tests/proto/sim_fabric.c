@@ -803,12 +803,15 @@ int sim_run(const struct sim_config *cfg, struct sim_result *res)
     return rc;
 }
 
+double sim_goodput(const struct sim_config *cfg, const struct sim_result *res)
+{
+    return res->sim_ns ? (double)res->bytes * 8.0 / (double)res->sim_ns / cfg->link_gbps : 0.0;
+}
+
 void sim_print(const char *label, const struct sim_config *cfg, const struct sim_result *res)
 {
     uint64_t ctl = res->naks_sent + res->status_sent + res->heartbeats;
-    /* Message bytes per simulated second over the link rate. */
-    double goodput =
-        res->sim_ns ? (double)res->bytes * 8.0 / (double)res->sim_ns / cfg->link_gbps : 0.0;
+    double goodput = sim_goodput(cfg, res);
     printf("sim %-8s N=%-2u %-7s seed=%llu msgs=%llu dgrams=%llu naks=%llu (at pub %llu) "
            "repairs uc/mc=%llu/%llu recovered=%llu ctl/data=%.4f lost=%llu evict=%llu "
            "park_ev=%llu sim_ms=%.1f goodput=%.4f cpu_s=%.2f\n",

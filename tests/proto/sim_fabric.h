@@ -171,6 +171,9 @@ void sim_config_default(struct sim_config *cfg);
 /* Runs one scenario. Returns 0, or -1 when the setup failed (res->failure says why). */
 int sim_run(const struct sim_config *cfg, struct sim_result *res);
 
+/* Message bytes per simulated second over the link rate. */
+double sim_goodput(const struct sim_config *cfg, const struct sim_result *res);
+
 /* One line of figures for the README. */
 void sim_print(const char *label, const struct sim_config *cfg, const struct sim_result *res);
 /* One line: the share of the run's time per enum sim_wait. */

@@ -218,7 +218,8 @@ static void test_nak_linger_and_dedupe(void **state)
     rp_stop(&f);
 }
 
-/* A lone receiver's linger is two of its RTTs (at least 100 us); with several, the whole 2 ms. */
+/* A lone receiver's linger is two of its RTTs (at least 100 us). With several, a repair lingers
+ * the whole 2 ms, but its asker's own retry is answered after two of the asker's RTTs. */
 static void test_linger_scales_with_rtt_when_alone(void **state)
 {
     (void)state;
@@ -241,15 +242,25 @@ static void test_linger_scales_with_rtt_when_alone(void **state)
     f.now += 30 * US;
     rp_nak1(&f, 1, first + 2, 1);
     assert_int_equal(rp_drain(&f, a, 8, 1), 1); /* its repair was lost: answered again */
-    /* A second receiver: NAKs of others come spread over their backoff, the full linger holds. */
+    /* A second receiver, its RTT not measured: NAKs of others come spread over their backoff,
+     * the full linger holds for them. */
     struct rdps_rel_status st2 = {RP_SESSION, RP_TOPIC, 7, first, 100, RDPS_REL_NO_ECHO, 0};
     struct rdps_source s2 = test_source(2);
     rdps__rel_pub_on_status(&f.p, &s2, &st2, f.now, f.now);
     rp_nak1(&f, 1, first + 4, 1);
     assert_int_equal(rp_drain(&f, a, 8, 1), 1);
-    f.now += 1 * MS;
+    assert_true(a[0].unicast);
+    f.now += 100 * US;
     rp_nak1(&f, 1, first + 4, 1);
-    assert_int_equal(rp_drain(&f, a, 8, 1), 0);
+    assert_int_equal(rp_drain(&f, a, 8, 1), 0); /* its own retry, within two of its RTTs */
+    rp_nak1(&f, 2, first + 4, 1);
+    assert_int_equal(rp_drain(&f, a, 8, 1), 1); /* another one asks: multicast */
+    assert_false(a[0].unicast);
+    f.now += 1 * MS;
+    rp_nak1(&f, 2, first + 4, 1);
+    assert_int_equal(rp_drain(&f, a, 8, 1), 0); /* no RTT of its own: the whole linger */
+    rp_nak1(&f, 1, first + 4, 1);
+    assert_int_equal(rp_drain(&f, a, 8, 1), 1); /* past two of its RTTs: the repair was lost */
     rp_stop(&f);
 }
 

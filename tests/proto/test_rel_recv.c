@@ -212,7 +212,7 @@ static void test_in_order_release_and_no_duplicates(void **state)
     assert_int_equal(in.counters.duplicates, 20);
     assert_int_equal(in.counters.naks_sent, 1);
     assert_int_equal(in.counters.rtt_samples, 1);
-    assert_int_equal(in.srtt_ns, 1 * MS - 1 * MS / 8 + 200 * US / 8); /* NAK -> repair */
+    assert_int_equal(in.srtt_ns, 200 * US); /* NAK -> repair: alone, the first sample */
     assert_int_equal(rdps__reasm_partial_count(&fx.r), 0);
     assert_int_equal(fx.nloss, 0);
     fixture_fini(&fx);
@@ -420,11 +420,12 @@ static void test_nak_delay_follows_discovery_count(void **state)
 static void tune_retry(struct rdps_reasm_config *cfg)
 {
     cfg->rel.nak_retry_max_ns = 4 * MS;
-    cfg->rel.nak_max_tries = 5;
+    cfg->rel.nak_max_tries = 8;
     cfg->rel.loss_deadline_ns = 0;
 }
 
-/* Retries every RTT x 2^n capped, then the range is lost once and delivery goes on. */
+/* A lone receiver retries every RTT four times, then every RTT x 2^n capped; then the range is
+ * lost once and delivery goes on. */
 static void test_retry_backoff_cap_and_exhaustion(void **state)
 {
     (void)state;
@@ -433,16 +434,17 @@ static void test_retry_backoff_cap_and_exhaustion(void **state)
     data(&fx, 0, 0);
     data(&fx, 3, 0); /* 1 and 2 missing */
     uint64_t t0 = fx.now;
-    static const uint64_t at_ms[5] = {0, 1, 3, 7, 11}; /* waits 1, 2, 4, then capped at 4 */
-    for (int i = 0; i < 5; i++) {
+    /* waits 1, 1, 1, 1, 2, 4, then capped at 4 */
+    static const uint64_t at_ms[8] = {0, 1, 2, 3, 4, 6, 10, 14};
+    for (int i = 0; i < 8; i++) {
         uint64_t due = poll(&fx);
         assert_int_equal(fx.naks, (size_t)i + 1);
         assert_int_equal(last_nak(&fx)->at - t0, at_ms[i] * MS);
         fx.now = due;
     }
     assert_int_equal(fx.nloss, 0);
-    poll(&fx); /* the sixth would exceed nak_max_tries */
-    assert_int_equal(fx.naks, 5);
+    poll(&fx); /* the ninth would exceed nak_max_tries */
+    assert_int_equal(fx.naks, 8);
     assert_int_equal(fx.nloss, 1);
     assert_int_equal(fx.loss[0].first_seq, 1);
     assert_int_equal(fx.loss[0].count, 2);
@@ -520,7 +522,6 @@ static void test_status_cadence_and_content(void **state)
     (void)state;
     struct fixture fx;
     fixture_init(&fx, NULL);
-    size_t status_base;
     rdps__reasm_rel_set_credits(&fx.r, 100); /* quarter window: 25 */
     data(&fx, 50, 0);
     poll(&fx); /* a new stream reports at once */
@@ -543,36 +544,36 @@ static void test_status_cadence_and_content(void **state)
     poll(&fx);
     assert_int_equal(fx.statuses, 2);
     assert_int_equal(last_status(&fx)->consumed, 76);
-    /* A heartbeat announcing what this receiver does not hold yet is echoed at the interval,
-     * with its timestamp and the time it was held. */
+    /* A heartbeat means the publisher is idle; one announcing less than this receiver's window
+     * reaches is answered at once (the STATUS that opened the window may have been lost), with
+     * its timestamp and the time it was held. */
     heartbeat(&fx, 77, 1000, 0x1234567890ull);
     fx.now += 250 * US;
-    fx.now = poll(&fx); /* a NAK for 76, no STATUS before the interval */
-    assert_int_equal(fx.statuses, 2);
-    repair(&fx, 76);
-    status_base = fx.statuses;
-    fx.now = poll(&fx);
-    assert_int_equal(fx.statuses, status_base);
-    poll(&fx);
+    poll(&fx); /* a NAK for 76 and the STATUS */
     assert_int_equal(fx.statuses, 3);
     st = last_status(&fx);
     assert_true(st->hdr.timestamp_ns == 0x1234567890ull);
-    assert_int_equal(st->echo_delay_us, 100 * 1000); /* held from the heartbeat to the interval */
-    /* One finding everything consumed is answered at once: the last STATUS may have been lost
-     * while the publisher waits on its window. */
+    assert_int_equal(st->echo_delay_us, 250);
+    assert_int_equal(st->consumed, 76);
+    assert_non_null(last_nak(&fx));
+    repair(&fx, 76);
+    /* Echoed once: the next STATUS, at the interval, carries the receiver's clock again. */
+    poll(&fx);
+    assert_int_equal(fx.statuses, 3);
+    fx.now += 100 * MS;
+    poll(&fx);
+    assert_int_equal(fx.statuses, 4);
+    assert_int_equal(last_status(&fx)->consumed, 77);
+    assert_int_equal(last_status(&fx)->echo_delay_us, RDPS_FRAME_NO_ECHO);
+    /* One finding everything consumed is answered at once too. */
     heartbeat(&fx, 77, 1000, 0x2234567890ull);
     fx.now += 30 * US;
     poll(&fx);
-    assert_int_equal(fx.statuses, 4);
+    assert_int_equal(fx.statuses, 5);
     st = last_status(&fx);
     assert_true(st->hdr.timestamp_ns == 0x2234567890ull);
     assert_int_equal(st->echo_delay_us, 30);
     assert_int_equal(st->consumed, 77);
-    /* Echoed once: the next STATUS carries the receiver's clock again. */
-    fx.now += 100 * MS;
-    poll(&fx);
-    assert_int_equal(fx.statuses, 5);
-    assert_int_equal(last_status(&fx)->echo_delay_us, RDPS_FRAME_NO_ECHO);
     assert_int_equal(info(&fx).counters.status_sent, 5);
     fixture_fini(&fx);
 }
