@@ -552,10 +552,14 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
     if (now_ns >= p->hb_next) {
         heartbeat_action(p, a, wall_ns);
         /* hb_min after data, then gaps doubling to the cap; while appends wait on the window,
-         * at most REL_HB_BLOCKED_MULT x hb_min: receivers answer a heartbeat with STATUS, and a
-         * lost STATUS otherwise held the publisher for the grown gap. */
+         * or a receiver in flow control has not reported everything posted, at most
+         * REL_HB_BLOCKED_MULT x hb_min: receivers answer a heartbeat with STATUS and learn of
+         * tail loss from it, and a lost STATUS or tail otherwise waited for the grown gap. */
+        if (p->fc_dirty)
+            rdps__rel_fc_recompute(p);
+        bool awaited = p->window_blocked || (p->lag_any && p->lag_min != p->post_seq);
         uint64_t cap = p->cfg.heartbeat_max_ns;
-        if (p->window_blocked && p->hb_min * REL_HB_BLOCKED_MULT < cap)
+        if (awaited && p->hb_min * REL_HB_BLOCKED_MULT < cap)
             cap = p->hb_min * REL_HB_BLOCKED_MULT;
         p->hb_interval = p->hb_interval * 2 > cap ? (p->hb_interval > cap ? p->hb_interval : cap)
                                                   : p->hb_interval * 2;

@@ -91,8 +91,10 @@
  * repairs, so new data cannot starve repairs. Repairs set the RETRANSMIT
  * flag in the ring copy of the frame. Then owed unicast heartbeats, then a
  * multicast heartbeat when idle: a minimum after data, doubling up to
- * heartbeat_max_ns (8 minimums while appends wait on the window: receivers
- * answer heartbeats with STATUS, which a lost STATUS must not wait for long),
+ * heartbeat_max_ns (8 minimums while appends wait on the window or a
+ * receiver in flow control has not reported everything posted: receivers
+ * answer heartbeats with STATUS and learn of tail loss from them, which a
+ * lost STATUS or tail must not wait for long),
  * back to the minimum on new data. The minimum is
  * heartbeat_min_ns, or half the latest smoothed RTT when that is longer: a
  * receiver cannot act on a tail loss faster than a round trip, so sooner
