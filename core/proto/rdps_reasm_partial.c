@@ -231,6 +231,8 @@ static void partial_set_layout(struct rdps_reasm *r, int32_t pi, uint32_t frag_s
     p->first_seq = first_seq;
     p->frag_total = frag_total;
     memset(partial_bits(r, pi), 0, ((size_t)frag_total + 63) / 64 * sizeof(uint64_t));
+    if (r->rel != NULL && r->streams[p->stream].reliable) /* in-order release finds it at once */
+        r->rel[p->stream].partial_hint[first_seq & (RDPS_REL_PARTIAL_HINTS - 1)] = pi;
 }
 
 static inline bool bit_test_and_set(uint64_t *bits, uint32_t index)

@@ -272,6 +272,13 @@ static void emit_loss(struct rdps_reasm *r, int32_t si, uint32_t first, uint32_t
 static int32_t partial_at(const struct rdps_reasm *r, const struct rdps_reasm_stream *s,
                           uint32_t seq)
 {
+    int32_t si = (int32_t)(s - r->streams);
+    int32_t hint = r->rel[si].partial_hint[seq & (RDPS_REL_PARTIAL_HINTS - 1)];
+    if (hint >= 0 && (uint32_t)hint < r->cfg.max_partials) {
+        const struct rdps_reasm_partial *h = &r->partials[hint];
+        if (h->stream == si && h->frag_size != 0 && seq - h->first_seq < h->frag_total)
+            return hint;
+    }
     for (int32_t pi = s->partial_head; pi != NO_INDEX; pi = r->partials[pi].stream_next) {
         const struct rdps_reasm_partial *p = &r->partials[pi];
         if (p->frag_size != 0 ? seq - p->first_seq < p->frag_total : p->anchor_seq == seq)
