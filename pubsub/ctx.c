@@ -310,12 +310,14 @@ int rdps_ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
         snprintf(ctx->device, sizeof(ctx->device), "%s", info.device_name);
     RDPS_LOG_INF("ctx on %s port %u: QPN 0x%06x, datagram %u bytes", info.device_name,
                  info.port_num, info.qpn, ctx->max_datagram);
+    rdps__stat_shm_open(ctx);
     return 0;
 }
 
 static void ctx_free(rdps_ctx_t *ctx)
 {
     ctx->callback_depth = 0;
+    rdps__stat_shm_close(ctx);
     while (ctx->subs)
         rdps__sub_free(ctx->subs);
     while (ctx->pubs)
@@ -521,6 +523,11 @@ static int poll_locked(rdps_ctx_t *ctx, int budget)
     if (ctx->now_ns >= ctx->next_timer_ns && !ctx->destroy_requested)
         run_timers(ctx);
     rdps__ctx_timer_at(ctx, reliable_deadline);
+    if (ctx->stat != NULL) { /* live counters for rdps-stat: stores only, every 100 ms at most */
+        if (ctx->now_ns >= ctx->stat_deadline_ns)
+            ctx->stat_deadline_ns = rdps__stat_shm_refresh(ctx, ctx->now_ns);
+        rdps__ctx_timer_at(ctx, ctx->stat_deadline_ns);
+    }
     return handled;
 }
 

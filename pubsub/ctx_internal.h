@@ -119,6 +119,8 @@ struct rdps_ctx {
     uint64_t reorder_allowance_ns; /* a skipped sequence becomes a gap after this long */
     uint64_t bad_frames_by_reason[RDPS_FRAME_REJECT_COUNT];
     rdps_counters counters;
+    struct rdps_stat_shm *stat; /* stat_shm.c: live-counters file for rdps-stat, or NULL */
+    uint64_t stat_deadline_ns;  /* its next refresh */
 };
 
 /* publisher_reliable.c: the reliable publisher engine (core/proto/rdps_rel_pub.h) driven over
@@ -148,6 +150,13 @@ void rdps__pub_fold_counters(const rdps_pub_t *pub, rdps_counters *into);
 /* publisher.c, subscriber.c: the real destroy (leave announcements, group leave, free). */
 void rdps__pub_free(rdps_pub_t *pub);
 void rdps__sub_free(rdps_sub_t *sub);
+
+/* stat_shm.c: the ctx's live-counters file (stat_format.h). Open logs and goes on without one
+ * when it cannot be created; refresh returns the next refresh's deadline. */
+struct rdps_stat_shm;
+void rdps__stat_shm_open(rdps_ctx_t *ctx);
+void rdps__stat_shm_close(rdps_ctx_t *ctx);
+uint64_t rdps__stat_shm_refresh(rdps_ctx_t *ctx, uint64_t now_ns);
 
 /* config.c */
 int rdps__config_validate(const rdps_config *cfg, struct rdps_group_range *range,

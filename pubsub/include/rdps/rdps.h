@@ -126,6 +126,12 @@ typedef struct rdps_config {
     uint32_t loss_frame_types; /* bit (1 << frame type): DATA=1, HEARTBEAT=2, NAK=3,
                                   STATUS=4, ANNOUNCE=5; 0: DATA only */
     uint64_t loss_seed;
+    /* 1: no live-counters file. By default every ctx publishes its counters (the ctx's, every
+     * publisher's and subscriber's, bad frames by reason) for rdps-stat in
+     * /dev/shm/rdps-PID-N.stat ($RDPS_STAT_DIR overrides the directory; RDPS_STAT=0 in the
+     * environment turns it off for the process), refreshed from rdps_ctx_poll at most every
+     * 100 ms and removed by rdps_ctx_destroy. */
+    int stats_off;
 } rdps_config;
 
 /* Fills *cfg with the defaults. */
