@@ -14,14 +14,14 @@ export RDPS_STAT_DIR=$out/shm # only this test's contexts
 mkdir "$RDPS_STAT_DIR"
 n=2000 rate=400 # 5 s of sending
 
-"$build/tools/rdsub/rdsub" -t stat.rxe --timeout 25 -q --json >"$out/sub.json" 2>"$out/sub.err" &
+"$build/tools/rdsub/rdsub" -t stat.rxe --timeout 18 -q --json >"$out/sub.json" 2>"$out/sub.err" &
 sub=$!
 "$build/tools/rdpub/rdpub" -t stat.rxe --pattern -c $n -r $rate --wait-subs 1 --linger 3000 \
     --json >"$out/pub.json" 2>"$out/pub.err" &
 pub=$!
 
 # Sample both while rdpub runs (its last samples fall in its 3 s linger, after the last send).
-"$stat" --watch 1 --samples 4 --json --pid $sub >"$out/watch.jsonl" 2>/dev/null &
+"$stat" --watch 1 --samples 6 --json --pid $sub >"$out/watch.jsonl" 2>/dev/null &
 watch=$!
 prom_taken=0
 while kill -0 $pub 2>/dev/null; do
@@ -80,7 +80,7 @@ got = [e["counters"]["msgs_delivered"] for _, e in subs]
 print(f"{len(pubs)} rdpub samples: msgs_sent {sent[:3]} .. {sent[-3:]}")
 print(f"{len(subs)} rdsub samples: msgs_delivered {got[:3]} .. {got[-3:]}")
 check(pub_final["messages"] == n, f"rdpub sent all {n}")
-check(len(pubs) >= 5 and len(subs) >= 5, "rdps-stat saw both contexts, at least 5 samples each")
+check(len(pubs) >= 3 and len(subs) >= 3, "rdps-stat saw both contexts, at least 3 samples each")
 check(all(a <= b for a, b in zip(sent, sent[1:])), "msgs_sent never goes back")
 check(all(a <= b for a, b in zip(got, got[1:])), "msgs_delivered never goes back")
 check(any(0 < s < n for s in sent), "a sample caught rdpub mid-run (0 < msgs_sent < N)")
@@ -108,7 +108,7 @@ watch = lines("watch.jsonl")
 rates = [ctx_of(w, "sub")[1].get("rates", {}).get("msgs_delivered") for w in watch[1:]
          if ctx_of(w, "sub")]
 print(f"--watch 1: msgs_delivered rates {rates} (rdpub -r {rate})")
-check(len(watch) == 4, "--watch 1 --samples 4 gave 4 samples")
+check(len(watch) == 6, "--watch 1 --samples 6 gave 6 samples")
 check(any(r is not None and 0 < r <= 3 * rate for r in rates),
       "--watch rates: some 0 < msgs_delivered/s <= 3 x the publishing rate")
 sys.exit(0 if ok else 1)
