@@ -183,7 +183,7 @@ static bool is_name_char(char c, bool upper)
            (upper ? (c >= 'A' && c <= 'Z') : (c >= 'a' && c <= 'z'));
 }
 
-/* A NUL-terminated string inside `size` bytes whose characters all pass `ok`. */
+/* A NUL-terminated string inside `size` bytes whose characters all follow `rule`. */
 enum str_rule { STR_COUNTER_NAME, STR_REJECT_NAME, STR_PRINTABLE };
 static bool check_str(const uint8_t *p, size_t size, enum str_rule rule, bool allow_empty)
 {
