@@ -65,7 +65,11 @@ struct rdps_rel_stream {
     bool extend; /* the consumed point moved while hb_next is untracked: track more at poll */
     uint64_t join_deadline_ns; /* joining: give up waiting for a heartbeat */
     bool have_trail, joining, hb_echo, status_now;
-    bool reordering;    /* a missing sequence arrived late: first NAKs wait reorder_holdoff_ns */
+    bool reordering; /* a missing sequence arrived late: first NAKs wait reorder_holdoff_ns */
+    /* The message at the consumed point spans head_span datagrams from head_seq (learnt from
+     * one of its non-final fragments): the window stretches to hold it whole (has_head). */
+    uint32_t head_seq, head_span;
+    bool has_head;
     bool progressed;    /* consumed moved by a delivery or a loss event since the join */
     int32_t prev, next; /* r->rel_head list */
     struct rdps_rel_recv_counters c;

@@ -351,12 +351,49 @@ static enum rdps_loss_reason range_verdict(const struct rdps_rel_stream *rs,
 static inline uint32_t status_window(const struct rdps_reasm *r, int32_t si)
 {
     const struct rdps_reasm_src *src = &r->sources[r->streams[si].src];
+    const struct rdps_rel_stream *rs = &r->rel[si];
     uint32_t streams = src->streams ? src->streams : 1;
     uint32_t w = r->rel_credits < RDPS_REASM_WINDOW - 1 ? r->rel_credits : RDPS_REASM_WINDOW - 1;
     uint32_t park = r->src_max_partials / streams, chunks = r->src_max_chunks / streams;
     if (park < chunks)
         chunks = park;
-    return w < chunks ? w : (chunks ? chunks : 1);
+    uint32_t share = chunks ? chunks : 1;
+    /* The message at the consumed point must fit whole or it could never complete: a stream
+     * whose share is smaller than one message stalled for good (a 134 kB message against a
+     * 64-datagram share). Only its own fragments lie in the stretch, and the reassembler's
+     * per-message limits still refuse what it cannot hold. */
+    if (rs->has_head && rs->head_seq == rs->consumed && rs->head_span > share)
+        share = rs->head_span;
+    return w < share ? w : share;
+}
+
+/*
+ * Learns the span of the message at the consumed point from one of its non-final fragments
+ * (all of a message's non-final fragments carry the same payload): its first sequence and
+ * fragment count follow from the offset and the message length. A larger window is offered
+ * at once, since the publisher may be waiting for it.
+ */
+static void learn_head(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v)
+{
+    struct rdps_rel_stream *rs = &r->rel[si];
+    const struct rdps_frame_header *h = &v->hdr;
+    if ((h->flags & RDPS_FRAME_F_END) || v->payload_len == 0 ||
+        (rs->has_head && rs->head_seq == rs->consumed))
+        return;
+    uint32_t index = h->frag_offset / v->payload_len;
+    if (h->frag_offset % v->payload_len != 0 || h->seq - index != rs->consumed)
+        return;
+    uint64_t span = ((uint64_t)h->msg_len + v->payload_len - 1) / v->payload_len;
+    if (span <= index || span > RDPS_REASM_WINDOW - 1)
+        return; /* inconsistent, or beyond any window: the reassembler refuses it */
+    uint32_t before = status_window(r, si);
+    rs->head_seq = rs->consumed;
+    rs->head_span = (uint32_t)span;
+    rs->has_head = true;
+    if (status_window(r, si) > before) {
+        rs->status_now = true;
+        note_due(r, r->now_ns);
+    }
 }
 
 /*
@@ -515,6 +552,7 @@ int rdps__rel_on_data(struct rdps_reasm *r, int32_t si, const struct rdps_frame_
         REL_COUNT(r, rs, duplicates, 1);
         return 0;
     }
+    learn_head(r, si, v);
     if (seq - rs->consumed >= status_window(r, si)) {
         /* Nothing slides over an undelivered sequence: beyond the advertised window, drop and
          * ask later. */

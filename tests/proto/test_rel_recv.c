@@ -780,6 +780,54 @@ static void test_evicted_parked_message_is_asked_again(void **state)
     fixture_fini(&fx);
 }
 
+/*
+ * A message with more fragments than the stream's share of the parking quota (6 here): the
+ * window stretches to hold it whole, the STATUS says so at once, and the message is delivered;
+ * the next message is back within the share. Before, fragments past the share were dropped and
+ * never asked for: the stream stalled for good (a 134 kB message against a 64-datagram share).
+ */
+static void test_message_larger_than_share_completes(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, tune_small);
+    struct frame_list fl = {0};
+    uint32_t seq = 50;
+    assert_int_equal(frames_add_message(&fl, 1, SESSION, TOPIC, &seq, 10 * (DGRAM - 32),
+                                        RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 7,
+                                        RDPS_FRAME_F_RELIABLE),
+                     10);
+    assert_int_equal(frames_add_message(&fl, 1, SESSION, TOPIC, &seq, 9 * (DGRAM - 32),
+                                        RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 8,
+                                        RDPS_FRAME_F_RELIABLE),
+                     9);
+    for (size_t i = 0; i < 10; i++)
+        assert_true(input(&fx, fl.items[i].data, fl.items[i].len) >= 0);
+    assert_int_equal(fx.rec.count, 1);
+    assert_int_equal(fx.rec.items[0].msg_id, 7);
+    assert_true(fx.rec.items[0].pattern_ok);
+    assert_int_equal(info(&fx).counters.beyond_window, 0);
+    poll(&fx);
+    const struct sent *st = last_status(&fx);
+    assert_non_null(st);
+    assert_true(st->window >= 6);
+    /* The second message (9 fragments) stretches the window again once it is at the head,
+     * even with its first fragment lost: a later one names the span. */
+    for (size_t i = 11; i < 19; i++)
+        assert_true(input(&fx, fl.items[i].data, fl.items[i].len) >= 0);
+    assert_int_equal(info(&fx).counters.beyond_window, 0);
+    assert_true(input(&fx, fl.items[10].data, fl.items[10].len) >= 0);
+    assert_int_equal(fx.rec.count, 2);
+    assert_int_equal(fx.rec.items[1].msg_id, 8);
+    assert_true(fx.rec.items[1].pattern_ok);
+    /* Back to the share: 6 datagrams past the consumed point is beyond the window. */
+    assert_int_equal(data(&fx, seq + 6, 0), 0);
+    assert_int_equal(info(&fx).counters.beyond_window, 1);
+    assert_int_equal(fx.nloss, 0);
+    frames_free(&fl);
+    fixture_fini(&fx);
+}
+
 /* ---- a lossy link and a publisher with a ring: the whole receive side end to end ---------- */
 
 enum { EV_FRAME, EV_NAK };
@@ -1046,6 +1094,7 @@ int main(void)
         cmocka_unit_test(test_late_join_from_oldest),
         cmocka_unit_test(test_counters_and_latency_histogram),
         cmocka_unit_test(test_evicted_parked_message_is_asked_again),
+        cmocka_unit_test(test_message_larger_than_share_completes),
         cmocka_unit_test(test_lossy_link_everything_in_order_once),
         cmocka_unit_test(test_small_ring_every_gap_repaired_or_reported_once),
     };
