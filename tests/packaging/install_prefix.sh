@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# install_prefix.sh - `cmake --install BUILD --prefix P` gives a tree that works where it is and
+# wherever it is moved: the README's example builds through P's rdps.pc and loads P's librdps,
+# librdps exports only the API, the tools run and the man pages are there.
+# usage: install_prefix.sh BUILD_DIR SOURCE_DIR VERSION
+set -u
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+prefix=$scratch/prefix
+if ! cmake --install "$build" --prefix "$prefix" >"$scratch/install.log" 2>&1; then
+    cat "$scratch/install.log"
+    echo "FAIL: cmake --install $build --prefix $prefix"
+    exit 1
+fi
+libdir=$(dirname "$(find "$prefix" -name librdps.so.0 | head -n 1)")
+pcdir=$libdir/pkgconfig
+if [ ! -f "$pcdir/rdps.pc" ] || [ ! -f "$prefix/include/rdps/rdps.h" ]; then
+    fail "no rdps.pc or rdps/rdps.h under $prefix"
+    exit 1
+fi
+if grep -q "$prefix\|/usr/local" "$pcdir/rdps.pc"; then
+    fail "rdps.pc names an absolute prefix: $(grep '^prefix=' "$pcdir/rdps.pc")"
+fi
+got=$(PKG_CONFIG_PATH=$pcdir pkg-config --modversion rdps)
+[ "$got" = "$version" ] || fail "pkg-config --modversion rdps: '$got', want $version"
+
+build_example "$src" "$prefix" "$pcdir" "$libdir" "$scratch/hello"
+check_library "$src" "$libdir/librdps.so.0" "$major"
+
+# The same tree moved elsewhere still builds the example (rdps.pc is relative to itself).
+mv "$prefix" "$scratch/moved"
+libdir=${libdir/#$prefix/$scratch/moved}
+pcdir=$libdir/pkgconfig
+prefix=$scratch/moved
+build_example "$src" "$prefix" "$pcdir" "$libdir" "$scratch/hello-moved"
+
+# The tools run from the prefix, and every man page built was installed.
+check_tools "$prefix" "$libdir"
+
+[ "$failures" -eq 0 ]
