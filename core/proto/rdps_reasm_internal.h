@@ -37,6 +37,7 @@ struct rdps_reasm_stream {
     uint64_t last_active_ns;
     int32_t lru_prev, lru_next;      /* also the free-list link (lru_next) */
     int32_t partial_head;            /* this stream's partial messages */
+    uint32_t partials, chunks;       /* held by them (a reliable stream's parking room) */
     uint64_t received[WINDOW_WORDS]; /* bit seq % WINDOW: seq in the window arrived */
     /* Metadata of single-datagram messages: the stream's part filled once, at creation. */
     struct rdps_reasm_msg_info single;

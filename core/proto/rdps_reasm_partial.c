@@ -31,8 +31,10 @@ void rdps__reasm_partial_release(struct rdps_reasm *r, int32_t pi)
         r->chunk_free = map[c];
         r->chunks_free++;
         src->chunks--;
+        s->chunks--;
     }
     src->partials--;
+    s->partials--;
     if (p->stream_prev != NO_INDEX)
         r->partials[p->stream_prev].stream_next = p->stream_next;
     else
@@ -145,6 +147,7 @@ static int32_t chunk_take(struct rdps_reasm *r, int32_t pi)
     r->chunk_free = r->chunk_next[c];
     r->chunks_free--;
     src->chunks++;
+    r->streams[p->stream].chunks++;
     return c;
 }
 
@@ -218,6 +221,7 @@ static int32_t partial_create(struct rdps_reasm *r, int32_t si, uint32_t msg_len
         src->part_head = pi;
     src->part_tail = pi;
     src->partials++;
+    s->partials++;
     r->counters.reasm_started++;
     return pi;
 }

@@ -62,9 +62,12 @@
  * a delivered message.
  *
  * STATUS (unicast to the source): consumed_seq, window = min(credits (an
- * input: free receive credits), 1023, the source's share of the partial and
- * arena-chunk quotas: each datagram past the consumed point may need a
- * parking slot) and receiver_id; sent when the stream
+ * input: free receive credits), 1023, the sequences received past the
+ * consumed point plus the free slots of the stream's share of the source's
+ * partial and arena-chunk quotas: each sequence of the window not received
+ * yet, a hole or not sent, may need one more slot when it comes; a message of
+ * many fragments parks in one, so the window reaches past an old hole as far
+ * as the parking room allows) and receiver_id; sent when the stream
  * is new, after a quarter window of progress, or every status_interval_ns;
  * it echoes the latest heartbeat's timestamp with the hold delay.
  *

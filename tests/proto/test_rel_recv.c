@@ -828,6 +828,66 @@ static void test_message_larger_than_share_completes(void **state)
     fixture_fini(&fx);
 }
 
+/*
+ * The window reaches past a hole as far as the parking room: a hole costs the one slot its
+ * repair will need, not the stretch behind it, and a message of several fragments parks in one
+ * slot. Share 6: with 1 missing, a 4-fragment message (2..5, one slot) and singles 6..9 (four
+ * slots) fill the share with the hole's slot; 10 is beyond. Before, the window counted every
+ * sequence past the consumed point and stopped at 6 (7..9 beyond): one old hole blocked the
+ * publisher after a share of datagrams although the receiver had room to park more.
+ */
+static void test_window_reaches_past_hole_up_to_parking_room(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, tune_small);
+    struct frame_list fl = {0};
+    uint32_t seq = 2;
+    assert_int_equal(frames_add_message(&fl, 1, SESSION, TOPIC, &seq, 4 * (DGRAM - 32),
+                                        RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 2,
+                                        RDPS_FRAME_F_RELIABLE),
+                     4);
+    data(&fx, 0, 0); /* delivered: the consumed point is 1, and 1 never comes */
+    for (size_t i = 0; i < 4; i++)
+        assert_true(input(&fx, fl.items[i].data, fl.items[i].len) >= 0);
+    fx.now += 200 * MS; /* a STATUS is due by the interval */
+    poll(&fx);
+    const struct sent *st = last_status(&fx);
+    assert_non_null(st);
+    assert_int_equal(st->consumed, 1);
+    assert_int_equal(st->window, 9); /* 4 received past 1, and 5 free slots */
+    for (uint32_t q = 6; q < 10; q++)
+        data(&fx, q, 0);
+    assert_int_equal(info(&fx).counters.beyond_window, 0);
+    assert_int_equal(info(&fx).counters.parked, 5);
+    /* The share is full (five parked messages and the hole's slot): 10 is beyond. */
+    assert_int_equal(data(&fx, 10, 0), 0);
+    assert_int_equal(info(&fx).counters.beyond_window, 1);
+    fx.now += 200 * MS;
+    poll(&fx);
+    st = last_status(&fx);
+    assert_int_equal(st->consumed, 1);
+    assert_int_equal(st->window, 9);
+    /* The repair of the hole finds room: everything is released in order, nothing evicted. */
+    assert_true(repair(&fx, 1) > 0);
+    assert_int_equal(info(&fx).counters.park_evicted, 0);
+    assert_int_equal(info(&fx).consumed_seq, 10);
+    static const uint32_t firsts[] = {0, 1, 2, 6, 7, 8, 9};
+    assert_int_equal(fx.rec.count, 7);
+    for (size_t i = 0; i < 7; i++) {
+        assert_int_equal(fx.rec.items[i].first_seq, firsts[i]);
+        assert_true(fx.rec.items[i].pattern_ok);
+    }
+    assert_int_equal(fx.rec.items[2].msg_id, 2);
+    /* Nothing parked: the whole share is free again. */
+    fx.now += 200 * MS;
+    poll(&fx);
+    assert_int_equal(last_status(&fx)->window, 6);
+    assert_int_equal(fx.nloss, 0);
+    frames_free(&fl);
+    fixture_fini(&fx);
+}
+
 /* ---- a lossy link and a publisher with a ring: the whole receive side end to end ---------- */
 
 enum { EV_FRAME, EV_NAK };
@@ -1095,6 +1155,7 @@ int main(void)
         cmocka_unit_test(test_counters_and_latency_histogram),
         cmocka_unit_test(test_evicted_parked_message_is_asked_again),
         cmocka_unit_test(test_message_larger_than_share_completes),
+        cmocka_unit_test(test_window_reaches_past_hole_up_to_parking_room),
         cmocka_unit_test(test_lossy_link_everything_in_order_once),
         cmocka_unit_test(test_small_ring_every_gap_repaired_or_reported_once),
     };
