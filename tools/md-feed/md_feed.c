@@ -59,6 +59,7 @@ struct feed {
     rdps_pub_t *snap_pub;
     uint64_t snap_pending; /* channels asked for, one bit each */
     bool dir_pending;      /* the symbol directory asked for */
+    uint64_t dir_last_ns;  /* when the last one went out (requests are rate-limited) */
     bool dir_active;       /* ... being sent, slice by slice */
     struct md_dir_channel *dir_channels;
     struct md_dir_symbol *dir_symbols;
@@ -541,8 +542,14 @@ static int start_snapshot(struct feed *f, uint32_t ch)
  */
 static int serve_snapshots(struct feed *f)
 {
-    if (f->dir_pending && !f->dir_active && !f->snap_active) {
+    /* A directory at most once per MD_DIR_MIN_INTERVAL_NS (a snapshot per channel at most once
+     * per MD_SNAP_MIN_INTERVAL_NS): a flood of requests, which anyone on the fabric can send,
+     * costs the feed a bounded rate. */
+    if (f->dir_pending && !f->dir_active && !f->snap_active &&
+        (f->dir_last_ns == 0 ||
+         rdps__clock_monotonic_ns() - f->dir_last_ns >= MD_DIR_MIN_INTERVAL_NS)) {
         f->dir_pending = false;
+        f->dir_last_ns = rdps__clock_monotonic_ns();
         if (start_directory(f) < 0)
             return -1;
     }

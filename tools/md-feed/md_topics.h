@@ -79,6 +79,7 @@ static inline int md_echo_decode(const void *data, size_t len, struct md_echo *e
 #define MD_SNAPREQ_MAGIC        0x51455253u /* "SREQ" */
 #define MD_SNAP_MIN_INTERVAL_NS 250000000ull
 #define MD_SNAP_RETRY_NS        3000000000ull
+#define MD_DIR_MIN_INTERVAL_NS  1000000000ull /* the directory is ~100 kB for 8 000 symbols */
 /* Snapshot parts and directory slices stay small: a reliable subscriber's receive window for
  * one stream is its share of the parking quota (64 datagrams with 8 channels), and a message
  * needs all its fragments inside it. */
