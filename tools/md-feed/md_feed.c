@@ -464,8 +464,8 @@ static int start_directory(struct feed *f)
 }
 
 /* One slice of the directory (every channel, the next MD_DIR_SLICE_SYMBOLS symbols): a whole
- * directory of thousands of symbols would be one message larger than a subscriber's receive
- * window, which a reliable stream cannot deliver. Offered again next time under back-pressure. */
+ * directory of tens of thousands of symbols would be one message larger than any receive window
+ * (see MD_SNAP_PART_BYTES). Offered again next time under back-pressure. */
 static int send_directory_slice(struct feed *f)
 {
     uint32_t n = f->dir_n - f->dir_next;
