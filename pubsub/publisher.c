@@ -121,6 +121,13 @@ int rdps_pub_receivers_behind(const rdps_pub_t *pub)
     return pub->rel != NULL ? (int)rdps__pub_rel_receivers_behind(pub) : 0;
 }
 
+size_t rdps_pub_max_message_size(const rdps_pub_t *pub)
+{
+    if (pub == NULL || pub->closed)
+        return 0;
+    return pub->rel != NULL ? rdps__pub_rel_max_message_size(pub) : pub->ctx->cfg.max_message_size;
+}
+
 uint32_t rdps_pub_session(const rdps_pub_t *pub)
 {
     return pub ? pub->session_id : 0;

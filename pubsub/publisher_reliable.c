@@ -285,6 +285,11 @@ static void pump(rdps_pub_t *pub, uint64_t now, uint64_t wall)
         pub->ctx->transport->ops->flush(pub->ctx->transport);
 }
 
+size_t rdps__pub_rel_max_message_size(const rdps_pub_t *pub)
+{
+    return rdps__rel_pub_max_msg_len(&pub->rel->engine);
+}
+
 int rdps__pub_rel_send(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
 {
     rdps_ctx_t *ctx = pub->ctx;
@@ -297,6 +302,12 @@ int rdps__pub_rel_send(rdps_pub_t *pub, const void *data, size_t len, unsigned f
         pub->counters.send_backpressure++;
         return RDPS_EAGAIN;
     }
+    if (frames == RDPS_EMSGSIZE && len > rdps__rel_pub_max_msg_len(&g->engine))
+        return rdps__set_err(frames,
+                             "rdps_pub_send: reliable message of %zu bytes above %u bytes (%u "
+                             "datagrams: a receiver holds a whole message in its window; see "
+                             "rdps_pub_max_message_size)",
+                             len, rdps__rel_pub_max_msg_len(&g->engine), RDPS_REL_MAX_MSG_FRAMES);
     if (frames < 0)
         return rdps__set_err(frames, "rdps_pub_send: message of %zu bytes refused by the ring",
                              len);

@@ -10,7 +10,11 @@
 #include "rdps_endian.h"
 #include "rdps_error.h"
 #include "rdps_frag.h"
+#include "rdps_reasm.h"
 #include "rdps_seq.h"
+
+_Static_assert(RDPS_REL_MAX_MSG_FRAMES == RDPS_REASM_WINDOW - 1,
+               "a reliable message fits the receivers' sequence window");
 
 /* While appends wait on the window, heartbeats back off to at most this many hb_min. */
 #define REL_HB_BLOCKED_MULT 8u
@@ -87,6 +91,8 @@ int rdps__rel_pub_init(struct rdps_rel_pub *p, const struct rdps_rel_pub_config 
     if (rc < 0)
         return rc;
     p->payload = cfg->max_datagram - RDPS_FRAME_HEADER_LEN;
+    uint64_t window_cap = (uint64_t)RDPS_REL_MAX_MSG_FRAMES * p->payload;
+    p->max_msg_len = cfg->max_msg_len < window_cap ? cfg->max_msg_len : (uint32_t)window_cap;
     p->post_seq = cfg->first_seq;
     p->marks = calloc((size_t)frames, sizeof(*p->marks));
     p->repairs = calloc(cfg->max_repairs, sizeof(*p->repairs));
@@ -147,7 +153,7 @@ static int refuse(struct rdps_rel_pub *p, uint64_t *counter, int by_window, uint
 int rdps__rel_pub_append(struct rdps_rel_pub *p, const void *msg, size_t len, uint64_t now_ns,
                          uint64_t wall_ns)
 {
-    if (len > p->cfg.max_msg_len || len > UINT32_MAX)
+    if (len > p->max_msg_len)
         return RDPS_EMSGSIZE;
     if (msg == NULL && len > 0)
         return RDPS_EINVAL;

@@ -182,7 +182,10 @@ struct rdps_rel_pub_config {
 };
 
 #define RDPS_REL_PUB_DEFAULT_RING (16u * 1024u * 1024u)
-#define RDPS_REL_NO_ECHO          RDPS_FRAME_NO_ECHO
+/* Datagrams of the largest reliable message: a receiver holds a whole message inside its
+ * sequence window (RDPS_REASM_WINDOW - 1), so a longer one could never be delivered. */
+#define RDPS_REL_MAX_MSG_FRAMES 1023u
+#define RDPS_REL_NO_ECHO        RDPS_FRAME_NO_ECHO
 
 /* A received STATUS, as decoded (rdps__rel_pub_on_frame fills it from the frame view). */
 struct rdps_rel_status {
@@ -280,8 +283,9 @@ struct rdps_rel_pub {
     struct rdps_rel_pub_config cfg;
     struct rdps_rel_pub_counters counters;
     struct rdps_pub_ring ring;
-    uint32_t post_seq; /* next frame to post: [trail, post) posted, [post, head) waiting */
-    uint32_t payload;  /* max_datagram - header */
+    uint32_t post_seq;    /* next frame to post: [trail, post) posted, [post, head) waiting */
+    uint32_t payload;     /* max_datagram - header */
+    uint32_t max_msg_len; /* cfg.max_msg_len capped at RDPS_REL_MAX_MSG_FRAMES datagrams */
     struct rdps_rel_mark *marks; /* per ring slot: last repair destination and linger */
     /* Repair queue (FIFO) and budget. */
     struct rdps_rel_repair *repairs;
@@ -342,10 +346,15 @@ void rdps__rel_pub_fini(struct rdps_rel_pub *p);
  * Fragments `len` bytes at msg into DATA frames in the ring (timestamp
  * wall_ns) to be posted by next_action. Returns the frame count, RDPS_EAGAIN
  * (nothing written: window, ring or missing tagged receivers; counted by
- * cause), RDPS_EMSGSIZE (above max_msg_len or larger than the ring).
+ * cause), RDPS_EMSGSIZE (above rdps__rel_pub_max_msg_len or larger than the ring).
  */
 int rdps__rel_pub_append(struct rdps_rel_pub *p, const void *msg, size_t len, uint64_t now_ns,
                          uint64_t wall_ns);
+/* The longest message append takes: max_msg_len, or RDPS_REL_MAX_MSG_FRAMES datagrams. */
+static inline uint32_t rdps__rel_pub_max_msg_len(const struct rdps_rel_pub *p)
+{
+    return p->max_msg_len;
+}
 
 /*
  * The next frame to post: returns 1 with *a filled, 0 when nothing is due

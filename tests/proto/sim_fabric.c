@@ -95,13 +95,13 @@ static uint64_t mix(uint64_t z)
     return z ^ (z >> 31);
 }
 
-/* Message `id`'s length: 1..3 payloads, one in 256 up to large_max. */
+/* Message `id`'s length: 1..3 payloads, one in 256 up to (or exactly) large_max. */
 static uint32_t msg_len(const struct sim *s, uint64_t id)
 {
     uint64_t h = mix(s->cfg.seed * 0x9E3779B97F4A7C15ull + id);
     uint32_t r = (uint32_t)(h >> 32);
     if ((h & 255) == 0)
-        return 1 + r % s->cfg.large_max;
+        return s->cfg.large_exact ? s->cfg.large_max : 1 + r % s->cfg.large_max;
     if ((h & 3) == 0)
         return 1 + r % (3 * s->payload);
     return 1 + r % s->payload;

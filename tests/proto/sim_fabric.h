@@ -77,6 +77,7 @@ struct sim_config {
     size_t ring_bytes;
     uint32_t max_datagram;
     uint32_t large_max;      /* one message in 256 is up to this long (others: 1..3 payloads) */
+    bool large_exact;        /* ... or exactly this long */
     double common_drop;      /* share of first DATA posts dropped before the fan-out */
     uint32_t receivers_told; /* the count given to rdps__reasm_rel_set_receivers (0: exact) */
     uint32_t stall_rx;       /* a receiver that stops polling (UINT32_MAX: none) ... */

@@ -397,6 +397,32 @@ static void test_goodput_floor_one_receiver_5_percent(void **state)
     }
 }
 
+/*
+ * The largest reliable message (RDPS_REL_MAX_MSG_FRAMES datagrams, the receive window less one) one
+ * in 256, among small ones, under 5 % loss and under everything combined: delivered, every byte. A
+ * message one datagram longer is refused by the publisher (test_rel_pub), as it could never fit.
+ */
+static void test_largest_messages_delivered_under_loss(void **state)
+{
+    (void)state;
+    const unsigned models[] = {2, 7}; /* uni5, all */
+    for (unsigned i = 0; i < 2; i++) {
+        struct sim_config cfg;
+        struct sim_result res;
+        sim_config_default(&cfg);
+        cfg.receivers = 2;
+        cfg.messages = 1500;
+        cfg.seed = 1 + i;
+        cfg.down = cfg.up = sim_models[models[i]];
+        cfg.large_max = RDPS_REL_MAX_MSG_FRAMES * (cfg.max_datagram - RDPS_FRAME_HEADER_LEN);
+        cfg.large_exact = true;
+        cfg.time_limit_ns = 120000 * MS;
+        run("largest", &cfg, &res);
+        expect_everything(&cfg, &res);
+        assert_true(res.recovered > 0);
+    }
+}
+
 /* A run with one fault injected; everything else as a small lossy N=2 matrix cell. */
 static void run_fault(enum sim_fault fault, struct sim_result *res)
 {
@@ -465,6 +491,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ge_burst_on_quiet_links),
         cmocka_unit_test(test_catch_up_not_paced_by_heartbeats),
         cmocka_unit_test(test_goodput_floor_one_receiver_5_percent),
+        cmocka_unit_test(test_largest_messages_delivered_under_loss),
     };
     const struct CMUnitTest special[] = {
         cmocka_unit_test(test_small_ring_repaired_or_reported_once),

@@ -89,6 +89,34 @@ static void test_slot_limit(void **state)
     rp_stop(&f);
 }
 
+/* A reliable message is at most RDPS_REL_MAX_MSG_FRAMES datagrams, whatever max_msg_len allows:
+ * a longer one would never fit a receiver's window and would stall the session. */
+static void test_message_limit_is_the_receive_window(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 4u << 20);
+    f.cfg.max_msg_len = 16u << 20;
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t limit = RDPS_REL_MAX_MSG_FRAMES * RP_PAYLOAD;
+    assert_int_equal(rdps__rel_pub_max_msg_len(&f.p), limit);
+    uint32_t head = f.p.ring.head_seq;
+    assert_int_equal(rp_append(&f, (size_t)limit + 1, 1), RDPS_EMSGSIZE);
+    assert_int_equal(f.p.ring.head_seq, head); /* nothing written */
+    assert_int_equal(f.p.counters.msgs_appended, 0);
+    assert_int_equal(rp_append(&f, limit, 2), (int)RDPS_REL_MAX_MSG_FRAMES);
+    rp_stop(&f);
+
+    /* A smaller configured limit stays the limit. */
+    rp_config(&f, 64 * 1024);
+    f.cfg.max_msg_len = 100;
+    assert_int_equal(rp_start(&f), 0);
+    assert_int_equal(rdps__rel_pub_max_msg_len(&f.p), 100);
+    assert_int_equal(rp_append(&f, 101, 1), RDPS_EMSGSIZE);
+    assert_int_equal(rp_append(&f, 100, 1), 1);
+    rp_stop(&f);
+}
+
 /* Append refuses before writing a byte: window, ring (in-flight frames), missing receivers. */
 static void test_backpressure_before_write(void **state)
 {
@@ -838,6 +866,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_wrap_and_retention),
         cmocka_unit_test(test_slot_limit),
+        cmocka_unit_test(test_message_limit_is_the_receive_window),
         cmocka_unit_test(test_backpressure_before_write),
         cmocka_unit_test(test_ring_protects_flow_position),
         cmocka_unit_test(test_nak_linger_and_dedupe),

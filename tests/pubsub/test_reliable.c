@@ -127,6 +127,43 @@ static void test_reliable_claim_is_refused(void **state)
     rdps_pub_destroy(pub);
 }
 
+/* A reliable message is at most 1023 datagrams (the receive window): longer ones are refused,
+ * with the limit named, before anything is written; an unreliable publisher's limit is the ctx's.
+ */
+static void test_reliable_message_limit(void **state)
+{
+    struct test_pair *f = *state;
+    rdps_pub_t *pub, *plain;
+    rdps_pub_opts popts = {.reliable = 1, .ring_bytes = 16u << 20};
+    assert_int_equal(rdps_pub_create(f->a, "rel.limit", &popts, &pub), 0);
+    assert_int_equal(rdps_pub_create(f->a, "rel.limit.plain", NULL, &plain), 0);
+    TEST_PAIR_PUMP(f, 3);
+    size_t limit = rdps_pub_max_message_size(pub);
+    assert_int_equal(rdps_pub_max_message_size(plain), 16u << 20);
+    assert_true(limit > 0 && limit < (16u << 20));
+    assert_int_equal(limit % 1023, 0);
+    assert_int_equal(rdps_pub_max_message_size(NULL), 0);
+
+    uint8_t *buf = calloc(1, limit + 1);
+    assert_non_null(buf);
+    rdps_counters c;
+    assert_int_equal(rdps_pub_send(pub, buf, limit + 1), RDPS_EMSGSIZE);
+    assert_non_null(strstr(rdps_last_error_message(), "1023 datagrams"));
+    rdps_pub_counters(pub, &c);
+    assert_int_equal(c.msgs_sent, 0);
+    int rc = RDPS_EAGAIN;
+    for (int round = 0; round < 1000 && rc == RDPS_EAGAIN; round++) {
+        rc = rdps_pub_send(pub, buf, limit);
+        TEST_PAIR_PUMP(f, 1);
+    }
+    assert_int_equal(rc, 0);
+    rdps_pub_counters(pub, &c);
+    assert_int_equal(c.msgs_sent, 1);
+    free(buf);
+    rdps_pub_destroy(plain);
+    rdps_pub_destroy(pub);
+}
+
 struct loss_seen {
     unsigned loss_events, lost;
 };
@@ -236,6 +273,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_idle_reliable_publisher_heartbeats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reliable_claim_is_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reliable_message_limit, setup, teardown),
         cmocka_unit_test(test_reliable_lossless),
         cmocka_unit_test(test_reliable_five_percent_loss),
         cmocka_unit_test(test_reliable_twenty_percent_loss),

@@ -388,6 +388,13 @@ int main(int argc, char **argv)
         status = TOOL_EXIT_RUNTIME;
         goto out;
     }
+    if (opt.pattern && opt.size_max > rdps_pub_max_message_size(pub)) {
+        tool_error(prog, "messages of up to %" PRIu64 " bytes: this publisher takes at most %zu%s",
+                   opt.size_max, rdps_pub_max_message_size(pub),
+                   opt.reliable ? " (reliable: 1023 datagrams of the path MTU)" : "");
+        status = TOOL_EXIT_USAGE;
+        goto out;
+    }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN);

@@ -199,9 +199,9 @@ RDPS_EXPORT int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_p
 RDPS_EXPORT void rdps_pub_destroy(rdps_pub_t *pub);
 /* 1 once the publisher's multicast group is joined and sends can go out, 0 before. */
 RDPS_EXPORT int rdps_pub_ready(const rdps_pub_t *pub);
-/* Publishes one message of 0..max_message_size bytes (copied; the buffer is
- * free on return). Returns 0, RDPS_EAGAIN when not ready or the send queue is
- * full (nothing was sent: poll and retry), RDPS_EMSGSIZE when too long. */
+/* Publishes one message of 0..rdps_pub_max_message_size() bytes (copied; the
+ * buffer is free on return). Returns 0, RDPS_EAGAIN when not ready or the send
+ * queue is full (nothing was sent: poll and retry), RDPS_EMSGSIZE when too long. */
 RDPS_EXPORT int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len);
 /*
  * rdps_pub_send with flags. RDPS_SEND_MORE: more messages follow at once, so
@@ -224,6 +224,13 @@ typedef struct rdps_claim {
 RDPS_EXPORT int rdps_pub_claim(rdps_pub_t *pub, rdps_claim *claim);
 RDPS_EXPORT int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len);
 RDPS_EXPORT void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim);
+/*
+ * The longest message the publisher takes: the ctx's max_message_size, and for a reliable
+ * publisher at most 1023 datagrams of the path MTU (a receiver holds a whole message inside its
+ * 1024-sequence window): 1023 * (MTU - 32) bytes, about 4 MiB at MTU 4096, 1 MiB at MTU 1024.
+ * 0 for NULL or a closed publisher.
+ */
+RDPS_EXPORT size_t rdps_pub_max_message_size(const rdps_pub_t *pub);
 /* The publisher's session id (random, nonzero). */
 RDPS_EXPORT uint32_t rdps_pub_session(const rdps_pub_t *pub);
 /* Live subscribers of the topic seen through discovery (announcing, not left). */
