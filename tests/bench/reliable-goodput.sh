@@ -3,16 +3,18 @@
 # lossless goodput, reliable over unreliable rate, control datagrams per data datagram, repair
 # latency in RTTs.
 #
-# Usage (host):  tests/bench/reliable-goodput.sh [BUILD_DIR] [MESSAGES] [SIZE]
+# Usage (host):  tests/bench/reliable-goodput.sh [BUILD_DIR] [MESSAGES] [SIZE] [ROUNDS]
 # Boots two guests (tools/rxe-vm) once; guest 0 publishes MESSAGES pattern messages of SIZE bytes
-# (default 4000 x 1024) as fast as it can, guest 1 runs rdsub --verify. Scenarios, in turn, each
-# with its own topic and the same netem qdisc on both guests:
+# (default 4000 x 1024) as fast as it can, guest 1 runs rdsub --verify. ROUNDS times (default 1)
+# the scenarios, in turn, each with its own topic and the same netem qdisc on both guests:
 #   unreliable  lossless, rdpub/rdsub without --reliable
 #   reliable    lossless, then netem loss 1 %, 5 %, 20 %
 # Goodput is the subscriber's verified messages per second (first to last message); a reliable
 # run counts only if every message was verified in order with no loss event. Prints one line per
-# scenario and the ratios the README quotes. Figures only: under TCG absolute rates mean little,
-# the ratios measured in the same boot are the result.
+# scenario and the ratios the README quotes, each taken within a round (a lossy run over the
+# lossless run just before it) and, with several rounds, their median and range. Figures only:
+# under TCG absolute rates mean little and a loaded host moves single runs by 20 %; the ratios
+# measured in the same boot, interleaved, are the result.
 set -u -o pipefail
 
 if [ "${1:-}" != "--in-guest" ]; then
@@ -20,56 +22,98 @@ if [ "${1:-}" != "--in-guest" ]; then
 	build=$(cd "${1:-$repo/build}" && pwd -P)
 	msgs=${2:-4000}
 	size=${3:-1024}
+	rounds=${4:-1}
 	for tool in rdpub/rdpub rdsub/rdsub; do
 		[ -x "$build/tools/$tool" ] || { echo "reliable-goodput: $build/tools/$tool not built" >&2; exit 2; }
 	done
 	cd "$repo" || exit 2
 	log=$(mktemp)
-	role="tests/bench/reliable-goodput.sh --in-guest '$build' $msgs $size"
-	tools/rxe-vm exec --timeout 900 --host "$role" --host "$role" | tee "$log"
+	role="tests/bench/reliable-goodput.sh --in-guest '$build' $msgs $size $rounds"
+	tools/rxe-vm exec --timeout $((900 * rounds)) --host "$role" --host "$role" | tee "$log"
 	rc=${PIPESTATUS[0]}
 	python3 - "$log" <<'EOF'
-import re, sys
-rows, pubs = {}, {}
+import re, statistics, sys
+rounds = {}  # round -> scenario -> fields
 for line in open(sys.argv[1]):
-    m = re.search(r"(RESULT|PUB) (\S+) (.*)", line)
+    m = re.search(r"(RESULT|PUB) (\S+) round=(\d+) (.*)", line)
     if m:
-        (rows if m.group(1) == "RESULT" else pubs)[m.group(2)] = \
-            dict(kv.split("=") for kv in m.group(3).split())
-for name, p in pubs.items():
-    rows.setdefault(name, {}).update(heartbeats=p["heartbeats"], rtt_us=p["rtt_us"])
-def rate(name):
+        fields = dict(kv.split("=") for kv in m.group(4).split())
+        row = rounds.setdefault(int(m.group(3)), {}).setdefault(m.group(2), {})
+        if m.group(1) == "PUB":
+            row.update(heartbeats=fields["heartbeats"], rtt_us=fields["rtt_us"])
+        else:
+            row.update({k: v for k, v in fields.items() if k not in ("heartbeats", "rtt_us")})
+def rate(rows, name):
     r = rows.get(name)
     return float(r["goodput"]) if r and r.get("ok") == "1" else None
-base, unrel = rate("reliable-0"), rate("unreliable-0")
-print("\nreliable goodput over the lossless reliable goodput (targets 0.95 / 0.85 / 0.5):")
+def summary(values):
+    if not values:
+        return "n/a (every run failed)"
+    if len(values) == 1:
+        return f"{values[0]:.2f}"
+    return (f"median {statistics.median(values):.2f} (range {min(values):.2f}-{max(values):.2f}, "
+            f"{len(values)} rounds)")
+ratios = {"1": [], "5": [], "20": [], "rel/unrel": []}
+failed = []
+for k, rows in sorted(rounds.items()):
+    base, unrel = rate(rows, "reliable-0"), rate(rows, "unreliable-0")
+    for loss in ("1", "5", "20"):
+        g = rate(rows, "reliable-" + loss)
+        if g and base:
+            ratios[loss].append(g / base)
+        else:
+            failed.append(f"round {k} loss {loss} %")
+    if base and unrel:
+        ratios["rel/unrel"].append(base / unrel)
+print("\nreliable goodput over the lossless reliable goodput of the same round "
+      "(targets 0.95 / 0.85 / 0.5):")
 for loss in ("1", "5", "20"):
-    g = rate("reliable-" + loss)
-    print(f"  loss {loss:>2} %: " + (f"{g / base:.2f}" if g and base else "n/a (run failed)"))
-if base and unrel:
-    print(f"reliable lossless rate over unreliable lossless rate (target >= 0.9): {base / unrel:.2f}")
-r = rows.get("reliable-0")
-if r:
-    data = float(r["data_frames"])
-    ctl = float(r["status"]) + float(r["naks"]) + float(r["heartbeats"])
-    print(f"control datagrams per data datagram, lossless: {ctl / data * 100:.2f} % "
-          f"(STATUS {r['status']}, NAK {r['naks']}, heartbeats {r['heartbeats']}; target <= 1 %)")
+    print(f"  loss {loss:>2} %: {summary(ratios[loss])}")
+print(f"reliable lossless rate over unreliable lossless rate (target >= 0.9): "
+      f"{summary(ratios['rel/unrel'])}")
+if failed:
+    print("runs that failed (not verified, or a loss event): " + ", ".join(failed))
+def span(values, fmt):
+    if not values:
+        return "n/a"
+    if len(values) == 1:
+        return fmt.format(values[0])
+    return (fmt.format(statistics.median(values)) + " (" + fmt.format(min(values)) + "-" +
+            fmt.format(max(values)) + ")")
+ctl_pct, counts = [], []
+for rows in rounds.values():
+    r = rows.get("reliable-0")
+    if r and "status" in r and "heartbeats" in r:
+        ctl = float(r["status"]) + float(r["naks"]) + float(r["heartbeats"])
+        ctl_pct.append(ctl / float(r["data_frames"]) * 100)
+        counts.append(f"STATUS {r['status']}, NAK {r['naks']}, heartbeats {r['heartbeats']}")
+if ctl_pct:
+    print(f"control datagrams per data datagram, lossless: {span(ctl_pct, '{:.2f}')} % "
+          f"({'; '.join(counts)}; target <= 1 %)")
 for loss in ("1", "5", "20"):
-    r = rows.get("reliable-" + loss)
-    if r and "p50_us" in r and float(r["rtt_us"]) > 0:
-        rtt = float(r["rtt_us"])
-        print(f"repair latency at {loss:>2} %: p50 {float(r['p50_us']) / rtt:.1f} RTT, "
-              f"p99 {float(r['p99_us']) / rtt:.1f} RTT (RTT {rtt:.0f} us; histogram bucket bounds)")
+    p50, p99, rtts = [], [], []
+    for rows in rounds.values():
+        r = rows.get("reliable-" + loss)
+        if r and "p50_us" in r and float(r.get("rtt_us", 0)) > 0:
+            rtt = float(r["rtt_us"])
+            p50.append(float(r["p50_us"]) / rtt)
+            p99.append(float(r["p99_us"]) / rtt)
+            rtts.append(rtt)
+    if p50:
+        print(f"repair latency at {loss:>2} %: p50 {span(p50, '{:.1f}')} RTT, "
+              f"p99 {span(p99, '{:.1f}')} RTT (RTT {span(rtts, '{:.0f}')} us; histogram bucket "
+              f"bounds)")
 EOF
 	exit "$rc"
 fi
 
-build=$2 msgs=$3 size=$4
+build=$2 msgs=$3 size=$4 rounds=$5
 pub=$build/tools/rdpub/rdpub
 sub=$build/tools/rdsub/rdsub
 [ -n "${RDPS_VM_INDEX:-}" ] || { echo "run inside tools/rxe-vm"; exit 2; }
 out=${RDPS_VM_SCRATCH:-/tmp}
 status=0
+for round in $(seq 1 "$rounds"); do
 for scen in unreliable-0 reliable-0 reliable-1 reliable-5 reliable-20; do
 	mode=${scen%-*} loss=${scen#*-}
 	if [ "$loss" = 0 ]; then
@@ -79,13 +123,13 @@ for scen in unreliable-0 reliable-0 reliable-1 reliable-5 reliable-20; do
 	fi
 	rel=()
 	[ "$mode" = reliable ] && rel=(--reliable)
-	topic="bench.goodput.$scen"
+	topic="bench.goodput.$scen.$round"
 	if [ "$RDPS_VM_INDEX" -eq 0 ]; then
 		"$pub" -t "$topic" "${rel[@]}" --pattern -c "$msgs" -s "$size" --wait-subs 1 \
 			--wait-timeout 90 --drain-timeout 60 --json >"$out/pub.$scen.json" 2>/dev/null ||
 			echo "$scen: rdpub exited $?"
 		# The subscriber reads the publisher's figures from its own run: print them here.
-		python3 - "$out/pub.$scen.json" "$scen" <<'EOF'
+		python3 - "$out/pub.$scen.json" "$scen round=$round" <<'EOF'
 import json, sys
 d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 print(f"PUB {sys.argv[2]} frames_sent={d['fragments']} heartbeats={d.get('heartbeats', 0)} "
@@ -95,7 +139,7 @@ EOF
 		"$sub" -t "$topic" "${rel[@]}" -c "$msgs" --verify --timeout 300 -q --json \
 			>"$out/sub.$scen.json" 2>/dev/null
 		rc=$?
-		python3 - "$out/sub.$scen.json" "$scen" "$rc" "$mode" <<'EOF'
+		python3 - "$out/sub.$scen.json" "$scen round=$round" "$rc" "$mode" <<'EOF'
 import json, sys
 d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 rc, mode = int(sys.argv[3]), sys.argv[4]
@@ -110,6 +154,7 @@ print(f"RESULT {sys.argv[2]} ok={ok} goodput={goodput:.1f} verified={d['verified
       f"rtt_us=0 rdsub_exit={rc}")
 EOF
 	fi
+done
 done
 tc qdisc del dev "$RDPS_VM_NETDEV" root 2>/dev/null
 exit $status
