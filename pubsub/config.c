@@ -20,10 +20,13 @@ void rdps_config_init(rdps_config *cfg)
     cfg->reassembly_timeout_ms = 2000;
     cfg->max_sessions = 1024;
     cfg->max_sessions_per_source = 64;
-    /* A reliable stream parks every message completed above a hole, up to its 1024-datagram
-     * window: fewer slots turn 10 % loss into evict-and-ask-again churn (seen on rxe). */
-    cfg->max_partials = 1024;
-    cfg->max_partials_per_source = 512;
+    /* A reliable stream parks every message completed above a hole, and its window offers only
+     * what it could park: a slot per datagram of its 1024-datagram window. With 512 the window
+     * of single-datagram messages was half that, and flow control, not the receiver, set the
+     * lossless rate on rxe (the window was about the bandwidth-delay product of a TCG guest's
+     * 20 ms queueing RTT). The tables are calloc'ed: untouched slots cost no resident memory. */
+    cfg->max_partials = 2048;
+    cfg->max_partials_per_source = 1024;
     cfg->reassembly_memory_per_source = 32u * 1024 * 1024;
     cfg->announce_interval_ms = 1000;
     cfg->max_peers = RDPS_DISCOVERY_DEFAULT_MAX_PEERS;

@@ -579,16 +579,16 @@ static int rx_init(struct sim *s, struct rx *x, uint32_t k)
     x->up.delay_ns = 5 * US + sim_draw_upto(&s->net, 45 * US);
     /*
      * As pubsub/receive.c configures the library's reassembler, with tables for one publisher and
-     * an arena of 9 MiB instead of 64: the 512 parked messages the window allows (the partial
-     * quota) need 512 chunks of 16 KiB, and the arena has 576. The window is the library's, 512.
+     * an arena of 17 MiB instead of 64: the 1024 parked messages the window allows (the partial
+     * quota) need 1024 chunks of 16 KiB, and the arena has 1088. The window is the library's.
      */
     struct rdps_reasm_config rc;
     rdps__reasm_config_default(&rc);
     rc.max_sessions = 4;
-    rc.max_partials = 1024;
-    rc.max_partials_per_source = 512;
-    rc.reasm_cap_bytes = 9u << 20;
-    rc.max_bytes_per_source = 9u << 20;
+    rc.max_partials = 2048;
+    rc.max_partials_per_source = 1024;
+    rc.reasm_cap_bytes = 17u << 20;
+    rc.max_bytes_per_source = 17u << 20;
     rc.chunk_bytes = 16u * 1024u;
     rc.partial_timeout_ns = 2000 * MS;
     rc.max_gap_ranges = 256;

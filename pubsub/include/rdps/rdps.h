@@ -108,8 +108,8 @@ typedef struct rdps_config {
      * above its total (max_sessions, max_partials, reassembly_memory) means the total. */
     uint32_t max_sessions_per_source; /* default 64 */
     uint32_t max_partials; /* messages being reassembled, or parked by reliable streams until
-                              the holes before them are repaired (default 1024) */
-    uint32_t max_partials_per_source;    /* default 512 */
+                              the holes before them are repaired (default 2048) */
+    uint32_t max_partials_per_source;    /* default 1024: a reliable stream's whole window */
     size_t reassembly_memory_per_source; /* default 32 MiB */
     uint32_t announce_interval_ms;       /* discovery announce period (default 1000) */
     /* Discovery's table of remote publishers and subscribers (every entry comes from the fabric,
