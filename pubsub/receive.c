@@ -197,12 +197,12 @@ int rdps__receive_init(rdps_ctx_t *ctx)
     rc.rel.receiver_id = ctx->rel_receiver_id;
     rc.rel.rng_seed = rdps__random_u64();
     /* Retries outside the publisher's repair linger, or it ignores them: 2 ms with several
-     * receivers, so 4 ms; alone, two of its RTTs (100 us..2 ms), so three RTTs and at least
-     * 200 us (a fixed 4 ms cost 64 % of a blocked publisher's time at 5 % loss on a simulated
-     * 10 Gb/s fabric). */
+     * receivers, so 4 ms; alone, 1.25 of its RTTs (25 us..2 ms), so two RTTs and at least 50 us
+     * (three RTTs and 200 us held a lone receiver's window on its oldest hole most of a 20 %
+     * loss run on a simulated 10 Gb/s fabric: 0.15-0.30 of line rate, 0.42-0.63 now). */
     rc.rel.nak_retry_min_ns = 4000000ull;
-    rc.rel.nak_retry_alone_ns = 200000ull;
-    rc.rel.nak_retry_min_rtts = 3;
+    rc.rel.nak_retry_alone_ns = 50000ull;
+    rc.rel.nak_retry_min_rtts = 2;
     /* Each try fails with 1 - (1 - loss)^2 (NAK or repair lost): 36 % at 20 % loss, and loss
      * bursts last through many tries on quiet links; what the publisher still holds is given up
      * by the 5 s loss deadline, not a count (200 tries at most 25 ms apart). */

@@ -32,7 +32,7 @@ void rdps__rel_pub_config_default(struct rdps_rel_pub_config *cfg)
     cfg->connect_timeout_ns = 1000000000ull;
     cfg->stall_evict_ns = 2000000000ull;
     cfg->repair_linger_ns = 2000000ull;
-    cfg->repair_linger_min_ns = 100000ull;
+    cfg->repair_linger_min_ns = 25000ull;
     cfg->repair_budget_bytes = 256u * 1024u;
     cfg->repair_interval_ns = 1000000ull;
     cfg->data_per_repair = 3;
@@ -269,13 +269,14 @@ static inline uint64_t linger_of(const struct rdps_rel_pub *p)
 }
 
 /* How long after a repair left a NAK from receiver `slot` may still have been sent before the
- * repair reached it: two of its RTTs (clamped like a lone receiver's linger) once measured. */
+ * repair reached it: its RTT and a quarter (clamped like a lone receiver's linger) once measured.
+ */
 static inline uint64_t asker_linger(const struct rdps_rel_pub *p, int32_t slot)
 {
     uint64_t srtt = p->rx[slot].srtt_ns;
     if (srtt == 0)
         return linger_of(p);
-    uint64_t l = 2 * srtt;
+    uint64_t l = srtt + srtt / 4;
     return l < p->cfg.repair_linger_min_ns ? p->cfg.repair_linger_min_ns
            : l > p->cfg.repair_linger_ns   ? p->cfg.repair_linger_ns
                                            : l;

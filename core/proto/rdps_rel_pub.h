@@ -169,7 +169,7 @@ struct rdps_rel_pub_config {
     uint64_t stall_evict_ns;       /* min/tagged: blocked this long evicts the slowest; 0 = never */
     uint64_t repair_linger_ns;     /* a sequence is answered once per linger (several receivers:
                                       it must cover their NAK backoff spread) */
-    uint64_t repair_linger_min_ns; /* one receiver: twice its smoothed RTT, at least this */
+    uint64_t repair_linger_min_ns; /* one receiver: 1.25 x its smoothed RTT, at least this */
     uint32_t repair_budget_bytes;  /* repair bytes per repair_interval_ns (>= max_datagram) */
     uint64_t repair_interval_ns;
     uint32_t data_per_repair;    /* new frames between two repairs when both wait (>= 1) */

@@ -150,8 +150,9 @@ int rdps__rel_pub_on_status(struct rdps_rel_pub *p, const struct rdps_source *so
         if (wall_ns >= ts && wall_ns - ts >= held && wall_ns - ts - held < MAX_RTT_NS) {
             uint64_t sample = wall_ns - ts - held;
             r->srtt_ns = r->srtt_ns == 0 ? sample : r->srtt_ns - r->srtt_ns / 8 + sample / 8;
-            /* A repair reaches its asker within an RTT: answer a sequence once per two. */
-            uint64_t linger = 2 * r->srtt_ns;
+            /* A NAK sent before the repair reached its asker arrives within an RTT of the
+             * repair (a quarter more for jitter); a later one is a retry. */
+            uint64_t linger = r->srtt_ns + r->srtt_ns / 4;
             p->linger_ns = linger < p->cfg.repair_linger_min_ns ? p->cfg.repair_linger_min_ns
                            : linger > p->cfg.repair_linger_ns   ? p->cfg.repair_linger_ns
                                                                 : linger;

@@ -600,8 +600,8 @@ static int rx_init(struct sim *s, struct rx *x, uint32_t k)
     rc.rel.receiver_id = RX_ID + k;
     rc.rel.rng_seed = mix(s->cfg.seed * 31 + k);
     rc.rel.nak_retry_min_ns = s->cfg.nak_retry_min_ns ? s->cfg.nak_retry_min_ns : 4 * MS;
-    rc.rel.nak_retry_alone_ns = 200 * US;
-    rc.rel.nak_retry_min_rtts = 3;
+    rc.rel.nak_retry_alone_ns = 50 * US;
+    rc.rel.nak_retry_min_rtts = 2;
     rc.rel.nak_max_tries = 200;
     rc.rel.nak_retry_max_ns = 25 * MS;
     rc.rel.reorder_holdoff_ns = rc.reorder_allowance_ns;

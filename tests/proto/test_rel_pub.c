@@ -246,8 +246,8 @@ static void test_nak_linger_and_dedupe(void **state)
     rp_stop(&f);
 }
 
-/* A lone receiver's linger is two of its RTTs (at least 100 us). With several, a repair lingers
- * the whole 2 ms, but its asker's own retry is answered after two of the asker's RTTs. */
+/* A lone receiver's linger is 1.25 of its RTTs (at least 25 us). With several, a repair lingers
+ * the whole 2 ms, but its asker's own retry is answered after 1.25 of the asker's RTTs. */
 static void test_linger_scales_with_rtt_when_alone(void **state)
 {
     (void)state;
@@ -259,15 +259,15 @@ static void test_linger_scales_with_rtt_when_alone(void **state)
         send_one(&f, i);
     struct rdps_rel_pub_action a[8];
     struct rdps_source s1 = test_source(1);
-    /* A 60 us round trip measured from a heartbeat echo: linger 120 us. */
+    /* An 80 us round trip measured from a heartbeat echo: linger 100 us. */
     struct rdps_rel_status st = {RP_SESSION, RP_TOPIC, 7, first, 100, 0, f.now};
-    rdps__rel_pub_on_status(&f.p, &s1, &st, f.now, f.now + 60 * US);
+    rdps__rel_pub_on_status(&f.p, &s1, &st, f.now, f.now + 80 * US);
     rp_nak1(&f, 1, first + 2, 1);
     assert_int_equal(rp_drain(&f, a, 8, 1), 1);
-    f.now += 100 * US;
+    f.now += 90 * US;
     rp_nak1(&f, 1, first + 2, 1);
-    assert_int_equal(rp_drain(&f, a, 8, 1), 0); /* within two RTTs: suppressed */
-    f.now += 30 * US;
+    assert_int_equal(rp_drain(&f, a, 8, 1), 0); /* within 1.25 RTTs: suppressed */
+    f.now += 20 * US;
     rp_nak1(&f, 1, first + 2, 1);
     assert_int_equal(rp_drain(&f, a, 8, 1), 1); /* its repair was lost: answered again */
     /* A second receiver, its RTT not measured: NAKs of others come spread over their backoff,
@@ -278,9 +278,9 @@ static void test_linger_scales_with_rtt_when_alone(void **state)
     rp_nak1(&f, 1, first + 4, 1);
     assert_int_equal(rp_drain(&f, a, 8, 1), 1);
     assert_true(a[0].unicast);
-    f.now += 100 * US;
+    f.now += 90 * US;
     rp_nak1(&f, 1, first + 4, 1);
-    assert_int_equal(rp_drain(&f, a, 8, 1), 0); /* its own retry, within two of its RTTs */
+    assert_int_equal(rp_drain(&f, a, 8, 1), 0); /* its own retry, within 1.25 of its RTTs */
     rp_nak1(&f, 2, first + 4, 1);
     assert_int_equal(rp_drain(&f, a, 8, 1), 1); /* another one asks: multicast */
     assert_false(a[0].unicast);

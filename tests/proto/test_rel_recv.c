@@ -420,11 +420,11 @@ static void test_nak_delay_follows_discovery_count(void **state)
 static void tune_retry(struct rdps_reasm_config *cfg)
 {
     cfg->rel.nak_retry_max_ns = 4 * MS;
-    cfg->rel.nak_max_tries = 8;
+    cfg->rel.nak_max_tries = 12;
     cfg->rel.loss_deadline_ns = 0;
 }
 
-/* A lone receiver retries every RTT four times, then every RTT x 2^n capped; then the range is
+/* A lone receiver retries every RTT eight times, then every RTT x 2^n capped; then the range is
  * lost once and delivery goes on. */
 static void test_retry_backoff_cap_and_exhaustion(void **state)
 {
@@ -434,17 +434,17 @@ static void test_retry_backoff_cap_and_exhaustion(void **state)
     data(&fx, 0, 0);
     data(&fx, 3, 0); /* 1 and 2 missing */
     uint64_t t0 = fx.now;
-    /* waits 1, 1, 1, 1, 2, 4, then capped at 4 */
-    static const uint64_t at_ms[8] = {0, 1, 2, 3, 4, 6, 10, 14};
-    for (int i = 0; i < 8; i++) {
+    /* waits 1 eight times, 2, then capped at 4 */
+    static const uint64_t at_ms[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 18};
+    for (int i = 0; i < 12; i++) {
         uint64_t due = poll(&fx);
         assert_int_equal(fx.naks, (size_t)i + 1);
         assert_int_equal(last_nak(&fx)->at - t0, at_ms[i] * MS);
         fx.now = due;
     }
     assert_int_equal(fx.nloss, 0);
-    poll(&fx); /* the ninth would exceed nak_max_tries */
-    assert_int_equal(fx.naks, 8);
+    poll(&fx); /* the thirteenth would exceed nak_max_tries */
+    assert_int_equal(fx.naks, 12);
     assert_int_equal(fx.nloss, 1);
     assert_int_equal(fx.loss[0].first_seq, 1);
     assert_int_equal(fx.loss[0].count, 2);
