@@ -172,6 +172,20 @@ uint64_t rdps__reasm_gaps_expire(struct rdps_reasm *r, uint64_t now_ns, uint64_t
 
 /* ---- reliable mode hooks (rdps_rel_recv.c) ---- */
 
+/* Adds n to a reliable stream's counter and to the reassembler's totals. */
+#define RDPS_REL_COUNT(r, rs, field, n) \
+    do {                                \
+        (rs)->c.field += (n);           \
+        (r)->rel_totals.field += (n);   \
+    } while (0)
+
+/* The next reliable poll is due no later than due_ns. */
+static inline void rdps__rel_note_due(struct rdps_reasm *r, uint64_t due_ns)
+{
+    if (due_ns < r->rel_due_ns)
+        r->rel_due_ns = due_ns;
+}
+
 /* Reliable stream si has nothing waiting: its next frame in sequence is delivered at once. */
 static inline bool rdps__rel_in_order(const struct rdps_reasm *r, int32_t si)
 {
@@ -192,5 +206,15 @@ int rdps__rel_complete(struct rdps_reasm *r, int32_t pi);
 void rdps__rel_partial_evicted(struct rdps_reasm *r, int32_t pi);
 /* seq of reliable stream si was refused after admission: ask for it again. */
 void rdps__rel_unreceive(struct rdps_reasm *r, int32_t si, uint32_t seq);
+
+/* ---- the receive window and STATUS (rdps_rel_window.c) ---- */
+
+/* Datagrams past the consumed point the next STATUS offers stream si. */
+uint32_t rdps__rel_status_window(const struct rdps_reasm *r, int32_t si);
+/* Learns the span of the message at the consumed point from fragment v (window stretch). */
+void rdps__rel_learn_head(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v);
+/* After progress: a STATUS is due once a quarter window was consumed since the last one. */
+void rdps__rel_status_progress(struct rdps_reasm *r, struct rdps_rel_stream *rs);
+void rdps__rel_send_status(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uint64_t wall_ns);
 
 #endif /* RDPS_PROTO_REASM_INTERNAL_H */

@@ -1,16 +1,11 @@
 /* rdps_rel_recv.c - reliable receive side: consumed point, in-order release, gap ranges, NAK
- * scheduling, STATUS and explicit loss (model: rdps_rel_recv.h). */
+ * scheduling and explicit loss; the window and STATUS are in rdps_rel_window.c (model:
+ * rdps_rel_recv.h). */
 #include <math.h>
 #include <string.h>
 
 #include "rdps_reasm_internal.h"
 #include "rdps_seq.h"
-
-#define REL_COUNT(r, rs, field, n)    \
-    do {                              \
-        (rs)->c.field += (n);         \
-        (r)->rel_totals.field += (n); \
-    } while (0)
 
 const char *rdps__loss_reason_name(enum rdps_loss_reason reason)
 {
@@ -46,12 +41,6 @@ uint64_t rdps__rel_nak_backoff_ns(uint64_t *rng, uint64_t max_ns, uint32_t recei
     if (!(t > 0))
         return 0;
     return t >= (double)max_ns ? max_ns : (uint64_t)t;
-}
-
-static inline void note_due(struct rdps_reasm *r, uint64_t due_ns)
-{
-    if (due_ns < r->rel_due_ns)
-        r->rel_due_ns = due_ns;
 }
 
 /* The stream's live receivers: discovery's count when the hook is there, else the set one. */
@@ -128,7 +117,7 @@ static void retries_rescale(struct rdps_reasm *r, int32_t si)
         uint64_t due = g->nak_ns + retry_wait(r, rs, g->tries);
         if (due < g->due_ns) {
             g->due_ns = due;
-            note_due(r, due);
+            rdps__rel_note_due(r, due);
         }
     }
 }
@@ -139,7 +128,7 @@ static void latency_record(struct rdps_reasm *r, struct rdps_rel_stream *rs, uin
     unsigned b = 0;
     while (b + 1 < RDPS_REL_LATENCY_BUCKETS && us >= (1ull << b))
         b++;
-    REL_COUNT(r, rs, repair_latency[b], 1);
+    RDPS_REL_COUNT(r, rs, repair_latency[b], 1);
 }
 
 uint64_t rdps__rel_latency_quantile_us(const uint64_t hist[RDPS_REL_LATENCY_BUCKETS], double q)
@@ -174,12 +163,12 @@ static void gap_add(struct rdps_reasm *r, int32_t si, uint32_t start, uint32_t c
         if (rdps__ranges_append(&s->gaps, start, count, now_ns, due) < 0) {
             struct rdps_gap_range *last = &s->gaps.r[s->gaps.count - 1];
             last->count = start + count - last->start; /* full: over-ask */
-            REL_COUNT(r, rs, range_overflow, 1);
+            RDPS_REL_COUNT(r, rs, range_overflow, 1);
         }
     } else if (!rdps__ranges_insert(&s->gaps, start, count, now_ns, due)) {
-        REL_COUNT(r, rs, range_overflow, 1);
+        RDPS_REL_COUNT(r, rs, range_overflow, 1);
     }
-    note_due(r, due);
+    rdps__rel_note_due(r, due);
 }
 
 /* Moves next_seq up to `upto` (<= consumed + WINDOW): the sequences between are missing. */
@@ -201,10 +190,10 @@ static void gap_filled(struct rdps_reasm *r, int32_t si, uint32_t seq, bool repa
     struct rdps_rel_stream *rs = &r->rel[si];
     int i = rdps__ranges_find(&s->gaps, seq);
     if (!repair) {
-        REL_COUNT(r, rs, out_of_order, 1);
+        RDPS_REL_COUNT(r, rs, out_of_order, 1);
         rs->reordering = true; /* this path reorders: NAK later, not what is merely late */
     } else {
-        REL_COUNT(r, rs, recovered, 1);
+        RDPS_REL_COUNT(r, rs, recovered, 1);
     }
     if (i < 0)
         return;
@@ -225,13 +214,13 @@ static void gap_filled(struct rdps_reasm *r, int32_t si, uint32_t seq, bool repa
             rs->rtt_fast_ns = rs->rtt_fast_ns == 0 ? sample : (rs->rtt_fast_ns + sample) / 2;
             if (rs->srtt_ns == 0)
                 rs->srtt_ns = 1;
-            REL_COUNT(r, rs, rtt_samples, 1);
+            RDPS_REL_COUNT(r, rs, rtt_samples, 1);
             if (rs->srtt_ns < before / 2 || rs->c.rtt_samples == 1)
                 retries_rescale(r, si);
         }
         if (g->tries == 0 && !g->suppressed) {
             g->suppressed = 1;
-            REL_COUNT(r, rs, naks_suppressed, 1);
+            RDPS_REL_COUNT(r, rs, naks_suppressed, 1);
         }
         /* The rest of the range is likely being repaired right behind this frame. */
         uint64_t hold = now_ns + rs->srtt_ns;
@@ -239,7 +228,7 @@ static void gap_filled(struct rdps_reasm *r, int32_t si, uint32_t seq, bool repa
             g->due_ns = hold;
     }
     if (rdps__ranges_remove_seq(&s->gaps, i, seq) < 0)
-        REL_COUNT(r, rs, range_overflow, 1); /* no slot to split: the range stays whole */
+        RDPS_REL_COUNT(r, rs, range_overflow, 1); /* no slot to split: the range stays whole */
 }
 
 /* ---- consumed point and release ----------------------------------------------------------------
@@ -253,11 +242,11 @@ static void emit_loss(struct rdps_reasm *r, int32_t si, uint32_t first, uint32_t
     if (count == 0)
         return;
     if (reason == RDPS_LOSS_NONE) { /* before the join: never part of this receiver's stream */
-        REL_COUNT(r, rs, join_skipped, count);
+        RDPS_REL_COUNT(r, rs, join_skipped, count);
         return;
     }
-    REL_COUNT(r, rs, lost[reason], count);
-    REL_COUNT(r, rs, loss_events, 1);
+    RDPS_REL_COUNT(r, rs, lost[reason], count);
+    RDPS_REL_COUNT(r, rs, loss_events, 1);
     if (r->cfg.rel.on_loss != NULL) {
         struct rdps_reasm_loss loss = {
             .source = &s->source,
@@ -345,89 +334,6 @@ static enum rdps_loss_reason range_verdict(const struct rdps_rel_stream *rs,
     return RDPS_LOSS_NONE;
 }
 
-/* Sequences of [from, from + n) the stream has received (n <= RDPS_REASM_WINDOW). */
-static uint32_t received_count(const struct rdps_reasm_stream *s, uint32_t from, uint32_t n)
-{
-    uint32_t count = 0;
-    while (n > 0) {
-        uint32_t bit = from & WINDOW_MASK, within = bit % 64;
-        uint32_t take = 64 - within < n ? 64 - within : n;
-        uint64_t word = s->received[bit / 64] >> within;
-        if (take < 64)
-            word &= (1ull << take) - 1;
-        count += (uint32_t)__builtin_popcountll(word);
-        from += take;
-        n -= take;
-    }
-    return count;
-}
-
-/*
- * The window a STATUS offers: free receive credits, the sequence window, and what this source
- * may park. The stream's share of the source's quotas (partial slots, arena chunks) holds the
- * messages received past the consumed point; every sequence of the window not received yet
- * (a hole, or not sent) may need one more slot and one more chunk when it comes, so the window
- * is the sequences received past the consumed point plus the share's free slots (the fewer of
- * partials and chunks). A hole thus costs one slot, not the whole stretch behind it: the
- * window reaches past an old hole as far as the parked messages leave room (a message of many
- * fragments parks in one slot and few chunks), and a datagram within it never makes the
- * receiver evict a parked message and ask for it again.
- */
-static inline uint32_t status_window(const struct rdps_reasm *r, int32_t si)
-{
-    const struct rdps_reasm_stream *s = &r->streams[si];
-    const struct rdps_reasm_src *src = &r->sources[s->src];
-    const struct rdps_rel_stream *rs = &r->rel[si];
-    uint32_t streams = src->streams ? src->streams : 1;
-    uint32_t w = r->rel_credits < RDPS_REASM_WINDOW - 1 ? r->rel_credits : RDPS_REASM_WINDOW - 1;
-    uint32_t park = r->src_max_partials / streams, chunks = r->src_max_chunks / streams;
-    park = park > s->partials ? park - s->partials : 0;
-    chunks = chunks > s->chunks ? chunks - s->chunks : 0;
-    uint32_t share = park < chunks ? park : chunks;
-    uint32_t held = s->next_seq - rs->consumed;
-    if (held != 0 && rdps__seq_gt(s->next_seq, rs->consumed))
-        share +=
-            received_count(s, rs->consumed, held < RDPS_REASM_WINDOW ? held : RDPS_REASM_WINDOW);
-    if (share == 0)
-        share = 1;
-    /* The message at the consumed point must fit whole or it could never complete: a stream
-     * whose share is smaller than one message stalled for good (a 134 kB message against a
-     * 64-datagram share). Only its own fragments lie in the stretch, and the reassembler's
-     * per-message limits still refuse what it cannot hold. */
-    if (rs->has_head && rs->head_seq == rs->consumed && rs->head_span > share)
-        share = rs->head_span;
-    return w < share ? w : share;
-}
-
-/*
- * Learns the span of the message at the consumed point from one of its non-final fragments
- * (all of a message's non-final fragments carry the same payload): its first sequence and
- * fragment count follow from the offset and the message length. A larger window is offered
- * at once, since the publisher may be waiting for it.
- */
-static void learn_head(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v)
-{
-    struct rdps_rel_stream *rs = &r->rel[si];
-    const struct rdps_frame_header *h = &v->hdr;
-    if ((h->flags & RDPS_FRAME_F_END) || v->payload_len == 0 ||
-        (rs->has_head && rs->head_seq == rs->consumed))
-        return;
-    uint32_t index = h->frag_offset / v->payload_len;
-    if (h->frag_offset % v->payload_len != 0 || h->seq - index != rs->consumed)
-        return;
-    uint64_t span = ((uint64_t)h->msg_len + v->payload_len - 1) / v->payload_len;
-    if (span <= index || span > RDPS_REASM_WINDOW - 1)
-        return; /* inconsistent, or beyond any window: the reassembler refuses it */
-    uint32_t before = status_window(r, si);
-    rs->head_seq = rs->consumed;
-    rs->head_span = (uint32_t)span;
-    rs->has_head = true;
-    if (status_window(r, si) > before) {
-        rs->status_now = true;
-        note_due(r, r->now_ns);
-    }
-}
-
 /*
  * Tracks the stream up to `upto`, clipped to what this receiver can park past its consumed
  * point: the sequences in between are missing (NAKed when due). Nothing beyond is tracked, so
@@ -436,29 +342,11 @@ static void learn_head(struct rdps_reasm *r, int32_t si, const struct rdps_frame
  */
 static void rel_track(struct rdps_reasm *r, int32_t si, uint32_t upto, uint64_t now_ns)
 {
-    uint32_t limit = r->rel[si].consumed + status_window(r, si);
+    uint32_t limit = r->rel[si].consumed + rdps__rel_status_window(r, si);
     if (rdps__seq_gt(upto, limit))
         upto = limit;
     if (rdps__seq_gt(upto, r->streams[si].next_seq))
         rel_advance(r, si, upto, now_ns);
-}
-
-/* A quarter window of progress since the last STATUS: send one at the next poll. */
-static inline void status_progress(struct rdps_reasm *r, struct rdps_rel_stream *rs)
-{
-    int32_t si = (int32_t)(rs - r->rel);
-    uint32_t quarter = status_window(r, si) / 4;
-    /* A heartbeat said more was sent than the window let us track: track the next part now
-     * rather than at the next heartbeat, which a blocked publisher sends ever more rarely (a
-     * receiver back from a stall caught up one window per heartbeat in the simulated fabric). */
-    if (rs->has_hb_next && !rs->extend && rdps__seq_gt(rs->hb_next, r->streams[si].next_seq)) {
-        rs->extend = true;
-        note_due(r, r->now_ns);
-    }
-    if (!rs->status_now && rs->consumed - rs->status_consumed >= (quarter ? quarter : 1)) {
-        rs->status_now = true;
-        note_due(r, r->now_ns);
-    }
 }
 
 /*
@@ -512,7 +400,7 @@ static int rel_release(struct rdps_reasm *r, int32_t si)
             uint32_t end = c + p->frag_total;
             rs->consumed = end;
             rs->progressed = true;
-            REL_COUNT(r, rs, delivered, 1);
+            RDPS_REL_COUNT(r, rs, delivered, 1);
             delivered += rdps__reasm_deliver_partial(r, pi);
             continue;
         }
@@ -524,7 +412,7 @@ static int rel_release(struct rdps_reasm *r, int32_t si)
         rdps__reasm_partial_release(r, pi);
         skip_to(r, si, end, why);
     }
-    status_progress(r, rs);
+    rdps__rel_status_progress(r, rs);
     return delivered;
 }
 
@@ -546,14 +434,14 @@ void rdps__rel_stream_start(struct rdps_reasm *r, int32_t si, const struct rdps_
     rs->joining = r->streams[si].from_oldest;
     if (rs->joining) {
         rs->join_deadline_ns = now_ns + r->cfg.rel.join_wait_ns;
-        note_due(r, rs->join_deadline_ns);
+        rdps__rel_note_due(r, rs->join_deadline_ns);
     }
     rs->prev = NO_INDEX;
     rs->next = r->rel_head;
     if (r->rel_head != NO_INDEX)
         r->rel[r->rel_head].prev = si;
     r->rel_head = si;
-    note_due(r, now_ns);
+    rdps__rel_note_due(r, now_ns);
 }
 
 void rdps__rel_stream_stop(struct rdps_reasm *r, int32_t si)
@@ -581,14 +469,14 @@ int rdps__rel_on_data(struct rdps_reasm *r, int32_t si, const struct rdps_frame_
     uint32_t seq = h->seq;
     if (rdps__seq_lt(seq, rs->consumed)) {
         r->counters.duplicates++;
-        REL_COUNT(r, rs, duplicates, 1);
+        RDPS_REL_COUNT(r, rs, duplicates, 1);
         return 0;
     }
-    learn_head(r, si, v);
-    if (seq - rs->consumed >= status_window(r, si)) {
+    rdps__rel_learn_head(r, si, v);
+    if (seq - rs->consumed >= rdps__rel_status_window(r, si)) {
         /* Nothing slides over an undelivered sequence: beyond the advertised window, drop and
          * ask later. */
-        REL_COUNT(r, rs, beyond_window, 1);
+        RDPS_REL_COUNT(r, rs, beyond_window, 1);
         rel_track(r, si, seq, now_ns);
         return 0;
     }
@@ -601,7 +489,7 @@ int rdps__rel_on_data(struct rdps_reasm *r, int32_t si, const struct rdps_frame_
     } else {
         if (rdps__reasm_window_test(s, seq)) {
             r->counters.duplicates++;
-            REL_COUNT(r, rs, duplicates, 1);
+            RDPS_REL_COUNT(r, rs, duplicates, 1);
             return 0;
         }
         rdps__reasm_window_set(s, seq);
@@ -613,12 +501,12 @@ int rdps__rel_on_data(struct rdps_reasm *r, int32_t si, const struct rdps_frame_
     if (!rs->joining && seq == rs->consumed) {
         rs->consumed = seq + 1;
         rs->progressed = true;
-        REL_COUNT(r, rs, delivered, 1);
+        RDPS_REL_COUNT(r, rs, delivered, 1);
         int n = rdps__reasm_deliver_single(r, s, v);
         return n + rel_release(r, si);
     }
     if (rdps__reasm_park_single(r, si, v, now_ns) != NO_INDEX)
-        REL_COUNT(r, rs, parked, 1);
+        RDPS_REL_COUNT(r, rs, parked, 1);
     return rel_release(r, si);
 }
 
@@ -627,8 +515,8 @@ void rdps__rel_delivered_in_order(struct rdps_reasm *r, int32_t si)
     struct rdps_rel_stream *rs = &r->rel[si];
     rs->consumed++;
     rs->progressed = true;
-    REL_COUNT(r, rs, delivered, 1);
-    status_progress(r, rs);
+    RDPS_REL_COUNT(r, rs, delivered, 1);
+    rdps__rel_status_progress(r, rs);
 }
 
 int rdps__rel_complete(struct rdps_reasm *r, int32_t pi)
@@ -637,7 +525,7 @@ int rdps__rel_complete(struct rdps_reasm *r, int32_t pi)
     int32_t si = p->stream;
     p->complete = true;
     if (r->rel[si].joining || p->first_seq != r->rel[si].consumed)
-        REL_COUNT(r, &r->rel[si], parked, 1);
+        RDPS_REL_COUNT(r, &r->rel[si], parked, 1);
     return rel_release(r, si);
 }
 
@@ -647,7 +535,7 @@ void rdps__rel_partial_evicted(struct rdps_reasm *r, int32_t pi)
     int32_t si = p->stream;
     struct rdps_reasm_stream *s = &r->streams[si];
     struct rdps_rel_stream *rs = &r->rel[si];
-    REL_COUNT(r, rs, park_evicted, 1);
+    RDPS_REL_COUNT(r, rs, park_evicted, 1);
     if (p->frag_size == 0) {
         if (rdps__seq_ge(p->anchor_seq, rs->consumed)) {
             rdps__reasm_window_clear(s, p->anchor_seq);
@@ -676,7 +564,7 @@ int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_f
 {
     struct rdps_reasm_stream *s = &r->streams[si];
     struct rdps_rel_stream *rs = &r->rel[si];
-    REL_COUNT(r, rs, heartbeats, 1);
+    RDPS_REL_COUNT(r, rs, heartbeats, 1);
     uint32_t next = h->seq;
     bool has_trail = (h->flags & RDPS_FRAME_F_RELIABLE) != 0;
     uint32_t trail = next - h->msg_len;
@@ -719,10 +607,10 @@ int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_f
      * it sent: the STATUS that carried the position may have been lost, and a window-blocked
      * publisher only sends heartbeats. Without this it waited for the next quarter window of
      * progress or the status interval (100 ms; seen in the simulated fabric). */
-    if (!rs->status_now &&
-        (rs->consumed == next || rdps__seq_lt(next, rs->consumed + status_window(r, si)))) {
+    if (!rs->status_now && (rs->consumed == next ||
+                            rdps__seq_lt(next, rs->consumed + rdps__rel_status_window(r, si)))) {
         rs->status_now = true;
-        note_due(r, now_ns);
+        rdps__rel_note_due(r, now_ns);
     }
     return delivered;
 }
@@ -740,34 +628,8 @@ static void send_nak(struct rdps_reasm *r, int32_t si, const struct rdps_seq_ran
                                      r->cfg.rel.receiver_id, ranges, n, wall_ns);
     if (len < 0)
         return;
-    REL_COUNT(r, rs, naks_sent, 1);
-    REL_COUNT(r, rs, nak_ranges_sent, n);
-    r->cfg.rel.send(r->cfg.user, &s->source, s->session_id, frame, (size_t)len);
-}
-
-static void send_status(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uint64_t wall_ns)
-{
-    struct rdps_reasm_stream *s = &r->streams[si];
-    struct rdps_rel_stream *rs = &r->rel[si];
-    uint32_t window = status_window(r, si);
-    uint32_t echo = RDPS_FRAME_NO_ECHO;
-    uint64_t ts = wall_ns;
-    if (rs->hb_echo) {
-        uint64_t held_us = (now_ns - rs->hb_rx_ns) / 1000;
-        echo = held_us < RDPS_FRAME_NO_ECHO ? (uint32_t)held_us : RDPS_FRAME_NO_ECHO - 1;
-        ts = rs->hb_ts_ns;
-        rs->hb_echo = false;
-    }
-    uint8_t frame[RDPS_FRAME_STATUS_LEN];
-    int len =
-        rdps__frame_encode_status_echo(frame, sizeof(frame), s->session_id, s->topic_id,
-                                       r->cfg.rel.receiver_id, rs->consumed, window, echo, ts);
-    if (len < 0)
-        return;
-    rs->status_ns = now_ns;
-    rs->status_consumed = rs->consumed;
-    rs->status_now = false;
-    REL_COUNT(r, rs, status_sent, 1);
+    RDPS_REL_COUNT(r, rs, naks_sent, 1);
+    RDPS_REL_COUNT(r, rs, nak_ranges_sent, n);
     r->cfg.rel.send(r->cfg.user, &s->source, s->session_id, frame, (size_t)len);
 }
 
@@ -855,7 +717,7 @@ uint64_t rdps__reasm_rel_poll(struct rdps_reasm *r, uint64_t now_ns, uint64_t wa
         if (gave_up)
             rel_release(r, si);
         if (rs->status_now || now_ns - rs->status_ns >= r->cfg.rel.status_interval_ns)
-            send_status(r, si, now_ns, wall_ns);
+            rdps__rel_send_status(r, si, now_ns, wall_ns);
         next = min_u64(next, rs->status_ns + r->cfg.rel.status_interval_ns);
     }
     if (next < r->rel_due_ns)

@@ -1,0 +1,131 @@
+/* rdps_rel_window.c - the receive window a reliable stream offers its publisher, and the STATUS
+ * that carries it (model: rdps_rel_recv.h). */
+#include "rdps_reasm_internal.h"
+#include "rdps_seq.h"
+
+/* Sequences of [from, from + n) the stream has received (n <= RDPS_REASM_WINDOW). */
+static uint32_t received_count(const struct rdps_reasm_stream *s, uint32_t from, uint32_t n)
+{
+    uint32_t count = 0;
+    while (n > 0) {
+        uint32_t bit = from & WINDOW_MASK, within = bit % 64;
+        uint32_t take = 64 - within < n ? 64 - within : n;
+        uint64_t word = s->received[bit / 64] >> within;
+        if (take < 64)
+            word &= (1ull << take) - 1;
+        count += (uint32_t)__builtin_popcountll(word);
+        from += take;
+        n -= take;
+    }
+    return count;
+}
+
+/*
+ * The window a STATUS offers: free receive credits, the sequence window, and what this source
+ * may park. The stream's share of the source's quotas (partial slots, arena chunks) holds the
+ * messages received past the consumed point; every sequence of the window not received yet
+ * (a hole, or not sent) may need one more slot and one more chunk when it comes, so the window
+ * is the sequences received past the consumed point plus the share's free slots (the fewer of
+ * partials and chunks). A hole thus costs one slot, not the whole stretch behind it: the
+ * window reaches past an old hole as far as the parked messages leave room (a message of many
+ * fragments parks in one slot and few chunks), and a datagram within it never makes the
+ * receiver evict a parked message and ask for it again.
+ */
+uint32_t rdps__rel_status_window(const struct rdps_reasm *r, int32_t si)
+{
+    const struct rdps_reasm_stream *s = &r->streams[si];
+    const struct rdps_reasm_src *src = &r->sources[s->src];
+    const struct rdps_rel_stream *rs = &r->rel[si];
+    uint32_t streams = src->streams ? src->streams : 1;
+    uint32_t w = r->rel_credits < RDPS_REASM_WINDOW - 1 ? r->rel_credits : RDPS_REASM_WINDOW - 1;
+    uint32_t park = r->src_max_partials / streams, chunks = r->src_max_chunks / streams;
+    park = park > s->partials ? park - s->partials : 0;
+    chunks = chunks > s->chunks ? chunks - s->chunks : 0;
+    uint32_t share = park < chunks ? park : chunks;
+    uint32_t held = s->next_seq - rs->consumed;
+    if (held != 0 && rdps__seq_gt(s->next_seq, rs->consumed))
+        share +=
+            received_count(s, rs->consumed, held < RDPS_REASM_WINDOW ? held : RDPS_REASM_WINDOW);
+    if (share == 0)
+        share = 1;
+    /* The message at the consumed point must fit whole or it could never complete: a stream
+     * whose share is smaller than one message stalled for good (a 134 kB message against a
+     * 64-datagram share). Only its own fragments lie in the stretch, and the reassembler's
+     * per-message limits still refuse what it cannot hold. */
+    if (rs->has_head && rs->head_seq == rs->consumed && rs->head_span > share)
+        share = rs->head_span;
+    return w < share ? w : share;
+}
+
+/*
+ * Learns the span of the message at the consumed point from one of its non-final fragments
+ * (all of a message's non-final fragments carry the same payload): its first sequence and
+ * fragment count follow from the offset and the message length. A larger window is offered
+ * at once, since the publisher may be waiting for it.
+ */
+void rdps__rel_learn_head(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v)
+{
+    struct rdps_rel_stream *rs = &r->rel[si];
+    const struct rdps_frame_header *h = &v->hdr;
+    if ((h->flags & RDPS_FRAME_F_END) || v->payload_len == 0 ||
+        (rs->has_head && rs->head_seq == rs->consumed))
+        return;
+    uint32_t index = h->frag_offset / v->payload_len;
+    if (h->frag_offset % v->payload_len != 0 || h->seq - index != rs->consumed)
+        return;
+    uint64_t span = ((uint64_t)h->msg_len + v->payload_len - 1) / v->payload_len;
+    if (span <= index || span > RDPS_REASM_WINDOW - 1)
+        return; /* inconsistent, or beyond any window: the reassembler refuses it */
+    uint32_t before = rdps__rel_status_window(r, si);
+    rs->head_seq = rs->consumed;
+    rs->head_span = (uint32_t)span;
+    rs->has_head = true;
+    if (rdps__rel_status_window(r, si) > before) {
+        rs->status_now = true;
+        rdps__rel_note_due(r, r->now_ns);
+    }
+}
+
+/* A quarter window of progress since the last STATUS: send one at the next poll. */
+void rdps__rel_status_progress(struct rdps_reasm *r, struct rdps_rel_stream *rs)
+{
+    int32_t si = (int32_t)(rs - r->rel);
+    uint32_t quarter = rdps__rel_status_window(r, si) / 4;
+    /* A heartbeat said more was sent than the window let us track: track the next part now
+     * rather than at the next heartbeat, which a blocked publisher sends ever more rarely (a
+     * receiver back from a stall caught up one window per heartbeat in the simulated fabric). */
+    if (rs->has_hb_next && !rs->extend && rdps__seq_gt(rs->hb_next, r->streams[si].next_seq)) {
+        rs->extend = true;
+        rdps__rel_note_due(r, r->now_ns);
+    }
+    if (!rs->status_now && rs->consumed - rs->status_consumed >= (quarter ? quarter : 1)) {
+        rs->status_now = true;
+        rdps__rel_note_due(r, r->now_ns);
+    }
+}
+
+void rdps__rel_send_status(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uint64_t wall_ns)
+{
+    struct rdps_reasm_stream *s = &r->streams[si];
+    struct rdps_rel_stream *rs = &r->rel[si];
+    uint32_t window = rdps__rel_status_window(r, si);
+    uint32_t echo = RDPS_FRAME_NO_ECHO;
+    uint64_t ts = wall_ns;
+    if (rs->hb_echo) {
+        uint64_t held_us = (now_ns - rs->hb_rx_ns) / 1000;
+        echo = held_us < RDPS_FRAME_NO_ECHO ? (uint32_t)held_us : RDPS_FRAME_NO_ECHO - 1;
+        ts = rs->hb_ts_ns;
+        rs->hb_echo = false;
+    }
+    uint8_t frame[RDPS_FRAME_STATUS_LEN];
+    int len =
+        rdps__frame_encode_status_echo(frame, sizeof(frame), s->session_id, s->topic_id,
+                                       r->cfg.rel.receiver_id, rs->consumed, window, echo, ts);
+    if (len < 0)
+        return;
+    rs->status_ns = now_ns;
+    rs->status_consumed = rs->consumed;
+    rs->status_now = false;
+    RDPS_REL_COUNT(r, rs, status_sent, 1);
+    r->cfg.rel.send(r->cfg.user, &s->source, s->session_id, frame, (size_t)len);
+}
