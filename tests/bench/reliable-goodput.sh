@@ -126,22 +126,29 @@ for scen in unreliable-0 reliable-0 reliable-1 reliable-5 reliable-20; do
 	topic="bench.goodput.$scen.$round"
 	if [ "$RDPS_VM_INDEX" -eq 0 ]; then
 		"$pub" -t "$topic" "${rel[@]}" --pattern -c "$msgs" -s "$size" --wait-subs 1 \
-			--wait-timeout 90 --drain-timeout 60 --json >"$out/pub.$scen.json" 2>/dev/null ||
-			echo "$scen: rdpub exited $?"
+			--wait-timeout 90 --drain-timeout 60 --json >"$out/pub.$scen.json" 2>"$out/pub.$scen.err" ||
+			echo "$scen round $round: rdpub exited $?: $(grep -v 'timed out$' "$out/pub.$scen.err" | tail -2)"
 		# The subscriber reads the publisher's figures from its own run: print them here.
 		python3 - "$out/pub.$scen.json" "$scen round=$round" <<'EOF'
 import json, sys
-d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+lines = open(sys.argv[1]).read().strip().splitlines()
+if not lines:
+    sys.exit(0)  # rdpub failed before its report: the line above says why
+d = json.loads(lines[-1])
 print(f"PUB {sys.argv[2]} frames_sent={d['fragments']} heartbeats={d.get('heartbeats', 0)} "
       f"repairs={d.get('repairs', 0)} rtt_us={d.get('rtt_us', 0)} send_rate={d['msgs_per_s']:.0f}")
 EOF
 	else
 		"$sub" -t "$topic" "${rel[@]}" -c "$msgs" --verify --timeout 300 -q --json \
-			>"$out/sub.$scen.json" 2>/dev/null
+			>"$out/sub.$scen.json" 2>"$out/sub.$scen.err"
 		rc=$?
+		[ $rc -eq 0 ] || echo "$scen round $round: rdsub exited $rc: $(tail -3 "$out/sub.$scen.err")"
 		python3 - "$out/sub.$scen.json" "$scen round=$round" "$rc" "$mode" <<'EOF'
 import json, sys
-d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+lines = open(sys.argv[1]).read().strip().splitlines()
+if not lines:
+    sys.exit(0)  # rdsub failed before its report: the line above says why
+d = json.loads(lines[-1])
 rc, mode = int(sys.argv[3]), sys.argv[4]
 ok = int(rc == 0 and d["verified"] == d["expected"] and d.get("loss_events", 0) == 0) \
     if mode == "reliable" else 1
@@ -150,6 +157,7 @@ ctl = d.get("status_sent", 0) + d.get("naks_sent", 0)
 print(f"RESULT {sys.argv[2]} ok={ok} goodput={goodput:.1f} verified={d['verified']} "
       f"expected={d['expected']} data_frames={d['fragments']} status={d.get('status_sent', 0)} "
       f"naks={d.get('naks_sent', 0)} control={ctl} heartbeats=0 recovered={d.get('recovered', 0)} "
+      f"loss_events={d.get('loss_events', 0)} lost={d.get('lost', 0)} "
       f"p50_us={d.get('repair_latency_p50_us', 0)} p99_us={d.get('repair_latency_p99_us', 0)} "
       f"rtt_us=0 rdsub_exit={rc}")
 EOF
