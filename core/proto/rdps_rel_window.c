@@ -1,61 +1,8 @@
-/* rdps_rel_window.c - the receive window a reliable stream offers its publisher, and the STATUS
+/* rdps_rel_window.c - the receive window a reliable stream offers its publisher (computed by
+ * rdps__rel_status_window in rdps_reasm_internal.h), its growth, and the STATUS
  * that carries it (model: rdps_rel_recv.h). */
 #include "rdps_reasm_internal.h"
 #include "rdps_seq.h"
-
-/* Sequences of [from, from + n) the stream has received (n <= RDPS_REASM_WINDOW). */
-static uint32_t received_count(const struct rdps_reasm_stream *s, uint32_t from, uint32_t n)
-{
-    uint32_t count = 0;
-    while (n > 0) {
-        uint32_t bit = from & WINDOW_MASK, within = bit % 64;
-        uint32_t take = 64 - within < n ? 64 - within : n;
-        uint64_t word = s->received[bit / 64] >> within;
-        if (take < 64)
-            word &= (1ull << take) - 1;
-        count += (uint32_t)__builtin_popcountll(word);
-        from += take;
-        n -= take;
-    }
-    return count;
-}
-
-/*
- * The window a STATUS offers: free receive credits, the sequence window, and what this source
- * may park. The stream's share of the source's quotas (partial slots, arena chunks) holds the
- * messages received past the consumed point; every sequence of the window not received yet
- * (a hole, or not sent) may need one more slot and one more chunk when it comes, so the window
- * is the sequences received past the consumed point plus the share's free slots (the fewer of
- * partials and chunks). A hole thus costs one slot, not the whole stretch behind it: the
- * window reaches past an old hole as far as the parked messages leave room (a message of many
- * fragments parks in one slot and few chunks), and a datagram within it never makes the
- * receiver evict a parked message and ask for it again.
- */
-uint32_t rdps__rel_status_window(const struct rdps_reasm *r, int32_t si)
-{
-    const struct rdps_reasm_stream *s = &r->streams[si];
-    const struct rdps_reasm_src *src = &r->sources[s->src];
-    const struct rdps_rel_stream *rs = &r->rel[si];
-    uint32_t streams = src->streams ? src->streams : 1;
-    uint32_t w = r->rel_credits < RDPS_REASM_WINDOW - 1 ? r->rel_credits : RDPS_REASM_WINDOW - 1;
-    uint32_t park = r->src_max_partials / streams, chunks = r->src_max_chunks / streams;
-    park = park > s->partials ? park - s->partials : 0;
-    chunks = chunks > s->chunks ? chunks - s->chunks : 0;
-    uint32_t share = park < chunks ? park : chunks;
-    uint32_t held = s->next_seq - rs->consumed;
-    if (held != 0 && rdps__seq_gt(s->next_seq, rs->consumed))
-        share +=
-            received_count(s, rs->consumed, held < RDPS_REASM_WINDOW ? held : RDPS_REASM_WINDOW);
-    if (share == 0)
-        share = 1;
-    /* The message at the consumed point must fit whole or it could never complete: a stream
-     * whose share is smaller than one message stalled for good (a 134 kB message against a
-     * 64-datagram share). Only its own fragments lie in the stretch, and the reassembler's
-     * per-message limits still refuse what it cannot hold. */
-    if (rs->has_head && rs->head_seq == rs->consumed && rs->head_span > share)
-        share = rs->head_span;
-    return w < share ? w : share;
-}
 
 /*
  * Learns the span of the message at the consumed point from one of its non-final fragments
