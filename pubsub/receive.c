@@ -369,3 +369,48 @@ uint64_t rdps__receive_reliable_poll(rdps_ctx_t *ctx)
 {
     return rdps__reasm_rel_poll(ctx->reasm, ctx->now_ns, rdps__clock_realtime_ns());
 }
+
+struct session_fill {
+    rdps_session_stats *out;
+    size_t max, n;
+};
+
+static void fill_session(void *user, const struct rdps_source *source, uint32_t session_id,
+                         const struct rdps_rel_stream_info *info)
+{
+    struct session_fill *f = user;
+    if (f->n < f->max) {
+        const struct rdps_rel_recv_counters *c = &info->counters;
+        rdps_session_stats *o = &f->out[f->n];
+        memset(o, 0, sizeof(*o));
+        o->session_id = session_id;
+        o->source = *source;
+        o->consumed_seq = info->consumed_seq;
+        o->gap_ranges = info->gap_ranges;
+        o->delivered = c->delivered;
+        o->naks_sent = c->naks_sent;
+        o->naks_suppressed = c->naks_suppressed;
+        o->recovered = c->recovered;
+        o->out_of_order = c->out_of_order;
+        o->duplicates = c->duplicates;
+        for (int i = 0; i < RDPS_LOSS_REASON_COUNT; i++)
+            o->lost += c->lost[i];
+        o->loss_events = c->loss_events;
+        o->status_sent = c->status_sent;
+        o->rtt_us = info->srtt_ns / 1000;
+        o->repair_latency_p50_us = rdps__rel_latency_quantile_us(c->repair_latency, 0.5);
+        o->repair_latency_p99_us = rdps__rel_latency_quantile_us(c->repair_latency, 0.99);
+    }
+    f->n++;
+}
+
+int rdps_sub_sessions(const rdps_sub_t *sub, rdps_session_stats *out, size_t max)
+{
+    if (sub == NULL || (out == NULL && max > 0))
+        return rdps__set_err(RDPS_EINVAL, "rdps_sub_sessions: NULL subscriber or array");
+    if (sub->closed)
+        return RDPS_ECLOSED;
+    struct session_fill f = {out, max, 0};
+    rdps__reasm_rel_streams(sub->ctx->reasm, sub->topic->id, fill_session, &f);
+    return f.n > INT32_MAX ? INT32_MAX : (int)f.n;
+}

@@ -752,12 +752,8 @@ int rdps__reasm_rel_set_receivers(struct rdps_reasm *r, const struct rdps_source
     return 0;
 }
 
-int rdps__reasm_rel_stream_info(const struct rdps_reasm *r, const struct rdps_source *source,
-                                uint32_t session_id, struct rdps_rel_stream_info *out)
+static void stream_info(const struct rdps_reasm *r, int32_t si, struct rdps_rel_stream_info *out)
 {
-    int32_t si = rel_lookup(r, source, session_id);
-    if (si == NO_INDEX)
-        return RDPS_ENOENT;
     const struct rdps_rel_stream *rs = &r->rel[si];
     memset(out, 0, sizeof(*out));
     out->consumed_seq = rs->consumed;
@@ -769,7 +765,34 @@ int rdps__reasm_rel_stream_info(const struct rdps_reasm *r, const struct rdps_so
     out->have_trail = rs->have_trail;
     out->joining = rs->joining;
     out->counters = rs->c;
+}
+
+int rdps__reasm_rel_stream_info(const struct rdps_reasm *r, const struct rdps_source *source,
+                                uint32_t session_id, struct rdps_rel_stream_info *out)
+{
+    int32_t si = rel_lookup(r, source, session_id);
+    if (si == NO_INDEX)
+        return RDPS_ENOENT;
+    stream_info(r, si, out);
     return 0;
+}
+
+unsigned rdps__reasm_rel_streams(const struct rdps_reasm *r, uint32_t topic_id,
+                                 rdps_rel_stream_fn fn, void *user)
+{
+    unsigned n = 0;
+    if (r->rel == NULL)
+        return 0;
+    for (int32_t si = r->rel_head; si != NO_INDEX; si = r->rel[si].next) {
+        const struct rdps_reasm_stream *s = &r->streams[si];
+        if (s->topic_id != topic_id)
+            continue;
+        struct rdps_rel_stream_info info;
+        stream_info(r, si, &info);
+        fn(user, &s->source, s->session_id, &info);
+        n++;
+    }
+    return n;
 }
 
 const struct rdps_rel_recv_counters *rdps__reasm_rel_counters(const struct rdps_reasm *r)

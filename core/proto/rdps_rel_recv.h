@@ -223,6 +223,12 @@ int rdps__reasm_rel_set_receivers(struct rdps_reasm *r, const struct rdps_source
 /* State and counters of one reliable stream; RDPS_ENOENT if there is none. */
 int rdps__reasm_rel_stream_info(const struct rdps_reasm *r, const struct rdps_source *source,
                                 uint32_t session_id, struct rdps_rel_stream_info *out);
+/* Calls fn for every reliable stream of topic_id (most recently started first); returns how many.
+ */
+typedef void (*rdps_rel_stream_fn)(void *user, const struct rdps_source *source,
+                                   uint32_t session_id, const struct rdps_rel_stream_info *info);
+unsigned rdps__reasm_rel_streams(const struct rdps_reasm *r, uint32_t topic_id,
+                                 rdps_rel_stream_fn fn, void *user);
 
 /* Totals over every reliable stream, including removed ones. */
 const struct rdps_rel_recv_counters *rdps__reasm_rel_counters(const struct rdps_reasm *r);

@@ -245,6 +245,20 @@ static void reliable_over_loss(double loss, uint64_t seed)
         assert_true(sc.recovered > 0);
         assert_true(pc.retransmits > 0);
     }
+    /* Per session: the one publisher session, its figures those of the ctx (the only sender). */
+    rdps_session_stats ss[2];
+    assert_int_equal(rdps_sub_sessions(sub, ss, 2), 1);
+    assert_int_equal(ss[0].session_id, rdps_pub_session(pub));
+    assert_int_equal(ss[0].delivered, N);
+    assert_int_equal(ss[0].naks_sent, sc.naks_sent);
+    assert_int_equal(ss[0].recovered, sc.recovered);
+    assert_int_equal(ss[0].lost, 0);
+    assert_int_equal(ss[0].loss_events, 0);
+    assert_int_equal(ss[0].gap_ranges, 0);
+    assert_true(ss[0].rtt_us > 0);
+    assert_int_equal(rdps_sub_sessions(sub, NULL, 0), 1);
+    assert_int_equal(rdps_sub_sessions(sub, NULL, 1), RDPS_EINVAL);
+    assert_int_equal(rdps_sub_sessions(NULL, ss, 2), RDPS_EINVAL);
     test_pair_close(&f);
 }
 

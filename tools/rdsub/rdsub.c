@@ -274,7 +274,35 @@ static void json_session(struct tool_json *j, const char *key, const struct veri
  * verified session's (verify_reported), corrupt/duplicates/out_of_range are
  * totals over all sessions, and "sessions" lists each one.
  */
-static void print_json(const struct state *st, const rdps_counters *c, uint64_t wall_ns)
+/* Reliable sessions as the library tracks them (NAKs, repairs, losses, RTT per publisher). */
+static void json_reliable_sessions(struct tool_json *j, const rdps_sub_t *sub)
+{
+    rdps_session_stats ss[16];
+    int n = rdps_sub_sessions(sub, ss, 16);
+    tool_json_array_begin(j, "reliable_sessions");
+    for (int i = 0; i < n && i < 16; i++) {
+        tool_json_object_begin(j, NULL);
+        tool_json_u64(j, "session", ss[i].session_id);
+        json_source(j, &ss[i].source);
+        tool_json_u64(j, "delivered", ss[i].delivered);
+        tool_json_u64(j, "naks_sent", ss[i].naks_sent);
+        tool_json_u64(j, "naks_suppressed", ss[i].naks_suppressed);
+        tool_json_u64(j, "recovered", ss[i].recovered);
+        tool_json_u64(j, "out_of_order", ss[i].out_of_order);
+        tool_json_u64(j, "duplicates", ss[i].duplicates);
+        tool_json_u64(j, "lost", ss[i].lost);
+        tool_json_u64(j, "loss_events", ss[i].loss_events);
+        tool_json_u64(j, "status_sent", ss[i].status_sent);
+        tool_json_u64(j, "rtt_us", ss[i].rtt_us);
+        tool_json_u64(j, "repair_latency_p50_us", ss[i].repair_latency_p50_us);
+        tool_json_u64(j, "repair_latency_p99_us", ss[i].repair_latency_p99_us);
+        tool_json_object_end(j);
+    }
+    tool_json_array_end(j);
+}
+
+static void print_json(const struct state *st, const rdps_sub_t *sub, const rdps_counters *c,
+                       uint64_t wall_ns)
 {
     struct tool_json j;
     double elapsed = st->messages > 1 ? (double)(st->last_ns - st->first_ns) / 1e9 : 0.0;
@@ -330,6 +358,8 @@ static void print_json(const struct state *st, const rdps_counters *c, uint64_t 
     tool_json_u64(&j, "evictions", c->receiver_evictions);
     tool_json_u64(&j, "repair_latency_p50_us", c->repair_latency_p50_us);
     tool_json_u64(&j, "repair_latency_p99_us", c->repair_latency_p99_us);
+    if (st->opt->reliable)
+        json_reliable_sessions(&j, sub);
     tool_json_double(&j, "elapsed_s", elapsed);
     tool_json_double(&j, "msgs_per_s", elapsed > 0 ? (double)(st->messages - 1) / elapsed : 0.0);
     tool_json_double(&j, "wall_s", (double)wall_ns / 1e9);
@@ -443,7 +473,7 @@ int main(int argc, char **argv)
     if (opt.json) {
         rdps_counters counters;
         rdps_sub_counters(sub, &counters);
-        print_json(&st, &counters, rdps__clock_monotonic_ns() - start);
+        print_json(&st, sub, &counters, rdps__clock_monotonic_ns() - start);
     }
 out:
     rdps_sub_destroy(sub);

@@ -427,6 +427,34 @@ RDPS_EXPORT int rdps_ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out);
 RDPS_EXPORT int rdps_pub_counters(const rdps_pub_t *pub, rdps_counters *out);
 RDPS_EXPORT int rdps_sub_counters(const rdps_sub_t *sub, rdps_counters *out);
 
+/*
+ * A reliable publisher session as a subscriber's ctx receives it: the reliable layer's figures for
+ * that one sender (rdps_sub_counters has their sums over the ctx).
+ */
+typedef struct rdps_session_stats {
+    uint32_t session_id;
+    rdps_source source;
+    uint32_t consumed_seq;    /* every datagram sequence before it delivered or declared lost */
+    uint32_t gap_ranges;      /* missing ranges being asked for */
+    uint64_t delivered;       /* messages delivered in order */
+    uint64_t naks_sent;       /* NAK datagrams */
+    uint64_t naks_suppressed; /* NAKs a repair seen first made unnecessary */
+    uint64_t recovered;       /* missing datagrams filled by a repair */
+    uint64_t out_of_order;    /* missing datagrams filled by a late original */
+    uint64_t duplicates;      /* datagrams received twice (or after their message) */
+    uint64_t lost;            /* datagrams given up (RDPS_EVENT_LOSS), every reason */
+    uint64_t loss_events;
+    uint64_t status_sent;
+    uint64_t rtt_us; /* smoothed NAK-to-repair round trip (1000 until measured) */
+    uint64_t repair_latency_p50_us, repair_latency_p99_us; /* histogram bucket bounds; 0: none */
+} rdps_session_stats;
+/*
+ * Fills out[0..max) with the reliable sessions of the subscriber's topic its ctx tracks (newest
+ * first) and returns how many there are, which may exceed max; RDPS_EINVAL, RDPS_ECLOSED.
+ * Sessions of a topic are shared by its subscribers in one ctx.
+ */
+RDPS_EXPORT int rdps_sub_sessions(const rdps_sub_t *sub, rdps_session_stats *out, size_t max);
+
 #ifdef __cplusplus
 }
 #endif
