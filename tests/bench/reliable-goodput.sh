@@ -142,7 +142,9 @@ EOF
 		"$sub" -t "$topic" "${rel[@]}" -c "$msgs" --verify --timeout 300 -q --json \
 			>"$out/sub.$scen.json" 2>"$out/sub.$scen.err"
 		rc=$?
-		[ $rc -eq 0 ] || echo "$scen round $round: rdsub exited $rc: $(tail -3 "$out/sub.$scen.err")"
+		[ $rc -eq 0 ] || echo "$scen round $round: rdsub exited $rc: $(tail -3 "$out/sub.$scen.err")" \
+			"$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]).get("reliable_sessions"))' \
+				"$out/sub.$scen.json" 2>/dev/null)"
 		python3 - "$out/sub.$scen.json" "$scen round=$round" "$rc" "$mode" <<'EOF'
 import json, sys
 lines = open(sys.argv[1]).read().strip().splitlines()

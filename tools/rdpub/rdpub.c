@@ -438,10 +438,19 @@ int main(int argc, char **argv)
         unsigned flags = batch ? RDPS_SEND_MORE : 0;
         rc = tool_send(ctx, pub, data, len, flags, &stop_requested, &prog_state.eagain);
         if (rc == TOOL_SEND_STALLED) {
+            /* What the publisher was waiting on: the device (sends pending), or receivers. */
+            rdps_counters pc;
+            rdps_pub_counters(pub, &pc);
             tool_error(prog,
-                       "message %" PRIu64 " stayed back-pressured for 10 s: the device is "
-                       "not completing sends",
-                       i);
+                       "message %" PRIu64 " stayed back-pressured for 10 s (%s): %d sends "
+                       "pending on the device, %d receivers behind, %" PRIu64
+                       " NAKs received, %" PRIu64 " suppressed, %" PRIu64 " repairs sent",
+                       i,
+                       opt.reliable ? "the device is not completing sends, or a receiver's "
+                                      "window stays closed"
+                                    : "the device is not completing sends",
+                       rdps_ctx_sends_pending(ctx), rdps_pub_receivers_behind(pub),
+                       pc.naks_received, pc.naks_suppressed, pc.retransmits);
             status = TOOL_EXIT_FAILED;
             break;
         }
