@@ -339,6 +339,15 @@ uint64_t rdps__receive_expire(rdps_ctx_t *ctx)
     return rdps__reasm_expire(ctx->reasm, ctx->now_ns);
 }
 
+/* Sequences given up, every reason together (the public counters do not split them). */
+static uint64_t lost_total(const struct rdps_rel_recv_counters *c)
+{
+    uint64_t lost = 0;
+    for (int i = 0; i < RDPS_LOSS_REASON_COUNT; i++)
+        lost += c->lost[i];
+    return lost;
+}
+
 void rdps__receive_counters(const rdps_ctx_t *ctx, rdps_counters *out)
 {
     const struct rdps_reasm_counters *rc = rdps__reasm_counters(ctx->reasm);
@@ -359,9 +368,7 @@ void rdps__receive_counters(const rdps_ctx_t *ctx, rdps_counters *out)
         out->status_sent = rel->status_sent;
         out->repair_latency_p50_us = rdps__rel_latency_quantile_us(rel->repair_latency, 0.5);
         out->repair_latency_p99_us = rdps__rel_latency_quantile_us(rel->repair_latency, 0.99);
-        out->lost = 0;
-        for (int i = 0; i < RDPS_LOSS_REASON_COUNT; i++)
-            out->lost += rel->lost[i];
+        out->lost = lost_total(rel);
     }
 }
 
@@ -393,8 +400,7 @@ static void fill_session(void *user, const struct rdps_source *source, uint32_t 
         o->recovered = c->recovered;
         o->out_of_order = c->out_of_order;
         o->duplicates = c->duplicates;
-        for (int i = 0; i < RDPS_LOSS_REASON_COUNT; i++)
-            o->lost += c->lost[i];
+        o->lost = lost_total(c);
         o->loss_events = c->loss_events;
         o->status_sent = c->status_sent;
         o->rtt_us = info->srtt_ns / 1000;

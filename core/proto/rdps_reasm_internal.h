@@ -210,7 +210,6 @@ void rdps__rel_unreceive(struct rdps_reasm *r, int32_t si, uint32_t seq);
 
 /* ---- the receive window and STATUS (rdps_rel_window.c) ---- */
 
-/* Inline: the window is checked several times per frame on the receive path. */
 /* Sequences of [from, from + n) the stream has received (n <= RDPS_REASM_WINDOW). */
 static inline uint32_t rdps__rel_received_count(const struct rdps_reasm_stream *s, uint32_t from,
                                                 uint32_t n)
@@ -238,7 +237,8 @@ static inline uint32_t rdps__rel_received_count(const struct rdps_reasm_stream *
  * partials and chunks). A hole thus costs one slot, not the whole stretch behind it: the
  * window reaches past an old hole as far as the parked messages leave room (a message of many
  * fragments parks in one slot and few chunks), and a datagram within it never makes the
- * receiver evict a parked message and ask for it again.
+ * receiver evict a parked message and ask for it again. Inline: it is checked several times
+ * per received frame.
  */
 static inline uint32_t rdps__rel_status_window(const struct rdps_reasm *r, int32_t si)
 {

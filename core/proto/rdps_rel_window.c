@@ -2,7 +2,6 @@
  * rdps__rel_status_window in rdps_reasm_internal.h), its growth, and the STATUS
  * that carries it (model: rdps_rel_recv.h). */
 #include "rdps_reasm_internal.h"
-#include "rdps_seq.h"
 
 /*
  * Learns the span of the message at the consumed point from one of its non-final fragments

@@ -268,12 +268,6 @@ static void json_session(struct tool_json *j, const char *key, const struct veri
     tool_json_object_end(j);
 }
 
-/*
- * Top-level figures keep their meaning for scripts: messages/bytes are
- * everything received; with --verify, verified/missing/holes are the
- * verified session's (verify_reported), corrupt/duplicates/out_of_range are
- * totals over all sessions, and "sessions" lists each one.
- */
 /* Reliable sessions as the library tracks them (NAKs, repairs, losses, RTT per publisher). */
 static void json_reliable_sessions(struct tool_json *j, const rdps_sub_t *sub)
 {
@@ -301,6 +295,12 @@ static void json_reliable_sessions(struct tool_json *j, const rdps_sub_t *sub)
     tool_json_array_end(j);
 }
 
+/*
+ * Top-level figures keep their meaning for scripts: messages/bytes are
+ * everything received; with --verify, verified/missing/holes are the
+ * verified session's (verify_reported), corrupt/duplicates/out_of_range are
+ * totals over all sessions, and "sessions" lists each one.
+ */
 static void print_json(const struct state *st, const rdps_sub_t *sub, const rdps_counters *c,
                        uint64_t wall_ns)
 {
