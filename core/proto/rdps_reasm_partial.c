@@ -226,6 +226,39 @@ static int32_t partial_create(struct rdps_reasm *r, int32_t si, uint32_t msg_len
     return pi;
 }
 
+/* ---- reliable streams: partials by sequence ------------------------------------------------ */
+
+static inline bool is_reliable_stream(const struct rdps_reasm *r, int32_t si)
+{
+    return r->rel != NULL && r->streams[si].reliable;
+}
+
+/* Fewer fragments than the window: a longer message can never be held whole (refused). */
+static inline uint32_t frag_limit(const struct rdps_reasm *r, int32_t si)
+{
+    return is_reliable_stream(r, si) && r->max_frags > RDPS_REASM_WINDOW - 1 ? RDPS_REASM_WINDOW - 1
+                                                                             : r->max_frags;
+}
+
+/* Enters partial pi in its reliable stream's sequence map: every sequence it holds from the
+ * consumed point on, or its END alone while the layout is unknown. */
+static void rel_map(struct rdps_reasm *r, int32_t pi)
+{
+    const struct rdps_reasm_partial *p = &r->partials[pi];
+    if (!is_reliable_stream(r, p->stream))
+        return;
+    struct rdps_rel_stream *rs = &r->rel[p->stream];
+    uint32_t first = p->frag_size != 0 ? p->first_seq : p->anchor_seq;
+    uint32_t count = p->frag_size != 0 ? p->frag_total : 1;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t seq = first + i;
+        /* Below the consumed point nothing looks it up; past the map it cannot be (see
+         * RDPS_REL_SEQ_MAP): never overwrite another sequence's entry. */
+        if (seq - rs->consumed < RDPS_REL_SEQ_MAP)
+            rs->seq_partial[seq & (RDPS_REL_SEQ_MAP - 1)] = pi;
+    }
+}
+
 /* Fixes a partial's fragment layout and clears the bitmap words it uses. */
 static void partial_set_layout(struct rdps_reasm *r, int32_t pi, uint32_t frag_size,
                                uint32_t first_seq, uint32_t frag_total)
@@ -235,8 +268,7 @@ static void partial_set_layout(struct rdps_reasm *r, int32_t pi, uint32_t frag_s
     p->first_seq = first_seq;
     p->frag_total = frag_total;
     memset(partial_bits(r, pi), 0, ((size_t)frag_total + 63) / 64 * sizeof(uint64_t));
-    if (r->rel != NULL && r->streams[p->stream].reliable) /* in-order release finds it at once */
-        r->rel[p->stream].partial_hint[first_seq & (RDPS_REL_PARTIAL_HINTS - 1)] = pi;
+    rel_map(r, pi);
 }
 
 static inline bool bit_test_and_set(uint64_t *bits, uint32_t index)
@@ -252,45 +284,80 @@ static inline bool bit_test_and_set(uint64_t *bits, uint32_t index)
 #define CONFLICT  (-2)
 #define DUPLICATE (-3)
 
+/* Fragment v against laid-out partial pi whose span contains it: pi, CONFLICT or DUPLICATE. */
+static int32_t laid_out_match(struct rdps_reasm *r, int32_t pi, const struct rdps_frame_view *v)
+{
+    const struct rdps_frame_header *h = &v->hdr;
+    const struct rdps_reasm_partial *p = &r->partials[pi];
+    bool is_final = (h->flags & RDPS_FRAME_F_END) != 0;
+    uint32_t index = h->seq - p->first_seq;
+    /* The decoder made the END fragment end at msg_len, so this pins every byte. */
+    bool fits = h->msg_len == p->msg_len && (uint64_t)index * p->frag_size == h->frag_offset &&
+                is_final == (index == p->frag_total - 1) &&
+                (is_final || v->payload_len == p->frag_size);
+    if (!fits)
+        return CONFLICT;
+    return bit_test_and_set(partial_bits(r, pi), index) ? DUPLICATE : pi;
+}
+
+/* Non-final fragment v against partial pi of which only the END is known: if v fixes a
+ * consistent layout, lays it out and returns pi; else NO_INDEX. */
+static int32_t anchor_match(struct rdps_reasm *r, int32_t pi, const struct rdps_frame_view *v,
+                            uint32_t max_frags)
+{
+    const struct rdps_frame_header *h = &v->hdr;
+    const struct rdps_reasm_partial *p = &r->partials[pi];
+    if (h->msg_len != p->msg_len || h->frag_offset >= p->anchor_offset)
+        return NO_INDEX;
+    uint32_t size = v->payload_len;
+    if (h->frag_offset % size != 0 || p->anchor_offset % size != 0 ||
+        p->msg_len - p->anchor_offset > size ||
+        p->anchor_seq - h->seq != (p->anchor_offset - h->frag_offset) / size ||
+        p->anchor_offset / size >= max_frags)
+        return NO_INDEX;
+    uint32_t total = p->anchor_offset / size + 1;
+    partial_set_layout(r, pi, size, h->seq - h->frag_offset / size, total);
+    bit_test_and_set(partial_bits(r, pi), total - 1);
+    bit_test_and_set(partial_bits(r, pi), h->frag_offset / size);
+    return pi;
+}
+
 /*
- * The partial of stream s that fragment v belongs to, NO_INDEX if none,
+ * The partial of stream si that fragment v belongs to, NO_INDEX if none,
  * CONFLICT if v contradicts a partial whose sequence span contains it, or
- * DUPLICATE if that fragment is already there.
+ * DUPLICATE if that fragment is already there. Reliable streams look both
+ * candidates up by sequence (the partial holding v's sequence, and the one
+ * whose END is where v's message would end); others walk their few partials.
  */
-static int32_t partial_find(struct rdps_reasm *r, const struct rdps_reasm_stream *s,
-                            const struct rdps_frame_view *v)
+static int32_t partial_find(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v)
 {
     const struct rdps_frame_header *h = &v->hdr;
     bool is_final = (h->flags & RDPS_FRAME_F_END) != 0;
-    for (int32_t pi = s->partial_head; pi != NO_INDEX; pi = r->partials[pi].stream_next) {
-        struct rdps_reasm_partial *p = &r->partials[pi];
+    uint32_t max_frags = frag_limit(r, si);
+    if (is_reliable_stream(r, si)) {
+        int32_t pi = rdps__rel_partial_at(r, si, h->seq);
+        if (pi != NO_INDEX && r->partials[pi].frag_size != 0)
+            return laid_out_match(r, pi, v);
+        if (is_final || h->frag_offset >= h->msg_len || h->frag_offset % v->payload_len != 0)
+            return NO_INDEX;
+        uint32_t size = v->payload_len;
+        uint32_t end_seq = h->seq + ((h->msg_len - 1) / size - h->frag_offset / size);
+        pi = rdps__rel_partial_at(r, si, end_seq);
+        if (pi == NO_INDEX || r->partials[pi].frag_size != 0)
+            return NO_INDEX;
+        return anchor_match(r, pi, v, max_frags);
+    }
+    for (int32_t pi = r->streams[si].partial_head; pi != NO_INDEX;
+         pi = r->partials[pi].stream_next) {
+        const struct rdps_reasm_partial *p = &r->partials[pi];
         if (p->frag_size != 0) {
-            uint32_t index = h->seq - p->first_seq;
-            if (index >= p->frag_total)
+            if (h->seq - p->first_seq >= p->frag_total)
                 continue;
-            /* The decoder made the END fragment end at msg_len, so this pins every byte. */
-            bool fits = h->msg_len == p->msg_len &&
-                        (uint64_t)index * p->frag_size == h->frag_offset &&
-                        is_final == (index == p->frag_total - 1) &&
-                        (is_final || v->payload_len == p->frag_size);
-            if (!fits)
-                return CONFLICT;
-            return bit_test_and_set(partial_bits(r, pi), index) ? DUPLICATE : pi;
+            return laid_out_match(r, pi, v);
         }
         /* Only the END fragment is known: a non-final fragment may fix the layout. */
-        if (is_final || h->msg_len != p->msg_len || h->frag_offset >= p->anchor_offset)
-            continue;
-        uint32_t size = v->payload_len;
-        if (h->frag_offset % size != 0 || p->anchor_offset % size != 0 ||
-            p->msg_len - p->anchor_offset > size ||
-            p->anchor_seq - h->seq != (p->anchor_offset - h->frag_offset) / size ||
-            p->anchor_offset / size >= r->max_frags)
-            continue;
-        uint32_t total = p->anchor_offset / size + 1;
-        partial_set_layout(r, pi, size, h->seq - h->frag_offset / size, total);
-        bit_test_and_set(partial_bits(r, pi), total - 1);
-        bit_test_and_set(partial_bits(r, pi), h->frag_offset / size);
-        return pi;
+        if (!is_final && anchor_match(r, pi, v, max_frags) == pi)
+            return pi;
     }
     return NO_INDEX;
 }
@@ -343,7 +410,7 @@ int rdps__reasm_reassemble(struct rdps_reasm *r, int32_t si, const struct rdps_f
     /* An empty END fragment after offset 0 has no place in the fixed-size layout. */
     if (v->payload_len == 0)
         goto conflict;
-    int32_t pi = partial_find(r, &r->streams[si], v);
+    int32_t pi = partial_find(r, si, v);
     if (pi == CONFLICT)
         goto conflict;
     if (pi == DUPLICATE) {
@@ -357,7 +424,7 @@ int rdps__reasm_reassemble(struct rdps_reasm *r, int32_t si, const struct rdps_f
             if (h->frag_offset % v->payload_len != 0)
                 goto conflict;
             total = (uint32_t)(((uint64_t)h->msg_len + v->payload_len - 1) / v->payload_len);
-            if (total > r->max_frags) {
+            if (total > frag_limit(r, si)) {
                 r->counters.reasm_too_many_frags++;
                 return 0;
             }
@@ -369,6 +436,7 @@ int rdps__reasm_reassemble(struct rdps_reasm *r, int32_t si, const struct rdps_f
         if (is_final) {
             p->anchor_seq = h->seq;
             p->anchor_offset = h->frag_offset;
+            rel_map(r, pi);
         } else {
             uint32_t index = h->frag_offset / v->payload_len;
             partial_set_layout(r, pi, v->payload_len, h->seq - index, total);

@@ -2,6 +2,7 @@
  * scheduling and explicit loss; the window and STATUS are in rdps_rel_window.c (model:
  * rdps_rel_recv.h). */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "rdps_reasm_internal.h"
@@ -260,25 +261,6 @@ static void emit_loss(struct rdps_reasm *r, int32_t si, uint32_t first, uint32_t
     }
 }
 
-/* The partial of stream s holding sequence seq, NO_INDEX if none. */
-static int32_t partial_at(const struct rdps_reasm *r, const struct rdps_reasm_stream *s,
-                          uint32_t seq)
-{
-    int32_t si = (int32_t)(s - r->streams);
-    int32_t hint = r->rel[si].partial_hint[seq & (RDPS_REL_PARTIAL_HINTS - 1)];
-    if (hint >= 0 && (uint32_t)hint < r->cfg.max_partials) {
-        const struct rdps_reasm_partial *h = &r->partials[hint];
-        if (h->stream == si && h->frag_size != 0 && seq - h->first_seq < h->frag_total)
-            return hint;
-    }
-    for (int32_t pi = s->partial_head; pi != NO_INDEX; pi = r->partials[pi].stream_next) {
-        const struct rdps_reasm_partial *p = &r->partials[pi];
-        if (p->frag_size != 0 ? seq - p->first_seq < p->frag_total : p->anchor_seq == seq)
-            return pi;
-    }
-    return NO_INDEX;
-}
-
 /*
  * Gives up [consumed, upto): marks it received (nothing more is admitted),
  * forgets its ranges and the partials wholly inside, raises one loss event,
@@ -382,7 +364,7 @@ static int rel_release(struct rdps_reasm *r, int32_t si)
             skip_to(r, si, end, why);
             continue;
         }
-        int32_t pi = partial_at(r, s, c);
+        int32_t pi = rdps__rel_partial_at(r, si, c);
         if (pi == NO_INDEX) { /* admitted, but no message could hold it */
             skip_to(r, si, c + 1, RDPS_LOSS_REFUSED);
             continue;
@@ -423,7 +405,7 @@ void rdps__rel_stream_start(struct rdps_reasm *r, int32_t si, const struct rdps_
                             uint64_t now_ns)
 {
     struct rdps_rel_stream *rs = &r->rel[si];
-    memset(rs, 0, sizeof(*rs));
+    memset(rs, 0, offsetof(struct rdps_rel_stream, seq_partial)); /* the map is checked on use */
     rs->consumed = h->seq;
     rs->status_consumed = h->seq;
     rs->receivers = r->cfg.rel.receivers;
