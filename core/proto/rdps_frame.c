@@ -164,6 +164,10 @@ enum rdps_frame_reject rdps__frame_decode(const uint8_t *buf, size_t len,
         return RDPS_FRAME_BAD_TYPE;
     if (h->session_id == 0)
         return RDPS_FRAME_ZERO_SESSION;
+    /* Bits no frame type defines, before any other field (what the dissector's heuristic
+     * looks at: it leaves such a datagram unclaimed). */
+    if (h->flags & ~RDPS_FRAME_F_DATA_MASK)
+        return RDPS_FRAME_BAD_FLAGS;
     if (h->type == RDPS_FRAME_DATA)
         return decode_data(v, limits);
 
@@ -188,7 +192,7 @@ enum rdps_frame_reject rdps__frame_decode(const uint8_t *buf, size_t len,
         return RDPS_FRAME_NONZERO_FIELD;
     switch (h->type) {
     case RDPS_FRAME_NAK:
-        if (h->flags != 0)
+        if (h->flags & ~RDPS_FRAME_F_RETRANSMIT) /* RETRANSMIT: the repairs were overtaken */
             return RDPS_FRAME_BAD_FLAGS;
         if (h->seq != 0)
             return RDPS_FRAME_NONZERO_FIELD;

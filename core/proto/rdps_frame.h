@@ -40,6 +40,9 @@
  * NAK:       receiver -> publisher (unicast); session/topic are the publisher's;
  *            seq = msg_len = frag_offset = 0; body: receiver_id u32,
  *            range_count u16, reserved u16 (0), range_count x {start u32, count u32}.
+ *            Flag RETRANSMIT (the only one allowed): every range was asked for
+ *            before and a repair this receiver asked for later has arrived, so
+ *            their repairs (or the NAK) were lost: answer even inside the linger.
  * STATUS:    receiver -> publisher (unicast); seq = msg_len = frag_offset = 0;
  *            body (16 bytes): receiver_id u32, consumed_seq u32 (every sequence
  *            before it was delivered or declared lost), window u32 (free receive
@@ -48,7 +51,7 @@
  *            RDPS_FRAME_NO_ECHO = nothing echoed). Any echo_delay_us is valid.
  * ANNOUNCE:  control plane; body is opaque protobuf bytes; topic_id may be 0;
  *            seq is the announcer's own counter; msg_len = frag_offset = 0.
- * NAK, STATUS and ANNOUNCE carry no flags.
+ * STATUS and ANNOUNCE carry no flags.
  */
 #define RDPS_FRAME_VERSION    1
 #define RDPS_FRAME_HEADER_LEN 32

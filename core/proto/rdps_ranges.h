@@ -31,6 +31,7 @@ struct rdps_gap_range {
     uint16_t tries;        /* NAKs sent for it */
     uint8_t lost_reason;   /* reliable: nonzero = given up (enum rdps_loss_reason) */
     uint8_t suppressed;    /* a repair seen for it was counted as a suppression */
+    uint8_t overtaken;     /* reliable: a repair asked for after it arrived first: ask now */
 };
 
 struct rdps_ranges {

@@ -287,7 +287,7 @@ static inline uint64_t asker_linger(const struct rdps_rel_pub *p, int32_t slot)
  * or could not have reached the asker before it sent the NAK; later it is a retry (the repair was
  * lost) and answered, so retries need not wait out a linger sized for other receivers' backoff. */
 static uint32_t schedule_range(struct rdps_rel_pub *p, int32_t slot, uint32_t start, uint32_t count,
-                               uint64_t now_ns)
+                               bool overtaken, uint64_t now_ns)
 {
     uint32_t scheduled = 0, run_start = start, run_count = 0;
     int32_t run_dest = slot;
@@ -298,7 +298,10 @@ static uint32_t schedule_range(struct rdps_rel_pub *p, int32_t slot, uint32_t st
         int32_t dest = slot;
         if (m->seq == seq && now_ns < m->linger_until) {
             bool answered = m->dest == REL_MULTICAST || m->dest == slot;
-            if (answered && (m->sent_ns == 0 || now_ns < m->sent_ns + asker_linger(p, slot))) {
+            /* Overtaken: a repair the asker requested later reached it first, so this one
+             * (already sent) was lost; a NAK crossing the repair cannot say that. */
+            bool crossing = !overtaken && now_ns < m->sent_ns + asker_linger(p, slot);
+            if (answered && (m->sent_ns == 0 || crossing)) {
                 p->counters.nak_seqs_suppressed++;
                 flush_run(p, run_start, run_count, run_dest, &scheduled);
                 run_count = 0;
@@ -337,6 +340,9 @@ int rdps__rel_pub_on_nak(struct rdps_rel_pub *p, const struct rdps_source *sourc
     if (slot < 0)
         return 0;
     p->rx[slot].last_heard_ns = now_ns;
+    bool overtaken = (v->hdr.flags & RDPS_FRAME_F_RETRANSMIT) != 0;
+    if (overtaken)
+        p->counters.naks_overtaken++;
     uint32_t budget = p->cfg.max_frames_per_nak;
     uint32_t trail = p->ring.trail_seq, post = p->post_seq;
     for (unsigned i = 0; i < v->nak_range_count; i++) {
@@ -371,7 +377,7 @@ int rdps__rel_pub_on_nak(struct rdps_rel_pub *p, const struct rdps_source *sourc
             p->counters.nak_clipped++;
         }
         budget -= count;
-        if (schedule_range(p, slot, start, count, now_ns) > 0)
+        if (schedule_range(p, slot, start, count, overtaken, now_ns) > 0)
             p->counters.nak_ranges_answered++;
         else
             p->counters.nak_ranges_suppressed++;

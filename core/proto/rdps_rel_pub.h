@@ -78,12 +78,14 @@
  * again for the rest). Per sequence the engine remembers who it was last
  * repaired to and until when that answer lingers (repair_linger_ns): a NAK
  * from the same receiver, or any NAK after a multicast repair, within the
- * linger is suppressed; a NAK from another receiver within the linger of a
- * unicast repair turns it into a multicast one; otherwise the sequence is
- * repaired by unicast to the asker. Consecutive sequences with the same
- * destination form one entry of the repair queue (max_repairs entries; when
- * full, the sequences are not marked, counted, and the receiver's retry
- * gets them).
+ * linger is suppressed (unless the NAK is flagged RETRANSMIT: the receiver
+ * saw a repair it asked for later arrive first, so this one was lost, and it
+ * is answered once the earlier repair has left); a NAK from another
+ * receiver within the linger of a unicast repair turns it into a multicast
+ * one; otherwise the sequence is repaired by unicast to the asker.
+ * Consecutive sequences with the same destination form one entry of the
+ * repair queue (max_repairs entries; when full, the sequences are not
+ * marked, counted, and the receiver's retry gets them).
  *
  * Scheduling (rdps__rel_pub_next_action). Repairs spend a token bucket of
  * repair_budget_bytes per repair_interval_ns, so they cannot starve new
@@ -232,6 +234,7 @@ struct rdps_rel_pub_action {
     X(receivers_gone, "receivers removed because discovery saw them leave or expire")        \
     X(naks_received, "NAK frames received for this session")                                 \
     X(nak_ranges, "NAK ranges received")                                                     \
+    X(naks_overtaken, "NAKs flagged RETRANSMIT: repairs overtaken, answered in the linger")  \
     X(nak_ranges_answered, "NAK ranges that scheduled at least one repair")                  \
     X(nak_ranges_suppressed, "NAK ranges wholly suppressed by the linger")                   \
     X(nak_seqs_suppressed, "NAKed sequences suppressed by the linger")                       \

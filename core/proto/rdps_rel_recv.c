@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "rdps_endian.h"
 #include "rdps_reasm_internal.h"
 #include "rdps_seq.h"
 
@@ -184,6 +185,29 @@ static void rel_advance(struct rdps_reasm *r, int32_t si, uint32_t upto, uint64_
     gap_add(r, si, first, upto - first, now_ns);
 }
 
+/*
+ * The repair of a sequence NAKed once, at nak_ns, arrived: ranges NAKed
+ * before it and still missing lost their NAK or repair (answered and sent in order). Only a lone
+ * receiver (another's NAKs order multicast repairs differently) on a path that does not reorder.
+ */
+static void repairs_overtaken(struct rdps_reasm *r, int32_t si, uint32_t seq, uint64_t nak_ns,
+                              uint64_t now_ns)
+{
+    struct rdps_reasm_stream *s = &r->streams[si];
+    struct rdps_rel_stream *rs = &r->rel[si];
+    if (rs->reordering || stream_receivers(r, rs) > 1)
+        return;
+    for (unsigned i = 0; i < s->gaps.count; i++) {
+        struct rdps_gap_range *g = &s->gaps.r[i];
+        if (g->tries == 0 || g->overtaken || g->lost_reason != 0 || g->nak_ns > nak_ns ||
+            (g->nak_ns == nak_ns && !rdps__seq_lt(g->start, seq)))
+            continue;
+        g->overtaken = 1;
+        g->due_ns = now_ns;
+        rdps__rel_note_due(r, now_ns);
+    }
+}
+
 /* A missing sequence arrived: take it out of its range; count how it came. */
 static void gap_filled(struct rdps_reasm *r, int32_t si, uint32_t seq, bool repair, uint64_t now_ns)
 {
@@ -228,8 +252,13 @@ static void gap_filled(struct rdps_reasm *r, int32_t si, uint32_t seq, bool repa
         if (g->due_ns < hold)
             g->due_ns = hold;
     }
+    /* Asked once: the repair answers that NAK (after a retry it may answer an earlier one, and
+     * ranges NAKed in between would be taken for lost: 3x the duplicate repairs at 20 % loss). */
+    uint64_t nak_ns = g->tries == 1 ? g->nak_ns : 0;
     if (rdps__ranges_remove_seq(&s->gaps, i, seq) < 0)
         RDPS_REL_COUNT(r, rs, range_overflow, 1); /* no slot to split: the range stays whole */
+    if (repair && nak_ns != 0)
+        repairs_overtaken(r, si, seq, nak_ns, now_ns);
 }
 
 /* ---- consumed point and release ----------------------------------------------------------------
@@ -601,7 +630,7 @@ int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_f
  */
 
 static void send_nak(struct rdps_reasm *r, int32_t si, const struct rdps_seq_range *ranges,
-                     unsigned n, uint64_t wall_ns)
+                     unsigned n, bool overtaken, uint64_t wall_ns)
 {
     struct rdps_reasm_stream *s = &r->streams[si];
     struct rdps_rel_stream *rs = &r->rel[si];
@@ -610,6 +639,8 @@ static void send_nak(struct rdps_reasm *r, int32_t si, const struct rdps_seq_ran
                                      r->cfg.rel.receiver_id, ranges, n, wall_ns);
     if (len < 0)
         return;
+    if (overtaken)
+        rdps__put_le16(frame + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_RETRANSMIT);
     RDPS_REL_COUNT(r, rs, naks_sent, 1);
     RDPS_REL_COUNT(r, rs, nak_ranges_sent, n);
     r->cfg.rel.send(r->cfg.user, &s->source, s->session_id, frame, (size_t)len);
@@ -627,8 +658,9 @@ static uint64_t poll_naks(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uin
     struct rdps_reasm_stream *s = &r->streams[si];
     struct rdps_rel_stream *rs = &r->rel[si];
     const struct rdps_rel_recv_config *cfg = &r->cfg.rel;
-    struct rdps_seq_range ranges[RDPS_FRAME_NAK_MAX_RANGES];
-    unsigned n = 0;
+    /* Ranges whose repair was overtaken go in their own NAK, flagged: answered in the linger. */
+    struct rdps_seq_range ranges[2][RDPS_FRAME_NAK_MAX_RANGES];
+    unsigned n[2] = {0, 0};
     uint64_t next = UINT64_MAX;
     rdps__ranges_trim_below(&s->gaps, rs->consumed);
     for (unsigned i = 0; i < s->gaps.count; i++) {
@@ -654,20 +686,25 @@ static uint64_t poll_naks(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uin
             *gave_up = true;
             continue;
         }
-        if (n == RDPS_FRAME_NAK_MAX_RANGES) {
+        unsigned k = g->overtaken;
+        if (n[k] == RDPS_FRAME_NAK_MAX_RANGES) {
             next = now_ns; /* the rest goes in the next NAK */
             continue;
         }
-        ranges[n].start = g->start;
-        ranges[n].count = g->count;
-        n++;
+        ranges[k][n[k]].start = g->start;
+        ranges[k][n[k]].count = g->count;
+        n[k]++;
+        if (g->overtaken)
+            RDPS_REL_COUNT(r, rs, overtaken, 1);
+        g->overtaken = 0;
         g->tries++;
         g->nak_ns = now_ns;
         g->due_ns = retry_due(r, rs, g->tries, now_ns);
         next = min_u64(next, g->due_ns);
     }
-    if (n > 0)
-        send_nak(r, si, ranges, n, wall_ns);
+    for (unsigned k = 0; k < 2; k++)
+        if (n[k] > 0)
+            send_nak(r, si, ranges[k], n[k], k == 1, wall_ns);
     return next;
 }
 

@@ -41,6 +41,16 @@
  * range cancels that part, and pushes the rest of the range back by an RTT
  * (its repair is likely in flight); one never NAKed counts naks_suppressed.
  *
+ * Overtaken repairs (a lone receiver on a path not seen reordering): the
+ * publisher answers NAKs in order and its repairs leave one queue pair in
+ * order, so when the repair of a sequence NAKed once, at time T, arrives, a range
+ * NAKed before T (or at T, below that sequence) that is still missing lost
+ * its NAK or its repair. It is NAKed again at once, in a NAK flagged
+ * RETRANSMIT that the publisher answers inside its linger, instead of after
+ * the retry wait and the linger (two RTTs and more: with the queueing of a
+ * busy path those are tens of milliseconds, longer than the publisher's
+ * window lasts). A range is overtaken at most once per NAK it had.
+ *
  * RTT: srtt starts at default_rtt_ns; a repair of a range NAKed exactly once
  * gives a sample (NAK -> repair; Karn's rule), srtt += (sample - srtt) / 8.
  *
@@ -117,6 +127,7 @@ struct rdps_rel_recv_counters {
     uint64_t naks_sent;           /* NAK frames */
     uint64_t nak_ranges_sent;     /* ranges in them */
     uint64_t naks_suppressed;     /* pending NAKs (ranges) cancelled or deferred by a seen repair */
+    uint64_t overtaken;           /* ranges NAKed again at once: a later-asked repair came first */
     uint64_t recovered;           /* missing sequences filled by a repair */
     uint64_t out_of_order;        /* missing sequences filled by a late original */
     uint64_t duplicates;          /* frames already received, delivered or given up */

@@ -152,19 +152,27 @@ static inline int rp_drain(struct rp *f, struct rdps_rel_pub_action *out, int ma
     return n;
 }
 
-static inline void rp_nak(struct rp *f, uint64_t src, uint32_t receiver_id,
-                          const struct rdps_seq_range *ranges, unsigned n)
+/* A NAK with header flags (RETRANSMIT: the repairs were overtaken) through the wire. */
+static inline void rp_nak_flags(struct rp *f, uint64_t src, uint32_t receiver_id,
+                                const struct rdps_seq_range *ranges, unsigned n, uint16_t flags)
 {
     uint8_t buf[RDPS_FRAME_NAK_OFF_RANGES + RDPS_FRAME_NAK_MAX_RANGES * RDPS_FRAME_NAK_RANGE_LEN];
     int len = rdps__frame_encode_nak(buf, sizeof(buf), RP_SESSION, RP_TOPIC, receiver_id, ranges, n,
                                      f->now);
     if (len < 0)
         abort();
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, flags);
     struct rdps_frame_view v;
     if (rdps__frame_decode(buf, (size_t)len, NULL, &v) != RDPS_FRAME_OK)
         abort();
     struct rdps_source s = test_source(src);
     rdps__rel_pub_on_nak(&f->p, &s, &v, f->now);
+}
+
+static inline void rp_nak(struct rp *f, uint64_t src, uint32_t receiver_id,
+                          const struct rdps_seq_range *ranges, unsigned n)
+{
+    rp_nak_flags(f, src, receiver_id, ranges, n, 0);
 }
 
 static inline void rp_nak1(struct rp *f, uint64_t src, uint32_t start, uint32_t count)

@@ -359,7 +359,8 @@ static void test_reject_bad_flags(void **state)
         rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, (uint16_t)(1u << bit));
         assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_FLAGS);
     }
-    /* Heartbeats accept RELIABLE only; control frames accept no flags. */
+    /* Heartbeats accept RELIABLE only; NAKs RETRANSMIT only (their repairs were overtaken);
+     * STATUS and ANNOUNCE no flags. */
     rdps__frame_encode_heartbeat(buf, sizeof(buf), 1, 1, 5, 0, 0);
     rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_RETRANSMIT);
     assert_int_equal(decode(buf, 32), RDPS_FRAME_BAD_FLAGS);
@@ -370,6 +371,10 @@ static void test_reject_bad_flags(void **state)
     rdps__frame_encode_nak(buf, sizeof(buf), 1, 1, 1, &r, 1, 0);
     rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_END);
     assert_int_equal(decode(buf, 48), RDPS_FRAME_BAD_FLAGS);
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_RELIABLE);
+    assert_int_equal(decode(buf, 48), RDPS_FRAME_BAD_FLAGS);
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_RETRANSMIT);
+    assert_int_equal(decode(buf, 48), RDPS_FRAME_OK);
     rdps__frame_encode_announce(buf, sizeof(buf), 1, 0, 0, NULL, 0, 0);
     rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_BEGIN);
     assert_int_equal(decode(buf, 32), RDPS_FRAME_BAD_FLAGS);

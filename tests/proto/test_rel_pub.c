@@ -246,6 +246,37 @@ static void test_nak_linger_and_dedupe(void **state)
     rp_stop(&f);
 }
 
+/* A NAK flagged RETRANSMIT says a repair its receiver asked for later arrived first, so this
+ * sequence's repair was lost: answered inside the linger once that repair has left, never while
+ * it still waits to leave. */
+static void test_overtaken_nak_answered_in_linger(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 64 * RP_DGRAM);
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    for (uint64_t i = 0; i < 20; i++)
+        send_one(&f, i);
+    struct rdps_rel_pub_action a[32];
+    struct rdps_seq_range r = {first + 3, 1};
+    rp_nak1(&f, 1, first + 3, 1);
+    rp_nak_flags(&f, 1, 7, &r, 1, RDPS_FRAME_F_RETRANSMIT); /* the repair has not left yet */
+    assert_int_equal(rp_drain(&f, a, 32, 1), 1);
+    assert_int_equal(a[0].seq, first + 3);
+    f.now += f.cfg.repair_linger_ns / 2;
+    rp_nak1(&f, 1, first + 3, 1); /* a plain retry inside the linger may cross the repair */
+    assert_int_equal(rp_drain(&f, a, 32, 1), 0);
+    rp_nak_flags(&f, 1, 7, &r, 1, RDPS_FRAME_F_RETRANSMIT);
+    assert_int_equal(rp_drain(&f, a, 32, 1), 1);
+    assert_int_equal(a[0].seq, first + 3);
+    assert_true(a[0].unicast);
+    assert_int_equal(f.p.counters.naks_overtaken, 2);
+    assert_int_equal(f.p.counters.repairs_unicast, 2);
+    assert_int_equal(f.p.counters.nak_seqs_suppressed, 2);
+    rp_stop(&f);
+}
+
 /* A lone receiver's linger is 1.25 of its RTTs (at least 25 us). With several, a repair lingers
  * the whole 2 ms, but its asker's own retry is answered after 1.25 of the asker's RTTs. */
 static void test_linger_scales_with_rtt_when_alone(void **state)
@@ -871,6 +902,7 @@ int main(void)
         cmocka_unit_test(test_ring_protects_flow_position),
         cmocka_unit_test(test_nak_linger_and_dedupe),
         cmocka_unit_test(test_linger_scales_with_rtt_when_alone),
+        cmocka_unit_test(test_overtaken_nak_answered_in_linger),
         cmocka_unit_test(test_unicast_vs_multicast),
         cmocka_unit_test(test_repair_budget_vs_new_data),
         cmocka_unit_test(test_heartbeat_backoff_and_reset),

@@ -489,6 +489,100 @@ static void test_loss_deadline(void **state)
     fixture_fini(&fx);
 }
 
+/* NAKs 1 and 3 (missing between 0, 2 and 4) in one NAK at once (one receiver). */
+static void nak_two_holes(struct fixture *fx)
+{
+    data(fx, 0, 0);
+    data(fx, 2, 0);
+    data(fx, 4, 0);
+    poll(fx);
+    assert_int_equal(fx->naks, 1);
+    assert_int_equal(last_nak(fx)->n, 2);
+    assert_int_equal(last_nak(fx)->hdr.flags, 0);
+}
+
+/* Repairs come back in the order they were asked for: the repair of 3 arriving while 1 is
+ * missing means 1's repair (or the NAK) was lost. A lone receiver asks again at once, flagged
+ * RETRANSMIT (the publisher answers it inside its linger), not after the retry wait. */
+static void test_overtaken_repair_asked_again_at_once(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, NULL);
+    nak_two_holes(&fx);
+    fx.now += 100 * US; /* well before the retry (2 RTTs of the 1 ms default) */
+    repair(&fx, 3);
+    poll(&fx);
+    assert_int_equal(fx.naks, 2);
+    const struct sent *nak = last_nak(&fx);
+    assert_int_equal(nak->hdr.flags, RDPS_FRAME_F_RETRANSMIT);
+    assert_int_equal(nak->n, 1);
+    assert_int_equal(nak->ranges[0].start, 1);
+    assert_int_equal(nak->ranges[0].count, 1);
+    assert_int_equal(info(&fx).counters.overtaken, 1);
+    /* Once per NAK: nothing more until that retry's own repair or its timer. */
+    poll(&fx);
+    assert_int_equal(fx.naks, 2);
+    repair(&fx, 1);
+    expect_delivered(&fx, 0, 5);
+    fixture_fini(&fx);
+}
+
+/* 64 receivers, first NAKs without backoff: both holes in one NAK, as alone. */
+static void tune_group_at_once(struct rdps_reasm_config *cfg)
+{
+    cfg->rel.receivers = 64;
+    cfg->rel.nak_backoff_rtts = 0;
+}
+
+static void test_overtaken_only_when_unambiguous(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    /* The lower sequence's repair first: the higher one's is simply behind it. */
+    fixture_init(&fx, NULL);
+    nak_two_holes(&fx);
+    repair(&fx, 1);
+    poll(&fx);
+    assert_int_equal(fx.naks, 1);
+    fixture_fini(&fx);
+    /* A retried range's repair may answer its first NAK: ranges NAKed in between are not
+     * taken for lost. */
+    fixture_init(&fx, NULL);
+    nak_two_holes(&fx);
+    fx.now = poll(&fx); /* the retry of both */
+    poll(&fx);
+    assert_int_equal(fx.naks, 2);
+    assert_int_equal(last_nak(&fx)->hdr.flags, 0);
+    repair(&fx, 3);
+    poll(&fx);
+    assert_int_equal(fx.naks, 2);
+    fixture_fini(&fx);
+    /* Several receivers: multicast repairs follow other receivers' NAKs too. */
+    fixture_init(&fx, tune_group_at_once);
+    nak_two_holes(&fx);
+    repair(&fx, 3);
+    poll(&fx);
+    assert_int_equal(fx.naks, 1);
+    assert_int_equal(info(&fx).counters.overtaken, 0);
+    fixture_fini(&fx);
+    /* A path seen reordering: a late original is not a lost one. */
+    fixture_init(&fx, NULL);
+    data(&fx, 10, 0);
+    data(&fx, 12, 0);
+    data(&fx, 11, 0); /* late original: reordering */
+    data(&fx, 14, 0);
+    data(&fx, 16, 0);
+    for (uint64_t due = poll(&fx); fx.naks == 0; due = poll(&fx))
+        fx.now = due; /* to the first NAK, after the reorder hold-off */
+    assert_int_equal(last_nak(&fx)->n, 2);
+    repair(&fx, 15);
+    poll(&fx);
+    assert_int_equal(fx.naks, 1);
+    assert_int_equal(info(&fx).counters.overtaken, 0);
+    fixture_fini(&fx);
+}
+
 /* A repair seen for a range not yet NAKed cancels that part; the rest waits an RTT. */
 static void test_suppression_by_seen_repair(void **state)
 {
@@ -1148,6 +1242,8 @@ int main(void)
         cmocka_unit_test(test_retry_backoff_cap_and_exhaustion),
         cmocka_unit_test(test_loss_deadline),
         cmocka_unit_test(test_suppression_by_seen_repair),
+        cmocka_unit_test(test_overtaken_repair_asked_again_at_once),
+        cmocka_unit_test(test_overtaken_only_when_unambiguous),
         cmocka_unit_test(test_status_cadence_and_content),
         cmocka_unit_test(test_unrecoverable_by_heartbeat_trail),
         cmocka_unit_test(test_late_join_live),

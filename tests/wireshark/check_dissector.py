@@ -146,7 +146,7 @@ def hdr(t, flags, session, topic, seq, msg_len, frag_offset, ts=1763900000123456
 def synthetic_frames(seed=10):
     """(payload, expected library verdict or None for 'whatever it says') for crafted frames."""
     S, T = 0x5EC0FFEE, 0x70B1C
-    nak = lambda ranges, rc=None, res=0: hdr(3, 0, S, T, 0, 0, 0) + struct.pack(  # noqa: E731
+    nak = lambda ranges, rc=None, res=0, fl=0: hdr(3, fl, S, T, 0, 0, 0) + struct.pack(  # noqa: E731
         "<IHH", 0x12345678, len(ranges) if rc is None else rc, res) + b"".join(
         struct.pack("<II", a, b) for a, b in ranges)
     status = lambda echo, extra=b"": hdr(4, 0, S, T, 0, 0, 0) + struct.pack(  # noqa: E731
@@ -163,6 +163,7 @@ def synthetic_frames(seed=10):
         (nak([(10, 2)]), "OK"),
         (nak([(10, 2), (20, 1), (0xFFFFFFFF, 3)]), "OK"),
         (nak([(i * 3, 1) for i in range(64)]), "OK"),
+        (nak([(10, 2)], fl=4), "OK"),                                  # repairs overtaken
         (status(0xFFFFFFFF), "OK"),
         (status(250), "OK"),
         (hdr(5, 0, S, 0, 77, 0, 0) + bytes(range(60)), "OK"),
@@ -184,6 +185,7 @@ def synthetic_frames(seed=10):
         (hdr(3, 2, S, T, 0, 0, 0) + struct.pack("<IHHII", 1, 1, 0, 1, 1), "BAD_FLAGS"),
         (hdr(3, 0, S, T, 9, 0, 0) + struct.pack("<IHHII", 1, 1, 0, 1, 1), "NONZERO_FIELD"),
         (hdr(3, 0, S, T, 0, 0, 0) + b"\1\2\3", "BAD_BODY_LEN"),
+        (nak([(10, 2)], fl=4 | 8), "BAD_FLAGS"),
         (nak([(10, 2)], res=1), "NONZERO_FIELD"),
         (nak([(10, 2)], rc=2), "BAD_RANGE_COUNT"),
         (nak([], rc=0), "BAD_RANGE_COUNT"),

@@ -145,8 +145,8 @@ end
 -- h holds the header fields; len is the datagram's length, caplen the bytes captured of it.
 local function verdict(tvb, h, len, caplen)
     local body = len - HEADER_LEN
+    if band(h.flags, 0xFFFF - F_DEFINED) ~= 0 then return "BAD_FLAGS" end
     if h.type == T_DATA then
-        if band(h.flags, 0xFFFF - F_DEFINED) ~= 0 then return "BAD_FLAGS" end
         if h.topic == 0 then return "ZERO_TOPIC" end
         if h.msg_len > rdps.prefs.max_message_size then return "MSG_TOO_LARGE" end
         local frag_end = h.frag_offset + body
@@ -168,7 +168,9 @@ local function verdict(tvb, h, len, caplen)
         return nil
     end
     if h.msg_len ~= 0 then return "NONZERO_FIELD" end
-    if h.flags ~= 0 then return "BAD_FLAGS" end
+    -- A NAK may carry RETRANSMIT: its repairs were overtaken by later ones (lost), answer now.
+    if h.type == T_NAK and h.flags == F_RETRANSMIT then
+    elseif h.flags ~= 0 then return "BAD_FLAGS" end
     if h.type == T_NAK then
         if h.seq ~= 0 then return "NONZERO_FIELD" end
         if body < 8 then return "BAD_BODY_LEN" end
