@@ -12,9 +12,17 @@
 #include "rdps_random.h"
 #include "rdps_rel_pub.h"
 
-/* Ring frames posted and not completed, per publisher (a power of two). */
+/*
+ * Ring frames posted and not completed, per publisher (a power of two). What is posted waits in
+ * the send queue in order, and a repair waits behind it: with 1024 (the whole receive window) a
+ * busy soft-RoCE guest held a repair 1-16 ms and more in its send queue, and the window waited on
+ * it. Frames not yet posted wait in the ring, where a repair goes ahead of them. 256 against 1024
+ * on rxe (4 interleaved rounds each way): 1 % loss 0.89 against 0.78 of the lossless rate, 5 %
+ * 0.76 against 0.71, lossless the same. Enough on real hardware too: 256 x 4 KiB is 80 us at
+ * 100 Gb/s, far more than a send completion takes.
+ */
 #ifndef RDPS_REL_INFLIGHT
-#define RDPS_REL_INFLIGHT 1024u
+#define RDPS_REL_INFLIGHT 256u
 #endif
 
 /* Engine events wait here until the engine call returns (callbacks may publish). */
