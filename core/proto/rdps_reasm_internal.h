@@ -229,6 +229,16 @@ void rdps__rel_unreceive(struct rdps_reasm *r, int32_t si, uint32_t seq);
 
 /* ---- the receive window and STATUS (rdps_rel_window.c) ---- */
 
+/* Bits set in w, branch-free and inline: without -mpopcnt (a generic x86-64 build)
+ * __builtin_popcountll is a libgcc call, 11 % of the receive side's instructions at 5 % loss. */
+static inline uint32_t rdps__popcount64(uint64_t w)
+{
+    w = w - ((w >> 1) & 0x5555555555555555ull);
+    w = (w & 0x3333333333333333ull) + ((w >> 2) & 0x3333333333333333ull);
+    w = (w + (w >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+    return (uint32_t)((w * 0x0101010101010101ull) >> 56);
+}
+
 /* Sequences of [from, from + n) the stream has received (n <= RDPS_REASM_WINDOW). */
 static inline uint32_t rdps__rel_received_count(const struct rdps_reasm_stream *s, uint32_t from,
                                                 uint32_t n)
@@ -240,7 +250,7 @@ static inline uint32_t rdps__rel_received_count(const struct rdps_reasm_stream *
         uint64_t word = s->received[bit / 64] >> within;
         if (take < 64)
             word &= (1ull << take) - 1;
-        count += (uint32_t)__builtin_popcountll(word);
+        count += rdps__popcount64(word);
         from += take;
         n -= take;
     }

@@ -36,7 +36,6 @@ void rdps__rel_learn_head(struct rdps_reasm *r, int32_t si, const struct rdps_fr
 void rdps__rel_status_progress(struct rdps_reasm *r, struct rdps_rel_stream *rs)
 {
     int32_t si = (int32_t)(rs - r->rel);
-    uint32_t quarter = rdps__rel_status_window(r, si) / 4;
     /* A heartbeat said more was sent than the window let us track: track the next part now
      * rather than at the next heartbeat, which a blocked publisher sends ever more rarely (a
      * receiver back from a stall caught up one window per heartbeat in the simulated fabric). */
@@ -44,7 +43,12 @@ void rdps__rel_status_progress(struct rdps_reasm *r, struct rdps_rel_stream *rs)
         rs->extend = true;
         rdps__rel_note_due(r, r->now_ns);
     }
-    if (!rs->status_now && rs->consumed - rs->status_consumed >= (quarter ? quarter : 1)) {
+    /* No progress (frames parking behind a hole): the window is not needed. */
+    uint32_t progress = rs->consumed - rs->status_consumed;
+    if (rs->status_now || progress == 0)
+        return;
+    uint32_t quarter = rdps__rel_status_window(r, si) / 4;
+    if (progress >= (quarter ? quarter : 1)) {
         rs->status_now = true;
         rdps__rel_note_due(r, r->now_ns);
     }

@@ -5,8 +5,10 @@
 # "published" counts the fragmenter (rdps__frag_*), "delivered" the receive side
 # (rdps__reasm_input and everything it calls, including the delivery callback),
 # "end to end" the whole loop. Use a release-like build (RelWithDebInfo, no sanitizers).
-# The reliable line: zero-copy publish with RELIABLE into a reliable receiver, lossless, the
-# receiver's rdps__reasm_rel_poll() after every frame counted as part of delivery.
+# The reliable line: zero-copy publish with RELIABLE into a reliable receiver (fragmented when the
+# message needs several datagrams), lossless, the receiver's rdps__reasm_rel_poll() after every
+# frame counted as part of delivery; reliable-loss: the same with one frame in 20 held back and
+# fed as a repair 256 frames later (parking above holes, in-order release).
 set -eu
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$src/build}
@@ -53,7 +55,12 @@ measure() {
 
 # copy: rdps__frag_init + rdps__frag_next (copies the payload); zerocopy: rdps__frag_put_single.
 measure copy ':rdps__frag_(init|next) \\['
+rel_rx=':rdps__reasm_(input|rel_poll) \\['
 if [ $((msg + 32)) -le "$dgram" ]; then
     measure zerocopy ':rdps__frag_put_single \\['
-    measure reliable ':rdps__frag_put_single \\[' ':rdps__reasm_(input|rel_poll) \\['
+    publish=':rdps__frag_put_single \\['
+else
+    publish=':rdps__frag_(init|next) \\['
 fi
+measure reliable "$publish" "$rel_rx"
+measure reliable-loss "$publish" "$rel_rx"
