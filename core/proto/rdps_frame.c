@@ -302,7 +302,16 @@ int rdps__frame_encode_nak(uint8_t *buf, size_t cap, uint32_t session_id, uint32
                            uint32_t receiver_id, const struct rdps_seq_range *ranges,
                            unsigned range_count, uint64_t timestamp_ns)
 {
-    if (session_id == 0 || range_count == 0 || range_count > RDPS_FRAME_NAK_MAX_RANGES)
+    return rdps__frame_encode_nak_flags(buf, cap, session_id, topic_id, receiver_id, ranges,
+                                        range_count, timestamp_ns, 0);
+}
+
+int rdps__frame_encode_nak_flags(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+                                 uint32_t receiver_id, const struct rdps_seq_range *ranges,
+                                 unsigned range_count, uint64_t timestamp_ns, uint16_t flags)
+{
+    if (session_id == 0 || range_count == 0 || range_count > RDPS_FRAME_NAK_MAX_RANGES ||
+        (flags & ~RDPS_FRAME_F_RETRANSMIT))
         return RDPS_EINVAL;
     for (unsigned i = 0; i < range_count; i++)
         if (ranges[i].count == 0 || ranges[i].count > RDPS_FRAME_NAK_MAX_RANGE_COUNT)
@@ -312,6 +321,7 @@ int rdps__frame_encode_nak(uint8_t *buf, size_t cap, uint32_t session_id, uint32
         return RDPS_ENOSPC;
     struct rdps_frame_header h = {
         .type = RDPS_FRAME_NAK,
+        .flags = flags,
         .session_id = session_id,
         .topic_id = topic_id,
         .timestamp_ns = timestamp_ns,

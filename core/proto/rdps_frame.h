@@ -238,6 +238,11 @@ int rdps__frame_encode_heartbeat_reliable(uint8_t *buf, size_t cap, uint32_t ses
 int rdps__frame_encode_nak(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
                            uint32_t receiver_id, const struct rdps_seq_range *ranges,
                            unsigned range_count, uint64_t timestamp_ns);
+/* The same with header flags: RETRANSMIT (the ranges' repairs were overtaken) or 0; other flags
+ * are RDPS_EINVAL. */
+int rdps__frame_encode_nak_flags(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+                                 uint32_t receiver_id, const struct rdps_seq_range *ranges,
+                                 unsigned range_count, uint64_t timestamp_ns, uint16_t flags);
 /* STATUS echoing no heartbeat (echo_delay_us = RDPS_FRAME_NO_ECHO; timestamp = receiver's clock).
  */
 int rdps__frame_encode_status(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,

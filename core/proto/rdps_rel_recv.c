@@ -5,7 +5,6 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "rdps_endian.h"
 #include "rdps_reasm_internal.h"
 #include "rdps_seq.h"
 
@@ -635,12 +634,11 @@ static void send_nak(struct rdps_reasm *r, int32_t si, const struct rdps_seq_ran
     struct rdps_reasm_stream *s = &r->streams[si];
     struct rdps_rel_stream *rs = &r->rel[si];
     uint8_t frame[RDPS_FRAME_NAK_OFF_RANGES + RDPS_FRAME_NAK_MAX_RANGES * RDPS_FRAME_NAK_RANGE_LEN];
-    int len = rdps__frame_encode_nak(frame, sizeof(frame), s->session_id, s->topic_id,
-                                     r->cfg.rel.receiver_id, ranges, n, wall_ns);
+    int len = rdps__frame_encode_nak_flags(frame, sizeof(frame), s->session_id, s->topic_id,
+                                           r->cfg.rel.receiver_id, ranges, n, wall_ns,
+                                           overtaken ? RDPS_FRAME_F_RETRANSMIT : 0);
     if (len < 0)
         return;
-    if (overtaken)
-        rdps__put_le16(frame + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_RETRANSMIT);
     RDPS_REL_COUNT(r, rs, naks_sent, 1);
     RDPS_REL_COUNT(r, rs, nak_ranges_sent, n);
     r->cfg.rel.send(r->cfg.user, &s->source, s->session_id, frame, (size_t)len);

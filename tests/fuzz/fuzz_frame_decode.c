@@ -36,8 +36,8 @@ static void check_round_trip(const uint8_t *data, size_t size, const struct rdps
         struct rdps_seq_range ranges[RDPS_FRAME_NAK_MAX_RANGES];
         for (unsigned i = 0; i < v->nak_range_count; i++)
             ranges[i] = rdps__frame_nak_range(v, i);
-        n = rdps__frame_encode_nak(out, size, h->session_id, h->topic_id, v->receiver_id, ranges,
-                                   v->nak_range_count, h->timestamp_ns);
+        n = rdps__frame_encode_nak_flags(out, size, h->session_id, h->topic_id, v->receiver_id,
+                                         ranges, v->nak_range_count, h->timestamp_ns, h->flags);
         break;
     }
     case RDPS_FRAME_STATUS:

@@ -157,11 +157,10 @@ static inline void rp_nak_flags(struct rp *f, uint64_t src, uint32_t receiver_id
                                 const struct rdps_seq_range *ranges, unsigned n, uint16_t flags)
 {
     uint8_t buf[RDPS_FRAME_NAK_OFF_RANGES + RDPS_FRAME_NAK_MAX_RANGES * RDPS_FRAME_NAK_RANGE_LEN];
-    int len = rdps__frame_encode_nak(buf, sizeof(buf), RP_SESSION, RP_TOPIC, receiver_id, ranges, n,
-                                     f->now);
+    int len = rdps__frame_encode_nak_flags(buf, sizeof(buf), RP_SESSION, RP_TOPIC, receiver_id,
+                                           ranges, n, f->now, flags);
     if (len < 0)
         abort();
-    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, flags);
     struct rdps_frame_view v;
     if (rdps__frame_decode(buf, (size_t)len, NULL, &v) != RDPS_FRAME_OK)
         abort();

@@ -375,6 +375,14 @@ static void test_reject_bad_flags(void **state)
     assert_int_equal(decode(buf, 48), RDPS_FRAME_BAD_FLAGS);
     rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_RETRANSMIT);
     assert_int_equal(decode(buf, 48), RDPS_FRAME_OK);
+    uint8_t enc[64];
+    assert_int_equal(
+        rdps__frame_encode_nak_flags(enc, sizeof(enc), 1, 1, 1, &r, 1, 0, RDPS_FRAME_F_RETRANSMIT),
+        48);
+    assert_memory_equal(enc, buf, 48);
+    assert_int_equal(
+        rdps__frame_encode_nak_flags(enc, sizeof(enc), 1, 1, 1, &r, 1, 0, RDPS_FRAME_F_RELIABLE),
+        RDPS_EINVAL);
     rdps__frame_encode_announce(buf, sizeof(buf), 1, 0, 0, NULL, 0, 0);
     rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_BEGIN);
     assert_int_equal(decode(buf, 32), RDPS_FRAME_BAD_FLAGS);
