@@ -333,7 +333,6 @@ static int32_t partial_find(struct rdps_reasm *r, int32_t si, const struct rdps_
 {
     const struct rdps_frame_header *h = &v->hdr;
     bool is_final = (h->flags & RDPS_FRAME_F_END) != 0;
-    uint32_t max_frags = frag_limit(r, si);
     if (is_reliable_stream(r, si)) {
         int32_t pi = rdps__rel_partial_at(r, si, h->seq);
         if (pi != NO_INDEX && r->partials[pi].frag_size != 0)
@@ -345,7 +344,7 @@ static int32_t partial_find(struct rdps_reasm *r, int32_t si, const struct rdps_
         pi = rdps__rel_partial_at(r, si, end_seq);
         if (pi == NO_INDEX || r->partials[pi].frag_size != 0)
             return NO_INDEX;
-        return anchor_match(r, pi, v, max_frags);
+        return anchor_match(r, pi, v, frag_limit(r, si));
     }
     for (int32_t pi = r->streams[si].partial_head; pi != NO_INDEX;
          pi = r->partials[pi].stream_next) {
@@ -356,7 +355,7 @@ static int32_t partial_find(struct rdps_reasm *r, int32_t si, const struct rdps_
             return laid_out_match(r, pi, v);
         }
         /* Only the END fragment is known: a non-final fragment may fix the layout. */
-        if (!is_final && anchor_match(r, pi, v, max_frags) == pi)
+        if (!is_final && anchor_match(r, pi, v, frag_limit(r, si)) == pi)
             return pi;
     }
     return NO_INDEX;

@@ -194,7 +194,8 @@ static void repairs_overtaken(struct rdps_reasm *r, int32_t si, uint32_t seq, ui
 {
     struct rdps_reasm_stream *s = &r->streams[si];
     struct rdps_rel_stream *rs = &r->rel[si];
-    if (rs->reordering || stream_receivers(r, rs) > 1)
+    /* Cheap tests first: the receiver count may ask discovery (a callback). */
+    if (rs->reordering || s->gaps.count == 0 || stream_receivers(r, rs) > 1)
         return;
     for (unsigned i = 0; i < s->gaps.count; i++) {
         struct rdps_gap_range *g = &s->gaps.r[i];
