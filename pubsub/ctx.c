@@ -516,7 +516,9 @@ static int poll_locked(rdps_ctx_t *ctx, int budget)
     if (ctx->reliable_pubs > 0 && !ctx->destroy_requested)
         reliable_deadline = rdps__pub_rel_progress(ctx); /* completions, repairs, new data */
     if (ctx->reliable_subs > 0 && !ctx->destroy_requested) {
-        uint64_t d = rdps__receive_reliable_poll(ctx); /* NAKs, STATUS, loss deadlines */
+        /* A poll that stopped at its budget left received datagrams queued: a repair a retry
+         * would ask for may be among them. */
+        uint64_t d = rdps__receive_reliable_poll(ctx, handled >= budget);
         if (d < reliable_deadline)
             reliable_deadline = d;
     }

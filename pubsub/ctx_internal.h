@@ -243,7 +243,8 @@ void rdps__receive_fini(rdps_ctx_t *ctx);
 void rdps__receive_datagram(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx);
 uint64_t rdps__receive_expire(rdps_ctx_t *ctx);
 /* Reliable sessions: due NAKs and STATUS, loss deadlines; returns the next deadline. */
-uint64_t rdps__receive_reliable_poll(rdps_ctx_t *ctx);
+/* NAKs, STATUS, loss deadlines; backlog: the poll stopped at its budget with datagrams queued. */
+uint64_t rdps__receive_reliable_poll(rdps_ctx_t *ctx, bool backlog);
 /* Fills the reassembler-derived fields (gaps, duplicates, evictions, timeouts) of *out. */
 void rdps__receive_counters(const rdps_ctx_t *ctx, rdps_counters *out);
 /* Raises `ev` on every subscriber of `topic` that has an event callback (safe against callbacks

@@ -372,8 +372,9 @@ void rdps__receive_counters(const rdps_ctx_t *ctx, rdps_counters *out)
     }
 }
 
-uint64_t rdps__receive_reliable_poll(rdps_ctx_t *ctx)
+uint64_t rdps__receive_reliable_poll(rdps_ctx_t *ctx, bool backlog)
 {
+    rdps__reasm_rel_set_backlog(ctx->reasm, backlog);
     return rdps__reasm_rel_poll(ctx->reasm, ctx->now_ns, rdps__clock_realtime_ns());
 }
 

@@ -32,6 +32,7 @@ struct rdps_gap_range {
     uint8_t lost_reason;   /* reliable: nonzero = given up (enum rdps_loss_reason) */
     uint8_t suppressed;    /* a repair seen for it was counted as a suppression */
     uint8_t overtaken;     /* reliable: a repair asked for after it arrived first: ask now */
+    uint8_t held;          /* reliable: its retry waits for the receive queue to be processed */
 };
 
 struct rdps_ranges {

@@ -259,6 +259,7 @@ struct rdps_reasm {
     struct rdps_rel_stream *rel;      /* max_sessions, when rel.enabled */
     int32_t rel_head;                 /* reliable streams */
     uint32_t rel_credits;
+    bool rel_rx_backlog; /* received datagrams wait unprocessed (rdps__reasm_rel_set_backlog) */
     uint64_t rel_rng;
     uint64_t rel_due_ns; /* earliest pending reliable action (a lower bound) */
     struct rdps_rel_recv_counters rel_totals;

@@ -269,17 +269,29 @@ static inline uint32_t rdps__rel_received_count(const struct rdps_reasm_stream *
  * receiver evict a parked message and ask for it again. Inline: it is checked several times
  * per received frame.
  */
-static inline uint32_t rdps__rel_status_window(const struct rdps_reasm *r, int32_t si)
+static inline uint32_t rdps__rel_credit_cap(const struct rdps_reasm *r)
+{
+    return r->rel_credits < RDPS_REASM_WINDOW - 1 ? r->rel_credits : RDPS_REASM_WINDOW - 1;
+}
+
+/* The stream's free share of its source's partial slots and arena chunks (the fewer). */
+static inline uint32_t rdps__rel_free_share(const struct rdps_reasm *r, int32_t si)
 {
     const struct rdps_reasm_stream *s = &r->streams[si];
     const struct rdps_reasm_src *src = &r->sources[s->src];
-    const struct rdps_rel_stream *rs = &r->rel[si];
     uint32_t streams = src->streams ? src->streams : 1;
-    uint32_t w = r->rel_credits < RDPS_REASM_WINDOW - 1 ? r->rel_credits : RDPS_REASM_WINDOW - 1;
     uint32_t park = r->src_max_partials / streams, chunks = r->src_max_chunks / streams;
     park = park > s->partials ? park - s->partials : 0;
     chunks = chunks > s->chunks ? chunks - s->chunks : 0;
-    uint32_t share = park < chunks ? park : chunks;
+    return park < chunks ? park : chunks;
+}
+
+static inline uint32_t rdps__rel_status_window(const struct rdps_reasm *r, int32_t si)
+{
+    const struct rdps_reasm_stream *s = &r->streams[si];
+    const struct rdps_rel_stream *rs = &r->rel[si];
+    uint32_t w = rdps__rel_credit_cap(r);
+    uint32_t share = rdps__rel_free_share(r, si);
     uint32_t held = s->next_seq - rs->consumed;
     if (held != 0 && rdps__seq_gt(s->next_seq, rs->consumed))
         share += rdps__rel_received_count(s, rs->consumed,
@@ -293,6 +305,28 @@ static inline uint32_t rdps__rel_status_window(const struct rdps_reasm *r, int32
     if (rs->has_head && rs->head_seq == rs->consumed && rs->head_span > share)
         share = rs->head_span;
     return w < share ? w : share;
+}
+
+/*
+ * A floor of rdps__rel_status_window without the count of the stretch's received sequences
+ * (the free share alone, at least 1, within the credits): the window only adds to it. The
+ * receive path asks whether a distance lies within the window on every frame, and while a
+ * hole is open the count is a popcount over up to a whole window; the floor settles most
+ * questions without it.
+ */
+static inline uint32_t rdps__rel_window_floor(const struct rdps_reasm *r, int32_t si)
+{
+    uint32_t w = rdps__rel_credit_cap(r), share = rdps__rel_free_share(r, si);
+    if (share == 0)
+        share = 1;
+    return w < share ? w : share;
+}
+
+/* Whether `distance` sequences past the consumed point lie within the window offered. */
+static inline bool rdps__rel_within_window(const struct rdps_reasm *r, int32_t si,
+                                           uint32_t distance)
+{
+    return distance < rdps__rel_window_floor(r, si) || distance < rdps__rel_status_window(r, si);
 }
 
 /* Learns the span of the message at the consumed point from fragment v (window stretch). */

@@ -484,7 +484,7 @@ int rdps__rel_on_data(struct rdps_reasm *r, int32_t si, const struct rdps_frame_
         return 0;
     }
     rdps__rel_learn_head(r, si, v);
-    if (seq - rs->consumed >= rdps__rel_status_window(r, si)) {
+    if (!rdps__rel_within_window(r, si, seq - rs->consumed)) {
         /* Nothing slides over an undelivered sequence: beyond the advertised window, drop and
          * ask later. */
         RDPS_REL_COUNT(r, rs, beyond_window, 1);
@@ -618,8 +618,8 @@ int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_f
      * it sent: the STATUS that carried the position may have been lost, and a window-blocked
      * publisher only sends heartbeats. Without this it waited for the next quarter window of
      * progress or the status interval (100 ms; seen in the simulated fabric). */
-    if (!rs->status_now && (rs->consumed == next ||
-                            rdps__seq_lt(next, rs->consumed + rdps__rel_status_window(r, si)))) {
+    if (!rs->status_now &&
+        (rdps__seq_le(next, rs->consumed) || rdps__rel_within_window(r, si, next - rs->consumed))) {
         rs->status_now = true;
         rdps__rel_note_due(r, now_ns);
     }
@@ -680,6 +680,14 @@ static uint64_t poll_naks(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uin
             next = min_u64(next, g->due_ns);
             continue;
         }
+        if (r->rel_rx_backlog && g->tries > 0 && !g->overtaken &&
+            now_ns - g->due_ns < retry_wait(r, rs, g->tries)) {
+            if (!g->held)
+                RDPS_REL_COUNT(r, rs, retries_held, 1);
+            g->held = 1;
+            next = now_ns; /* asked again once the queue is processed */
+            continue;
+        }
         if (g->tries >= cfg->nak_max_tries) {
             g->lost_reason = RDPS_LOSS_RETRIES;
             *gave_up = true;
@@ -696,6 +704,7 @@ static uint64_t poll_naks(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uin
         if (g->overtaken)
             RDPS_REL_COUNT(r, rs, overtaken, 1);
         g->overtaken = 0;
+        g->held = 0;
         g->tries++;
         g->nak_ns = now_ns;
         g->due_ns = retry_due(r, rs, g->tries, now_ns);
@@ -745,6 +754,11 @@ uint64_t rdps__reasm_rel_poll(struct rdps_reasm *r, uint64_t now_ns, uint64_t wa
 
 /* ---- inputs and stats --------------------------------------------------------------------------
  */
+
+void rdps__reasm_rel_set_backlog(struct rdps_reasm *r, bool backlog)
+{
+    r->rel_rx_backlog = backlog;
+}
 
 void rdps__reasm_rel_set_credits(struct rdps_reasm *r, uint32_t credits)
 {

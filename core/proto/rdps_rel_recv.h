@@ -124,19 +124,20 @@ struct rdps_reasm_loss {
 #define RDPS_REL_LATENCY_BUCKETS 24
 
 struct rdps_rel_recv_counters {
-    uint64_t naks_sent;           /* NAK frames */
-    uint64_t nak_ranges_sent;     /* ranges in them */
-    uint64_t naks_suppressed;     /* pending NAKs (ranges) cancelled or deferred by a seen repair */
-    uint64_t overtaken;           /* ranges NAKed again at once: a later-asked repair came first */
-    uint64_t recovered;           /* missing sequences filled by a repair */
-    uint64_t out_of_order;        /* missing sequences filled by a late original */
-    uint64_t duplicates;          /* frames already received, delivered or given up */
-    uint64_t delivered;           /* messages delivered in order */
-    uint64_t parked;              /* messages completed above the consumed point */
-    uint64_t park_evicted;        /* parked/partial messages evicted: their sequences asked again */
-    uint64_t beyond_window;       /* frames a window or more past the consumed point (dropped) */
-    uint64_t range_overflow;      /* gap list full: ranges merged (over-asking) */
-    uint64_t join_skipped;        /* sequences of messages begun before the join (not delivered) */
+    uint64_t naks_sent;       /* NAK frames */
+    uint64_t nak_ranges_sent; /* ranges in them */
+    uint64_t naks_suppressed; /* pending NAKs (ranges) cancelled or deferred by a seen repair */
+    uint64_t overtaken;       /* ranges NAKed again at once: a later-asked repair came first */
+    uint64_t retries_held;    /* ranges whose retry waited for queued datagrams to be processed */
+    uint64_t recovered;       /* missing sequences filled by a repair */
+    uint64_t out_of_order;    /* missing sequences filled by a late original */
+    uint64_t duplicates;      /* frames already received, delivered or given up */
+    uint64_t delivered;       /* messages delivered in order */
+    uint64_t parked;          /* messages completed above the consumed point */
+    uint64_t park_evicted;    /* parked/partial messages evicted: their sequences asked again */
+    uint64_t beyond_window;   /* frames a window or more past the consumed point (dropped) */
+    uint64_t range_overflow;  /* gap list full: ranges merged (over-asking) */
+    uint64_t join_skipped;    /* sequences of messages begun before the join (not delivered) */
     uint64_t repairs_before_join; /* totals only: repairs of unknown streams (no join there) */
     uint64_t status_sent;
     uint64_t heartbeats;
@@ -219,6 +220,14 @@ struct rdps_reasm;
  * nothing is due.
  */
 uint64_t rdps__reasm_rel_poll(struct rdps_reasm *r, uint64_t now_ns, uint64_t wall_ns);
+
+/*
+ * Whether datagrams already received wait unprocessed (the caller stopped at its budget with
+ * more queued). A retry NAK is then held back, for at most its own wait again: the repair it
+ * would ask for may be among them (a receiver that runs behind its queue otherwise asked
+ * again for repairs it had, and they came twice). First NAKs and STATUS are not held.
+ */
+void rdps__reasm_rel_set_backlog(struct rdps_reasm *r, bool backlog);
 
 /* Free receive credits (datagrams) advertised in STATUS as the window (min with 1023); until
  * set, 1023. */

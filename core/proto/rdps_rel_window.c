@@ -47,6 +47,10 @@ void rdps__rel_status_progress(struct rdps_reasm *r, struct rdps_rel_stream *rs)
     uint32_t progress = rs->consumed - rs->status_consumed;
     if (rs->status_now || progress == 0)
         return;
+    /* Below a quarter of the window's floor no STATUS is due: the exact window is not needed. */
+    uint32_t floor_quarter = rdps__rel_window_floor(r, si) / 4;
+    if (progress < floor_quarter)
+        return;
     uint32_t quarter = rdps__rel_status_window(r, si) / 4;
     if (progress >= (quarter ? quarter : 1)) {
         rs->status_now = true;

@@ -461,6 +461,54 @@ static void test_retry_backoff_cap_and_exhaustion(void **state)
     fixture_fini(&fx);
 }
 
+/* While received datagrams wait unprocessed, a due retry waits for them (its repair may be
+ * there), at most one more retry wait; a first NAK does not wait. */
+static void test_retry_held_while_datagrams_queued(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, tune_retry);
+    data(&fx, 0, 0);
+    data(&fx, 3, 0); /* 1 and 2 missing */
+    rdps__reasm_rel_set_backlog(&fx.r, true);
+    poll(&fx);
+    assert_int_equal(fx.naks, 1); /* the first NAK goes at once */
+    uint64_t due = poll(&fx);
+    assert_int_equal(due, fx.now + 1 * MS);
+    fx.now = due;
+    assert_int_equal(poll(&fx), fx.now); /* held: look again after the next datagrams */
+    assert_int_equal(fx.naks, 1);
+    fx.now += MS / 2;
+    poll(&fx);
+    assert_int_equal(fx.naks, 1);
+    assert_int_equal(rdps__reasm_rel_counters(&fx.r)->retries_held, 1); /* once per retry */
+    /* The queue processed: the retry goes. */
+    rdps__reasm_rel_set_backlog(&fx.r, false);
+    poll(&fx);
+    assert_int_equal(fx.naks, 2);
+    /* Held at most one retry wait past its due time, however long the queue stays. */
+    rdps__reasm_rel_set_backlog(&fx.r, true);
+    uint64_t nak2 = fx.now;
+    fx.now = nak2 + 1 * MS;
+    poll(&fx);
+    assert_int_equal(fx.naks, 2);
+    fx.now = nak2 + 2 * MS - 1;
+    poll(&fx);
+    assert_int_equal(fx.naks, 2);
+    fx.now = nak2 + 2 * MS;
+    poll(&fx);
+    assert_int_equal(fx.naks, 3);
+    assert_int_equal(rdps__reasm_rel_counters(&fx.r)->retries_held, 2);
+    /* The repair came with the queue: nothing more is asked. */
+    repair(&fx, 1);
+    repair(&fx, 2);
+    fx.now += 10 * MS;
+    poll(&fx);
+    assert_int_equal(fx.naks, 3);
+    assert_int_equal(fx.rec.count, 4);
+    fixture_fini(&fx);
+}
+
 static void tune_deadline(struct rdps_reasm_config *cfg)
 {
     cfg->rel.loss_deadline_ns = 20 * MS;
@@ -1240,6 +1288,7 @@ int main(void)
         cmocka_unit_test(test_nak_delay_scaled_by_receivers),
         cmocka_unit_test(test_nak_delay_follows_discovery_count),
         cmocka_unit_test(test_retry_backoff_cap_and_exhaustion),
+        cmocka_unit_test(test_retry_held_while_datagrams_queued),
         cmocka_unit_test(test_loss_deadline),
         cmocka_unit_test(test_suppression_by_seen_repair),
         cmocka_unit_test(test_overtaken_repair_asked_again_at_once),
