@@ -524,6 +524,12 @@ int main(int argc, char **argv)
         rdps_counters ctx_c;
         rdps_ctx_counters(ctx, &ctx_c); /* the ctx's receive side (NAK, STATUS) */
         tool_json_u64(&j, "loss_dropped_rx", ctx_c.loss_dropped_rx);
+        tool_json_u64(&j, "frames_received", ctx_c.frames_received);
+        tool_json_u64(&j, "own_frames", ctx_c.own_frames);
+        tool_json_u64(&j, "bad_frames", ctx_c.bad_frames);
+        tool_json_u64(&j, "rq_empty", ctx_c.rq_empty);
+        tool_json_u64(&j, "qp_recoveries", ctx_c.qp_recoveries);
+        tool_json_u64(&j, "sends_lost", ctx_c.sends_lost);
         tool_json_u64(&j, "subscribers", (uint64_t)rdps_pub_subscriber_count(pub));
         tool_json_bool(&j, "reliable", opt.reliable);
         tool_json_u64(&j, "naks_received", c.naks_received);

@@ -347,6 +347,9 @@ static void print_json(const struct state *st, const rdps_sub_t *sub, const rdps
     tool_json_u64(&j, "loss_dropped_rx", c->loss_dropped_rx);
     tool_json_u64(&j, "frames_received", c->frames_received);
     tool_json_u64(&j, "rq_empty", c->rq_empty);
+    tool_json_u64(&j, "qp_recoveries", c->qp_recoveries);
+    tool_json_u64(&j, "sends_lost", c->sends_lost);
+    tool_json_u64(&j, "control_send_failures", c->control_send_failures);
     tool_json_u64(&j, "unknown_topic", c->unknown_topic);
     /* Reliable delivery (zero otherwise): lost above counts sequences given up. */
     tool_json_u64(&j, "loss_events", st->loss_events);
