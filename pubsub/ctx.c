@@ -620,6 +620,7 @@ int rdps_ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out)
     out->loss_dropped_tx = ts.loss_dropped_tx;
     out->qp_recoveries = ts.qp_recoveries;
     out->sends_lost = ts.tx_lost_qp_error;
+    out->send_stalls = ts.tx_stalls;
     rdps__discovery_counters(ctx, out);
     return 0;
 }

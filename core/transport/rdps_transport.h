@@ -109,6 +109,9 @@ struct rdps_transport_stats {
     uint64_t qp_recoveries;
     /* Send work requests queued or in flight when the QP was reset: lost, never sent. */
     uint64_t tx_lost_qp_error;
+    /* Times a signaled send stayed uncompleted for the stall time (verbs: 2 s) while
+     * nothing else completed: the device or the link stopped sending (logged once each). */
+    uint64_t tx_stalls;
 };
 
 enum rdps_transport_event_type {

@@ -2,10 +2,12 @@
  * fd, CQ notification arming, async events (port, device, QP errors) queued for next_event(). */
 #include "verbs_internal.h"
 
+#include "rdps_clock.h"
 #include "rdps_error.h"
 #include "rdps_log.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 
 void rdps__verbs_push_event(struct verbs_transport *vt, enum rdps_transport_event_type type)
@@ -126,9 +128,47 @@ int rdps__verbs_arm(struct rdps_transport *t)
     return (int)vt->event_count;
 }
 
+/*
+ * A send that never completes leaves no error to see: the device or the link stopped moving
+ * (a queue pair wedged, a link without carrier that reports none). Senders then wait on the
+ * send queue without a word and reliable receivers time out. A signaled WR outstanding while
+ * nothing completes for VERBS_SEND_STALL_NS is reported once per stall, logged and counted;
+ * the transport does not act on it (a reset would lose the queued sends and cannot revive a
+ * dead link).
+ */
+static void send_watchdog(struct verbs_transport *vt)
+{
+    bool waiting = vt->signaled_through > vt->done_seq;
+    if (vt->watch_reported && (!waiting || vt->done_seq != vt->watch_done_seq)) {
+        RDPS_LOG_WRN("%s: qpn 0x%x: sends complete again", vt->info.device_name, vt->info.qpn);
+        vt->watch_reported = false;
+    }
+    if (!waiting) {
+        vt->watch_since_ns = 0;
+        return;
+    }
+    uint64_t now = rdps__clock_monotonic_ns();
+    if (vt->watch_since_ns == 0 || vt->done_seq != vt->watch_done_seq) {
+        vt->watch_done_seq = vt->done_seq;
+        vt->watch_since_ns = now;
+        return;
+    }
+    if (vt->watch_reported || now - vt->watch_since_ns < VERBS_SEND_STALL_NS)
+        return;
+    if (rdps__verbs_reap_send_cq(vt) == 0 && vt->done_seq != vt->watch_done_seq)
+        return; /* completions were waiting: the next look restarts the clock */
+    vt->watch_reported = true;
+    vt->stats.tx_stalls++;
+    RDPS_LOG_WRN("%s: qpn 0x%x: %" PRIu64 " sends posted, none completed for %" PRIu64
+                 " ms: the device or the link stopped sending",
+                 vt->info.device_name, vt->info.qpn, vt->next_seq - vt->done_seq,
+                 (now - vt->watch_since_ns) / 1000000u);
+}
+
 int rdps__verbs_next_event(struct rdps_transport *t, enum rdps_transport_event_type *type)
 {
     struct verbs_transport *vt = to_verbs(t);
+    send_watchdog(vt);
     if (vt->event_count == 0)
         drain_async_events(vt);
     if (vt->event_count == 0)

@@ -16,8 +16,10 @@
 /* A submit_mem request's slot: pend_mem / posted_mem say which region. */
 #define VERBS_MEM_SLOT   (UINT32_MAX - 1)
 #define VERBS_POLL_BATCH 32
-#define VERBS_EVENT_RING 16
-#define VERBS_BUF_ALIGN  64u
+/* A signaled send not completed for this long, nothing else completing: a stalled device. */
+#define VERBS_SEND_STALL_NS 2000000000ull
+#define VERBS_EVENT_RING    16
+#define VERBS_BUF_ALIGN     64u
 
 /* What a reply needs from a receive completion besides the source, kept per receive slot. */
 struct verbs_rx_meta {
@@ -76,6 +78,10 @@ struct verbs_transport {
     uint64_t *posted_cookie;
     uint64_t next_seq, done_seq;
     uint64_t signaled_through; /* 1 + sequence of the last signaled WR posted (0: none) */
+    /* Send watchdog (verbs_events.c): done_seq when last looked at, and since when it has not
+     * moved with a signaled WR outstanding (0: not waiting). */
+    uint64_t watch_done_seq, watch_since_ns;
+    bool watch_reported;
     uint32_t sq_depth, signal_every, unsignaled_run;
     /*
      * flush() signals a chain's last WR when fewer free send buffers than this

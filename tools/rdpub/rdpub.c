@@ -530,6 +530,7 @@ int main(int argc, char **argv)
         tool_json_u64(&j, "rq_empty", ctx_c.rq_empty);
         tool_json_u64(&j, "qp_recoveries", ctx_c.qp_recoveries);
         tool_json_u64(&j, "sends_lost", ctx_c.sends_lost);
+        tool_json_u64(&j, "send_stalls", ctx_c.send_stalls);
         tool_json_u64(&j, "subscribers", (uint64_t)rdps_pub_subscriber_count(pub));
         tool_json_bool(&j, "reliable", opt.reliable);
         tool_json_u64(&j, "naks_received", c.naks_received);

@@ -349,6 +349,7 @@ static void print_json(const struct state *st, const rdps_sub_t *sub, const rdps
     tool_json_u64(&j, "rq_empty", c->rq_empty);
     tool_json_u64(&j, "qp_recoveries", c->qp_recoveries);
     tool_json_u64(&j, "sends_lost", c->sends_lost);
+    tool_json_u64(&j, "send_stalls", c->send_stalls);
     tool_json_u64(&j, "control_send_failures", c->control_send_failures);
     tool_json_u64(&j, "unknown_topic", c->unknown_topic);
     /* Reliable delivery (zero otherwise): lost above counts sequences given up. */

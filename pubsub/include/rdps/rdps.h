@@ -408,7 +408,8 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(repair_latency_p99_us, "reliable subscribers: gap detection to repair, 99th pct (gauge)")   \
     X(repairs_unicast, "reliable publishers: repair datagrams sent by unicast")                   \
     X(repairs_multicast, "reliable publishers: repair datagrams sent by multicast")               \
-    X(rtt_us, "reliable publishers: latest round-trip time from a heartbeat echo (us, gauge)")
+    X(rtt_us, "reliable publishers: latest round-trip time from a heartbeat echo (us, gauge)")    \
+    X(send_stalls, "times no send completed for 2 s with sends posted (device or link stalled)")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
