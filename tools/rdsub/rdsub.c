@@ -273,6 +273,8 @@ static void json_reliable_sessions(struct tool_json *j, const rdps_sub_t *sub)
 {
     rdps_session_stats ss[16];
     int n = rdps_sub_sessions(sub, ss, 16);
+    /* The array holds the newest 16: the total says whether there were more. */
+    tool_json_u64(j, "reliable_sessions_total", n > 0 ? (uint64_t)n : 0);
     tool_json_array_begin(j, "reliable_sessions");
     for (int i = 0; i < n && i < 16; i++) {
         tool_json_object_begin(j, NULL);
