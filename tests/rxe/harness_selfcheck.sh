@@ -59,10 +59,15 @@ run_vm help --help
 check "--help: status 0 + usage on stdout" eval '[[ $rc == 0 ]] && has help.out "Usage:"'
 
 # Two guests: the first non-zero status wins, output is prefixed per guest, and the guest
-# still running is stopped shortly after the failure instead of running out its sleep.
+# still running is stopped shortly after the failure instead of running out its sleep. Guest 0
+# fails only once guest 1 has printed (a marker in the shared scratch directory, then a second
+# for the console to carry the line): both commands start together, and a guest stopped before
+# its first line would fail the prefix check, not the harness.
 run_vm status exec --timeout 600 \
-	--host 'echo "out of zero"; echo "err of zero" >&2; exit 3' \
-	--host 'echo "one: $RDPS_VM_INDEX/$RDPS_VM_COUNT"; sleep 500; echo "one never gets here"'
+	--host 'for _ in $(seq 600); do [ -e "$RDPS_VM_SCRATCH/one" ] && break; sleep 0.1; done
+		sleep 1; echo "out of zero"; echo "err of zero" >&2; exit 3' \
+	--host 'echo "one: $RDPS_VM_INDEX/$RDPS_VM_COUNT"; touch "$RDPS_VM_SCRATCH/one"; sleep 500
+		echo "one never gets here"'
 cat "$tmp/status.out" "$tmp/status.err"
 check "exit 3 in guest 0 gives status 3 (got $rc)" eval '[[ $rc == 3 ]]'
 check "stdout prefixed [host0]" has status.out "^\[host0\] out of zero$"
