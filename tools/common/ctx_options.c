@@ -129,6 +129,7 @@ int tool_send(rdps_ctx_t *ctx, rdps_pub_t *pub, const void *data, size_t len, un
               const volatile sig_atomic_t *stop, uint64_t *eagain)
 {
     uint64_t give_up = 0;
+    unsigned spins = 0;
     for (;;) {
         int rc = rdps_pub_send_ex(pub, data, len, flags);
         if (rc != RDPS_EAGAIN)
@@ -141,7 +142,7 @@ int tool_send(rdps_ctx_t *ctx, rdps_pub_t *pub, const void *data, size_t len, un
             give_up = now + TOOL_SEND_STALL_NS;
         else if (now > give_up)
             return TOOL_SEND_STALLED;
-        rc = rdps_ctx_poll(ctx, 0);
+        rc = ++spins <= TOOL_SEND_SPINS ? rdps_ctx_poll(ctx, 0) : rdps_ctx_wait(ctx, 1);
         if (rc < 0)
             return rc;
     }

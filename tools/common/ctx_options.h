@@ -66,10 +66,16 @@ int tool_ctx_open(const char *prog, const struct tool_ctx_options *o, size_t max
 /* Back-pressure that lasts this long means the device stopped completing sends. */
 #define TOOL_SEND_STALL_NS 10000000000ull
 #define TOOL_SEND_STALLED  1
+/* Polls of a back-pressured send before it sleeps on the ctx's events. On soft-RoCE the kernel
+ * sends and receives for the device on the same CPUs, and a sender spinning through a closed
+ * window took them from it (rxe across two guests, reliable 1 KiB messages, 6 interleaved
+ * rounds: 11 % more messages per second lossless, 9 % at 1 % loss, 4 % at 5 %). */
+#define TOOL_SEND_SPINS 16u
 
 /*
  * rdps_pub_send_ex through back-pressure: polls the ctx while it returns RDPS_EAGAIN (each one
- * counted in *eagain). Returns 0, a negative rdps code, RDPS_ECANCELED once *stop is set, or
+ * counted in *eagain), and after TOOL_SEND_SPINS polls waits on the ctx's events (at most 1 ms
+ * at a time). Returns 0, a negative rdps code, RDPS_ECANCELED once *stop is set, or
  * TOOL_SEND_STALLED when back-pressure did not clear within TOOL_SEND_STALL_NS.
  */
 int tool_send(rdps_ctx_t *ctx, rdps_pub_t *pub, const void *data, size_t len, unsigned flags,

@@ -201,7 +201,9 @@ RDPS_EXPORT void rdps_pub_destroy(rdps_pub_t *pub);
 RDPS_EXPORT int rdps_pub_ready(const rdps_pub_t *pub);
 /* Publishes one message of 0..rdps_pub_max_message_size() bytes (copied; the
  * buffer is free on return). Returns 0, RDPS_EAGAIN when not ready or the send
- * queue is full (nothing was sent: poll and retry), RDPS_EMSGSIZE when too long. */
+ * queue is full (nothing was sent: poll and retry; when it persists, wait with
+ * rdps_ctx_wait() rather than spin: on soft-RoCE the kernel does the device's
+ * work on the same CPUs), RDPS_EMSGSIZE when too long. */
 RDPS_EXPORT int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len);
 /*
  * rdps_pub_send with flags. RDPS_SEND_MORE: more messages follow at once, so
