@@ -94,7 +94,7 @@ void rdps__verbs_ack_cq_events(struct verbs_transport *vt)
  * every request for notification is one): at most one CQ event is read per
  * call (the epoll fd is level-triggered, so a second pending event simply
  * wakes the caller again); a CQ is re-armed only after its notification was
- * consumed; the send CQ only while a sender may wait for buffers; async events
+ * consumed; the send CQ only while a sender may wait for buffers or ring posts; async events
  * are read when the wakeup was not a CQ event.
  */
 int rdps__verbs_arm(struct rdps_transport *t)
@@ -117,9 +117,12 @@ int rdps__verbs_arm(struct rdps_transport *t)
             return rdps__set_err(RDPS_EIO, "ibv_req_notify_cq: %s", strerror(errno));
         vt->recv_notify_armed = true;
     }
-    /* Only a sender short of buffers or queue slots waits for send completions. */
-    bool sender_may_wait =
-        vt->send_free_count < vt->signal_every || verbs_sq_room(vt) < vt->signal_every;
+    /* Only a sender short of buffers or queue slots waits for send completions, or one whose
+     * posts reference its own memory (a reliable publisher's ring: frames wait in it for the
+     * device to finish earlier ones, and the chain's last request is signaled). */
+    bool sender_may_wait = vt->send_free_count < vt->signal_every ||
+                           verbs_sq_room(vt) < vt->signal_every ||
+                           vt->done_seq < vt->mem_posted_through;
     if (!vt->send_notify_armed && sender_may_wait) {
         if (ibv_req_notify_cq(vt->send_cq, 0) != 0)
             return rdps__set_err(RDPS_EIO, "ibv_req_notify_cq: %s", strerror(errno));

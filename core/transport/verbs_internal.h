@@ -77,7 +77,8 @@ struct verbs_transport {
     struct rdps_tx_mem **posted_mem; /* by sequence, for posted_slot VERBS_MEM_SLOT */
     uint64_t *posted_cookie;
     uint64_t next_seq, done_seq;
-    uint64_t signaled_through; /* 1 + sequence of the last signaled WR posted (0: none) */
+    uint64_t signaled_through;   /* 1 + sequence of the last signaled WR posted (0: none) */
+    uint64_t mem_posted_through; /* 1 + sequence of the last submit_mem WR posted (0: none) */
     /* Send watchdog (verbs_events.c): done_seq when last looked at, and since when it has not
      * moved with a signaled WR outstanding (0: not waiting). */
     uint64_t watch_done_seq, watch_since_ns;

@@ -225,6 +225,7 @@ static void posted_mem_requests(struct verbs_transport *vt, uint32_t posted)
             uint64_t seq = vt->next_seq + i;
             vt->posted_mem[seq % vt->sq_depth] = vt->pend_mem[i];
             vt->posted_cookie[seq % vt->sq_depth] = vt->pend_cookie[i];
+            vt->mem_posted_through = seq + 1;
         }
     }
     /* Unposted ones (i >= posted) are dropped by flush through rdps__verbs_pend_drop. */
