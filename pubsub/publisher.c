@@ -20,6 +20,9 @@ int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opt
     *out = NULL;
     if (ctx->destroy_requested)
         return rdps__set_err(RDPS_ECLOSED, "rdps_pub_create: the ctx is being destroyed");
+    if (opts != NULL && !opts->reliable && opts->rate_limit != 0)
+        return rdps__set_err(RDPS_EINVAL, "rdps_pub_create: rate_limit needs a reliable publisher "
+                                          "(an unreliable one sends when the application does)");
     if ((rc = rdps__topic_table_get(&ctx->topics, topic, opts ? opts->group : NULL, &t)) < 0)
         return rdps__prepend_err(rc, "rdps_pub_create: ");
 

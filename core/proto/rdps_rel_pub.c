@@ -72,6 +72,12 @@ static int check_config(const struct rdps_rel_pub_config *c)
         return rdps__set_err(RDPS_EINVAL,
                              "rel_pub_init: repair budget below one datagram, zero interval or "
                              "zero data_per_repair");
+    if (c->rate_bytes_per_s != 0 &&
+        (c->rate_bytes_per_s < c->max_datagram || c->rate_bytes_per_s > RDPS_REL_RATE_MAX))
+        return rdps__set_err(RDPS_EINVAL,
+                             "rel_pub_init: rate limit %llu bytes/s outside one datagram per "
+                             "second..%llu",
+                             (unsigned long long)c->rate_bytes_per_s, RDPS_REL_RATE_MAX);
     if (c->heartbeat_min_ns == 0 || c->heartbeat_max_ns < c->heartbeat_min_ns ||
         c->receiver_timeout_ns == 0 || c->repair_linger_ns == 0)
         return rdps__set_err(RDPS_EINVAL, "rel_pub_init: zero heartbeat, timeout or linger");
@@ -408,6 +414,34 @@ int rdps__rel_pub_on_frame(struct rdps_rel_pub *p, const struct rdps_source *sou
 
 /* ---- actions ---- */
 
+/* Rate limit: may new data go now? */
+static inline bool rate_allows(const struct rdps_rel_pub *p, uint64_t now_ns)
+{
+    return p->cfg.rate_bytes_per_s == 0 || p->rate_paid_ns <= now_ns + RDPS_REL_RATE_BURST_NS;
+}
+
+/* When new data may go again (rate_allows is false before). */
+static inline uint64_t rate_ready_ns(const struct rdps_rel_pub *p)
+{
+    return p->rate_paid_ns - RDPS_REL_RATE_BURST_NS;
+}
+
+/* New data waits in the ring for the rate limit only (a heartbeat would say nothing new). */
+static inline bool rate_paced(const struct rdps_rel_pub *p, uint64_t now_ns)
+{
+    return p->post_seq != p->ring.head_seq && !rate_allows(p, now_ns);
+}
+
+/* Charges a frame of len bytes to the rate limit. */
+static inline void rate_charge(struct rdps_rel_pub *p, uint32_t len, uint64_t now_ns)
+{
+    if (p->cfg.rate_bytes_per_s == 0)
+        return;
+    if (p->rate_paid_ns < now_ns)
+        p->rate_paid_ns = now_ns; /* idle time is not saved up beyond the burst */
+    p->rate_paid_ns += (uint64_t)len * 1000000000ull / p->cfg.rate_bytes_per_s;
+}
+
 static void refill(struct rdps_rel_pub *p, uint64_t now_ns)
 {
     if (now_ns < p->tokens_at + p->cfg.repair_interval_ns)
@@ -492,6 +526,7 @@ static int post_data(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a, uint
 {
     uint32_t seq = p->post_seq++;
     ring_action(p, a, RDPS_REL_PUB_POST_DATA, seq, &p->ring.slots[seq & p->ring.slot_mask]);
+    rate_charge(p, a->len, now_ns);
     p->counters.data_posted++;
     if (p->data_since_repair < p->cfg.data_per_repair)
         p->data_since_repair++;
@@ -507,7 +542,7 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
     /* Fast paths: new data with no repair waiting; nothing due at all. */
     if (p->rq_count == 0 && p->owed_count == 0) {
         if (p->post_seq != p->ring.head_seq) {
-            if (room)
+            if (room && rate_allows(p, now_ns))
                 return post_data(p, a, now_ns);
         } else if (now_ns < p->hb_next) {
             return 0;
@@ -517,7 +552,7 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
         refill(p, now_ns);
         struct rdps_rel_repair *e = NULL;
         const struct rdps_pub_ring_slot *rs = next_repair(p, &e);
-        bool data = p->post_seq != p->ring.head_seq;
+        bool data = p->post_seq != p->ring.head_seq && rate_allows(p, now_ns);
         if (rs != NULL && (!data || p->data_since_repair >= p->cfg.data_per_repair)) {
             uint32_t seq = e->start + e->sent;
             uint8_t *frame = p->ring.mem + rs->pos % p->ring.cap;
@@ -538,6 +573,7 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
             }
             p->counters.repair_bytes += rs->len;
             p->repair_tokens -= rs->len;
+            rate_charge(p, rs->len, now_ns);
             p->data_since_repair = 0;
             if (++e->sent == e->count) {
                 p->rq_head = (p->rq_head + 1) % p->cfg.max_repairs;
@@ -562,7 +598,7 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
         p->counters.heartbeats_unrecoverable++;
         return 1;
     }
-    if (now_ns >= p->hb_next) {
+    if (now_ns >= p->hb_next && !rate_paced(p, now_ns)) {
         heartbeat_action(p, a, wall_ns);
         /* hb_min after data, then gaps doubling to the cap; while appends wait on the window,
          * or a receiver in flow control has not reported everything posted, at most
@@ -596,11 +632,14 @@ uint64_t rdps__rel_pub_tick(struct rdps_rel_pub *p, uint64_t now_ns)
     uint64_t stall = rdps__rel_stall_check(p, now_ns);
     if (stall < next)
         next = stall;
-    if (p->hb_next < next)
+    bool paced = rate_paced(p, now_ns);
+    if (p->hb_next < next && !paced) /* paced: data goes next, not a heartbeat */
         next = p->hb_next;
     bool room = !rdps__pub_ring_inflight_full(&p->ring);
-    if (room && (p->post_seq != p->ring.head_seq || p->owed_count > 0))
+    if (room && ((p->post_seq != p->ring.head_seq && !paced) || p->owed_count > 0))
         return now_ns;
+    if (room && paced && rate_ready_ns(p) < next)
+        next = rate_ready_ns(p);
     if (room && p->rq_count > 0) {
         refill(p, now_ns);
         struct rdps_rel_repair *e;

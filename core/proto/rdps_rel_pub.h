@@ -177,6 +177,10 @@ struct rdps_rel_pub_config {
     uint32_t data_per_repair;    /* new frames between two repairs when both wait (>= 1) */
     uint32_t max_repairs;        /* repair queue entries */
     uint32_t max_frames_per_nak; /* sequences one NAK may schedule */
+    /* Datagram bytes per second put on the wire, new data and repairs together (0: no limit).
+     * Repairs are never held by it; new data waits until their share is paid. Bursts up to
+     * RDPS_REL_RATE_BURST_NS worth, so a caller woken once a millisecond keeps the rate. */
+    uint64_t rate_bytes_per_s;
     uint64_t heartbeat_min_ns, heartbeat_max_ns;
     uint64_t hash_seed;             /* random per process */
     rdps_rel_pub_event_fn on_event; /* optional */
@@ -184,6 +188,9 @@ struct rdps_rel_pub_config {
 };
 
 #define RDPS_REL_PUB_DEFAULT_RING (16u * 1024u * 1024u)
+/* rate_bytes_per_s: at most one datagram per second up to 100 GB/s; bursts of 2 ms. */
+#define RDPS_REL_RATE_MAX      100000000000ull
+#define RDPS_REL_RATE_BURST_NS 2000000ull
 /* Datagrams of the largest reliable message: a receiver holds a whole message inside its
  * sequence window (RDPS_REASM_WINDOW - 1), so a longer one could never be delivered. */
 #define RDPS_REL_MAX_MSG_FRAMES 1023u
@@ -296,6 +303,9 @@ struct rdps_rel_pub {
     int64_t repair_tokens;
     uint64_t tokens_at;
     uint32_t data_since_repair;
+    /* Rate limit (cfg.rate_bytes_per_s): the time the bytes charged so far are paid off; new
+     * data goes while it is at most RDPS_REL_RATE_BURST_NS ahead of now (GCRA). */
+    uint64_t rate_paid_ns;
     /* Heartbeats. */
     uint64_t hb_next, hb_interval;
     uint64_t hb_min;    /* heartbeat_min_ns, or half the latest smoothed RTT when longer */

@@ -3,9 +3,11 @@
 # lossless goodput, reliable over unreliable rate, control datagrams per data datagram, repair
 # latency in RTTs.
 #
-# Usage (host):  tests/bench/reliable-goodput.sh [BUILD_DIR] [MESSAGES] [SIZE] [ROUNDS]
+# Usage (host):  tests/bench/reliable-goodput.sh [BUILD_DIR] [MESSAGES] [SIZE] [ROUNDS] [LIMIT]
 # Boots two guests (tools/rxe-vm) once; guest 0 publishes MESSAGES pattern messages of SIZE bytes
-# (default 4000 x 1024) as fast as it can, guest 1 runs rdsub --verify. ROUNDS times (default 1)
+# (default 4000 x 1024) as fast as it can (LIMIT, e.g. 9m: reliable runs with rdpub --rate-limit
+# LIMIT; the unreliable run stays unpaced, so the rate ratio then says nothing), guest 1 runs
+# rdsub --verify. ROUNDS times (default 1)
 # the scenarios, in turn, each with its own topic and the same netem qdisc on both guests:
 #   unreliable  lossless, rdpub/rdsub without --reliable
 #   reliable    lossless, then netem loss 1 %, 5 %, 20 %
@@ -23,15 +25,16 @@ if [ "${1:-}" != "--in-guest" ]; then
 	msgs=${2:-4000}
 	size=${3:-1024}
 	rounds=${4:-1}
+	limit=${5:-0}
 	for tool in rdpub/rdpub rdsub/rdsub; do
 		[ -x "$build/tools/$tool" ] || { echo "reliable-goodput: $build/tools/$tool not built" >&2; exit 2; }
 	done
 	cd "$repo" || exit 2
 	log=$(mktemp)
-	role="tests/bench/reliable-goodput.sh --in-guest '$build' $msgs $size $rounds"
+	role="tests/bench/reliable-goodput.sh --in-guest '$build' $msgs $size $rounds $limit"
 	tools/rxe-vm exec --timeout $((900 * rounds)) --host "$role" --host "$role" | tee "$log"
 	rc=${PIPESTATUS[0]}
-	python3 - "$log" <<'EOF'
+	python3 - "$log" "$limit" <<'EOF'
 import re, statistics, sys
 rounds = {}  # round -> scenario -> fields
 for line in open(sys.argv[1]):
@@ -65,10 +68,19 @@ for k, rows in sorted(rounds.items()):
             failed.append(f"round {k} loss {loss} %")
     if base and unrel:
         ratios["rel/unrel"].append(base / unrel)
+limit = sys.argv[2]
 print("\nreliable goodput over the lossless reliable goodput of the same round "
-      "(targets 0.95 / 0.85 / 0.5):")
+      "(targets 0.95 / 0.85 / 0.5)" +
+      (f", reliable publisher limited to {limit} bytes/s:" if limit != "0" else ", unpaced:"))
 for loss in ("1", "5", "20"):
     print(f"  loss {loss:>2} %: {summary(ratios[loss])}")
+# Absolute rates too: a rate limit trades lossless rate for what loss costs.
+medians = []
+for scen in ("reliable-0", "reliable-1", "reliable-5", "reliable-20"):
+    rates = [rate(rows, scen) for rows in rounds.values()]
+    rates = [r for r in rates if r]
+    medians.append(f"{statistics.median(rates):.0f}" if rates else "n/a")
+print("reliable goodput, median msgs/s at 0 / 1 / 5 / 20 % loss: " + " / ".join(medians))
 print(f"reliable lossless rate over unreliable lossless rate (target >= 0.9): "
       f"{summary(ratios['rel/unrel'])}")
 if failed:
@@ -107,7 +119,7 @@ EOF
 	exit "$rc"
 fi
 
-build=$2 msgs=$3 size=$4 rounds=$5
+build=$2 msgs=$3 size=$4 rounds=$5 limit=${6:-0}
 pub=$build/tools/rdpub/rdpub
 sub=$build/tools/rdsub/rdsub
 [ -n "${RDPS_VM_INDEX:-}" ] || { echo "run inside tools/rxe-vm"; exit 2; }
@@ -123,6 +135,7 @@ for scen in unreliable-0 reliable-0 reliable-1 reliable-5 reliable-20; do
 	fi
 	rel=()
 	[ "$mode" = reliable ] && rel=(--reliable)
+	[ "$mode" = reliable ] && [ "$limit" != 0 ] && rel+=(--rate-limit "$limit")
 	topic="bench.goodput.$scen.$round"
 	if [ "$RDPS_VM_INDEX" -eq 0 ]; then
 		"$pub" -t "$topic" "${rel[@]}" --pattern -c "$msgs" -s "$size" --wait-subs 1 \

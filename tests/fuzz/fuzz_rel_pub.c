@@ -102,6 +102,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     f.cfg.repair_budget_bytes = 3 * RP_DGRAM;
     f.cfg.stall_evict_ns = 20000000ull;
     f.cfg.receiver_timeout_ns = 500000000ull;
+    if (data[0] & 0x80) /* rate-limited: 1..8 datagrams per millisecond */
+        f.cfg.rate_bytes_per_s = (1u + (data[1] >> 5)) * 1000ull * RP_DGRAM;
     f.keep_hb = true;
     if (rp_start(&f) < 0)
         abort();

@@ -403,6 +403,66 @@ static void test_repair_budget_vs_new_data(void **state)
     rp_stop(&f);
 }
 
+/* A rate limit sends new data evenly (bursts of 2 ms), sends no heartbeats while data waits for
+ * it, lets repairs go at once and makes new data wait for their share. */
+static void test_rate_limit_paces_data(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 256 * RP_DGRAM);
+    f.cfg.rate_bytes_per_s = 1000ull * RP_DGRAM; /* one datagram per millisecond */
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    for (uint64_t i = 0; i < 20; i++)
+        assert_int_equal(rp_append(&f, RP_PAYLOAD, i), 1);
+    struct rdps_rel_pub_action a[32];
+    /* A burst of 2 ms beyond the first datagram, then one datagram per millisecond. */
+    assert_int_equal(rp_drain(&f, a, 32, 1), 3);
+    assert_int_equal(rdps__rel_pub_tick(&f.p, f.now), f.now + 1 * MS);
+    uint64_t hb = f.p.counters.heartbeats;
+    int posted = 3;
+    for (int ms = 1; ms <= 5; ms++) {
+        f.now += 1 * MS - 1;
+        assert_int_equal(rp_drain(&f, a, 32, 1), 0);
+        f.now += 1;
+        assert_int_equal(rp_drain(&f, a, 32, 1), 1);
+        assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_DATA);
+        assert_int_equal(a[0].seq, first + (uint32_t)posted);
+        posted++;
+    }
+    assert_int_equal(f.p.counters.heartbeats, hb); /* data waits: nothing to tell receivers */
+    /* Repairs are not held by the limit; new data pays for them afterwards. */
+    rp_nak1(&f, 1, first, 2);
+    assert_int_equal(rp_drain(&f, a, 32, 1), 2);
+    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_REPAIR);
+    assert_int_equal(a[1].kind, RDPS_REL_PUB_POST_REPAIR);
+    assert_int_equal(rdps__rel_pub_tick(&f.p, f.now), f.now + 3 * MS);
+    f.now += 3 * MS;
+    assert_int_equal(rp_drain(&f, a, 32, 1), 1);
+    posted++;
+    /* Idle time is saved up to the burst only: after 50 ms, 3 datagrams at once again. */
+    f.now += 50 * MS;
+    assert_int_equal(rp_drain(&f, a, 32, 1), 3);
+    posted += 3;
+    /* Everything appended goes, at the rate. */
+    while (posted < 20) {
+        f.now = rdps__rel_pub_tick(&f.p, f.now);
+        posted += rp_drain(&f, a, 32, 1);
+    }
+    assert_int_equal(posted, 20);
+    assert_int_equal(f.p.counters.data_posted, 20);
+    rp_stop(&f);
+    /* Below one datagram per second, or above 100 GB/s: refused. */
+    rp_config(&f, 256 * RP_DGRAM);
+    f.cfg.rate_bytes_per_s = RP_DGRAM - 1;
+    assert_int_equal(rp_start(&f), RDPS_EINVAL);
+    free(f.mem);
+    rp_config(&f, 256 * RP_DGRAM);
+    f.cfg.rate_bytes_per_s = RDPS_REL_RATE_MAX + 1;
+    assert_int_equal(rp_start(&f), RDPS_EINVAL);
+    free(f.mem);
+}
+
 static void test_heartbeat_backoff_and_reset(void **state)
 {
     (void)state;
@@ -905,6 +965,7 @@ int main(void)
         cmocka_unit_test(test_overtaken_nak_answered_in_linger),
         cmocka_unit_test(test_unicast_vs_multicast),
         cmocka_unit_test(test_repair_budget_vs_new_data),
+        cmocka_unit_test(test_rate_limit_paces_data),
         cmocka_unit_test(test_heartbeat_backoff_and_reset),
         cmocka_unit_test(test_flow_max),
         cmocka_unit_test(test_flow_min),

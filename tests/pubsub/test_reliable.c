@@ -97,6 +97,48 @@ static void test_reliable_publisher_to_plain_subscriber(void **state)
     rdps_sub_destroy(sub);
 }
 
+/* A rate-limited publisher: everything arrives in order, and no faster than the limit (a lower
+ * bound on the time taken: the limiter cannot be beaten, however fast the host). */
+static void test_rate_limited_publisher(void **state)
+{
+    struct test_pair *f = *state;
+    struct inbox in = {0};
+    rdps_pub_t *pub;
+    rdps_sub_t *sub;
+    rdps_pub_opts popts = {.reliable = 1, .ring_bytes = 1u << 20, .rate_limit = 1000000};
+    assert_int_equal(rdps_sub_create(f->b, "rel.paced", on_message, &in, NULL, &sub), 0);
+    assert_int_equal(rdps_pub_create(f->a, "rel.paced", &popts, &pub), 0);
+    TEST_PAIR_PUMP(f, 3);
+    uint8_t buf[900];
+    uint64_t start = rdps__clock_monotonic_ns();
+    for (uint32_t i = 0; i < 200; i++) {
+        size_t len = make_message(buf, i, sizeof(buf));
+        TEST_PAIR_SEND_OK(f, pub, buf, len);
+    }
+    uint64_t until = start + 10000000000ull;
+    while (in.count < 200 && rdps__clock_monotonic_ns() < until) {
+        assert_true(rdps_ctx_wait(f->a, 1) >= 0); /* sleeps until the limiter lets data go */
+        TEST_PAIR_PUMP(f, 1);
+    }
+    uint64_t took = rdps__clock_monotonic_ns() - start;
+    assert_int_equal(in.count, 200);
+    assert_int_equal(in.out_of_order, 0);
+    assert_int_equal(in.corrupt, 0);
+    rdps_counters c;
+    rdps_pub_counters(pub, &c);
+    /* 200 datagrams of 932 bytes at 1 MB/s: 186 ms, less the 2 ms burst. */
+    assert_true(took >= c.frame_bytes_sent * 1000ull - 3000000ull);
+    rdps_pub_destroy(pub);
+    rdps_sub_destroy(sub);
+    /* Refused: on an unreliable publisher, below one datagram per second, above 100 GB/s. */
+    rdps_pub_opts unreliable = {.rate_limit = 1000000};
+    rdps_pub_opts too_low = {.reliable = 1, .rate_limit = 100};
+    rdps_pub_opts too_high = {.reliable = 1, .rate_limit = 200000000000ull};
+    assert_int_equal(rdps_pub_create(f->a, "rel.paced", &unreliable, &pub), RDPS_EINVAL);
+    assert_int_equal(rdps_pub_create(f->a, "rel.paced", &too_low, &pub), RDPS_EINVAL);
+    assert_int_equal(rdps_pub_create(f->a, "rel.paced", &too_high, &pub), RDPS_EINVAL);
+}
+
 /* An idle reliable publisher sends heartbeats, backing off. */
 static void test_idle_reliable_publisher_heartbeats(void **state)
 {
@@ -285,6 +327,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_reliable_publisher_to_plain_subscriber, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_rate_limited_publisher, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_reliable_publisher_heartbeats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reliable_claim_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reliable_message_limit, setup, teardown),

@@ -74,6 +74,8 @@ expect 2 "k/m/g suffix" "$pub" -t t --pattern -s 5x
 expect 2 "-r needs an integer in 1..100000000" "$pub" -t t --pattern -r 0
 expect 2 "only apply to --pattern" "$pub" -t t -s 64
 expect 2 "do not also give FILE" "$pub" -t t --pattern somefile
+expect 2 "--flow, --ring and --rate-limit need --reliable" "$pub" -t t --pattern --rate-limit 10m
+expect 2 "--rate-limit" "$pub" -t t --pattern --reliable --rate-limit 100
 expect 2 "unexpected argument" "$sub" -t t extra
 expect 2 "cannot open" "$pub" -t t /nonexistent/file
 expect 2 "unrecognized option" "$sub" -t t --no-such-option

@@ -33,7 +33,7 @@ struct options {
     uint64_t wait_subs, wait_timeout_s, linger_ms;
     bool reliable;
     rdps_flow_control flow;
-    uint64_t flow_tag, flow_min, ring_bytes, drain_timeout_s;
+    uint64_t flow_tag, flow_min, ring_bytes, rate_limit, drain_timeout_s;
 };
 
 struct progress {
@@ -48,7 +48,7 @@ static void usage(FILE *out)
         "             [-r RATE] [--pattern [--seed N]] [--json] [--wait-subs N]\n"
         "             [--wait-timeout SEC] [--linger MS] [--group ADDR] [--cm-port P]\n"
         "             [--reliable [--flow max|min|tagged:TAG:N] [--ring BYTES]\n"
-        "              [--drain-timeout SEC]]\n"
+        "              [--rate-limit BYTES] [--drain-timeout SEC]]\n"
         "             [--loss-rx RATE] [--loss-tx RATE] [--loss-seed N] [FILE|-]\n"
         "Publishes each line of FILE (or stdin) as a message, or with --pattern COUNT\n"
         "generated messages that rdsub --verify can check byte for byte.\n"
@@ -71,6 +71,10 @@ static void usage(FILE *out)
         "                        of the receivers started with rdsub --tag TAG; nothing is\n"
         "                        sent before N of them are there)\n"
         "      --ring BYTES      --reliable: retransmission ring size (k/m/g; default 16m)\n"
+        "      --rate-limit BYTES --reliable: at most BYTES of datagrams per second on the\n"
+        "                        wire, repairs included, sent evenly (k/m/g; default: none).\n"
+        "                        Set it a little below what the subscribers drain: faster,\n"
+        "                        repairs queue behind the excess\n"
         "      --drain-timeout S --reliable: after the last message, wait up to S s\n"
         "                        (default 10) until every receiver has reported it all\n");
     tool_ctx_options_usage(out);
@@ -142,6 +146,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         OPT_RELIABLE,
         OPT_FLOW,
         OPT_RING,
+        OPT_RATE_LIMIT,
         OPT_DRAIN_TIMEOUT,
     };
     static const struct option longopts[] = {
@@ -159,6 +164,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         {"reliable", no_argument, NULL, OPT_RELIABLE},
         {"flow", required_argument, NULL, OPT_FLOW},
         {"ring", required_argument, NULL, OPT_RING},
+        {"rate-limit", required_argument, NULL, OPT_RATE_LIMIT},
         {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
         {"help", no_argument, NULL, 'h'},
         TOOL_CTX_LONG_OPTIONS,
@@ -237,6 +243,11 @@ static bool parse_args(int argc, char **argv, struct options *opt)
             if (!tool_opt_size(prog, "--ring", optarg, 64u * 1024u, 1ull << 32, &opt->ring_bytes))
                 return false;
             break;
+        case OPT_RATE_LIMIT:
+            if (!tool_opt_size(prog, "--rate-limit", optarg, 1024, 100000000000ull,
+                               &opt->rate_limit))
+                return false;
+            break;
         case OPT_DRAIN_TIMEOUT:
             if (!tool_opt_u64(prog, "--drain-timeout", optarg, 0, 86400, &opt->drain_timeout_s))
                 return false;
@@ -275,8 +286,9 @@ static bool parse_args(int argc, char **argv, struct options *opt)
     }
     if (opt->pattern && opt->count == 0)
         opt->count = 1000;
-    if (!opt->reliable && (opt->flow != RDPS_FLOW_MAX || opt->ring_bytes != 0)) {
-        tool_error(prog, "--flow and --ring need --reliable");
+    if (!opt->reliable &&
+        (opt->flow != RDPS_FLOW_MAX || opt->ring_bytes != 0 || opt->rate_limit != 0)) {
+        tool_error(prog, "--flow, --ring and --rate-limit need --reliable");
         return false;
     }
     return true;
@@ -375,6 +387,7 @@ int main(int argc, char **argv)
         .group = opt.ctx.group,
         .reliable = opt.reliable,
         .ring_bytes = (size_t)opt.ring_bytes,
+        .rate_limit = opt.rate_limit,
         .flow = opt.flow,
         .flow_tag = (uint32_t)opt.flow_tag,
         .flow_min_receivers = (uint32_t)opt.flow_min,
@@ -533,6 +546,7 @@ int main(int argc, char **argv)
         tool_json_u64(&j, "send_stalls", ctx_c.send_stalls);
         tool_json_u64(&j, "subscribers", (uint64_t)rdps_pub_subscriber_count(pub));
         tool_json_bool(&j, "reliable", opt.reliable);
+        tool_json_u64(&j, "rate_limit", opt.rate_limit);
         tool_json_u64(&j, "naks_received", c.naks_received);
         tool_json_u64(&j, "repairs", c.retransmits);
         tool_json_u64(&j, "repairs_unicast", c.repairs_unicast);

@@ -192,6 +192,17 @@ typedef struct rdps_pub_opts {
     uint32_t receiver_timeout_ms; /* a receiver silent this long leaves flow control (5000) */
     rdps_event_cb on_event;       /* optional: RDPS_EVENT_RECEIVER_* */
     void *event_user;
+    /*
+     * Reliable publishers: at most this many datagram bytes per second on the wire, new data
+     * and repairs together (0: no limit; else at least one datagram per second, at most
+     * 100 GB/s). Messages wait in the ring and leave evenly (bursts of 2 ms worth), repairs
+     * first; rdps_pub_send returns RDPS_EAGAIN once the window is full of waiting frames. A
+     * publisher sending faster than its receivers drain builds a queue that every repair
+     * waits behind, and the window waits on the repair: set the limit a little below what the
+     * slowest receiver you keep drains (PGM and LBT-RM publishers are rate-limited the same
+     * way).
+     */
+    uint64_t rate_limit;
 } rdps_pub_opts;
 
 RDPS_EXPORT int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
