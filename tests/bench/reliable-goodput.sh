@@ -135,10 +135,11 @@ for scen in unreliable-0 reliable-0 reliable-1 reliable-5 reliable-20; do
 	fi
 	rel=()
 	[ "$mode" = reliable ] && rel=(--reliable)
-	[ "$mode" = reliable ] && [ "$limit" != 0 ] && rel+=(--rate-limit "$limit")
+	lim=()
+	[ "$mode" = reliable ] && [ "$limit" != 0 ] && lim=(--rate-limit "$limit")
 	topic="bench.goodput.$scen.$round"
 	if [ "$RDPS_VM_INDEX" -eq 0 ]; then
-		"$pub" -t "$topic" "${rel[@]}" --pattern -c "$msgs" -s "$size" --wait-subs 1 \
+		"$pub" -t "$topic" "${rel[@]}" "${lim[@]}" --pattern -c "$msgs" -s "$size" --wait-subs 1 \
 			--wait-timeout 90 --drain-timeout 60 --json >"$out/pub.$scen.json" 2>"$out/pub.$scen.err" ||
 			echo "$scen round $round: rdpub exited $?: $(grep -v 'timed out$' "$out/pub.$scen.err" | tail -2)"
 		# The subscriber reads the publisher's figures from its own run: print them here.
