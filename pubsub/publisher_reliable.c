@@ -419,6 +419,7 @@ void rdps__pub_rel_counters(const rdps_pub_t *pub, rdps_counters *out)
     out->naks_suppressed += c->nak_seqs_suppressed;
     out->repairs_unicast += c->repairs_unicast;
     out->repairs_multicast += c->repairs_multicast;
+    out->rate_waits += c->rate_waits;
     if (c->rtt_last_ns / 1000u > out->rtt_us)
         out->rtt_us = c->rtt_last_ns / 1000u; /* the ctx's figure: the worst publisher's */
 }

@@ -41,8 +41,9 @@ struct rdps_stat_shm {
 
 /* What rdps_pub_counters / rdps_sub_counters take from the endpoint itself (subscriber.c). */
 static const char *const pub_own_names[] = {
-    "msgs_sent",   "bytes_sent",      "frames_sent",        "frame_bytes_sent", "send_backpressure",
-    "retransmits", "heartbeats_sent", "receiver_evictions", "naks_suppressed",  "naks_received",
+    "msgs_sent",         "bytes_sent",    "frames_sent",     "frame_bytes_sent",
+    "send_backpressure", "retransmits",   "heartbeats_sent", "receiver_evictions",
+    "naks_suppressed",   "naks_received", "rate_waits",
 };
 static const char *const sub_own_names[] = {"msgs_delivered", "bytes_delivered",
                                             "fragments_received", "gaps"};

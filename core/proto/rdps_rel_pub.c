@@ -432,6 +432,20 @@ static inline bool rate_paced(const struct rdps_rel_pub *p, uint64_t now_ns)
     return p->post_seq != p->ring.head_seq && !rate_allows(p, now_ns);
 }
 
+/* May waiting new data go now? Counts each wait for the rate limit once. */
+static inline bool data_may_go(struct rdps_rel_pub *p, uint64_t now_ns)
+{
+    if (rate_allows(p, now_ns)) {
+        p->rate_waiting = false;
+        return true;
+    }
+    if (!p->rate_waiting) {
+        p->rate_waiting = true;
+        p->counters.rate_waits++;
+    }
+    return false;
+}
+
 /* Charges a frame of len bytes to the rate limit. */
 static inline void rate_charge(struct rdps_rel_pub *p, uint32_t len, uint64_t now_ns)
 {
@@ -542,7 +556,7 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
     /* Fast paths: new data with no repair waiting; nothing due at all. */
     if (p->rq_count == 0 && p->owed_count == 0) {
         if (p->post_seq != p->ring.head_seq) {
-            if (room && rate_allows(p, now_ns))
+            if (room && data_may_go(p, now_ns))
                 return post_data(p, a, now_ns);
         } else if (now_ns < p->hb_next) {
             return 0;
@@ -552,7 +566,7 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
         refill(p, now_ns);
         struct rdps_rel_repair *e = NULL;
         const struct rdps_pub_ring_slot *rs = next_repair(p, &e);
-        bool data = p->post_seq != p->ring.head_seq && rate_allows(p, now_ns);
+        bool data = p->post_seq != p->ring.head_seq && data_may_go(p, now_ns);
         if (rs != NULL && (!data || p->data_since_repair >= p->cfg.data_per_repair)) {
             uint32_t seq = e->start + e->sent;
             uint8_t *frame = p->ring.mem + rs->pos % p->ring.cap;

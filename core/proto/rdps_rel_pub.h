@@ -232,6 +232,7 @@ struct rdps_rel_pub_action {
     X(frames_appended, "frames written into the ring")                                       \
     X(bytes_appended, "message bytes written into the ring")                                 \
     X(data_posted, "first posts of data frames")                                             \
+    X(rate_waits, "times new data waited for the rate limit (each wait, however long)")      \
     X(backpressure_ring, "appends refused: the ring could not drop enough old frames")       \
     X(backpressure_window, "appends refused: flow-control window")                           \
     X(backpressure_receivers, "appends refused: fewer tagged receivers than the minimum")    \
@@ -306,6 +307,7 @@ struct rdps_rel_pub {
     /* Rate limit (cfg.rate_bytes_per_s): the time the bytes charged so far are paid off; new
      * data goes while it is at most RDPS_REL_RATE_BURST_NS ahead of now (GCRA). */
     uint64_t rate_paid_ns;
+    bool rate_waiting; /* new data is waiting for the limit (counted once per wait) */
     /* Heartbeats. */
     uint64_t hb_next, hb_interval;
     uint64_t hb_min;    /* heartbeat_min_ns, or half the latest smoothed RTT when longer */

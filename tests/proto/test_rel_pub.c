@@ -431,6 +431,7 @@ static void test_rate_limit_paces_data(void **state)
         posted++;
     }
     assert_int_equal(f.p.counters.heartbeats, hb); /* data waits: nothing to tell receivers */
+    assert_int_equal(f.p.counters.rate_waits, 6);  /* after the burst, before each datagram */
     /* Repairs are not held by the limit; new data pays for them afterwards. */
     rp_nak1(&f, 1, first, 2);
     assert_int_equal(rp_drain(&f, a, 32, 1), 2);

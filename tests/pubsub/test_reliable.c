@@ -128,6 +128,7 @@ static void test_rate_limited_publisher(void **state)
     rdps_pub_counters(pub, &c);
     /* 200 datagrams of 932 bytes at 1 MB/s: 186 ms, less the 2 ms burst. */
     assert_true(took >= c.frame_bytes_sent * 1000ull - 3000000ull);
+    assert_true(c.rate_waits > 0); /* the limit held data back, and says so */
     rdps_pub_destroy(pub);
     rdps_sub_destroy(sub);
     /* Refused: on an unreliable publisher, below one datagram per second, above 100 GB/s. */

@@ -547,6 +547,7 @@ int main(int argc, char **argv)
         tool_json_u64(&j, "subscribers", (uint64_t)rdps_pub_subscriber_count(pub));
         tool_json_bool(&j, "reliable", opt.reliable);
         tool_json_u64(&j, "rate_limit", opt.rate_limit);
+        tool_json_u64(&j, "rate_waits", c.rate_waits);
         tool_json_u64(&j, "naks_received", c.naks_received);
         tool_json_u64(&j, "repairs", c.retransmits);
         tool_json_u64(&j, "repairs_unicast", c.repairs_unicast);

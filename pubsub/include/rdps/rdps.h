@@ -200,7 +200,7 @@ typedef struct rdps_pub_opts {
      * publisher sending faster than its receivers drain builds a queue that every repair
      * waits behind, and the window waits on the repair: set the limit a little below what the
      * slowest receiver you keep drains (PGM and LBT-RM publishers are rate-limited the same
-     * way).
+     * way). The counter rate_waits says how often new data waited for it.
      */
     uint64_t rate_limit;
 } rdps_pub_opts;
@@ -422,7 +422,8 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(repairs_unicast, "reliable publishers: repair datagrams sent by unicast")                   \
     X(repairs_multicast, "reliable publishers: repair datagrams sent by multicast")               \
     X(rtt_us, "reliable publishers: latest round-trip time from a heartbeat echo (us, gauge)")    \
-    X(send_stalls, "times no send completed for 2 s with sends posted (device or link stalled)")
+    X(send_stalls, "times no send completed for 2 s with sends posted (device or link stalled)")  \
+    X(rate_waits, "reliable publishers: times new data waited for rdps_pub_opts.rate_limit")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
