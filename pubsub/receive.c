@@ -211,7 +211,7 @@ int rdps__receive_init(rdps_ctx_t *ctx)
     /* Hold first NAKs for the reorder allowance only on paths seen reordering (netem reorder
      * 25 % across guests: 4x fewer useless repairs); in-order fabrics keep NAKing at once. */
     rc.rel.reorder_holdoff_ns = rc.reorder_allowance_ns;
-    /* Uniform loss over a 1024-datagram window leaves ~100 holes at 10 %: a short gap list
+    /* Uniform loss over 1024 datagrams of the window leaves ~100 holes at 10 %: a short gap list
      * merges them and the publisher resends what arrived (seen on rxe: 12x the lost bytes). */
     rc.max_gap_ranges = 256;
     /* A parked small message holds one arena chunk: 16 KiB chunks let a window of them fit. */

@@ -11,7 +11,7 @@
  * -----
  * A stream's missing sequences as at most `cap` disjoint ranges, sorted in
  * sequence order (serial arithmetic: every range lies within 2^31 of the
- * first, which the reassembler's 1024-sequence window guarantees). Each
+ * first, which the reassembler's sequence window guarantees). Each
  * range carries the timers its owner needs: when it was detected, when it is
  * next due (unreliable: reported as a gap; reliable: NAKed), when it was
  * last NAKed, how many NAKs went, and why it was given up. The storage is

@@ -146,7 +146,7 @@ int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg)
     r->chunks_free = r->chunk_count;
     r->gap_head = NO_INDEX;
     r->rel_head = NO_INDEX;
-    r->rel_credits = RDPS_REASM_WINDOW - 1;
+    r->rel_credits = RDPS_REL_CREDITS_MAX;
     r->rel_rng = cfg->rel.rng_seed ^ 0x5DEECE66Dull;
     r->rel_due_ns = UINT64_MAX;
     return 0;

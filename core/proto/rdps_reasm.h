@@ -128,7 +128,11 @@
  * in); callbacks must not call back into the same rdps_reasm.
  */
 
-#define RDPS_REASM_WINDOW 1024 /* sequences tracked per stream; a power of two */
+#define RDPS_REASM_WINDOW 2048 /* sequences tracked per stream; a power of two */
+/* Reliable streams: datagrams a receiver lets be in flight past the newest one it received
+ * (its receive credits, advertised in STATUS). Half the sequence window: the other half lets
+ * the publisher go on past a hole while its repair comes, as far as the parking room allows. */
+#define RDPS_REL_CREDITS_MAX 1023u
 
 /* Metadata of a delivered message. */
 struct rdps_reasm_msg_info {

@@ -64,6 +64,7 @@ struct rdps_rel_stream {
     uint32_t trail;           /* publisher's oldest retained sequence (have_trail) */
     uint32_t receivers;       /* live receivers of this publisher */
     uint32_t status_consumed; /* consumed sent in the last STATUS */
+    uint32_t status_next;     /* the stream's next_seq at the last STATUS */
     uint64_t srtt_ns;
     uint64_t rtt_fast_ns;        /* NAK -> repair, halving towards each sample (0: none yet) */
     uint64_t status_ns;          /* last STATUS sent */
@@ -81,7 +82,7 @@ struct rdps_rel_stream {
     bool progressed;    /* consumed moved by a delivery or a loss event since the join */
     int32_t prev, next; /* r->rel_head list */
     struct rdps_rel_recv_counters c;
-    /* Last, and not cleared when a stream starts in the slot (16 KiB): entries are checked on
+    /* Last, and not cleared when a stream starts in the slot (32 KiB): entries are checked on
      * use. The partial holding seq (laid out) or ending at seq (only its END known), at
      * seq % RDPS_REL_SEQ_MAP: walking the stream's partials cost O(parked) per frame, 45 % of
      * the receive side's instructions at 5 % loss. */
@@ -258,20 +259,24 @@ static inline uint32_t rdps__rel_received_count(const struct rdps_reasm_stream *
 }
 
 /*
- * The window a STATUS offers: free receive credits, the sequence window, and what this source
- * may park. The stream's share of the source's quotas (partial slots, arena chunks) holds the
- * messages received past the consumed point; every sequence of the window not received yet
- * (a hole, or not sent) may need one more slot and one more chunk when it comes, so the window
- * is the sequences received past the consumed point plus the share's free slots (the fewer of
- * partials and chunks). A hole thus costs one slot, not the whole stretch behind it: the
- * window reaches past an old hole as far as the parked messages leave room (a message of many
- * fragments parks in one slot and few chunks), and a datagram within it never makes the
- * receiver evict a parked message and ask for it again. Inline: it is checked several times
- * per received frame.
+ * The window a STATUS offers: the credits past the newest sequence received, the sequence
+ * window, and what this source may park. The credits bound what is in flight to this receiver
+ * and not yet taken off its receive queue, so they count from the newest received (next_seq),
+ * not from the consumed point: frames parked behind a hole were taken off the queue, and
+ * counting from the consumed point stopped the publisher one credit window after each hole
+ * until the repair came. The stream's share of the source's quotas (partial slots, arena
+ * chunks) holds the messages received past the consumed point; every sequence of the window
+ * not received yet (a hole, or not sent) may need one more slot and one more chunk when it
+ * comes, so the parking bound is the sequences received past the consumed point plus the
+ * share's free slots (the fewer of partials and chunks). A hole thus costs one slot, not the
+ * whole stretch behind it: the window reaches past an old hole as far as the parked messages
+ * leave room (a message of many fragments parks in one slot and few chunks), and a datagram
+ * within it never makes the receiver evict a parked message and ask for it again. Inline: it
+ * is checked several times per received frame.
  */
 static inline uint32_t rdps__rel_credit_cap(const struct rdps_reasm *r)
 {
-    return r->rel_credits < RDPS_REASM_WINDOW - 1 ? r->rel_credits : RDPS_REASM_WINDOW - 1;
+    return r->rel_credits < RDPS_REL_CREDITS_MAX ? r->rel_credits : RDPS_REL_CREDITS_MAX;
 }
 
 /* The stream's free share of its source's partial slots and arena chunks (the fewer). */
@@ -290,12 +295,16 @@ static inline uint32_t rdps__rel_status_window(const struct rdps_reasm *r, int32
 {
     const struct rdps_reasm_stream *s = &r->streams[si];
     const struct rdps_rel_stream *rs = &r->rel[si];
-    uint32_t w = rdps__rel_credit_cap(r);
+    uint32_t w = rdps__rel_credit_cap(r); /* past next_seq, so past consumed + held */
     uint32_t share = rdps__rel_free_share(r, si);
     uint32_t held = s->next_seq - rs->consumed;
-    if (held != 0 && rdps__seq_gt(s->next_seq, rs->consumed))
+    if (held != 0 && rdps__seq_gt(s->next_seq, rs->consumed)) {
         share += rdps__rel_received_count(s, rs->consumed,
                                           held < RDPS_REASM_WINDOW ? held : RDPS_REASM_WINDOW);
+        w += held;
+        if (w > RDPS_REASM_WINDOW - 1)
+            w = RDPS_REASM_WINDOW - 1;
+    }
     if (share == 0)
         share = 1;
     /* The message at the consumed point must fit whole or it could never complete: a stream

@@ -18,7 +18,7 @@
  *
  * Consumed point. Every sequence before `consumed` was delivered or declared
  * lost. Frames before it are duplicates; frames at consumed + window (the
- * window STATUS advertises, at most 1023) or beyond are dropped
+ * window STATUS advertises, at most RDPS_REASM_WINDOW - 1) or beyond are dropped
  * (beyond_window) and asked for again later, so the window never slides over
  * an undelivered sequence and nothing is tracked that could not be parked. A message that
  * completes at the consumed point is delivered at once (single datagrams
@@ -71,15 +71,20 @@
  * reaches it, then delivery carries on: events never overlap each other or
  * a delivered message.
  *
- * STATUS (unicast to the source): consumed_seq, window = min(credits (an
- * input: free receive credits), 1023, the sequences received past the
- * consumed point plus the free slots of the stream's share of the source's
- * partial and arena-chunk quotas: each sequence of the window not received
- * yet, a hole or not sent, may need one more slot when it comes; a message of
- * many fragments parks in one, so the window reaches past an old hole as far
- * as the parking room allows) and receiver_id; sent when the stream
- * is new, after a quarter window of progress, or every status_interval_ns;
- * it echoes the latest heartbeat's timestamp with the hold delay.
+ * STATUS (unicast to the source): consumed_seq, window = min(the sequences
+ * held past the consumed point (up to the newest received) plus the credits
+ * (an input: free receive credits, at most RDPS_REL_CREDITS_MAX), so a hole
+ * does not hold the publisher back while parking room lasts;
+ * RDPS_REASM_WINDOW - 1; the sequences received past the consumed point plus
+ * the free slots of the stream's share of the source's partial and
+ * arena-chunk quotas: each sequence of the window not received yet, a hole or
+ * not sent, may need one more slot when it comes; a message of many
+ * fragments parks in one, so the window reaches past an old hole as far as
+ * the parking room allows) and receiver_id; sent when the stream is new,
+ * after a quarter window of progress, after a quarter of the credits of
+ * frames parked behind a hole (the window's edge moved), or every
+ * status_interval_ns; it echoes the latest heartbeat's timestamp with the
+ * hold delay.
  *
  * Late join: a new reliable stream starts at the live position (its first
  * DATA frame that is not a repair, or heartbeat); with from_oldest at the first heartbeat's trail
@@ -229,8 +234,8 @@ uint64_t rdps__reasm_rel_poll(struct rdps_reasm *r, uint64_t now_ns, uint64_t wa
  */
 void rdps__reasm_rel_set_backlog(struct rdps_reasm *r, bool backlog);
 
-/* Free receive credits (datagrams) advertised in STATUS as the window (min with 1023); until
- * set, 1023. */
+/* Free receive credits (datagrams): what the window lets be in flight past the newest sequence
+ * received (at most RDPS_REL_CREDITS_MAX, 1023; until set, 1023). */
 void rdps__reasm_rel_set_credits(struct rdps_reasm *r, uint32_t credits);
 
 /*

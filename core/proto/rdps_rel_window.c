@@ -43,10 +43,21 @@ void rdps__rel_status_progress(struct rdps_reasm *r, struct rdps_rel_stream *rs)
         rs->extend = true;
         rdps__rel_note_due(r, r->now_ns);
     }
-    /* No progress (frames parking behind a hole): the window is not needed. */
     uint32_t progress = rs->consumed - rs->status_consumed;
-    if (rs->status_now || progress == 0)
+    if (rs->status_now)
         return;
+    if (progress == 0) {
+        /* Frames parking behind a hole move the window's edge (the credits count from the
+         * newest received): a quarter of the credits of it is worth a STATUS. */
+        uint32_t ahead = r->streams[si].next_seq - rs->status_next;
+        uint32_t credit_quarter = rdps__rel_credit_cap(r) / 4;
+        if (rdps__seq_gt(r->streams[si].next_seq, rs->status_next) &&
+            ahead >= (credit_quarter ? credit_quarter : 1)) {
+            rs->status_now = true;
+            rdps__rel_note_due(r, r->now_ns);
+        }
+        return;
+    }
     /* Below a quarter of the window's floor no STATUS is due: the exact window is not needed. */
     uint32_t floor_quarter = rdps__rel_window_floor(r, si) / 4;
     if (progress < floor_quarter)
@@ -79,6 +90,7 @@ void rdps__rel_send_status(struct rdps_reasm *r, int32_t si, uint64_t now_ns, ui
         return;
     rs->status_ns = now_ns;
     rs->status_consumed = rs->consumed;
+    rs->status_next = s->next_seq;
     rs->status_now = false;
     RDPS_REL_COUNT(r, rs, status_sent, 1);
     r->cfg.rel.send(r->cfg.user, &s->source, s->session_id, frame, (size_t)len);

@@ -970,6 +970,63 @@ static void test_message_larger_than_share_completes(void **state)
     fixture_fini(&fx);
 }
 
+static void tune_park_400(struct rdps_reasm_config *cfg)
+{
+    cfg->max_partials = 400;
+    cfg->max_partials_per_source = 400;
+}
+
+/*
+ * The credits bound what is in flight past the newest datagram received, not past the consumed
+ * point: frames parked behind a hole were taken off the receive queue, so the window is the
+ * stretch held past the consumed point plus the credits (within the parking room and the
+ * sequence window). A hole then stops the publisher only when the parking room is full, not
+ * after one credit window; and parking moves the window's edge, so a STATUS goes out after a
+ * quarter of the credits of it even though the consumed point stands still.
+ */
+static void test_window_is_credits_past_newest_received(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, tune_park_400);
+    rdps__reasm_rel_set_credits(&fx.r, 100); /* quarter: 25 */
+    data(&fx, 0, 0);
+    poll(&fx);
+    assert_int_equal(fx.statuses, 1);
+    assert_int_equal(last_status(&fx)->window, 100); /* nothing held: the credits */
+    /* 1 never comes; 2..24 park: the newest received moved 24 past the STATUS's, below a
+     * quarter. */
+    for (uint32_t q = 2; q < 25; q++)
+        data(&fx, q, 0);
+    poll(&fx);
+    assert_int_equal(fx.statuses, 1);
+    data(&fx, 25, 0); /* a quarter */
+    poll(&fx);
+    assert_int_equal(fx.statuses, 2);
+    const struct sent *st = last_status(&fx);
+    assert_int_equal(st->consumed, 1);
+    assert_int_equal(st->window, 25 + 100);
+    /* Parked on, far past one credit window behind the hole: nothing is beyond the window. */
+    for (uint32_t q = 26; q < 250; q++)
+        data(&fx, q, 0);
+    assert_int_equal(info(&fx).counters.beyond_window, 0);
+    assert_int_equal(info(&fx).counters.parked, 248);
+    poll(&fx);
+    assert_int_equal(last_status(&fx)->window, 249 + 100);
+    /* More than the credits past the newest received is beyond it (and the parking room's
+     * 400 slots less the 248 parked and the hole's is the other bound: 249 + 151 = 400). */
+    assert_int_equal(data(&fx, 250 + 100, 0), 0);
+    assert_int_equal(info(&fx).counters.beyond_window, 1);
+    assert_true(data(&fx, 250 + 99, 0) >= 0);
+    assert_int_equal(info(&fx).counters.beyond_window, 1);
+    /* The repair of 1 releases 0..249 in order; 250..348 are a new hole before 349. */
+    assert_true(repair(&fx, 1) > 0);
+    assert_int_equal(info(&fx).consumed_seq, 250);
+    expect_delivered(&fx, 0, 250);
+    assert_int_equal(fx.nloss, 0);
+    fixture_fini(&fx);
+}
+
 /*
  * The window reaches past a hole as far as the parking room: a hole costs the one slot its
  * repair will need, not the stretch behind it, and a message of several fragments parks in one
@@ -1301,6 +1358,7 @@ int main(void)
         cmocka_unit_test(test_evicted_parked_message_is_asked_again),
         cmocka_unit_test(test_message_larger_than_share_completes),
         cmocka_unit_test(test_window_reaches_past_hole_up_to_parking_room),
+        cmocka_unit_test(test_window_is_credits_past_newest_received),
         cmocka_unit_test(test_lossy_link_everything_in_order_once),
         cmocka_unit_test(test_small_ring_every_gap_repaired_or_reported_once),
     };

@@ -108,8 +108,8 @@ typedef struct rdps_config {
      * above its total (max_sessions, max_partials, reassembly_memory) means the total. */
     uint32_t max_sessions_per_source; /* default 64 */
     uint32_t max_partials; /* messages being reassembled, or parked by reliable streams until
-                              the holes before them are repaired (default 2048) */
-    uint32_t max_partials_per_source;    /* default 1024: a reliable stream's whole window */
+                              the holes before them are repaired (default 4096) */
+    uint32_t max_partials_per_source;    /* default 2048: a reliable stream's whole window */
     size_t reassembly_memory_per_source; /* default 32 MiB */
     uint32_t announce_interval_ms;       /* discovery announce period (default 1000) */
     /* Discovery's table of remote publishers and subscribers (every entry comes from the fabric,
@@ -239,9 +239,9 @@ RDPS_EXPORT int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len);
 RDPS_EXPORT void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim);
 /*
  * The longest message the publisher takes: the ctx's max_message_size, and for a reliable
- * publisher at most 1023 datagrams of the path MTU (a receiver holds a whole message inside its
- * 1024-sequence window): 1023 * (MTU - 32) bytes, about 4 MiB at MTU 4096, 1 MiB at MTU 1024.
- * 0 for NULL or a closed publisher.
+ * publisher at most 1023 datagrams of the path MTU (a receiver holds a whole message within its
+ * receive credits of 1023 datagrams): 1023 * (MTU - 32) bytes, about 4 MiB at MTU 4096, 1 MiB at
+ * MTU 1024. 0 for NULL or a closed publisher.
  */
 RDPS_EXPORT size_t rdps_pub_max_message_size(const rdps_pub_t *pub);
 /* The publisher's session id (random, nonzero). */
@@ -351,7 +351,7 @@ typedef struct rdps_sub_opts {
      */
     int reliable;
     /* reliable: a session joined late starts at the publisher's oldest retained message
-     * (at most 1024 datagrams back) instead of the live position. Per topic: one such
+     * (at most 2048 datagrams back) instead of the live position. Per topic: one such
      * subscriber makes the ctx join that topic's new sessions from the oldest. */
     int from_oldest;
     /* reliable: the group tag announced for publishers using RDPS_FLOW_TAGGED (0: none). */
