@@ -66,6 +66,7 @@ struct rdps_rel_stream {
     uint32_t status_consumed; /* consumed sent in the last STATUS */
     uint32_t status_next;     /* the stream's next_seq at the last STATUS */
     uint64_t srtt_ns;
+    uint64_t rttvar_ns;          /* mean deviation of the NAK -> repair samples (RFC 6298) */
     uint64_t rtt_fast_ns;        /* NAK -> repair, halving towards each sample (0: none yet) */
     uint64_t status_ns;          /* last STATUS sent */
     uint64_t hb_ts_ns, hb_rx_ns; /* latest heartbeat: its timestamp, when it arrived */

@@ -83,18 +83,30 @@ static uint64_t retry_wait(struct rdps_reasm *r, const struct rdps_rel_stream *r
         uint64_t scaled = r->cfg.rel.nak_retry_alone_ns;
         if (rtt * r->cfg.rel.nak_retry_min_rtts > scaled)
             scaled = rtt * r->cfg.rel.nak_retry_min_rtts;
+        /* Alone, and no earlier than the smoothed RTT plus four deviations (RFC 6298's RTO):
+         * repairs that waited behind a receive backlog came at 1-4x the median on rxe, and
+         * retries at two RTTs asked again for a third of the holes whose repair was on its way
+         * (those lost are asked again at once when a later repair overtakes them). */
+        uint64_t rto = rs->srtt_ns + 4 * rs->rttvar_ns;
+        if (alone && rto > scaled)
+            scaled = rto;
         floor = alone || scaled < floor ? scaled : floor;
     }
     uint64_t wait = rs->srtt_ns > floor ? rs->srtt_ns : floor;
+    /* The cap bounds the backoff, never the first wait: capped below it (25 ms against repairs
+     * that take 30 ms at the median in TCG guests), every retry asked for a repair on its way. */
+    uint64_t cap = r->cfg.rel.nak_retry_max_ns;
+    if (cap != 0 && cap < wait)
+        cap = wait;
     /* Back off exponentially, except a lone receiver's first retries: it holds back nobody
      * else's NAKs, one retry costs one NAK and one repair, and the publisher's window waits on
      * its oldest hole (doubling from the first retry cost most of a blocked publisher's time at
      * 5 % loss in the simulated fabric). */
     unsigned steady = alone ? REL_RETRIES_UNDOUBLED : 1;
-    for (unsigned i = steady; i < tries && wait < r->cfg.rel.nak_retry_max_ns; i++)
+    for (unsigned i = steady; i < tries && wait < cap; i++)
         wait *= 2;
-    if (wait > r->cfg.rel.nak_retry_max_ns && r->cfg.rel.nak_retry_max_ns != 0)
-        wait = r->cfg.rel.nak_retry_max_ns;
+    if (cap != 0 && wait > cap)
+        wait = cap;
     uint64_t max = (uint64_t)r->cfg.rel.nak_backoff_rtts * (rtt != 0 ? rtt : rs->srtt_ns);
     return wait + rdps__rel_nak_backoff_ns(&r->rel_rng, max, rs->receivers);
 }
@@ -235,6 +247,10 @@ static void gap_filled(struct rdps_reasm *r, int32_t si, uint32_t seq, bool repa
              * over 20 000 messages in the simulated fabric). */
             uint64_t before = rs->srtt_ns;
             bool first = rs->c.rtt_samples == 0 && stream_receivers(r, rs) <= 1;
+            if (rs->c.rtt_samples > 0) { /* the deviation from the estimate the sample tests */
+                uint64_t dev = sample > before ? sample - before : before - sample;
+                rs->rttvar_ns = rs->rttvar_ns - rs->rttvar_ns / 4 + dev / 4;
+            }
             rs->srtt_ns = first ? sample : rs->srtt_ns - rs->srtt_ns / 8 + sample / 8;
             rs->rtt_fast_ns = rs->rtt_fast_ns == 0 ? sample : (rs->rtt_fast_ns + sample) / 2;
             if (rs->srtt_ns == 0)

@@ -461,6 +461,68 @@ static void test_retry_backoff_cap_and_exhaustion(void **state)
     fixture_fini(&fx);
 }
 
+static void tune_retry_rto(struct rdps_reasm_config *cfg)
+{
+    cfg->rel.nak_retry_alone_ns = 50 * US; /* as the ctx configures a lone receiver */
+    cfg->rel.nak_retry_min_rtts = 2;
+    cfg->rel.nak_retry_max_ns = 4 * MS; /* below the RTT: bounds the backoff only */
+    cfg->rel.loss_deadline_ns = 0;
+}
+
+/*
+ * A lone receiver retries no earlier than two smoothed RTTs and the smoothed RTT plus four mean
+ * deviations of its NAK -> repair samples (RFC 6298), and the retry cap never cuts that short:
+ * repairs that wait behind a backlog come late, and a retry before them only brings a
+ * duplicate. Samples 10 ms, then 30 ms: srtt 12.5 ms, deviation 5 ms, so 32.5 ms (not 25, not
+ * the 4 ms cap).
+ */
+static void test_retry_waits_rtt_and_deviation(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, tune_retry_rto);
+    data(&fx, 0, 0);
+    data(&fx, 2, 0); /* 1 missing: NAKed at once */
+    poll(&fx);
+    assert_int_equal(fx.naks, 1);
+    fx.now += 10 * MS;
+    assert_true(repair(&fx, 1) > 0);
+    assert_int_equal(info(&fx).srtt_ns, 10 * MS); /* alone: the first sample replaces it */
+    /* With one sample and no deviation: two RTTs. */
+    data(&fx, 4, 0); /* 3 missing */
+    uint64_t t1 = fx.now;
+    poll(&fx);
+    assert_int_equal(fx.naks, 2);
+    fx.now = t1 + 20 * MS - 1;
+    poll(&fx);
+    assert_int_equal(fx.naks, 2);
+    fx.now = t1 + 20 * MS;
+    poll(&fx);
+    assert_int_equal(fx.naks, 3); /* the retry */
+    /* That retry's repair gives no sample (Karn); a fresh hole's gives 30 ms. */
+    assert_true(repair(&fx, 3) > 0);
+    data(&fx, 6, 0); /* 5 missing */
+    uint64_t t2 = fx.now;
+    poll(&fx);
+    assert_int_equal(fx.naks, 4);
+    fx.now = t2 + 30 * MS;
+    assert_true(repair(&fx, 5) > 0);
+    assert_int_equal(info(&fx).srtt_ns, 10 * MS - 10 * MS / 8 + 30 * MS / 8);
+    data(&fx, 8, 0); /* 7 missing */
+    uint64_t t3 = fx.now;
+    poll(&fx);
+    assert_int_equal(fx.naks, 5);
+    uint64_t rto = 12500 * US + 4 * (5 * MS);
+    fx.now = t3 + rto - 1;
+    poll(&fx);
+    assert_int_equal(fx.naks, 5);
+    fx.now = t3 + rto;
+    poll(&fx);
+    assert_int_equal(fx.naks, 6);
+    assert_int_equal(fx.nloss, 0);
+    fixture_fini(&fx);
+}
+
 /* While received datagrams wait unprocessed, a due retry waits for them (its repair may be
  * there), at most one more retry wait; a first NAK does not wait. */
 static void test_retry_held_while_datagrams_queued(void **state)
@@ -1345,6 +1407,7 @@ int main(void)
         cmocka_unit_test(test_nak_delay_scaled_by_receivers),
         cmocka_unit_test(test_nak_delay_follows_discovery_count),
         cmocka_unit_test(test_retry_backoff_cap_and_exhaustion),
+        cmocka_unit_test(test_retry_waits_rtt_and_deviation),
         cmocka_unit_test(test_retry_held_while_datagrams_queued),
         cmocka_unit_test(test_loss_deadline),
         cmocka_unit_test(test_suppression_by_seen_repair),
