@@ -72,7 +72,15 @@ if [ -z "$min_loss" ]; then
 		[ "$(json_num echoes "$dir/m.json")" = $((50 * listeners)) \
 		-a "$(json_num responders "$dir/m.json")" = $listeners ]
 else
-	"$ping" "$peer" -n 300 -s 64 --wait-ms 200 --json >"$dir/u.json" 2>"$dir/u.err"
+	# Resolving the listener (rdma_cm request and answer, 3 attempts) fails about once in 20
+	# runs at 20 % loss each way (0.36^3): that is the link, not what this test measures, so a
+	# run that could not resolve is started again (at most 3 runs).
+	for run in 1 2 3; do
+		"$ping" "$peer" -n 300 -s 64 --wait-ms 200 --json >"$dir/u.json" 2>"$dir/u.err"
+		grep -q "^rdps-ping: resolve" "$dir/u.err" || break
+		echo "run $run: the listener was not resolved over the lossy link; again"
+		cat "$dir/u.err"
+	done
 	cat "$dir/u.json" "$dir/u.err"
 	loss=$(json_num loss_pct "$dir/u.json")
 	echoes=$(json_num echoes "$dir/u.json")
