@@ -7,12 +7,13 @@
 # Each round runs, for every build in turn, one reliable publisher (guest 0) and one verifying
 # subscriber (guest 1) per netem loss percentage (0 = no qdisc), 1 KiB messages, unpaced. Prints
 # each run (subscriber msgs/s, NAKs, repairs, duplicates, repair latency p50/p99 in us), then per
-# build the mean rate at each loss and its ratio to that build's lossless mean. A run that does
-# not verify every message prints FAIL. Single runs swing 20 % under TCG: compare the means.
+# build the mean rate at each loss and its ratio to that build's lossless mean. A build is named
+# by its directory, or by its parent's when that is "build". A run that does not verify every
+# message prints FAIL. Single runs swing 20 % under TCG: compare the means.
 set -u -o pipefail
 
 if [ "${1:-}" != "--in-guest" ]; then
-	[ $# -ge 4 ] || { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+	[ $# -ge 4 ] || { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 	repo=$(cd "$(dirname "$0")/../.." && pwd -P)
 	msgs=$1 rounds=$2 losses=$3
 	shift 3
@@ -55,6 +56,8 @@ out=${RDPS_VM_SCRATCH:-/tmp}
 for round in $(seq 1 "$rounds"); do
 	for build in "$@"; do
 		name=$(basename "$build")
+		# Worktrees' build directories are all "build": name those by their worktree.
+		[ "$name" = build ] && name=$(basename "$(dirname "$build")")
 		for loss in $losses; do
 			if [ "$loss" = 0 ]; then
 				tc qdisc del dev "$RDPS_VM_NETDEV" root 2>/dev/null
