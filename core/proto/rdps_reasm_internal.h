@@ -73,6 +73,10 @@ struct rdps_rel_stream {
     uint32_t hb_next;            /* the newest heartbeat's next sequence (valid if has_hb_next) */
     bool has_hb_next;
     bool extend; /* the consumed point moved while hb_next is untracked: track more at poll */
+    /* The last extend stopped at the window's edge with these consumed and next_seq: not again
+     * until one of them moves (the edge moves with them), or every poll would be due at once. */
+    bool extend_tried;
+    uint32_t extend_consumed, extend_next;
     uint64_t join_deadline_ns; /* joining: give up waiting for a heartbeat */
     bool have_trail, joining, hb_echo, status_now;
     bool reordering; /* a missing sequence arrived late: first NAKs wait reorder_holdoff_ns */

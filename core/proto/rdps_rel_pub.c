@@ -13,9 +13,9 @@
 #include "rdps_reasm.h"
 #include "rdps_seq.h"
 
-_Static_assert(RDPS_REL_MAX_MSG_FRAMES == RDPS_REL_CREDITS_MAX &&
+_Static_assert(RDPS_REL_MAX_MSG_FRAMES < RDPS_REASM_WINDOW / 2 &&
                    RDPS_REL_CREDITS_MAX < RDPS_REASM_WINDOW,
-               "a reliable message fits the receivers' credits and sequence window");
+               "a reliable message fits the receivers' sequence window, as do their credits");
 
 /* While appends wait on the window, heartbeats back off to at most this many hb_min. */
 #define REL_HB_BLOCKED_MULT 8u

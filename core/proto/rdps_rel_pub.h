@@ -191,8 +191,10 @@ struct rdps_rel_pub_config {
 /* rate_bytes_per_s: at most one datagram per second up to 100 GB/s; bursts of 2 ms. */
 #define RDPS_REL_RATE_MAX      100000000000ull
 #define RDPS_REL_RATE_BURST_NS 2000000ull
-/* Datagrams of the largest reliable message: a receiver holds a whole message within its
- * receive credits (RDPS_REL_CREDITS_MAX), so a longer one might never be delivered. */
+/* Datagrams of the largest reliable message: a receiver reassembles a message within its
+ * sequence window (RDPS_REASM_WINDOW), so a longer one might never be delivered; half of it
+ * leaves the window room for what follows. A message may exceed the receive credits: they count
+ * from the newest datagram received, so its first part received opens the window for the rest. */
 #define RDPS_REL_MAX_MSG_FRAMES 1023u
 #define RDPS_REL_NO_ECHO        RDPS_FRAME_NO_ECHO
 

@@ -726,7 +726,11 @@ static uint64_t poll_naks(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uin
         g->due_ns = retry_due(r, rs, g->tries, now_ns);
         next = min_u64(next, g->due_ns);
     }
-    for (unsigned k = 0; k < 2; k++)
+    /* The flagged NAK first: the publisher answers in order, and repairs_overtaken takes a
+     * range asked in the same poll below a repaired sequence for asked before it. Sent second,
+     * a re-asked range below a first-asked one was repaired after it and taken for lost again
+     * (one more re-ask, and a duplicate repair). */
+    for (unsigned k = 2; k-- > 0;)
         if (n[k] > 0)
             send_nak(r, si, ranges[k], n[k], k == 1, wall_ns);
     return next;
@@ -754,6 +758,9 @@ uint64_t rdps__reasm_rel_poll(struct rdps_reasm *r, uint64_t now_ns, uint64_t wa
         if (rs->extend) {
             rs->extend = false;
             rel_track(r, si, rs->hb_next, now_ns);
+            rs->extend_tried = true;
+            rs->extend_consumed = rs->consumed;
+            rs->extend_next = r->streams[si].next_seq;
         }
         bool gave_up = false;
         next = min_u64(next, poll_naks(r, si, now_ns, wall_ns, &gave_up));

@@ -32,35 +32,40 @@ void rdps__rel_learn_head(struct rdps_reasm *r, int32_t si, const struct rdps_fr
     }
 }
 
-/* A quarter window of progress since the last STATUS: send one at the next poll. */
+/*
+ * A STATUS is due at the next poll once the window's edge moved a quarter of the credits since
+ * the last one (frames received: the credits count from the newest, parked or not), or the
+ * consumed point moved a quarter of the window (the publisher's ring and flow control follow it).
+ */
 void rdps__rel_status_progress(struct rdps_reasm *r, struct rdps_rel_stream *rs)
 {
     int32_t si = (int32_t)(rs - r->rel);
     /* A heartbeat said more was sent than the window let us track: track the next part now
      * rather than at the next heartbeat, which a blocked publisher sends ever more rarely (a
      * receiver back from a stall caught up one window per heartbeat in the simulated fabric). */
-    if (rs->has_hb_next && !rs->extend && rdps__seq_gt(rs->hb_next, r->streams[si].next_seq)) {
+    if (rs->has_hb_next && !rs->extend && rdps__seq_gt(rs->hb_next, r->streams[si].next_seq) &&
+        !(rs->extend_tried && rs->extend_consumed == rs->consumed &&
+          rs->extend_next == r->streams[si].next_seq)) {
         rs->extend = true;
         rdps__rel_note_due(r, r->now_ns);
     }
-    uint32_t progress = rs->consumed - rs->status_consumed;
     if (rs->status_now)
         return;
-    if (progress == 0) {
-        /* Frames parking behind a hole move the window's edge (the credits count from the
-         * newest received): a quarter of the credits of it is worth a STATUS. */
-        uint32_t ahead = r->streams[si].next_seq - rs->status_next;
-        uint32_t credit_quarter = rdps__rel_credit_cap(r) / 4;
-        if (rdps__seq_gt(r->streams[si].next_seq, rs->status_next) &&
-            ahead >= (credit_quarter ? credit_quarter : 1)) {
-            rs->status_now = true;
-            rdps__rel_note_due(r, r->now_ns);
-        }
+    /* Checked whether or not the consumed point moved: under loss it moves a little at each
+     * repair, and a publisher that had sent up to the edge then waited for the STATUS interval
+     * with the receiver idle (5 % loss on rxe). */
+    uint32_t next_seq = r->streams[si].next_seq;
+    uint32_t credit_quarter = rdps__rel_credit_cap(r) / 4;
+    if (rdps__seq_gt(next_seq, rs->status_next) &&
+        next_seq - rs->status_next >= (credit_quarter ? credit_quarter : 1)) {
+        rs->status_now = true;
+        rdps__rel_note_due(r, r->now_ns);
         return;
     }
+    uint32_t progress = rs->consumed - rs->status_consumed;
     /* Below a quarter of the window's floor no STATUS is due: the exact window is not needed. */
     uint32_t floor_quarter = rdps__rel_window_floor(r, si) / 4;
-    if (progress < floor_quarter)
+    if (progress == 0 || progress < floor_quarter)
         return;
     uint32_t quarter = rdps__rel_status_window(r, si) / 4;
     if (progress >= (quarter ? quarter : 1)) {

@@ -638,6 +638,50 @@ static void test_overtaken_repair_asked_again_at_once(void **state)
     fixture_fini(&fx);
 }
 
+/*
+ * A poll that asks again for an overtaken range and for the first time for a new hole sends the
+ * flagged NAK first: the publisher answers in order, so the re-asked range's repair comes before
+ * the new hole's, as the overtaken rule assumes for ranges asked in the same poll. Flagged NAK
+ * second, the new hole's repair came first and the re-asked range, still missing, was taken for
+ * lost once more (one more NAK, and a duplicate repair when the first one came).
+ */
+static void test_overtaken_nak_goes_first(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, NULL);
+    nak_two_holes(&fx);
+    fx.now += 100 * US;
+    repair(&fx, 3);  /* 1 overtaken */
+    data(&fx, 6, 0); /* 5: a new hole */
+    poll(&fx);
+    assert_int_equal(fx.naks, 3);
+    const struct sent *flagged = NULL, *fresh = NULL;
+    for (size_t i = 0; i < fx.nsent; i++) {
+        const struct sent *x = &fx.sent[i];
+        if (x->hdr.type != RDPS_FRAME_NAK)
+            continue;
+        if (x->hdr.flags == RDPS_FRAME_F_RETRANSMIT)
+            flagged = x;
+        else if (x->ranges[0].start == 5)
+            fresh = x;
+    }
+    assert_non_null(flagged);
+    assert_non_null(fresh);
+    assert_true(flagged < fresh); /* sent first */
+    assert_int_equal(flagged->n, 1);
+    assert_int_equal(flagged->ranges[0].start, 1);
+    assert_int_equal(fresh->hdr.flags, 0);
+    /* Repaired in that order: nothing is taken for lost again. */
+    repair(&fx, 1);
+    repair(&fx, 5);
+    poll(&fx);
+    assert_int_equal(fx.naks, 3);
+    assert_int_equal(info(&fx).counters.overtaken, 1);
+    expect_delivered(&fx, 0, 7);
+    fixture_fini(&fx);
+}
+
 /* 64 receivers, first NAKs without backoff: both holes in one NAK, as alone. */
 static void tune_group_at_once(struct rdps_reasm_config *cfg)
 {
@@ -1090,6 +1134,50 @@ static void test_window_is_credits_past_newest_received(void **state)
 }
 
 /*
+ * The edge of the window moves with the newest datagram received whether or not the consumed
+ * point moves: a repair that moves the consumed point a little (to the next hole) must not hold
+ * back the STATUS that parking behind that hole made due. Before, a consumed point that moved
+ * at all was held to a quarter window of progress, and a publisher that had sent up to the edge
+ * waited for the STATUS interval with the receiver idle.
+ */
+static void test_status_when_edge_moves_while_consumed_creeps(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, tune_park_400);
+    rdps__reasm_rel_set_credits(&fx.r, 100); /* quarter: 25 */
+    data(&fx, 0, 0);
+    poll(&fx);
+    assert_int_equal(fx.statuses, 1);
+    /* Holes at 1 and 5; 2..4 and 6..24 park: 24 past the STATUS's newest, below a quarter. */
+    for (uint32_t q = 2; q < 25; q++)
+        if (q != 5)
+            data(&fx, q, 0);
+    poll(&fx);
+    assert_int_equal(fx.statuses, 1);
+    /* The repair of 1 moves the consumed point to the next hole: 4, below a quarter. */
+    assert_int_equal(repair(&fx, 1), 4);
+    assert_int_equal(info(&fx).consumed_seq, 5);
+    poll(&fx);
+    assert_int_equal(fx.statuses, 1);
+    data(&fx, 25, 0); /* the edge moved a quarter of the credits */
+    poll(&fx);
+    assert_int_equal(fx.statuses, 2);
+    const struct sent *st = last_status(&fx);
+    assert_int_equal(st->consumed, 5);
+    assert_int_equal(st->window, 21 + 100); /* 5..25 held past the consumed point, + credits */
+    /* And not again before the edge moves another quarter. */
+    for (uint32_t q = 26; q < 50; q++)
+        data(&fx, q, 0);
+    poll(&fx);
+    assert_int_equal(fx.statuses, 2);
+    data(&fx, 50, 0);
+    poll(&fx);
+    assert_int_equal(fx.statuses, 3);
+    fixture_fini(&fx);
+}
+
+/*
  * The window reaches past a hole as far as the parking room: a hole costs the one slot its
  * repair will need, not the stretch behind it, and a message of several fragments parks in one
  * slot. Share 6: with 1 missing, a 4-fragment message (2..5, one slot) and singles 6..9 (four
@@ -1413,6 +1501,7 @@ int main(void)
         cmocka_unit_test(test_suppression_by_seen_repair),
         cmocka_unit_test(test_overtaken_repair_asked_again_at_once),
         cmocka_unit_test(test_overtaken_only_when_unambiguous),
+        cmocka_unit_test(test_overtaken_nak_goes_first),
         cmocka_unit_test(test_status_cadence_and_content),
         cmocka_unit_test(test_unrecoverable_by_heartbeat_trail),
         cmocka_unit_test(test_late_join_live),
@@ -1422,6 +1511,7 @@ int main(void)
         cmocka_unit_test(test_message_larger_than_share_completes),
         cmocka_unit_test(test_window_reaches_past_hole_up_to_parking_room),
         cmocka_unit_test(test_window_is_credits_past_newest_received),
+        cmocka_unit_test(test_status_when_edge_moves_while_consumed_creeps),
         cmocka_unit_test(test_lossy_link_everything_in_order_once),
         cmocka_unit_test(test_small_ring_every_gap_repaired_or_reported_once),
     };

@@ -170,7 +170,7 @@ static void test_reliable_claim_is_refused(void **state)
     rdps_pub_destroy(pub);
 }
 
-/* A reliable message is at most 1023 datagrams (the receive window): longer ones are refused,
+/* A reliable message is at most 1023 datagrams (half the sequence window): longer ones are refused,
  * with the limit named, before anything is written; an unreliable publisher's limit is the ctx's.
  */
 static void test_reliable_message_limit(void **state)

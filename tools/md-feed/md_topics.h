@@ -81,9 +81,9 @@ static inline int md_echo_decode(const void *data, size_t len, struct md_echo *e
 #define MD_SNAP_RETRY_NS        3000000000ull
 #define MD_DIR_MIN_INTERVAL_NS  1000000000ull /* the directory is ~100 kB for 8 000 symbols */
 /* Snapshot parts and directory slices stay small: a reliable message can never take more than
- * a receiver's credits (1023 datagrams, ~1 MB at rxe's 1 KB MTU; a 65 535-symbol directory is
- * larger), and one that exceeds its stream's share of the parking quota (128 datagrams with
- * 8 channels) stretches the window and holds the stream until it is complete. */
+ * 1023 datagrams (half a receiver's sequence window; ~1 MB at rxe's 1 KB MTU; a 65 535-symbol
+ * directory is larger), and one that exceeds its stream's share of the parking quota (128 datagrams
+ * with 8 channels) stretches the window and holds the stream until it is complete. */
 #define MD_SNAP_PART_BYTES   16384 /* encoded snapshot part, one rdps message */
 #define MD_DIR_SLICE_SYMBOLS 600   /* symbols per directory message (<= ~13 kB) */
 #define MD_SNAPREQ_DIRECTORY 0xFFFFFFFFu

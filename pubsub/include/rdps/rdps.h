@@ -239,8 +239,8 @@ RDPS_EXPORT int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len);
 RDPS_EXPORT void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim);
 /*
  * The longest message the publisher takes: the ctx's max_message_size, and for a reliable
- * publisher at most 1023 datagrams of the path MTU (a receiver holds a whole message within its
- * receive credits of 1023 datagrams): 1023 * (MTU - 32) bytes, about 4 MiB at MTU 4096, 1 MiB at
+ * publisher at most 1023 datagrams of the path MTU (a receiver reassembles a message within its
+ * sequence window of 2048 datagrams): 1023 * (MTU - 32) bytes, about 4 MiB at MTU 4096, 1 MiB at
  * MTU 1024. 0 for NULL or a closed publisher.
  */
 RDPS_EXPORT size_t rdps_pub_max_message_size(const rdps_pub_t *pub);
