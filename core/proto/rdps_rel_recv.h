@@ -237,7 +237,7 @@ uint64_t rdps__reasm_rel_poll(struct rdps_reasm *r, uint64_t now_ns, uint64_t wa
 void rdps__reasm_rel_set_backlog(struct rdps_reasm *r, bool backlog);
 
 /* Free receive credits (datagrams): what the window lets be in flight past the newest sequence
- * received (at most RDPS_REL_CREDITS_MAX, 511; until set, 511). */
+ * received (at most RDPS_REL_CREDITS_MAX, 1023; until set, 1023). */
 void rdps__reasm_rel_set_credits(struct rdps_reasm *r, uint32_t credits);
 
 /*
