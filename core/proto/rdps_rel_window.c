@@ -53,7 +53,7 @@ void rdps__rel_status_progress(struct rdps_reasm *r, struct rdps_rel_stream *rs)
         return;
     /* Checked whether or not the consumed point moved: under loss it moves a little at each
      * repair, and a publisher that had sent up to the edge then waited for the STATUS interval
-     * with the receiver idle (5 % loss on rxe). */
+     * (test_status_when_edge_moves_while_consumed_creeps). */
     uint32_t next_seq = r->streams[si].next_seq;
     uint32_t credit_quarter = rdps__rel_credit_cap(r) / 4;
     if (rdps__seq_gt(next_seq, rs->status_next) &&
