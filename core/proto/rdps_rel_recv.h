@@ -54,7 +54,10 @@
  * window lasts). A range is overtaken at most once per NAK it had.
  *
  * RTT: srtt starts at default_rtt_ns; a repair of a range NAKed exactly once
- * gives a sample (NAK -> repair; Karn's rule), srtt += (sample - srtt) / 8.
+ * gives a sample (NAK -> repair; Karn's rule), srtt += (sample - srtt) / 8. A
+ * lone receiver's first sample replaces the default, and may come from a range
+ * NAKed more than once (detection -> repair: an upper bound), or a path slower
+ * than the default would never give one.
  *
  * Heartbeats: seq (the publisher's next sequence) reveals tail loss up to
  * consumed + window; R gives the trail seq - R: a gap below it is declared

@@ -523,6 +523,50 @@ static void test_retry_waits_rtt_and_deviation(void **state)
     fixture_fini(&fx);
 }
 
+/*
+ * Karn's rule takes no sample from a range NAKed more than once; a lone receiver whose path is
+ * slower than a few of the default RTT NAKed every range again before its repair came, so it
+ * never had a sample and went on retrying every hole at the default's pace. Its first repair
+ * now gives the time since detection (the first NAK) as its first sample.
+ */
+static void test_first_sample_despite_retries(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, NULL);
+    data(&fx, 0, 0);
+    data(&fx, 2, 0); /* 1 missing: NAKed at once */
+    uint64_t t0 = fx.now;
+    poll(&fx);
+    assert_int_equal(fx.naks, 1);
+    for (int k = 0; k < 2; k++) /* retries at the 1 ms default's pace */
+        fx.now = poll(&fx);
+    poll(&fx);
+    assert_true(fx.naks >= 3);
+    assert_true(fx.now < t0 + 50 * MS);
+    fx.now = t0 + 50 * MS;
+    assert_true(repair(&fx, 1) > 0);
+    assert_int_equal(info(&fx).counters.rtt_samples, 1);
+    assert_int_equal(info(&fx).srtt_ns, 50 * MS);
+    /* The next hole's retry waits for that estimate, not the default. */
+    size_t naks = fx.naks;
+    data(&fx, 4, 0);
+    uint64_t t1 = fx.now;
+    poll(&fx);
+    assert_int_equal(fx.naks, naks + 1);
+    fx.now = t1 + 50 * MS - 1;
+    poll(&fx);
+    assert_int_equal(fx.naks, naks + 1);
+    /* Only the first: later repairs of retried ranges give no sample (Karn). */
+    for (uint64_t due = poll(&fx); fx.naks == naks + 1; due = poll(&fx))
+        fx.now = due;
+    fx.now += 10 * MS;
+    assert_true(repair(&fx, 3) > 0);
+    assert_int_equal(info(&fx).counters.rtt_samples, 1);
+    assert_int_equal(fx.nloss, 0);
+    fixture_fini(&fx);
+}
+
 /* While received datagrams wait unprocessed, a due retry waits for them (its repair may be
  * there), at most one more retry wait; a first NAK does not wait. */
 static void test_retry_held_while_datagrams_queued(void **state)
@@ -1496,6 +1540,7 @@ int main(void)
         cmocka_unit_test(test_nak_delay_follows_discovery_count),
         cmocka_unit_test(test_retry_backoff_cap_and_exhaustion),
         cmocka_unit_test(test_retry_waits_rtt_and_deviation),
+        cmocka_unit_test(test_first_sample_despite_retries),
         cmocka_unit_test(test_retry_held_while_datagrams_queued),
         cmocka_unit_test(test_loss_deadline),
         cmocka_unit_test(test_suppression_by_seen_repair),
