@@ -242,9 +242,8 @@ static void gap_filled(struct rdps_reasm *r, int32_t si, uint32_t seq, bool repa
          * than that every range was NAKed again before its repair came, so no sample was ever
          * taken (a traced 1 % loss run on rxe: each hole NAKed 5-8 times and repaired as often
          * in the first 0.5 s, and all its 128 duplicate repairs came then). Its first repair
-         * then gives the time since
-         * the range was found missing, when it was first NAKed: an upper bound, replaced by the
-         * Karn samples as they come. */
+         * then gives the time since the range was found missing, when it was first NAKed: an
+         * upper bound, replaced by the Karn samples as they come. */
         bool bootstrap = g->tries > 1 && rs->c.rtt_samples == 0 && now_ns > g->detect_ns &&
                          stream_receivers(r, rs) <= 1;
         if ((g->tries == 1 && g->nak_ns != 0 && now_ns > g->nak_ns) || bootstrap) {

@@ -1134,15 +1134,21 @@ static void tune_park_400(struct rdps_reasm_config *cfg)
  * after one credit window; and parking moves the window's edge, so a STATUS goes out after a
  * quarter of the credits of it even though the consumed point stands still.
  */
+/* 400 parking slots, 100 credits (a quarter: 25); 0 received and reported in one STATUS. */
+static void start_with_100_credits(struct fixture *fx)
+{
+    fixture_init(fx, tune_park_400);
+    rdps__reasm_rel_set_credits(&fx->r, 100);
+    data(fx, 0, 0);
+    poll(fx);
+    assert_int_equal(fx->statuses, 1);
+}
+
 static void test_window_is_credits_past_newest_received(void **state)
 {
     (void)state;
     struct fixture fx;
-    fixture_init(&fx, tune_park_400);
-    rdps__reasm_rel_set_credits(&fx.r, 100); /* quarter: 25 */
-    data(&fx, 0, 0);
-    poll(&fx);
-    assert_int_equal(fx.statuses, 1);
+    start_with_100_credits(&fx);
     assert_int_equal(last_status(&fx)->window, 100); /* nothing held: the credits */
     /* 1 never comes; 2..24 park: the newest received moved 24 past the STATUS's, below a
      * quarter. */
@@ -1188,11 +1194,7 @@ static void test_status_when_edge_moves_while_consumed_creeps(void **state)
 {
     (void)state;
     struct fixture fx;
-    fixture_init(&fx, tune_park_400);
-    rdps__reasm_rel_set_credits(&fx.r, 100); /* quarter: 25 */
-    data(&fx, 0, 0);
-    poll(&fx);
-    assert_int_equal(fx.statuses, 1);
+    start_with_100_credits(&fx);
     /* Holes at 1 and 5; 2..4 and 6..24 park: 24 past the STATUS's newest, below a quarter. */
     for (uint32_t q = 2; q < 25; q++)
         if (q != 5)
