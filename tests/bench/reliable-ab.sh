@@ -6,14 +6,15 @@
 #   e.g.         tests/bench/reliable-ab.sh 20000 4 "0 1 5" build build-inflight64
 # Each round runs, for every build in turn, one reliable publisher (guest 0) and one verifying
 # subscriber (guest 1) per netem loss percentage (0 = no qdisc), 1 KiB messages, unpaced. Prints
-# each run (subscriber msgs/s, NAKs, repairs, duplicates, repair latency p50/p99 in us), then per
-# build the mean rate at each loss and its ratio to that build's lossless mean. A build is named
-# by its directory, or by its parent's when that is "build". A run that does not verify every
-# message prints FAIL. Single runs swing 20 % under TCG: compare the means.
+# each run (subscriber msgs/s, NAKs, repairs, duplicates, originals that came late, repair
+# latency p50/p99 in us), then per build the mean rate at each loss and its ratio to that build's
+# lossless mean. A build is named by its directory, or by its parent's when that is "build". A
+# run that does not verify every message prints FAIL. Single runs swing 20 % under TCG: compare
+# the means.
 set -u -o pipefail
 
 if [ "${1:-}" != "--in-guest" ]; then
-	[ $# -ge 4 ] || { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+	[ $# -ge 4 ] || { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 	repo=$(cd "$(dirname "$0")/../.." && pwd -P)
 	msgs=$1 rounds=$2 losses=$3
 	shift 3
@@ -85,7 +86,7 @@ d = json.loads(lines[-1])
 ok = int(rc == 0 and d["verified"] == d["expected"] and d.get("loss_events", 0) == 0)
 rate = d["verified"] / d["elapsed_s"] if d["elapsed_s"] > 0 else 0
 print(f"AB {name} loss={loss} round={rnd} ok={ok} rate={rate:.0f} naks={d.get('naks_sent', 0)} "
-      f"recovered={d.get('recovered', 0)} duplicates={d.get('dup_frames', 0)} "
+      f"recovered={d.get('recovered', 0)} duplicates={d.get('dup_frames', 0)} out_of_order={d.get('out_of_order', 0)} "
       f"p50_us={d.get('repair_latency_p50_us', 0)} p99_us={d.get('repair_latency_p99_us', 0)}")
 if not ok:
     print(f"FAIL {name} loss={loss} round={rnd}: rdsub exited {rc}, verified {d['verified']}")
