@@ -34,9 +34,10 @@
  * nak_holdoff_ns plus a random truncated-exponential backoff (RFC 5401:
  * max nak_backoff_rtts x RTT, shaped by the EXACT number of live receivers
  * of that publisher, an input; one receiver NAKs at once), then retried
- * after RTT x 2^tries (the doubling capped at nak_retry_max_ns; a lone
- * receiver waits at least its RTO, smoothed RTT + 4 mean deviations of the
- * NAK -> repair samples, RFC 6298) plus a new backoff. Every
+ * after an RTT eight times, then RTT x 2^n (the doubling capped at
+ * nak_retry_max_ns; a lone receiver waits at least its RTO, smoothed RTT +
+ * 4 mean deviations of the NAK -> repair samples, RFC 6298) plus a new
+ * backoff. Every
  * range due at one poll goes in one NAK (up to 64 ranges), by unicast to
  * the stream's source (the send callback gets the encoded frame).
  * Suppression: a repair (DATA with RETRANSMIT) that fills a sequence of a
