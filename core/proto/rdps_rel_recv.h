@@ -37,9 +37,9 @@
  * after an RTT eight times, then RTT x 2^n (the doubling capped at
  * nak_retry_max_ns; a lone receiver waits at least its RTO, smoothed RTT +
  * 4 mean deviations of the NAK -> repair samples, RFC 6298) plus a new
- * backoff. Every
- * range due at one poll goes in one NAK (up to 64 ranges), by unicast to
- * the stream's source (the send callback gets the encoded frame).
+ * backoff. Every range due at one poll goes in one NAK (up to 64 ranges),
+ * by unicast to the stream's source (the send callback gets the encoded
+ * frame).
  * Suppression: a repair (DATA with RETRANSMIT) that fills a sequence of a
  * range cancels that part, and pushes the rest of the range back by an RTT
  * (its repair is likely in flight); one never NAKed counts naks_suppressed.
