@@ -245,8 +245,8 @@ static void gap_filled(struct rdps_reasm *r, int32_t si, uint32_t seq, bool repa
          * in the first 0.5 s, and all its 128 duplicate repairs came then). Its first repair
          * then gives the time since the range was found missing, when it was first NAKed: an
          * upper bound, replaced by the Karn samples as they come. */
-        bool bootstrap = g->tries > 1 && rs->c.rtt_samples == 0 && now_ns > g->detect_ns &&
-                         stream_receivers(r, rs) <= 1;
+        bool lone_first = rs->c.rtt_samples == 0 && stream_receivers(r, rs) <= 1;
+        bool bootstrap = lone_first && g->tries > 1 && now_ns > g->detect_ns;
         if ((g->tries == 1 && g->nak_ns != 0 && now_ns > g->nak_ns) || bootstrap) {
             uint64_t sample = now_ns - (bootstrap ? g->detect_ns : g->nak_ns);
             /* Alone, the first sample replaces the default (RFC 6298): smoothing from 1 ms took
@@ -256,12 +256,11 @@ static void gap_filled(struct rdps_reasm *r, int32_t si, uint32_t seq, bool repa
              * by the first sample, a loss common to 64 receivers cost 11.9 NAKs instead of 2.1
              * over 20 000 messages in the simulated fabric). */
             uint64_t before = rs->srtt_ns;
-            bool first = rs->c.rtt_samples == 0 && stream_receivers(r, rs) <= 1;
             if (rs->c.rtt_samples > 0) { /* the deviation from the estimate the sample tests */
                 uint64_t dev = sample > before ? sample - before : before - sample;
                 rs->rttvar_ns = rs->rttvar_ns - rs->rttvar_ns / 4 + dev / 4;
             }
-            rs->srtt_ns = first ? sample : rs->srtt_ns - rs->srtt_ns / 8 + sample / 8;
+            rs->srtt_ns = lone_first ? sample : rs->srtt_ns - rs->srtt_ns / 8 + sample / 8;
             rs->rtt_fast_ns = rs->rtt_fast_ns == 0 ? sample : (rs->rtt_fast_ns + sample) / 2;
             if (rs->srtt_ns == 0)
                 rs->srtt_ns = 1;
