@@ -86,7 +86,8 @@ d = json.loads(lines[-1])
 ok = int(rc == 0 and d["verified"] == d["expected"] and d.get("loss_events", 0) == 0)
 rate = d["verified"] / d["elapsed_s"] if d["elapsed_s"] > 0 else 0
 print(f"AB {name} loss={loss} round={rnd} ok={ok} rate={rate:.0f} naks={d.get('naks_sent', 0)} "
-      f"recovered={d.get('recovered', 0)} duplicates={d.get('dup_frames', 0)} out_of_order={d.get('out_of_order', 0)} "
+      f"recovered={d.get('recovered', 0)} duplicates={d.get('dup_frames', 0)} "
+      f"out_of_order={d.get('out_of_order', 0)} "
       f"p50_us={d.get('repair_latency_p50_us', 0)} p99_us={d.get('repair_latency_p99_us', 0)}")
 if not ok:
     print(f"FAIL {name} loss={loss} round={rnd}: rdsub exited {rc}, verified {d['verified']}")
