@@ -6,6 +6,30 @@ port_counter() {
 	cat "/sys/class/infiniband/$RDPS_VM_DEV/ports/1/hw_counters/$1" 2>/dev/null || echo 0
 }
 
+# mckey_send_all GROUP COUNT: multicast COUNT datagrams to GROUP with mckey, until rxe has put
+# every one on the wire. mckey's sender posts its sends unsignaled and tears down at once; under
+# load rxe has not sent them all by then (the rest fail on the destroyed address handle, "Failed
+# no address vector") and mckey still exits 0. rxe's sent_pkts says how many left; another run
+# sends the rest (at most 10 runs). -o joins send-only: the sender does not need its own datagrams.
+mckey_send_all() {
+	local group=$1 count=$2 before sent=0 run=0 log_start
+	before=$(port_counter sent_pkts)
+	log_start=$(dmesg | wc -l)
+	while [ "$sent" -lt "$count" ]; do
+		run=$((run + 1))
+		if [ "$run" -gt 10 ]; then
+			echo "mckey_send_all: only $sent of $count datagrams left in 10 runs; kernel log:"
+			dmesg | tail -n +"$((log_start + 1))" | tail -20
+			return 1
+		fi
+		mckey -m "$group" -b "$RDPS_VM_IP" -s -o -C "$((count - sent))" || return 1
+		sent=$(($(port_counter sent_pkts) - before))
+		[ "$sent" -ge "$count" ] ||
+			echo "mckey_send_all: after run $run, $sent of $count datagrams on the wire; sending the rest"
+	done
+	echo "mckey_send_all: $sent datagrams on the wire in $run run(s)"
+}
+
 # wait_for_file PATH SECONDS: poll for a file another guest writes into the shared scratch dir.
 wait_for_file() {
 	n=0

@@ -60,7 +60,7 @@ case "$RDPS_VM_INDEX" in
 1)
 	wait_for_line "$s/receiver.log" "receiving data" 120 || exit 1
 	before=$(port_counter sent_pkts)
-	mckey -m "$group" -b "$RDPS_VM_IP" -s -C "$count"
+	mckey_send_all "$group" "$count"
 	rc=$?
 	sent=$(($(port_counter sent_pkts) - before))
 	echo "$sent" >"$s/sender.sent"

@@ -60,7 +60,7 @@ count=50
 if [ "$i" = 0 ]; then
 	wait_for_line "$s/mckey-recv-1.log" "receiving data" 120 || exit 1
 	wait_for_line "$s/mckey-recv-2.log" "receiving data" 120 || exit 1
-	mckey -m "$group" -b "$RDPS_VM_IP" -s -C "$count" || fail "mckey sender failed"
+	mckey_send_all "$group" "$count" || fail "mckey sender failed"
 	touch "$s/mckey.sent"
 	echo "mckey: sent $count datagrams to $group"
 else
