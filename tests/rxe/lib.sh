@@ -9,8 +9,9 @@ port_counter() {
 # mckey_send_all GROUP COUNT: multicast COUNT datagrams to GROUP with mckey, until rxe has put
 # every one on the wire. mckey's sender posts its sends unsignaled and tears down at once; under
 # load rxe has not sent them all by then (the rest fail on the destroyed address handle, "Failed
-# no address vector") and mckey still exits 0. rxe's sent_pkts says how many left; another run
-# sends the rest (at most 10 runs). -o joins send-only: the sender does not need its own datagrams.
+# no address vector", or go with the destroyed queue pair) and mckey still exits 0. rxe's
+# sent_pkts says how many left; another run sends the rest (at most 10 runs). -o joins
+# send-only: the sender does not need its own datagrams.
 mckey_send_all() {
 	local group=$1 count=$2 before sent=0 run=0 log_start
 	before=$(port_counter sent_pkts)
