@@ -28,30 +28,39 @@ def qmp(path, commands):
         return replies[1:]
 
 
+def show(path):
+    """Prints the netdev and the virtio-net queues of the guest behind QMP socket path."""
+    devices = qmp(path, [{"execute": "x-query-virtio"}])[0].get("return", [])
+    nics = [d["path"] for d in devices if d.get("name") == "virtio-net"]
+    cmds = [{"execute": "human-monitor-command", "arguments": {"command-line": "info network"}}]
+    for nic in nics:
+        for queue in (0, 1):
+            cmds.append({"execute": "x-query-virtio-queue-status",
+                         "arguments": {"path": nic, "queue": queue}})
+    replies = qmp(path, cmds)
+    print(replies[0].get("return", replies[0]).strip())
+    for r in replies[1:]:
+        q = r.get("return", r)
+        if "error" in q:
+            print(f"  {q['error']}")
+            continue
+        name = {0: "receive", 1: "transmit"}.get(q["queue-index"], "?")
+        print(f"  queue {q['queue-index']} ({name}): last-avail-idx {q['last-avail-idx']} "
+              f"shadow-avail-idx {q['shadow-avail-idx']} used-idx {q['used-idx']} "
+              f"signalled-used {q['signalled-used']} inuse {q['inuse']}")
+
+
 def main():
     if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
         print("usage: virtio-queues.py RUN_DIR/qmp-I.sock [...]", file=sys.stderr)
         return 2
     for path in sys.argv[1:]:
         print(f"== {path}")
-        devices = qmp(path, [{"execute": "x-query-virtio"}])[0].get("return", [])
-        nics = [d["path"] for d in devices if d.get("name") == "virtio-net"]
-        cmds = [{"execute": "human-monitor-command", "arguments": {"command-line": "info network"}}]
-        for nic in nics:
-            for queue in (0, 1):
-                cmds.append({"execute": "x-query-virtio-queue-status",
-                             "arguments": {"path": nic, "queue": queue}})
-        replies = qmp(path, cmds)
-        print(replies[0].get("return", replies[0]).strip())
-        for r in replies[1:]:
-            q = r.get("return", r)
-            if "error" in q:
-                print(f"  {q['error']}")
-                continue
-            name = {0: "receive", 1: "transmit"}.get(q["queue-index"], "?")
-            print(f"  queue {q['queue-index']} ({name}): last-avail-idx {q['last-avail-idx']} "
-                  f"shadow-avail-idx {q['shadow-avail-idx']} used-idx {q['used-idx']} "
-                  f"signalled-used {q['signalled-used']} inuse {q['inuse']}")
+        try:
+            show(path)
+        except (OSError, ValueError, KeyError, IndexError) as e:
+            print(f"virtio-queues: {path}: {e} (is the guest running?)", file=sys.stderr)
+            return 1
     return 0
 
 
