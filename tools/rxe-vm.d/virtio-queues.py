@@ -10,55 +10,67 @@ import socket
 import sys
 
 
-def qmp(path, commands):
-    with socket.socket(socket.AF_UNIX) as s:
-        s.settimeout(10)
-        s.connect(path)
-        f = s.makefile("rw")
-        f.readline()  # greeting
-        replies = []
-        for c in [{"execute": "qmp_capabilities"}] + commands:
-            f.write(json.dumps(c) + "\n")
-            f.flush()
-            while True:
-                r = json.loads(f.readline())
-                if "event" not in r:
-                    replies.append(r)
-                    break
-        return replies[1:]
+class Qmp:
+    """One QMP session: the greeting and capabilities once, then a reply per command."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.settimeout(10)
+        self.sock.connect(path)
+        self.f = self.sock.makefile("rw")
+        self.f.readline()  # greeting
+        self.ask("qmp_capabilities")
+
+    def ask(self, command, **arguments):
+        msg = {"execute": command}
+        if arguments:
+            msg["arguments"] = arguments
+        self.f.write(json.dumps(msg) + "\n")
+        self.f.flush()
+        while True:
+            r = json.loads(self.f.readline())
+            if "event" not in r:
+                return r.get("return", r)
+
+    def close(self):
+        self.f.close()
+        self.sock.close()
 
 
 def show(path):
     """Prints the netdev and the virtio-net queues of the guest behind QMP socket path."""
-    devices = qmp(path, [{"execute": "x-query-virtio"}])[0].get("return", [])
-    nics = [d["path"] for d in devices if d.get("name") == "virtio-net"]
-    cmds = [{"execute": "human-monitor-command", "arguments": {"command-line": "info network"}}]
-    for nic in nics:
-        for queue in (0, 1):
-            cmds.append({"execute": "x-query-virtio-queue-status",
-                         "arguments": {"path": nic, "queue": queue}})
-    replies = qmp(path, cmds)
-    print(replies[0].get("return", replies[0]).strip())
-    for r in replies[1:]:
-        q = r.get("return", r)
-        if "error" in q:
-            print(f"  {q['error']}")
-            continue
-        name = {0: "receive", 1: "transmit"}.get(q["queue-index"], "?")
-        print(f"  queue {q['queue-index']} ({name}): last-avail-idx {q['last-avail-idx']} "
-              f"shadow-avail-idx {q['shadow-avail-idx']} used-idx {q['used-idx']} "
-              f"signalled-used {q['signalled-used']} inuse {q['inuse']}")
+    q = Qmp(path)
+    try:
+        print(q.ask("human-monitor-command", **{"command-line": "info network"}).strip())
+        for dev in q.ask("x-query-virtio"):
+            if dev.get("name") != "virtio-net":
+                continue
+            for queue in (0, 1):
+                st = q.ask("x-query-virtio-queue-status", path=dev["path"], queue=queue)
+                if "error" in st:
+                    print(f"  {st['error']}")
+                    continue
+                name = {0: "receive", 1: "transmit"}[queue]
+                print(f"  queue {queue} ({name}): last-avail-idx {st['last-avail-idx']} "
+                      f"shadow-avail-idx {st['shadow-avail-idx']} used-idx {st['used-idx']} "
+                      f"signalled-used {st['signalled-used']} inuse {st['inuse']}")
+    finally:
+        q.close()
 
 
 def main():
-    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
-        print("usage: virtio-queues.py RUN_DIR/qmp-I.sock [...]", file=sys.stderr)
+    usage = "usage: virtio-queues.py RUN_DIR/qmp-I.sock [...]"
+    if len(sys.argv) >= 2 and sys.argv[1] in ("-h", "--help"):
+        print(usage)
+        return 0
+    if len(sys.argv) < 2:
+        print(usage, file=sys.stderr)
         return 2
     for path in sys.argv[1:]:
         print(f"== {path}")
         try:
             show(path)
-        except (OSError, ValueError, KeyError, IndexError) as e:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
             print(f"virtio-queues: {path}: {e} (is the guest running?)", file=sys.stderr)
             return 1
     return 0
