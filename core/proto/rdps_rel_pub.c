@@ -37,7 +37,9 @@ void rdps__rel_pub_config_default(struct rdps_rel_pub_config *cfg)
     cfg->repair_budget_bytes = 256u * 1024u;
     cfg->repair_interval_ns = 1000000ull;
     cfg->data_per_repair = 3;
-    cfg->max_repairs = 64;
+    /* Eight receivers at 20 % loss NAK single sequences: 64 entries overflowed, and each refused
+     * NAK waited for its retry (a simulated 10 Gb/s fabric: 0.04 of line rate). 80 KiB. */
+    cfg->max_repairs = 4096;
     cfg->max_frames_per_nak = 1024;
     cfg->heartbeat_min_ns = 100000ull;
     cfg->heartbeat_max_ns = 100000000ull;
@@ -137,6 +139,8 @@ void rdps__rel_pub_fini(struct rdps_rel_pub *p)
 static int refuse(struct rdps_rel_pub *p, uint64_t *counter, int by_window, uint64_t now_ns)
 {
     (*counter)++;
+    if (by_window == 0)
+        p->ring_blocked = true;
     if (by_window == 1 && !p->window_blocked) {
         p->window_blocked = true;
         if (p->hb_interval > p->hb_min * REL_HB_BLOCKED_MULT) { /* idle before: beat sooner */
@@ -212,7 +216,7 @@ int rdps__rel_pub_append(struct rdps_rel_pub *p, const void *msg, size_t len, ui
     p->counters.frames_appended += n;
     p->counters.bytes_appended += len;
     p->blocked_since = 0;
-    p->window_blocked = false;
+    p->window_blocked = p->ring_blocked = false;
     return (int)n;
 }
 
@@ -466,8 +470,17 @@ static void refill(struct rdps_rel_pub *p, uint64_t now_ns)
     p->repair_tokens = p->cfg.repair_budget_bytes; /* the budget does not accumulate */
 }
 
-/* The front repair frame if one can go now (budget permitting); drops dead entries. */
-static const struct rdps_pub_ring_slot *next_repair(struct rdps_rel_pub *p,
+/* Do repairs spend the budget? It keeps them from starving new data. With none waiting because
+ * the window or the ring refused it, only repairs can open them: held to the budget, they stalled
+ * eight receivers at 20 % loss on a simulated 10 Gb/s fabric (0.04 of line rate). */
+static inline bool repairs_budgeted(const struct rdps_rel_pub *p)
+{
+    return p->post_seq != p->ring.head_seq || !(p->window_blocked || p->ring_blocked);
+}
+
+/* The front repair frame if one can go now (budget permitting, when `budgeted`); drops dead
+ * entries. */
+static const struct rdps_pub_ring_slot *next_repair(struct rdps_rel_pub *p, bool budgeted,
                                                     struct rdps_rel_repair **entry)
 {
     while (p->rq_count > 0) {
@@ -489,7 +502,7 @@ static const struct rdps_pub_ring_slot *next_repair(struct rdps_rel_pub *p,
             p->rq_count--;
             continue;
         }
-        if (p->repair_tokens < (int64_t)s->len)
+        if (budgeted && p->repair_tokens < (int64_t)s->len)
             return NULL;
         *entry = e;
         return s;
@@ -566,7 +579,7 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
     if (room) {
         refill(p, now_ns);
         struct rdps_rel_repair *e = NULL;
-        const struct rdps_pub_ring_slot *rs = next_repair(p, &e);
+        const struct rdps_pub_ring_slot *rs = next_repair(p, repairs_budgeted(p), &e);
         bool data = p->post_seq != p->ring.head_seq && data_may_go(p, now_ns);
         if (rs != NULL && (!data || p->data_since_repair >= p->cfg.data_per_repair)) {
             uint32_t seq = e->start + e->sent;
@@ -658,7 +671,7 @@ uint64_t rdps__rel_pub_tick(struct rdps_rel_pub *p, uint64_t now_ns)
     if (room && p->rq_count > 0) {
         refill(p, now_ns);
         struct rdps_rel_repair *e;
-        if (next_repair(p, &e) != NULL)
+        if (next_repair(p, repairs_budgeted(p), &e) != NULL)
             return now_ns;
         if (p->rq_count > 0 && p->tokens_at + p->cfg.repair_interval_ns < next)
             next = p->tokens_at + p->cfg.repair_interval_ns;

@@ -90,7 +90,9 @@
  * Scheduling (rdps__rel_pub_next_action). Repairs spend a token bucket of
  * repair_budget_bytes per repair_interval_ns, so they cannot starve new
  * data; when both wait, at most data_per_repair new frames go between two
- * repairs, so new data cannot starve repairs. Repairs set the RETRANSMIT
+ * repairs, so new data cannot starve repairs. While the window or the ring
+ * refuses appends and no new data waits, repairs go past the budget: only
+ * they can move the receivers that hold the publisher. Repairs set the RETRANSMIT
  * flag in the ring copy of the frame. Then owed unicast heartbeats, then a
  * multicast heartbeat when idle: a minimum after data, doubling up to
  * heartbeat_max_ns (8 minimums while appends wait on the window or a
@@ -175,7 +177,7 @@ struct rdps_rel_pub_config {
     uint32_t repair_budget_bytes;  /* repair bytes per repair_interval_ns (>= max_datagram) */
     uint64_t repair_interval_ns;
     uint32_t data_per_repair;    /* new frames between two repairs when both wait (>= 1) */
-    uint32_t max_repairs;        /* repair queue entries */
+    uint32_t max_repairs;        /* repair queue entries (runs of sequences to one destination) */
     uint32_t max_frames_per_nak; /* sequences one NAK may schedule */
     /* Datagram bytes per second put on the wire, new data and repairs together (0: no limit).
      * Repairs are never held by it; new data waits until their share is paid. Bursts up to
@@ -336,6 +338,7 @@ struct rdps_rel_pub {
     uint32_t lag_min;       /* lowest consumed sequence among ACTIVE receivers */
     uint64_t blocked_since; /* min/tagged: first refused append of the current stall; 0 */
     bool window_blocked;    /* the last append was refused by the window (heartbeats stay quick) */
+    bool ring_blocked;      /* ... by the ring (its trail waits on receivers), until one succeeds */
     int blocked_by_window;  /* the stall's cause: 1 window, 0 ring */
     uint32_t blocked_mark;  /* fc_limit (window) or fc_protect (ring) when it began */
 };

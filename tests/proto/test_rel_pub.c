@@ -796,6 +796,99 @@ static void test_unrecoverable_answered_with_heartbeat(void **state)
     rp_stop(&f);
 }
 
+/* A publisher whose appends the window refuses can only move by repairs: they go past the budget
+ * then, and spend it again once new data waits. */
+static void test_repairs_unbudgeted_while_window_holds(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 256 * RP_DGRAM);
+    f.cfg.repair_budget_bytes = 2 * RP_DGRAM;
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    rp_status(&f, 1, first, 16);
+    for (uint64_t i = 0; i < 16; i++)
+        send_one(&f, i);
+    struct rdps_rel_pub_action a[64];
+    /* Not held yet (the application has not been refused): two repairs this interval. */
+    rp_nak1(&f, 1, first, 4);
+    assert_int_equal(rp_drain(&f, a, 64, 1), 2);
+    assert_true(rdps__rel_pub_tick(&f.p, f.now) > f.now);
+    /* Refused by the window: the other two go now, and so do the next receiver's eight. */
+    assert_int_equal(rp_append(&f, RP_PAYLOAD, 16), RDPS_EAGAIN);
+    assert_int_equal(rdps__rel_pub_tick(&f.p, f.now), f.now);
+    assert_int_equal(rp_drain(&f, a, 64, 1), 2);
+    rp_nak1(&f, 2, first + 4, 8);
+    assert_int_equal(rp_drain(&f, a, 64, 1), 8);
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(a[i].kind, RDPS_REL_PUB_POST_REPAIR);
+        assert_int_equal(a[i].seq, first + 4 + (uint32_t)i);
+    }
+    /* The window opens and new data waits: repairs are held to the budget again. */
+    rp_status(&f, 1, first + 16, 16);
+    rp_nak1(&f, 1, first + 12, 4);
+    for (uint64_t i = 0; i < 4; i++)
+        assert_int_equal(rp_append(&f, RP_PAYLOAD, 17 + i), 1);
+    f.now += f.cfg.repair_interval_ns;
+    int n = rp_drain(&f, a, 64, 1), repairs = 0;
+    for (int i = 0; i < n; i++)
+        repairs += a[i].kind == RDPS_REL_PUB_POST_REPAIR;
+    assert_int_equal(n, 4 + 2);
+    assert_int_equal(repairs, 2);
+    /* Refused while appended data still waits to be posted: the budget holds until that data
+     * went, then the held publisher's repairs go. */
+    rp_drain(&f, a, 64, 1);
+    rp_status(&f, 1, first + 20, 12);
+    for (uint64_t i = 0; i < 12; i++)
+        assert_int_equal(rp_append(&f, RP_PAYLOAD, 21 + i), 1);
+    assert_int_equal(rp_append(&f, RP_PAYLOAD, 33), RDPS_EAGAIN);
+    rp_nak1(&f, 2, first + 16, 4);
+    f.now += f.cfg.repair_interval_ns;
+    n = rp_drain(&f, a, 64, 1);
+    int data = 0, repairs_with_data = 0;
+    repairs = 0;
+    for (int i = 0; i < n; i++) {
+        if (a[i].kind == RDPS_REL_PUB_POST_REPAIR)
+            repairs++;
+        else if (++data == 12)
+            repairs_with_data = repairs;
+    }
+    assert_int_equal(data, 12);
+    assert_int_equal(repairs_with_data, 2);
+    assert_int_equal(repairs, 4 + 2);
+    rp_stop(&f);
+}
+
+/* A full repair queue leaves the sequences unmarked and counted, so the receiver's retry gets
+ * them; each entry holds a run, so one NAK for a long range is one entry. */
+static void test_repair_queue_full(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 256 * RP_DGRAM);
+    f.cfg.max_repairs = 2;
+    f.cfg.repair_budget_bytes = RP_DGRAM;
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    for (uint64_t i = 0; i < 32; i++)
+        send_one(&f, i);
+    rp_nak1(&f, 1, first, 10);     /* one entry for the run */
+    rp_nak1(&f, 2, first + 20, 1); /* a second */
+    rp_nak1(&f, 3, first + 24, 2); /* no room */
+    assert_int_equal(f.p.counters.repair_queue_full, 2);
+    struct rdps_rel_pub_action a[64];
+    for (int k = 0; k < 20 && f.p.rq_count > 0; k++) {
+        assert_true(rp_drain(&f, a, 64, 1) >= 0);
+        f.now += f.cfg.repair_interval_ns;
+    }
+    assert_int_equal(f.p.counters.repairs_unicast, 11);
+    rp_nak1(&f, 3, first + 24, 2); /* the retry is answered: nothing was marked */
+    assert_int_equal(rp_drain(&f, a, 64, 1), 1);
+    assert_int_equal(a[0].seq, first + 24);
+    assert_int_equal(f.p.counters.repair_queue_full, 2);
+    rp_stop(&f);
+}
+
 /* A scheduled repair whose frame left the ring before it went is dropped, not sent stale. */
 static void test_repair_dropped_below_trail(void **state)
 {
@@ -966,6 +1059,8 @@ int main(void)
         cmocka_unit_test(test_overtaken_nak_answered_in_linger),
         cmocka_unit_test(test_unicast_vs_multicast),
         cmocka_unit_test(test_repair_budget_vs_new_data),
+        cmocka_unit_test(test_repairs_unbudgeted_while_window_holds),
+        cmocka_unit_test(test_repair_queue_full),
         cmocka_unit_test(test_rate_limit_paces_data),
         cmocka_unit_test(test_heartbeat_backoff_and_reset),
         cmocka_unit_test(test_flow_max),
