@@ -417,6 +417,57 @@ static void test_nak_delay_follows_discovery_count(void **state)
     fixture_fini(&fx);
 }
 
+/* Retry delays after a first NAK, for `receivers` from discovery's hook: one per new hole, each
+ * repaired after its retry (no RTT sample: Karn). The wait is the 1 ms default RTT; the rest is
+ * the random spread. */
+static void retry_delays(uint32_t receivers, uint64_t *delay, int n)
+{
+    struct fixture fx;
+    hook_receivers = receivers;
+    fixture_init(&fx, tune_hook);
+    data(&fx, 0, 0);
+    for (int i = 0; i < n; i++) {
+        uint32_t hole = 1 + 2 * (uint32_t)i;
+        data(&fx, hole + 1, 0);
+        size_t naks = fx.naks;
+        while (fx.naks == naks)
+            fx.now = poll(&fx); /* the first NAK, after its backoff */
+        uint64_t first = last_nak(&fx)->at;
+        while (fx.naks == naks + 1)
+            fx.now = poll(&fx);
+        assert_int_equal(last_nak(&fx)->ranges[0].start, hole);
+        delay[i] = last_nak(&fx)->at - first;
+        repair(&fx, hole);
+    }
+    fixture_fini(&fx);
+    hook_receivers = 1;
+}
+
+/* Several receivers' retries (the count from discovery's hook) wait the retry wait plus a random
+ * spread: one RTT up to eight receivers, two for 64. */
+static void test_retry_spread_follows_discovery_count(void **state)
+{
+    (void)state;
+    uint64_t d[16];
+    uint64_t lo = UINT64_MAX, hi = 0;
+    retry_delays(8, d, 16);
+    for (int i = 0; i < 16; i++) {
+        assert_true(d[i] >= 1 * MS && d[i] <= 2 * MS);
+        lo = d[i] < lo ? d[i] : lo;
+        hi = d[i] > hi ? d[i] : hi;
+    }
+    assert_true(hi - lo > 100 * US); /* spread, not one fixed wait */
+    retry_delays(64, d, 16);
+    hi = 0;
+    for (int i = 0; i < 16; i++) {
+        assert_true(d[i] >= 1 * MS && d[i] <= 3 * MS);
+        hi = d[i] > hi ? d[i] : hi;
+    }
+    assert_true(hi > 2 * MS);
+    retry_delays(1, d, 1);
+    assert_int_equal(d[0], 1 * MS); /* alone: no spread */
+}
+
 static void tune_retry(struct rdps_reasm_config *cfg)
 {
     cfg->rel.nak_retry_max_ns = 4 * MS;
@@ -1565,6 +1616,7 @@ int main(void)
         cmocka_unit_test(test_reordering_path_holds_first_naks),
         cmocka_unit_test(test_nak_delay_scaled_by_receivers),
         cmocka_unit_test(test_nak_delay_follows_discovery_count),
+        cmocka_unit_test(test_retry_spread_follows_discovery_count),
         cmocka_unit_test(test_retry_backoff_cap_and_exhaustion),
         cmocka_unit_test(test_several_receivers_retry_undoubled_first),
         cmocka_unit_test(test_retry_waits_rtt_and_deviation),
