@@ -79,7 +79,9 @@ struct rdps_rel_stream {
     uint32_t extend_consumed, extend_next;
     uint64_t join_deadline_ns; /* joining: give up waiting for a heartbeat */
     bool have_trail, joining, hb_echo, status_now;
-    bool reordering; /* a missing sequence arrived late: first NAKs wait reorder_holdoff_ns */
+    bool reordering; /* a missing sequence arrived late: first NAKs wait for reordering */
+    /* How late missing originals arrived after their range was found (a decaying maximum). */
+    uint64_t reorder_late_ns;
     /* The message at the consumed point spans head_span datagrams from head_seq (learnt from
      * one of its non-final fragments): the window stretches to hold it whole (has_head). */
     uint32_t head_seq, head_span;

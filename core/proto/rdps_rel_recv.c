@@ -59,8 +59,19 @@ static uint64_t first_nak_due(struct rdps_reasm *r, const struct rdps_rel_stream
     uint64_t max = (uint64_t)r->cfg.rel.nak_backoff_rtts * rs->srtt_ns;
     uint32_t receivers = stream_receivers(r, rs);
     uint64_t holdoff = r->cfg.rel.nak_holdoff_ns;
-    if (rs->reordering && r->cfg.rel.reorder_holdoff_ns > holdoff)
-        holdoff = r->cfg.rel.reorder_holdoff_ns;
+    if (rs->reordering) {
+        /* Twice as late as originals came lately, and a quarter RTT (RFC 8985's reordering
+         * window), at most reorder_holdoff_ns: the whole 2 ms on a path that reorders by
+         * 100 us held a lone receiver's window on every hole (a quarter of line rate with loss
+         * on the simulated fabric). */
+        uint64_t wait = 2 * rs->reorder_late_ns;
+        if (wait < rs->srtt_ns / 4)
+            wait = rs->srtt_ns / 4;
+        if (wait > r->cfg.rel.reorder_holdoff_ns)
+            wait = r->cfg.rel.reorder_holdoff_ns;
+        if (wait > holdoff)
+            holdoff = wait;
+    }
     return now_ns + holdoff + rdps__rel_nak_backoff_ns(&r->rel_rng, max, receivers);
 }
 
@@ -242,6 +253,11 @@ static void gap_filled(struct rdps_reasm *r, int32_t si, uint32_t seq, bool repa
     if (!repair) {
         RDPS_REL_COUNT(r, rs, out_of_order, 1);
         rs->reordering = true; /* this path reorders: NAK later, not what is merely late */
+        if (i >= 0 && now_ns > s->gaps.r[i].detect_ns) {
+            uint64_t late = now_ns - s->gaps.r[i].detect_ns;
+            uint64_t decayed = rs->reorder_late_ns - rs->reorder_late_ns / 64;
+            rs->reorder_late_ns = late > decayed ? late : decayed;
+        }
     } else {
         RDPS_REL_COUNT(r, rs, recovered, 1);
     }
