@@ -473,9 +473,13 @@ static void refill(struct rdps_rel_pub *p, uint64_t now_ns)
 /* Do repairs spend the budget? It keeps them from starving new data. With none waiting because
  * the window or the ring refused it, only repairs can open them: held to the budget, they stalled
  * eight receivers at 20 % loss on a simulated 10 Gb/s fabric (0.04 of line rate). */
-static inline bool repairs_budgeted(const struct rdps_rel_pub *p)
+static bool repairs_budgeted(struct rdps_rel_pub *p)
 {
-    return p->post_seq != p->ring.head_seq || !(p->window_blocked || p->ring_blocked);
+    if (p->post_seq != p->ring.head_seq || !(p->window_blocked || p->ring_blocked))
+        return true;
+    if (p->fc_dirty) /* a STATUS since may have opened the window or moved the ring's position */
+        rdps__rel_fc_recompute(p);
+    return !(p->window_blocked || p->ring_blocked);
 }
 
 /* The front repair frame if one can go now (budget permitting, when `budgeted`); drops dead

@@ -338,7 +338,8 @@ struct rdps_rel_pub {
     uint32_t lag_min;       /* lowest consumed sequence among ACTIVE receivers */
     uint64_t blocked_since; /* min/tagged: first refused append of the current stall; 0 */
     bool window_blocked;    /* the last append was refused by the window (heartbeats stay quick) */
-    bool ring_blocked;      /* ... by the ring (its trail waits on receivers), until one succeeds */
+    bool ring_blocked;      /* ... by the ring (its trail waits on receivers), until one succeeds or
+                               the position the ring keeps moves */
     int blocked_by_window;  /* the stall's cause: 1 window, 0 ring */
     uint32_t blocked_mark;  /* fc_limit (window) or fc_protect (ring) when it began */
 };

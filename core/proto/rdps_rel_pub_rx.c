@@ -213,7 +213,8 @@ void rdps__rel_fc_recompute(struct rdps_rel_pub *p)
 {
     bool max = p->cfg.flow == RDPS_REL_FLOW_MAX;
     bool tagged = p->cfg.flow == RDPS_REL_FLOW_TAGGED;
-    uint32_t connecting = 0;
+    uint32_t connecting = 0, protect_was = p->fc_protect;
+    bool protected_was = p->fc_protected;
     p->fc_limited = p->fc_protected = p->lag_any = false;
     p->fc_tagged = 0;
     for (uint32_t i = 0; i < p->cfg.max_receivers; i++) {
@@ -244,6 +245,10 @@ void rdps__rel_fc_recompute(struct rdps_rel_pub *p)
     /* The window opened: an application that stopped trying lets heartbeats back off again. */
     if (!p->fc_limited || rdps__seq_lt(p->ring.head_seq, p->fc_limit))
         p->window_blocked = false;
+    /* The position the ring keeps moved: the ring holds appends again only once it refuses one
+     * (an application that stopped sending does not leave repairs past the budget). */
+    if (p->fc_protected != protected_was || p->fc_protect != protect_was)
+        p->ring_blocked = false;
     /* Under max a receiver still connecting holds nothing once another one is ACTIVE. */
     p->fc_connecting = max && p->lag_any ? 0 : connecting;
     p->fc_dirty = false;

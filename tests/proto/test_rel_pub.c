@@ -859,6 +859,34 @@ static void test_repairs_unbudgeted_while_window_holds(void **state)
     rp_stop(&f);
 }
 
+/* The ring held by the receiver it keeps frames for: repairs go past the budget until that
+ * receiver's position moves (an application that then stops sending leaves them budgeted). */
+static void test_repairs_unbudgeted_while_ring_holds(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 16 * RP_DGRAM);
+    f.cfg.repair_budget_bytes = RP_DGRAM;
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    rp_status(&f, 1, first, 1000);
+    uint64_t id = 0;
+    int rc;
+    while ((rc = rp_append(&f, RP_PAYLOAD, id++)) == 1)
+        assert_true(rp_drain(&f, NULL, 4, 1) >= 1);
+    assert_int_equal(rc, RDPS_EAGAIN);
+    assert_int_equal(f.p.counters.backpressure_ring, 1);
+    struct rdps_rel_pub_action a[32];
+    rp_nak1(&f, 1, first, 4);
+    assert_int_equal(rp_drain(&f, a, 32, 1), 4);
+    /* The receiver moved on: one repair per interval again. */
+    rp_status(&f, 1, first + 8, 1000);
+    rp_nak1(&f, 1, first + 8, 4);
+    f.now += f.cfg.repair_interval_ns;
+    assert_int_equal(rp_drain(&f, a, 32, 1), 1);
+    rp_stop(&f);
+}
+
 /* A full repair queue leaves the sequences unmarked and counted, so the receiver's retry gets
  * them; each entry holds a run, so one NAK for a long range is one entry. */
 static void test_repair_queue_full(void **state)
@@ -1060,6 +1088,7 @@ int main(void)
         cmocka_unit_test(test_unicast_vs_multicast),
         cmocka_unit_test(test_repair_budget_vs_new_data),
         cmocka_unit_test(test_repairs_unbudgeted_while_window_holds),
+        cmocka_unit_test(test_repairs_unbudgeted_while_ring_holds),
         cmocka_unit_test(test_repair_queue_full),
         cmocka_unit_test(test_rate_limit_paces_data),
         cmocka_unit_test(test_heartbeat_backoff_and_reset),
