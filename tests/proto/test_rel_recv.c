@@ -314,6 +314,19 @@ static void tune_reorder(struct rdps_reasm_config *cfg)
     cfg->rel.reorder_holdoff_ns = 2 * MS;
 }
 
+/* No NAK until `hold` from now, then one (the fixture's NAK count + 1) asking for `start`. */
+static void expect_nak_after(struct fixture *fx, uint64_t hold, uint32_t start)
+{
+    size_t naks = fx->naks;
+    fx->now += hold - 1;
+    poll(fx);
+    assert_int_equal(fx->naks, naks);
+    fx->now += 1;
+    poll(fx);
+    assert_int_equal(fx->naks, naks + 1);
+    assert_int_equal(last_nak(fx)->ranges[0].start, start);
+}
+
 /* One receiver NAKs at once, until the path shows it reorders: then after a hold-off of twice
  * how late originals came (at least a quarter RTT, at most reorder_holdoff_ns). */
 static void test_reordering_path_holds_first_naks(void **state)
@@ -329,54 +342,28 @@ static void test_reordering_path_holds_first_naks(void **state)
     assert_true(data(&fx, 11, 0) >= 0); /* the original was only late, by 300 us */
     assert_int_equal(info(&fx).counters.out_of_order, 1);
     assert_true(data(&fx, 14, 0) >= 0);
-    poll(&fx);
-    assert_int_equal(fx.naks, 1); /* now held 600 us */
-    fx.now += 600 * US - 1;
-    poll(&fx);
-    assert_int_equal(fx.naks, 1);
-    fx.now += 1;
-    poll(&fx);
-    assert_int_equal(fx.naks, 2);
-    assert_int_equal(last_nak(&fx)->ranges[0].start, 13);
+    expect_nak_after(&fx, 600 * US, 13);
     fx.now += 100 * US;
     assert_true(data(&fx, 13, 0) >= 0); /* later still (700 us): the hold-off grows to 1.4 ms */
     assert_true(data(&fx, 16, 0) >= 0);
-    fx.now += 1400 * US - 1;
-    poll(&fx);
-    assert_int_equal(fx.naks, 2);
-    fx.now += 1;
-    poll(&fx);
-    assert_int_equal(fx.naks, 3); /* really missing: asked after the hold-off */
-    assert_int_equal(last_nak(&fx)->ranges[0].start, 15);
+    expect_nak_after(&fx, 1400 * US, 15);
     /* An original 10 ms late: the hold-off stops at reorder_holdoff_ns (2 ms). */
     fx.now += 10 * MS;
     assert_true(data(&fx, 15, 0) >= 0);
     assert_true(data(&fx, 18, 0) >= 0);
-    fx.now += 2 * MS - 1;
-    poll(&fx);
-    assert_int_equal(fx.naks, 3);
-    fx.now += 1;
-    poll(&fx);
-    assert_int_equal(fx.naks, 4);
-    assert_int_equal(last_nak(&fx)->ranges[0].start, 17);
-    /* Lateness of zero (reordered within one batch) still holds a quarter RTT (the 1 ms default).
-     */
-    struct fixture f2;
-    fixture_init(&f2, tune_reorder);
-    assert_true(data(&f2, 0, 0) >= 0);
-    assert_true(data(&f2, 2, 0) >= 0);
-    assert_true(data(&f2, 1, 0) >= 0);
-    assert_true(data(&f2, 4, 0) >= 0);
-    poll(&f2);
-    assert_int_equal(f2.naks, 0);
-    f2.now += 250 * US - 1;
-    poll(&f2);
-    assert_int_equal(f2.naks, 0);
-    f2.now += 1;
-    poll(&f2);
-    assert_int_equal(f2.naks, 1);
-    fixture_fini(&f2);
+    expect_nak_after(&fx, 2 * MS, 17);
     expect_delivered(&fx, 10, 7); /* 17 is still missing */
+    fixture_fini(&fx);
+    /* Lateness of zero (reordered within one batch) still holds a quarter RTT (the 1 ms
+     * default). */
+    fixture_init(&fx, tune_reorder);
+    assert_true(data(&fx, 0, 0) >= 0);
+    assert_true(data(&fx, 2, 0) >= 0);
+    assert_true(data(&fx, 1, 0) >= 0);
+    assert_true(data(&fx, 4, 0) >= 0);
+    poll(&fx);
+    assert_int_equal(fx.naks, 0);
+    expect_nak_after(&fx, 250 * US, 3);
     fixture_fini(&fx);
 }
 
