@@ -85,7 +85,8 @@ static uint64_t first_nak_due(struct rdps_reasm *r, const struct rdps_rel_stream
 static uint64_t retry_wait(struct rdps_reasm *r, const struct rdps_rel_stream *rs, unsigned tries)
 {
     uint64_t floor = r->cfg.rel.nak_retry_min_ns;
-    bool alone = stream_receivers(r, rs) <= 1;
+    uint32_t receivers = stream_receivers(r, rs);
+    bool alone = receivers <= 1;
     /* The publisher answers a retry once the repair it sent could have reached this receiver
      * (two of its RTTs): alone, retries wait three of the smoothed RTTs; with several
      * receivers, three of the latest samples once there is one (the smoothed estimate is kept
@@ -124,8 +125,7 @@ static uint64_t retry_wait(struct rdps_reasm *r, const struct rdps_rel_stream *r
      * backoff already, so they spread over fewer RTTs than first NAKs: one up to eight receivers,
      * a third more per doubling after, at most nak_backoff_rtts (in the simulated fabric at 5 %
      * loss: the first NAKs' four RTTs cost eight receivers a sixth of their goodput and 64 a
-     * third; none at all cost 64 receivers four times the NAKs at 20 % loss). */
-    uint32_t receivers = stream_receivers(r, rs);
+     * quarter; none at all cost 64 receivers four times the NAKs at 20 % loss). */
     double rtts = log2((double)receivers) / 3.0;
     if (rtts < 1.0)
         rtts = 1.0;
@@ -255,6 +255,8 @@ static void gap_filled(struct rdps_reasm *r, int32_t si, uint32_t seq, bool repa
         rs->reordering = true; /* this path reorders: NAK later, not what is merely late */
         if (i >= 0 && now_ns > s->gaps.r[i].detect_ns) {
             uint64_t late = now_ns - s->gaps.r[i].detect_ns;
+            if (late > r->cfg.rel.reorder_holdoff_ns) /* a straggler sets no more than the cap */
+                late = r->cfg.rel.reorder_holdoff_ns;
             uint64_t decayed = rs->reorder_late_ns - rs->reorder_late_ns / 64;
             rs->reorder_late_ns = late > decayed ? late : decayed;
         }
