@@ -475,9 +475,10 @@ static void refill(struct rdps_rel_pub *p, uint64_t now_ns)
  * eight receivers at 20 % loss on a simulated 10 Gb/s fabric (0.04 of line rate). */
 static bool repairs_budgeted(struct rdps_rel_pub *p)
 {
-    if (p->post_seq != p->ring.head_seq || !(p->window_blocked || p->ring_blocked))
+    if (p->post_seq != p->ring.head_seq)
         return true;
-    if (p->fc_dirty) /* a STATUS since may have opened the window or moved the ring's position */
+    /* A STATUS since the refusal may have opened the window or moved the ring's position. */
+    if ((p->window_blocked || p->ring_blocked) && p->fc_dirty)
         rdps__rel_fc_recompute(p);
     return !(p->window_blocked || p->ring_blocked);
 }
