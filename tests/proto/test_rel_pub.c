@@ -353,6 +353,15 @@ static void test_unicast_vs_multicast(void **state)
     rp_stop(&f);
 }
 
+/* Repairs among the first n actions. */
+static int repairs_in(const struct rdps_rel_pub_action *a, int n)
+{
+    int r = 0;
+    for (int i = 0; i < n; i++)
+        r += a[i].kind == RDPS_REL_PUB_POST_REPAIR;
+    return r;
+}
+
 /* Repairs spend a budget (new data is not starved) and get a share (they are not starved). */
 static void test_repair_budget_vs_new_data(void **state)
 {
@@ -393,9 +402,7 @@ static void test_repair_budget_vs_new_data(void **state)
     for (int k = 0; k < 20 && total < 40; k++) {
         f.now += 1 * MS;
         n = rp_drain(&f, a, 128, 1);
-        int r = 0;
-        for (int i = 0; i < n; i++)
-            r += a[i].kind == RDPS_REL_PUB_POST_REPAIR;
+        int r = repairs_in(a, n);
         assert_true(r <= 4);
         total += r;
     }
@@ -830,11 +837,9 @@ static void test_repairs_unbudgeted_while_window_holds(void **state)
     for (uint64_t i = 0; i < 4; i++)
         assert_int_equal(rp_append(&f, RP_PAYLOAD, 17 + i), 1);
     f.now += f.cfg.repair_interval_ns;
-    int n = rp_drain(&f, a, 64, 1), repairs = 0;
-    for (int i = 0; i < n; i++)
-        repairs += a[i].kind == RDPS_REL_PUB_POST_REPAIR;
+    int n = rp_drain(&f, a, 64, 1);
     assert_int_equal(n, 4 + 2);
-    assert_int_equal(repairs, 2);
+    assert_int_equal(repairs_in(a, n), 2);
     /* Refused while appended data still waits to be posted: the budget holds until that data
      * went, then the held publisher's repairs go. */
     rp_drain(&f, a, 64, 1);
@@ -845,8 +850,7 @@ static void test_repairs_unbudgeted_while_window_holds(void **state)
     rp_nak1(&f, 2, first + 16, 4);
     f.now += f.cfg.repair_interval_ns;
     n = rp_drain(&f, a, 64, 1);
-    int data = 0, repairs_with_data = 0;
-    repairs = 0;
+    int data = 0, repairs_with_data = 0, repairs = 0;
     for (int i = 0; i < n; i++) {
         if (a[i].kind == RDPS_REL_PUB_POST_REPAIR)
             repairs++;
