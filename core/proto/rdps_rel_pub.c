@@ -36,6 +36,7 @@ void rdps__rel_pub_config_default(struct rdps_rel_pub_config *cfg)
     cfg->repair_linger_min_ns = 25000ull;
     cfg->repair_budget_bytes = 256u * 1024u;
     cfg->repair_interval_ns = 1000000ull;
+    cfg->repair_share_bytes = 256u * 1024u;
     cfg->data_per_repair = 3;
     /* Eight receivers at 20 % loss NAK single sequences: 64 entries overflowed, and each refused
      * NAK waited for its retry (a simulated 10 Gb/s fabric: 0.04 of line rate). 80 KiB. */
@@ -70,11 +71,11 @@ static int check_config(const struct rdps_rel_pub_config *c)
     if (c->max_receivers == 0 || c->max_receivers > (1u << 20) || c->max_repairs == 0 ||
         c->max_repairs > (1u << 20) || c->max_frames_per_nak == 0)
         return rdps__set_err(RDPS_EINVAL, "rel_pub_init: zero or huge table size");
-    if (c->repair_budget_bytes < c->max_datagram || c->repair_interval_ns == 0 ||
-        c->data_per_repair == 0)
+    if (c->repair_budget_bytes < c->max_datagram || c->repair_share_bytes < c->max_datagram ||
+        c->repair_interval_ns == 0 || c->data_per_repair == 0)
         return rdps__set_err(RDPS_EINVAL,
-                             "rel_pub_init: repair budget below one datagram, zero interval or "
-                             "zero data_per_repair");
+                             "rel_pub_init: repair budget or share below one datagram, zero "
+                             "interval or zero data_per_repair");
     if (c->rate_bytes_per_s != 0 &&
         (c->rate_bytes_per_s < c->max_datagram || c->rate_bytes_per_s > RDPS_REL_RATE_MAX))
         return rdps__set_err(RDPS_EINVAL,
@@ -483,11 +484,37 @@ static bool repairs_budgeted(struct rdps_rel_pub *p)
     return !(p->window_blocked || p->ring_blocked);
 }
 
-/* The front repair frame if one can go now (budget permitting, when `budgeted`); drops dead
- * entries. */
-static const struct rdps_pub_ring_slot *next_repair(struct rdps_rel_pub *p, bool budgeted,
-                                                    struct rdps_rel_repair **entry)
+/* May a unicast repair of len bytes to `slot` go past the budget? Each receiver may draw
+ * repair_share_bytes per interval that way, so one that holds the window and NAKs what it already
+ * has (or forges a victim's address) gets repairs at that pace, not the device's; past its share
+ * its repairs spend the shared budget like any other. */
+static bool within_share(struct rdps_rel_pub *p, int32_t slot, uint32_t len)
 {
+    struct rdps_rel_receiver *r = &p->rx[slot];
+    if (r->share_epoch != p->tokens_at) {
+        r->share_epoch = p->tokens_at;
+        r->share_tokens = p->cfg.repair_share_bytes;
+    }
+    return r->share_tokens >= (int64_t)len;
+}
+
+static void charge_share(struct rdps_rel_pub *p, int32_t slot, uint32_t len)
+{
+    struct rdps_rel_receiver *r = &p->rx[slot];
+    int64_t full = p->cfg.max_datagram;
+    if (r->share_tokens >= full && r->share_tokens - len < full)
+        p->counters.repair_share_spent++; /* once per interval */
+    r->share_tokens -= len;
+}
+
+/* The front repair frame if one can go now (budget permitting, when `budgeted`; a unicast one past
+ * its receiver's share spends the budget anyway, *shared says which); drops dead entries. Past
+ * the budget, an entry held by its receiver's share moves to the back, so a receiver that spent
+ * its share does not hold up the others' repairs. */
+static const struct rdps_pub_ring_slot *next_repair(struct rdps_rel_pub *p, bool budgeted,
+                                                    struct rdps_rel_repair **entry, bool *shared)
+{
+    uint32_t rotations = 0, entries = p->rq_count;
     while (p->rq_count > 0) {
         struct rdps_rel_repair *e = &p->repairs[p->rq_head];
         bool gone = e->dest != REL_MULTICAST &&
@@ -507,8 +534,15 @@ static const struct rdps_pub_ring_slot *next_repair(struct rdps_rel_pub *p, bool
             p->rq_count--;
             continue;
         }
-        if (budgeted && p->repair_tokens < (int64_t)s->len)
-            return NULL;
+        *shared = budgeted || (e->dest != REL_MULTICAST && !within_share(p, e->dest, s->len));
+        if (*shared && p->repair_tokens < (int64_t)s->len) {
+            if (budgeted || ++rotations >= entries)
+                return NULL;
+            /* The tail slot is free (or, in a full queue, the head itself). */
+            p->repairs[(p->rq_head + p->rq_count) % p->cfg.max_repairs] = *e;
+            p->rq_head = (p->rq_head + 1) % p->cfg.max_repairs;
+            continue;
+        }
         *entry = e;
         return s;
     }
@@ -584,7 +618,8 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
     if (room) {
         refill(p, now_ns);
         struct rdps_rel_repair *e = NULL;
-        const struct rdps_pub_ring_slot *rs = next_repair(p, repairs_budgeted(p), &e);
+        bool shared = true;
+        const struct rdps_pub_ring_slot *rs = next_repair(p, repairs_budgeted(p), &e, &shared);
         bool data = p->post_seq != p->ring.head_seq && data_may_go(p, now_ns);
         if (rs != NULL && (!data || p->data_since_repair >= p->cfg.data_per_repair)) {
             uint32_t seq = e->start + e->sent;
@@ -598,6 +633,8 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
             } else {
                 fill_dest(p, a, e->dest);
                 p->counters.repairs_unicast++;
+                if (!shared)
+                    charge_share(p, e->dest, rs->len);
             }
             struct rdps_rel_mark *m = &p->marks[seq & p->ring.slot_mask];
             if (m->seq == seq) { /* the linger counts from the repair's departure */
@@ -676,7 +713,8 @@ uint64_t rdps__rel_pub_tick(struct rdps_rel_pub *p, uint64_t now_ns)
     if (room && p->rq_count > 0) {
         refill(p, now_ns);
         struct rdps_rel_repair *e;
-        if (next_repair(p, repairs_budgeted(p), &e) != NULL)
+        bool shared;
+        if (next_repair(p, repairs_budgeted(p), &e, &shared) != NULL)
             return now_ns;
         if (p->rq_count > 0 && p->tokens_at + p->cfg.repair_interval_ns < next)
             next = p->tokens_at + p->cfg.repair_interval_ns;

@@ -92,7 +92,12 @@
  * data; when both wait, at most data_per_repair new frames go between two
  * repairs, so new data cannot starve repairs. While the window or the ring
  * refuses appends and no new data waits, repairs go past the budget: only
- * they can move the receivers that hold the publisher. Repairs set the RETRANSMIT
+ * they can move the receivers that hold the publisher. Unicast ones then
+ * still spend a per-receiver share (repair_share_bytes per interval), and the
+ * shared budget past it, so one receiver that holds the window and NAKs what
+ * it has cannot draw repairs at the device's pace (nor aim them at a forged
+ * address); its entries held by the share go to the back of the queue, so
+ * they do not hold up other receivers' repairs. Repairs set the RETRANSMIT
  * flag in the ring copy of the frame. Then owed unicast heartbeats, then a
  * multicast heartbeat when idle: a minimum after data, doubling up to
  * heartbeat_max_ns (8 minimums while appends wait on the window or a
@@ -175,6 +180,8 @@ struct rdps_rel_pub_config {
                                       it must cover their NAK backoff spread) */
     uint64_t repair_linger_min_ns; /* one receiver: 1.25 x its smoothed RTT, at least this */
     uint32_t repair_budget_bytes;  /* repair bytes per repair_interval_ns (>= max_datagram) */
+    uint32_t repair_share_bytes;   /* unicast repair bytes one receiver may draw past the budget
+                                      per repair_interval_ns (>= max_datagram) */
     uint64_t repair_interval_ns;
     uint32_t data_per_repair;    /* new frames between two repairs when both wait (>= 1) */
     uint32_t max_repairs;        /* repair queue entries (runs of sequences to one destination) */
@@ -258,6 +265,7 @@ struct rdps_rel_pub_action {
     X(repairs_multicast, "repair frames sent by multicast")                                  \
     X(repair_bytes, "bytes of repair frames")                                                \
     X(repairs_dropped, "scheduled repairs dropped: below the trail or receiver gone")        \
+    X(repair_share_spent, "times a receiver spent its share of repairs past the budget")     \
     X(heartbeats, "multicast heartbeats")                                                    \
     X(heartbeats_unrecoverable, "unicast heartbeats answering NAKs below the trail")         \
     X(status_received, "STATUS frames received for this session")                            \
@@ -348,8 +356,9 @@ struct rdps_rel_pub {
  * Defaults: 16 MiB ring (ring_mem must still be given), 1024-byte datagrams,
  * 16 MiB messages, flow max, 256 receivers, 5 s receiver timeout, 1 s
  * connect timeout, 2 s stall
- * eviction, 2 ms linger, 256 KiB of repairs per 1 ms, 3 data frames per
- * repair, 64 repair entries, 1024 sequences per NAK, 1024 in flight,
+ * eviction, 2 ms linger, 256 KiB of repairs per 1 ms (and 256 KiB per
+ * receiver past it), 3 data frames per repair, 4096 repair entries, 1024
+ * sequences per NAK, 1024 in flight,
  * heartbeats 100 us doubling to 100 ms.
  */
 void rdps__rel_pub_config_default(struct rdps_rel_pub_config *cfg);

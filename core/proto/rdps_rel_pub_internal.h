@@ -20,6 +20,10 @@ struct rdps_rel_receiver {
     bool owed;             /* in the owed-heartbeat FIFO */
     bool expected;         /* KNOWN from discovery: holds flow control until its first STATUS */
     uint64_t expect_until; /* ... or until then (connect_timeout_ns) */
+    /* Its share of repairs past the budget: repair_budget_bytes per budget interval, reset when
+     * the shared budget is (share_epoch holds the budget's tokens_at of the last reset). */
+    int64_t share_tokens;
+    uint64_t share_epoch;
 };
 
 /* A run of sequences to repair to one destination; `sent` of them went. */

@@ -72,6 +72,7 @@ int32_t rdps__rel_rx_get(struct rdps_rel_pub *p, const struct rdps_source *sourc
     r->state = RDPS_REL_RX_KNOWN;
     r->gen = ++p->rx_gen;
     r->last_heard_ns = now_ns;
+    r->share_epoch = UINT64_MAX; /* its share is filled at its first repair */
     uint32_t b = bucket_of(p, source, receiver_id);
     r->hash_next = p->rx_buckets[b];
     p->rx_buckets[b] = i;

@@ -811,6 +811,7 @@ static void test_repairs_unbudgeted_while_window_holds(void **state)
     struct rp f;
     rp_config(&f, 256 * RP_DGRAM);
     f.cfg.repair_budget_bytes = 2 * RP_DGRAM;
+    f.cfg.repair_share_bytes = 8 * RP_DGRAM;
     assert_int_equal(rp_start(&f), 0);
     uint32_t first = f.cfg.first_seq;
     rp_status(&f, 1, first, 16);
@@ -871,6 +872,7 @@ static void test_repairs_unbudgeted_while_ring_holds(void **state)
     struct rp f;
     rp_config(&f, 16 * RP_DGRAM);
     f.cfg.repair_budget_bytes = RP_DGRAM;
+    f.cfg.repair_share_bytes = 4 * RP_DGRAM;
     assert_int_equal(rp_start(&f), 0);
     uint32_t first = f.cfg.first_seq;
     rp_status(&f, 1, first, 1000);
@@ -888,6 +890,53 @@ static void test_repairs_unbudgeted_while_ring_holds(void **state)
     rp_nak1(&f, 1, first + 8, 4);
     f.now += f.cfg.repair_interval_ns;
     assert_int_equal(rp_drain(&f, a, 32, 1), 1);
+    rp_stop(&f);
+}
+
+/* Past the budget each receiver still spends its own share: one that NAKs twelve frames gets four
+ * per interval, and its held entry moves aside for another receiver's repairs. */
+static void test_repair_share_caps_one_receiver(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 256 * RP_DGRAM);
+    f.cfg.repair_budget_bytes = 2 * RP_DGRAM;
+    f.cfg.repair_share_bytes = 4 * RP_DGRAM;
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    rp_status(&f, 1, first, 16);
+    for (uint64_t i = 0; i < 16; i++)
+        send_one(&f, i);
+    assert_int_equal(rp_append(&f, RP_PAYLOAD, 16), RDPS_EAGAIN);
+    rp_nak1(&f, 1, first, 12);
+    rp_nak1(&f, 2, first + 12, 4);
+    struct rdps_rel_pub_action a[64];
+    uint32_t expect_next[3] = {0, first, first + 12};
+    int n = rp_drain(&f, a, 64, 1);
+    assert_int_equal(n, 8);
+    int to[3] = {0, 0, 0};
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(a[i].kind, RDPS_REL_PUB_POST_REPAIR);
+        assert_true(a[i].unicast);
+        unsigned rx = test_source_number(&a[i].dest);
+        assert_in_range(rx, 1, 2);
+        assert_int_equal(a[i].seq, expect_next[rx]++);
+        to[rx]++;
+    }
+    assert_int_equal(to[1], 4);
+    assert_int_equal(to[2], 4);
+    assert_int_equal(f.p.counters.repair_share_spent, 2);
+    /* Nothing more until the next interval, then the next four. */
+    assert_true(rdps__rel_pub_tick(&f.p, f.now) > f.now);
+    for (int k = 0; k < 2; k++) {
+        f.now += f.cfg.repair_interval_ns;
+        n = rp_drain(&f, a, 64, 1);
+        assert_int_equal(n, 4);
+        for (int i = 0; i < n; i++)
+            assert_int_equal(a[i].seq, expect_next[1]++);
+    }
+    assert_int_equal(expect_next[1], first + 12);
+    assert_int_equal(f.p.counters.repair_share_spent, 4);
     rp_stop(&f);
 }
 
@@ -1093,6 +1142,7 @@ int main(void)
         cmocka_unit_test(test_repair_budget_vs_new_data),
         cmocka_unit_test(test_repairs_unbudgeted_while_window_holds),
         cmocka_unit_test(test_repairs_unbudgeted_while_ring_holds),
+        cmocka_unit_test(test_repair_share_caps_one_receiver),
         cmocka_unit_test(test_repair_queue_full),
         cmocka_unit_test(test_rate_limit_paces_data),
         cmocka_unit_test(test_heartbeat_backoff_and_reset),
