@@ -34,7 +34,9 @@
  * sequence, whole, inside the memory, decodes with that sequence and the right
  * flags and bytes; heartbeats carry next = post and R = post - trail; trail <=
  * post <= head; retained bytes within the memory, retained frames within the
- * slots; no retained frame straddles the end; nothing in flight below the trail.
+ * slots; no retained frame straddles the end; nothing in flight below the trail;
+ * unicast repairs to one receiver within a budget interval at most its share
+ * (1..4 datagrams, from the first byte) plus the budget.
  */
 #define MAX_RX 16
 
@@ -64,6 +66,32 @@ static void check_invariants(void)
         abort();
 }
 
+/* Unicast repair bytes per receiver slot (and generation) within one budget interval: at most its
+ * share past the budget plus the budget itself. */
+struct repaired {
+    uint64_t epoch;
+    uint32_t gen;
+    uint64_t bytes;
+};
+static struct repaired repaired[MAX_RX];
+
+static void check_repair_share(const struct rdps_rel_pub_action *a)
+{
+    if (a->kind != RDPS_REL_PUB_POST_REPAIR || !a->unicast)
+        return;
+    if (a->receiver_slot >= MAX_RX)
+        abort();
+    struct repaired *r = &repaired[a->receiver_slot];
+    if (r->epoch != f.p.tokens_at || r->gen != a->receiver_gen) {
+        r->epoch = f.p.tokens_at;
+        r->gen = a->receiver_gen;
+        r->bytes = 0;
+    }
+    r->bytes += a->len;
+    if (r->bytes > (uint64_t)f.cfg.repair_share_bytes + f.cfg.repair_budget_bytes)
+        abort();
+}
+
 static void take_actions(unsigned max, uint8_t mask)
 {
     struct rdps_rel_pub_action a;
@@ -72,6 +100,7 @@ static void take_actions(unsigned max, uint8_t mask)
             break;
         if (!rp_action_ok(&f, &a))
             abort();
+        check_repair_share(&a);
         if (a.kind == RDPS_REL_PUB_POST_HEARTBEAT &&
             (rp_hb_seq(&a) != f.p.post_seq || rp_hb_retained(&a) != rdps__rel_pub_retained(&f.p)))
             abort();
@@ -91,6 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2)
         return 0;
+    memset(repaired, 0, sizeof(repaired));
     rp_config(&f, (size_t)(4 + data[1] % 32) * RP_DGRAM);
     f.cfg.flow = (enum rdps_rel_flow)(data[0] % 3);
     f.cfg.flow_tag = 1;
@@ -100,6 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     f.cfg.max_frames_per_nak = 64;
     f.cfg.max_inflight = 16;
     f.cfg.repair_budget_bytes = 3 * RP_DGRAM;
+    f.cfg.repair_share_bytes = (1u + (data[0] >> 4 & 3)) * RP_DGRAM;
     f.cfg.stall_evict_ns = 20000000ull;
     f.cfg.receiver_timeout_ns = 500000000ull;
     if (data[0] & 0x80) /* rate-limited: 1..8 datagrams per millisecond */
