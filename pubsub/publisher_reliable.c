@@ -415,6 +415,9 @@ void rdps__pub_rel_counters(const rdps_pub_t *pub, rdps_counters *out)
     out->repairs_unicast += c->repairs_unicast;
     out->repairs_multicast += c->repairs_multicast;
     out->rate_waits += c->rate_waits;
+    out->receivers_refused += c->receivers_refused;
+    out->repair_queue_full += c->repair_queue_full;
+    out->repair_share_spent += c->repair_share_spent;
     if (c->rtt_last_ns / 1000u > out->rtt_us)
         out->rtt_us = c->rtt_last_ns / 1000u; /* the ctx's figure: the worst publisher's */
 }

@@ -423,7 +423,11 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(repairs_multicast, "reliable publishers: repair datagrams sent by multicast")               \
     X(rtt_us, "reliable publishers: latest round-trip time from a heartbeat echo (us, gauge)")    \
     X(send_stalls, "times no send completed for 2 s with sends posted (device or link stalled)")  \
-    X(rate_waits, "reliable publishers: times new data waited for rdps_pub_opts.rate_limit")
+    X(rate_waits, "reliable publishers: times new data waited for rdps_pub_opts.rate_limit")      \
+    X(receivers_refused, "reliable publishers: NAK/STATUS refused, receiver table full (256)")    \
+    X(repair_queue_full, "reliable publishers: NAKed sequences not queued (queue full; retried)") \
+    X(repair_share_spent,                                                                         \
+      "reliable publishers: times a receiver spent its share of repairs past the budget")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
