@@ -554,6 +554,9 @@ int main(int argc, char **argv)
         tool_json_u64(&j, "repairs_multicast", c.repairs_multicast);
         tool_json_u64(&j, "naks_suppressed", c.naks_suppressed);
         tool_json_u64(&j, "heartbeats", c.heartbeats_sent);
+        tool_json_u64(&j, "receivers_refused", c.receivers_refused);
+        tool_json_u64(&j, "repair_queue_full", c.repair_queue_full);
+        tool_json_u64(&j, "repair_share_spent", c.repair_share_spent);
         tool_json_u64(&j, "evictions", evictions);
         tool_json_u64(&j, "rtt_us", c.rtt_us);
         tool_json_double(&j, "elapsed_s", elapsed);
