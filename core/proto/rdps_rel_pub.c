@@ -484,38 +484,39 @@ static bool repairs_budgeted(struct rdps_rel_pub *p)
     return !(p->window_blocked || p->ring_blocked);
 }
 
-/* May a unicast repair of len bytes to `slot` go past the budget? Each receiver may draw
- * repair_share_bytes per interval that way, so one that holds the window and NAKs what it already
- * has (or forges a victim's address) gets repairs at that pace, not the device's; past its share
- * its repairs spend the shared budget like any other. */
-static bool within_share(struct rdps_rel_pub *p, int32_t slot, uint32_t len)
+/* May a unicast repair to `slot` go past the budget? Each receiver may draw repair_share_bytes per
+ * interval that way, so one that holds the window and NAKs what it already has (or forges a
+ * victim's address) gets repairs at that pace, not the device's; past its share its repairs spend
+ * the shared budget like any other. Compared with a whole datagram whatever the frame's length, so
+ * the answer for a receiver changes once per interval and its repairs keep their order. */
+static bool within_share(struct rdps_rel_pub *p, int32_t slot)
 {
     struct rdps_rel_receiver *r = &p->rx[slot];
     if (r->share_epoch != p->tokens_at) {
         r->share_epoch = p->tokens_at;
         r->share_tokens = p->cfg.repair_share_bytes;
     }
-    return r->share_tokens >= (int64_t)len;
+    return r->share_tokens >= (int64_t)p->cfg.max_datagram;
 }
 
 static void charge_share(struct rdps_rel_pub *p, int32_t slot, uint32_t len)
 {
     struct rdps_rel_receiver *r = &p->rx[slot];
-    int64_t full = p->cfg.max_datagram;
-    if (r->share_tokens >= full && r->share_tokens - len < full)
-        p->counters.repair_share_spent++; /* once per interval */
     r->share_tokens -= len;
+    if (r->share_tokens < (int64_t)p->cfg.max_datagram)
+        p->counters.repair_share_spent++; /* once per interval: within_share says no after */
 }
 
 /* The front repair frame if one can go now (budget permitting, when `budgeted`; a unicast one past
  * its receiver's share spends the budget anyway, *shared says which); drops dead entries. Past
  * the budget, an entry held by its receiver's share moves to the back, so a receiver that spent
- * its share does not hold up the others' repairs. */
+ * its share does not hold up the others' repairs; a pass visits each entry once, and a receiver's
+ * entries move in queue order, so a lone receiver still gets its repairs in the order it asked
+ * (it takes a repair that overtakes an earlier one as that one lost). */
 static const struct rdps_pub_ring_slot *next_repair(struct rdps_rel_pub *p, bool budgeted,
                                                     struct rdps_rel_repair **entry, bool *shared)
 {
-    uint32_t rotations = 0, entries = p->rq_count;
-    while (p->rq_count > 0) {
+    for (uint32_t left = p->rq_count; left > 0 && p->rq_count > 0; left--) {
         struct rdps_rel_repair *e = &p->repairs[p->rq_head];
         bool gone = e->dest != REL_MULTICAST &&
                     (p->rx[e->dest].state == RDPS_REL_RX_FREE || p->rx[e->dest].gen != e->gen);
@@ -534,14 +535,18 @@ static const struct rdps_pub_ring_slot *next_repair(struct rdps_rel_pub *p, bool
             p->rq_count--;
             continue;
         }
-        *shared = budgeted || (e->dest != REL_MULTICAST && !within_share(p, e->dest, s->len));
-        if (*shared && p->repair_tokens < (int64_t)s->len) {
-            if (budgeted || ++rotations >= entries)
+        if (budgeted) {
+            if (p->repair_tokens < (int64_t)s->len)
                 return NULL;
-            /* The tail slot is free (or, in a full queue, the head itself). */
-            p->repairs[(p->rq_head + p->rq_count) % p->cfg.max_repairs] = *e;
-            p->rq_head = (p->rq_head + 1) % p->cfg.max_repairs;
-            continue;
+            *shared = true;
+        } else {
+            *shared = e->dest != REL_MULTICAST && !within_share(p, e->dest);
+            if (*shared && p->repair_tokens < (int64_t)p->cfg.max_datagram) {
+                /* The tail slot is free (or, in a full queue, the head itself). */
+                p->repairs[(p->rq_head + p->rq_count) % p->cfg.max_repairs] = *e;
+                p->rq_head = (p->rq_head + 1) % p->cfg.max_repairs;
+                continue;
+            }
         }
         *entry = e;
         return s;

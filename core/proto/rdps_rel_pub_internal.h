@@ -20,8 +20,8 @@ struct rdps_rel_receiver {
     bool owed;             /* in the owed-heartbeat FIFO */
     bool expected;         /* KNOWN from discovery: holds flow control until its first STATUS */
     uint64_t expect_until; /* ... or until then (connect_timeout_ns) */
-    /* Its share of repairs past the budget: repair_budget_bytes per budget interval, reset when
-     * the shared budget is (share_epoch holds the budget's tokens_at of the last reset). */
+    /* Its share of unicast repairs past the budget: repair_share_bytes per budget interval,
+     * reset when the shared budget is (share_epoch: the budget's tokens_at at the last reset). */
     int64_t share_tokens;
     uint64_t share_epoch;
 };

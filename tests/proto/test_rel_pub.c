@@ -940,6 +940,40 @@ static void test_repair_share_caps_one_receiver(void **state)
     rp_stop(&f);
 }
 
+/* A lone receiver past its share gets the rest of its repairs in the order it asked (it takes a
+ * repair that overtakes an earlier one as that one lost, and asks again). */
+static void test_repair_share_keeps_order(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 256 * RP_DGRAM);
+    f.cfg.repair_budget_bytes = 2 * RP_DGRAM;
+    f.cfg.repair_share_bytes = 4 * RP_DGRAM;
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    rp_status(&f, 1, first, 16);
+    for (uint64_t i = 0; i < 16; i++)
+        send_one(&f, i);
+    assert_int_equal(rp_append(&f, RP_PAYLOAD, 16), RDPS_EAGAIN);
+    rp_nak1(&f, 1, first, 3); /* three queue entries */
+    rp_nak1(&f, 1, first + 5, 3);
+    rp_nak1(&f, 1, first + 10, 3);
+    const uint32_t asked[9] = {0, 1, 2, 5, 6, 7, 10, 11, 12};
+    unsigned got = 0;
+    struct rdps_rel_pub_action a[64];
+    for (int k = 0; k < 4; k++) {
+        int n = rp_drain(&f, a, 64, 1);
+        assert_true(n <= 4); /* the share per interval */
+        for (int i = 0; i < n; i++) {
+            assert_true(got < 9);
+            assert_int_equal(a[i].seq, first + asked[got++]);
+        }
+        f.now += f.cfg.repair_interval_ns;
+    }
+    assert_int_equal(got, 9);
+    rp_stop(&f);
+}
+
 /* A full repair queue leaves the sequences unmarked and counted, so the receiver's retry gets
  * them; each entry holds a run, so one NAK for a long range is one entry. */
 static void test_repair_queue_full(void **state)
@@ -1143,6 +1177,7 @@ int main(void)
         cmocka_unit_test(test_repairs_unbudgeted_while_window_holds),
         cmocka_unit_test(test_repairs_unbudgeted_while_ring_holds),
         cmocka_unit_test(test_repair_share_caps_one_receiver),
+        cmocka_unit_test(test_repair_share_keeps_order),
         cmocka_unit_test(test_repair_queue_full),
         cmocka_unit_test(test_rate_limit_paces_data),
         cmocka_unit_test(test_heartbeat_backoff_and_reset),
