@@ -893,21 +893,29 @@ static void test_repairs_unbudgeted_while_ring_holds(void **state)
     rp_stop(&f);
 }
 
+/* A publisher held by its window (receiver 1's sixteen credits all used) whose repairs go past a
+ * budget of two datagrams per interval, each receiver's share four; returns the first sequence. */
+static uint32_t share_held(struct rp *f)
+{
+    rp_config(f, 256 * RP_DGRAM);
+    f->cfg.repair_budget_bytes = 2 * RP_DGRAM;
+    f->cfg.repair_share_bytes = 4 * RP_DGRAM;
+    assert_int_equal(rp_start(f), 0);
+    uint32_t first = f->cfg.first_seq;
+    rp_status(f, 1, first, 16);
+    for (uint64_t i = 0; i < 16; i++)
+        send_one(f, i);
+    assert_int_equal(rp_append(f, RP_PAYLOAD, 16), RDPS_EAGAIN);
+    return first;
+}
+
 /* Past the budget each receiver still spends its own share: one that NAKs twelve frames gets four
  * per interval, and its held entry moves aside for another receiver's repairs. */
 static void test_repair_share_caps_one_receiver(void **state)
 {
     (void)state;
     struct rp f;
-    rp_config(&f, 256 * RP_DGRAM);
-    f.cfg.repair_budget_bytes = 2 * RP_DGRAM;
-    f.cfg.repair_share_bytes = 4 * RP_DGRAM;
-    assert_int_equal(rp_start(&f), 0);
-    uint32_t first = f.cfg.first_seq;
-    rp_status(&f, 1, first, 16);
-    for (uint64_t i = 0; i < 16; i++)
-        send_one(&f, i);
-    assert_int_equal(rp_append(&f, RP_PAYLOAD, 16), RDPS_EAGAIN);
+    uint32_t first = share_held(&f);
     rp_nak1(&f, 1, first, 12);
     rp_nak1(&f, 2, first + 12, 4);
     struct rdps_rel_pub_action a[64];
@@ -946,15 +954,7 @@ static void test_repair_share_keeps_order(void **state)
 {
     (void)state;
     struct rp f;
-    rp_config(&f, 256 * RP_DGRAM);
-    f.cfg.repair_budget_bytes = 2 * RP_DGRAM;
-    f.cfg.repair_share_bytes = 4 * RP_DGRAM;
-    assert_int_equal(rp_start(&f), 0);
-    uint32_t first = f.cfg.first_seq;
-    rp_status(&f, 1, first, 16);
-    for (uint64_t i = 0; i < 16; i++)
-        send_one(&f, i);
-    assert_int_equal(rp_append(&f, RP_PAYLOAD, 16), RDPS_EAGAIN);
+    uint32_t first = share_held(&f);
     rp_nak1(&f, 1, first, 3); /* three queue entries */
     rp_nak1(&f, 1, first + 5, 3);
     rp_nak1(&f, 1, first + 10, 3);
