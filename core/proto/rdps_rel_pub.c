@@ -37,6 +37,7 @@ void rdps__rel_pub_config_default(struct rdps_rel_pub_config *cfg)
     cfg->repair_budget_bytes = 256u * 1024u;
     cfg->repair_interval_ns = 1000000ull;
     cfg->repair_share_bytes = 256u * 1024u;
+    cfg->repair_share_total_bytes = 1024u * 1024u;
     cfg->data_per_repair = 3;
     /* Eight receivers at 20 % loss NAK single sequences: 64 entries overflowed, and each refused
      * NAK waited for its retry (a simulated 10 Gb/s fabric: 0.04 of line rate). 80 KiB. */
@@ -72,10 +73,11 @@ static int check_config(const struct rdps_rel_pub_config *c)
         c->max_repairs > (1u << 20) || c->max_frames_per_nak == 0)
         return rdps__set_err(RDPS_EINVAL, "rel_pub_init: zero or huge table size");
     if (c->repair_budget_bytes < c->max_datagram || c->repair_share_bytes < c->max_datagram ||
-        c->repair_interval_ns == 0 || c->data_per_repair == 0)
+        c->repair_share_total_bytes < c->repair_share_bytes || c->repair_interval_ns == 0 ||
+        c->data_per_repair == 0)
         return rdps__set_err(RDPS_EINVAL,
-                             "rel_pub_init: repair budget or share below one datagram, zero "
-                             "interval or zero data_per_repair");
+                             "rel_pub_init: repair budget or share below one datagram, shares' "
+                             "total below one share, zero interval or zero data_per_repair");
     if (c->rate_bytes_per_s != 0 &&
         (c->rate_bytes_per_s < c->max_datagram || c->rate_bytes_per_s > RDPS_REL_RATE_MAX))
         return rdps__set_err(RDPS_EINVAL,
@@ -114,6 +116,7 @@ int rdps__rel_pub_init(struct rdps_rel_pub *p, const struct rdps_rel_pub_config 
         return rdps__set_err(RDPS_ENOMEM, "rel_pub_init: out of memory");
     }
     p->repair_tokens = cfg->repair_budget_bytes;
+    p->share_pool = cfg->repair_share_total_bytes;
     p->hb_min = cfg->heartbeat_min_ns;
     p->linger_ns = cfg->repair_linger_ns;
     p->hb_interval = p->hb_min;
@@ -469,6 +472,7 @@ static void refill(struct rdps_rel_pub *p, uint64_t now_ns)
     uint64_t intervals = (now_ns - p->tokens_at) / p->cfg.repair_interval_ns;
     p->tokens_at += intervals * p->cfg.repair_interval_ns;
     p->repair_tokens = p->cfg.repair_budget_bytes; /* the budget does not accumulate */
+    p->share_pool = p->cfg.repair_share_total_bytes;
 }
 
 /* Do repairs spend the budget? It keeps them from starving new data. With none waiting because
@@ -485,9 +489,10 @@ static bool repairs_budgeted(struct rdps_rel_pub *p)
 }
 
 /* May a unicast repair to `slot` go past the budget? Each receiver may draw repair_share_bytes per
- * interval that way, so one that holds the window and NAKs what it already has (or forges a
- * victim's address) gets repairs at that pace, not the device's; past its share its repairs spend
- * the shared budget like any other. Compared with a whole datagram whatever the frame's length, so
+ * interval that way, all of them together repair_share_total_bytes, so one that holds the window
+ * and NAKs what it already has (or forges a victim's address, or many receiver ids) gets repairs
+ * at that pace, not the device's; past its share its repairs spend the shared budget like any
+ * other. Compared with a whole datagram whatever the frame's length, so
  * the answer for a receiver changes once per interval and its repairs keep their order. */
 static bool within_share(struct rdps_rel_pub *p, int32_t slot)
 {
@@ -496,13 +501,15 @@ static bool within_share(struct rdps_rel_pub *p, int32_t slot)
         r->share_epoch = p->tokens_at;
         r->share_tokens = p->cfg.repair_share_bytes;
     }
-    return r->share_tokens >= (int64_t)p->cfg.max_datagram;
+    int64_t full = p->cfg.max_datagram;
+    return r->share_tokens >= full && p->share_pool >= full;
 }
 
 static void charge_share(struct rdps_rel_pub *p, int32_t slot, uint32_t len)
 {
     struct rdps_rel_receiver *r = &p->rx[slot];
     r->share_tokens -= len;
+    p->share_pool -= len;
     if (r->share_tokens < (int64_t)p->cfg.max_datagram)
         p->counters.repair_share_spent++; /* once per interval: within_share says no after */
 }

@@ -93,19 +93,20 @@
  * repairs, so new data cannot starve repairs. While the window or the ring
  * refuses appends and no new data waits, repairs go past the budget: only
  * they can move the receivers that hold the publisher. Unicast ones then
- * still spend a per-receiver share (repair_share_bytes per interval), and the
- * shared budget past it, so one receiver that holds the window and NAKs what
- * it has cannot draw repairs at the device's pace (nor aim them at a forged
- * address); its entries held by the share go to the back of the queue, so
- * they do not hold up other receivers' repairs. Repairs set the RETRANSMIT
- * flag in the ring copy of the frame. Then owed unicast heartbeats, then a
- * multicast heartbeat when idle: a minimum after data, doubling up to
+ * still spend a per-receiver share (repair_share_bytes per interval, and
+ * repair_share_total_bytes for all receivers), and the shared budget past
+ * it, so one receiver that holds the window and NAKs what it has cannot
+ * draw repairs at the device's pace (nor aim them at a forged address);
+ * its entries held by the share go to the back of the queue, so they do not
+ * hold up other receivers' repairs. Repairs set the RETRANSMIT flag in the
+ * ring copy of the frame. Then owed unicast heartbeats, then a multicast
+ * heartbeat when idle: a minimum after data, doubling up to
  * heartbeat_max_ns (8 minimums while appends wait on the window or a
  * receiver in flow control has not reported everything posted: receivers
  * answer heartbeats with STATUS and learn of tail loss from them, which a
- * lost STATUS or tail must not wait for long),
- * back to the minimum on new data. The minimum is
- * heartbeat_min_ns, or half the latest smoothed RTT when that is longer: a
+ * lost STATUS or tail must not wait for long), back to the minimum on new
+ * data. The minimum is heartbeat_min_ns, or half the latest smoothed RTT
+ * when that is longer: a
  * receiver cannot act on a tail loss faster than a round trip, so sooner
  * heartbeats are only traffic (on rxe they were 2.4 % of the datagrams). A heartbeat
  * carries seq = post (the next sequence) and msg_len = R = post - trail
@@ -182,6 +183,7 @@ struct rdps_rel_pub_config {
     uint32_t repair_budget_bytes;  /* repair bytes per repair_interval_ns (>= max_datagram) */
     uint32_t repair_share_bytes;   /* unicast repair bytes one receiver may draw past the budget
                                       per repair_interval_ns (>= max_datagram) */
+    uint32_t repair_share_total_bytes; /* ... all receivers together (>= repair_share_bytes) */
     uint64_t repair_interval_ns;
     uint32_t data_per_repair;    /* new frames between two repairs when both wait (>= 1) */
     uint32_t max_repairs;        /* repair queue entries (runs of sequences to one destination) */
@@ -314,6 +316,7 @@ struct rdps_rel_pub {
     struct rdps_rel_repair *repairs;
     uint32_t rq_head, rq_count;
     int64_t repair_tokens;
+    int64_t share_pool; /* what is left of repair_share_total_bytes this interval */
     uint64_t tokens_at;
     uint32_t data_since_repair;
     /* Rate limit (cfg.rate_bytes_per_s): the time the bytes charged so far are paid off; new
@@ -356,9 +359,9 @@ struct rdps_rel_pub {
  * Defaults: 16 MiB ring (ring_mem must still be given), 1024-byte datagrams,
  * 16 MiB messages, flow max, 256 receivers, 5 s receiver timeout, 1 s
  * connect timeout, 2 s stall
- * eviction, 2 ms linger, 256 KiB of repairs per 1 ms (and 256 KiB per
- * receiver past it), 3 data frames per repair, 4096 repair entries, 1024
- * sequences per NAK, 1024 in flight,
+ * eviction, 2 ms linger, 256 KiB of repairs per 1 ms (past it 256 KiB
+ * per receiver, 1 MiB for all), 3 data frames per repair, 4096 repair
+ * entries, 1024 sequences per NAK, 1024 in flight,
  * heartbeats 100 us doubling to 100 ms.
  */
 void rdps__rel_pub_config_default(struct rdps_rel_pub_config *cfg);

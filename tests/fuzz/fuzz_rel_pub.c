@@ -36,7 +36,8 @@
  * post <= head; retained bytes within the memory, retained frames within the
  * slots; no retained frame straddles the end; nothing in flight below the trail;
  * unicast repairs to one receiver within a budget interval at most its share
- * (1..4 datagrams, from the first byte) plus the budget.
+ * (1..4 datagrams, from the first byte) plus the budget, to all of them at
+ * most the shares' total (2 or 16 shares) plus the budget.
  */
 #define MAX_RX 16
 
@@ -74,6 +75,7 @@ struct repaired {
     uint64_t bytes;
 };
 static struct repaired repaired[MAX_RX];
+static struct repaired repaired_all; /* all receivers: at most the shares' total plus the budget */
 
 static void check_repair_share(const struct rdps_rel_pub_action *a)
 {
@@ -89,6 +91,13 @@ static void check_repair_share(const struct rdps_rel_pub_action *a)
     }
     r->bytes += a->len;
     if (r->bytes > (uint64_t)f.cfg.repair_share_bytes + f.cfg.repair_budget_bytes)
+        abort();
+    if (repaired_all.epoch != f.p.tokens_at) {
+        repaired_all.epoch = f.p.tokens_at;
+        repaired_all.bytes = 0;
+    }
+    repaired_all.bytes += a->len;
+    if (repaired_all.bytes > (uint64_t)f.cfg.repair_share_total_bytes + f.cfg.repair_budget_bytes)
         abort();
 }
 
@@ -121,6 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 2)
         return 0;
     memset(repaired, 0, sizeof(repaired));
+    memset(&repaired_all, 0, sizeof(repaired_all));
     rp_config(&f, (size_t)(4 + data[1] % 32) * RP_DGRAM);
     f.cfg.flow = (enum rdps_rel_flow)(data[0] % 3);
     f.cfg.flow_tag = 1;
@@ -131,6 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     f.cfg.max_inflight = 16;
     f.cfg.repair_budget_bytes = 3 * RP_DGRAM;
     f.cfg.repair_share_bytes = (1u + (data[0] >> 4 & 3)) * RP_DGRAM;
+    f.cfg.repair_share_total_bytes = f.cfg.repair_share_bytes * (data[0] & 0x40 ? 2u : 16u);
     f.cfg.stall_evict_ns = 20000000ull;
     f.cfg.receiver_timeout_ns = 500000000ull;
     if (data[0] & 0x80) /* rate-limited: 1..8 datagrams per millisecond */

@@ -894,12 +894,14 @@ static void test_repairs_unbudgeted_while_ring_holds(void **state)
 }
 
 /* A publisher held by its window (receiver 1's sixteen credits all used) whose repairs go past a
- * budget of two datagrams per interval, each receiver's share four; returns the first sequence. */
-static uint32_t share_held(struct rp *f)
+ * budget of two datagrams per interval, each receiver's share four, all shares `total`; returns
+ * the first sequence. */
+static uint32_t share_held(struct rp *f, uint32_t total)
 {
     rp_config(f, 256 * RP_DGRAM);
     f->cfg.repair_budget_bytes = 2 * RP_DGRAM;
     f->cfg.repair_share_bytes = 4 * RP_DGRAM;
+    f->cfg.repair_share_total_bytes = total;
     assert_int_equal(rp_start(f), 0);
     uint32_t first = f->cfg.first_seq;
     rp_status(f, 1, first, 16);
@@ -915,7 +917,7 @@ static void test_repair_share_caps_one_receiver(void **state)
 {
     (void)state;
     struct rp f;
-    uint32_t first = share_held(&f);
+    uint32_t first = share_held(&f, 64 * RP_DGRAM);
     rp_nak1(&f, 1, first, 12);
     rp_nak1(&f, 2, first + 12, 4);
     struct rdps_rel_pub_action a[64];
@@ -948,13 +950,37 @@ static void test_repair_share_caps_one_receiver(void **state)
     rp_stop(&f);
 }
 
+/* The shares together are capped too (many receiver ids cannot add up to the device's pace): with
+ * room for two shares, a third receiver's repairs wait for the next interval. */
+static void test_repair_shares_total(void **state)
+{
+    (void)state;
+    struct rp f;
+    uint32_t first = share_held(&f, 8 * RP_DGRAM);
+    for (unsigned rx = 1; rx <= 3; rx++)
+        rp_nak1(&f, rx, first + 4 * (rx - 1), 4);
+    struct rdps_rel_pub_action a[64];
+    int n = rp_drain(&f, a, 64, 1);
+    assert_int_equal(n, 8);
+    for (int i = 0; i < n; i++)
+        assert_int_not_equal(test_source_number(&a[i].dest), 3);
+    f.now += f.cfg.repair_interval_ns;
+    n = rp_drain(&f, a, 64, 1);
+    assert_int_equal(n, 4);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(test_source_number(&a[i].dest), 3);
+        assert_int_equal(a[i].seq, first + 8 + (uint32_t)i);
+    }
+    rp_stop(&f);
+}
+
 /* A lone receiver past its share gets the rest of its repairs in the order it asked (it takes a
  * repair that overtakes an earlier one as that one lost, and asks again). */
 static void test_repair_share_keeps_order(void **state)
 {
     (void)state;
     struct rp f;
-    uint32_t first = share_held(&f);
+    uint32_t first = share_held(&f, 64 * RP_DGRAM);
     rp_nak1(&f, 1, first, 3); /* three queue entries */
     rp_nak1(&f, 1, first + 5, 3);
     rp_nak1(&f, 1, first + 10, 3);
@@ -1178,6 +1204,7 @@ int main(void)
         cmocka_unit_test(test_repairs_unbudgeted_while_ring_holds),
         cmocka_unit_test(test_repair_share_caps_one_receiver),
         cmocka_unit_test(test_repair_share_keeps_order),
+        cmocka_unit_test(test_repair_shares_total),
         cmocka_unit_test(test_repair_queue_full),
         cmocka_unit_test(test_rate_limit_paces_data),
         cmocka_unit_test(test_heartbeat_backoff_and_reset),
