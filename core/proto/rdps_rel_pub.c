@@ -492,8 +492,8 @@ static bool repairs_budgeted(struct rdps_rel_pub *p)
  * interval that way, all of them together repair_share_total_bytes, so one that holds the window
  * and NAKs what it already has (or forges a victim's address, or many receiver ids) gets repairs
  * at that pace, not the device's; past its share its repairs spend the shared budget like any
- * other. Compared with a whole datagram whatever the frame's length, so
- * the answer for a receiver changes once per interval and its repairs keep their order. */
+ * other. Compared with a whole datagram whatever the frame's length, so the answer for a receiver
+ * changes once per interval and its repairs keep their order. */
 static bool within_share(struct rdps_rel_pub *p, int32_t slot)
 {
     struct rdps_rel_receiver *r = &p->rx[slot];

@@ -67,15 +67,28 @@ static void check_invariants(void)
         abort();
 }
 
-/* Unicast repair bytes per receiver slot (and generation) within one budget interval: at most its
- * share past the budget plus the budget itself. */
+/* Unicast repair bytes within one budget interval: per receiver slot (and generation) at most its
+ * share past the budget plus the budget itself; for all receivers the shares' total plus the
+ * budget. */
 struct repaired {
     uint64_t epoch;
     uint32_t gen;
     uint64_t bytes;
 };
 static struct repaired repaired[MAX_RX];
-static struct repaired repaired_all; /* all receivers: at most the shares' total plus the budget */
+static struct repaired repaired_all;
+
+static void account_repair(struct repaired *r, uint32_t gen, uint32_t len, uint64_t limit)
+{
+    if (r->epoch != f.p.tokens_at || r->gen != gen) {
+        r->epoch = f.p.tokens_at;
+        r->gen = gen;
+        r->bytes = 0;
+    }
+    r->bytes += len;
+    if (r->bytes > limit + f.cfg.repair_budget_bytes)
+        abort();
+}
 
 static void check_repair_share(const struct rdps_rel_pub_action *a)
 {
@@ -83,22 +96,8 @@ static void check_repair_share(const struct rdps_rel_pub_action *a)
         return;
     if (a->receiver_slot >= MAX_RX)
         abort();
-    struct repaired *r = &repaired[a->receiver_slot];
-    if (r->epoch != f.p.tokens_at || r->gen != a->receiver_gen) {
-        r->epoch = f.p.tokens_at;
-        r->gen = a->receiver_gen;
-        r->bytes = 0;
-    }
-    r->bytes += a->len;
-    if (r->bytes > (uint64_t)f.cfg.repair_share_bytes + f.cfg.repair_budget_bytes)
-        abort();
-    if (repaired_all.epoch != f.p.tokens_at) {
-        repaired_all.epoch = f.p.tokens_at;
-        repaired_all.bytes = 0;
-    }
-    repaired_all.bytes += a->len;
-    if (repaired_all.bytes > (uint64_t)f.cfg.repair_share_total_bytes + f.cfg.repair_budget_bytes)
-        abort();
+    account_repair(&repaired[a->receiver_slot], a->receiver_gen, a->len, f.cfg.repair_share_bytes);
+    account_repair(&repaired_all, 0, a->len, f.cfg.repair_share_total_bytes);
 }
 
 static void take_actions(unsigned max, uint8_t mask)
