@@ -510,8 +510,11 @@ static void charge_share(struct rdps_rel_pub *p, int32_t slot, uint32_t len)
     struct rdps_rel_receiver *r = &p->rx[slot];
     r->share_tokens -= len;
     p->share_pool -= len;
-    if (r->share_tokens < (int64_t)p->cfg.max_datagram)
-        p->counters.repair_share_spent++; /* once per interval: within_share says no after */
+    /* Once per receiver and interval, and once when the total runs out: within_share says no
+     * after either. */
+    int64_t full = p->cfg.max_datagram;
+    if (r->share_tokens < full || p->share_pool < full)
+        p->counters.repair_share_spent++;
 }
 
 /* The front repair frame if one can go now (budget permitting, when `budgeted`; a unicast one past

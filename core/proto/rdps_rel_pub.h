@@ -267,7 +267,7 @@ struct rdps_rel_pub_action {
     X(repairs_multicast, "repair frames sent by multicast")                                  \
     X(repair_bytes, "bytes of repair frames")                                                \
     X(repairs_dropped, "scheduled repairs dropped: below the trail or receiver gone")        \
-    X(repair_share_spent, "times a receiver spent its share of repairs past the budget")     \
+    X(repair_share_spent, "times a receiver's share past the budget, or all, ran out")       \
     X(heartbeats, "multicast heartbeats")                                                    \
     X(heartbeats_unrecoverable, "unicast heartbeats answering NAKs below the trail")         \
     X(status_received, "STATUS frames received for this session")                            \

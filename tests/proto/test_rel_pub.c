@@ -974,6 +974,21 @@ static void test_repair_shares_total(void **state)
     rp_stop(&f);
 }
 
+/* The total running out is counted like a receiver's share running out: room for six datagrams,
+ * the first receiver spends its four, the second two. */
+static void test_repair_shares_total_counted(void **state)
+{
+    (void)state;
+    struct rp f;
+    uint32_t first = share_held(&f, 6 * RP_DGRAM);
+    rp_nak1(&f, 1, first, 4);
+    rp_nak1(&f, 2, first + 4, 4);
+    struct rdps_rel_pub_action a[64];
+    assert_int_equal(rp_drain(&f, a, 64, 1), 6);
+    assert_int_equal(f.p.counters.repair_share_spent, 2);
+    rp_stop(&f);
+}
+
 /* A lone receiver past its share gets the rest of its repairs in the order it asked (it takes a
  * repair that overtakes an earlier one as that one lost, and asks again). */
 static void test_repair_share_keeps_order(void **state)
@@ -1205,6 +1220,7 @@ int main(void)
         cmocka_unit_test(test_repair_share_caps_one_receiver),
         cmocka_unit_test(test_repair_share_keeps_order),
         cmocka_unit_test(test_repair_shares_total),
+        cmocka_unit_test(test_repair_shares_total_counted),
         cmocka_unit_test(test_repair_queue_full),
         cmocka_unit_test(test_rate_limit_paces_data),
         cmocka_unit_test(test_heartbeat_backoff_and_reset),

@@ -427,7 +427,7 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(receivers_refused, "reliable publishers: NAK/STATUS refused, receiver table full (256)")    \
     X(repair_queue_full, "reliable publishers: NAKed sequences not queued (queue full; retried)") \
     X(repair_share_spent,                                                                         \
-      "reliable publishers: times one receiver used up its repair share (256 KiB/ms) while held")
+      "reliable publishers: times a receiver's repair share (256 KiB/ms) or all shares ran out")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
