@@ -5,7 +5,10 @@
 # Usage (host):  tests/bench/reliable-ab.sh MESSAGES ROUNDS "LOSSES" BUILD_DIR...
 #   e.g.         tests/bench/reliable-ab.sh 20000 4 "0 1 5" build build-inflight64
 # Each round runs, for every build in turn, one reliable publisher (guest 0) and one verifying
-# subscriber (guest 1) per netem loss percentage (0 = no qdisc), 1 KiB messages, unpaced. Prints
+# subscriber (guest 1) per loss in LOSSES, 1 KiB messages, unpaced. A loss is a netem loss
+# percentage on both guests' wire (0 = no qdisc), or rN: no qdisc, the subscriber's library loss
+# generator drops N % of the data frames it received (rdsub --loss-rx), after the guests did all
+# their work for them; comparing N with rN tells the wire's share of a loss's cost. Prints
 # each run (subscriber msgs/s, NAKs, repairs, duplicates, originals that came late, repair
 # latency p50/p99 in us), then per build the mean rate at each loss and its ratio to that build's
 # lossless mean. A build is named by its directory, or by its parent's when that is "build". A
@@ -14,10 +17,13 @@
 set -u -o pipefail
 
 if [ "${1:-}" != "--in-guest" ]; then
-	[ $# -ge 4 ] || { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+	[ $# -ge 4 ] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 	repo=$(cd "$(dirname "$0")/../.." && pwd -P)
 	msgs=$1 rounds=$2 losses=$3
 	shift 3
+	for loss in $losses; do
+		[[ $loss =~ ^r?[0-9]+$ ]] || { echo "reliable-ab: loss '$loss' is neither N nor rN (percent)" >&2; exit 2; }
+	done
 	builds=()
 	for b in "$@"; do
 		dir=$(cd "$b" 2>/dev/null && pwd -P) || { echo "reliable-ab: no build directory $b" >&2; exit 2; }
@@ -35,16 +41,16 @@ if [ "${1:-}" != "--in-guest" ]; then
 import re, statistics, sys
 runs = {}  # (build, loss) -> [rates]
 for line in open(sys.argv[1]):
-    m = re.search(r"AB (\S+) loss=(\d+) round=\d+ ok=1 rate=([\d.]+)", line)
+    m = re.search(r"AB (\S+) loss=(r?)(\d+) round=\d+ ok=1 rate=([\d.]+)", line)
     if m:
-        runs.setdefault((m.group(1), int(m.group(2))), []).append(float(m.group(3)))
-for build in sorted({b for b, _ in runs}):
-    base = runs.get((build, 0))
+        runs.setdefault((m.group(1), m.group(2), int(m.group(3))), []).append(float(m.group(4)))
+for build in sorted({b for b, _, _ in runs}):
+    base = runs.get((build, "", 0))
     parts = []
-    for loss in sorted({l for b, l in runs if b == build}):
-        mean = statistics.mean(runs[(build, loss)])
+    for _, lib, loss in sorted(k for k in runs if k[0] == build):
+        mean = statistics.mean(runs[(build, lib, loss)])
         ratio = f" ({mean / statistics.mean(base):.2f} of lossless)" if base and loss else ""
-        parts.append(f"{loss} %: {mean:.0f} msg/s{ratio}")
+        parts.append(f"{lib}{loss} %: {mean:.0f} msg/s{ratio}")
     print(f"{build}: " + "; ".join(parts))
 EOF
 	exit "$rc"
@@ -60,7 +66,11 @@ for round in $(seq 1 "$rounds"); do
 		# Worktrees' build directories are all "build": name those by their worktree.
 		[ "$name" = build ] && name=$(basename "$(dirname "$build")")
 		for loss in $losses; do
-			if [ "$loss" = 0 ]; then
+			lib_loss=()
+			if [ "${loss#r}" != "$loss" ]; then
+				tc qdisc del dev "$RDPS_VM_NETDEV" root 2>/dev/null
+				lib_loss=(--loss-rx "${loss#r}%")
+			elif [ "$loss" = 0 ]; then
 				tc qdisc del dev "$RDPS_VM_NETDEV" root 2>/dev/null
 			else
 				tc qdisc replace dev "$RDPS_VM_NETDEV" root netem loss "$loss%" || exit 1
@@ -72,7 +82,7 @@ for round in $(seq 1 "$rounds"); do
 					>"$out/pub.json" 2>"$out/pub.err" ||
 					echo "FAIL $name loss=$loss round=$round: rdpub: $(tail -1 "$out/pub.err")"
 			else
-				"$build/tools/rdsub/rdsub" -t "$topic" --reliable -c "$msgs" --verify --timeout 120 \
+				"$build/tools/rdsub/rdsub" "${lib_loss[@]}" -t "$topic" --reliable -c "$msgs" --verify --timeout 120 \
 					-q --json >"$out/sub.json" 2>"$out/sub.err"
 				rc=$?
 				python3 - "$out/sub.json" "$name" "$loss" "$round" "$rc" <<'EOF'
