@@ -368,6 +368,8 @@ void rdps__receive_counters(const rdps_ctx_t *ctx, rdps_counters *out)
         out->status_sent = rel->status_sent;
         out->repair_latency_p50_us = rdps__rel_latency_quantile_us(rel->repair_latency, 0.5);
         out->repair_latency_p99_us = rdps__rel_latency_quantile_us(rel->repair_latency, 0.99);
+        out->repair_rtts_p50_milli = rdps__rel_rtts_quantile_milli(rel->repair_rtts, 0.5);
+        out->repair_rtts_p99_milli = rdps__rel_rtts_quantile_milli(rel->repair_rtts, 0.99);
         out->lost = lost_total(rel);
     }
 }
@@ -407,6 +409,8 @@ static void fill_session(void *user, const struct rdps_source *source, uint32_t 
         o->rtt_us = info->srtt_ns / 1000;
         o->repair_latency_p50_us = rdps__rel_latency_quantile_us(c->repair_latency, 0.5);
         o->repair_latency_p99_us = rdps__rel_latency_quantile_us(c->repair_latency, 0.99);
+        o->repair_rtts_p50_milli = rdps__rel_rtts_quantile_milli(c->repair_rtts, 0.5);
+        o->repair_rtts_p99_milli = rdps__rel_rtts_quantile_milli(c->repair_rtts, 0.99);
     }
     f->n++;
 }

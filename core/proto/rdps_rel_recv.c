@@ -159,29 +159,61 @@ static void retries_rescale(struct rdps_reasm *r, int32_t si)
     }
 }
 
+/* The power-of-two bucket of v among n: i for v in [2^(i-1), 2^i), 0 for 0, n - 1 above. */
+static unsigned log2_bucket(uint64_t v, unsigned n)
+{
+    unsigned b = 0;
+    while (b + 1 < n && v >= (1ull << b))
+        b++;
+    return b;
+}
+
+/* A repair took ns from detection: in microseconds, and in round trips of the RTT estimate it
+ * was asked with (before this repair's own sample, which would make every first try one RTT). */
 static void latency_record(struct rdps_reasm *r, struct rdps_rel_stream *rs, uint64_t ns)
 {
-    uint64_t us = ns / 1000;
-    unsigned b = 0;
-    while (b + 1 < RDPS_REL_LATENCY_BUCKETS && us >= (1ull << b))
-        b++;
-    RDPS_REL_COUNT(r, rs, repair_latency[b], 1);
+    RDPS_REL_COUNT(r, rs, repair_latency[log2_bucket(ns / 1000, RDPS_REL_LATENCY_BUCKETS)], 1);
+    uint64_t srtt = rs->srtt_ns ? rs->srtt_ns : 1;
+    uint64_t quarters = ns < UINT64_MAX / 4 ? ns * 4 / srtt : UINT64_MAX / srtt;
+    unsigned b = quarters < RDPS_REL_RTT_LINEAR
+                     ? (unsigned)quarters
+                     : RDPS_REL_RTT_LINEAR - 1 +
+                           log2_bucket(quarters / RDPS_REL_RTT_LINEAR,
+                                       RDPS_REL_RTT_BUCKETS - RDPS_REL_RTT_LINEAR + 1);
+    RDPS_REL_COUNT(r, rs, repair_rtts[b], 1);
+}
+
+/* The bucket below which fraction q of the n-bucket histogram's samples lie; -1: no sample. */
+static int hist_quantile(const uint64_t *hist, unsigned n, double q)
+{
+    uint64_t total = 0;
+    for (unsigned b = 0; b < n; b++)
+        total += hist[b];
+    if (total == 0)
+        return -1;
+    uint64_t seen = 0;
+    for (unsigned b = 0; b < n; b++) {
+        seen += hist[b];
+        if ((double)seen >= q * (double)total)
+            return (int)b;
+    }
+    return (int)n - 1;
 }
 
 uint64_t rdps__rel_latency_quantile_us(const uint64_t hist[RDPS_REL_LATENCY_BUCKETS], double q)
 {
-    uint64_t total = 0;
-    for (unsigned b = 0; b < RDPS_REL_LATENCY_BUCKETS; b++)
-        total += hist[b];
-    if (total == 0)
+    int b = hist_quantile(hist, RDPS_REL_LATENCY_BUCKETS, q);
+    return b < 0 ? 0 : 1ull << b;
+}
+
+uint64_t rdps__rel_rtts_quantile_milli(const uint64_t hist[RDPS_REL_RTT_BUCKETS], double q)
+{
+    int b = hist_quantile(hist, RDPS_REL_RTT_BUCKETS, q);
+    if (b < 0)
         return 0;
-    uint64_t seen = 0;
-    for (unsigned b = 0; b < RDPS_REL_LATENCY_BUCKETS; b++) {
-        seen += hist[b];
-        if ((double)seen >= q * (double)total)
-            return 1ull << b;
-    }
-    return 1ull << (RDPS_REL_LATENCY_BUCKETS - 1);
+    if (b < RDPS_REL_RTT_LINEAR)
+        return (uint64_t)(b + 1) * 250;
+    return (RDPS_REL_RTT_LINEAR * 250ull) << (b - RDPS_REL_RTT_LINEAR + 1);
 }
 
 /* ---- gap ranges --------------------------------------------------------------------------------

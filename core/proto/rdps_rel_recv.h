@@ -133,6 +133,12 @@ struct rdps_reasm_loss {
 
 /* Repair latency histogram: bucket i counts latencies in [2^(i-1), 2^i) microseconds (0: < 1). */
 #define RDPS_REL_LATENCY_BUCKETS 24
+/* The same latencies in round trips of the stream's smoothed NAK-to-repair RTT when the repair
+ * came: quarter-RTT buckets below 4 RTTs (bucket i: [i/4, (i+1)/4)), then one per doubling
+ * ([4, 8), [8, 16), ...; the last holds 2048 RTTs and more). A repair that came at the first
+ * NAK's round trip falls near 1 RTT, retries and NAK backoff above. */
+#define RDPS_REL_RTT_LINEAR  16
+#define RDPS_REL_RTT_BUCKETS (RDPS_REL_RTT_LINEAR + 10)
 
 struct rdps_rel_recv_counters {
     uint64_t naks_sent;       /* NAK frames */
@@ -156,6 +162,7 @@ struct rdps_rel_recv_counters {
     uint64_t loss_events;
     uint64_t lost[RDPS_LOSS_REASON_COUNT];             /* sequences given up, by reason */
     uint64_t repair_latency[RDPS_REL_LATENCY_BUCKETS]; /* detection -> repair */
+    uint64_t repair_rtts[RDPS_REL_RTT_BUCKETS];        /* the same, in RTTs */
 };
 
 /* A reliable stream's state for stats and tests. */
@@ -266,6 +273,8 @@ const struct rdps_rel_recv_counters *rdps__reasm_rel_counters(const struct rdps_
 
 /* Latency (us) below which fraction q of the histogram's samples lie (bucket upper bound). */
 uint64_t rdps__rel_latency_quantile_us(const uint64_t hist[RDPS_REL_LATENCY_BUCKETS], double q);
+/* The same for repair_rtts, in thousandths of an RTT (0: no sample). */
+uint64_t rdps__rel_rtts_quantile_milli(const uint64_t hist[RDPS_REL_RTT_BUCKETS], double q);
 
 /*
  * RFC 5401 truncated-exponential backoff in [0, max_ns] for `receivers`

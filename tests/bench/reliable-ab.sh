@@ -10,10 +10,10 @@
 # generator drops N % of the data frames it received (rdsub --loss-rx), after the guests did all
 # their work for them; comparing N with rN tells the wire's share of a loss's cost. Prints
 # each run (subscriber msgs/s, NAKs, repairs, duplicates, originals that came late, repair
-# latency p50/p99 in us), then per build the mean rate at each loss and its ratio to that build's
-# lossless mean. A build is named by its directory, or by its parent's when that is "build". A
-# run that does not verify every message prints FAIL. Single runs swing 20 % under TCG: compare
-# the means.
+# latency p50/p99 in us and in RTTs), then per build the mean rate at each loss and its ratio to
+# that build's lossless mean. A build is named by its directory, or by its parent's when that is
+# "build". A run that does not verify every message prints FAIL. Single runs swing 20 % under
+# TCG: compare the means.
 set -u -o pipefail
 
 if [ "${1:-}" != "--in-guest" ]; then
@@ -98,7 +98,8 @@ rate = d["verified"] / d["elapsed_s"] if d["elapsed_s"] > 0 else 0
 print(f"AB {name} loss={loss} round={rnd} ok={ok} rate={rate:.0f} naks={d.get('naks_sent', 0)} "
       f"recovered={d.get('recovered', 0)} duplicates={d.get('dup_frames', 0)} "
       f"out_of_order={d.get('out_of_order', 0)} "
-      f"p50_us={d.get('repair_latency_p50_us', 0)} p99_us={d.get('repair_latency_p99_us', 0)}")
+      f"p50_us={d.get('repair_latency_p50_us', 0)} p99_us={d.get('repair_latency_p99_us', 0)} "
+      f"p50_rtts={d.get('repair_latency_p50_rtts', 0)} p99_rtts={d.get('repair_latency_p99_rtts', 0)}")
 if not ok:
     print(f"FAIL {name} loss={loss} round={rnd}: rdsub exited {rc}, verified {d['verified']}")
 EOF

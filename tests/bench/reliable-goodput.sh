@@ -121,18 +121,19 @@ if ctl_pct:
     print(f"control datagrams per data datagram, lossless: {span(ctl_pct, '{:.2f}')} % "
           f"({'; '.join(counts)}; target <= 1 %)")
 for loss in ("1", "5", "20"):
-    p50, p99, rtts = [], [], []
+    p50, p99, p50_ms, p99_ms = [], [], [], []
     for rows in rounds.values():
         r = rows.get("reliable-" + loss)
-        if r and "p50_us" in r and float(r.get("rtt_us", 0)) > 0:
-            rtt = float(r["rtt_us"])
-            p50.append(float(r["p50_us"]) / rtt)
-            p99.append(float(r["p99_us"]) / rtt)
-            rtts.append(rtt)
+        if r and float(r.get("p50_rtts", 0)) > 0:
+            p50.append(float(r["p50_rtts"]))
+            p99.append(float(r["p99_rtts"]))
+            p50_ms.append(float(r["p50_us"]) / 1000)
+            p99_ms.append(float(r["p99_us"]) / 1000)
     if p50:
-        print(f"repair latency at {loss:>2} %: p50 {span(p50, '{:.1f}')} RTT, "
-              f"p99 {span(p99, '{:.1f}')} RTT (RTT {span(rtts, '{:.0f}')} us; histogram bucket "
-              f"bounds)")
+        print(f"repair latency at {loss:>2} %: p50 {span(p50, '{:.3g}')} RTT, "
+              f"p99 {span(p99, '{:.3g}')} RTT; p50 {span(p50_ms, '{:.0f}')} ms, "
+              f"p99 {span(p99_ms, '{:.0f}')} ms (each repair over the subscriber's RTT estimate "
+              f"when it asked; histogram bucket bounds)")
 EOF
 	exit "$rc"
 fi
@@ -196,7 +197,8 @@ print(f"RESULT {sys.argv[2]} ok={ok} goodput={goodput:.1f} verified={d['verified
       f"naks={d.get('naks_sent', 0)} control={ctl} heartbeats=0 recovered={d.get('recovered', 0)} "
       f"loss_events={d.get('loss_events', 0)} lost={d.get('lost', 0)} "
       f"p50_us={d.get('repair_latency_p50_us', 0)} p99_us={d.get('repair_latency_p99_us', 0)} "
-      f"rtt_us=0 rdsub_exit={rc}")
+      f"p50_rtts={d.get('repair_latency_p50_rtts', 0)} "
+      f"p99_rtts={d.get('repair_latency_p99_rtts', 0)} rtt_us=0 rdsub_exit={rc}")
 EOF
 	fi
 done

@@ -462,6 +462,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         }
     }
+    /* Each repair is counted once in each latency histogram, in time and in round trips. */
+    const struct rdps_rel_recv_counters *rc = rdps__reasm_rel_counters(&hx.r);
+    uint64_t in_us = 0, in_rtts = 0;
+    for (unsigned b = 0; b < RDPS_REL_LATENCY_BUCKETS; b++)
+        in_us += rc->repair_latency[b];
+    for (unsigned b = 0; b < RDPS_REL_RTT_BUCKETS; b++)
+        in_rtts += rc->repair_rtts[b];
+    if (in_us != in_rtts)
+        abort();
     rdps__reasm_fini(&hx.r);
     return 0;
 }

@@ -1121,6 +1121,15 @@ static void test_counters_and_latency_histogram(void **state)
     assert_true(c->range_overflow > 0); /* 99 holes, 32 ranges */
     assert_int_equal(rdps__rel_latency_quantile_us(c->repair_latency, 0.5), 128);
     assert_int_equal(rdps__rel_latency_quantile_us(c->repair_latency, 0.99), 4096);
+    /* In round trips of the estimate each was asked with: the first repair replaced the 1 ms
+     * default with 100 us (so it came at 0.1 RTT), the next 19 at one RTT, the first 3 ms one at
+     * 30 RTTs (the estimate before its own sample), the later ones at fewer as it grows. */
+    assert_int_equal(c->repair_rtts[0], 1);
+    assert_int_equal(c->repair_rtts[4], 19); /* [1, 1.25) RTT */
+    assert_int_equal(rdps__rel_rtts_quantile_milli(c->repair_rtts, 0.5), 1250);
+    assert_int_equal(rdps__rel_rtts_quantile_milli(c->repair_rtts, 0.99), 32000);
+    uint64_t none[RDPS_REL_RTT_BUCKETS] = {0};
+    assert_int_equal(rdps__rel_rtts_quantile_milli(none, 0.5), 0);
     /* Per-stream figures match the totals for the only stream. */
     struct rdps_rel_stream_info in = info(&fx);
     assert_memory_equal(&in.counters, c, sizeof(*c));

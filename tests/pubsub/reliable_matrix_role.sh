@@ -57,6 +57,7 @@ import json, sys, time
 d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 keys = ("messages", "verified", "recovered", "naks_sent", "repairs", "naks_received",
         "repairs_multicast", "loss_events", "repair_latency_p50_us", "repair_latency_p99_us",
+        "repair_latency_p50_rtts", "repair_latency_p99_rtts",
         "msgs_per_s", "rtt_us")
 print(f"[{sys.argv[2]}] guest {sys.argv[3]} {time.time() - float(sys.argv[4]):.1f} s: " +
       " ".join(f"{k}={d[k]}" for k in keys if k in d))

@@ -46,7 +46,7 @@ case_loss() {
     [ $src -eq 0 ] || fail loss "rdsub exited $src"
     "$here/check_json.py" "$out/loss.sub" "verified==$n" "out_of_order==0" "loss_events==0" \
         "duplicates==0" "corrupt==0" "loss_dropped_rx>0" "recovered>0" "naks_sent>0" \
-        "reliable_sessions_total==1" || fail loss "subscriber figures"
+        "repair_latency_p50_rtts>0" "reliable_sessions_total==1" || fail loss "subscriber figures"
     "$here/check_json.py" "$out/loss.pub" "messages==$n" "loss_dropped_rx>0" "repairs>0" ||
         fail loss "publisher figures"
 }

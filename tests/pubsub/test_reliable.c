@@ -287,6 +287,10 @@ static void reliable_over_loss(double loss, uint64_t seed)
         assert_true(sc.naks_sent > 0);
         assert_true(sc.recovered > 0);
         assert_true(pc.retransmits > 0);
+        /* Repair latency, in microseconds and in round trips (bucket bounds, p50 <= p99). */
+        assert_true(sc.repair_latency_p50_us > 0);
+        assert_true(sc.repair_rtts_p50_milli > 0);
+        assert_true(sc.repair_rtts_p50_milli <= sc.repair_rtts_p99_milli);
     }
     /* Per session: the one publisher session, its figures those of the ctx (the only sender). */
     rdps_session_stats ss[2];
@@ -299,6 +303,8 @@ static void reliable_over_loss(double loss, uint64_t seed)
     assert_int_equal(ss[0].loss_events, 0);
     assert_int_equal(ss[0].gap_ranges, 0);
     assert_true(ss[0].rtt_us > 0);
+    assert_int_equal(ss[0].repair_rtts_p50_milli, sc.repair_rtts_p50_milli);
+    assert_int_equal(ss[0].repair_rtts_p99_milli, sc.repair_rtts_p99_milli);
     assert_int_equal(rdps_sub_sessions(sub, NULL, 0), 1);
     assert_int_equal(rdps_sub_sessions(sub, NULL, 1), RDPS_EINVAL);
     assert_int_equal(rdps_sub_sessions(NULL, ss, 2), RDPS_EINVAL);

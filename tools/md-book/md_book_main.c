@@ -552,6 +552,8 @@ static void print_json(struct book *b, bool timed_out)
     tool_json_u64(&j, "loss_events", b->loss_events);
     tool_json_u64(&j, "repair_latency_p50_us", c.repair_latency_p50_us);
     tool_json_u64(&j, "repair_latency_p99_us", c.repair_latency_p99_us);
+    tool_json_double(&j, "repair_latency_p50_rtts", c.repair_rtts_p50_milli / 1000.0);
+    tool_json_double(&j, "repair_latency_p99_rtts", c.repair_rtts_p99_milli / 1000.0);
     tool_json_u64(&j, "echoes", b->echoes);
     tool_json_object_begin(&j, "late_join");
     tool_json_u64(&j, "channels", late_channels);

@@ -292,6 +292,8 @@ static void json_reliable_sessions(struct tool_json *j, const rdps_sub_t *sub)
         tool_json_u64(j, "rtt_us", ss[i].rtt_us);
         tool_json_u64(j, "repair_latency_p50_us", ss[i].repair_latency_p50_us);
         tool_json_u64(j, "repair_latency_p99_us", ss[i].repair_latency_p99_us);
+        tool_json_double(j, "repair_latency_p50_rtts", ss[i].repair_rtts_p50_milli / 1000.0);
+        tool_json_double(j, "repair_latency_p99_rtts", ss[i].repair_rtts_p99_milli / 1000.0);
         tool_json_object_end(j);
     }
     tool_json_array_end(j);
@@ -364,6 +366,8 @@ static void print_json(const struct state *st, const rdps_sub_t *sub, const rdps
     tool_json_u64(&j, "evictions", c->receiver_evictions);
     tool_json_u64(&j, "repair_latency_p50_us", c->repair_latency_p50_us);
     tool_json_u64(&j, "repair_latency_p99_us", c->repair_latency_p99_us);
+    tool_json_double(&j, "repair_latency_p50_rtts", c->repair_rtts_p50_milli / 1000.0);
+    tool_json_double(&j, "repair_latency_p99_rtts", c->repair_rtts_p99_milli / 1000.0);
     if (st->opt->reliable)
         json_reliable_sessions(&j, sub);
     tool_json_double(&j, "elapsed_s", elapsed);

@@ -427,7 +427,11 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(receivers_refused, "reliable publishers: NAK/STATUS refused, receiver table full (256)")    \
     X(repair_queue_full, "reliable publishers: NAKed sequences not queued (queue full; retried)") \
     X(repair_share_spent,                                                                         \
-      "reliable publishers: times a receiver's repair share (256 KiB/ms) or all shares ran out")
+      "reliable publishers: times a receiver's repair share (256 KiB/ms) or all shares ran out")  \
+    X(repair_rtts_p50_milli,                                                                      \
+      "reliable subscribers: gap detection to repair, median, in 1/1000 RTT (gauge)")             \
+    X(repair_rtts_p99_milli,                                                                      \
+      "reliable subscribers: gap detection to repair, 99th pct, in 1/1000 RTT (gauge)")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
@@ -466,6 +470,11 @@ typedef struct rdps_session_stats {
     uint64_t status_sent;
     uint64_t rtt_us; /* smoothed NAK-to-repair round trip (1000 until measured) */
     uint64_t repair_latency_p50_us, repair_latency_p99_us; /* histogram bucket bounds; 0: none */
+    /* The same latencies over the RTT estimate each repair was asked with, in thousandths of a
+     * round trip (bucket bounds: 250, 500, ..., 4000 in quarters, then 8000, 16000, ...; 0:
+     * none): about 1000 for repairs that came at the first NAK's round trip, more for retries
+     * and NAK backoff. */
+    uint64_t repair_rtts_p50_milli, repair_rtts_p99_milli;
 } rdps_session_stats;
 /*
  * Fills out[0..max) with the reliable sessions of the subscriber's topic its ctx tracks (newest
