@@ -168,8 +168,8 @@ static unsigned log2_bucket(uint64_t v, unsigned n)
     return b;
 }
 
-/* A repair took ns from detection: in microseconds, and in round trips of the RTT estimate it
- * was asked with (before this repair's own sample, which would make every first try one RTT). */
+/* A repair took ns from detection: in microseconds, and in round trips of the RTT estimate as
+ * it came (before this repair's own sample, which would make every first try one RTT). */
 static void latency_record(struct rdps_reasm *r, struct rdps_rel_stream *rs, uint64_t ns)
 {
     RDPS_REL_COUNT(r, rs, repair_latency[log2_bucket(ns / 1000, RDPS_REL_LATENCY_BUCKETS)], 1);

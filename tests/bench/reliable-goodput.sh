@@ -133,7 +133,7 @@ for loss in ("1", "5", "20"):
         print(f"repair latency at {loss:>2} %: p50 {span(p50, '{:.3g}')} RTT, "
               f"p99 {span(p99, '{:.3g}')} RTT; p50 {span(p50_ms, '{:.0f}')} ms, "
               f"p99 {span(p99_ms, '{:.0f}')} ms (each repair over the subscriber's RTT estimate "
-              f"when it asked; histogram bucket bounds)")
+              f"when it came; histogram bucket bounds)")
 EOF
 	exit "$rc"
 fi

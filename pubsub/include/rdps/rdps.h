@@ -470,10 +470,10 @@ typedef struct rdps_session_stats {
     uint64_t status_sent;
     uint64_t rtt_us; /* smoothed NAK-to-repair round trip (1000 until measured) */
     uint64_t repair_latency_p50_us, repair_latency_p99_us; /* histogram bucket bounds; 0: none */
-    /* The same latencies over the RTT estimate each repair was asked with, in thousandths of a
-     * round trip (bucket bounds: 250, 500, ..., 4000 in quarters, then 8000, 16000, ...; 0:
-     * none): about 1000 for repairs that came at the first NAK's round trip, more for retries
-     * and NAK backoff. */
+    /* The same latencies over the session's RTT estimate when each repair came (before its own
+     * sample), in thousandths of a round trip (bucket bounds: 250, 500, ..., 4000 in quarters,
+     * then 8000, 16000, ...; 0: none): about 1000 for repairs that came at the first NAK's
+     * round trip, more for retries and NAK backoff. */
     uint64_t repair_rtts_p50_milli, repair_rtts_p99_milli;
 } rdps_session_stats;
 /*
