@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* addr.c - the addr context: rdma_cm event channel and dispatch, the SIDR listener, create/destroy,
  * deadlines and the rate-limited tick. */
 #include "rdps_clock.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* addr_group.c - multicast groups: rdma_join_multicast_ex (full or send-only) and attaching the
  * shared QP. */
 #include "addr_internal.h"

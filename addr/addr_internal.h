@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* addr_internal.h - what addr's files share: the context, the object common to peers and groups,
  * and the kind table through which one acquire-or-start path serves both. */
 #ifndef RDPS_ADDR_INTERNAL_H

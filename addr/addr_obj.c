@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* addr_obj.c - the life of a peer or group entry, written once: acquire-or-start, fail, restart,
  * time out, release (AHs retired through the transport). */
 #include "addr_internal.h"

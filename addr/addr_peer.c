@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* addr_peer.c - unicast peers: IP:port -> AH + QPN + Q_Key through rdma_cm resolve and SIDR. */
 #include "addr_internal.h"
 

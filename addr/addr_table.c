@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* addr_table.c - keys, reference counts, state and deadlines of resolved peers and joined groups.
  */
 #include "rdps_addr_table.h"

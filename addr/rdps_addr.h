@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_addr.h - rdma_cm address resolution (unicast AH + QPN via SIDR), multicast joins, SA
  * queries. */
 #ifndef RDPS_ADDR_H

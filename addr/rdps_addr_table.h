@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_addr_table.h - pure bookkeeping for resolved peers and joined groups: keys, refcounts,
  * state, deadlines. */
 #ifndef RDPS_ADDR_TABLE_H

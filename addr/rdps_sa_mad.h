@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_sa_mad.h - pure encode/decode of Subnet Administration MADs (MAD header, SA header,
  * MCMemberRecord). */
 #ifndef RDPS_SA_MAD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* sa_mad.c - Subnet Administration MAD codec: header and MCMemberRecord layouts, response
  * validation. */
 #include "rdps_sa_mad.h"

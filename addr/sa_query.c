@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* sa_query.c - SubnAdmGetTable(MCMemberRecord) over libibumad; RoCE ports have no SA and say so. */
 #include "rdps_clock.h"
 #include "rdps_addr.h"

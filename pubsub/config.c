@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* config.c - rdps_config defaults and validation, counter names. */
 #include "ctx_internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ctx.c - rdps_ctx: owns the transport and group membership, runs the poll loop and timers. */
 #include "ctx_internal.h"
 

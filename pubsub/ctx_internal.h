@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ctx_internal.h - the insides of rdps_ctx, rdps_pub and rdps_sub, shared by the pubsub sources. */
 #ifndef RDPS_PUBSUB_CTX_INTERNAL_H
 #define RDPS_PUBSUB_CTX_INTERNAL_H

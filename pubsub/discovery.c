@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* discovery.c - encode/decode of discovery announcements through protobuf-c, with full validation.
  */
 #include "discovery.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* discovery.h - discovery announcements: the C view of schemas/control.proto Announce, encoded and
  * validated. */
 #ifndef RDPS_PUBSUB_DISCOVERY_H

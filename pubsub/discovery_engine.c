@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* discovery_engine.c - sans-IO discovery: bounded peer table keyed by source, expiry heap, local
  * announcement schedule (model in discovery_engine.h). */
 #include "discovery_engine.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* discovery_engine.h - sans-IO discovery: the bounded, source-keyed table of remote endpoints and
  * the schedule of our own announcements. */
 #ifndef RDPS_PUBSUB_DISCOVERY_ENGINE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* discovery_runtime.c - the ctx's side of discovery: feeds the sans-IO engine (discovery_engine.h)
  * with announcements and time, frames what it sends, turns its events into rdps_events. */
 #include "ctx_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* membership.c - multicast group membership for a ctx: rdma_cm joins on a device, in-process groups
  * on loopback. */
 #include "ctx_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* publisher.c - rdps_pub: fragments messages into DATA frames and posts them to the topic's group.
  */
 #include "ctx_internal.h"

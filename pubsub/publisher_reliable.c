@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* publisher_reliable.c - reliable publishers: the sans-IO engine (rdps_rel_pub.h) over the ctx's
  * transport, its ring registered once and posted from in place. */
 #include "ctx_internal.h"

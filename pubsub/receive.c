@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* receive.c - the receive path: decode, drop own/unknown frames, reassemble, call subscribers. */
 #include "ctx_internal.h"
 

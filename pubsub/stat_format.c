@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* stat_format.c - the live-counters file (stat_format.h): layout, seqlock writer, checking reader.
  */
 #include "stat_format.h"

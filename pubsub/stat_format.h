@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* stat_format.h - the live-counters file every ctx publishes for rdps-stat: layout, writer, reader.
  */
 #ifndef RDPS_PUBSUB_STAT_FORMAT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* stat_shm.c - a ctx's live counters in shared memory for rdps-stat (format: stat_format.h). */
 #include "ctx_internal.h"
 

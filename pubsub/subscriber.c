@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* subscriber.c - rdps_sub: joins the topic's group and receives the topic's messages through
  * callbacks. */
 #include "ctx_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* topic.c - topic names to ids and multicast groups (deterministic on every host). */
 #include "topic.h"
 

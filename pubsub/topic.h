@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* topic.h - topic naming: the id carried in every frame and the multicast group a name maps to. */
 #ifndef RDPS_PUBSUB_TOPIC_H
 #define RDPS_PUBSUB_TOPIC_H

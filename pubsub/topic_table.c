@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* topic_table.c - the ctx's topics by id: find, get (create), put (free when unused). */
 #include "topic_table.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* topic_table.h - the ctx's topics: one entry per topic id with its local endpoints and groups. */
 #ifndef RDPS_PUBSUB_TOPIC_TABLE_H
 #define RDPS_PUBSUB_TOPIC_TABLE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* version.c - the library's version string, built from the project version. */
 #include <rdps/rdps.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_endian.h - little-endian put/get helpers for wire fields (never cast structs onto buffers).
  */
 #ifndef RDPS_PROTO_ENDIAN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_frag.c - the fragmenter: a message into DATA frames of at most max_datagram bytes. */
 #include "rdps_frag.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_frag.h - the fragmenter: splits a message into DATA frames written into caller buffers. */
 #ifndef RDPS_PROTO_FRAG_H
 #define RDPS_PROTO_FRAG_H

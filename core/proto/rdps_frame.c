@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_frame.c - decoder and encoders for the rdps version 1 wire format. */
 #include "rdps_frame.h"
 

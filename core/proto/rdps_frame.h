@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_frame.h - the rdps data-plane wire format (version 1): header layout, decoder, encoders. */
 #ifndef RDPS_PROTO_FRAME_H
 #define RDPS_PROTO_FRAME_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_pub_ring.c - the publisher ring: placement, retention and in-flight protection (model:
  * rdps_pub_ring.h). */
 #include "rdps_pub_ring.h"

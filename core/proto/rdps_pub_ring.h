@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_pub_ring.h - the publisher ring: frames written once into caller memory, indexed by
  * sequence, protected while the device still reads them. */
 #ifndef RDPS_PROTO_PUB_RING_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_ranges.c - the bounded sorted list of missing-sequence ranges (model: rdps_ranges.h). */
 #include "rdps_ranges.h"
 

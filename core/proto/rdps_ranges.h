@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_ranges.h - a bounded, sorted list of missing-sequence ranges (gap tracking) with per-range
  * timers, in serial arithmetic. */
 #ifndef RDPS_PROTO_RANGES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_reasm.c - receive side: source and stream tables, sequence window, single-datagram delivery
  * and the entry points (model: rdps_reasm.h; partial messages: rdps_reasm_partial.c; gap list:
  * rdps_reasm_gaps.c; reliable mode: rdps_rel_recv.c). About 770 lines of one concern: the tables

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_reasm.h - receive side: per-(source, session) sequencing, reassembly, delivery (unreliable
  * mode), with every table bounded globally and per source. */
 #ifndef RDPS_PROTO_REASM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_reasm_gaps.c - unreliable streams' gap list: a missing sequence is reported as a gap only
  * if it has not arrived within the reorder allowance (model: rdps_reasm.h). */
 #include "rdps_reasm_internal.h"

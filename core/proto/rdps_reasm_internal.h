@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_reasm_internal.h - the reassembler's private state, shared by rdps_reasm.c (sources,
  * streams, sequence window, entry points) and rdps_reasm_partial.c (partial messages, arena). */
 #ifndef RDPS_PROTO_REASM_INTERNAL_H

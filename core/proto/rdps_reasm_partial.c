@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_reasm_partial.c - reassembly of multi-datagram messages: per-fragment bitmaps, the chunked
  * arena, and the per-source quotas of partials and bytes (model: rdps_reasm.h). */
 #include <string.h>

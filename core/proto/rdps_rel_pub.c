@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_rel_pub.c - reliable publisher: append into the ring, NAK handling, repair and heartbeat
  * scheduling (model: rdps_rel_pub.h; receivers and flow control: rdps_rel_pub_rx.c). */
 #include "rdps_rel_pub_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_rel_pub.h - reliable publisher engine: ring, NAK repair, heartbeats, STATUS and flow
  * control, as sans-IO actions. */
 #ifndef RDPS_PROTO_REL_PUB_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_rel_pub_internal.h - state shared by the reliable publisher's files (rdps_rel_pub.c: ring,
  * NAK, actions; rdps_rel_pub_rx.c: receiver table and flow control). */
 #ifndef RDPS_PROTO_REL_PUB_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_rel_pub_rx.c - reliable publisher: receiver table, STATUS, flow control, timeouts and
  * evictions (model: rdps_rel_pub.h). */
 #include "rdps_rel_pub_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_rel_recv.c - reliable receive side: consumed point, in-order release, gap ranges, NAK
  * scheduling and explicit loss; the window and STATUS are in rdps_rel_window.c (model:
  * rdps_rel_recv.h). */

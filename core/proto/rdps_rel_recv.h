@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_rel_recv.h - reliable receive side: gap ranges, NAK scheduling, STATUS, in-order
  * exactly-once release and explicit loss, as an extension of the reassembler (rdps_reasm.h). */
 #ifndef RDPS_PROTO_REL_RECV_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_rel_window.c - the receive window a reliable stream offers its publisher (computed by
  * rdps__rel_status_window in rdps_reasm_internal.h), its growth, and the STATUS
  * that carries it (model: rdps_rel_recv.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_seq.h - serial-number arithmetic (RFC 1982 style) for 32-bit wrapping sequence numbers. */
 #ifndef RDPS_PROTO_SEQ_H
 #define RDPS_PROTO_SEQ_H

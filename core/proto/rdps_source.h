@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_source.h - who sent a datagram: the exact sender identity that keys all per-source state. */
 #ifndef RDPS_PROTO_SOURCE_H
 #define RDPS_PROTO_SOURCE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ah_retire.c - deferred destruction of address handles (FIFO ring swept by send sequence). */
 #include "rdps_ah_retire.h"
 

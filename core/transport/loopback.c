@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* loopback.c - in-memory loopback transport: endpoints, unicast and multicast over a process-local
  * fabric, registered memory. One concern (the device double every unit test runs over) in one
  * file, so the endpoint's state stays private; about 800 lines. */

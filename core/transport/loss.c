@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* loss.c - seeded loss generator and the loss interceptor transport (drops by frame type on
  * send/receive). */
 #include "rdps_loss.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_ah_retire.h - deferred destruction of address handles: an AH dies only after every send
  * that may name it has completed. */
 #ifndef RDPS_AH_RETIRE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_loopback.h - in-memory loopback transport: N endpoints on one in-process fabric, for tests.
  */
 #ifndef RDPS_LOOPBACK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_loss.h - seeded loss generator (pure decision logic) and the interceptor that applies it to
  * a transport. */
 #ifndef RDPS_LOSS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_reply_cache.h - bounded cache of reply destinations keyed by source (GID or LID, QPN): O(1)
  * lookup and LRU eviction, no malloc after init. */
 #ifndef RDPS_REPLY_CACHE_H

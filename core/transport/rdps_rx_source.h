@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_rx_source.h - who sent a received UD datagram: source GID from the 40 bytes before the
  * payload, or the InfiniBand source LID when there was no GRH (pure functions, tested natively). */
 #ifndef RDPS_RX_SOURCE_H

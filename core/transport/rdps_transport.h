@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_transport.h - the datagram transport the protocol engine runs over: an ops table (verbs UD,
  * loopback, interceptors). */
 #ifndef RDPS_TRANSPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_verbs_transport.h - the verbs UD transport: one device port, one PD, one shared UD QP per
  * ctx. */
 #ifndef RDPS_VERBS_TRANSPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* reply_cache.c - reply-destination cache: seeded chained hash on the source key, O(1) LRU list. */
 #include "rdps_reply_cache.h"
 

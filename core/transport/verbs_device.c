@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* verbs_device.c - verbs transport: choosing the device, port and GID (a bind address is mapped to
  * its device through rdma_cm). */
 #include "verbs_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* verbs_events.c - verbs transport events: one epoll fd over the completion channel and the async
  * fd, CQ notification arming, async events (port, device, QP errors) queued for next_event(). */
 #include "verbs_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* verbs_internal.h - the verbs UD transport's private state, shared by its files (device, send
  * pool, receive pool, events, QP lifecycle, ops table); nothing outside core/transport includes it.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* verbs_mem.c - verbs transport: caller memory registered once (ibv_reg_mr) and sent from where it
  * lies (zero-copy), in the same work-request chain as the send pool. */
 #include "verbs_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* verbs_qp.c - verbs transport QP lifecycle: the shared UD QP brought to RTS, reset and brought
  * back when it enters the error state, and the multicast attachments it must keep across that. */
 #include "verbs_internal.h"

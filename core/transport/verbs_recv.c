@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* verbs_recv.c - verbs transport receive pool: buffers (GRH + MTU) posted in batches, completions
  * drained and handed out, the sender's identity, reply destinations built on request. */
 #include "verbs_internal.h"

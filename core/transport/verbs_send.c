@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* verbs_send.c - verbs transport send pool: registered buffers, queued work requests posted as one
  * chain, selective signaling, completions reaped in sequence, AH retirement by sequence. */
 #include "verbs_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* verbs_transport.c - verbs UD transport: the ops table, create / destroy (PD, MRs, CQs + channel,
  * the shared QP, the epoll fd) and the accessors addr/ and tools use. */
 #include "verbs_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* error.c - rdps error codes: names, texts, and the per-thread detail message. */
 #include "rdps_error.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* log.c - stderr logging for slow-path events; the data path never logs. */
 #include "rdps_log.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_clock.h - the process's two clocks in nanoseconds: monotonic for timers, realtime for the
  * wire. */
 #ifndef RDPS_UTIL_CLOCK_H

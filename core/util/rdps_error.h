@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_error.h - internal error recording: set where a failure starts, callers add context. */
 #ifndef RDPS_UTIL_ERROR_H
 #define RDPS_UTIL_ERROR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_log.h - internal logging to stderr (never stdout), level set by RDPS_LOG. */
 #ifndef RDPS_UTIL_LOG_H
 #define RDPS_UTIL_LOG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_random.h - unpredictable numbers for session ids and hash seeds (never on the data path). */
 #ifndef RDPS_UTIL_RANDOM_H
 #define RDPS_UTIL_RANDOM_H

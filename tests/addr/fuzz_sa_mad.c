@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_sa_mad.c - libFuzzer harness for the SA response decoder and the MCMemberRecord codec. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # rdps_info_guest.sh - rxe-guest check of rdps-info: valid JSON, ACTIVE Ethernet port, MTU 1024, GID types, no-SA line, errors.
 INFO=${1:?usage: rdps_info_guest.sh PATH/TO/rdps-info}
 fails=0

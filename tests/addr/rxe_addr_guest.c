@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rxe_addr_guest.c - rxe test in one guest: unicast resolve + send between two transports,
  * multicast join/leave/refcount on a shared QP. */
 #include <arpa/inet.h>

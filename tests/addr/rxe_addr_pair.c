@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rxe_addr_pair.c - rxe test across two guests: guest 1 resolves guest 0 by IP:port (SIDR) and
  * exchanges unicast, then multicasts to a group guest 0 joined. */
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_addr_errors.c - addr failure paths that need no device: bad config, non-verbs transport, SA
  * query without a device. */
 #include <setjmp.h>

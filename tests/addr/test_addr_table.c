@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_addr_table.c - peer/group bookkeeping: key normalization, refcounts, failure retry,
  * invalidation, deadlines. */
 #include <setjmp.h>

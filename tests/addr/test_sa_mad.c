@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_sa_mad.c - SA MAD codec checked byte-for-byte against the IBA layouts (MAD, RMPP/SA header,
  * MCMemberRecord). */
 #include <setjmp.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # discovery-instructions.sh - instructions per forged announcement in discovery (decode + engine), measured with callgrind.
 # Usage: tests/bench/discovery-instructions.sh [BUILD_DIR (default build)]
 # Runs discovery_flood with N1 and N2 announcements; set-up cost cancels in the difference, so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* discovery_flood.c - discovery under a flood of forged announcements: memory and per-announcement
  * cost stay flat, and the real peers of local topics stay known. */
 #include <stdbool.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # engine-instructions.sh - instructions per 64-byte message through the engine, measured with callgrind.
 # Usage: tests/bench/engine-instructions.sh [BUILD_DIR (default build)] [MSG_BYTES (64)] [MAX_DATAGRAM (1024)]
 # Runs engine_bench with N1 and N2 messages; start-up cost cancels in the difference.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* engine_bench.c - pushes N messages through fragmenter -> in-memory frames -> receive engine ->
  * delivery. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # guest-lib.sh - helpers the perftest comparison scripts share inside an rxe guest (sourced by bash).
 # shellcheck shell=bash
 

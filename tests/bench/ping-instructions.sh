@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # ping-instructions.sh - user-space instructions per UD round trip (callgrind): rdps-ping against ib_send_lat -c UD, in one rxe guest.
 #
 # Usage (host): tests/bench/ping-instructions.sh [BUILD_DIR (build)] [SIZE (64)] [N1 (200)] [N2 (1200)]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # ping-vs-perftest.sh - rdps-ping RTT and datagram rate against perftest (ib_send_lat/ib_send_bw -c UD) on the same rxe devices.
 #
 # Usage (host):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # pubsub-instructions.sh - instructions per 64-byte message through the public pub/sub API, measured with callgrind.
 # Usage: tests/bench/pubsub-instructions.sh [BUILD_DIR (default build)] [MSG_BYTES (64)] [BATCH (32)]
 # Runs pubsub_bench (publisher ctx -> loopback fabric -> subscriber ctx) with N1

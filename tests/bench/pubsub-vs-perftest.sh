@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # pubsub-vs-perftest.sh - rdpub->rdsub message rate against ib_send_bw -c UD for 64-byte datagrams on one rxe device.
 #
 # Usage (host):  tests/bench/pubsub-vs-perftest.sh [BUILD_DIR] [MESSAGES] [BW_ITERS] [SIZE]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* pubsub_bench.c - pushes N messages through the public pub/sub API between two contexts on the
  * in-memory loopback fabric. */
 #include <stdint.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # rel-pub-instructions.sh - instructions per reliable message appended into the publisher ring and posted, measured with callgrind.
 # Usage: tests/bench/rel-pub-instructions.sh [BUILD_DIR (default build)] [MSG_BYTES (64)] [MAX_DATAGRAM (1024)]
 # Runs rel_pub_bench with N1 and N2 messages; start-up cost cancels in the difference.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rel_pub_bench.c - the reliable publisher's cost per message: append into the ring, post,
  * complete, with one receiver's STATUS every 256 messages (run under callgrind by
  * rel-pub-instructions.sh). */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # reliable-ab.sh - two or more builds of rdpub/rdsub against each other on reliable goodput across
 # two rxe guests, interleaved so that the host's drift falls on every build alike.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # reliable-goodput.sh - reliable delivery across two rxe guests: goodput under wire loss over the
 # lossless goodput, reliable over unreliable rate, control datagrams per data datagram, repair
 # latency in RTTs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_announce.c - libFuzzer harness: the announcement decoder, and the discovery engine fed
  * announcements from several spoofed sources on a fake clock. */
 #include <stdint.h>

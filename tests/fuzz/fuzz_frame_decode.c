@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_frame_decode.c - libFuzzer harness: the frame decoder on arbitrary bytes, plus re-encode
  * round trips. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_reasm.c - libFuzzer harness: the receive engine fed by honest publishers and hostile
  * senders, with its bounds and the exactness of every delivered message checked. */
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_receive_path.c - libFuzzer harness: the whole receive path of a ctx (decode, own-frame
  * filter, reassembly, discovery, subscriber callbacks) fed by honest publishers and spoofed
  * senders through the script transport, on a fake clock. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_rel_pub.c - libFuzzer harness: the reliable publisher fed arbitrary NAK/STATUS frames from
  * many spoofed sources, with its ring accounting and every action it hands out checked. */
 #include <stdbool.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_replay_main.c - runs every file of the given corpus directories (or files) through a fuzz
  * harness once. */
 #include <dirent.h>

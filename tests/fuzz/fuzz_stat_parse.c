@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_stat_parse.c - libFuzzer harness: rdps-stat's parser of live-counters files
  * (pubsub/stat_format.h) on arbitrary bytes; whatever it accepts is walked in full. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* gen_announce_seeds.c - writes the seed corpus of fuzz_announce (announce/ under a directory):
  * discovery scenarios as [op][u16 length][announcement body] records. */
 #include <errno.h>

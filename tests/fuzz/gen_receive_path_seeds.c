@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* gen_receive_path_seeds.c - writes the seed corpus of fuzz_receive_path (receive_path/ under a
  * directory): one program per scenario, in the language of receive_path_ops.h. */
 #include <errno.h>

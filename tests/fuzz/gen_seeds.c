@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* gen_seeds.c - writes the seed corpora for the fuzz harnesses (frame_decode/ and reasm/ under a
  * directory). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* gen_stat_seeds.c - writes seed files for fuzz_stat_parse: valid live-counters files written by
  * the library's writer (pubsub/stat_format.h) with 0, 1 and 3 entries.
  * usage: fuzz_gen_stat_seeds DIR   (writes DIR/stat_parse/seed-N) */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* receive_path_ops.h - the input language of fuzz_receive_path.c, shared with its seed generator.
  */
 #ifndef RDPS_TESTS_FUZZ_RECEIVE_PATH_OPS_H

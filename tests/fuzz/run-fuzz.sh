@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # run-fuzz.sh - builds the libFuzzer harnesses with clang and runs each for a while on a copy of its corpus.
 # Usage: tests/fuzz/run-fuzz.sh [SECONDS_PER_HARNESS (default 60)] [HARNESS...]
 # New inputs land in BUILD/fuzz-work/<harness>; copy interesting ones (crashes as regression

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* md_bench.c - rates of the market-data model on this machine: md_gen_next (which applies each
  * message to the feed's reference book), itch_encode, and itch_decode + md_book_apply on a
  * subscriber's book. Usage: md_bench [messages [symbols [seed]]]. A figure, not a test. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_itch.c - the ITCH 5.0 codec: hand-written golden vectors, round trips of every supported
  * type, and refusal of wrong types, lengths, buffers and timestamps. */
 #include <setjmp.h>

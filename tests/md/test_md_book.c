@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_md_book.c - order books and VWAP against a brute-force model (a plain array of orders,
  * levels recomputed from scratch after every message), bad input, and the digest's independence
  * from history. */

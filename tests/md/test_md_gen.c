@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_md_gen.c - the synthetic order flow: over 10^6 messages for 3 seeds, every message
  * survives the codec and applies cleanly to an independent book, references are live, shares
  * never go negative, books never cross (checked from an independent order table), the mix, mean

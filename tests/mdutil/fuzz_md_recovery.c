@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_md_recovery.c - libFuzzer harness for a late joiner's channel recovery: any sequence of
  * packets (data, heartbeat, end; any sequence numbers) and snapshots (any channel, sequence and
  * orders, hostile ones included) keeps the held buffer within its cap and gives back exactly

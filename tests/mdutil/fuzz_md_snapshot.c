@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_md_snapshot.c - libFuzzer harness: the book-snapshot reassembler on arbitrary parts; every
  * snapshot it completes is checked, encoded again and reassembled to the same content. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_md_unpack.c - libFuzzer harness: the MoldUDP64-style unpacker on arbitrary datagrams, every
  * accepted one walked and packed again to the same bytes. */
 #include <stdlib.h>

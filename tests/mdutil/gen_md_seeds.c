@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* gen_md_seeds.c - writes the seed corpora of the mdutil fuzz harnesses (md_unpack/ and
  * md_snapshot/ under a directory): real packets and snapshot parts from the packer and encoder. */
 #include <errno.h>

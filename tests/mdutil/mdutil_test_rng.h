@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* mdutil_test_rng.h - the seeded generator of the tests/mdutil tests (xorshift64*): reproducible
  * samples, packets and snapshots from a seed. */
 #ifndef RDPS_TESTS_MDUTIL_RNG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_lat_hist.c - the latency histogram against exact sorted values, coordinated-omission
  * correction against the one-record-per-sample definition, merge, and .hgrm written and read back.
  */

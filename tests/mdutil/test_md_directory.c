@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_md_directory.c - the symbol directory: 8 000-symbol round trip, its size, and every rule
  * md_dir_check enforces, on encode and on decode. */
 #include <setjmp.h>

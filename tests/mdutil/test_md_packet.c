@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_md_packet.c - MoldUDP64-style packets: byte layout, packer/unpacker round trips, flush by
  * size and by delay, heartbeat and end of session, and hostile datagrams rejected by reason. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_md_recovery.c - late join: a book that joins a running feed and recovers every channel
  * from snapshots (held packets, in-flight packets, snapshots newer than what is held) ends with
  * the feed's digest; stale snapshots, overflows, joins after the end and refused imports. */

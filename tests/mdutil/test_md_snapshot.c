@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_md_snapshot.c - book snapshots: split plans within the part size, encode/decode round trips
  * (one part, many parts in any order, duplicates, restarts), and hostile parts refused by reason.
  */

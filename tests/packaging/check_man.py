@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """check_man.py - the man pages and --help document what the tools and the library really have.
 
   check_man.py tool BINARY PAGE.md SOURCE_DIR [COMMON_DIR]

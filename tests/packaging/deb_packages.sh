@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # deb_packages.sh - `cpack -G DEB` builds librdpsN, librdps-dev and rdps-tools with the right
 # contents and dependencies; unpacked with dpkg-deb -x into a scratch root (no dpkg -i, nothing
 # touches the system), the README's example builds against the unpacked header and rdps.pc and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # install_prefix.sh - `cmake --install BUILD --prefix P` gives a tree that works where it is and
 # wherever it is moved: the README's example builds through P's rdps.pc and loads P's librdps,
 # librdps exports only the API, the tools run and the man pages are there.

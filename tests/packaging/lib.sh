@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=bash
 # lib.sh - what the packaging tests share: their arguments and scratch directory, building the
 # README's example against an installed tree through pkg-config, librdps's exported symbols and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* proto_test_util.h - shared helpers for engine tests: message patterns, a delivery recorder, frame
  * lists. */
 #ifndef RDPS_TESTS_PROTO_UTIL_H

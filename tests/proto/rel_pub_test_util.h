@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rel_pub_test_util.h - a reliable publisher on a fake clock for tests: NAK/STATUS builders and an
  * action drain that checks every action against the ring. */
 #ifndef RDPS_TESTS_REL_PUB_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* sim_fabric.c - the simulated fabric: the engines, the publisher's NIC and application, checking
  * receivers (model: sim_fabric.h; the network: sim_net.c). One file: every part reads the run. */
 #include "sim_fabric.h"

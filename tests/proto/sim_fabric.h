@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* sim_fabric.h - a simulated fabric for the reliable engines: one rdps_rel_pub, N reliable
  * rdps_reasm receivers, lossy links, a discrete-event clock; checks every delivery. */
 #ifndef RDPS_TESTS_SIM_FABRIC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* sim_net.c - the simulated fabric's network: event heap, frame buffers, lossy links (model:
  * sim_net.h). */
 #include "sim_net.h"

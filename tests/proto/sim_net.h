@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* sim_net.h - the simulated fabric's network (sim_fabric.h): a discrete-event heap, shared frame
  * buffers and lossy links, every draw from one seeded generator. */
 #ifndef RDPS_TESTS_SIM_NET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* sim_profile.c - the simulated fabric's stall profile (sim_fabric.h): why a publisher that has a
  * message to append cannot, read from the engines' state at each event. */
 #include <stdbool.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_frag.c - fragmenter: boundary sizes, frame layout, zero-copy singles, sequence wrap, round
  * trip. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_frame.c - wire format: byte-exact layout, round trips with extreme values, every reject
  * reason. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_ranges.c - the gap range list: append, fill, split, trim and insert across sequence wrap,
  * and its cap. */
 #include <setjmp.h>

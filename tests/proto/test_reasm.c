@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_reasm.c - receive engine: loss, duplication, reordering, wrap, memory cap, timeouts, hostile
  * frames. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_reasm_reorder.c - unreliable mode counts as gaps only datagrams that never arrived:
  * reordering within the allowance is not loss (seeded reorder/duplicate/loss model, fake clock). */
 #include <setjmp.h>

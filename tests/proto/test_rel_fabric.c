@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_rel_fabric.c - the reliable publisher and receivers on a simulated fabric (sim_fabric.h):
  * in order, exactly once, nothing lost for N = 1, 8, 64 under every loss model and three seeds; a
  * small ring; a loss common to 64 receivers; a stalled receiver under min; faults the checks must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_rel_pub.c - reliable publisher: ring wrap and retention, back-pressure, NAK linger and
  * repair choice, repair budget, heartbeats, flow control modes, timeouts, evictions, caps,
  * counters. One file over 700 lines: every test drives the same engine fixture. */

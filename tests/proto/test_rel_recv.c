@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_rel_recv.c - reliable receive side, sans-IO on a fake clock: in-order release, gap ranges
  * across wrap, NAK timing, retries, suppression, STATUS, loss classification, late join, counters,
  * and a lossy link with a ring-bound publisher end to end (one file: they share the fixture). */

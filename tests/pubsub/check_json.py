@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """check_json.py - asserts conditions on the one-line JSON summary of an rdps tool.
 
 usage: check_json.py FILE 'messages==10000' 'corrupt==0' 'gaps>0' ...

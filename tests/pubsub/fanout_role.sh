@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # fanout_role.sh - one guest's part in a multi-guest fan-out test: guest 0 publishes pattern
 # messages, every other guest subscribes and checks what arrived.
 #

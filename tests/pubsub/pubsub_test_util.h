@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* pubsub_test_util.h - contexts over the loopback fabric for the pub/sub unit tests, benches and
  * fuzzers. */
 #ifndef RDPS_TESTS_PUBSUB_TEST_UTIL_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # reliable_matrix_role.sh - one guest's part in the reliable loss matrix across guests: guest 0
 # publishes with rdpub --reliable, every other guest runs rdsub --reliable --verify. For each
 # wire condition in turn, every guest puts the same netem qdisc on its interface, and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # rxe_fanout_one_guest.sh - one guest: 2 subscribers + 1 publisher, every pattern message verified;
 # a subscriber of another topic that hashes to the same multicast group receives none of them.
 #

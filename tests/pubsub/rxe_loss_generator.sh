@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # rxe_loss_generator.sh - one guest: the library's loss generator drops 10% of received data
 # frames; the subscriber reports gaps and delivers only intact messages.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rxe_qp_recovery.c - rxe-guest: a ctx whose queue pair is forced into the error state recovers
  * on its own; publishing and receiving resume on the same ctx, counted and raised as an event. */
 #include <setjmp.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # rxe_reliable_one_guest.sh - one guest, reliable delivery through rdpub/rdsub --reliable:
 #   loss    the library's loss generator drops 10 % of data and heartbeat frames at the
 #           subscriber and 10 % of NAK and STATUS frames at the publisher: every message

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* script_transport.c - test transport fed by the test (see script_transport.h). */
 #include "script_transport.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* script_transport.h - a test transport whose receive queue is written by the test: datagrams
  * from any source, exactly as a hostile fabric could deliver them, and an always-joined
  * membership. Used by pub/sub unit tests and the receive-path fuzzer. */

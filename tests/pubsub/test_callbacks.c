@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_callbacks.c - the API called from inside its own callbacks, NULL handles, and what a
  * subscriber learns about the sender (issue 7 rows 2, 3, 5, 9, 10). */
 #include <setjmp.h>

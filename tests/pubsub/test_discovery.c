@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_discovery.c - announcements round-trip and every invalid field is rejected. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_discovery_engine.c - the sans-IO discovery engine on a fake clock: expiry, leave, forged
  * leaves and updates from other sources, interval clamping, the table caps, counts, events. */
 #include <setjmp.h>

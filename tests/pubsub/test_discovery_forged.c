@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_discovery_forged.c - a forging group member against discovery, through the public API over
  * the loopback transport: forged leaves and updates, and a flood of foreign topics. */
 #include <setjmp.h>

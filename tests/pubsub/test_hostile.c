@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_hostile.c - a ctx fed datagrams from forged sources (issue 7 rows 5 and 12): what a
  * group member on the same fabric can and cannot do to other senders' state. */
 #include <setjmp.h>

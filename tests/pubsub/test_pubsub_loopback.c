@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_pubsub_loopback.c - the public pub/sub API end to end over the in-memory loopback transport.
  */
 #include <setjmp.h>

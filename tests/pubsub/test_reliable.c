@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_reliable.c - reliable publishers and subscribers through the public API over loopback. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_stat.c - the live-counters file: layout round trip, hostile files, a reader racing the
  * writer, random input, and a real ctx publishing its counters. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_topic.c - topic ids and group hashing are deterministic, in range, and reject bad input. */
 #include <setjmp.h>
 #include <stdarg.h>

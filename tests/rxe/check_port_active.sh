@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # rxe-guest test: the guest's rxe port is ACTIVE, RoCE (Ethernet link layer), with the active MTU its netdev allows.
 # Exits 77 (skipped) outside an rxe-vm guest or when the device is missing.
 dev=${RDPS_VM_DEV:-}

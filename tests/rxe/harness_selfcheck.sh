@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Host-level self-check of tools/rxe-vm: argument errors, output prefixing, exit status
 # propagation, stopping the other guests after a failure, --timeout, and no leftovers.
 # With CTEST also checks run_guest_suite.sh: passes with no rxe-guest test, fails when one fails.

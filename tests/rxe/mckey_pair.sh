@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Two-guest rxe multicast over rdma_cm with librdmacm's mckey: guest 0 receives, guest 1 sends COUNT datagrams.
 # Usage (in both guests): mckey_pair.sh COUNT all|lossy
 #   all:   pass when the receiver gets every datagram (mckey exits 0 after COUNT receives).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Host-level test: boot ONE rxe-vm guest and run every rxe-guest test of the build tree inside it.
 # Usage: run_guest_suite.sh RXE_VM CTEST BUILD_DIR
 set -u

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Three-guest check (run in every guest): RDPS_VM_* env is consistent, every peer answers ping,
 # an rdma_cm UD exchange (udaddy) works around the ring 0->1->2->0, and mckey multicast from
 # guest 0 reaches guests 1 and 2.

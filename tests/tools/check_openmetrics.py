@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """check_openmetrics.py - checks an OpenMetrics text exposition (rdps-stat --prometheus).
 
 usage: check_openmetrics.py FILE ['name{label="v",...} == VALUE' ...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # cli_errors.sh - the rdps tools reject bad arguments with one clear line (plus a --help hint) and
 # exit 2, and a missing device with one line and exit 4; never a crash or a hang. Each tool's
 # --help documents the exit codes it uses.

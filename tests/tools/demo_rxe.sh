@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # demo_rxe.sh - tools/fanout-demo over rxe guests as a test: every book's digest must match the
 # feed's (the demo's own verdict), and with --want-recovered the books must have repaired loss.
 # usage: demo_rxe.sh BUILD_DIR OUT_DIR [--want-recovered] [fanout-demo options...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # fanout_check.sh - tools/fanout-demo's verdict fails on every broken result set: a book whose
 # digest differs from the feed's, one that exited 0 while messages are missing, one that did not
 # end every channel, one that exited non-zero, a missing book, a feed that failed or whose

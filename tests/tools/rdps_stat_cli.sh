@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # rdps_stat_cli.sh - rdps-stat against the files of real contexts (loopback transport, no device),
 # a dead process's file, a reused pid's file and a corrupt one: table, --json, --prometheus,
 # --watch rates, filters, --clean, usage errors and exit codes.

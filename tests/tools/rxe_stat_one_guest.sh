@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # rxe_stat_one_guest.sh - one guest: rdps-stat watches a running rdpub -> rdsub pair on real rxe;
 # what it shows while they run is below their final --json and moving, and what it shows after
 # the last message (rdpub lingering, rdsub waiting for its timeout) equals their final --json.

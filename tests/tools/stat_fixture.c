@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* stat_fixture.c - live-counters files for the rdps-stat tests: real contexts (loopback), a dead
  * process's file, a reused pid's file and a corrupt one, in $RDPS_STAT_DIR.
  *

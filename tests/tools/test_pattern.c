@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_pattern.c - pattern messages verify intact and every single-byte corruption is caught. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_tool_cli.c - the tool layer: numeric options (values, ranges, one-line errors) and the
  * nested JSON writer with its escaper. */
 #include <setjmp.h>

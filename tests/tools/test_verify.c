@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_verify.c - rdsub --verify's verdicts for good and broken message streams (per session). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # rdps_ping_guest.sh - rdps-ping in one rxe guest: unicast echo, size limits, clear errors, multicast with two listeners.
 # Usage: rdps_ping_guest.sh RDPS_PING   (exits 77 when there is no RDMA device)
 set -u

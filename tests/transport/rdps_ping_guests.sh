@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # rdps_ping_guests.sh - rdps-ping across guests (run in every guest by tools/rxe-vm): the last guest pings, the others listen.
 # Usage: rdps_ping_guests.sh RDPS_PING [MIN_LOSS_PCT MAX_LOSS_PCT]
 #   With a loss band (for runs under --netem loss), the client must report a

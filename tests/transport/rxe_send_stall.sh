@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # rxe_send_stall.sh - a link that stops moving is reported, not silent: with the guests' network
 # hub frozen (SIGSTOP from the host) a publisher's sends stop completing; the transport's send
 # watchdog logs it once and counts send_stalls, and logs again when sends complete once the hub

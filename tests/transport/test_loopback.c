@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_loopback.c - loopback transport semantics: unicast, multicast, back-pressure,
  * release/re-post, events. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_loss.c - loss generator statistics and determinism, and the loss interceptor over loopback.
  */
 #include <setjmp.h>

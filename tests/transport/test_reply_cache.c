@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_reply_cache.c - reply-destination cache (hits, misses, O(1) LRU eviction, refusals,
  * teardown), AH retirement by send sequence, and the receive-source fill (GRH parsing, IB LID). */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_tx_mem.c - registered caller memory and destinations by source, over loopback and the loss
  * interceptor: zero-copy submits, completion cookies, back-pressure, source_dest. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_verbs_events.c - async events on rxe: a netdev down/up surfaces PORT_DOWN/PORT_ACTIVE
  * through the event fd. */
 #include "rdps_error.h"

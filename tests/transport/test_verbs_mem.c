@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_verbs_mem.c - registered caller memory and destinations by source on rxe: zero-copy sends to
  * unicast and multicast, slots overwritten as soon as their completion is reported, source_dest
  * after the datagram was released, a reply-cache eviction with a send still queued. */

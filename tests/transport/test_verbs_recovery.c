@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_verbs_recovery.c - QP error recovery on rxe: a QP forced into the error state is reset and
  * back to RTS on its own; unicast and multicast traffic resume on the same transport. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_verbs_ud.c - verbs UD transport on rxe: sizes 1..max_payload, EMSGSIZE, reply path, RQ
  * exhaustion, back-pressure, event fd. */
 #include <setjmp.h>

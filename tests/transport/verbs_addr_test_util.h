@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* verbs_addr_test_util.h - rxe-guest tests: a verbs transport with an addr/ context on it (no
  * rdma_cm listener), for tests that join groups or resolve peers. Include after <cmocka.h>. */
 #ifndef RDPS_TESTS_VERBS_ADDR_TEST_UTIL_H

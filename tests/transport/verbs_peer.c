@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* verbs_peer.c - two-guest verbs UD exchange: guest 0 echoes, guest 1 sends 1..max_payload bytes
  * and checks the echoes. */
 #include "rdps_error.h"

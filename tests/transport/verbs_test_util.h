@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* verbs_test_util.h - helpers shared by the rxe transport tests: device check, direct AHs, waiting.
  */
 #ifndef RDPS_VERBS_TEST_UTIL_H

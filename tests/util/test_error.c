@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_error.c - error codes: every code has a distinct name and text, detail messages compose. */
 #include <setjmp.h>
 #include <stdarg.h>

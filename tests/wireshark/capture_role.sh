@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # capture_role.sh - one guest's part in the Wireshark capture test (tools/rxe-vm, 2 guests):
 # guest 0 captures its netdev with tcpdump while it runs a reliable rdpub; guest 1 runs a
 # reliable rdsub that drops some received DATA in the library (--loss-rx), so the wire also

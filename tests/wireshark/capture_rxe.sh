@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # capture_rxe.sh - the Wireshark dissector on real traffic: two rxe guests run a reliable
 # rdpub/rdsub pair while guest 0 captures its netdev (capture_role.sh); the host then decodes
 # the capture with tshark and tools/wireshark/rdps.lua and compares it with the tools' --json

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """check_capture.py - a capture of reliable rdpub/rdsub traffic, decoded by tshark with
 tools/wireshark/rdps.lua, against the tools' own --json figures.
 

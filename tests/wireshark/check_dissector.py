@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """check_dissector.py - tools/wireshark/rdps.lua against the library's own decoder.
 
 Every packet of the captures is decoded twice: by tshark with the Lua dissector, and by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* frame_verdict.c - prints the library decoder's verdict and fields for datagrams given in hex,
  * one per line, so the Wireshark dissector test can compare tools/wireshark/rdps.lua with
  * rdps__frame_decode() frame by frame. */

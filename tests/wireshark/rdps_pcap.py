@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """rdps_pcap.py - classic pcap files of RoCEv2 packets: write UD SENDs, read back UD payloads.
 
 The dissector tests use it to build captures of chosen rdps datagrams and to pull each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ctx_options.c - parsing and applying the context options the rdps tools share. */
 #include "ctx_options.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ctx_options.h - the options the tools built on a ctx share: device, bind address, group, cm port,
  * loss generator, --help and --version. */
 #ifndef RDPS_TOOLS_CTX_OPTIONS_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # git_revision.cmake - writes rdps_revision.h (RDPS_GIT_REVISION) for the tools' --version.
 # Run at build time (cmake -DSOURCE_DIR=... -DOUTPUT=... [-DOVERRIDE=...] -P git_revision.cmake) so
 # the revision follows new commits without reconfiguring; the header is rewritten only when the

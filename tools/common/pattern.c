@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* pattern.c - deterministic message contents so a receiver can verify every byte without a side
  * channel. */
 #include "pattern.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* pattern.h - self-checking test messages derived from (seed, index), for rdpub --pattern / rdsub
  * --verify. */
 #ifndef RDPS_TOOLS_PATTERN_H

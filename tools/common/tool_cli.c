@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tool_cli.c - exit codes, one-line errors and numeric option parsing shared by the rdps tools. */
 #include "tool_cli.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tool_cli.h - the rdps tools' command-line layer: exit codes, one-line errors, numeric options. */
 #ifndef RDPS_TOOLS_CLI_H
 #define RDPS_TOOLS_CLI_H

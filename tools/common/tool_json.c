@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tool_json.c - a streaming JSON writer with nesting, for the tools' --json output. */
 #include "tool_json.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tool_json.h - the rdps tools' JSON writer: nested objects and arrays, one string escaper. */
 #ifndef RDPS_TOOLS_JSON_H
 #define RDPS_TOOLS_JSON_H

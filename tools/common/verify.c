@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* verify.c - per-session accounting of pattern messages and the --verify verdict (see verify.h). */
 #include "verify.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* verify.h - rdsub --verify's bookkeeping and verdict: per publisher session, which of the expected
  * pattern messages arrived, intact and once. */
 #ifndef RDPS_TOOLS_VERIFY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* hello_pubsub.c - the README's example: publish ten messages on a topic and receive them. */
 #include <rdps/rdps.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """report.py - the fanout-demo report: report.txt, summary.json and gnuplot PNGs from a run's files.
 
 usage: report.py DIR DEVICE NETEM GIT_REVISION

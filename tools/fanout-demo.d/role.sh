@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # role.sh - one guest's part in tools/fanout-demo: guest 0 measures the perftest baseline and runs
 # md-feed, every other guest runs md-book. The commands come from OUT/feed.cmd and OUT/book.cmd.
 # usage: role.sh OUT   (inside tools/rxe-vm; RDPS_VM_* describe the guest)

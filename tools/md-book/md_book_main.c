@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* md_book_main.c - md-book: subscribes to an md-feed's channels, keeps every symbol's order book
  * and VWAP, reports latency, loss and the book digest. */
 #include <getopt.h>

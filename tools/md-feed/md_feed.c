@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* md_feed.c - md-feed: a synthetic ITCH 5.0 feed handler publishing on rdps channels, open loop,
  * with the reference book digest and reflector latency. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* md_topics.h - what md-feed and md-book agree on: topic names, the reflector's echo message and
  * the late joiner's snapshot request. */
 #ifndef RDPS_TOOLS_MD_TOPICS_H

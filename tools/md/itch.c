@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* itch.c - the ITCH 5.0 codec: field offsets pinned against the specification's sizes. */
 #include "itch.h"
 

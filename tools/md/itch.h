@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* itch.h - NASDAQ TotalView-ITCH 5.0 messages: host-order structs and a byte-exact big-endian
  * codec for the ten message types the market-data demo uses. */
 #ifndef RDPS_MD_ITCH_H

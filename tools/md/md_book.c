@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* md_book.c - order books, VWAP and digest from ITCH messages (the model is in md_book.h). */
 #include "md_book.h"
 

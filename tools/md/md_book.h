@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* md_book.h - a subscriber's market-data model: full-depth order books per symbol built from ITCH
  * 5.0 messages, per-symbol VWAP, and a digest of the whole state. */
 #ifndef RDPS_MD_BOOK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* md_gen.c - the synthetic order-flow generator (the model is in md_gen.h). */
 #include "md_gen.h"
 

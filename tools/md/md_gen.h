@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* md_gen.h - a seeded synthetic ITCH 5.0 order flow: thousands of symbols with Zipf popularity on a
  * few channels, every message valid against the book it builds. */
 #ifndef RDPS_MD_GEN_H

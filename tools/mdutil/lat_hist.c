@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* lat_hist.c - the log-linear latency histogram: recording, percentiles, .hgrm writer and parser.
  */
 #include "lat_hist.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* lat_hist.h - latency histogram for the market-data demo: HdrHistogram's log-linear layout,
  * coordinated-omission correction, and its percentile-distribution text format (.hgrm). */
 #ifndef RDPS_MDUTIL_LAT_HIST_H

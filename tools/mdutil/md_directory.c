@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* md_directory.c - SymbolDirectory encode/decode through protobuf-c, with one validator for both.
  */
 #include "md_directory.h"

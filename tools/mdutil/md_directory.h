@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* md_directory.h - the demo's symbol directory (schemas/md.proto SymbolDirectory) from and to plain
  * C arrays, validated both ways. */
 #ifndef RDPS_MDUTIL_DIRECTORY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* md_endian.h - big-endian put/get helpers for market-data wire fields (MoldUDP64, ITCH 5.0), the
  * network-order twins of core/proto/rdps_endian.h; 48-bit for ITCH timestamps. */
 #ifndef RDPS_MDUTIL_ENDIAN_H

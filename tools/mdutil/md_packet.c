@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* md_packet.c - MoldUDP64-style packer (size and delay flushing, per-channel sequence) and the
  * validating unpacker. */
 #include "md_packet.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* md_packet.h - MoldUDP64-style packing of several market-data messages per datagram, with an
  * optional extension carrying each message's intended send time; packer and validating unpacker. */
 #ifndef RDPS_MDUTIL_PACKET_H

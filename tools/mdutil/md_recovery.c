@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* md_recovery.c - late join: hold a channel's packets, import a fitting snapshot, give the held
  * packets back; and build a channel's snapshot from a book. */
 #include "md_recovery.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* md_recovery.h - late join for the market-data demo: a feed builds a channel's book snapshot from
  * its books; a book that joined a running channel holds its packets until a snapshot that fits
  * them arrives, applies it, then the held messages after it (the way real feeds recover). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* md_snapshot.c - BookSnapshot parts: the split plan, the encoder from plain arrays and the
  * validating reassembler. */
 #include "md_snapshot.h"

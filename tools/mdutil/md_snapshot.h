@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* md_snapshot.h - per-channel book snapshots (schemas/md.proto BookSnapshot) from and to plain C
  * arrays: split into parts of bounded size, and reassembled from parts in any order. */
 #ifndef RDPS_MDUTIL_SNAPSHOT_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # cpack.cmake - Debian packages of rdps (cpack -G DEB in the build tree), included last by the
 # top-level CMakeLists.txt so every install rule is known.
 #

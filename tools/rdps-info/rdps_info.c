@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_info.c - rdps-info: RDMA devices, ports, link layer, MTU, GID table, and the SA view of a
  * group on IB. */
 #include <arpa/inet.h>

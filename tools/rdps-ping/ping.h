@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ping.h - rdps-ping's parts (options, setup, listener, client) and the state they share. */
 #ifndef RDPS_PING_H
 #define RDPS_PING_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ping_client.c - the rdps-ping client: pings (or floods) one peer or group and reports RTT and
  * loss. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ping_listen.c - rdps-ping --listen: echo every ping to its sender (or only count, --sink). */
 #include <stdio.h>
 #include <string.h>

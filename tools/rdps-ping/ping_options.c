@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ping_options.c - rdps-ping's command line: usage text, option parsing and checks. */
 #include <arpa/inet.h>
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ping_stats.c - RTT sample sorting and nearest-rank percentiles for rdps-ping. */
 #include "ping_wire.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ping_wire.c - encode/decode of the rdps-ping header through the wire's little-endian helpers. */
 #include "ping_wire.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ping_wire.h - rdps-ping datagram header (16 bytes, little-endian) and RTT statistics helpers. */
 #ifndef RDPS_PING_WIRE_H
 #define RDPS_PING_WIRE_H

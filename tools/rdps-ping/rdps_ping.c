@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_ping.c - rdps-ping: UD round-trip latency and datagram rate over the rdps verbs transport;
  * main, device and address setup, and the helpers listener and client share. */
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_stat.c - rdps-stat: live counters of every rdps process on the host (like AeronStat). */
 #include <errno.h>
 #include <getopt.h>

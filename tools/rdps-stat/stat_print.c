@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* stat_print.c - rdps-stat's outputs: the table, one JSON line per sample, OpenMetrics text. */
 #include "stat_print.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* stat_print.h - rdps-stat's three outputs of a scan: table, JSON line, OpenMetrics text. */
 #ifndef RDPS_TOOLS_STAT_PRINT_H
 #define RDPS_TOOLS_STAT_PRINT_H

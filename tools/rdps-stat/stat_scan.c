@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* stat_scan.c - rdps-stat: find, read and check every live-counters file of a directory. */
 #include "stat_scan.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* stat_scan.h - rdps-stat's view of the host: every live-counters file, checked, with liveness. */
 #ifndef RDPS_TOOLS_STAT_SCAN_H
 #define RDPS_TOOLS_STAT_SCAN_H

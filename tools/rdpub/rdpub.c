@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdpub.c - publish to an rdps topic: lines of a file/stdin, or generated self-checking pattern
  * messages. */
 #include <errno.h>

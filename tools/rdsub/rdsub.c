@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdsub.c - subscribe to an rdps topic: print, count or verify the messages that arrive. */
 #include <arpa/inet.h>
 #include <getopt.h>

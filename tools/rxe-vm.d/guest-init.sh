@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # rxe-vm guest stage 2 (PID 1 inside the chroot on the host root): writable shares, rxe device, barrier, then CMD.
 # Usage (from the initramfs): guest-init.sh RUN_DIR INDEX. Everything else comes from RUN_DIR/guest-INDEX.env.
 run=$1

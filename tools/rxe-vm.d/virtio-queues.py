@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 # virtio-queues.py - a running rxe-vm guest's virtio-net queues, read over its QMP socket.
 #
 # Usage: tools/rxe-vm.d/virtio-queues.py RUN_DIR/qmp-I.sock [...]

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-2-Clause
 -- rdps.lua - Wireshark/tshark dissector for rdps frames (wire format version 1) in RoCEv2 UD SENDs.
 --
 -- Wireshark's InfiniBand dissector decodes RoCEv2 (UDP 4791) and offers the payload of a

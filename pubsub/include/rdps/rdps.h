@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps.h - public API of rdps, publish/subscribe over RDMA Unreliable Datagram QPs. */
 #ifndef RDPS_RDPS_H
 #define RDPS_RDPS_H
