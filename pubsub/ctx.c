@@ -15,6 +15,7 @@
 #include "rdps_error.h"
 #include "rdps_random.h"
 #include "rdps_log.h"
+#include "rdps_loopback.h"
 #include "rdps_loss.h"
 #include "rdps_verbs_transport.h"
 
@@ -251,6 +252,56 @@ int rdps__ctx_wrap_loss_generator(const rdps_config *cfg, struct rdps_transport 
     return 0;
 }
 
+/* A ctx on the process's in-process fabric: every ctx of the process with device "loopback". */
+static int ctx_create_loopback(const rdps_config *cfg, rdps_ctx_t **out)
+{
+    struct rdps_transport *t, *outer;
+    const struct rdps_membership_ops *ops;
+    void *impl;
+
+    if (cfg->bind_ip != NULL)
+        return rdps__set_err(RDPS_EINVAL, "rdps_ctx_create: bind_ip selects an RDMA device; the "
+                                          "loopback device has none (leave bind_ip NULL)");
+    int rc = rdps__loopback_device_open(cfg, &t, &ops, &impl);
+    if (rc < 0)
+        return rdps__prepend_err(rc, "rdps_ctx_create: loopback device: ");
+    uint32_t qpn = rdps__loopback_qpn(t);
+    uint8_t gid[16];
+    rdps__loopback_gid(t, gid);
+    outer = t;
+    if ((rc = rdps__ctx_wrap_loss_generator(cfg, &outer)) < 0) {
+        ops->destroy(impl);
+        t->ops->destroy(t);
+        rdps__loopback_device_close();
+        return rdps__prepend_err(rc, "rdps_ctx_create: loss generator: ");
+    }
+    rc = rdps__ctx_create_over(cfg, outer, ops, impl, out);
+    if (rc < 0) {
+        rdps__loopback_device_close(); /* create_over destroyed the endpoint */
+        return rdps__prepend_err(rc, "rdps_ctx_create: ");
+    }
+    rdps_ctx_t *ctx = *out;
+    ctx->on_loopback_device = true;
+    ctx->self_qpn = qpn;
+    memcpy(ctx->self_gid, gid, 16);
+    ctx->has_self_gid = true;
+    snprintf(ctx->device, sizeof(ctx->device), "%s", RDPS_LOOPBACK_DEVICE_NAME);
+    ctx->cfg.device = ctx->device;
+    RDPS_LOG_INF("ctx on the in-process loopback device: endpoint %u, datagram %u bytes", qpn,
+                 ctx->max_datagram);
+    rdps__stat_shm_open(ctx);
+    return 0;
+}
+
+/* The device a ctx opens: cfg->device, else $RDPS_DEVICE, else NULL (the first active port). */
+static const char *chosen_device(const rdps_config *cfg)
+{
+    if (cfg->device != NULL)
+        return cfg->device;
+    const char *env = getenv("RDPS_DEVICE");
+    return env != NULL && env[0] != '\0' ? env : NULL;
+}
+
 int rdps_ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
 {
     struct rdps_group_range range;
@@ -268,9 +319,17 @@ int rdps_ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
     *out = NULL;
     if ((rc = rdps__config_validate(cfg, &range, &control_group)) < 0)
         return rc;
+    const char *device = chosen_device(cfg);
+    if (device != NULL && strlen(device) >= sizeof(((rdps_ctx_t *)0)->device))
+        return rdps__set_err(RDPS_EINVAL,
+                             "rdps_ctx_create: device name '%.16s...' (from "
+                             "RDPS_DEVICE) is longer than 63 characters",
+                             device);
+    if (device != NULL && strcmp(device, RDPS_LOOPBACK_DEVICE_NAME) == 0)
+        return ctx_create_loopback(cfg, out);
 
     memset(&vcfg, 0, sizeof(vcfg));
-    vcfg.device_name = cfg->device;
+    vcfg.device_name = device;
     if (cfg->bind_ip != NULL) {
         inet_pton(AF_INET, cfg->bind_ip, &bind.sin_addr); /* validated above */
         vcfg.bind_addr = (const struct sockaddr *)&bind;
@@ -339,6 +398,8 @@ static void ctx_free(rdps_ctx_t *ctx)
         ctx->member_ops->destroy(ctx->member_impl);
     if (ctx->transport)
         ctx->transport->ops->destroy(ctx->transport);
+    if (ctx->on_loopback_device)
+        rdps__loopback_device_close();
     if (ctx->epoll_fd >= 0)
         close(ctx->epoll_fd);
     free(ctx);
@@ -563,6 +624,23 @@ int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx)
     return ms > 60000 ? 60000 : (int)ms;
 }
 
+int rdps_ctx_arm(rdps_ctx_t *ctx)
+{
+    if (ctx == NULL)
+        return RDPS_EINVAL;
+    if (ctx->callback_depth > 0)
+        return refuse_nested_poll(ctx);
+    int rc = rdps_ctx_flush(ctx); /* sends queued with RDPS_SEND_MORE must not wait for a wakeup */
+    if (rc < 0)
+        return rc;
+    if (rdps__ctx_now(ctx) >= ctx->next_timer_ns)
+        return RDPS_EAGAIN;
+    rc = ctx->transport->ops->arm(ctx->transport);
+    if (rc < 0)
+        return rc;
+    return rc > 0 ? RDPS_EAGAIN : 0;
+}
+
 int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms)
 {
     if (ctx == NULL)
@@ -572,15 +650,14 @@ int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms)
     int rc = rdps_ctx_poll(ctx, 0);
     if (rc != 0)
         return rc;
-    /* Arm notifications, then look again so nothing that raced the arm is slept on. */
-    ctx->transport->ops->arm(ctx->transport);
-    rc = rdps_ctx_poll(ctx, 0);
-    if (rc != 0)
+    rc = rdps_ctx_arm(ctx);
+    if (rc == RDPS_EAGAIN)
+        return rdps_ctx_poll(ctx, 0);
+    if (rc < 0)
         return rc;
     int wait_ms = rdps_ctx_next_timeout_ms(ctx);
     if (timeout_ms >= 0 && timeout_ms < wait_ms)
         wait_ms = timeout_ms;
-    /* Joins still pending are progressed by CM events; keep latency low while they are. */
     struct epoll_event evs[4];
     int n = epoll_wait(ctx->epoll_fd, evs, 4, wait_ms);
     if (n < 0 && errno != EINTR)

@@ -111,6 +111,7 @@ struct rdps_ctx {
     uint64_t last_event_check_ns;
     uint64_t sends_lost_reported; /* transport's tx_lost_qp_error at the last QP_RECOVERED */
     bool sends_queued;            /* RDPS_SEND_MORE left datagrams queued in the transport */
+    bool on_loopback_device;      /* opened through rdps__loopback_device_open */
     bool rel_sends_deferred;      /* RDPS_SEND_MORE left reliable ring frames unposted */
 
     struct rdps_rx_datagram rx[RDPS_RX_BATCH];
@@ -220,6 +221,14 @@ struct rdps_loopback_fabric;
 int rdps__membership_loopback_create(struct rdps_loopback_fabric *fabric,
                                      struct rdps_transport *transport,
                                      const struct rdps_membership_ops **ops, void **impl);
+
+/* loopback_device.c: the public in-process device (rdps_config.device = "loopback"). Opens an
+ * endpoint and its membership on the process's fabric; every successful open is paired with one
+ * close after the endpoint is destroyed. */
+#define RDPS_LOOPBACK_DEVICE_NAME "loopback"
+int rdps__loopback_device_open(const rdps_config *cfg, struct rdps_transport **transport,
+                               const struct rdps_membership_ops **ops, void **impl);
+void rdps__loopback_device_close(void);
 
 /* discovery_runtime.c: the ctx's side of discovery (announcing local endpoints, tracking remote
  * ones). Endpoints are added after they are linked into the ctx and removed before they are

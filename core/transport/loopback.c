@@ -7,6 +7,7 @@
 #include "rdps_error.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,24 @@ struct rdps_loopback_fabric {
     struct lb_addr *addrs;
     struct lb_endpoint *endpoints;
     uint32_t next_endpoint_id;
+    /* A threaded fabric's endpoints belong to different threads: whatever one endpoint's call
+     * touches of another's (delivery into its receive ring, group members, the address list)
+     * runs under the lock. Tests' fabrics are single-threaded and skip it. */
+    bool threaded;
+    pthread_mutex_t lock;
 };
+
+static void fabric_lock(struct rdps_loopback_fabric *f)
+{
+    if (f != NULL && f->threaded)
+        pthread_mutex_lock(&f->lock);
+}
+
+static void fabric_unlock(struct rdps_loopback_fabric *f)
+{
+    if (f != NULL && f->threaded)
+        pthread_mutex_unlock(&f->lock);
+}
 
 /* A queued request: from a send buffer (slot), or from a registered region (slot NO_SLOT). */
 struct lb_pending {
@@ -123,6 +141,20 @@ int rdps__loopback_fabric_create(struct rdps_loopback_fabric **out)
     return 0;
 }
 
+int rdps__loopback_fabric_create_threaded(struct rdps_loopback_fabric **out)
+{
+    int rc = rdps__loopback_fabric_create(out);
+    if (rc < 0)
+        return rc;
+    if ((rc = pthread_mutex_init(&(*out)->lock, NULL)) != 0) {
+        free(*out);
+        *out = NULL;
+        return rdps__set_err(rdps__errno_code(rc), "loopback fabric: pthread_mutex_init failed");
+    }
+    (*out)->threaded = true;
+    return 0;
+}
+
 void rdps__loopback_fabric_destroy(struct rdps_loopback_fabric *f)
 {
     if (f == NULL)
@@ -137,6 +169,8 @@ void rdps__loopback_fabric_destroy(struct rdps_loopback_fabric *f)
         free(a->members);
         free(a);
     }
+    if (f->threaded)
+        pthread_mutex_destroy(&f->lock);
     free(f);
 }
 
@@ -275,9 +309,8 @@ static inline void transmit(struct lb_endpoint *ep, const struct lb_pending *p, 
     ep->stats.tx_bytes += p->len;
 }
 
-static int lb_flush(struct rdps_transport *t)
+static int flush_locked(struct lb_endpoint *ep)
 {
-    struct lb_endpoint *ep = to_lb(t);
     int err = 0;
     if (ep->device_fatal)
         err = RDPS_EDEVFATAL;
@@ -317,6 +350,18 @@ static int lb_flush(struct rdps_transport *t)
     return err;
 }
 
+static int lb_flush(struct rdps_transport *t)
+{
+    struct lb_endpoint *ep = to_lb(t);
+    if (ep->pend_count == 0)
+        return ep->device_fatal ? RDPS_EDEVFATAL : ep->fabric == NULL ? RDPS_ESHUTDOWN : 0;
+    struct rdps_loopback_fabric *f = ep->fabric;
+    fabric_lock(f);
+    int err = flush_locked(ep);
+    fabric_unlock(f);
+    return err;
+}
+
 /* Send completions: buffers back to the pool, regions' `completed` forward (in order). */
 static void reap_sent(struct lb_endpoint *ep)
 {
@@ -342,6 +387,7 @@ static int lb_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int ma
         return RDPS_EDEVFATAL;
     reap_sent(ep);
     int got = 0;
+    fabric_lock(ep->fabric);
     while (got < max && ep->ready_count > 0) {
         struct lb_ready *r = &ep->ready[ep->ready_head];
         struct rdps_rx_datagram *d = &rx[got++];
@@ -358,12 +404,14 @@ static int lb_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int ma
         ep->stats.rx_datagrams++;
         ep->stats.rx_bytes += r->len;
     }
+    fabric_unlock(ep->fabric);
     return got;
 }
 
 static void lb_rx_release(struct rdps_transport *t, struct rdps_rx_datagram *rx, int count)
 {
     struct lb_endpoint *ep = to_lb(t);
+    fabric_lock(ep->fabric);
     for (int i = 0; i < count; i++) {
         if (rx[i].slot >= ep->recv_slots || ep->recv_free_count >= ep->recv_slots)
             continue;
@@ -371,6 +419,7 @@ static void lb_rx_release(struct rdps_transport *t, struct rdps_rx_datagram *rx,
         rx[i].slot = NO_SLOT;
         rx[i].data = NULL;
     }
+    fabric_unlock(ep->fabric);
 }
 
 static int lb_reply_dest(struct rdps_transport *t, const struct rdps_rx_datagram *rx,
@@ -406,12 +455,16 @@ static int lb_source_dest(struct rdps_transport *t, const struct rdps_source *sr
     if (memcmp(gid, src->gid, sizeof(gid)) != 0)
         return rdps__set_err(RDPS_ENOENT, "loopback source_dest: GID is not endpoint %u's",
                              src->qpn);
+    fabric_lock(ep->fabric);
     for (struct lb_addr *a = ep->fabric->addrs; a != NULL; a = a->next) {
         if (!a->is_group && a->id == src->qpn) {
             *out = &a->dest; /* owned by the fabric: valid until it is destroyed */
-            return 0;
+            break;
         }
     }
+    fabric_unlock(ep->fabric);
+    if (*out != NULL)
+        return 0;
     return rdps__set_err(RDPS_ENOENT, "loopback source_dest: no endpoint %u", src->qpn);
 }
 
@@ -511,16 +564,22 @@ static int lb_event_fd(struct rdps_transport *t)
     return to_lb(t)->event_fd;
 }
 
+/*
+ * The eventfd is written when the ready ring goes from empty to not empty (or an event is
+ * queued): reading it consumes that, and whatever is still waiting is reported instead, so the
+ * caller polls rather than sleeps. Under the lock, a delivery either came before the read (then
+ * it is counted here) or writes the fd again after it.
+ */
 static int lb_arm(struct rdps_transport *t)
 {
     struct lb_endpoint *ep = to_lb(t);
     uint64_t value;
+    fabric_lock(ep->fabric);
     if (ep->event_fd >= 0)
         (void)!read(ep->event_fd, &value, sizeof(value));
-    /* Keep the fd readable while data or events are still waiting. */
-    if (ep->ready_count > 0 || ep->event_count > 0)
-        signal_readable(ep);
-    return (int)ep->event_count;
+    bool pending = ep->ready_count > 0 || ep->event_count > 0 || ep->sent_count > 0;
+    fabric_unlock(ep->fabric);
+    return pending ? 1 : 0;
 }
 
 static int lb_next_event(struct rdps_transport *t, enum rdps_transport_event_type *type)
@@ -558,7 +617,9 @@ static uint32_t lb_max_payload(struct rdps_transport *t)
 static void lb_get_stats(const struct rdps_transport *t, struct rdps_transport_stats *out)
 {
     const struct lb_endpoint *ep = (const struct lb_endpoint *)t;
+    fabric_lock(ep->fabric); /* deliveries from other threads count into rx_queue_empty */
     *out = ep->stats;
+    fabric_unlock(ep->fabric);
     out->tx_outstanding = ep->pend_count + ep->sent_count;
 }
 
@@ -578,10 +639,37 @@ int rdps__loopback_group_dest(struct rdps_loopback_fabric *f, uint32_t group,
 {
     if (f == NULL || out == NULL)
         return rdps__set_err(RDPS_EINVAL, "loopback group dest: NULL argument");
+    fabric_lock(f);
     struct lb_addr *a = find_group(f, group);
-    if (a == NULL && (a = new_addr(f, true, group)) == NULL)
+    if (a == NULL)
+        a = new_addr(f, true, group);
+    fabric_unlock(f);
+    if (a == NULL)
         return rdps__set_err(RDPS_ENOMEM, "loopback group %u: out of memory", group);
     *out = &a->dest;
+    return 0;
+}
+
+/* One more reference of ep on group a (a new member at the end). */
+static int add_member(struct lb_addr *a, struct lb_endpoint *ep)
+{
+    for (uint32_t i = 0; i < a->member_count; i++) {
+        if (a->members[i].endpoint == ep) {
+            a->members[i].refs++;
+            return 0;
+        }
+    }
+    if (a->member_count == a->member_cap) {
+        uint32_t cap = a->member_cap ? a->member_cap * 2 : 4;
+        struct lb_member *m = realloc(a->members, cap * sizeof(*m));
+        if (m == NULL)
+            return RDPS_ENOMEM;
+        a->members = m;
+        a->member_cap = cap;
+    }
+    a->members[a->member_count].endpoint = ep;
+    a->members[a->member_count].refs = 1;
+    a->member_count++;
     return 0;
 }
 
@@ -597,24 +685,10 @@ int rdps__loopback_join(struct rdps_transport *t, uint32_t group)
     if (err < 0)
         return err;
     struct lb_addr *a = dest->ah;
-    for (uint32_t i = 0; i < a->member_count; i++) {
-        if (a->members[i].endpoint == ep) {
-            a->members[i].refs++;
-            return 0;
-        }
-    }
-    if (a->member_count == a->member_cap) {
-        uint32_t cap = a->member_cap ? a->member_cap * 2 : 4;
-        struct lb_member *m = realloc(a->members, cap * sizeof(*m));
-        if (m == NULL)
-            return rdps__set_err(RDPS_ENOMEM, "loopback join %u: out of memory", group);
-        a->members = m;
-        a->member_cap = cap;
-    }
-    a->members[a->member_count].endpoint = ep;
-    a->members[a->member_count].refs = 1;
-    a->member_count++;
-    return 0;
+    fabric_lock(ep->fabric);
+    err = add_member(a, ep);
+    fabric_unlock(ep->fabric);
+    return err < 0 ? rdps__set_err(err, "loopback join %u: out of memory", group) : 0;
 }
 
 static void remove_member(struct lb_addr *a, uint32_t index)
@@ -630,14 +704,20 @@ int rdps__loopback_leave(struct rdps_transport *t, uint32_t group)
     if (t == NULL || t->ops != &loopback_ops)
         return rdps__set_err(RDPS_EINVAL, "not a loopback transport");
     struct lb_endpoint *ep = to_lb(t);
+    bool member = false;
+    fabric_lock(ep->fabric);
     struct lb_addr *a = ep->fabric != NULL ? find_group(ep->fabric, group) : NULL;
     for (uint32_t i = 0; a != NULL && i < a->member_count; i++) {
         if (a->members[i].endpoint == ep) {
             if (--a->members[i].refs == 0)
                 remove_member(a, i);
-            return 0;
+            member = true;
+            break;
         }
     }
+    fabric_unlock(ep->fabric);
+    if (member)
+        return 0;
     return rdps__set_err(RDPS_ENOENT, "loopback endpoint %u is not a member of group %u",
                          rdps__loopback_qpn(t), group);
 }
@@ -673,6 +753,7 @@ static void lb_destroy(struct rdps_transport *t)
         return;
     struct rdps_loopback_fabric *f = ep->fabric;
     if (f != NULL) {
+        fabric_lock(f);
         for (struct lb_addr *a = f->addrs; a != NULL; a = a->next) {
             if (a->endpoint == ep)
                 a->endpoint = NULL;
@@ -689,6 +770,7 @@ static void lb_destroy(struct rdps_transport *t)
                 break;
             }
         }
+        fabric_unlock(f);
     }
     if (ep->event_fd >= 0)
         close(ep->event_fd);
@@ -772,16 +854,20 @@ int rdps__loopback_create(struct rdps_loopback_fabric *f, const struct rdps_loop
                             rdps_strerror(rdps__errno_code(errno)));
         goto err;
     }
+    fabric_lock(f);
     ep->self = new_addr(f, false, f->next_endpoint_id);
+    if (ep->self != NULL) {
+        f->next_endpoint_id++;
+        ep->self->endpoint = ep;
+        ep->fabric = f;
+        ep->next = f->endpoints;
+        f->endpoints = ep;
+    }
+    fabric_unlock(f);
     if (ep->self == NULL) {
         err = rdps__set_err(RDPS_ENOMEM, "loopback create: out of memory");
         goto err;
     }
-    f->next_endpoint_id++;
-    ep->self->endpoint = ep;
-    ep->fabric = f;
-    ep->next = f->endpoints;
-    f->endpoints = ep;
     *out = &ep->base;
     return 0;
 err:

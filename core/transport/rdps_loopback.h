@@ -40,6 +40,10 @@ struct rdps_loopback_config {
 };
 
 int rdps__loopback_fabric_create(struct rdps_loopback_fabric **out);
+/* A fabric whose endpoints may be used from different threads (each endpoint by one thread at a
+ * time): what one endpoint's call touches of another's runs under a fabric-wide lock. The public
+ * loopback device (rdps_config.device = "loopback") is one such fabric per process. */
+int rdps__loopback_fabric_create_threaded(struct rdps_loopback_fabric **out);
 /* Frees groups and addresses; endpoints still alive are cut off (their sends fail, RDPS_ESHUTDOWN).
  */
 void rdps__loopback_fabric_destroy(struct rdps_loopback_fabric *f);

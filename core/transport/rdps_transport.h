@@ -206,16 +206,20 @@ struct rdps_transport_ops {
     int (*submit_mem)(struct rdps_transport *t, struct rdps_tx_mem *m, size_t offset, uint32_t len,
                       const struct rdps_dest *const *dests, unsigned ndest, uint64_t cookie);
     /*
-     * A pollable fd (level-triggered) that becomes readable when completions
-     * or async events are pending, or -1. To sleep: arm(), poll() once more
-     * (a completion may have landed before the arm), and only if that found
-     * nothing wait for the fd; after it fires, arm() again.
+     * A pollable fd (level-triggered) that becomes readable when, after an
+     * arm() that returned 0, a datagram arrives, a send completes that a
+     * sender may wait for, or an async event comes; or -1. It stays readable
+     * until the next arm(): poll() does not consume it (a busy-polling caller
+     * pays no system call for notifications it never sleeps on).
      */
     int (*event_fd)(struct rdps_transport *t);
     /*
-     * Consumes the fd's readiness and requests the next notification; returns
-     * the number of async events waiting for next_event(). May leave the fd
-     * readable when more is pending (the caller just wakes again).
+     * To sleep on the fd: poll() until it finds nothing, then arm(). arm()
+     * consumes the fd's readiness, requests the next notification and looks
+     * once more: 1 when work is already waiting (received datagrams, send
+     * completions a sender may wait for, async events for next_event()): poll
+     * instead of sleeping; 0 when armed with nothing waiting: the fd is quiet
+     * until new work comes. Negative on a device error.
      */
     int (*arm)(struct rdps_transport *t);
     /* Next async event (port/device) if any: returns 1 and fills *type, 0 if none. */

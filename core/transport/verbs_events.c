@@ -91,28 +91,34 @@ void rdps__verbs_ack_cq_events(struct verbs_transport *vt)
 }
 
 /*
- * Re-arms after the fd fired, with as few system calls as possible (on rxe
- * every request for notification is one): at most one CQ event is read per
- * call (the epoll fd is level-triggered, so a second pending event simply
- * wakes the caller again); a CQ is re-armed only after its notification was
- * consumed; the send CQ only while a sender may wait for buffers or ring posts; async events
- * are read when the wakeup was not a CQ event.
+ * Consumes the fd's readiness and re-arms, with as few system calls as possible (on rxe every
+ * read of the channel and every request for notification is one). Each armed CQ raises at most
+ * one event per request, so at most that many are read: the common wakeup (one receive event)
+ * costs one read. A CQ is re-armed only after its notification was consumed; the send CQ only
+ * while a sender may wait for buffers or ring posts. Async events are read when no CQ event was
+ * (the wakeup came from the async fd, or from nothing). Then, with the notifications armed, the
+ * CQs are looked at once more: a completion that landed before the request raised no event and
+ * would otherwise be slept on. Returns 1 when work is waiting (received datagrams, send
+ * completions a sender waits for, async events), 0 when armed with nothing waiting.
  */
 int rdps__verbs_arm(struct rdps_transport *t)
 {
     struct verbs_transport *vt = to_verbs(t);
+    unsigned armed = (unsigned)vt->recv_notify_armed + (unsigned)vt->send_notify_armed;
+    unsigned consumed = 0;
     struct ibv_cq *cq;
     void *cq_ctx;
 
-    if (ibv_get_cq_event(vt->channel, &cq, &cq_ctx) == 0) {
+    while (consumed < armed && ibv_get_cq_event(vt->channel, &cq, &cq_ctx) == 0) {
         ibv_ack_cq_events(cq, 1);
         if (cq == vt->send_cq)
             vt->send_notify_armed = false;
         else
             vt->recv_notify_armed = false;
-    } else {
-        drain_async_events(vt);
+        consumed++;
     }
+    if (consumed == 0)
+        drain_async_events(vt);
     if (!vt->recv_notify_armed) {
         if (ibv_req_notify_cq(vt->recv_cq, 0) != 0)
             return rdps__set_err(RDPS_EIO, "ibv_req_notify_cq: %s", strerror(errno));
@@ -129,7 +135,17 @@ int rdps__verbs_arm(struct rdps_transport *t)
             return rdps__set_err(RDPS_EIO, "ibv_req_notify_cq: %s", strerror(errno));
         vt->send_notify_armed = true;
     }
-    return (int)vt->event_count;
+    int err = rdps__verbs_drain_recv_cq(vt);
+    if (err < 0)
+        return rdps__set_err(err, "ibv_poll_cq (receive CQ): %s", strerror(errno));
+    bool pending = vt->wc_count > 0 || vt->event_count > 0;
+    if (sender_may_wait) {
+        uint64_t done = vt->done_seq;
+        if ((err = verbs_reap_send(vt)) < 0)
+            return rdps__set_err(err, "ibv_poll_cq (send CQ): %s", strerror(errno));
+        pending = pending || vt->done_seq != done;
+    }
+    return pending ? 1 : 0;
 }
 
 /*

@@ -91,7 +91,15 @@ typedef struct rdps_sub rdps_sub_t;
 /* Context configuration. Always start from rdps_config_init(); zero/NULL
  * fields keep the defaults. */
 typedef struct rdps_config {
-    const char *device;        /* RDMA device, e.g. "rxe0" (NULL: from bind_ip or first active) */
+    /*
+     * RDMA device, e.g. "rxe0"; NULL: $RDPS_DEVICE when set, else the device of bind_ip, else the
+     * first active port. "loopback": the in-process device, for developing and testing without
+     * RDMA: every ctx of this process on it shares one fabric (contexts of different threads
+     * too), with UD's semantics except the wire (1024-byte datagrams, multicast groups and
+     * discovery, unicast NAK/STATUS and repairs, a full receive queue drops, the loss generator);
+     * no other process is reachable; bind_ip, cm_port and qkey do not apply.
+     */
+    const char *device;
     const char *bind_ip;       /* local IPv4 address selecting the device/port (optional) */
     uint8_t port_num;          /* 0: first ACTIVE port */
     uint16_t cm_port;          /* rdma_cm UDP port answering unicast resolution; 0 (default):
@@ -148,12 +156,47 @@ RDPS_EXPORT void rdps_ctx_destroy(rdps_ctx_t *ctx);
  * timers. Handles at most `budget` received datagrams (<= 0: a default batch).
  * Returns the number of datagrams handled, or a negative code on a fatal error. */
 RDPS_EXPORT int rdps_ctx_poll(rdps_ctx_t *ctx, int budget);
-/* A file descriptor (epoll) that becomes readable when rdps_ctx_poll() has
- * work. Also call rdps_ctx_poll() at least every rdps_ctx_next_timeout_ms(). */
+/*
+ * Running a ctx from an application's own event loop (epoll, libuv, libevent, ...):
+ *
+ *     add rdps_ctx_fd(ctx) to the loop, for reading;
+ *     for (;;) {
+ *         while (rdps_ctx_poll(ctx, 0) > 0)      // 1. drain: callbacks run here
+ *             ;
+ *         if (rdps_ctx_arm(ctx) == RDPS_EAGAIN)  // 2. arm; work came in meanwhile:
+ *             continue;                          //    poll again instead of sleeping
+ *         wait for the fd (and your own fds) for at most rdps_ctx_next_timeout_ms(ctx) ms;
+ *     }
+ *
+ * rdps_ctx_fd() is readable when, after an rdps_ctx_arm() that returned 0, a datagram arrived,
+ * a send completed that a blocked sender waits for, a multicast join or leave progressed, or the
+ * device reported an event: it means "call rdps_ctx_poll()". It is level-triggered and stays
+ * readable until the next rdps_ctx_arm() consumes it; rdps_ctx_poll() alone never does (a
+ * busy-polling application pays no system call for notifications it never sleeps on). So after
+ * a wakeup, drain and arm again before sleeping; the loop above wakes once per burst of work and
+ * never for nothing. Edge-triggered loops (EPOLLET) work with the same rule.
+ *
+ * The race rule: rdps_ctx_arm() requests the next notification and only then looks once more
+ * for work that landed before the request; when it finds some it returns RDPS_EAGAIN (poll,
+ * do not sleep), so nothing is slept on between the last poll and the wait. Timers (heartbeats,
+ * announcements, repairs, timeouts) raise nothing on the fd: bound every wait by
+ * rdps_ctx_next_timeout_ms(), and rdps_ctx_arm() returns RDPS_EAGAIN when one is already due.
+ * rdps_ctx_wait() is this loop's body for applications without a loop of their own.
+ */
+/* The ctx's event fd (see above); the same fd for the ctx's lifetime. RDPS_EINVAL for NULL. */
 RDPS_EXPORT int rdps_ctx_fd(rdps_ctx_t *ctx);
-/* Milliseconds until the ctx's next timer (heartbeat, announce, timeout); >= 0. */
+/*
+ * Prepares to sleep on rdps_ctx_fd(): posts sends queued with RDPS_SEND_MORE, consumes the fd's
+ * readiness and requests the next notification. Returns 0 when armed with nothing waiting (sleep
+ * on the fd, at most rdps_ctx_next_timeout_ms()), RDPS_EAGAIN when work is already waiting or a
+ * timer is due (call rdps_ctx_poll(), then arm again), RDPS_EBUSY from inside a callback, or
+ * another negative code on a device error.
+ */
+RDPS_EXPORT int rdps_ctx_arm(rdps_ctx_t *ctx);
+/* Milliseconds until the ctx's next timer (heartbeat, announce, timeout); >= 0 (at most 60000). */
 RDPS_EXPORT int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx);
-/* Waits up to timeout_ms (bounded by the next timer) for work, then polls. */
+/* Polls, arms and waits up to timeout_ms (bounded by the next timer) for work, then polls again:
+ * the event loop above in one call. */
 RDPS_EXPORT int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms);
 /* Largest payload of one datagram (active MTU minus the rdps header). */
 RDPS_EXPORT size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx);
