@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* event_loop.c - an rdps subscriber inside the application's own epoll loop, beside a timer and a
  * signal fd of the application's: no thread, no busy polling, no message waiting for a timer. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* signalfd, timerfd, CLOCK_MONOTONIC under -std=c11 */
+#endif
 #include <rdps/rdps.h>
 
 #include <signal.h>
