@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # install_prefix.sh - `cmake --install BUILD --prefix P` gives a tree that works where it is and
 # wherever it is moved: the README's example builds through P's rdps.pc and loads P's librdps,
-# librdps exports only the API, the tools run and the man pages are there.
+# librdps exports only the API, the tools run, the license, changelog and man pages are there.
 # usage: install_prefix.sh BUILD_DIR SOURCE_DIR VERSION
 set -u
 # shellcheck source=lib.sh
@@ -25,6 +25,13 @@ if grep -q "$prefix\|/usr/local" "$pcdir/rdps.pc"; then
 fi
 got=$(PKG_CONFIG_PATH=$pcdir pkg-config --modversion rdps)
 [ "$got" = "$version" ] || fail "pkg-config --modversion rdps: '$got', want $version"
+for f in LICENSE CHANGELOG.md; do
+    if cmp -s "$src/$f" "$prefix/share/doc/rdps/$f"; then
+        echo "ok:   $f in share/doc/rdps"
+    else
+        fail "$f is not installed as share/doc/rdps/$f"
+    fi
+done
 
 build_example "$src" "$prefix" "$pcdir" "$libdir" "$scratch/hello"
 check_library "$src" "$libdir/librdps.so.0" "$major"

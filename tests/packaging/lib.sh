@@ -71,7 +71,7 @@ check_library() {
 }
 
 # check_tools ROOT LIBDIR: every tool of the build is in ROOT/bin and runs (--version, with
-# librdps from LIBDIR), and every man page built is in ROOT/share/man.
+# librdps from LIBDIR), and every man page built is in ROOT/share/man (compressed).
 check_tools() {
     local root=$1 libdir=$2 tool out="" page
     for tool in rdpub rdsub rdps-ping rdps-info rdps-stat md-feed md-book; do
@@ -88,14 +88,14 @@ check_tools() {
         return
     fi
     for page in "$build"/tools/man/*.[137]; do
-        [ -f "$root/share/man/man${page##*.}/${page##*/}" ] ||
-            fail "${page##*/} is built but not installed in $root/share/man"
+        [ -f "$root/share/man/man${page##*.}/${page##*/}.gz" ] ||
+            fail "${page##*/} is built but not installed in $root/share/man as ${page##*/}.gz"
     done
     if ! command -v man >/dev/null; then
         echo "note: no man command: pages not rendered"
-    elif man -l "$root/share/man/man1/rdpub.1" 2>/dev/null | grep -q -- '--drain-timeout'; then
+    elif man -l "$root/share/man/man1/rdpub.1.gz" 2>/dev/null | grep -q -- '--drain-timeout'; then
         echo "ok:   man pages installed and readable"
     else
-        fail "man -l rdpub.1 does not render its options"
+        fail "man -l rdpub.1.gz does not render its options"
     fi
 }
