@@ -4,7 +4,8 @@
 # contents, dependencies and license (a DEP-5 copyright file naming BSD-2-Clause), and lintian
 # finds no error in them (its warnings are listed); unpacked with dpkg-deb -x into a scratch root
 # (no dpkg -i, nothing touches the system), the README's example builds against the unpacked
-# header and rdps.pc and loads the unpacked librdps, and the unpacked tools run.
+# header and rdps.pc and loads the unpacked librdps, and the unpacked tools (no RUNPATH in /usr)
+# run.
 # usage: deb_packages.sh BUILD_DIR SOURCE_DIR VERSION
 set -u
 # shellcheck source=lib.sh
@@ -93,5 +94,5 @@ build_example "$src" "$root" "$libdir/pkgconfig" "$libdir" "$scratch/hello"
 check_library "$src" "$libdir/librdps.so.$major" "$major"
 
 # The tools' package holds every tool and page built (rdps(3) and rdps(7) come from librdps-dev).
-check_tools "$root/usr" "$libdir"
+check_tools "$root/usr" "$libdir" none
 [ "$failures" -eq 0 ]
