@@ -4,8 +4,8 @@
 # contents, dependencies and license (a DEP-5 copyright file naming BSD-2-Clause), and lintian
 # finds no error in them (its warnings are listed); unpacked with dpkg-deb -x into a scratch root
 # (no dpkg -i, nothing touches the system), the README's example builds against the unpacked
-# header and rdps.pc and loads the unpacked librdps, and the unpacked tools (no RUNPATH in /usr)
-# run.
+# header and rdps.pc and loads the unpacked librdps, the CMake package and the packaged examples
+# build, and the unpacked tools (no RUNPATH in /usr) run.
 # usage: deb_packages.sh BUILD_DIR SOURCE_DIR VERSION
 set -u
 # shellcheck source=lib.sh
@@ -34,7 +34,9 @@ contents "$lib_deb" | grep -Eq '^lib/(.*/)?librdps\.so\.'"$major"'$' || fail "li
 contents "$lib_deb" | grep -Ev '^lib/(.*/)?librdps\.so\.'"$major"'(\.[0-9.]+)?$' |
     grep -Ev "^share/doc/librdps$major/(copyright|changelog\.gz|changelog\.Debian\.gz)\$" |
     sed 's/^/unexpected in the library package: /' | grep . && fail "$lib_deb holds more than the library"
-for f in include/rdps/rdps.h pkgconfig/rdps.pc 'librdps\.so$'; do
+for f in include/rdps/rdps.h pkgconfig/rdps.pc 'librdps\.so$' cmake/rdps/rdpsConfig.cmake \
+    cmake/rdps/rdpsConfigVersion.cmake cmake/rdps/rdpsTargets.cmake \
+    share/doc/librdps-dev/examples/CMakeLists.txt share/doc/librdps-dev/examples/hello_pubsub.c; do
     contents "$dev_deb" | grep -q "$f" || fail "$f not in $dev_deb"
 done
 dpkg-deb -f "$dev_deb" Depends | grep -q "librdps$major (= $version-" ||
@@ -92,6 +94,8 @@ done
 libdir=$(dirname "$(find "$root" -name "librdps.so.$major" | head -n 1)")
 build_example "$src" "$root" "$libdir/pkgconfig" "$libdir" "$scratch/hello"
 check_library "$src" "$libdir/librdps.so.$major" "$major"
+
+check_cmake_package "$root/usr" "$libdir" "$root/usr/share/doc/librdps-dev/examples" unpacked
 
 # The tools' package holds every tool and page built (rdps(3) and rdps(7) come from librdps-dev).
 check_tools "$root/usr" "$libdir" none

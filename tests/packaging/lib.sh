@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=bash
 # lib.sh - what the packaging tests share: their arguments and scratch directory, building the
-# README's example against an installed tree through pkg-config, librdps's exported symbols and
-# SONAME, the installed tools (their RUNPATH) and man pages. Sourced by a test run as TEST BUILD_DIR SOURCE_DIR
+# README's example against an installed tree through pkg-config and through the CMake package,
+# librdps's exported symbols and SONAME, the installed tools (their RUNPATH) and man pages. Sourced by a test run as TEST BUILD_DIR SOURCE_DIR
 # VERSION; sets build, src, version, major, scratch (removed at exit) and failures.
 
 build=${1:?usage: $0 BUILD_DIR SOURCE_DIR VERSION}
@@ -84,6 +84,51 @@ build_example() {
     fi
     loads_rdps "$out" "$libdir" && runs "$out" &&
         echo "ok:   hello_pubsub built through pkg-config, loads $libdir/librdps.so.$major and runs"
+}
+
+# check_cmake_package PREFIX LIBDIR EXAMPLES LABEL: the CMake package under PREFIX works: the
+# consumer project (cmake_consumer/) finds it, checks rdps::rdps and the version rules and builds
+# EXAMPLES/hello_pubsub.c, which links librdps alone (none of its private dependencies) and runs;
+# a copy of the installed examples directory EXAMPLES builds every example on its own.
+check_cmake_package() {
+    local prefix=$1 libdir=$2 examples=$3 label=$4 dir=$scratch/cmake-$4 needed bin n=0
+    mkdir -p "$dir"
+    if ! cmake -S "$src/tests/packaging/cmake_consumer" -B "$dir/consumer" \
+        -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON \
+        -DRDPS_VERSION="$version" -DRDPS_PREFIX="$prefix" -DRDPS_EXAMPLES_DIR="$examples" \
+        >"$dir/consumer.log" 2>&1 || ! cmake --build "$dir/consumer" >>"$dir/consumer.log" 2>&1
+    then
+        sed 's/^/    /' "$dir/consumer.log"
+        fail "cmake_consumer does not build against the CMake package in $prefix ($label)"
+        return
+    fi
+    grep '^-- rdps' "$dir/consumer.log"
+    bin=$dir/consumer/hello_consumer
+    needed=$(readelf -d "$bin" | awk '/NEEDED/ { gsub(/[][]/, "", $5); printf "%s ", $5 }')
+    if grep -Eq 'ibverbs|rdmacm|ibumad|protobuf' <<<"$needed"; then
+        fail "rdps::rdps makes its users link librdps's own dependencies: $needed"
+    fi
+    loads_rdps "$bin" "$libdir" && runs "$bin" &&
+        echo "ok:   find_package(rdps $version CONFIG) in the $label prefix: rdps::rdps builds" \
+            "hello_pubsub.c, which needs only $needed"
+    # A user copies the examples and builds them against the prefix.
+    cp -r "$examples" "$dir/examples"
+    if ! cmake -S "$dir/examples" -B "$dir/examples-build" -DCMAKE_PREFIX_PATH="$prefix" \
+        -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON >"$dir/examples.log" 2>&1 ||
+        ! cmake --build "$dir/examples-build" >>"$dir/examples.log" 2>&1; then
+        sed 's/^/    /' "$dir/examples.log"
+        fail "the installed examples ($examples) do not build against $prefix"
+        return
+    fi
+    for c in "$examples"/*.c; do
+        bin=$dir/examples-build/$(basename "$c" .c)
+        if [ ! -x "$bin" ]; then
+            fail "the installed examples' CMakeLists.txt does not build $(basename "$c")"
+            continue
+        fi
+        loads_rdps "$bin" "$libdir" && n=$((n + 1))
+    done
+    [ "$n" -gt 0 ] && echo "ok:   $n installed examples built on their own against the $label prefix"
 }
 
 # check_library SRC LIB MAJOR: SONAME librdps.so.MAJOR, and the dynamic symbols LIB defines are

@@ -3,7 +3,8 @@
 # top-level CMakeLists.txt so every install rule is known.
 #
 #   librdps0      the shared library (SONAME librdps.so.0; only RDPS_EXPORT symbols visible)
-#   librdps-dev   rdps/rdps.h, the librdps.so link, rdps.pc, rdps(3) and rdps(7)
+#   librdps-dev   rdps/rdps.h, the librdps.so link, rdps.pc, the CMake package (rdps::rdps),
+#                 rdps(3), rdps(7) and the examples' sources
 #   rdps-tools    rdpub, rdsub, rdps-ping, rdps-info, rdps-stat, md-feed, md-book and their pages
 #
 # The components are the install rules' (lib, dev: pubsub/; tools: everything under tools/; doc,

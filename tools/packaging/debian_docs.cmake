@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # debian_docs.cmake - /usr/share/doc/<package> of each Debian package (included by cpack.cmake
 # once the package names are set): the DEP-5 copyright file made from LICENSE, the upstream
-# changelog (CHANGELOG.md, as changelog.gz) and changelog.Debian.gz. Written at configure time;
-# LICENSE and CHANGELOG.md are configure dependencies.
+# changelog (CHANGELOG.md, as changelog.gz), changelog.Debian.gz and, in librdps-dev, the
+# examples. Written at configure time; LICENSE and CHANGELOG.md are configure dependencies.
 set(rdps_deb_docs ${PROJECT_BINARY_DIR}/tools/packaging/doc)
 file(MAKE_DIRECTORY ${rdps_deb_docs})
 set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
@@ -68,3 +68,11 @@ foreach(component lib dev tools)
                 ${rdps_deb_docs}/changelog.Debian.gz
           DESTINATION ${dir} COMPONENT ${component} EXCLUDE_FROM_ALL)
 endforeach()
+
+# The examples (tools/examples: every source and the CMakeLists.txt that builds them).
+get_property(rdps_example_files GLOBAL PROPERTY RDPS_EXAMPLE_FILES)
+if(rdps_example_files)
+  install(FILES ${rdps_example_files}
+          DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${CPACK_DEBIAN_DEV_PACKAGE_NAME}/examples
+          COMPONENT dev EXCLUDE_FROM_ALL)
+endif()
