@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # deb_packages.sh - `cpack -G DEB` builds librdpsN, librdps-dev and rdps-tools with the right
-# contents and dependencies; unpacked with dpkg-deb -x into a scratch root (no dpkg -i, nothing
-# touches the system), the README's example builds against the unpacked header and rdps.pc and
-# loads the unpacked librdps, and the unpacked tools run.
+# contents, dependencies and license (a DEP-5 copyright file naming BSD-2-Clause), and lintian
+# finds no error in them (its warnings are listed); unpacked with dpkg-deb -x into a scratch root
+# (no dpkg -i, nothing touches the system), the README's example builds against the unpacked
+# header and rdps.pc and loads the unpacked librdps, the CMake package and the packaged examples
+# build, and the unpacked tools (no RUNPATH in /usr) run.
 # usage: deb_packages.sh BUILD_DIR SOURCE_DIR VERSION
 set -u
 # shellcheck source=lib.sh
@@ -30,8 +32,11 @@ done
 contents() { dpkg-deb -c "$1" | awk '$1 !~ /^d/ { print $6 }' | sed 's|^\./usr/||'; }
 contents "$lib_deb" | grep -Eq '^lib/(.*/)?librdps\.so\.'"$major"'$' || fail "librdps.so.$major not in $lib_deb"
 contents "$lib_deb" | grep -Ev '^lib/(.*/)?librdps\.so\.'"$major"'(\.[0-9.]+)?$' |
+    grep -Ev "^share/doc/librdps$major/(copyright|changelog\.gz|changelog\.Debian\.gz)\$" |
     sed 's/^/unexpected in the library package: /' | grep . && fail "$lib_deb holds more than the library"
-for f in include/rdps/rdps.h pkgconfig/rdps.pc 'librdps\.so$'; do
+for f in include/rdps/rdps.h pkgconfig/rdps.pc 'librdps\.so$' cmake/rdps/rdpsConfig.cmake \
+    cmake/rdps/rdpsConfigVersion.cmake cmake/rdps/rdpsTargets.cmake \
+    share/doc/librdps-dev/examples/CMakeLists.txt share/doc/librdps-dev/examples/hello_pubsub.c; do
     contents "$dev_deb" | grep -q "$f" || fail "$f not in $dev_deb"
 done
 dpkg-deb -f "$dev_deb" Depends | grep -q "librdps$major (= $version-" ||
@@ -41,6 +46,47 @@ dpkg-deb -f "$tools_deb" Depends | grep -q "librdps$major (= $version-" ||
 dpkg-deb --ctrl-tarfile "$lib_deb" | tar -xO ./shlibs 2>/dev/null | grep -q "^librdps $major librdps$major" ||
     fail "librdps$major has no shlibs entry"
 
+# Each package's /usr/share/doc/PACKAGE: the machine-readable copyright file (BSD-2-Clause with
+# LICENSE's holders and text), the upstream and the Debian changelog.
+before=$failures
+for deb in "$lib_deb" "$dev_deb" "$tools_deb"; do
+    pkg=$(dpkg-deb -f "$deb" Package)
+    doc=./usr/share/doc/$pkg
+    copyright=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO "$doc/copyright" 2>/dev/null)
+    if ! grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' \
+        <<<"$copyright" || ! grep -qx 'License: BSD-2-Clause' <<<"$copyright" ||
+        ! grep -qx "Copyright: $(sed -n 's/^Copyright (c) //p' "$src/LICENSE" | head -n 1)" \
+            <<<"$copyright"; then
+        fail "$pkg: $doc/copyright is not a DEP-5 file naming BSD-2-Clause and LICENSE's holders"
+    elif ! diff <(sed -n '/^Redistribution/,$p' "$src/LICENSE") \
+        <(sed -n '/^ Redistribution/,$p' <<<"$copyright" | sed 's/^ //; s/^\.$//') >/dev/null; then
+        fail "$pkg: the license text in $doc/copyright is not LICENSE's"
+    fi
+    dpkg-deb --fsys-tarfile "$deb" | tar -xO "$doc/changelog.gz" 2>/dev/null | gzip -dc |
+        cmp -s - "$src/CHANGELOG.md" || fail "$pkg: $doc/changelog.gz is not CHANGELOG.md"
+    dpkg-deb --fsys-tarfile "$deb" | tar -xO "$doc/changelog.Debian.gz" 2>/dev/null | gzip -dc |
+        head -n 1 | grep -q "^rdps ($version-" || fail "$pkg: no changelog.Debian.gz for $version"
+done
+[ "$failures" -eq "$before" ] && echo "ok:   copyright (DEP-5, BSD-2-Clause), changelog.gz, changelog.Debian.gz"
+
+# lintian: any error fails, warnings are listed.
+if ! command -v lintian >/dev/null; then
+    fail "lintian is not installed (tools/install-deps --tests)"
+else
+    lintian_out=$(lintian --fail-on error "$lib_deb" "$dev_deb" "$tools_deb" 2>&1)
+    lintian_rc=$?
+    lintian_out=$(grep -v '^running with root privileges' <<<"$lintian_out")
+    grep '^W: ' <<<"$lintian_out" | sed 's/^/note: lintian warning: /'
+    if grep -q '^E: ' <<<"$lintian_out"; then
+        grep '^E: ' <<<"$lintian_out" | sed 's/^/FAIL: lintian error: /'
+        fail "lintian reports $(grep -c '^E: ' <<<"$lintian_out") errors"
+    elif [ "$lintian_rc" -ne 0 ]; then
+        fail "lintian exited $lintian_rc: $lintian_out"
+    else
+        echo "ok:   lintian: no errors ($(grep -c '^W: ' <<<"$lintian_out") warnings)"
+    fi
+fi
+
 root=$scratch/root
 for deb in "$lib_deb" "$dev_deb" "$tools_deb"; do
     dpkg-deb -x "$deb" "$root" || fail "dpkg-deb -x $deb"
@@ -49,6 +95,8 @@ libdir=$(dirname "$(find "$root" -name "librdps.so.$major" | head -n 1)")
 build_example "$src" "$root" "$libdir/pkgconfig" "$libdir" "$scratch/hello"
 check_library "$src" "$libdir/librdps.so.$major" "$major"
 
+check_cmake_package "$root/usr" "$libdir" "$root/usr/share/doc/librdps-dev/examples" unpacked
+
 # The tools' package holds every tool and page built (rdps(3) and rdps(7) come from librdps-dev).
-check_tools "$root/usr" "$libdir"
+check_tools "$root/usr" "$libdir" none
 [ "$failures" -eq 0 ]

@@ -1,20 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # install_prefix.sh - `cmake --install BUILD --prefix P` gives a tree that works where it is and
-# wherever it is moved: the README's example builds through P's rdps.pc and loads P's librdps,
-# librdps exports only the API, the tools run and the man pages are there.
+# wherever it is moved, with no LD_LIBRARY_PATH: the tools run (RUNPATH $ORIGIN/../lib), the
+# README's example builds through P's rdps.pc with -Wl,-rpath from it and runs, librdps exports
+# only the API, the license, changelog and man pages are there.
 # usage: install_prefix.sh BUILD_DIR SOURCE_DIR VERSION
 set -u
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 prefix=$scratch/prefix
-if ! cmake --install "$build" --prefix "$prefix" >"$scratch/install.log" 2>&1; then
-    cat "$scratch/install.log"
-    echo "FAIL: cmake --install $build --prefix $prefix"
-    exit 1
-fi
-libdir=$(dirname "$(find "$prefix" -name librdps.so.0 | head -n 1)")
+install_tree "$prefix"
 pcdir=$libdir/pkgconfig
 if [ ! -f "$pcdir/rdps.pc" ] || [ ! -f "$prefix/include/rdps/rdps.h" ]; then
     fail "no rdps.pc or rdps/rdps.h under $prefix"
@@ -25,18 +21,25 @@ if grep -q "$prefix\|/usr/local" "$pcdir/rdps.pc"; then
 fi
 got=$(PKG_CONFIG_PATH=$pcdir pkg-config --modversion rdps)
 [ "$got" = "$version" ] || fail "pkg-config --modversion rdps: '$got', want $version"
+for f in LICENSE CHANGELOG.md; do
+    if cmp -s "$src/$f" "$prefix/share/doc/rdps/$f"; then
+        echo "ok:   $f in share/doc/rdps"
+    else
+        fail "$f is not installed as share/doc/rdps/$f"
+    fi
+done
 
 build_example "$src" "$prefix" "$pcdir" "$libdir" "$scratch/hello"
-check_library "$src" "$libdir/librdps.so.0" "$major"
+check_library "$src" "$libdir/librdps.so.$major" "$major"
+check_tools "$prefix" "$libdir" origin
 
-# The same tree moved elsewhere still builds the example (rdps.pc is relative to itself).
+# The same tree moved elsewhere still builds the example (rdps.pc is relative to itself) and its
+# tools still run (their RUNPATH is relative to themselves).
 mv "$prefix" "$scratch/moved"
 libdir=${libdir/#$prefix/$scratch/moved}
 pcdir=$libdir/pkgconfig
 prefix=$scratch/moved
 build_example "$src" "$prefix" "$pcdir" "$libdir" "$scratch/hello-moved"
-
-# The tools run from the prefix, and every man page built was installed.
-check_tools "$prefix" "$libdir"
+check_tools "$prefix" "$libdir" origin
 
 [ "$failures" -eq 0 ]

@@ -3,15 +3,24 @@
 # top-level CMakeLists.txt so every install rule is known.
 #
 #   librdps0      the shared library (SONAME librdps.so.0; only RDPS_EXPORT symbols visible)
-#   librdps-dev   rdps/rdps.h, the librdps.so link, rdps.pc, rdps(3) and rdps(7)
+#   librdps-dev   rdps/rdps.h, the librdps.so link, rdps.pc, the CMake package (rdps::rdps),
+#                 rdps(3), rdps(7) and the examples' sources
 #   rdps-tools    rdpub, rdsub, rdps-ping, rdps-info, rdps-stat, md-feed, md-book and their pages
 #
-# The components are the install rules' (lib, dev: pubsub/; tools: everything under tools/).
-# Files go under /usr; library dependencies come from dpkg-shlibdeps (dpkg-dev).
+# The components are the install rules' (lib, dev: pubsub/; tools: everything under tools/; doc,
+# the share/doc/rdps of `cmake --install`, is in no package). Files go under /usr; library
+# dependencies come from dpkg-shlibdeps (dpkg-dev). Each package documents itself the Debian way
+# in /usr/share/doc/<package>: a machine-readable copyright file (from LICENSE), changelog.gz
+# (CHANGELOG.md) and changelog.Debian.gz; those rules are EXCLUDE_FROM_ALL, so only cpack (which
+# installs component by component) puts them in. tests/packaging/deb_packages.sh runs lintian on
+# the packages and fails on any error.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME rdps)
 set(CPACK_PACKAGE_VENDOR "rdps")
-set(CPACK_PACKAGE_CONTACT "rdps maintainers <rdps@localhost>")
+# The Maintainer of the packages; set it to whoever distributes them.
+set(RDPS_PACKAGE_CONTACT "rdps maintainers <rdps@example.org>" CACHE STRING
+    "Maintainer of the Debian packages (Name <address>)")
+set(CPACK_PACKAGE_CONTACT "${RDPS_PACKAGE_CONTACT}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
@@ -19,6 +28,9 @@ set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL lib dev tools)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
+set(CPACK_DEBIAN_PACKAGE_SOURCE rdps)
+# Packaged binaries are stripped (Debian ships debugging symbols apart, in -dbgsym packages).
+set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # dpkg-shlibdeps finds librdps.so.0 for the tools in the build tree (it is in no installed package).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR}/pubsub)
@@ -30,6 +42,10 @@ set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 
 set(CPACK_DEBIAN_LIB_PACKAGE_NAME librdps${PROJECT_VERSION_MAJOR})
 set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
+# The ldconfig trigger Debian wants of a package shipping a public shared library (cpack also
+# writes a postinst/postrm calling ldconfig: a lintian warning, maintscript-calls-ldconfig).
+set(CPACK_DEBIAN_LIB_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/triggers)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME librdps-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 # rdps.pc's Requires.private: pkg-config --cflags needs these .pc files too.
@@ -37,6 +53,8 @@ set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
     "libibverbs-dev, librdmacm-dev, libibumad-dev, libprotobuf-c-dev, pkg-config")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME rdps-tools)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION net)
+
+include(${CMAKE_CURRENT_LIST_DIR}/debian_docs.cmake)
 
 include(CPack)
 cpack_add_component(lib DISPLAY_NAME "librdps" DESCRIPTION
