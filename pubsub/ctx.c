@@ -597,7 +597,7 @@ int rdps_ctx_sends_pending(const rdps_ctx_t *ctx)
 {
     struct rdps_transport_stats ts;
     if (ctx == NULL)
-        return RDPS_EINVAL;
+        return 0; /* nothing pending: a `while (rdps_ctx_sends_pending(ctx))` loop ends */
     ctx->transport->ops->get_stats(ctx->transport, &ts);
     return ts.tx_outstanding > INT32_MAX ? INT32_MAX : (int)ts.tx_outstanding;
 }

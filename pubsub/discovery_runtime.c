@@ -180,8 +180,8 @@ uint64_t rdps__discovery_tick(rdps_ctx_t *ctx, uint64_t now_ns)
 
 int rdps_pub_subscriber_count(const rdps_pub_t *pub)
 {
-    if (pub == NULL)
-        return RDPS_EINVAL;
+    if (pub == NULL || pub->closed)
+        return 0;
     const struct rdps_topic *t = pub->topic;
     uint32_t remote =
         rdps__disc_remote_count(pub->ctx->discovery, t->id, t->name, RDPS_ROLE_SUBSCRIBER);

@@ -155,7 +155,7 @@ RDPS_EXPORT int rdps_ctx_fd(rdps_ctx_t *ctx);
 RDPS_EXPORT int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx);
 /* Waits up to timeout_ms (bounded by the next timer) for work, then polls. */
 RDPS_EXPORT int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms);
-/* Largest payload of one datagram (active MTU minus the rdps header). */
+/* Largest payload of one datagram (active MTU minus the rdps header); 0 for NULL. */
 RDPS_EXPORT size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx);
 
 /* ------------------------------------------------------------------------ */
@@ -209,7 +209,12 @@ typedef struct rdps_pub_opts {
 RDPS_EXPORT int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
                                 rdps_pub_t **out);
 RDPS_EXPORT void rdps_pub_destroy(rdps_pub_t *pub);
-/* 1 once the publisher's multicast group is joined and sends can go out, 0 before. */
+/*
+ * 1 once the publisher's multicast group is joined and sends can go out; otherwise 0, never
+ * negative: before, for NULL or a closed publisher (destroyed from a callback), and when the join
+ * failed for good (rdps_pub_send then returns RDPS_ENOTJOINED, and rdps_last_error_message()
+ * says why).
+ */
 RDPS_EXPORT int rdps_pub_ready(const rdps_pub_t *pub);
 /* Publishes one message of 0..rdps_pub_max_message_size() bytes (copied; the
  * buffer is free on return). Returns 0, RDPS_EAGAIN when not ready or the send
@@ -245,19 +250,24 @@ RDPS_EXPORT void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim);
  * MTU 1024. 0 for NULL or a closed publisher.
  */
 RDPS_EXPORT size_t rdps_pub_max_message_size(const rdps_pub_t *pub);
-/* The publisher's session id (random, nonzero). */
+/* The publisher's session id (random, nonzero); 0 for NULL. */
 RDPS_EXPORT uint32_t rdps_pub_session(const rdps_pub_t *pub);
-/* Live subscribers of the topic seen through discovery (announcing, not left). */
+/*
+ * Live subscribers of the topic: those of other contexts discovery knows (announcing, not left:
+ * the ones RDPS_EVENT_SUBSCRIBER_SEEN told of) plus this ctx's own. 0 for NULL or a closed
+ * publisher, never negative.
+ */
 RDPS_EXPORT int rdps_pub_subscriber_count(const rdps_pub_t *pub);
 /*
  * Reliable publishers: receivers in flow control that have not yet reported every message sent
  * (0 once all caught up; always 0 for an unreliable publisher). Keep polling the ctx until it
- * is 0 before destroying the publisher, or the last messages' repairs are lost with it.
+ * is 0 before destroying the publisher, or the last messages' repairs are lost with it. 0 for
+ * NULL or a closed publisher, never negative: `while (rdps_pub_receivers_behind(pub))` ends.
  */
 RDPS_EXPORT int rdps_pub_receivers_behind(const rdps_pub_t *pub);
 /* Datagrams of this ctx posted but not yet known complete by the device. Completion of
  * unsignaled sends is learnt from a later signaled one, so after a burst this can stay
- * above zero until more is sent: wait on it with a deadline. */
+ * above zero until more is sent: wait on it with a deadline. 0 for NULL, never negative. */
 RDPS_EXPORT int rdps_ctx_sends_pending(const rdps_ctx_t *ctx);
 
 /* ------------------------------------------------------------------------ */
@@ -479,8 +489,9 @@ typedef struct rdps_session_stats {
 } rdps_session_stats;
 /*
  * Fills out[0..max) with the reliable sessions of the subscriber's topic its ctx tracks (newest
- * first) and returns how many there are, which may exceed max; RDPS_EINVAL, RDPS_ECLOSED.
- * Sessions of a topic are shared by its subscribers in one ctx.
+ * first) and returns how many there are, which may exceed max; RDPS_EINVAL (NULL subscriber, or
+ * NULL out with max > 0), RDPS_ECLOSED (closed subscriber): test the result with `> 0`, not for
+ * truth. Sessions of a topic are shared by its subscribers in one ctx.
  */
 RDPS_EXPORT int rdps_sub_sessions(const rdps_sub_t *sub, rdps_session_stats *out, size_t max);
 
