@@ -418,7 +418,7 @@ static void raise_qp_recovered(rdps_ctx_t *ctx)
             .count = (uint32_t)(lost > UINT32_MAX ? UINT32_MAX : lost),
         };
         rdps__ctx_self_source(ctx, &ev.source);
-        s->on_event(s->user, &ev);
+        s->on_event(s->event_user, &ev);
     }
 }
 
@@ -494,6 +494,8 @@ static int poll_locked(rdps_ctx_t *ctx, int budget)
     if ((rc = ctx->member_ops->process(ctx->member_impl)) < 0)
         RDPS_LOG_WRN("group membership events: %s", rdps_strerror(rc));
     update_memberships(ctx);
+    if (ctx->discovery_replays > 0) /* new endpoints hear of the peers known before them */
+        rdps__discovery_replay(ctx);
 
     while (handled < budget && !ctx->destroy_requested) {
         int want = budget - handled < RDPS_RX_BATCH ? budget - handled : RDPS_RX_BATCH;

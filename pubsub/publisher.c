@@ -44,6 +44,10 @@ int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opt
     t->pubs++;
     pub->ctx = ctx;
     pub->topic = t;
+    if (opts != NULL) {
+        pub->on_event = opts->on_event;
+        pub->event_user = opts->event_user;
+    }
     pub->session_id = rdps__ctx_random32();
     pub->next_seq =
         rdps__ctx_random32(); /* a random start exercises wrap-around and hides history */

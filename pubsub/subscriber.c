@@ -42,6 +42,7 @@ int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, 
     sub->on_message = on_message;
     sub->on_event = opts ? opts->on_event : NULL;
     sub->user = user;
+    sub->event_user = opts != NULL && opts->event_user != NULL ? opts->event_user : user;
     sub->reliable = opts != NULL && opts->reliable;
     sub->from_oldest = sub->reliable && opts->from_oldest;
     sub->flow_tag = sub->reliable ? opts->flow_tag : 0;
