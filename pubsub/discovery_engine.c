@@ -694,6 +694,8 @@ int rdps__disc_check(const struct rdps_discovery *d, const char **why)
             return fail(why, "index does not find the peer");
         if (p->interval_ms < d->cfg.min_interval_ms || p->interval_ms > d->cfg.max_interval_ms)
             return fail(why, "interval outside the clamp range");
+        if (p->serial >= d->next_serial)
+            return fail(why, "serial not yet given out");
         if (p->topic == NULL)
             remote_only++;
         else if (topic_find(d, p->topic_id, p->topic->name) != p->topic)
