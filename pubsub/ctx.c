@@ -479,7 +479,7 @@ static void raise_qp_recovered(rdps_ctx_t *ctx)
             .count = (uint32_t)(lost > UINT32_MAX ? UINT32_MAX : lost),
         };
         rdps__ctx_self_source(ctx, &ev.source);
-        s->on_event(s->user, &ev);
+        s->on_event(s->event_user, &ev);
     }
 }
 
@@ -555,6 +555,8 @@ static int poll_locked(rdps_ctx_t *ctx, int budget)
     if ((rc = ctx->member_ops->process(ctx->member_impl)) < 0)
         RDPS_LOG_WRN("group membership events: %s", rdps_strerror(rc));
     update_memberships(ctx);
+    if (ctx->discovery_replays > 0) /* new endpoints hear of the peers known before them */
+        rdps__discovery_replay(ctx);
 
     while (handled < budget && !ctx->destroy_requested) {
         int want = budget - handled < RDPS_RX_BATCH ? budget - handled : RDPS_RX_BATCH;
@@ -674,7 +676,7 @@ int rdps_ctx_sends_pending(const rdps_ctx_t *ctx)
 {
     struct rdps_transport_stats ts;
     if (ctx == NULL)
-        return RDPS_EINVAL;
+        return 0; /* nothing pending: a `while (rdps_ctx_sends_pending(ctx))` loop ends */
     ctx->transport->ops->get_stats(ctx->transport, &ts);
     return ts.tx_outstanding > INT32_MAX ? INT32_MAX : (int)ts.tx_outstanding;
 }

@@ -35,6 +35,18 @@ struct rdps_membership_ops {
     void (*destroy)(void *impl);
 };
 
+/*
+ * An endpoint's discovery events (discovery_runtime.c): it hears SEEN for peers admitted from
+ * serial `told_from` on as they come; those admitted before it was created are replayed at the
+ * next poll (pending), by walking the peer slots from `cursor`. Until a peer is replayed, its
+ * GONE is not told either.
+ */
+struct rdps_disc_replay {
+    uint64_t told_from;
+    uint32_t cursor;
+    bool pending;
+};
+
 struct rdps_pub {
     rdps_ctx_t *ctx;
     struct rdps_pub *next;
@@ -45,6 +57,9 @@ struct rdps_pub {
     uint64_t announce_seq;
     rdps_counters counters;
     struct rdps_rel_pub_glue *rel; /* reliable publishers (publisher_reliable.c), else NULL */
+    rdps_event_cb on_event;
+    void *event_user;
+    struct rdps_disc_replay replay; /* SUBSCRIBER_SEEN of subscribers known before it */
 };
 
 struct rdps_sub {
@@ -59,9 +74,11 @@ struct rdps_sub {
     rdps_msg_cb on_message;
     rdps_event_cb on_event;
     void *user;
+    void *event_user; /* on_event's argument: opts->event_user, or user */
     uint32_t receiver_id;
     uint64_t announce_seq;
     rdps_counters counters;
+    struct rdps_disc_replay replay; /* PUBLISHER_SEEN of publishers known before it */
 };
 
 struct rdps_ctx {
@@ -93,6 +110,7 @@ struct rdps_ctx {
     struct rdps_sub *subs;
     struct rdps_discovery *discovery; /* discovery_runtime.c: peers and our announcements */
     uint64_t discovery_deadline_ns;   /* discovery's next deadline as last reported */
+    unsigned discovery_replays;       /* endpoints with a replay pending */
     uint64_t next_timer_ns;
     uint64_t now_ns;
     uint64_t (*clock)(void *user); /* monotonic ns; tests and fuzzers substitute a fake clock */
@@ -246,6 +264,9 @@ void rdps__discovery_on_frame(rdps_ctx_t *ctx, const struct rdps_source *src,
 void rdps__discovery_counters(const rdps_ctx_t *ctx, rdps_counters *out);
 /* Sends due announcements and expires silent peers; returns the next deadline (monotonic ns). */
 uint64_t rdps__discovery_tick(rdps_ctx_t *ctx, uint64_t now_ns);
+/* Tells endpoints created since the last call the peers known before them (SEEN events); the
+ * caller is inside the callback bracket. */
+void rdps__discovery_replay(rdps_ctx_t *ctx);
 
 /* receive.c */
 int rdps__receive_init(rdps_ctx_t *ctx);

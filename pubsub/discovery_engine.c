@@ -22,6 +22,7 @@ struct rdps_disc_peer {
     bool reliable;                 /* as first announced */
     uint32_t flow_tag;             /* as first announced */
     uint32_t receiver_id;          /* as first announced */
+    uint64_t serial;               /* admission number */
     int32_t name_slot;             /* remote-only: its topic name in d->names, else NONE */
     struct rdps_disc_topic *topic; /* local topic, or NULL: remote-only */
     int32_t prev, next;            /* in topic->peers or d->remote_only_head; next: free list */
@@ -290,7 +291,8 @@ static const char *peer_topic_name(const struct rdps_discovery *d, const struct 
 }
 
 /* The event telling what peer p is (topic: its name, valid during the call). */
-static struct rdps_disc_event peer_event(const struct rdps_disc_peer *p,
+static struct rdps_disc_event peer_event(const struct rdps_discovery *d,
+                                         const struct rdps_disc_peer *p,
                                          enum rdps_disc_event_type type, const char *topic)
 {
     return (struct rdps_disc_event){.type = type,
@@ -302,7 +304,9 @@ static struct rdps_disc_event peer_event(const struct rdps_disc_peer *p,
                                     .reliable = p->reliable,
                                     .flow_tag = p->flow_tag,
                                     .receiver_id = p->receiver_id,
-                                    .source = p->source};
+                                    .source = p->source,
+                                    .serial = p->serial,
+                                    .slot = (uint32_t)(p - d->peers)};
 }
 
 /* Removes peer i from every structure; fills *ev (GONE) first when its topic is local. */
@@ -313,7 +317,7 @@ static bool peer_remove(struct rdps_discovery *d, int32_t i, struct rdps_disc_ev
     bool tell = p->topic != NULL;
     if (tell) {
         strcpy(name_buf, p->topic->name);
-        *ev = peer_event(p, RDPS_DISC_PEER_GONE, name_buf);
+        *ev = peer_event(d, p, RDPS_DISC_PEER_GONE, name_buf);
     }
     index_remove(d, i);
     heap_remove(d, p->heap_pos);
@@ -405,6 +409,7 @@ void rdps__disc_on_announce(struct rdps_discovery *d, const struct rdps_source *
     p->reliable = a->reliable;
     p->flow_tag = a->flow_tag;
     p->receiver_id = a->receiver_id;
+    p->serial = d->next_serial++;
     p->interval_ms = interval;
     p->deadline_ns = deadline;
     index_insert(d, i);
@@ -414,7 +419,7 @@ void rdps__disc_on_announce(struct rdps_discovery *d, const struct rdps_source *
     peer_attach(d, i, t, a->topic);
     d->counters.peers_added++;
     if (t) {
-        struct rdps_disc_event ev = peer_event(p, RDPS_DISC_PEER_SEEN, a->topic);
+        struct rdps_disc_event ev = peer_event(d, p, RDPS_DISC_PEER_SEEN, a->topic);
         emit(d, &ev);
     }
 }
@@ -573,9 +578,34 @@ void rdps__disc_for_each_remote(const struct rdps_discovery *d, uint32_t topic_i
         const struct rdps_disc_peer *p = &d->peers[i];
         if (p->role != (uint8_t)role)
             continue;
-        struct rdps_disc_event ev = peer_event(p, RDPS_DISC_PEER_SEEN, t->name);
+        struct rdps_disc_event ev = peer_event(d, p, RDPS_DISC_PEER_SEEN, t->name);
         fn(user, &ev);
     }
+}
+
+uint64_t rdps__disc_next_serial(const struct rdps_discovery *d)
+{
+    return d->next_serial;
+}
+
+bool rdps__disc_replay_next(const struct rdps_discovery *d, uint32_t topic_id, const char *topic,
+                            enum rdps_announce_role role, uint64_t before, uint32_t *cursor,
+                            struct rdps_disc_event *ev)
+{
+    const struct rdps_disc_topic *t = topic_find(d, topic_id, topic);
+    if (t == NULL)
+        return false;
+    /* Slots, not the topic's list: a slot stays put while fn runs, a list link may not. */
+    for (uint32_t i = *cursor; i < d->cfg.max_peers; i++) {
+        const struct rdps_disc_peer *p = &d->peers[i];
+        if (p->role != (uint8_t)role || p->topic != t || p->serial >= before)
+            continue;
+        *cursor = i + 1;
+        *ev = peer_event(d, p, RDPS_DISC_PEER_SEEN, t->name);
+        return true;
+    }
+    *cursor = d->cfg.max_peers;
+    return false;
 }
 
 uint32_t rdps__disc_remote_reliable_subscribers(const struct rdps_discovery *d, uint32_t topic_id,
@@ -664,6 +694,8 @@ int rdps__disc_check(const struct rdps_discovery *d, const char **why)
             return fail(why, "index does not find the peer");
         if (p->interval_ms < d->cfg.min_interval_ms || p->interval_ms > d->cfg.max_interval_ms)
             return fail(why, "interval outside the clamp range");
+        if (p->serial >= d->next_serial)
+            return fail(why, "serial not yet given out");
         if (p->topic == NULL)
             remote_only++;
         else if (topic_find(d, p->topic_id, p->topic->name) != p->topic)

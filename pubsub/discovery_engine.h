@@ -49,8 +49,12 @@
  *
  * Events (on_event) are raised for peers of local topics only: SEEN when a
  * peer is admitted, GONE when it leaves or expires (not when it is forgotten
- * or moved). The callback may add or remove local endpoints; it must not
- * feed announcements or tick the same engine.
+ * or moved). Refused announcements raise nothing. The callback may add or
+ * remove local endpoints; it must not feed announcements or tick the same
+ * engine. Each admitted peer gets the next serial number: a local endpoint
+ * added when the next serial was S heard SEEN for the peers from S on, and
+ * rdps__disc_replay_next() gives it the live ones before S (peers that joined
+ * the topic before it, or while the topic was remote-only and moved to it).
  *
  * Time: now_ns (monotonic) is passed in; no clock reads, no I/O, no
  * allocation on the announcement path (local topics and endpoints, which the
@@ -83,6 +87,8 @@ struct rdps_disc_event {
     uint32_t flow_tag;    /* reliable subscriber's group tag (first announcement) */
     uint32_t receiver_id; /* reliable subscriber's NAK/STATUS receiver id (first announcement) */
     struct rdps_source source;
+    uint64_t serial; /* the peer's admission number (rdps__disc_next_serial) */
+    uint32_t slot;   /* its entry in the peer table (rdps__disc_replay_next's cursor) */
 };
 
 /* Sends one announcement; returns 0, or a negative code when it cannot go out now (retried). */
@@ -152,6 +158,7 @@ struct rdps_discovery {
     struct rdps_disc_local *locals; /* local endpoints */
     uint32_t local_count, local_cap;
     uint64_t next_announce_ns;
+    uint64_t next_serial; /* the next admitted peer's serial */
 };
 
 void rdps__disc_config_default(struct rdps_disc_config *cfg);
@@ -189,6 +196,18 @@ uint32_t rdps__disc_remote_count(const struct rdps_discovery *d, uint32_t topic_
 void rdps__disc_for_each_remote(const struct rdps_discovery *d, uint32_t topic_id,
                                 const char *topic, enum rdps_announce_role role,
                                 rdps_disc_event_fn fn, void *user);
+/* The serial the next admitted peer gets (peers admitted so far have smaller ones). */
+uint64_t rdps__disc_next_serial(const struct rdps_discovery *d);
+/*
+ * Replay: the next live remote endpoint of `role` on local topic (id, name) admitted before
+ * serial `before`, at or after peer slot *cursor, as a PEER_SEEN event. Returns true with *ev
+ * filled and *cursor past its slot, false when there is none left. Calling fn between calls may
+ * change the table: a peer removed meanwhile is skipped, one admitted meanwhile is not before
+ * `before`. O(max_peers) over a whole walk.
+ */
+bool rdps__disc_replay_next(const struct rdps_discovery *d, uint32_t topic_id, const char *topic,
+                            enum rdps_announce_role role, uint64_t before, uint32_t *cursor,
+                            struct rdps_disc_event *ev);
 /* Live remote subscribers of local topic (id, name) that asked for reliability. O(1). */
 uint32_t rdps__disc_remote_reliable_subscribers(const struct rdps_discovery *d, uint32_t topic_id,
                                                 const char *topic);

@@ -37,26 +37,62 @@ static int send_announce(void *user, const struct rdps_announce *a)
     return rc;
 }
 
+/* The public event for a discovery event about a peer of topic t. */
+static void public_event(const struct rdps_topic *t, const struct rdps_disc_event *dev,
+                         rdps_event *ev)
+{
+    bool publisher = dev->role == RDPS_ROLE_PUBLISHER;
+    bool seen = dev->type == RDPS_DISC_PEER_SEEN;
+    memset(ev, 0, sizeof(*ev));
+    if (publisher)
+        ev->type = seen ? RDPS_EVENT_PUBLISHER_SEEN : RDPS_EVENT_PUBLISHER_GONE;
+    else
+        ev->type = seen ? RDPS_EVENT_SUBSCRIBER_SEEN : RDPS_EVENT_SUBSCRIBER_GONE;
+    ev->topic = t->name;
+    ev->session_id = dev->session_id;
+    ev->source = dev->source;
+    ev->receiver_id = !publisher && dev->reliable ? dev->receiver_id : 0;
+    if (!seen)
+        ev->reason = dev->expired ? RDPS_GONE_TIMED_OUT : RDPS_GONE_LEFT;
+}
+
+/* Whether an endpoint hears about peer dev: not while the replay that owes it its SEEN is
+ * pending (a GONE before that SEEN would come unpaired; the replay then skips the peer). */
+static bool endpoint_told(const struct rdps_disc_replay *r, const struct rdps_disc_event *dev)
+{
+    return !r->pending || dev->serial >= r->told_from || dev->slot < r->cursor;
+}
+
+/* Raises dev on the endpoints of topic t that want it: subscribers hear of publishers,
+ * publishers of subscribers. The caller is inside the callback bracket. */
+static void notify_endpoints(rdps_ctx_t *ctx, struct rdps_topic *t,
+                             const struct rdps_disc_event *dev)
+{
+    rdps_event ev;
+    public_event(t, dev, &ev);
+    if (dev->role == RDPS_ROLE_PUBLISHER) {
+        for (struct rdps_sub *s = t->subs; s != NULL; s = s->topic_next)
+            if (!s->closed && s->on_event != NULL && endpoint_told(&s->replay, dev))
+                s->on_event(s->event_user, &ev);
+        return;
+    }
+    for (struct rdps_pub *p = ctx->pubs; p != NULL; p = p->next)
+        if (p->topic == t && !p->closed && p->on_event != NULL && endpoint_told(&p->replay, dev))
+            p->on_event(p->event_user, &ev);
+}
+
 static void on_disc_event(void *user, const struct rdps_disc_event *dev)
 {
     rdps_ctx_t *ctx = user;
     struct rdps_topic *t = rdps__ctx_topic_find(ctx, dev->topic_id);
     if (t == NULL || strcmp(t->name, dev->topic) != 0)
         return;
-    if (dev->role != RDPS_ROLE_PUBLISHER) {
-        /* Subscribers are counted, not announced; reliable publishers expect reliable ones. */
-        if (dev->reliable && ctx->reliable_pubs > 0)
-            rdps__pub_rel_on_receiver(ctx, t, dev);
-        return;
-    }
-    rdps_event ev = {
-        .type = dev->type == RDPS_DISC_PEER_SEEN ? RDPS_EVENT_PUBLISHER_SEEN
-                                                 : RDPS_EVENT_PUBLISHER_GONE,
-        .topic = t->name,
-        .session_id = dev->session_id,
-        .source = dev->source,
-    };
-    rdps__topic_notify(ctx, t, &ev);
+    /* Reliable publishers expect reliable subscribers (flow control). */
+    if (dev->role == RDPS_ROLE_SUBSCRIBER && dev->reliable && ctx->reliable_pubs > 0)
+        rdps__pub_rel_on_receiver(ctx, t, dev);
+    rdps__ctx_callbacks_enter(ctx);
+    notify_endpoints(ctx, t, dev);
+    rdps__ctx_callbacks_leave(ctx); /* inside poll (depth > 1): frees nothing */
 }
 
 int rdps__discovery_init(rdps_ctx_t *ctx)
@@ -104,6 +140,55 @@ static void deadline_check(rdps_ctx_t *ctx)
     }
 }
 
+/* A new endpoint with an event callback hears, at the next poll, of the peers known before it. */
+static void replay_start(rdps_ctx_t *ctx, struct rdps_disc_replay *r, bool has_callback)
+{
+    memset(r, 0, sizeof(*r));
+    if (!has_callback)
+        return;
+    r->told_from = rdps__disc_next_serial(ctx->discovery);
+    r->pending = true;
+    ctx->discovery_replays++; /* local_add makes the next wait poll at once */
+}
+
+static void replay_end(rdps_ctx_t *ctx, struct rdps_disc_replay *r)
+{
+    if (!r->pending)
+        return;
+    r->pending = false;
+    ctx->discovery_replays--;
+}
+
+/* Replays to one endpoint (role: the peers it hears of) until done or closed. */
+static void replay_endpoint(rdps_ctx_t *ctx, struct rdps_topic *t, enum rdps_announce_role role,
+                            struct rdps_disc_replay *r, const bool *closed, rdps_event_cb fn,
+                            void *fn_user)
+{
+    struct rdps_disc_event dev;
+    while (!*closed && !ctx->destroy_requested &&
+           rdps__disc_replay_next(ctx->discovery, t->id, t->name, role, r->told_from, &r->cursor,
+                                  &dev)) {
+        rdps_event ev;
+        public_event(t, &dev, &ev);
+        fn(fn_user, &ev);
+    }
+    replay_end(ctx, r);
+}
+
+void rdps__discovery_replay(rdps_ctx_t *ctx)
+{
+    /* Endpoints created by the callbacks below are at the head of the lists, pending: the
+     * loops see them or the next poll does. */
+    for (struct rdps_sub *s = ctx->subs; s != NULL && ctx->discovery_replays > 0; s = s->next)
+        if (s->replay.pending)
+            replay_endpoint(ctx, s->topic, RDPS_ROLE_PUBLISHER, &s->replay, &s->closed, s->on_event,
+                            s->event_user);
+    for (struct rdps_pub *p = ctx->pubs; p != NULL && ctx->discovery_replays > 0; p = p->next)
+        if (p->replay.pending)
+            replay_endpoint(ctx, p->topic, RDPS_ROLE_SUBSCRIBER, &p->replay, &p->closed,
+                            p->on_event, p->event_user);
+}
+
 static void local_add(rdps_ctx_t *ctx, const struct rdps_topic *t, enum rdps_announce_role role,
                       uint32_t session_id, bool reliable, uint32_t flow_tag)
 {
@@ -135,25 +220,35 @@ static void local_add(rdps_ctx_t *ctx, const struct rdps_topic *t, enum rdps_ann
 
 void rdps__discovery_pub_added(rdps_ctx_t *ctx, rdps_pub_t *pub)
 {
+    if (ctx->discovery == NULL)
+        return;
+    replay_start(ctx, &pub->replay, pub->on_event != NULL);
     local_add(ctx, pub->topic, RDPS_ROLE_PUBLISHER, pub->session_id, pub->rel != NULL, 0);
 }
 
 void rdps__discovery_pub_removed(rdps_ctx_t *ctx, rdps_pub_t *pub)
 {
-    if (ctx->discovery)
-        rdps__disc_local_remove(ctx->discovery, RDPS_ROLE_PUBLISHER, pub->session_id);
+    if (ctx->discovery == NULL)
+        return;
+    replay_end(ctx, &pub->replay);
+    rdps__disc_local_remove(ctx->discovery, RDPS_ROLE_PUBLISHER, pub->session_id);
 }
 
 void rdps__discovery_sub_added(rdps_ctx_t *ctx, rdps_sub_t *sub)
 {
+    if (ctx->discovery == NULL)
+        return;
+    replay_start(ctx, &sub->replay, sub->on_event != NULL);
     local_add(ctx, sub->topic, RDPS_ROLE_SUBSCRIBER, sub->receiver_id, sub->reliable,
               sub->flow_tag);
 }
 
 void rdps__discovery_sub_removed(rdps_ctx_t *ctx, rdps_sub_t *sub)
 {
-    if (ctx->discovery)
-        rdps__disc_local_remove(ctx->discovery, RDPS_ROLE_SUBSCRIBER, sub->receiver_id);
+    if (ctx->discovery == NULL)
+        return;
+    replay_end(ctx, &sub->replay);
+    rdps__disc_local_remove(ctx->discovery, RDPS_ROLE_SUBSCRIBER, sub->receiver_id);
 }
 
 void rdps__discovery_on_frame(rdps_ctx_t *ctx, const struct rdps_source *src,
@@ -180,8 +275,8 @@ uint64_t rdps__discovery_tick(rdps_ctx_t *ctx, uint64_t now_ns)
 
 int rdps_pub_subscriber_count(const rdps_pub_t *pub)
 {
-    if (pub == NULL)
-        return RDPS_EINVAL;
+    if (pub == NULL || pub->closed)
+        return 0;
     const struct rdps_topic *t = pub->topic;
     uint32_t remote =
         rdps__disc_remote_count(pub->ctx->discovery, t->id, t->name, RDPS_ROLE_SUBSCRIBER);

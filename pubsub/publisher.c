@@ -44,6 +44,10 @@ int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opt
     t->pubs++;
     pub->ctx = ctx;
     pub->topic = t;
+    if (opts != NULL) {
+        pub->on_event = opts->on_event;
+        pub->event_user = opts->event_user;
+    }
     pub->session_id = rdps__ctx_random32();
     pub->next_seq =
         rdps__ctx_random32(); /* a random start exercises wrap-around and hides history */
@@ -107,22 +111,20 @@ static int send_join_state(const rdps_pub_t *pub)
                          t->name);
 }
 
+/* A failed join reads as "not ready"; rdps_last_error_message() and rdps_pub_send say why. */
 int rdps_pub_ready(const rdps_pub_t *pub)
 {
-    if (pub == NULL)
-        return RDPS_EINVAL;
-    if (pub->closed)
-        return RDPS_ECLOSED;
-    return send_join_state(pub);
+    if (pub == NULL || pub->closed)
+        return 0;
+    return send_join_state(pub) == 1;
 }
 
 int rdps_pub_receivers_behind(const rdps_pub_t *pub)
 {
-    if (pub == NULL)
-        return RDPS_EINVAL;
-    if (pub->closed)
-        return RDPS_ECLOSED;
-    return pub->rel != NULL ? (int)rdps__pub_rel_receivers_behind(pub) : 0;
+    if (pub == NULL || pub->closed || pub->rel == NULL)
+        return 0;
+    uint32_t behind = rdps__pub_rel_receivers_behind(pub);
+    return behind > INT32_MAX ? INT32_MAX : (int)behind;
 }
 
 size_t rdps_pub_max_message_size(const rdps_pub_t *pub)

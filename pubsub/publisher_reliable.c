@@ -12,6 +12,7 @@
 #include "rdps_log.h"
 #include "rdps_random.h"
 #include "rdps_rel_pub.h"
+#include "rdps_seq.h"
 
 /*
  * Ring frames posted and not completed, per publisher (a power of two). What is posted waits in
@@ -43,9 +44,7 @@ struct rdps_rel_pub_glue {
     /* An action the send queue had no room for: posted first next time. */
     struct rdps_rel_pub_action pending;
     bool has_pending;
-    rdps_event_cb on_event;
-    void *event_user;
-    rdps_event events[EVENT_QUEUE];
+    rdps_event events[EVENT_QUEUE]; /* for the publisher's on_event */
     unsigned event_count;
     uint64_t events_dropped;
     uint64_t deadline_ns; /* the engine's next deadline as last reported */
@@ -55,7 +54,7 @@ static void queue_event(void *user, const struct rdps_rel_pub_event *ev)
 {
     rdps_pub_t *pub = user;
     struct rdps_rel_pub_glue *g = pub->rel;
-    if (g->on_event == NULL)
+    if (pub->on_event == NULL)
         return;
     if (g->event_count == EVENT_QUEUE) {
         g->events_dropped++;
@@ -77,7 +76,9 @@ static void queue_event(void *user, const struct rdps_rel_pub_event *ev)
     out->topic = pub->topic->name;
     out->session_id = pub->session_id;
     out->first_seq = ev->consumed_seq;
-    out->count = ev->trail_seq - ev->consumed_seq; /* how far behind the ring it was */
+    /* How far behind the ring's oldest sequence it is; 0 when it is not (resumed, stalled). */
+    out->count =
+        rdps__seq_lt(ev->consumed_seq, ev->trail_seq) ? ev->trail_seq - ev->consumed_seq : 0;
     out->source = *ev->source;
     out->receiver_id = ev->receiver_id;
     out->reason = ev->reason;
@@ -88,7 +89,7 @@ static void raise_events(rdps_pub_t *pub)
 {
     struct rdps_rel_pub_glue *g = pub->rel;
     for (unsigned i = 0; i < g->event_count && !pub->closed; i++)
-        g->on_event(g->event_user, &g->events[i]);
+        pub->on_event(pub->event_user, &g->events[i]);
     g->event_count = 0;
 }
 
@@ -182,8 +183,6 @@ int rdps__pub_rel_attach(rdps_pub_t *pub, const rdps_pub_opts *opts)
         free(g);
         return rdps__prepend_err(rc, "reliable publisher: ");
     }
-    g->on_event = opts->on_event;
-    g->event_user = opts->event_user;
     g->deadline_ns = 0;
     /* Subscribers that announced before this publisher existed are expected too. */
     if (ctx->discovery != NULL)

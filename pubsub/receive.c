@@ -98,7 +98,7 @@ void rdps__topic_notify(rdps_ctx_t *ctx, struct rdps_topic *topic, const rdps_ev
     for (struct rdps_sub *s = topic->subs, *next; s != NULL; s = next) {
         next = s->topic_next;
         if (!s->closed && s->on_event)
-            s->on_event(s->user, ev);
+            s->on_event(s->event_user, ev);
     }
     rdps__ctx_callbacks_leave(ctx); /* inside poll (depth > 1): frees nothing */
 }
@@ -344,7 +344,7 @@ uint64_t rdps__receive_expire(rdps_ctx_t *ctx)
 static uint64_t lost_total(const struct rdps_rel_recv_counters *c)
 {
     uint64_t lost = 0;
-    for (int i = 0; i < RDPS_LOSS_REASON_COUNT; i++)
+    for (int i = 0; i < RDPS__LOSS_REASONS; i++)
         lost += c->lost[i];
     return lost;
 }

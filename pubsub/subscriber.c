@@ -42,6 +42,7 @@ int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, 
     sub->on_message = on_message;
     sub->on_event = opts ? opts->on_event : NULL;
     sub->user = user;
+    sub->event_user = opts != NULL && opts->event_user != NULL ? opts->event_user : user;
     sub->reliable = opts != NULL && opts->reliable;
     sub->from_oldest = sub->reliable && opts->from_oldest;
     sub->flow_tag = sub->reliable ? opts->flow_tag : 0;
@@ -112,19 +113,16 @@ void rdps__sub_free(rdps_sub_t *sub)
     free(sub);
 }
 
+/* A failed join reads as "not ready"; rdps_last_error_message() says why. */
 int rdps_sub_ready(const rdps_sub_t *sub)
 {
     const struct rdps_dest *dest;
-    if (sub == NULL)
-        return RDPS_EINVAL;
-    if (sub->closed)
-        return RDPS_ECLOSED;
-    if (sub->topic->receive_membership == NULL)
+    if (sub == NULL || sub->closed || sub->topic->receive_membership == NULL)
         return 0;
     int state = sub->ctx->member_ops->state(sub->topic->receive_membership, &dest);
     if (state < 0)
-        return rdps__set_err(RDPS_ENOTJOINED, "topic '%s': joining its multicast group failed",
-                             sub->topic->name);
+        rdps__set_err(RDPS_ENOTJOINED, "topic '%s': joining its multicast group failed",
+                      sub->topic->name);
     return state == 1;
 }
 

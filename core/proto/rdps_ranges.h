@@ -30,7 +30,7 @@ struct rdps_gap_range {
     uint64_t due_ns;       /* next action: report (unreliable) or NAK (reliable) */
     uint64_t nak_ns;       /* last NAK sent for it; 0 = never */
     uint16_t tries;        /* NAKs sent for it */
-    uint8_t lost_reason;   /* reliable: nonzero = given up (enum rdps_loss_reason) */
+    uint8_t lost_reason;   /* reliable: nonzero = given up (rdps_loss_reason) */
     uint8_t suppressed;    /* a repair seen for it was counted as a suppression */
     uint8_t overtaken;     /* reliable: a repair asked for after it arrived first: ask now */
     uint8_t held;          /* reliable: its retry waits for the receive queue to be processed */

@@ -141,19 +141,16 @@ enum rdps_rel_rx_state {
 };
 
 enum rdps_rel_pub_event_kind {
-    RDPS_REL_PUB_EV_EVICTED = 1, /* reason: RDPS_REL_PUB_LAGGED or RDPS_REL_PUB_STALLED */
+    RDPS_REL_PUB_EV_EVICTED = 1, /* reason: rdps_evict_reason (rdps.h) */
     RDPS_REL_PUB_EV_RESUMED,     /* an evicted receiver reported a position at/above the trail */
     RDPS_REL_PUB_EV_TIMED_OUT,   /* unheard for receiver_timeout_ns: removed */
 };
 
-enum rdps_rel_pub_evict_reason {
-    RDPS_REL_PUB_LAGGED = 1, /* the ring no longer holds its consumed sequence */
-    RDPS_REL_PUB_STALLED,    /* held a min/tagged publisher back for stall_evict_ns */
-};
-
 struct rdps_rel_pub_event {
     enum rdps_rel_pub_event_kind kind;
-    int reason; /* enum rdps_rel_pub_evict_reason for EVICTED, else 0 */
+    int reason; /* EVICTED: rdps_evict_reason (LAGGED: the ring no longer holds its
+                   consumed sequence; STALLED: held a min/tagged publisher back for
+                   stall_evict_ns); else 0 */
     const struct rdps_source *source;
     uint32_t receiver_id;
     uint32_t consumed_seq; /* the receiver's last reported position */

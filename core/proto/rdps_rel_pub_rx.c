@@ -120,7 +120,7 @@ static void emit(struct rdps_rel_pub *p, enum rdps_rel_pub_event_kind kind, int 
     p->cfg.on_event(p->cfg.user, &ev);
 }
 
-static void evict(struct rdps_rel_pub *p, int32_t i, int reason)
+static void evict(struct rdps_rel_pub *p, int32_t i, rdps_evict_reason reason)
 {
     struct rdps_rel_receiver *r = &p->rx[i];
     if (r->state == RDPS_REL_RX_ACTIVE)
@@ -177,7 +177,7 @@ int rdps__rel_pub_on_status(struct rdps_rel_pub *p, const struct rdps_source *so
         /* Behind what the ring holds: out of flow control until it jumps to the live position. */
         if (r->state != RDPS_REL_RX_EVICTED) {
             r->consumed_seq = consumed;
-            evict(p, i, RDPS_REL_PUB_LAGGED);
+            evict(p, i, RDPS_EVICT_LAGGED);
         }
         return 0;
     }
@@ -301,7 +301,7 @@ void rdps__rel_evict_lagging(struct rdps_rel_pub *p)
     for (uint32_t i = 0; i < p->cfg.max_receivers; i++)
         if (p->rx[i].state == RDPS_REL_RX_ACTIVE &&
             rdps__seq_lt(p->rx[i].consumed_seq, p->ring.trail_seq))
-            evict(p, (int32_t)i, RDPS_REL_PUB_LAGGED);
+            evict(p, (int32_t)i, RDPS_EVICT_LAGGED);
     rdps__rel_fc_recompute(p);
 }
 
@@ -356,7 +356,7 @@ uint64_t rdps__rel_stall_check(struct rdps_rel_pub *p, uint64_t now_ns)
             continue;
         uint32_t v = p->blocked_by_window ? r->consumed_seq + r->window : r->consumed_seq;
         if (v == mark)
-            evict(p, (int32_t)i, RDPS_REL_PUB_STALLED);
+            evict(p, (int32_t)i, RDPS_EVICT_STALLED);
     }
     return UINT64_MAX;
 }

@@ -9,18 +9,6 @@
 #include "rdps_reasm_internal.h"
 #include "rdps_seq.h"
 
-const char *rdps__loss_reason_name(enum rdps_loss_reason reason)
-{
-    static const char *const names[] = {
-#define RDPS_LOSS_NAME_(name, text) #name,
-        RDPS_LOSS_REASON_MAP(RDPS_LOSS_NAME_)
-#undef RDPS_LOSS_NAME_
-    };
-    if ((unsigned)reason >= RDPS_LOSS_REASON_COUNT)
-        return "UNKNOWN";
-    return names[reason];
-}
-
 /* ---- timing ---------------------------------------------------------------------------------- */
 
 static uint64_t rng_next(uint64_t *state) /* splitmix64 */
@@ -353,13 +341,13 @@ static void gap_filled(struct rdps_reasm *r, int32_t si, uint32_t seq, bool repa
  */
 
 static void emit_loss(struct rdps_reasm *r, int32_t si, uint32_t first, uint32_t count,
-                      enum rdps_loss_reason reason)
+                      rdps_loss_reason reason)
 {
     struct rdps_reasm_stream *s = &r->streams[si];
     struct rdps_rel_stream *rs = &r->rel[si];
     if (count == 0)
         return;
-    if (reason == RDPS_LOSS_NONE) { /* before the join: never part of this receiver's stream */
+    if (reason == RDPS__LOSS_NONE) { /* before the join: never part of this receiver's stream */
         RDPS_REL_COUNT(r, rs, join_skipped, count);
         return;
     }
@@ -383,7 +371,7 @@ static void emit_loss(struct rdps_reasm *r, int32_t si, uint32_t first, uint32_t
  * forgets its ranges and the partials wholly inside, raises one loss event,
  * and moves the consumed point. Past next_seq the window restarts at upto.
  */
-static void skip_to(struct rdps_reasm *r, int32_t si, uint32_t upto, enum rdps_loss_reason reason)
+static void skip_to(struct rdps_reasm *r, int32_t si, uint32_t upto, rdps_loss_reason reason)
 {
     struct rdps_reasm_stream *s = &r->streams[si];
     struct rdps_rel_stream *rs = &r->rel[si];
@@ -407,7 +395,7 @@ static void skip_to(struct rdps_reasm *r, int32_t si, uint32_t upto, enum rdps_l
         }
     }
     rs->consumed = upto;
-    if (reason != RDPS_LOSS_NONE)
+    if (reason != RDPS__LOSS_NONE)
         rs->progressed = true;
     emit_loss(r, si, from, upto - from, reason);
 }
@@ -422,15 +410,15 @@ static const struct rdps_gap_range *partial_hole(const struct rdps_reasm_stream 
     return g->start - p->first_seq < p->frag_total ? g : NULL;
 }
 
-/* Why a missing range cannot be had any more, or RDPS_LOSS_NONE. */
-static enum rdps_loss_reason range_verdict(const struct rdps_rel_stream *rs,
-                                           const struct rdps_gap_range *g)
+/* Why a missing range cannot be had any more, or RDPS__LOSS_NONE. */
+static rdps_loss_reason range_verdict(const struct rdps_rel_stream *rs,
+                                      const struct rdps_gap_range *g)
 {
     if (g->lost_reason != 0)
-        return (enum rdps_loss_reason)g->lost_reason;
+        return (rdps_loss_reason)g->lost_reason;
     if (rs->have_trail && rdps__seq_lt(g->start, rs->trail))
-        return RDPS_LOSS_RETAINED;
-    return RDPS_LOSS_NONE;
+        return RDPS_LOSS_BELOW_RING;
+    return RDPS__LOSS_NONE;
 }
 
 /*
@@ -461,7 +449,7 @@ static int rel_release(struct rdps_reasm *r, int32_t si)
         uint32_t c = rs->consumed;
         if (c == s->next_seq) {
             if (rs->have_trail && rdps__seq_lt(c, rs->trail))
-                skip_to(r, si, rs->trail, RDPS_LOSS_RETAINED);
+                skip_to(r, si, rs->trail, RDPS_LOSS_BELOW_RING);
             break;
         }
         if (!rdps__reasm_window_test(s, c)) {
@@ -472,18 +460,18 @@ static int rel_release(struct rdps_reasm *r, int32_t si)
                 continue;
             }
             const struct rdps_gap_range *g = &s->gaps.r[0];
-            enum rdps_loss_reason why = range_verdict(rs, g);
-            if (why == RDPS_LOSS_NONE)
+            rdps_loss_reason why = range_verdict(rs, g);
+            if (why == RDPS__LOSS_NONE)
                 break;
             uint32_t end = rdps__range_end(g);
-            if (why == RDPS_LOSS_RETAINED && rdps__seq_lt(rs->trail, end))
+            if (why == RDPS_LOSS_BELOW_RING && rdps__seq_lt(rs->trail, end))
                 end = rs->trail;
             skip_to(r, si, end, why);
             continue;
         }
         int32_t pi = rdps__rel_partial_at(r, si, c);
         if (pi == NO_INDEX) { /* admitted, but no message could hold it */
-            skip_to(r, si, c + 1, RDPS_LOSS_REFUSED);
+            skip_to(r, si, c + 1, RDPS_LOSS_TOO_LARGE);
             continue;
         }
         struct rdps_reasm_partial *p = &r->partials[pi];
@@ -492,7 +480,7 @@ static int rel_release(struct rdps_reasm *r, int32_t si)
              * delivered or given up yet) sent before this receiver joined. */
             uint32_t end = p->frag_size != 0 ? p->first_seq + p->frag_total : c + 1;
             rdps__reasm_partial_release(r, pi);
-            skip_to(r, si, end, rs->progressed ? RDPS_LOSS_PARTIAL : RDPS_LOSS_NONE);
+            skip_to(r, si, end, rs->progressed ? RDPS_LOSS_PARTIAL_MESSAGE : RDPS__LOSS_NONE);
             continue;
         }
         if (p->complete) {
@@ -504,8 +492,8 @@ static int rel_release(struct rdps_reasm *r, int32_t si)
             continue;
         }
         const struct rdps_gap_range *hole = partial_hole(s, p);
-        enum rdps_loss_reason why = hole != NULL ? range_verdict(rs, hole) : RDPS_LOSS_NONE;
-        if (why == RDPS_LOSS_NONE)
+        rdps_loss_reason why = hole != NULL ? range_verdict(rs, hole) : RDPS__LOSS_NONE;
+        if (why == RDPS__LOSS_NONE)
             break;
         uint32_t end = c + p->frag_total;
         rdps__reasm_partial_release(r, pi);
@@ -548,7 +536,7 @@ void rdps__rel_stream_stop(struct rdps_reasm *r, int32_t si)
     struct rdps_reasm_stream *s = &r->streams[si];
     struct rdps_rel_stream *rs = &r->rel[si];
     if (!rs->joining && rdps__seq_lt(rs->consumed, s->next_seq))
-        emit_loss(r, si, rs->consumed, s->next_seq - rs->consumed, RDPS_LOSS_STREAM_GONE);
+        emit_loss(r, si, rs->consumed, s->next_seq - rs->consumed, RDPS_LOSS_SESSION_DROPPED);
     s->gaps.count = 0;
     if (rs->prev != NO_INDEX)
         r->rel[rs->prev].next = rs->next;
@@ -752,7 +740,7 @@ static uint64_t poll_naks(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uin
     rdps__ranges_trim_below(&s->gaps, rs->consumed);
     for (unsigned i = 0; i < s->gaps.count; i++) {
         struct rdps_gap_range *g = &s->gaps.r[i];
-        if (range_verdict(rs, g) != RDPS_LOSS_NONE) {
+        if (range_verdict(rs, g) != RDPS__LOSS_NONE) {
             *gave_up = true;
             continue;
         }
@@ -777,7 +765,7 @@ static uint64_t poll_naks(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uin
             continue;
         }
         if (g->tries >= cfg->nak_max_tries) {
-            g->lost_reason = RDPS_LOSS_RETRIES;
+            g->lost_reason = RDPS_LOSS_NAK_RETRIES;
             *gave_up = true;
             continue;
         }

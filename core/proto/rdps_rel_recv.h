@@ -63,20 +63,20 @@
  *
  * Heartbeats: seq (the publisher's next sequence) reveals tail loss up to
  * consumed + window; R gives the trail seq - R: a gap below it is declared
- * lost at once (RDPS_LOSS_RETAINED), never NAKed. A heartbeat (the publisher
+ * lost at once (RDPS_LOSS_BELOW_RING), never NAKed. A heartbeat (the publisher
  * is idle) that finds everything before seq consumed, or seq below what this
  * receiver's window now reaches, is answered with a STATUS (the last one may
  * have been lost while the publisher waits on its window).
  *
- * Loss. A range is given up after nak_max_tries NAKs (RETRIES) or
- * loss_deadline_ns after detection (DEADLINE); received fragments of a
- * message whose other fragments were given up go with it (PARTIAL); a
- * message this receiver cannot hold (too large, too many fragments) is
- * REFUSED; a reliable stream removed from the table (evicted, idle) loses
- * what it had not delivered (STREAM_GONE). Each lost run raises one loss
- * event {source, session, first_seq, count, reason} when the consumed point
- * reaches it, then delivery carries on: events never overlap each other or
- * a delivered message.
+ * Loss (rdps_loss_reason). A range is given up after nak_max_tries NAKs
+ * (NAK_RETRIES) or loss_deadline_ns after detection (DEADLINE); received
+ * fragments of a message whose other fragments were given up go with it
+ * (PARTIAL_MESSAGE); a message this receiver cannot hold (too large, too many
+ * fragments) is given up whole (TOO_LARGE); a reliable stream removed from
+ * the table (evicted, idle) loses what it had not delivered (SESSION_DROPPED).
+ * Each lost run raises one loss event {source, session, first_seq, count,
+ * reason} when the consumed point reaches it, then delivery carries on:
+ * events never overlap each other or a delivered message.
  *
  * STATUS (unicast to the source): consumed_seq, window = min(the sequences
  * held past the consumed point (up to the newest received) plus the credits
@@ -104,32 +104,18 @@
  * with the reassembler's tables); outgoing frames are built on the stack.
  */
 
-/* Why sequences were given up. X(name, text). */
-#define RDPS_LOSS_REASON_MAP(X)                                                     \
-    X(NONE, "not lost")                                                             \
-    X(RETAINED, "below the publisher's retained range (heartbeat trail)")           \
-    X(RETRIES, "NAK retries exhausted")                                             \
-    X(DEADLINE, "not repaired within the loss deadline")                            \
-    X(PARTIAL, "fragments of a message whose other fragments were lost")            \
-    X(REFUSED, "message this receiver cannot hold (too large, too many fragments)") \
-    X(STREAM_GONE, "stream removed from the table before delivering")
-
-enum rdps_loss_reason {
-#define RDPS_LOSS_ENUM_(name, text) RDPS_LOSS_##name,
-    RDPS_LOSS_REASON_MAP(RDPS_LOSS_ENUM_)
-#undef RDPS_LOSS_ENUM_
-        RDPS_LOSS_REASON_COUNT
-};
-
-/* "retained", "retries", ...; never NULL. */
-const char *rdps__loss_reason_name(enum rdps_loss_reason reason);
+/* Why sequences were given up: the public rdps_loss_reason (rdps.h), and RDPS__LOSS_NONE for
+ * "not lost" (sequences sent before this receiver joined, which no event reports). */
+#define RDPS__LOSS_NONE ((rdps_loss_reason)0)
+/* Entries of an array indexed by reason, RDPS__LOSS_NONE included (SESSION_DROPPED is the last). */
+#define RDPS__LOSS_REASONS (RDPS_LOSS_SESSION_DROPPED + 1)
 
 /* One unrecoverable run of sequences. */
 struct rdps_reasm_loss {
     const struct rdps_source *source;
     uint32_t session_id, topic_id;
     uint32_t first_seq, count;
-    enum rdps_loss_reason reason;
+    rdps_loss_reason reason;
 };
 
 /* Repair latency histogram: bucket i counts latencies in [2^(i-1), 2^i) microseconds (0: < 1). */
@@ -161,7 +147,7 @@ struct rdps_rel_recv_counters {
     uint64_t heartbeats;
     uint64_t rtt_samples;
     uint64_t loss_events;
-    uint64_t lost[RDPS_LOSS_REASON_COUNT];             /* sequences given up, by reason */
+    uint64_t lost[RDPS__LOSS_REASONS];                 /* sequences given up, by reason */
     uint64_t repair_latency[RDPS_REL_LATENCY_BUCKETS]; /* detection -> repair */
     uint64_t repair_rtts[RDPS_REL_RTT_BUCKETS];        /* the same, in RTTs */
 };
@@ -206,7 +192,7 @@ struct rdps_rel_recv_config {
     uint64_t nak_retry_alone_ns; /* the floor when this is the stream's only receiver (0: the
                                     one above): the publisher's linger is then 2 of its RTTs */
     uint32_t nak_retry_min_rtts; /* alone: and at least this many RTTs */
-    uint32_t nak_max_tries;      /* NAKs per range before RDPS_LOSS_RETRIES (>= 1) */
+    uint32_t nak_max_tries;      /* NAKs per range before RDPS_LOSS_NAK_RETRIES (>= 1) */
     uint64_t loss_deadline_ns;   /* RDPS_LOSS_DEADLINE this long after detection; 0 = never */
     uint64_t status_interval_ns; /* STATUS at least this often */
     uint64_t join_wait_ns;       /* from_oldest: wait this long for the first heartbeat */

@@ -208,8 +208,7 @@ static void on_deliver(void *user, const uint8_t *msg, uint32_t len,
 static void on_loss(void *user, const struct rdps_reasm_loss *loss)
 {
     struct harness *hx = user;
-    if (loss->count == 0 || loss->reason <= RDPS_LOSS_NONE ||
-        loss->reason >= RDPS_LOSS_REASON_COUNT)
+    if (loss->count == 0 || loss->reason <= RDPS__LOSS_NONE || loss->reason >= RDPS__LOSS_REASONS)
         abort();
     int src = honest_index(hx, loss->source);
     if (src < 0)
@@ -229,7 +228,7 @@ static void on_loss(void *user, const struct rdps_reasm_loss *loss)
             abort(); /* a loss event over a delivered message */
         m->lost = true;
     }
-    if (loss->reason == RDPS_LOSS_STREAM_GONE) {
+    if (loss->reason == RDPS_LOSS_SESSION_DROPPED) {
         hx->rel_tiling[src] = false; /* a new stream joins at the live position */
         return;
     }

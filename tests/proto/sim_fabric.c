@@ -244,7 +244,10 @@ static void rx_loss(void *user, const struct rdps_reasm_loss *loss)
         rdps__seq_gt(loss->first_seq + loss->count, s->next_seq)) {
         s->res->bad_loss++;
         fail(s, "receiver %u: loss [%u, +%u) reason %s, expected it to start at %u", x->index,
-             loss->first_seq, loss->count, rdps__loss_reason_name(loss->reason), x->accounted);
+             loss->first_seq, loss->count,
+             rdps_event_reason_name(
+                 &(rdps_event){.type = RDPS_EVENT_LOSS, .reason = (int)loss->reason}),
+             x->accounted);
     }
     x->loss_events++;
     x->lost_seqs += loss->count;
@@ -338,7 +341,7 @@ static void pub_event(void *user, const struct rdps_rel_pub_event *ev)
     switch (ev->kind) {
     case RDPS_REL_PUB_EV_EVICTED:
         res->evictions++;
-        if (ev->reason == RDPS_REL_PUB_STALLED)
+        if (ev->reason == RDPS_EVICT_STALLED)
             res->evictions_stalled++;
         if (res->evicted_rx == UINT32_MAX) {
             res->evicted_rx = rx_of(s, ev->source);
@@ -720,7 +723,7 @@ static void collect(struct sim *s)
         res->park_evicted += rc->park_evicted;
         res->beyond_window += rc->beyond_window;
         res->rx_duplicates += rc->duplicates;
-        for (int i = 0; i < RDPS_LOSS_REASON_COUNT; i++)
+        for (int i = 0; i < RDPS__LOSS_REASONS; i++)
             res->lost_by_reason[i] += rc->lost[i];
         res->delivered += x->delivered;
         res->lost_msgs += x->lost_msgs;

@@ -84,7 +84,8 @@ struct sim_config {
     uint32_t stall_rx;       /* a receiver that stops polling (UINT32_MAX: none) ... */
     uint64_t stall_after;    /* ... once this many messages were appended ... */
     uint64_t stall_ns;       /* ... for this long */
-    uint32_t nak_max_tries;  /* receivers' NAKs per range before RDPS_LOSS_RETRIES (0: default) */
+    uint32_t
+        nak_max_tries; /* receivers' NAKs per range before RDPS_LOSS_NAK_RETRIES (0: default) */
     uint64_t nak_retry_min_ns, repair_linger_ns; /* what-ifs: 0 keeps the library's 4 ms, 2 ms */
     double link_gbps;
     uint64_t time_limit_ns; /* simulated */
@@ -140,7 +141,7 @@ struct sim_result {
     double cpu_s;
     /* Outcome per receiver, summed (and the minimum delivered). */
     uint64_t delivered, delivered_min, lost_msgs, lost_seqs, loss_events;
-    uint64_t lost_by_reason[RDPS_LOSS_REASON_COUNT]; /* sequences, from the engines' counters */
+    uint64_t lost_by_reason[RDPS__LOSS_REASONS]; /* sequences, from the engines' counters */
     uint32_t late_joins;     /* receivers whose first sequence was not the session's first */
     uint64_t skipped_msgs;   /* messages before those receivers joined */
     uint32_t receivers_done; /* receivers that accounted for every sequence */

@@ -40,12 +40,13 @@ static void expect_everything(const struct sim_config *cfg, const struct sim_res
     if (res->failure[0] != '\0')
         print_error("%s seed %llu N=%u: %s\n", cfg->down.name, (unsigned long long)cfg->seed,
                     cfg->receivers, res->failure);
-    for (int i = 1; i < RDPS_LOSS_REASON_COUNT; i++)
+    for (int i = 1; i < RDPS__LOSS_REASONS; i++)
         if (res->lost_by_reason[i] != 0)
-            print_error("%s seed %llu N=%u: %llu sequences lost (%s)\n", cfg->down.name,
-                        (unsigned long long)cfg->seed, cfg->receivers,
-                        (unsigned long long)res->lost_by_reason[i],
-                        rdps__loss_reason_name((enum rdps_loss_reason)i));
+            print_error(
+                "%s seed %llu N=%u: %llu sequences lost (%s)\n", cfg->down.name,
+                (unsigned long long)cfg->seed, cfg->receivers,
+                (unsigned long long)res->lost_by_reason[i],
+                rdps_event_reason_name(&(rdps_event){.type = RDPS_EVENT_LOSS, .reason = i}));
     assert_string_equal(res->failure, "");
     assert_int_equal(res->bad_order, 0);
     assert_int_equal(res->bad_content, 0);
@@ -248,8 +249,8 @@ static void test_stalled_receiver_evicted_once_under_min(void **state)
     /* Throughput recovered: while the receiver was away, as fast as before it stalled. */
     assert_true(rate_while_evicted(&res) >= 0.5 * rate_before_stall(&res));
     /* Back, it lost only what the ring no longer held (and fragments of such messages). */
-    assert_int_equal(res.lost_by_reason[RDPS_LOSS_RETRIES] + res.lost_by_reason[RDPS_LOSS_DEADLINE],
-                     0);
+    assert_int_equal(
+        res.lost_by_reason[RDPS_LOSS_NAK_RETRIES] + res.lost_by_reason[RDPS_LOSS_DEADLINE], 0);
 }
 
 /*
@@ -269,7 +270,7 @@ static void test_resumed_receiver_catches_up(void **state)
     run_stall(8000, &sim_models[1], &cfg, &res); /* uni1 */
     assert_string_equal(res.failure, "");
     assert_int_equal(res.resumes, 1);
-    assert_int_equal(res.lost_by_reason[RDPS_LOSS_RETAINED], 0); /* the ring held everything */
+    assert_int_equal(res.lost_by_reason[RDPS_LOSS_BELOW_RING], 0); /* the ring held everything */
     assert_int_equal(res.park_evicted, 0);
     assert_int_equal(res.lost_msgs, 0);
 }
@@ -459,7 +460,7 @@ static void test_checks_catch_injected_faults(void **state)
     assert_true(res.bad_content > 0);
     /* Too few NAK tries for 20 % loss both ways: sequences the ring still holds are lost. */
     run_nak_tries(10, &res);
-    assert_true(res.lost_by_reason[RDPS_LOSS_RETRIES] > 0);
+    assert_true(res.lost_by_reason[RDPS_LOSS_NAK_RETRIES] > 0);
     assert_true(res.lost_msgs > 0);
     /* Receivers told they are alone NAK at once: a common loss then costs far more than 3. */
     assert_true(common_loss_naks(1, 1, 1000) > 3.0);

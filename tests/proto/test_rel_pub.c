@@ -708,7 +708,7 @@ static void test_eviction_lagged(void **state)
     send_one(&f, 8); /* the ring drops `first`: receiver 2 can no longer be repaired */
     assert_int_equal(f.nev, 1);
     assert_int_equal(f.ev[0].kind, RDPS_REL_PUB_EV_EVICTED);
-    assert_int_equal(f.ev[0].reason, RDPS_REL_PUB_LAGGED);
+    assert_int_equal(f.ev[0].reason, RDPS_EVICT_LAGGED);
     assert_int_equal(test_source_number(f.ev[0].source), 2);
     assert_int_equal(f.ev[0].consumed_seq, first);
     assert_int_equal(f.ev[0].trail_seq, first + 1);
@@ -755,7 +755,7 @@ static void test_eviction_stalled_min(void **state)
     rdps__rel_pub_tick(&f.p, f.now);
     assert_int_equal(f.nev, 1);
     assert_int_equal(f.ev[0].kind, RDPS_REL_PUB_EV_EVICTED);
-    assert_int_equal(f.ev[0].reason, RDPS_REL_PUB_STALLED);
+    assert_int_equal(f.ev[0].reason, RDPS_EVICT_STALLED);
     assert_int_equal(test_source_number(f.ev[0].source), 2);
     assert_int_equal(rp_state(&f, 1), RDPS_REL_RX_ACTIVE);
     /* Throughput recovers. */

@@ -179,6 +179,13 @@ static void expect_delivered(const struct fixture *fx, uint32_t first, size_t n)
     }
 }
 
+/* The public name of a loss reason, as rdps_event_reason_name gives it for a LOSS event. */
+static const char *loss_name(rdps_loss_reason reason)
+{
+    rdps_event ev = {.type = RDPS_EVENT_LOSS, .reason = (int)reason};
+    return rdps_event_reason_name(&ev);
+}
+
 static void test_in_order_release_and_no_duplicates(void **state)
 {
     (void)state;
@@ -530,7 +537,8 @@ static void test_retry_backoff_cap_and_exhaustion(void **state)
     assert_int_equal(fx.nloss, 1);
     assert_int_equal(fx.loss[0].first_seq, 1);
     assert_int_equal(fx.loss[0].count, 2);
-    assert_int_equal(fx.loss[0].reason, RDPS_LOSS_RETRIES);
+    assert_int_equal(fx.loss[0].reason, RDPS_LOSS_NAK_RETRIES);
+    assert_string_equal(loss_name(fx.loss[0].reason), "nak_retries");
     assert_int_equal(fx.loss[0].session_id, SESSION);
     assert_int_equal(fx.rec.count, 2); /* 0, then 3 after the loss */
     assert_int_equal(fx.rec.items[0].first_seq, 0);
@@ -538,7 +546,7 @@ static void test_retry_backoff_cap_and_exhaustion(void **state)
     /* Late copies of the lost sequences are never delivered. */
     assert_int_equal(repair(&fx, 1), 0);
     assert_int_equal(fx.rec.count, 2);
-    assert_int_equal(rdps__reasm_rel_counters(&fx.r)->lost[RDPS_LOSS_RETRIES], 2);
+    assert_int_equal(rdps__reasm_rel_counters(&fx.r)->lost[RDPS_LOSS_NAK_RETRIES], 2);
     assert_int_equal(rdps__reasm_rel_counters(&fx.r)->loss_events, 1);
     fixture_fini(&fx);
 }
@@ -737,6 +745,7 @@ static void test_loss_deadline(void **state)
         fx.now = due;
     }
     assert_int_equal(fx.loss[0].reason, RDPS_LOSS_DEADLINE);
+    assert_string_equal(loss_name(fx.loss[0].reason), "deadline");
     assert_int_equal(fx.now, t0 + 20 * MS);
     assert_true(fx.naks >= 4); /* retried until then */
     assert_int_equal(fx.rec.count, 2);
@@ -971,6 +980,106 @@ static void test_status_cadence_and_content(void **state)
     fixture_fini(&fx);
 }
 
+static void tune_one_try(struct rdps_reasm_config *cfg)
+{
+    cfg->rel.nak_max_tries = 1;
+    cfg->rel.loss_deadline_ns = 0;
+}
+
+/* The first fragment of a 3-fragment message is given up: the two that came go with it. */
+static void test_loss_partial_message(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, tune_one_try);
+    struct frame_list fl = {0};
+    uint32_t seq = 1;
+    assert_int_equal(frames_add_message(&fl, 1, SESSION, TOPIC, &seq, 3 * (DGRAM - 32),
+                                        RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 99,
+                                        RDPS_FRAME_F_RELIABLE),
+                     3);
+    data(&fx, 0, 0);
+    input(&fx, fl.items[1].data, fl.items[1].len); /* 1 missing */
+    input(&fx, fl.items[2].data, fl.items[2].len);
+    data(&fx, 4, 0);
+    uint64_t due = poll(&fx); /* the one NAK */
+    assert_int_equal(fx.naks, 1);
+    fx.now = due;
+    poll(&fx);
+    assert_int_equal(fx.nloss, 2);
+    assert_int_equal(fx.loss[0].first_seq, 1);
+    assert_int_equal(fx.loss[0].count, 1);
+    assert_int_equal(fx.loss[0].reason, RDPS_LOSS_NAK_RETRIES);
+    assert_int_equal(fx.loss[1].first_seq, 2);
+    assert_int_equal(fx.loss[1].count, 2);
+    assert_int_equal(fx.loss[1].reason, RDPS_LOSS_PARTIAL_MESSAGE);
+    assert_string_equal(loss_name(fx.loss[1].reason), "partial_message");
+    assert_int_equal(fx.rec.count, 2); /* 0, then 4 after the losses */
+    assert_int_equal(fx.rec.items[0].first_seq, 0);
+    assert_int_equal(fx.rec.items[1].first_seq, 4);
+    frames_free(&fl);
+    fixture_fini(&fx);
+}
+
+static void tune_one_chunk_per_source(struct rdps_reasm_config *cfg)
+{
+    cfg->max_bytes_per_source = 4096; /* one arena chunk */
+}
+
+/* A message larger than the sender may hold here is given up whole; delivery goes on. */
+static void test_loss_too_large(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, tune_one_chunk_per_source);
+    struct frame_list fl = {0};
+    uint32_t seq = 1;
+    int frags =
+        frames_add_message(&fl, 1, SESSION, TOPIC, &seq, 20 * (DGRAM - 32),
+                           RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 99, RDPS_FRAME_F_RELIABLE);
+    assert_int_equal(frags, 20);
+    data(&fx, 0, 0);
+    for (int i = 0; i < frags; i++)
+        input(&fx, fl.items[i].data, fl.items[i].len);
+    data(&fx, 21, 0);
+    assert_true(fx.nloss >= 1);
+    uint32_t lost = 0;
+    for (size_t i = 0; i < fx.nloss; i++) {
+        assert_int_equal(fx.loss[i].reason, RDPS_LOSS_TOO_LARGE);
+        assert_int_equal(fx.loss[i].first_seq, 1 + lost);
+        lost += fx.loss[i].count;
+    }
+    assert_int_equal(lost, 20);
+    assert_string_equal(loss_name(fx.loss[0].reason), "too_large");
+    assert_int_equal(fx.rec.count, 2); /* 0 and 21 */
+    frames_free(&fl);
+    fixture_fini(&fx);
+}
+
+static void tune_one_session(struct rdps_reasm_config *cfg)
+{
+    cfg->max_sessions = 1;
+}
+
+/* A session pushed out of a full table loses what it had not delivered. */
+static void test_loss_session_dropped(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, tune_one_session);
+    data(&fx, 0, 0);
+    data(&fx, 2, 0); /* 1 missing: 2 waits */
+    assert_int_equal(fx.nloss, 0);
+    assert_true(data_of(&fx, SESSION + 1, 100, 0) >= 0); /* takes the only entry */
+    assert_int_equal(fx.nloss, 1);
+    assert_int_equal(fx.loss[0].session_id, SESSION);
+    assert_int_equal(fx.loss[0].first_seq, 1);
+    assert_int_equal(fx.loss[0].count, 2);
+    assert_int_equal(fx.loss[0].reason, RDPS_LOSS_SESSION_DROPPED);
+    assert_string_equal(loss_name(fx.loss[0].reason), "session_dropped");
+    fixture_fini(&fx);
+}
+
 /* A gap below the heartbeat's trail is lost at once, never NAKed; delivery goes on. */
 static void test_unrecoverable_by_heartbeat_trail(void **state)
 {
@@ -984,7 +1093,8 @@ static void test_unrecoverable_by_heartbeat_trail(void **state)
     assert_int_equal(fx.nloss, 1);
     assert_int_equal(fx.loss[0].first_seq, 3);
     assert_int_equal(fx.loss[0].count, 1);
-    assert_int_equal(fx.loss[0].reason, RDPS_LOSS_RETAINED);
+    assert_int_equal(fx.loss[0].reason, RDPS_LOSS_BELOW_RING);
+    assert_string_equal(loss_name(fx.loss[0].reason), "below_ring");
     assert_int_equal(fx.rec.count, 9);
     poll(&fx);
     const struct sent *nak = last_nak(&fx);
@@ -1008,7 +1118,7 @@ static void test_unrecoverable_by_heartbeat_trail(void **state)
     assert_int_equal(fx.nloss, 2);
     assert_int_equal(fx.loss[1].first_seq, 12);
     assert_int_equal(fx.loss[1].count, 3);
-    assert_int_equal(fx.loss[1].reason, RDPS_LOSS_RETAINED);
+    assert_int_equal(fx.loss[1].reason, RDPS_LOSS_BELOW_RING);
     assert_int_equal(fx.rec.count, 12);
     assert_int_equal(fx.rec.items[11].first_seq, 15);
     assert_int_equal(rdps__reasm_partial_count(&fx.r), 0);
@@ -1636,7 +1746,7 @@ static void test_small_ring_every_gap_repaired_or_reported_once(void **state)
     size_t lost = simulate(&sm, 3000, 64, 99, 20, 25, 5);
     assert_true(lost > 0);
     assert_true(sm.fx.rec.count > 1000);
-    assert_true(rdps__reasm_rel_counters(&sm.fx.r)->lost[RDPS_LOSS_RETAINED] > 0);
+    assert_true(rdps__reasm_rel_counters(&sm.fx.r)->lost[RDPS_LOSS_BELOW_RING] > 0);
     sim_free(&sm);
 }
 
@@ -1663,6 +1773,9 @@ int main(void)
         cmocka_unit_test(test_overtaken_nak_goes_first),
         cmocka_unit_test(test_status_cadence_and_content),
         cmocka_unit_test(test_unrecoverable_by_heartbeat_trail),
+        cmocka_unit_test(test_loss_partial_message),
+        cmocka_unit_test(test_loss_too_large),
+        cmocka_unit_test(test_loss_session_dropped),
         cmocka_unit_test(test_late_join_live),
         cmocka_unit_test(test_late_join_from_oldest),
         cmocka_unit_test(test_counters_and_latency_histogram),

@@ -71,7 +71,7 @@ case_kill() {
     wait $victim 2>/dev/null
     [ $prc -eq 0 ] || fail kill "rdpub exited $prc"
     [ $src -eq 0 ] || fail kill "surviving rdsub exited $src"
-    grep -Eq "receiver .* (evicted|timed out)" "$out/kill.puberr" ||
+    grep -Eq "receiver_(evicted|timed_out): receiver " "$out/kill.puberr" ||
         fail kill "the publisher did not report the killed receiver"
     "$here/check_json.py" "$out/kill.sub" "verified==$n" "out_of_order==0" "loss_events==0" ||
         fail kill "surviving subscriber figures"

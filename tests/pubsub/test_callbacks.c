@@ -112,8 +112,9 @@ static void destroy_on_message(void *user, const void *data, size_t len, const r
     d->calls++;
     if (d->victim_sub && *d->victim_sub) {
         rdps_sub_destroy(*d->victim_sub);
-        /* A handle destroyed from a callback reports ECLOSED until the callback returns. */
-        assert_int_equal(rdps_sub_ready(*d->victim_sub), RDPS_ECLOSED);
+        /* A handle destroyed from a callback is not ready (calls on it return ECLOSED) until the
+         * callback returns. */
+        assert_int_equal(rdps_sub_ready(*d->victim_sub), 0);
         *d->victim_sub = NULL;
     }
     if (d->victim_pub && *d->victim_pub) {
@@ -253,7 +254,7 @@ static void test_null_handles(void **state)
     assert_int_equal(rdps_ctx_flush(NULL), RDPS_EINVAL);
     assert_int_equal(rdps_ctx_fd(NULL), RDPS_EINVAL);
     assert_int_equal(rdps_ctx_next_timeout_ms(NULL), RDPS_EINVAL);
-    assert_int_equal(rdps_ctx_sends_pending(NULL), RDPS_EINVAL);
+    assert_int_equal(rdps_ctx_sends_pending(NULL), 0); /* queries read 0: nothing pending */
     assert_int_equal(rdps_ctx_max_datagram_payload(NULL), 0);
     assert_int_equal(rdps_ctx_counters(NULL, &c), RDPS_EINVAL);
     assert_int_equal(rdps_ctx_map_topic(NULL, "t", "239.1.1.1"), RDPS_EINVAL);
@@ -264,12 +265,13 @@ static void test_null_handles(void **state)
     assert_int_equal(rdps_pub_claim(NULL, &claim), RDPS_EINVAL);
     assert_int_equal(rdps_pub_commit(NULL, &claim, 0), RDPS_EINVAL);
     rdps_pub_abort(NULL, &claim);
-    assert_int_equal(rdps_pub_ready(NULL), RDPS_EINVAL);
+    assert_int_equal(rdps_pub_ready(NULL), 0);
     assert_int_equal(rdps_pub_session(NULL), 0);
-    assert_int_equal(rdps_pub_subscriber_count(NULL), RDPS_EINVAL);
+    assert_int_equal(rdps_pub_subscriber_count(NULL), 0);
+    assert_int_equal(rdps_pub_receivers_behind(NULL), 0);
     assert_int_equal(rdps_pub_counters(NULL, &c), RDPS_EINVAL);
     rdps_pub_destroy(NULL);
-    assert_int_equal(rdps_sub_ready(NULL), RDPS_EINVAL);
+    assert_int_equal(rdps_sub_ready(NULL), 0);
     assert_int_equal(rdps_sub_counters(NULL, &c), RDPS_EINVAL);
     rdps_sub_destroy(NULL);
 }

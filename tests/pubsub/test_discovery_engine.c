@@ -484,6 +484,67 @@ static void test_gone_callback_may_remove_the_last_local_endpoint(void **state)
     assert_int_equal(rdps__disc_peer_count(&h->d), 0);
 }
 
+/*
+ * Replay: a local endpoint added when the next serial was S is given the live peers of its role
+ * admitted before S, each once, including remote-only ones its topic adopted; peers removed
+ * meanwhile are skipped, peers admitted after S are not replayed (they had their own SEEN).
+ */
+static void test_replay_gives_earlier_peers_once(void **state)
+{
+    struct harness *h = *state;
+    struct rdps_source src = source(1, 0x100);
+    struct rdps_announce s1 = ann(RDPS_ROLE_SUBSCRIBER, "md.r", 1, 1000);
+    struct rdps_announce s2 = ann(RDPS_ROLE_SUBSCRIBER, "md.r", 2, 1000);
+    struct rdps_announce s3 = ann(RDPS_ROLE_SUBSCRIBER, "md.r", 3, 1000);
+    struct rdps_announce s4 = ann(RDPS_ROLE_SUBSCRIBER, "md.r", 4, 1000);
+    struct rdps_announce p1 = ann(RDPS_ROLE_PUBLISHER, "md.r", 5, 1000);
+    struct rdps_announce other = ann(RDPS_ROLE_SUBSCRIBER, "md.other", 6, 1000);
+    rdps__disc_on_announce(&h->d, &src, &s1, 0); /* remote-only: no event */
+    local_sub(h, "md.r", 0);                     /* adopts s1 */
+    rdps__disc_on_announce(&h->d, &src, &s2, 0);
+    rdps__disc_on_announce(&h->d, &src, &s3, 0);
+    rdps__disc_on_announce(&h->d, &src, &p1, 0);
+    rdps__disc_on_announce(&h->d, &src, &other, 0);
+    assert_int_equal(h->event_count, 3); /* s2, s3, p1 */
+    uint64_t before = rdps__disc_next_serial(&h->d);
+    assert_int_equal(before, 5);
+
+    uint32_t cursor = 0;
+    struct rdps_disc_event ev;
+    uint32_t replayed = 0; /* bit per session */
+    assert_true(rdps__disc_replay_next(&h->d, s1.topic_id, "md.r", RDPS_ROLE_SUBSCRIBER, before,
+                                       &cursor, &ev));
+    replayed |= 1u << ev.session_id;
+    uint32_t first = ev.session_id;
+    assert_int_equal(ev.type, RDPS_DISC_PEER_SEEN);
+    assert_string_equal(ev.topic, "md.r");
+    /* Between two replayed events: s3 leaves, s4 arrives. */
+    struct rdps_announce leave = s3;
+    leave.leaving = true;
+    rdps__disc_on_announce(&h->d, &src, &leave, 0);
+    rdps__disc_on_announce(&h->d, &src, &s4, 0);
+    while (rdps__disc_replay_next(&h->d, s1.topic_id, "md.r", RDPS_ROLE_SUBSCRIBER, before, &cursor,
+                                  &ev)) {
+        assert_true(ev.serial < before);
+        assert_false(replayed & (1u << ev.session_id));
+        replayed |= 1u << ev.session_id;
+    }
+    /* s1 and s2 always; s3 only if it was the first one given; never s4, p1 or md.other's. */
+    assert_true(replayed & (1u << 1));
+    assert_true(replayed & (1u << 2));
+    assert_int_equal((replayed >> 3) & 1u, first == 3);
+    assert_false(replayed & (1u << 4));
+    assert_false(replayed & (1u << 5));
+    assert_false(replayed & (1u << 6));
+    assert_int_equal(cursor, 16);
+    assert_false(rdps__disc_replay_next(&h->d, s1.topic_id, "md.r", RDPS_ROLE_SUBSCRIBER, before,
+                                        &cursor, &ev));
+    /* A topic that is not local replays nothing. */
+    cursor = 0;
+    assert_false(rdps__disc_replay_next(&h->d, other.topic_id, "md.other", RDPS_ROLE_SUBSCRIBER,
+                                        UINT64_MAX, &cursor, &ev));
+}
+
 static void test_bad_config_refused(void **state)
 {
     struct rdps_discovery d;
@@ -551,6 +612,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_last_local_endpoint_releases_topic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gone_callback_may_remove_the_last_local_endpoint,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_replay_gives_earlier_peers_once, setup, teardown),
         cmocka_unit_test(test_bad_config_refused),
         cmocka_unit_test_setup_teardown(test_churn_keeps_structures_consistent, setup, teardown),
     };

@@ -21,6 +21,7 @@
 #include "md_topics.h"
 #include "rdps_clock.h"
 #include "tool_cli.h"
+#include "tool_event.h"
 #include "tool_json.h"
 
 static const char *prog = "md-book";
@@ -453,8 +454,9 @@ static void on_event(void *user, const rdps_event *ev)
     if (ev->type != RDPS_EVENT_LOSS)
         return;
     ch->book->loss_events++;
-    fprintf(stderr, "%s: channel %u: %u sequences lost for good (reason %d)\n", prog, ch->index,
-            ev->count, ev->reason);
+    char line[160];
+    fprintf(stderr, "%s: channel %u: %s\n", prog, ch->index,
+            tool_event_text(ev, line, sizeof(line)));
 }
 
 static bool open_endpoints(struct book *b)

@@ -17,6 +17,7 @@
 #include "pattern.h"
 #include "rdps_clock.h"
 #include "tool_cli.h"
+#include "tool_event.h"
 #include "tool_json.h"
 
 static const char *prog = "rdpub";
@@ -35,6 +36,7 @@ struct options {
     bool reliable;
     rdps_flow_control flow;
     uint64_t flow_tag, flow_min, ring_bytes, rate_limit, drain_timeout_s;
+    bool verbose;
 };
 
 struct progress {
@@ -46,7 +48,7 @@ static void usage(FILE *out)
     fprintf(
         out,
         "usage: rdpub -t TOPIC [-b BIND_IP | -d DEV] [-c COUNT] [-s SIZE | --size-range MIN:MAX]\n"
-        "             [-r RATE] [--pattern [--seed N]] [--json] [--wait-subs N]\n"
+        "             [-r RATE] [--pattern [--seed N]] [--json] [-v] [--wait-subs N]\n"
         "             [--wait-timeout SEC] [--linger MS] [--group ADDR] [--cm-port P]\n"
         "             [--reliable [--flow max|min|tagged:TAG:N] [--ring BYTES]\n"
         "              [--rate-limit BYTES] [--drain-timeout SEC]]\n"
@@ -61,6 +63,7 @@ static void usage(FILE *out)
         "      --pattern         send generated pattern messages instead of lines\n"
         "      --seed N          pattern seed (default 1; rdsub --seed must match)\n"
         "      --json            print a one-line JSON summary at exit\n"
+        "  -v, --verbose         print subscribers discovery sees come and go (stderr)\n"
         "      --wait-subs N     before sending, wait until N subscribers were discovered\n"
         "      --wait-timeout S  give up waiting for readiness/subscribers after S s (default 30)\n"
         "      --linger MS       keep the context alive MS ms after the last send (default 500)\n"
@@ -90,23 +93,32 @@ static void on_signal(int sig)
     stop_requested = 1;
 }
 
-/* Reliable publisher events: receivers evicted, resumed or gone are worth a line. */
+struct pub_events {
+    uint64_t evictions;
+    bool verbose;
+};
+
+/* Receivers evicted, resumed or timed out are worth a line; subscribers seen or gone with -v. */
 static void on_pub_event(void *user, const rdps_event *ev)
 {
-    uint64_t *evictions = user;
-    const char *what = ev->type == RDPS_EVENT_RECEIVER_EVICTED     ? "evicted"
-                       : ev->type == RDPS_EVENT_RECEIVER_RESUMED   ? "resumed"
-                       : ev->type == RDPS_EVENT_RECEIVER_TIMED_OUT ? "timed out"
-                                                                   : NULL;
-    if (what == NULL)
+    struct pub_events *pe = user;
+    switch (ev->type) {
+    case RDPS_EVENT_RECEIVER_EVICTED:
+        pe->evictions++;
+        break;
+    case RDPS_EVENT_RECEIVER_RESUMED:
+    case RDPS_EVENT_RECEIVER_TIMED_OUT:
+        break;
+    case RDPS_EVENT_SUBSCRIBER_SEEN:
+    case RDPS_EVENT_SUBSCRIBER_GONE:
+        if (!pe->verbose)
+            return;
+        break;
+    default:
         return;
-    if (ev->type == RDPS_EVENT_RECEIVER_EVICTED)
-        (*evictions)++;
-    fprintf(stderr, "%s: receiver %08" PRIx32 " (qpn 0x%" PRIx32 ") %s%s\n", prog, ev->receiver_id,
-            ev->source.qpn, what,
-            ev->type != RDPS_EVENT_RECEIVER_EVICTED ? ""
-            : ev->reason == 1                       ? ": fell behind the ring"
-                                                    : ": stalled the publisher");
+    }
+    char line[160];
+    fprintf(stderr, "%s: %s\n", prog, tool_event_text(ev, line, sizeof(line)));
 }
 
 /* --flow max | min | tagged:TAG:N */
@@ -159,6 +171,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         {"pattern", no_argument, NULL, OPT_PATTERN},
         {"seed", required_argument, NULL, OPT_SEED},
         {"json", no_argument, NULL, OPT_JSON},
+        {"verbose", no_argument, NULL, 'v'},
         {"wait-subs", required_argument, NULL, OPT_WAIT_SUBS},
         {"wait-timeout", required_argument, NULL, OPT_WAIT_TIMEOUT},
         {"linger", required_argument, NULL, OPT_LINGER},
@@ -180,7 +193,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
     opt->linger_ms = 500;
     opt->drain_timeout_s = 10;
     tool_ctx_options_init(&opt->ctx);
-    while ((c = getopt_long(argc, argv, "t:c:s:r:h" TOOL_CTX_SHORT_OPTIONS, longopts, NULL)) !=
+    while ((c = getopt_long(argc, argv, "t:c:s:r:vh" TOOL_CTX_SHORT_OPTIONS, longopts, NULL)) !=
            -1) {
         int shared = tool_ctx_option(prog, c, optarg, &opt->ctx);
         if (shared < 0)
@@ -252,6 +265,9 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         case OPT_DRAIN_TIMEOUT:
             if (!tool_opt_u64(prog, "--drain-timeout", optarg, 0, 86400, &opt->drain_timeout_s))
                 return false;
+            break;
+        case 'v':
+            opt->verbose = true;
             break;
         case 'h':
             usage(stdout);
@@ -383,7 +399,7 @@ int main(int argc, char **argv)
         status = TOOL_EXIT_RUNTIME;
         goto out;
     }
-    uint64_t evictions = 0;
+    struct pub_events events = {.verbose = opt.verbose};
     rdps_pub_opts popts = {
         .group = opt.ctx.group,
         .reliable = opt.reliable,
@@ -393,7 +409,7 @@ int main(int argc, char **argv)
         .flow_tag = (uint32_t)opt.flow_tag,
         .flow_min_receivers = (uint32_t)opt.flow_min,
         .on_event = on_pub_event,
-        .event_user = &evictions,
+        .event_user = &events,
     };
     rc = rdps_pub_create(ctx, opt.topic, &popts, &pub);
     if (rc < 0) {
@@ -558,7 +574,7 @@ int main(int argc, char **argv)
         tool_json_u64(&j, "receivers_refused", c.receivers_refused);
         tool_json_u64(&j, "repair_queue_full", c.repair_queue_full);
         tool_json_u64(&j, "repair_share_spent", c.repair_share_spent);
-        tool_json_u64(&j, "evictions", evictions);
+        tool_json_u64(&j, "evictions", events.evictions);
         tool_json_u64(&j, "rtt_us", c.rtt_us);
         tool_json_double(&j, "elapsed_s", elapsed);
         tool_json_double(&j, "msgs_per_s",

@@ -13,6 +13,7 @@
 #include "ctx_options.h"
 #include "rdps_clock.h"
 #include "tool_cli.h"
+#include "tool_event.h"
 #include "tool_json.h"
 #include "verify.h"
 
@@ -126,10 +127,8 @@ static void on_event(void *user, const rdps_event *ev)
     st->lost_seqs += ev->count;
     if (st->opt->verify)
         verify_loss(&st->verify, &ev->source, ev->session_id, ev->count);
-    fprintf(stderr,
-            "%s: loss: session %08" PRIx32 " sequences %" PRIu32 "..%" PRIu32
-            " unrecoverable (reason %d)\n",
-            prog, ev->session_id, ev->first_seq, ev->first_seq + ev->count - 1, ev->reason);
+    char line[160];
+    fprintf(stderr, "%s: %s\n", prog, tool_event_text(ev, line, sizeof(line)));
 }
 
 static bool parse_args(int argc, char **argv, struct options *opt)

@@ -198,7 +198,7 @@ RDPS_EXPORT int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx);
 /* Polls, arms and waits up to timeout_ms (bounded by the next timer) for work, then polls again:
  * the event loop above in one call. */
 RDPS_EXPORT int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms);
-/* Largest payload of one datagram (active MTU minus the rdps header). */
+/* Largest payload of one datagram (active MTU minus the rdps header); 0 for NULL. */
 RDPS_EXPORT size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx);
 
 /* ------------------------------------------------------------------------ */
@@ -213,7 +213,7 @@ typedef enum rdps_flow_control {
                              flow_min_receivers of them are live (nothing is sent before) */
 } rdps_flow_control;
 
-struct rdps_event; /* below, with the subscriber's events */
+struct rdps_event; /* below, with the events and what each carries */
 typedef void (*rdps_event_cb)(void *user, const struct rdps_event *event);
 
 typedef struct rdps_pub_opts {
@@ -234,7 +234,9 @@ typedef struct rdps_pub_opts {
     uint32_t flow_tag;            /* RDPS_FLOW_TAGGED: the tag receivers announce (nonzero) */
     uint32_t flow_min_receivers;  /* RDPS_FLOW_TAGGED: tagged receivers needed to start */
     uint32_t receiver_timeout_ms; /* a receiver silent this long leaves flow control (5000) */
-    rdps_event_cb on_event;       /* optional: RDPS_EVENT_RECEIVER_* */
+    /* optional: RDPS_EVENT_SUBSCRIBER_SEEN/_GONE, and for a reliable publisher
+     * RDPS_EVENT_RECEIVER_* (see rdps_event); called with event_user (may be NULL) */
+    rdps_event_cb on_event;
     void *event_user;
     /*
      * Reliable publishers: at most this many datagram bytes per second on the wire, new data
@@ -252,7 +254,12 @@ typedef struct rdps_pub_opts {
 RDPS_EXPORT int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
                                 rdps_pub_t **out);
 RDPS_EXPORT void rdps_pub_destroy(rdps_pub_t *pub);
-/* 1 once the publisher's multicast group is joined and sends can go out, 0 before. */
+/*
+ * 1 once the publisher's multicast group is joined and sends can go out; otherwise 0, never
+ * negative: before, for NULL or a closed publisher (destroyed from a callback), and when the join
+ * failed for good (rdps_pub_send then returns RDPS_ENOTJOINED, and rdps_last_error_message()
+ * says why).
+ */
 RDPS_EXPORT int rdps_pub_ready(const rdps_pub_t *pub);
 /* Publishes one message of 0..rdps_pub_max_message_size() bytes (copied; the
  * buffer is free on return). Returns 0, RDPS_EAGAIN when not ready or the send
@@ -288,19 +295,24 @@ RDPS_EXPORT void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim);
  * MTU 1024. 0 for NULL or a closed publisher.
  */
 RDPS_EXPORT size_t rdps_pub_max_message_size(const rdps_pub_t *pub);
-/* The publisher's session id (random, nonzero). */
+/* The publisher's session id (random, nonzero); 0 for NULL. */
 RDPS_EXPORT uint32_t rdps_pub_session(const rdps_pub_t *pub);
-/* Live subscribers of the topic seen through discovery (announcing, not left). */
+/*
+ * Live subscribers of the topic: those of other contexts discovery knows (announcing, not left:
+ * the ones RDPS_EVENT_SUBSCRIBER_SEEN told of) plus this ctx's own. 0 for NULL or a closed
+ * publisher, never negative.
+ */
 RDPS_EXPORT int rdps_pub_subscriber_count(const rdps_pub_t *pub);
 /*
  * Reliable publishers: receivers in flow control that have not yet reported every message sent
  * (0 once all caught up; always 0 for an unreliable publisher). Keep polling the ctx until it
- * is 0 before destroying the publisher, or the last messages' repairs are lost with it.
+ * is 0 before destroying the publisher, or the last messages' repairs are lost with it. 0 for
+ * NULL or a closed publisher, never negative: `while (rdps_pub_receivers_behind(pub))` ends.
  */
 RDPS_EXPORT int rdps_pub_receivers_behind(const rdps_pub_t *pub);
 /* Datagrams of this ctx posted but not yet known complete by the device. Completion of
  * unsignaled sends is learnt from a later signaled one, so after a burst this can stay
- * above zero until more is sent: wait on it with a deadline. */
+ * above zero until more is sent: wait on it with a deadline. 0 for NULL, never negative. */
 RDPS_EXPORT int rdps_ctx_sends_pending(const rdps_ctx_t *ctx);
 
 /* ------------------------------------------------------------------------ */
@@ -354,38 +366,121 @@ typedef struct rdps_msg_info {
  */
 typedef void (*rdps_msg_cb)(void *user, const void *data, size_t len, const rdps_msg_info *info);
 
+/*
+ * Events. A subscriber's on_event (rdps_sub_opts) hears about its topic's publishers and the
+ * data it receives; a publisher's on_event (rdps_pub_opts) about its topic's subscribers and,
+ * for a reliable publisher, their flow control. Events are raised from rdps_ctx_poll() /
+ * rdps_ctx_wait() (the callback rules above apply) and the rdps_event is valid during the call
+ * only. Discovery events (SEEN/GONE) concern endpoints of other contexts (one ctx's publishers
+ * and subscribers reach each other directly) and come in pairs: an endpoint hears SEEN once for
+ * every remote endpoint of its topic the ctx knows, those known before it was created
+ * included (at its first poll), then GONE once when that one leaves or times out.
+ */
 typedef enum rdps_event_type {
-    RDPS_EVENT_GAP = 1,            /* unreliable: datagrams of a session never arrived */
+    /* To subscribers. */
+    RDPS_EVENT_GAP = 1,            /* unreliable session: datagrams that never arrived */
     RDPS_EVENT_PUBLISHER_SEEN = 2, /* discovery: a publisher of the topic announced itself */
-    RDPS_EVENT_PUBLISHER_GONE = 3, /* discovery: it left or stopped announcing */
+    RDPS_EVENT_PUBLISHER_GONE = 3, /* discovery: it left or stopped announcing (reason) */
     RDPS_EVENT_QP_RECOVERED = 4,   /* the ctx's queue pair failed and was reset: datagrams
-                                      received or sent meanwhile are lost (count: sends lost) */
-    /* Reliable publishers (rdps_pub_opts.on_event); source and receiver_id name the receiver. */
-    RDPS_EVENT_RECEIVER_EVICTED = 5,   /* fell behind the ring (reason 1) or stalled a min/tagged
-                                          publisher (reason 2); first_seq: its position */
+                                      received or sent meanwhile are lost */
+    /* To reliable publishers: a receiver (a reliable subscriber's ctx) in flow control. */
+    RDPS_EVENT_RECEIVER_EVICTED = 5,   /* dropped from flow control (reason) */
     RDPS_EVENT_RECEIVER_RESUMED = 6,   /* an evicted receiver is back at the live position */
     RDPS_EVENT_RECEIVER_TIMED_OUT = 7, /* silent for receiver_timeout_ms: out of flow control */
-    /* Reliable subscribers: datagrams [first_seq, first_seq + count) of the session could not be
-     * recovered (reason: 1 below the publisher's ring, 2 NAK retries exhausted, 3 deadline,
-     * 4 fragments of a lost message, 5 message too large to hold, 6 session dropped); delivery
-     * continues after them. Raised once per run, in sequence order with the messages. */
+    /* To reliable subscribers: datagrams [first_seq, first_seq + count) of the session could
+     * not be recovered (reason); delivery continues after them. Raised once per run, in
+     * sequence order with the messages. */
     RDPS_EVENT_LOSS = 8,
+    /* To publishers. */
+    RDPS_EVENT_SUBSCRIBER_SEEN = 9,  /* discovery: a subscriber of the topic announced itself */
+    RDPS_EVENT_SUBSCRIBER_GONE = 10, /* discovery: it left or stopped announcing (reason) */
 } rdps_event_type;
 
+/* rdps_event.reason of RDPS_EVENT_LOSS: why the datagrams could not be recovered. */
+typedef enum rdps_loss_reason {
+    RDPS_LOSS_BELOW_RING = 1,      /* the publisher's ring no longer holds them (its oldest
+                                      retained sequence, from its heartbeats, is past them) */
+    RDPS_LOSS_NAK_RETRIES = 2,     /* NAKed 200 times without a repair */
+    RDPS_LOSS_DEADLINE = 3,        /* not repaired within 5 s of being found missing */
+    RDPS_LOSS_PARTIAL_MESSAGE = 4, /* fragments that did arrive of a message whose other
+                                      fragments were lost (a message is delivered whole) */
+    RDPS_LOSS_TOO_LARGE = 5,       /* a message this ctx cannot hold: above its reassembly
+                                      limits, or of more datagrams than the reliable window */
+    RDPS_LOSS_SESSION_DROPPED = 6, /* the ctx dropped the session before delivering them (its
+                                      session table or the sender's quota full, or idle) */
+} rdps_loss_reason;
+
+/* rdps_event.reason of RDPS_EVENT_RECEIVER_EVICTED. */
+typedef enum rdps_evict_reason {
+    RDPS_EVICT_LAGGED = 1,  /* fell further behind than the ring holds (RDPS_FLOW_MAX) */
+    RDPS_EVICT_STALLED = 2, /* held a min/tagged publisher back for 2 s without progress */
+} rdps_evict_reason;
+
+/* rdps_event.reason of RDPS_EVENT_PUBLISHER_GONE and RDPS_EVENT_SUBSCRIBER_GONE. */
+typedef enum rdps_gone_reason {
+    RDPS_GONE_LEFT = 1,      /* it sent its leaving announcement (destroyed cleanly) */
+    RDPS_GONE_TIMED_OUT = 2, /* no announcement for 3 of its announce intervals (crashed,
+                                partitioned, or its leaving announcement was lost) */
+} rdps_gone_reason;
+
+/*
+ * What each event sets; every field not listed is 0 (NULL). topic is the name the receiving
+ * endpoint was created with; session_id, first_seq and count are those of the frames.
+ *
+ *   GAP               session_id: the publisher's session; first_seq: the first missing
+ *                     datagram sequence; count: the datagrams missing; source: the publisher.
+ *   PUBLISHER_SEEN    session_id: the publisher's session; source: the announcer.
+ *   PUBLISHER_GONE    as PUBLISHER_SEEN; reason: rdps_gone_reason.
+ *   QP_RECOVERED      count: datagrams this ctx had posted that were lost with the queue pair
+ *                     (since the previous QP_RECOVERED); source: this ctx's own QP.
+ *   RECEIVER_EVICTED  session_id: this publisher's session; source: the receiver's QP;
+ *                     receiver_id: the receiver's id (a reliable subscriber's ctx, also in
+ *                     its SUBSCRIBER_SEEN); first_seq: its position as it last reported it
+ *                     (the first sequence it had not consumed); count: how far that lies
+ *                     behind the ring's oldest sequence (0 if it does not); reason:
+ *                     rdps_evict_reason.
+ *   RECEIVER_RESUMED  as RECEIVER_EVICTED, without reason (count is 0).
+ *   RECEIVER_TIMED_OUT  as RECEIVER_EVICTED, without reason.
+ *   LOSS              session_id: the publisher's session; first_seq, count: the datagrams
+ *                     given up; source: the publisher; reason: rdps_loss_reason.
+ *   SUBSCRIBER_SEEN   session_id: the subscriber's own id (random, as it announces itself; it
+ *                     pairs SEEN with GONE); source: the announcer; receiver_id: a reliable
+ *                     subscriber's receiver id (0 for an unreliable one).
+ *   SUBSCRIBER_GONE   as SUBSCRIBER_SEEN; reason: rdps_gone_reason.
+ *
+ * source is the sender as the device saw it, not authenticated (see rdps_source).
+ */
 typedef struct rdps_event {
     rdps_event_type type;
     const char *topic;
     uint32_t session_id;
-    uint32_t first_seq;   /* GAP: first missing datagram sequence */
-    uint32_t count;       /* GAP: missing datagrams */
-    rdps_source source;   /* the publisher (GAP) or announcer (SEEN/GONE) or receiver */
-    uint32_t receiver_id; /* RECEIVER_*: the subscriber's receiver id */
-    int reason;           /* RECEIVER_EVICTED: 1 lagged past the ring, 2 stalled the publisher */
+    uint32_t first_seq;
+    uint32_t count;
+    rdps_source source;
+    uint32_t receiver_id;
+    int reason; /* rdps_loss_reason, rdps_evict_reason or rdps_gone_reason by type, else 0 */
 } rdps_event;
 
+/*
+ * "gap", "publisher_seen", "publisher_gone", "qp_recovered", "receiver_evicted",
+ * "receiver_resumed", "receiver_timed_out", "loss", "subscriber_seen", "subscriber_gone": the
+ * enumerator's name in lower case without RDPS_EVENT_. Never NULL: "unknown" for other values.
+ */
+RDPS_EXPORT const char *rdps_event_name(rdps_event_type type);
+/*
+ * The name of ev->reason in the enum its type uses, in the same style: "below_ring",
+ * "nak_retries", "deadline", "partial_message", "too_large", "session_dropped" (LOSS),
+ * "lagged", "stalled" (RECEIVER_EVICTED), "left", "timed_out" (PUBLISHER_GONE,
+ * SUBSCRIBER_GONE). Never NULL: "" for an event type without a reason (and for NULL),
+ * "unknown" for a reason value its enum does not have.
+ */
+RDPS_EXPORT const char *rdps_event_reason_name(const rdps_event *ev);
+
 typedef struct rdps_sub_opts {
-    const char *group;      /* explicit multicast group; NULL: hash of the topic name */
-    rdps_event_cb on_event; /* optional */
+    const char *group; /* explicit multicast group; NULL: hash of the topic name */
+    /* optional: RDPS_EVENT_GAP, _PUBLISHER_SEEN/_GONE, _QP_RECOVERED, _LOSS (see rdps_event);
+     * called with event_user, or with rdps_sub_create's `user` when event_user is NULL */
+    rdps_event_cb on_event;
     /*
      * 1: every message of every reliable publisher of the topic, in order, exactly once per
      * session, or an RDPS_EVENT_LOSS naming what could not be recovered: the ctx NAKs what is
@@ -400,16 +495,22 @@ typedef struct rdps_sub_opts {
     int from_oldest;
     /* reliable: the group tag announced for publishers using RDPS_FLOW_TAGGED (0: none). */
     uint32_t flow_tag;
+    void *event_user; /* on_event's first argument; NULL: rdps_sub_create's `user` */
 } rdps_sub_opts;
 
 RDPS_EXPORT int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message,
                                 void *user, const rdps_sub_opts *opts, rdps_sub_t **out);
 RDPS_EXPORT void rdps_sub_destroy(rdps_sub_t *sub);
-/* 1 once the subscriber's group is joined (messages can arrive), 0 before. */
+/*
+ * 1 once the subscriber's group is joined (messages can arrive); otherwise 0, never negative:
+ * before, for NULL or a closed subscriber, and when the join failed for good
+ * (rdps_last_error_message() says why).
+ */
 RDPS_EXPORT int rdps_sub_ready(const rdps_sub_t *sub);
 
 /* ------------------------------------------------------------------------ */
-/* Topic naming: the id carried in frames and the group a name hashes to. */
+/* Topic naming: the id carried in frames (0 for an invalid name) and the group a name hashes to.
+ */
 RDPS_EXPORT uint32_t rdps_topic_id(const char *topic);
 /* Writes the dotted IPv4 group `topic` maps to in `ctx` (explicit maps honoured). */
 RDPS_EXPORT int rdps_topic_group(const rdps_ctx_t *ctx, const char *topic, char *buf, size_t len);
@@ -522,8 +623,9 @@ typedef struct rdps_session_stats {
 } rdps_session_stats;
 /*
  * Fills out[0..max) with the reliable sessions of the subscriber's topic its ctx tracks (newest
- * first) and returns how many there are, which may exceed max; RDPS_EINVAL, RDPS_ECLOSED.
- * Sessions of a topic are shared by its subscribers in one ctx.
+ * first) and returns how many there are, which may exceed max; RDPS_EINVAL (NULL subscriber, or
+ * NULL out with max > 0), RDPS_ECLOSED (closed subscriber): test the result with `> 0`, not for
+ * truth. Sessions of a topic are shared by its subscribers in one ctx.
  */
 RDPS_EXPORT int rdps_sub_sessions(const rdps_sub_t *sub, rdps_session_stats *out, size_t max);
 
