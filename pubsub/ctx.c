@@ -618,7 +618,7 @@ int rdps_ctx_fd(rdps_ctx_t *ctx)
 int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx)
 {
     if (ctx == NULL)
-        return RDPS_EINVAL;
+        return 0; /* a negative timeout would make the caller's epoll_wait block for ever */
     uint64_t now = rdps__ctx_now(ctx);
     if (ctx->next_timer_ns <= now)
         return 0;

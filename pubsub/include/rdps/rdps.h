@@ -193,7 +193,8 @@ RDPS_EXPORT int rdps_ctx_fd(rdps_ctx_t *ctx);
  * another negative code on a device error.
  */
 RDPS_EXPORT int rdps_ctx_arm(rdps_ctx_t *ctx);
-/* Milliseconds until the ctx's next timer (heartbeat, announce, timeout); >= 0 (at most 60000). */
+/* Milliseconds until the ctx's next timer (heartbeat, announce, timeout): 0..60000, never
+ * negative (0 for NULL: a negative timeout would make an epoll_wait block for ever). */
 RDPS_EXPORT int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx);
 /* Polls, arms and waits up to timeout_ms (bounded by the next timer) for work, then polls again:
  * the event loop above in one call. */
