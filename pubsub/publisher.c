@@ -49,6 +49,10 @@ int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opt
         rdps__ctx_random32(); /* a random start exercises wrap-around and hides history */
     pub->next = ctx->pubs;
     ctx->pubs = pub;
+    if (opts != NULL) {
+        pub->on_event = opts->on_event;
+        pub->event_user = opts->event_user;
+    }
     if (opts != NULL && opts->reliable && (rc = rdps__pub_rel_attach(pub, opts)) < 0) {
         rdps__pub_free(pub);
         return rdps__prepend_err(rc, "rdps_pub_create: ");
