@@ -57,7 +57,7 @@ struct rdps_pub {
     uint64_t announce_seq;
     rdps_counters counters;
     struct rdps_rel_pub_glue *rel; /* reliable publishers (publisher_reliable.c), else NULL */
-    rdps_event_cb on_event;
+    rdps_event_cb on_event;        /* rdps_pub_opts.on_event: events of every publisher */
     void *event_user;
     struct rdps_disc_replay replay; /* SUBSCRIBER_SEEN of subscribers known before it */
 };
@@ -206,7 +206,7 @@ static inline void rdps__ctx_timer_at(rdps_ctx_t *ctx, uint64_t deadline_ns)
 /* A component's deadline moved earlier (new endpoint, new partial, ...): re-read deadlines at the
  * next poll. Components call this instead of writing the ctx's timer. */
 void rdps__ctx_timers_changed(rdps_ctx_t *ctx);
-static inline struct rdps_topic *rdps__ctx_topic_find(const rdps_ctx_t *ctx, uint32_t topic_id)
+static inline struct rdps_topic *rdps__ctx_topic_find(const rdps_ctx_t *ctx, uint64_t topic_id)
 {
     return rdps__topic_table_find(&ctx->topics, topic_id);
 }

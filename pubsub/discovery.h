@@ -21,7 +21,7 @@ enum rdps_announce_role {
 struct rdps_announce {
     enum rdps_announce_role role;
     char topic[RDPS_TOPIC_NAME_MAX + 1];
-    uint32_t topic_id;
+    uint64_t topic_id;
     uint32_t group; /* host-order IPv4 multicast address */
     uint32_t session_id;
     uint32_t qpn;

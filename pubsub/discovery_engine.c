@@ -13,7 +13,7 @@
 struct rdps_disc_peer {
     struct rdps_source source;
     uint32_t session_id;
-    uint32_t topic_id;
+    uint64_t topic_id;
     uint32_t hash;
     uint32_t interval_ms;
     uint64_t deadline_ns;
@@ -30,7 +30,7 @@ struct rdps_disc_peer {
 
 struct rdps_disc_topic {
     struct rdps_disc_topic *next; /* bucket chain */
-    uint32_t id;
+    uint64_t id;
     uint32_t local[3];             /* local endpoints by role (index 1, 2) */
     uint32_t remote[3];            /* live peers by role */
     uint32_t remote_reliable_subs; /* of the subscribers, those that asked for reliability */
@@ -41,6 +41,13 @@ struct rdps_disc_topic {
 struct rdps_disc_local {
     struct rdps_announce ann;
     struct rdps_disc_topic *topic;
+};
+
+/* A TOPIC_COLLISION already reported: `name`, announced by `source`, until deadline_ns. */
+struct rdps_disc_collision {
+    struct rdps_source source;
+    uint64_t deadline_ns; /* free (or expired) once now_ns reaches it; 0: never used */
+    char name[RDPS_TOPIC_NAME_MAX + 1];
 };
 
 static const struct rdps_source no_source;
@@ -73,7 +80,8 @@ int rdps__disc_init(struct rdps_discovery *d, const struct rdps_disc_config *cfg
     d->heap = calloc(cfg->max_peers, sizeof(*d->heap));
     d->names = calloc(cfg->max_remote_only ? cfg->max_remote_only : 1, sizeof(*d->names));
     d->name_free = calloc(cfg->max_remote_only ? cfg->max_remote_only : 1, sizeof(*d->name_free));
-    if (!d->peers || !d->index || !d->heap || !d->names || !d->name_free) {
+    d->collisions = calloc(RDPS_DISC_COLLISION_SLOTS, sizeof(*d->collisions));
+    if (!d->peers || !d->index || !d->heap || !d->names || !d->name_free || !d->collisions) {
         rdps__disc_fini(d);
         return rdps__set_err(RDPS_ENOMEM, "discovery: %u peer table", cfg->max_peers);
     }
@@ -102,17 +110,18 @@ void rdps__disc_fini(struct rdps_discovery *d)
     free(d->names);
     free(d->name_free);
     free(d->locals);
+    free(d->collisions);
     memset(d, 0, sizeof(*d));
 }
 
 /* ---- local topics ---- */
 
-static struct rdps_disc_topic **topic_bucket(struct rdps_discovery *d, uint32_t id)
+static struct rdps_disc_topic **topic_bucket(struct rdps_discovery *d, uint64_t id)
 {
     return &d->topic_buckets[id % (sizeof(d->topic_buckets) / sizeof(d->topic_buckets[0]))];
 }
 
-static struct rdps_disc_topic *topic_find(const struct rdps_discovery *d, uint32_t id,
+static struct rdps_disc_topic *topic_find(const struct rdps_discovery *d, uint64_t id,
                                           const char *name)
 {
     const size_t buckets = sizeof(d->topic_buckets) / sizeof(d->topic_buckets[0]);
@@ -337,16 +346,21 @@ static void emit(struct rdps_discovery *d, const struct rdps_disc_event *ev)
 
 /* ---- announcements in ---- */
 
-void rdps__disc_on_announce(struct rdps_discovery *d, const struct rdps_source *src,
-                            const struct rdps_announce *a, uint64_t now_ns)
+/* The announced interval, clamped (and the clamp counted). */
+static uint32_t clamp_interval(struct rdps_discovery *d, uint32_t interval)
 {
-    d->counters.announces_in++;
-    if (src == NULL)
-        src = &no_source;
-    if (a->role != RDPS_ROLE_PUBLISHER && a->role != RDPS_ROLE_SUBSCRIBER) {
-        d->counters.refused_bad_role++;
-        return;
+    if (interval < d->cfg.min_interval_ms || interval > d->cfg.max_interval_ms) {
+        d->counters.intervals_clamped++;
+        interval =
+            interval < d->cfg.min_interval_ms ? d->cfg.min_interval_ms : d->cfg.max_interval_ms;
     }
+    return interval;
+}
+
+/* The peer table's part of an announcement: admit, refresh or remove the peer. */
+static void peer_announce(struct rdps_discovery *d, const struct rdps_source *src,
+                          const struct rdps_announce *a, uint64_t now_ns)
+{
     uint8_t role = (uint8_t)a->role;
     uint32_t hash = key_hash(d, src, a->session_id, role);
     int32_t i = index_lookup(d, src, a->session_id, role, hash);
@@ -368,12 +382,7 @@ void rdps__disc_on_announce(struct rdps_discovery *d, const struct rdps_source *
         return;
     }
 
-    uint32_t interval = a->interval_ms;
-    if (interval < d->cfg.min_interval_ms || interval > d->cfg.max_interval_ms) {
-        d->counters.intervals_clamped++;
-        interval =
-            interval < d->cfg.min_interval_ms ? d->cfg.min_interval_ms : d->cfg.max_interval_ms;
-    }
+    uint32_t interval = clamp_interval(d, a->interval_ms);
     uint64_t deadline = now_ns + (uint64_t)interval * 1000000ull * RDPS_DISC_LIVENESS_INTERVALS;
 
     if (p) {
@@ -422,6 +431,87 @@ void rdps__disc_on_announce(struct rdps_discovery *d, const struct rdps_source *
         struct rdps_disc_event ev = peer_event(d, p, RDPS_DISC_PEER_SEEN, a->topic);
         emit(d, &ev);
     }
+}
+
+/*
+ * Whether (src, name) is a collision already reported and still live: if so its deadline moves
+ * to `deadline`. Otherwise the slot to remember it in: a free or expired one, else the one
+ * expiring first.
+ */
+static bool collision_known(struct rdps_discovery *d, const struct rdps_source *src,
+                            const char *name, uint64_t now_ns, uint64_t deadline,
+                            struct rdps_disc_collision **slot)
+{
+    struct rdps_disc_collision *free_slot = NULL, *soonest = NULL;
+    for (unsigned k = 0; k < RDPS_DISC_COLLISION_SLOTS; k++) {
+        struct rdps_disc_collision *c = &d->collisions[k];
+        if (c->deadline_ns <= now_ns) {
+            if (free_slot == NULL)
+                free_slot = c;
+            continue;
+        }
+        if (rdps__source_equal(&c->source, src) && strcmp(c->name, name) == 0) {
+            if (deadline > c->deadline_ns)
+                c->deadline_ns = deadline;
+            return true;
+        }
+        if (soonest == NULL || c->deadline_ns < soonest->deadline_ns)
+            soonest = c;
+    }
+    *slot = free_slot != NULL ? free_slot : soonest;
+    return false;
+}
+
+/* An announced name with a local topic's id: TOPIC_COLLISION, once per (announcer, name). */
+static void collision_check(struct rdps_discovery *d, const struct rdps_source *src,
+                            const struct rdps_announce *a, uint64_t now_ns)
+{
+    const size_t buckets = sizeof(d->topic_buckets) / sizeof(d->topic_buckets[0]);
+    const struct rdps_disc_topic *t = d->topic_buckets[a->topic_id % buckets];
+    while (t != NULL && (t->id != a->topic_id || strcmp(t->name, a->topic) == 0))
+        t = t->next;
+    if (t == NULL)
+        return; /* no local topic of that id, or only the announced name's own */
+    uint32_t interval = clamp_interval(d, a->interval_ms);
+    uint64_t deadline = now_ns + (uint64_t)interval * 1000000ull * RDPS_DISC_LIVENESS_INTERVALS;
+    struct rdps_disc_collision *slot;
+    if (collision_known(d, src, a->topic, now_ns, deadline, &slot))
+        return;
+    slot->source = *src;
+    slot->deadline_ns = deadline;
+    strcpy(slot->name, a->topic);
+    d->counters.topic_collisions++;
+    /* The callback may remove the local topic: the event refers to copies. */
+    char local_name[RDPS_TOPIC_NAME_MAX + 1];
+    strcpy(local_name, t->name);
+    struct rdps_disc_event ev = {.type = RDPS_DISC_TOPIC_COLLISION,
+                                 .role = a->role,
+                                 .topic_id = a->topic_id,
+                                 .topic = local_name,
+                                 .session_id = a->session_id,
+                                 .interval_ms = interval,
+                                 .reliable = a->reliable,
+                                 .flow_tag = a->flow_tag,
+                                 .receiver_id = a->receiver_id,
+                                 .source = *src,
+                                 .other_topic = a->topic};
+    emit(d, &ev);
+}
+
+void rdps__disc_on_announce(struct rdps_discovery *d, const struct rdps_source *src,
+                            const struct rdps_announce *a, uint64_t now_ns)
+{
+    d->counters.announces_in++;
+    if (src == NULL)
+        src = &no_source;
+    if (a->role != RDPS_ROLE_PUBLISHER && a->role != RDPS_ROLE_SUBSCRIBER) {
+        d->counters.refused_bad_role++;
+        return;
+    }
+    peer_announce(d, src, a, now_ns);
+    /* After the peer table: a SEEN callback may have created or removed the local topic. */
+    if (!a->leaving)
+        collision_check(d, src, a, now_ns);
 }
 
 /* ---- local endpoints ---- */
@@ -560,14 +650,14 @@ uint64_t rdps__disc_tick(struct rdps_discovery *d, uint64_t now_ns)
 
 /* ---- queries ---- */
 
-uint32_t rdps__disc_remote_count(const struct rdps_discovery *d, uint32_t topic_id,
+uint32_t rdps__disc_remote_count(const struct rdps_discovery *d, uint64_t topic_id,
                                  const char *topic, enum rdps_announce_role role)
 {
     const struct rdps_disc_topic *t = topic_find(d, topic_id, topic);
     return t && (role == RDPS_ROLE_PUBLISHER || role == RDPS_ROLE_SUBSCRIBER) ? t->remote[role] : 0;
 }
 
-void rdps__disc_for_each_remote(const struct rdps_discovery *d, uint32_t topic_id,
+void rdps__disc_for_each_remote(const struct rdps_discovery *d, uint64_t topic_id,
                                 const char *topic, enum rdps_announce_role role,
                                 rdps_disc_event_fn fn, void *user)
 {
@@ -588,7 +678,7 @@ uint64_t rdps__disc_next_serial(const struct rdps_discovery *d)
     return d->next_serial;
 }
 
-bool rdps__disc_replay_next(const struct rdps_discovery *d, uint32_t topic_id, const char *topic,
+bool rdps__disc_replay_next(const struct rdps_discovery *d, uint64_t topic_id, const char *topic,
                             enum rdps_announce_role role, uint64_t before, uint32_t *cursor,
                             struct rdps_disc_event *ev)
 {
@@ -608,14 +698,14 @@ bool rdps__disc_replay_next(const struct rdps_discovery *d, uint32_t topic_id, c
     return false;
 }
 
-uint32_t rdps__disc_remote_reliable_subscribers(const struct rdps_discovery *d, uint32_t topic_id,
+uint32_t rdps__disc_remote_reliable_subscribers(const struct rdps_discovery *d, uint64_t topic_id,
                                                 const char *topic)
 {
     const struct rdps_disc_topic *t = topic_find(d, topic_id, topic);
     return t ? t->remote_reliable_subs : 0;
 }
 
-uint32_t rdps__disc_local_count(const struct rdps_discovery *d, uint32_t topic_id,
+uint32_t rdps__disc_local_count(const struct rdps_discovery *d, uint64_t topic_id,
                                 const char *topic, enum rdps_announce_role role)
 {
     const struct rdps_disc_topic *t = topic_find(d, topic_id, topic);
@@ -661,7 +751,8 @@ size_t rdps__disc_memory_bytes(const struct rdps_discovery *d)
     return sizeof(*d) + d->cfg.max_peers * (sizeof(*d->peers) + sizeof(*d->heap)) +
            (d->index_mask + 1) * sizeof(*d->index) +
            remote_only * (sizeof(*d->names) + sizeof(*d->name_free)) +
-           d->topic_count * sizeof(struct rdps_disc_topic) + d->local_cap * sizeof(*d->locals);
+           d->topic_count * sizeof(struct rdps_disc_topic) + d->local_cap * sizeof(*d->locals) +
+           RDPS_DISC_COLLISION_SLOTS * sizeof(*d->collisions);
 }
 
 static int fail(const char **why, const char *reason)

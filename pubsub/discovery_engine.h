@@ -56,6 +56,17 @@
  * rdps__disc_replay_next() gives it the live ones before S (peers that joined
  * the topic before it, or while the topic was remote-only and moved to it).
  *
+ * Topic collisions: an announcement (not a leaving) whose topic_id is a local
+ * topic's but whose name is another raises TOPIC_COLLISION (topic: the local
+ * name, other_topic: the announced one) and counts it, whatever becomes of
+ * the announcement in the peer table. It is raised once per (announcer's
+ * source, other name) while that announcer keeps announcing it: a fixed table
+ * of RDPS_DISC_COLLISION_SLOTS remembers what was reported until 3 of the
+ * announcer's intervals pass without it; when every slot is live, the one
+ * expiring first is reused, so a flood of forged colliding names (the
+ * decoder admits only names whose id matches, but FNV is not collision
+ * resistant) costs repeated events, never memory.
+ *
  * Time: now_ns (monotonic) is passed in; no clock reads, no I/O, no
  * allocation on the announcement path (local topics and endpoints, which the
  * application creates, are allocated when added). Announcements go out
@@ -73,13 +84,20 @@
 #define RDPS_DISCOVERY_DEFAULT_MAX_INTERVAL_MS      60000
 #define RDPS_DISCOVERY_DEFAULT_ANNOUNCE_INTERVAL_MS 1000
 
-enum rdps_disc_event_type { RDPS_DISC_PEER_SEEN = 1, RDPS_DISC_PEER_GONE = 2 };
+/* Announcers' names remembered as collisions already reported. */
+#define RDPS_DISC_COLLISION_SLOTS 32
+
+enum rdps_disc_event_type {
+    RDPS_DISC_PEER_SEEN = 1,
+    RDPS_DISC_PEER_GONE = 2,
+    RDPS_DISC_TOPIC_COLLISION = 3, /* an announced name has a local topic's id */
+};
 
 struct rdps_disc_event {
     enum rdps_disc_event_type type;
     bool expired; /* GONE: silent for its liveness time (else: it left) */
     enum rdps_announce_role role;
-    uint32_t topic_id;
+    uint64_t topic_id;
     const char *topic; /* valid during the call */
     uint32_t session_id;
     uint32_t interval_ms; /* clamped */
@@ -87,8 +105,9 @@ struct rdps_disc_event {
     uint32_t flow_tag;    /* reliable subscriber's group tag (first announcement) */
     uint32_t receiver_id; /* reliable subscriber's NAK/STATUS receiver id (first announcement) */
     struct rdps_source source;
-    uint64_t serial; /* the peer's admission number (rdps__disc_next_serial) */
-    uint32_t slot;   /* its entry in the peer table (rdps__disc_replay_next's cursor) */
+    uint64_t serial;         /* the peer's admission number (rdps__disc_next_serial) */
+    uint32_t slot;           /* its entry in the peer table (rdps__disc_replay_next's cursor) */
+    const char *other_topic; /* TOPIC_COLLISION: the announced name (topic: the local one) */
 };
 
 /* Sends one announcement; returns 0, or a negative code when it cannot go out now (retried). */
@@ -122,12 +141,13 @@ struct rdps_disc_counters {
     uint64_t refused_topic_change; /* known key announcing another topic */
     uint64_t refused_bad_role;
     uint64_t intervals_clamped; /* announced interval outside [min, max] */
+    uint64_t topic_collisions;  /* TOPIC_COLLISION events: (announcer, name) pairs reported */
     uint64_t announces_sent, announce_send_failures;
 };
 
 /* A peer as the table holds it (tests and tools). */
 struct rdps_disc_peer_info {
-    uint32_t topic_id;
+    uint64_t topic_id;
     bool local_topic;
     uint32_t interval_ms; /* clamped */
     uint64_t deadline_ns; /* expires when now_ns reaches this */
@@ -136,6 +156,7 @@ struct rdps_disc_peer_info {
 struct rdps_disc_peer;
 struct rdps_disc_topic;
 struct rdps_disc_local;
+struct rdps_disc_collision;
 
 /* Embedded by the caller; contents are private to discovery_engine.c. */
 struct rdps_discovery {
@@ -158,7 +179,8 @@ struct rdps_discovery {
     struct rdps_disc_local *locals; /* local endpoints */
     uint32_t local_count, local_cap;
     uint64_t next_announce_ns;
-    uint64_t next_serial; /* the next admitted peer's serial */
+    uint64_t next_serial;                   /* the next admitted peer's serial */
+    struct rdps_disc_collision *collisions; /* RDPS_DISC_COLLISION_SLOTS reported collisions */
 };
 
 void rdps__disc_config_default(struct rdps_disc_config *cfg);
@@ -186,14 +208,14 @@ uint64_t rdps__disc_tick(struct rdps_discovery *d, uint64_t now_ns);
 uint64_t rdps__disc_next_deadline(const struct rdps_discovery *d);
 
 /* Live remote endpoints of `role` on local topic (id, name); 0 if the topic is not local. O(1). */
-uint32_t rdps__disc_remote_count(const struct rdps_discovery *d, uint32_t topic_id,
+uint32_t rdps__disc_remote_count(const struct rdps_discovery *d, uint64_t topic_id,
                                  const char *topic, enum rdps_announce_role role);
 /*
  * Calls fn for each live remote endpoint of `role` on local topic (id, name),
  * as a PEER_SEEN event (a publisher created after its subscribers announced
  * learns them this way). fn must not change the table.
  */
-void rdps__disc_for_each_remote(const struct rdps_discovery *d, uint32_t topic_id,
+void rdps__disc_for_each_remote(const struct rdps_discovery *d, uint64_t topic_id,
                                 const char *topic, enum rdps_announce_role role,
                                 rdps_disc_event_fn fn, void *user);
 /* The serial the next admitted peer gets (peers admitted so far have smaller ones). */
@@ -205,14 +227,14 @@ uint64_t rdps__disc_next_serial(const struct rdps_discovery *d);
  * change the table: a peer removed meanwhile is skipped, one admitted meanwhile is not before
  * `before`. O(max_peers) over a whole walk.
  */
-bool rdps__disc_replay_next(const struct rdps_discovery *d, uint32_t topic_id, const char *topic,
+bool rdps__disc_replay_next(const struct rdps_discovery *d, uint64_t topic_id, const char *topic,
                             enum rdps_announce_role role, uint64_t before, uint32_t *cursor,
                             struct rdps_disc_event *ev);
 /* Live remote subscribers of local topic (id, name) that asked for reliability. O(1). */
-uint32_t rdps__disc_remote_reliable_subscribers(const struct rdps_discovery *d, uint32_t topic_id,
+uint32_t rdps__disc_remote_reliable_subscribers(const struct rdps_discovery *d, uint64_t topic_id,
                                                 const char *topic);
 /* Local endpoints of `role` on topic (id, name). O(1). */
-uint32_t rdps__disc_local_count(const struct rdps_discovery *d, uint32_t topic_id,
+uint32_t rdps__disc_local_count(const struct rdps_discovery *d, uint64_t topic_id,
                                 const char *topic, enum rdps_announce_role role);
 uint32_t rdps__disc_peer_count(const struct rdps_discovery *d);
 uint32_t rdps__disc_remote_only_count(const struct rdps_discovery *d);

@@ -81,12 +81,40 @@ static void notify_endpoints(rdps_ctx_t *ctx, struct rdps_topic *t,
             p->on_event(p->event_user, &ev);
 }
 
+/* Another name announced with topic t's id: every local subscriber and publisher of t hears. */
+static void raise_collision(rdps_ctx_t *ctx, struct rdps_topic *t,
+                            const struct rdps_disc_event *dev)
+{
+    rdps_event ev = {
+        .type = RDPS_EVENT_TOPIC_COLLISION,
+        .topic = t->name,
+        .session_id = dev->session_id,
+        .source = dev->source,
+        .other_topic = dev->other_topic,
+    };
+    RDPS_LOG_WRN("topic '%s' and the announced topic '%s' (QPN 0x%x) have the same id "
+                 "0x%016llx: their messages cannot be told apart; rename one",
+                 t->name, dev->other_topic, dev->source.qpn, (unsigned long long)t->id);
+    rdps__ctx_callbacks_enter(ctx); /* t and every handle stay allocated until we leave */
+    rdps__topic_notify(ctx, t, &ev);
+    for (struct rdps_pub *p = ctx->pubs, *next; p != NULL && !ctx->destroy_requested; p = next) {
+        next = p->next; /* a publisher destroyed by a callback stays linked until we leave */
+        if (!p->closed && p->topic == t && p->on_event != NULL)
+            p->on_event(p->event_user, &ev);
+    }
+    rdps__ctx_callbacks_leave(ctx);
+}
+
 static void on_disc_event(void *user, const struct rdps_disc_event *dev)
 {
     rdps_ctx_t *ctx = user;
     struct rdps_topic *t = rdps__ctx_topic_find(ctx, dev->topic_id);
     if (t == NULL || strcmp(t->name, dev->topic) != 0)
         return;
+    if (dev->type == RDPS_DISC_TOPIC_COLLISION) {
+        raise_collision(ctx, t, dev);
+        return;
+    }
     /* Reliable publishers expect reliable subscribers (flow control). */
     if (dev->role == RDPS_ROLE_SUBSCRIBER && dev->reliable && ctx->reliable_pubs > 0)
         rdps__pub_rel_on_receiver(ctx, t, dev);
@@ -291,4 +319,5 @@ void rdps__discovery_counters(const rdps_ctx_t *ctx, rdps_counters *out)
     out->peers_refused = dc->refused_table_full + dc->refused_remote_only +
                          dc->refused_unknown_leave + dc->refused_topic_change +
                          dc->refused_bad_role;
+    out->topic_collisions = dc->topic_collisions;
 }

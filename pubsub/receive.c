@@ -104,7 +104,7 @@ void rdps__topic_notify(rdps_ctx_t *ctx, struct rdps_topic *topic, const rdps_ev
 }
 
 static void on_gap(void *user, const struct rdps_source *source, uint32_t session_id,
-                   uint32_t topic_id, uint32_t first_seq, uint32_t count)
+                   uint64_t topic_id, uint32_t first_seq, uint32_t count)
 {
     rdps_ctx_t *ctx = user;
     struct rdps_topic *topic = rdps__ctx_topic_find(ctx, topic_id);
@@ -126,7 +126,7 @@ static void on_gap(void *user, const struct rdps_source *source, uint32_t sessio
 
 /* Reliable handling for a new session of a reliable publisher: only if a subscriber asked. */
 static int want_reliable(void *user, const struct rdps_source *source, uint32_t session_id,
-                         uint32_t topic_id)
+                         uint64_t topic_id)
 {
     rdps_ctx_t *ctx = user;
     const struct rdps_topic *topic = rdps__ctx_topic_find(ctx, topic_id);
@@ -168,7 +168,7 @@ static void on_loss(void *user, const struct rdps_reasm_loss *loss)
 }
 
 /* The NAK backoff's receiver count: the topic's remote reliable subscribers and this ctx. */
-static uint32_t receivers_of(void *user, uint32_t topic_id)
+static uint32_t receivers_of(void *user, uint64_t topic_id)
 {
     rdps_ctx_t *ctx = user;
     const struct rdps_topic *topic = rdps__ctx_topic_find(ctx, topic_id);
@@ -265,7 +265,7 @@ static bool is_own_datagram(const rdps_ctx_t *ctx, const struct rdps_rx_datagram
 static void receive_data(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx)
 {
     struct rdps_topic *topic =
-        rdps__ctx_topic_find(ctx, rdps__get_le32(rx->data + RDPS_FRAME_OFF_TOPIC_ID));
+        rdps__ctx_topic_find(ctx, rdps__get_le64(rx->data + RDPS_FRAME_OFF_TOPIC_ID));
     if (topic == NULL || topic->live_subs == 0) {
         ctx->counters.unknown_topic++;
         return;

@@ -126,8 +126,19 @@ void rdps__stat_write_ctx(struct rdps_stat_writer *w, const uint64_t *counters,
         store_word(w->base, l->ctx_off + 8u * (l->counter_count + i), rejects[i]);
 }
 
+/* The entry layout of stat_format.h: 64-bit words where the writer stores them. */
+_Static_assert(RDPS_STAT_ENTRY_OFF_KIND == RDPS_STAT_TOPIC_SIZE &&
+                   RDPS_STAT_ENTRY_OFF_FLAGS == RDPS_STAT_ENTRY_OFF_KIND + 4 &&
+                   RDPS_STAT_ENTRY_OFF_TOPIC_ID == RDPS_STAT_ENTRY_OFF_FLAGS + 4 &&
+                   RDPS_STAT_ENTRY_OFF_SESSION_ID == RDPS_STAT_ENTRY_OFF_TOPIC_ID + 8 &&
+                   RDPS_STAT_ENTRY_OFF_OWN_MASK == RDPS_STAT_ENTRY_OFF_SESSION_ID + 8 &&
+                   RDPS_STAT_ENTRY_FIXED == RDPS_STAT_ENTRY_OFF_OWN_MASK + 16,
+               "stat entry layout");
+_Static_assert(RDPS_STAT_ENTRY_OFF_TOPIC_ID % 8 == 0 && RDPS_STAT_ENTRY_FIXED % 8 == 0,
+               "stat entry words are aligned");
+
 void rdps__stat_write_entry(struct rdps_stat_writer *w, uint32_t index, uint32_t kind,
-                            uint32_t flags, uint32_t topic_id, uint32_t session_id,
+                            uint32_t flags, uint64_t topic_id, uint32_t session_id,
                             const char *topic, const uint64_t own_mask[2], const uint64_t *counters)
 {
     const struct rdps_stat_layout *l = &w->layout;
@@ -145,13 +156,14 @@ void rdps__stat_write_entry(struct rdps_stat_writer *w, uint32_t index, uint32_t
     uint32_t pair[2] = {kind, flags};
     uint64_t word;
     memcpy(&word, pair, 8);
-    store_word(w->base, off + 256, word);
-    pair[0] = topic_id;
-    pair[1] = session_id;
+    store_word(w->base, off + RDPS_STAT_ENTRY_OFF_KIND, word);
+    store_word(w->base, off + RDPS_STAT_ENTRY_OFF_TOPIC_ID, topic_id);
+    pair[0] = session_id;
+    pair[1] = 0; /* reserved */
     memcpy(&word, pair, 8);
-    store_word(w->base, off + 264, word);
-    store_word(w->base, off + 272, own_mask[0]);
-    store_word(w->base, off + 280, own_mask[1]);
+    store_word(w->base, off + RDPS_STAT_ENTRY_OFF_SESSION_ID, word);
+    store_word(w->base, off + RDPS_STAT_ENTRY_OFF_OWN_MASK, own_mask[0]);
+    store_word(w->base, off + RDPS_STAT_ENTRY_OFF_OWN_MASK + 8, own_mask[1]);
     for (uint32_t i = 0; i < l->counter_count; i++)
         store_word(w->base, off + RDPS_STAT_ENTRY_FIXED + 8u * i, counters[i]);
 }
@@ -314,12 +326,12 @@ void rdps__stat_entry(const struct rdps_stat_view *v, uint32_t i, struct rdps_st
     const uint8_t *p = v->buf + v->hdr.entries_off + (uint64_t)i * v->hdr.entry_size;
     memcpy(e->topic, p, RDPS_STAT_TOPIC_SIZE);
     e->topic[RDPS_STAT_TOPIC_SIZE - 1] = '\0';
-    memcpy(&e->kind, p + 256, 4);
-    memcpy(&e->flags, p + 260, 4);
-    memcpy(&e->topic_id, p + 264, 4);
-    memcpy(&e->session_id, p + 268, 4);
-    e->own_mask[0] = get_u64(p + 272);
-    e->own_mask[1] = get_u64(p + 280);
+    memcpy(&e->kind, p + RDPS_STAT_ENTRY_OFF_KIND, 4);
+    memcpy(&e->flags, p + RDPS_STAT_ENTRY_OFF_FLAGS, 4);
+    e->topic_id = get_u64(p + RDPS_STAT_ENTRY_OFF_TOPIC_ID);
+    memcpy(&e->session_id, p + RDPS_STAT_ENTRY_OFF_SESSION_ID, 4);
+    e->own_mask[0] = get_u64(p + RDPS_STAT_ENTRY_OFF_OWN_MASK);
+    e->own_mask[1] = get_u64(p + RDPS_STAT_ENTRY_OFF_OWN_MASK + 8);
     e->counters_ = p + RDPS_STAT_ENTRY_FIXED;
 }
 

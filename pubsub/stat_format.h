@@ -24,8 +24,11 @@
  *   ctx_off                (counter_count + reject_count) * 8
  *                                                     ctx counters, then bad frames by reason
  *   entries_off            entry_capacity * entry_size   one entry per publisher/subscriber
- *   entry:  0 topic[256] NUL-padded | 256 u32 kind | 260 u32 flags | 264 u32 topic_id
- *           | 268 u32 session_id | 272 u64 own_mask[2] | 288 u64 counters[counter_count]
+ *   entry:  0 topic[256] NUL-padded | 256 u32 kind | 260 u32 flags | 264 u64 topic_id
+ *           | 272 u32 session_id | 276 u32 reserved (0) | 280 u64 own_mask[2]
+ *           | 296 u64 counters[counter_count]
+ *
+ * Layout version 2 widened topic_id to 64 bits (the wire's topic id since frame version 2).
  *
  * Everything up to ctx_off is written once, before the file appears under its name (it is
  * created under a temporary name and renamed). The rest changes under a seqlock: the writer
@@ -49,19 +52,25 @@
  */
 
 #define RDPS_STAT_MAGIC          0x5441545353504452ull /* "RDPSSTAT" read as a little-endian u64 */
-#define RDPS_STAT_LAYOUT_VERSION 1u
+#define RDPS_STAT_LAYOUT_VERSION 2u
 #define RDPS_STAT_HEADER_SIZE    512u
 #define RDPS_STAT_NAME_SIZE      64u
 #define RDPS_STAT_HELP_SIZE      128u
 #define RDPS_STAT_TOPIC_SIZE     256u
-#define RDPS_STAT_ENTRY_FIXED    288u /* entry bytes before its counters */
-#define RDPS_STAT_MAX_COUNTERS   128u /* own_mask has 128 bits */
-#define RDPS_STAT_MAX_REJECTS    256u
-#define RDPS_STAT_MAX_ENTRIES    65536u
-#define RDPS_STAT_MAX_FILE       (64u * 1024 * 1024)
-#define RDPS_STAT_REFRESH_NS     100000000ull  /* 100 ms while counters move */
-#define RDPS_STAT_IDLE_NS        1000000000ull /* 1 s heartbeat while they do not */
-#define RDPS_STAT_DEFAULT_DIR    "/dev/shm"
+#define RDPS_STAT_ENTRY_FIXED    296u /* entry bytes before its counters */
+/* Offsets inside an entry. */
+#define RDPS_STAT_ENTRY_OFF_KIND       256u
+#define RDPS_STAT_ENTRY_OFF_FLAGS      260u
+#define RDPS_STAT_ENTRY_OFF_TOPIC_ID   264u
+#define RDPS_STAT_ENTRY_OFF_SESSION_ID 272u
+#define RDPS_STAT_ENTRY_OFF_OWN_MASK   280u
+#define RDPS_STAT_MAX_COUNTERS         128u /* own_mask has 128 bits */
+#define RDPS_STAT_MAX_REJECTS          256u
+#define RDPS_STAT_MAX_ENTRIES          65536u
+#define RDPS_STAT_MAX_FILE             (64u * 1024 * 1024)
+#define RDPS_STAT_REFRESH_NS           100000000ull  /* 100 ms while counters move */
+#define RDPS_STAT_IDLE_NS              1000000000ull /* 1 s heartbeat while they do not */
+#define RDPS_STAT_DEFAULT_DIR          "/dev/shm"
 
 enum rdps_stat_counter_kind { RDPS_STAT_COUNTER = 1, RDPS_STAT_GAUGE = 2 };
 enum rdps_stat_entry_kind { RDPS_STAT_ENTRY_PUB = 1, RDPS_STAT_ENTRY_SUB = 2 };
@@ -142,14 +151,16 @@ void rdps__stat_write_ctx(struct rdps_stat_writer *w, const uint64_t *counters,
                           const uint64_t *rejects);
 /* Between begin and end: entry `index` (< entry_capacity). */
 void rdps__stat_write_entry(struct rdps_stat_writer *w, uint32_t index, uint32_t kind,
-                            uint32_t flags, uint32_t topic_id, uint32_t session_id,
+                            uint32_t flags, uint64_t topic_id, uint32_t session_id,
                             const char *topic, const uint64_t own_mask[2],
                             const uint64_t *counters);
 
 /* ---- reader ---- */
 struct rdps_stat_entry_view {
     char topic[RDPS_STAT_TOPIC_SIZE];
-    uint32_t kind, flags, topic_id, session_id;
+    uint32_t kind, flags;
+    uint64_t topic_id;
+    uint32_t session_id;
     uint64_t own_mask[2];
     const uint8_t *counters_; /* counter_count words; read with rdps__stat_entry_counter */
 };

@@ -38,7 +38,9 @@ static uint32_t fnv1a32(const char *text)
     return h;
 }
 
-/* Murmur3's finalizer: spreads FNV's low bits before reducing modulo the range. */
+/* Murmur3's finalizer: spreads FNV's low bits before reducing modulo the range. The group
+ * keeps this 32-bit hash of its own (not the 64-bit id) so that every name maps to the group it
+ * mapped to before the id was widened. */
 static uint32_t mix32(uint32_t h)
 {
     h ^= h >> 16;
@@ -49,9 +51,32 @@ static uint32_t mix32(uint32_t h)
     return h;
 }
 
-uint32_t rdps__topic_hash_id(const char *topic)
+/* 64-bit FNV-1a: the topic id's base (offset basis and prime of the FNV specification). */
+static uint64_t fnv1a64(const char *text)
 {
-    uint32_t h = fnv1a32(topic);
+    uint64_t h = 14695981039346656037ull;
+    for (const unsigned char *p = (const unsigned char *)text; *p != '\0'; p++) {
+        h ^= *p;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* Murmur3's 64-bit finalizer (fmix64): FNV's last bytes touch only the low bits; this spreads
+ * every input bit over all 64, so names that differ in one digit differ in about half the bits. */
+static uint64_t fmix64(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+
+uint64_t rdps__topic_hash_id(const char *topic)
+{
+    uint64_t h = fmix64(fnv1a64(topic));
     return h == 0 ? 1 : h;
 }
 
@@ -126,7 +151,7 @@ char *rdps__ipv4_format(uint32_t addr, char *buf, size_t len)
     return buf;
 }
 
-uint32_t rdps_topic_id(const char *topic)
+uint64_t rdps_topic_id(const char *topic)
 {
     return rdps__topic_name_check(topic) == 0 ? rdps__topic_hash_id(topic) : 0;
 }

@@ -8,8 +8,6 @@
 
 #include <rdps/rdps.h>
 
-#define RDPS_TOPIC_NAME_MAX 255
-
 /* An IPv4 range of multicast groups, host byte order. */
 struct rdps_group_range {
     uint32_t base; /* first address of the range */
@@ -18,8 +16,9 @@ struct rdps_group_range {
 
 /* Checks a topic name: 1..RDPS_TOPIC_NAME_MAX bytes, printable ASCII. */
 int rdps__topic_name_check(const char *topic);
-/* 32-bit FNV-1a of the name, never 0 (0 means "no topic" on the wire). */
-uint32_t rdps__topic_hash_id(const char *topic);
+/* The topic id: 64-bit FNV-1a of the name through murmur3's fmix64, never 0 (0 means "no
+ * topic" on the wire). */
+uint64_t rdps__topic_hash_id(const char *topic);
 /* Parses "A.B.C.D/len" inside 224.0.0.0/4, len 8..30. */
 int rdps__group_range_parse(const char *cidr, struct rdps_group_range *out);
 /* Parses a dotted IPv4 multicast address (224.0.0.0/4) into host order. */

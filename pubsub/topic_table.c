@@ -7,9 +7,9 @@
 
 #include "rdps_error.h"
 
-static unsigned bucket_of(uint32_t id)
+static unsigned bucket_of(uint64_t id)
 {
-    return (id * 2654435761u) >> 26; /* 64 buckets */
+    return (unsigned)((id * 0x9e3779b97f4a7c15ull) >> 58); /* 64 buckets */
 }
 _Static_assert(RDPS_TOPIC_TABLE_BUCKETS == 64, "bucket_of takes the top 6 bits");
 
@@ -32,7 +32,7 @@ void rdps__topic_table_fini(struct rdps_topic_table *tt)
     }
 }
 
-struct rdps_topic *rdps__topic_table_find(const struct rdps_topic_table *tt, uint32_t topic_id)
+struct rdps_topic *rdps__topic_table_find(const struct rdps_topic_table *tt, uint64_t topic_id)
 {
     for (struct rdps_topic *t = tt->buckets[bucket_of(topic_id)]; t; t = t->next)
         if (t->id == topic_id)
@@ -46,7 +46,7 @@ int rdps__topic_table_get(struct rdps_topic_table *tt, const char *name, const c
     int rc = rdps__topic_name_check(name);
     if (rc < 0)
         return rc;
-    uint32_t id = rdps__topic_hash_id(name);
+    uint64_t id = rdps__topic_hash_id(name);
     uint32_t group_addr = 0;
     if (group != NULL && (rc = rdps__mcast_addr_parse(group, &group_addr)) < 0)
         return rdps__prepend_err(rc, "topic '%s': ", name);
@@ -55,8 +55,8 @@ int rdps__topic_table_get(struct rdps_topic_table *tt, const char *name, const c
     if (t != NULL) {
         if (strcmp(t->name, name) != 0)
             return rdps__set_err(RDPS_EEXIST,
-                                 "topics '%s' and '%s' hash to the same id 0x%08x: rename one",
-                                 t->name, name, id);
+                                 "topics '%s' and '%s' hash to the same id 0x%016llx: rename one",
+                                 t->name, name, (unsigned long long)id);
         if (group_addr != 0 && group_addr != t->group) {
             char a[16], b[16];
             return rdps__set_err(RDPS_EINVAL, "topic '%s' already uses group %s, not %s", name,
@@ -95,5 +95,7 @@ void rdps__topic_table_put(struct rdps_topic_table *tt, struct rdps_topic *topic
 uint32_t rdps__topic_table_group_of(const struct rdps_topic_table *tt, const char *name)
 {
     const struct rdps_topic *t = rdps__topic_table_find(tt, rdps__topic_hash_id(name));
-    return t ? t->group : rdps__topic_hash_group(name, &tt->range, tt->avoid_group);
+    return t && strcmp(t->name, name) == 0
+               ? t->group
+               : rdps__topic_hash_group(name, &tt->range, tt->avoid_group);
 }

@@ -23,7 +23,7 @@ struct rdps_sub;
 struct rdps_topic {
     struct rdps_topic *next; /* hash chain */
     char name[RDPS_TOPIC_NAME_MAX + 1];
-    uint32_t id;
+    uint64_t id;              /* rdps__topic_hash_id(name) */
     uint32_t group;           /* host-order IPv4 multicast group */
     struct rdps_sub *subs;    /* local subscribers (closed ones stay linked until reaped) */
     unsigned live_subs;       /* subscribers not closed */
@@ -48,7 +48,7 @@ void rdps__topic_table_init(struct rdps_topic_table *tt, const struct rdps_group
                             uint32_t avoid_group);
 /* Frees every topic still held. */
 void rdps__topic_table_fini(struct rdps_topic_table *tt);
-struct rdps_topic *rdps__topic_table_find(const struct rdps_topic_table *tt, uint32_t topic_id);
+struct rdps_topic *rdps__topic_table_find(const struct rdps_topic_table *tt, uint64_t topic_id);
 /*
  * Finds or creates the topic `name`; `group` (dotted IPv4, may be NULL) maps it
  * explicitly. RDPS_EINVAL for a bad name or group or a group that contradicts

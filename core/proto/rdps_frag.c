@@ -18,7 +18,7 @@ uint32_t rdps__frag_count(size_t len, uint32_t max_datagram)
     return (uint32_t)((len + per - 1) / per);
 }
 
-int rdps__frag_init(struct rdps_frag *it, uint32_t session_id, uint32_t topic_id,
+int rdps__frag_init(struct rdps_frag *it, uint32_t session_id, uint64_t topic_id,
                     uint32_t *next_seq, const void *msg, size_t len, size_t max_msg_len,
                     uint32_t max_datagram, uint64_t now_ns, uint16_t flags)
 {
@@ -59,7 +59,7 @@ int rdps__frag_next(struct rdps_frag *it, uint8_t *buf, size_t cap)
     return (int)n;
 }
 
-int rdps__frag_put_single(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+int rdps__frag_put_single(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                           uint32_t *next_seq, size_t payload_len, uint32_t max_datagram,
                           uint64_t now_ns, uint16_t flags)
 {

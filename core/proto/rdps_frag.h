@@ -15,7 +15,7 @@
  * it, and repeats until 0. Every frame takes the next sequence from
  * *next_seq (the publisher's session counter), so frames of one message are
  * consecutive as long as nothing else uses that counter meanwhile.
- * Fragments: all but the last carry exactly max_datagram - 32 bytes.
+ * Fragments: all but the last carry exactly max_datagram - RDPS_FRAME_HEADER_LEN bytes.
  */
 struct rdps_frag {
     const uint8_t *msg;
@@ -23,7 +23,7 @@ struct rdps_frag {
     uint32_t offset;       /* next byte to send */
     uint32_t frag_payload; /* max_datagram - header */
     uint32_t session_id;
-    uint32_t topic_id;
+    uint64_t topic_id;
     uint32_t *next_seq;
     uint64_t timestamp_ns;
     uint16_t flags; /* RETRANSMIT / RELIABLE; BEGIN and END are computed */
@@ -37,11 +37,11 @@ uint32_t rdps__frag_count(size_t len, uint32_t max_datagram);
  * Prepares `it` to fragment `len` bytes at `msg` (the memory must stay valid
  * until the last rdps__frag_next()). Returns the number of frames (>= 1),
  * RDPS_EMSGSIZE if len > max_msg_len (or above the 32-bit wire limit),
- * RDPS_EINVAL for a zero session/topic, max_datagram <= 32, NULL msg with
+ * RDPS_EINVAL for a zero session/topic, max_datagram <= RDPS_FRAME_HEADER_LEN, NULL msg with
  * len > 0, or flags other than RETRANSMIT/RELIABLE. No frame is written and
  * *next_seq is untouched on failure.
  */
-int rdps__frag_init(struct rdps_frag *it, uint32_t session_id, uint32_t topic_id,
+int rdps__frag_init(struct rdps_frag *it, uint32_t session_id, uint64_t topic_id,
                     uint32_t *next_seq, const void *msg, size_t len, size_t max_msg_len,
                     uint32_t max_datagram, uint64_t now_ns, uint16_t flags);
 
@@ -54,11 +54,11 @@ int rdps__frag_next(struct rdps_frag *it, uint8_t *buf, size_t cap);
 
 /*
  * Zero-copy single-datagram publish: the caller wrote payload_len bytes at
- * buf + 32; this writes the DATA header (BEGIN|END, seq = (*next_seq)++) and
- * returns the frame length. RDPS_EMSGSIZE if 32 + payload_len exceeds cap or
+ * buf + RDPS_FRAME_HEADER_LEN; this writes the DATA header (BEGIN|END, seq = (*next_seq)++) and
+ * returns the frame length. RDPS_EMSGSIZE if the header + payload_len exceeds cap or
  * max_datagram (use rdps__frag_init for those), RDPS_EINVAL as for frag_init.
  */
-int rdps__frag_put_single(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+int rdps__frag_put_single(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                           uint32_t *next_seq, size_t payload_len, uint32_t max_datagram,
                           uint64_t now_ns, uint16_t flags);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* rdps_frame.c - decoder and encoders for the rdps version 1 wire format. */
+/* rdps_frame.c - decoder and encoders for the rdps version 2 wire format. */
 #include "rdps_frame.h"
 
 #include <string.h>
@@ -13,13 +13,15 @@ _Static_assert(RDPS_FRAME_OFF_TYPE == RDPS_FRAME_OFF_VERSION + 1, "type follows 
 _Static_assert(RDPS_FRAME_OFF_FLAGS == RDPS_FRAME_OFF_TYPE + 1, "flags follow type");
 _Static_assert(RDPS_FRAME_OFF_SESSION_ID == RDPS_FRAME_OFF_FLAGS + 2, "flags are 16-bit");
 _Static_assert(RDPS_FRAME_OFF_TOPIC_ID == RDPS_FRAME_OFF_SESSION_ID + 4, "session is 32-bit");
-_Static_assert(RDPS_FRAME_OFF_SEQ == RDPS_FRAME_OFF_TOPIC_ID + 4, "topic is 32-bit");
+_Static_assert(RDPS_FRAME_OFF_SEQ == RDPS_FRAME_OFF_TOPIC_ID + 8, "topic is 64-bit");
 _Static_assert(RDPS_FRAME_OFF_MSG_LEN == RDPS_FRAME_OFF_SEQ + 4, "seq is 32-bit");
 _Static_assert(RDPS_FRAME_OFF_FRAG_OFFSET == RDPS_FRAME_OFF_MSG_LEN + 4, "msg_len is 32-bit");
-_Static_assert(RDPS_FRAME_OFF_TIMESTAMP_NS == RDPS_FRAME_OFF_FRAG_OFFSET + 4,
-               "frag_offset is 32-bit");
+_Static_assert(RDPS_FRAME_OFF_RESERVED == RDPS_FRAME_OFF_FRAG_OFFSET + 4, "frag_offset is 32-bit");
+_Static_assert(RDPS_FRAME_OFF_TIMESTAMP_NS == RDPS_FRAME_OFF_RESERVED + 4, "reserved is 32-bit");
+_Static_assert(RDPS_FRAME_OFF_TOPIC_ID % 8 == 0 && RDPS_FRAME_OFF_TIMESTAMP_NS % 8 == 0,
+               "64-bit fields are naturally aligned");
 _Static_assert(RDPS_FRAME_HEADER_LEN == RDPS_FRAME_OFF_TIMESTAMP_NS + 8, "timestamp is 64-bit");
-_Static_assert(RDPS_FRAME_HEADER_LEN == 32, "the header is 32 bytes");
+_Static_assert(RDPS_FRAME_HEADER_LEN == 40, "the header is 40 bytes");
 _Static_assert(RDPS_FRAME_NAK_OFF_RECEIVER_ID == RDPS_FRAME_HEADER_LEN, "NAK body after header");
 _Static_assert(RDPS_FRAME_NAK_OFF_RANGE_COUNT == RDPS_FRAME_NAK_OFF_RECEIVER_ID + 4, "NAK layout");
 _Static_assert(RDPS_FRAME_NAK_OFF_RESERVED == RDPS_FRAME_NAK_OFF_RANGE_COUNT + 2, "NAK layout");
@@ -31,7 +33,7 @@ _Static_assert(RDPS_FRAME_STATUS_OFF_WINDOW == RDPS_FRAME_STATUS_OFF_CONSUMED_SE
                "STATUS layout");
 _Static_assert(RDPS_FRAME_STATUS_OFF_ECHO_DELAY == RDPS_FRAME_STATUS_OFF_WINDOW + 4,
                "STATUS layout");
-_Static_assert(RDPS_FRAME_STATUS_LEN == RDPS_FRAME_STATUS_OFF_ECHO_DELAY + 4, "STATUS is 48 bytes");
+_Static_assert(RDPS_FRAME_STATUS_LEN == RDPS_FRAME_STATUS_OFF_ECHO_DELAY + 4, "STATUS is 56 bytes");
 _Static_assert(RDPS_FRAME_NAK_MAX_RANGES <= UINT16_MAX, "range_count is 16-bit");
 
 void rdps__frame_limits_default(struct rdps_frame_limits *limits)
@@ -136,18 +138,21 @@ enum rdps_frame_reject rdps__frame_decode(const uint8_t *buf, size_t len,
     };
     if (limits == NULL)
         limits = &default_limits;
-    /* Datagrams are at most a few KiB; anything near 4 GiB is hostile. */
-    if (len < RDPS_FRAME_HEADER_LEN || len > UINT32_MAX)
+    /* The version first: a version 1 frame (32-byte header) is told as such, not as short.
+     * Datagrams are at most a few KiB; anything near 4 GiB is hostile. */
+    if (len == 0 || len > UINT32_MAX)
         return RDPS_FRAME_SHORT;
     if (buf[RDPS_FRAME_OFF_VERSION] != RDPS_FRAME_VERSION)
         return RDPS_FRAME_BAD_VERSION;
+    if (len < RDPS_FRAME_HEADER_LEN)
+        return RDPS_FRAME_SHORT;
 
     struct rdps_frame_view *v = view;
     struct rdps_frame_header *h = &v->hdr;
     h->type = buf[RDPS_FRAME_OFF_TYPE];
     h->flags = rdps__get_le16(buf + RDPS_FRAME_OFF_FLAGS);
     h->session_id = rdps__get_le32(buf + RDPS_FRAME_OFF_SESSION_ID);
-    h->topic_id = rdps__get_le32(buf + RDPS_FRAME_OFF_TOPIC_ID);
+    h->topic_id = rdps__get_le64(buf + RDPS_FRAME_OFF_TOPIC_ID);
     h->seq = rdps__get_le32(buf + RDPS_FRAME_OFF_SEQ);
     h->msg_len = rdps__get_le32(buf + RDPS_FRAME_OFF_MSG_LEN);
     h->frag_offset = rdps__get_le32(buf + RDPS_FRAME_OFF_FRAG_OFFSET);
@@ -169,6 +174,8 @@ enum rdps_frame_reject rdps__frame_decode(const uint8_t *buf, size_t len,
      * looks at: it leaves such a datagram unclaimed). */
     if (h->flags & ~RDPS_FRAME_F_DATA_MASK)
         return RDPS_FRAME_BAD_FLAGS;
+    if (rdps__get_le32(buf + RDPS_FRAME_OFF_RESERVED) != 0)
+        return RDPS_FRAME_NONZERO_FIELD;
     if (h->type == RDPS_FRAME_DATA)
         return decode_data(v, limits);
 
@@ -227,10 +234,11 @@ static void put_header(uint8_t *buf, const struct rdps_frame_header *hdr)
     buf[RDPS_FRAME_OFF_TYPE] = hdr->type;
     rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, hdr->flags);
     rdps__put_le32(buf + RDPS_FRAME_OFF_SESSION_ID, hdr->session_id);
-    rdps__put_le32(buf + RDPS_FRAME_OFF_TOPIC_ID, hdr->topic_id);
+    rdps__put_le64(buf + RDPS_FRAME_OFF_TOPIC_ID, hdr->topic_id);
     rdps__put_le32(buf + RDPS_FRAME_OFF_SEQ, hdr->seq);
     rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, hdr->msg_len);
     rdps__put_le32(buf + RDPS_FRAME_OFF_FRAG_OFFSET, hdr->frag_offset);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_RESERVED, 0);
     rdps__put_le64(buf + RDPS_FRAME_OFF_TIMESTAMP_NS, hdr->timestamp_ns);
 }
 
@@ -242,7 +250,7 @@ int rdps__frame_put_header(uint8_t *buf, size_t cap, const struct rdps_frame_hea
     return RDPS_FRAME_HEADER_LEN;
 }
 
-uint32_t rdps__frame_put_data_header(uint8_t *buf, uint32_t session_id, uint32_t topic_id,
+uint32_t rdps__frame_put_data_header(uint8_t *buf, uint32_t session_id, uint64_t topic_id,
                                      uint32_t seq, uint32_t msg_len, uint32_t frag_offset,
                                      uint32_t payload_len, uint64_t timestamp_ns, uint16_t flags)
 {
@@ -254,15 +262,16 @@ uint32_t rdps__frame_put_data_header(uint8_t *buf, uint32_t session_id, uint32_t
     buf[RDPS_FRAME_OFF_TYPE] = RDPS_FRAME_DATA;
     rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, flags);
     rdps__put_le32(buf + RDPS_FRAME_OFF_SESSION_ID, session_id);
-    rdps__put_le32(buf + RDPS_FRAME_OFF_TOPIC_ID, topic_id);
+    rdps__put_le64(buf + RDPS_FRAME_OFF_TOPIC_ID, topic_id);
     rdps__put_le32(buf + RDPS_FRAME_OFF_SEQ, seq);
     rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, msg_len);
     rdps__put_le32(buf + RDPS_FRAME_OFF_FRAG_OFFSET, frag_offset);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_RESERVED, 0);
     rdps__put_le64(buf + RDPS_FRAME_OFF_TIMESTAMP_NS, timestamp_ns);
     return RDPS_FRAME_HEADER_LEN + payload_len;
 }
 
-static int encode_heartbeat(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+static int encode_heartbeat(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                             uint32_t next_seq, uint32_t retained, uint64_t timestamp_ns,
                             uint16_t flags)
 {
@@ -283,14 +292,14 @@ static int encode_heartbeat(uint8_t *buf, size_t cap, uint32_t session_id, uint3
     return RDPS_FRAME_HEADER_LEN;
 }
 
-int rdps__frame_encode_heartbeat(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+int rdps__frame_encode_heartbeat(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                                  uint32_t next_seq, uint64_t timestamp_ns, uint16_t flags)
 {
     return encode_heartbeat(buf, cap, session_id, topic_id, next_seq, 0, timestamp_ns, flags);
 }
 
 int rdps__frame_encode_heartbeat_reliable(uint8_t *buf, size_t cap, uint32_t session_id,
-                                          uint32_t topic_id, uint32_t next_seq, uint32_t retained,
+                                          uint64_t topic_id, uint32_t next_seq, uint32_t retained,
                                           uint64_t timestamp_ns)
 {
     if (retained > RDPS_FRAME_MAX_RETAINED)
@@ -299,7 +308,7 @@ int rdps__frame_encode_heartbeat_reliable(uint8_t *buf, size_t cap, uint32_t ses
                             RDPS_FRAME_F_RELIABLE);
 }
 
-int rdps__frame_encode_nak(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+int rdps__frame_encode_nak(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                            uint32_t receiver_id, const struct rdps_seq_range *ranges,
                            unsigned range_count, uint64_t timestamp_ns)
 {
@@ -307,7 +316,7 @@ int rdps__frame_encode_nak(uint8_t *buf, size_t cap, uint32_t session_id, uint32
                                         range_count, timestamp_ns, 0);
 }
 
-int rdps__frame_encode_nak_flags(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+int rdps__frame_encode_nak_flags(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                                  uint32_t receiver_id, const struct rdps_seq_range *ranges,
                                  unsigned range_count, uint64_t timestamp_ns, uint16_t flags)
 {
@@ -339,7 +348,7 @@ int rdps__frame_encode_nak_flags(uint8_t *buf, size_t cap, uint32_t session_id, 
     return (int)len;
 }
 
-int rdps__frame_encode_status_echo(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+int rdps__frame_encode_status_echo(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                                    uint32_t receiver_id, uint32_t consumed_seq, uint32_t window,
                                    uint32_t echo_delay_us, uint64_t timestamp_ns)
 {
@@ -361,7 +370,7 @@ int rdps__frame_encode_status_echo(uint8_t *buf, size_t cap, uint32_t session_id
     return RDPS_FRAME_STATUS_LEN;
 }
 
-int rdps__frame_encode_status(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+int rdps__frame_encode_status(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                               uint32_t receiver_id, uint32_t consumed_seq, uint32_t window,
                               uint64_t timestamp_ns)
 {
@@ -369,7 +378,7 @@ int rdps__frame_encode_status(uint8_t *buf, size_t cap, uint32_t session_id, uin
                                           window, RDPS_FRAME_NO_ECHO, timestamp_ns);
 }
 
-int rdps__frame_encode_announce(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+int rdps__frame_encode_announce(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                                 uint32_t seq, const void *body, size_t body_len,
                                 uint64_t timestamp_ns)
 {

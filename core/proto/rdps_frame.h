@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* rdps_frame.h - the rdps data-plane wire format (version 1): header layout, decoder, encoders. */
+/* rdps_frame.h - the rdps data-plane wire format (version 2): header layout, decoder, encoders. */
 #ifndef RDPS_PROTO_FRAME_H
 #define RDPS_PROTO_FRAME_H
 
@@ -8,19 +8,22 @@
 #include <stdint.h>
 
 /*
- * Every datagram starts with one fixed 32-byte little-endian header:
+ * Every datagram starts with one fixed 40-byte little-endian header:
  *
  *   off size field         DATA meaning
- *    0   1   version       RDPS_FRAME_VERSION
+ *    0   1   version       RDPS_FRAME_VERSION (2; version 1 had a 32-bit topic id and a
+ *                          32-byte header, and is rejected as BAD_VERSION)
  *    1   1   type          enum rdps_frame_type
  *    2   2   flags         RDPS_FRAME_F_*; unknown bits are rejected
  *    4   4   session_id    publisher session (nonzero)
- *    8   4   topic_id      topic id (nonzero for DATA and HEARTBEAT)
- *   12   4   seq           per-session datagram sequence (serial arithmetic, wraps)
- *   16   4   msg_len       total message length
- *   20   4   frag_offset   offset of this fragment's payload in the message
- *   24   8   timestamp_ns  sender's CLOCK_REALTIME in ns (the one clock convention, below)
- *   32   ..  payload / body
+ *    8   8   topic_id      64-bit topic id, rdps_topic_id() of the name (nonzero for DATA and
+ *                          HEARTBEAT)
+ *   16   4   seq           per-session datagram sequence (serial arithmetic, wraps)
+ *   20   4   msg_len       total message length
+ *   24   4   frag_offset   offset of this fragment's payload in the message
+ *   28   4   reserved      0 (rejected as NONZERO_FIELD otherwise; kept for authenticated domains)
+ *   32   8   timestamp_ns  sender's CLOCK_REALTIME in ns (the one clock convention, below)
+ *   40   ..  payload / body
  *
  * Clock: every frame's timestamp_ns is its sender's CLOCK_REALTIME in
  * nanoseconds when the frame (DATA: the message) was produced, except a STATUS
@@ -54,35 +57,36 @@
  *            seq is the announcer's own counter; msg_len = frag_offset = 0.
  * STATUS and ANNOUNCE carry no flags.
  */
-#define RDPS_FRAME_VERSION    1
-#define RDPS_FRAME_HEADER_LEN 32
+#define RDPS_FRAME_VERSION    2
+#define RDPS_FRAME_HEADER_LEN 40
 
 #define RDPS_FRAME_OFF_VERSION      0
 #define RDPS_FRAME_OFF_TYPE         1
 #define RDPS_FRAME_OFF_FLAGS        2
 #define RDPS_FRAME_OFF_SESSION_ID   4
 #define RDPS_FRAME_OFF_TOPIC_ID     8
-#define RDPS_FRAME_OFF_SEQ          12
-#define RDPS_FRAME_OFF_MSG_LEN      16
-#define RDPS_FRAME_OFF_FRAG_OFFSET  20
-#define RDPS_FRAME_OFF_TIMESTAMP_NS 24
+#define RDPS_FRAME_OFF_SEQ          16
+#define RDPS_FRAME_OFF_MSG_LEN      20
+#define RDPS_FRAME_OFF_FRAG_OFFSET  24
+#define RDPS_FRAME_OFF_RESERVED     28
+#define RDPS_FRAME_OFF_TIMESTAMP_NS 32
 
 /* NAK body, relative to the start of the datagram. */
-#define RDPS_FRAME_NAK_OFF_RECEIVER_ID 32
-#define RDPS_FRAME_NAK_OFF_RANGE_COUNT 36
-#define RDPS_FRAME_NAK_OFF_RESERVED    38
-#define RDPS_FRAME_NAK_OFF_RANGES      40
+#define RDPS_FRAME_NAK_OFF_RECEIVER_ID 40
+#define RDPS_FRAME_NAK_OFF_RANGE_COUNT 44
+#define RDPS_FRAME_NAK_OFF_RESERVED    46
+#define RDPS_FRAME_NAK_OFF_RANGES      48
 #define RDPS_FRAME_NAK_RANGE_LEN       8
 #define RDPS_FRAME_NAK_MAX_RANGES      64
 /* A NAK range never spans half the sequence space (serial arithmetic limit). */
 #define RDPS_FRAME_NAK_MAX_RANGE_COUNT 0x7FFFFFFFu
 
 /* STATUS body, relative to the start of the datagram. */
-#define RDPS_FRAME_STATUS_OFF_RECEIVER_ID  32
-#define RDPS_FRAME_STATUS_OFF_CONSUMED_SEQ 36
-#define RDPS_FRAME_STATUS_OFF_WINDOW       40
-#define RDPS_FRAME_STATUS_OFF_ECHO_DELAY   44
-#define RDPS_FRAME_STATUS_LEN              48
+#define RDPS_FRAME_STATUS_OFF_RECEIVER_ID  40
+#define RDPS_FRAME_STATUS_OFF_CONSUMED_SEQ 44
+#define RDPS_FRAME_STATUS_OFF_WINDOW       48
+#define RDPS_FRAME_STATUS_OFF_ECHO_DELAY   52
+#define RDPS_FRAME_STATUS_LEN              56
 /* echo_delay_us value of a STATUS that echoes no heartbeat. */
 #define RDPS_FRAME_NO_ECHO 0xFFFFFFFFu
 /* Largest retained count R a reliable HEARTBEAT may carry (half the sequence space). */
@@ -114,7 +118,7 @@ enum rdps_frame_flag {
  */
 #define RDPS_FRAME_REJECT_MAP(X)                                                            \
     X(OK, "ok")                                                                             \
-    X(SHORT, "datagram shorter than the 32-byte header")                                    \
+    X(SHORT, "datagram shorter than the 40-byte header")                                    \
     X(BAD_VERSION, "unsupported protocol version")                                          \
     X(BAD_TYPE, "unknown frame type")                                                       \
     X(BAD_FLAGS, "unknown flag bits or flags not allowed for this frame type")              \
@@ -153,7 +157,7 @@ struct rdps_frame_header {
     uint8_t type;
     uint16_t flags;
     uint32_t session_id;
-    uint32_t topic_id;
+    uint64_t topic_id;
     uint32_t seq;
     uint32_t msg_len;
     uint32_t frag_offset;
@@ -204,7 +208,7 @@ const char *rdps__frame_reject_text(enum rdps_frame_reject reason);
 struct rdps_seq_range rdps__frame_nak_range(const struct rdps_frame_view *view, unsigned index);
 
 /*
- * Writes the 32-byte header `hdr` at buf. Returns RDPS_FRAME_HEADER_LEN, or
+ * Writes the 40-byte header `hdr` at buf (reserved = 0). Returns RDPS_FRAME_HEADER_LEN, or
  * RDPS_ENOSPC if cap is smaller. No field validation: use the typed encoders
  * below for control frames and the fragmenter for DATA.
  */
@@ -212,12 +216,12 @@ int rdps__frame_put_header(uint8_t *buf, size_t cap, const struct rdps_frame_hea
 
 /*
  * Hot-path DATA header writer for a fragment whose payload (payload_len
- * bytes) the caller already placed at buf + 32; computes BEGIN/END from
+ * bytes) the caller already placed at buf + RDPS_FRAME_HEADER_LEN; computes BEGIN/END from
  * frag_offset, payload_len and msg_len and ORs in `flags` (RETRANSMIT,
  * RELIABLE). The caller guarantees capacity and consistent arguments (the
- * fragmenter does). Returns the frame length, 32 + payload_len.
+ * fragmenter does). Returns the frame length, RDPS_FRAME_HEADER_LEN + payload_len.
  */
-uint32_t rdps__frame_put_data_header(uint8_t *buf, uint32_t session_id, uint32_t topic_id,
+uint32_t rdps__frame_put_data_header(uint8_t *buf, uint32_t session_id, uint64_t topic_id,
                                      uint32_t seq, uint32_t msg_len, uint32_t frag_offset,
                                      uint32_t payload_len, uint64_t timestamp_ns, uint16_t flags);
 
@@ -227,36 +231,36 @@ uint32_t rdps__frame_put_data_header(uint8_t *buf, uint32_t session_id, uint32_t
  * arguments the decoder would reject (zero session, unknown flags, ...).
  */
 /* Heartbeat without a retained count (msg_len 0); flags may only be RELIABLE. */
-int rdps__frame_encode_heartbeat(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+int rdps__frame_encode_heartbeat(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                                  uint32_t next_seq, uint64_t timestamp_ns, uint16_t flags);
 /*
  * Reliable publisher's heartbeat: RELIABLE flag, seq = next_seq, msg_len =
  * retained (<= RDPS_FRAME_MAX_RETAINED; the ring holds [next_seq - retained, next_seq)).
  */
 int rdps__frame_encode_heartbeat_reliable(uint8_t *buf, size_t cap, uint32_t session_id,
-                                          uint32_t topic_id, uint32_t next_seq, uint32_t retained,
+                                          uint64_t topic_id, uint32_t next_seq, uint32_t retained,
                                           uint64_t timestamp_ns);
-int rdps__frame_encode_nak(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+int rdps__frame_encode_nak(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                            uint32_t receiver_id, const struct rdps_seq_range *ranges,
                            unsigned range_count, uint64_t timestamp_ns);
 /* The same with header flags: RETRANSMIT (the ranges' repairs were overtaken) or 0; other flags
  * are RDPS_EINVAL. */
-int rdps__frame_encode_nak_flags(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+int rdps__frame_encode_nak_flags(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                                  uint32_t receiver_id, const struct rdps_seq_range *ranges,
                                  unsigned range_count, uint64_t timestamp_ns, uint16_t flags);
 /* STATUS echoing no heartbeat (echo_delay_us = RDPS_FRAME_NO_ECHO; timestamp = receiver's clock).
  */
-int rdps__frame_encode_status(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+int rdps__frame_encode_status(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                               uint32_t receiver_id, uint32_t consumed_seq, uint32_t window,
                               uint64_t timestamp_ns);
 /*
  * STATUS with an explicit echo_delay_us: when it is not RDPS_FRAME_NO_ECHO,
  * timestamp_ns must be the echoed heartbeat's timestamp_ns.
  */
-int rdps__frame_encode_status_echo(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+int rdps__frame_encode_status_echo(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                                    uint32_t receiver_id, uint32_t consumed_seq, uint32_t window,
                                    uint32_t echo_delay_us, uint64_t timestamp_ns);
-int rdps__frame_encode_announce(uint8_t *buf, size_t cap, uint32_t session_id, uint32_t topic_id,
+int rdps__frame_encode_announce(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                                 uint32_t seq, const void *body, size_t body_len,
                                 uint64_t timestamp_ns);
 

@@ -393,7 +393,7 @@ static int32_t stream_create(struct rdps_reasm *r, const struct rdps_source *sou
     s->single.session_id = h->session_id;
     s->single.topic_id = h->topic_id;
     s->single.frag_count = 1;
-    /* A refused stream keeps 0: version byte 1 never matches it. */
+    /* A refused stream keeps 0: a nonzero version byte never matches it. */
     if (accepted)
         s->predict_w0 = RDPS_FRAME_VERSION | (uint64_t)RDPS_FRAME_DATA << 8 |
                         (uint64_t)(RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END) << 16 |
@@ -657,10 +657,11 @@ int rdps__reasm_on_frame(struct rdps_reasm *r, const struct rdps_source *source,
 
 _Static_assert(RDPS_FRAME_OFF_VERSION == 0 && RDPS_FRAME_OFF_TYPE == 1 &&
                    RDPS_FRAME_OFF_FLAGS == 2 && RDPS_FRAME_OFF_SESSION_ID == 4 &&
-                   RDPS_FRAME_OFF_TOPIC_ID == 8 && RDPS_FRAME_OFF_SEQ == 12 &&
-                   RDPS_FRAME_OFF_MSG_LEN == 16 && RDPS_FRAME_OFF_FRAG_OFFSET == 20 &&
-                   RDPS_FRAME_OFF_TIMESTAMP_NS == 24 && RDPS_FRAME_HEADER_LEN == 32,
-               "header prediction reads the header as four little-endian words");
+                   RDPS_FRAME_OFF_TOPIC_ID == 8 && RDPS_FRAME_OFF_SEQ == 16 &&
+                   RDPS_FRAME_OFF_MSG_LEN == 20 && RDPS_FRAME_OFF_FRAG_OFFSET == 24 &&
+                   RDPS_FRAME_OFF_RESERVED == 28 && RDPS_FRAME_OFF_TIMESTAMP_NS == 32 &&
+                   RDPS_FRAME_HEADER_LEN == 40 && RDPS_FRAME_VERSION != 0,
+               "header prediction reads the header as five little-endian words");
 
 /*
  * Header prediction (after Van Jacobson's TCP fast path). The next frame of
@@ -669,8 +670,8 @@ _Static_assert(RDPS_FRAME_OFF_VERSION == 0 && RDPS_FRAME_OFF_TYPE == 1 &&
  * flags (RETRANSMIT, RELIABLE), its length and its timestamp. If the raw
  * header is exactly that, every rule of rdps__frame_decode holds by
  * construction (version, DATA, BEGIN|END with offset 0 and a payload that
- * ends the message, msg_len within the limit, the stream's non-zero session
- * and accepted non-zero topic), so the message is delivered without the
+ * ends the message, msg_len within the limit, reserved 0, the stream's
+ * non-zero session and accepted non-zero topic), so the message is delivered without the
  * general decoder; on a reliable stream only while its consumed point is
  * next_seq (in order, nothing parked). Returns -1 when the prediction
  * fails: decode as usual.
@@ -685,9 +686,9 @@ static inline int predicted_frame(struct rdps_reasm *r, const struct rdps_source
     struct rdps_reasm_stream *s = &r->streams[si];
     uint64_t w0 = rdps__get_le64(buf);
     uint64_t free_flags = (uint64_t)(RDPS_FRAME_F_RETRANSMIT | RDPS_FRAME_F_RELIABLE) << 16;
-    if ((w0 & ~free_flags) != s->predict_w0 ||
-        rdps__get_le64(buf + 8) != (s->topic_ok | (uint64_t)s->next_seq << 32) ||
-        rdps__get_le64(buf + 16) != len - RDPS_FRAME_HEADER_LEN ||
+    if ((w0 & ~free_flags) != s->predict_w0 || rdps__get_le64(buf + 8) != s->topic_ok ||
+        rdps__get_le64(buf + 16) != (s->next_seq | (uint64_t)(len - RDPS_FRAME_HEADER_LEN) << 32) ||
+        rdps__get_le64(buf + 24) != 0 || /* frag_offset and reserved */
         !rdps__source_equal(&s->source, source))
         return -1;
     /* A reliable stream takes it only when nothing waits before it (no gap, nothing parked). */

@@ -143,7 +143,7 @@
 struct rdps_reasm_msg_info {
     struct rdps_source source; /* the exact sender */
     uint32_t session_id;
-    uint32_t topic_id;
+    uint64_t topic_id;
     uint32_t first_seq; /* sequence of the BEGIN fragment */
     uint32_t msg_len;
     uint32_t frag_count;
@@ -164,10 +164,10 @@ typedef void (*rdps_deliver_fn)(void *user, const uint8_t *msg, uint32_t len,
  * skipped by a reset: count >= WINDOW). A sequence is reported at most once.
  */
 typedef void (*rdps_gap_fn)(void *user, const struct rdps_source *source, uint32_t session_id,
-                            uint32_t topic_id, uint32_t first_seq, uint32_t count);
+                            uint64_t topic_id, uint32_t first_seq, uint32_t count);
 /* Asked once per new stream; return false to drop the stream's frames. */
 typedef bool (*rdps_accept_fn)(void *user, const struct rdps_source *source, uint32_t session_id,
-                               uint32_t topic_id);
+                               uint64_t topic_id);
 /* What rdps_want_reliable_fn answers for a new stream. */
 enum rdps_reasm_want {
     RDPS_REASM_WANT_UNRELIABLE = 0, /* treat it as an unreliable stream */
@@ -179,7 +179,7 @@ enum rdps_reasm_want {
  * streams not known yet (only OLDEST joins at a repair). Returns enum rdps_reasm_want.
  */
 typedef int (*rdps_want_reliable_fn)(void *user, const struct rdps_source *source,
-                                     uint32_t session_id, uint32_t topic_id);
+                                     uint32_t session_id, uint64_t topic_id);
 
 struct rdps_reasm_config {
     uint32_t max_sessions;            /* stream table size (>= 1); also bounds sources */

@@ -27,8 +27,8 @@ struct rdps_reasm_src {
 struct rdps_reasm_stream {
     struct rdps_source source;
     uint32_t session_id;
-    uint32_t topic_id;
-    uint32_t
+    uint64_t topic_id;
+    uint64_t
         topic_ok;  /* topic_id if accepted, else 0 (never a valid topic): one compare per frame */
     bool reliable; /* handled by rdps_rel_recv.c; state in r->rel[index] */
     bool from_oldest; /* reliable: late join from the publisher's oldest retained sequence */

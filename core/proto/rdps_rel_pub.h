@@ -160,14 +160,15 @@ struct rdps_rel_pub_event {
 typedef void (*rdps_rel_pub_event_fn)(void *user, const struct rdps_rel_pub_event *ev);
 
 struct rdps_rel_pub_config {
-    uint32_t session_id, topic_id; /* nonzero */
-    uint32_t first_seq;            /* sequence of the first frame */
-    uint32_t max_datagram;         /* frame bytes including the header (path MTU) */
-    uint32_t max_msg_len;          /* larger messages: RDPS_EMSGSIZE */
-    void *ring_mem;                /* caller memory (registered), ring_bytes long */
-    size_t ring_bytes;             /* default RDPS_REL_PUB_DEFAULT_RING */
-    uint32_t ring_frames;          /* slots; power of two; 0 = ring_bytes / 128 rounded up */
-    uint32_t max_inflight;         /* ring frames handed out and not completed; power of two */
+    uint32_t session_id;   /* nonzero */
+    uint64_t topic_id;     /* nonzero */
+    uint32_t first_seq;    /* sequence of the first frame */
+    uint32_t max_datagram; /* frame bytes including the header (path MTU) */
+    uint32_t max_msg_len;  /* larger messages: RDPS_EMSGSIZE */
+    void *ring_mem;        /* caller memory (registered), ring_bytes long */
+    size_t ring_bytes;     /* default RDPS_REL_PUB_DEFAULT_RING */
+    uint32_t ring_frames;  /* slots; power of two; 0 = ring_bytes / 128 rounded up */
+    uint32_t max_inflight; /* ring frames handed out and not completed; power of two */
     enum rdps_rel_flow flow;
     uint32_t flow_tag;             /* tagged: the group tag (nonzero) */
     uint32_t flow_min_receivers;   /* tagged: tagged receivers needed before anything is sent */
@@ -209,7 +210,8 @@ struct rdps_rel_pub_config {
 
 /* A received STATUS, as decoded (rdps__rel_pub_on_frame fills it from the frame view). */
 struct rdps_rel_status {
-    uint32_t session_id, topic_id;
+    uint32_t session_id;
+    uint64_t topic_id;
     uint32_t receiver_id;
     uint32_t consumed_seq;
     uint32_t window;

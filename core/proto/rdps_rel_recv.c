@@ -892,7 +892,7 @@ int rdps__reasm_rel_stream_info(const struct rdps_reasm *r, const struct rdps_so
     return 0;
 }
 
-unsigned rdps__reasm_rel_streams(const struct rdps_reasm *r, uint32_t topic_id,
+unsigned rdps__reasm_rel_streams(const struct rdps_reasm *r, uint64_t topic_id,
                                  rdps_rel_stream_fn fn, void *user)
 {
     unsigned n = 0;

@@ -113,7 +113,8 @@
 /* One unrecoverable run of sequences. */
 struct rdps_reasm_loss {
     const struct rdps_source *source;
-    uint32_t session_id, topic_id;
+    uint32_t session_id;
+    uint64_t topic_id;
     uint32_t first_seq, count;
     rdps_loss_reason reason;
 };
@@ -173,7 +174,7 @@ typedef void (*rdps_rel_send_fn)(void *user, const struct rdps_source *dest, uin
 /* Unrecoverable loss, raised once per run when the consumed point reaches it. */
 typedef void (*rdps_loss_fn)(void *user, const struct rdps_reasm_loss *loss);
 /* The live reliable receivers of a topic (this one included) as discovery counts them. */
-typedef uint32_t (*rdps_rel_receivers_fn)(void *user, uint32_t topic_id);
+typedef uint32_t (*rdps_rel_receivers_fn)(void *user, uint64_t topic_id);
 
 struct rdps_rel_recv_config {
     bool enabled;                /* handle streams whose frames carry RELIABLE reliably */
@@ -252,7 +253,7 @@ int rdps__reasm_rel_stream_info(const struct rdps_reasm *r, const struct rdps_so
  */
 typedef void (*rdps_rel_stream_fn)(void *user, const struct rdps_source *source,
                                    uint32_t session_id, const struct rdps_rel_stream_info *info);
-unsigned rdps__reasm_rel_streams(const struct rdps_reasm *r, uint32_t topic_id,
+unsigned rdps__reasm_rel_streams(const struct rdps_reasm *r, uint64_t topic_id,
                                  rdps_rel_stream_fn fn, void *user);
 
 /* Totals over every reliable stream, including removed ones. */

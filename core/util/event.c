@@ -18,6 +18,7 @@ static const char *const event_names[] = {
     [RDPS_EVENT_LOSS] = "loss",
     [RDPS_EVENT_SUBSCRIBER_SEEN] = "subscriber_seen",
     [RDPS_EVENT_SUBSCRIBER_GONE] = "subscriber_gone",
+    [RDPS_EVENT_TOPIC_COLLISION] = "topic_collision",
 };
 
 static const char *const loss_reason_names[] = {

@@ -12,16 +12,18 @@
 /*
  * Input: records of [u8 op][u16 le length][length bytes].
  *  - op & 0x80: first advance the fake clock by ((op >> 4) & 7) x 10 ms and tick;
- *  - op & 0x40: first add or remove local endpoint (op & 3) (topics fz.a / fz.b);
+ *  - op & 0x40: first add or remove local endpoint (op & 7) % 6 (topics fz.a, fz.b and
+ *    md.quotes.8MlN5CIm0nE, whose 64-bit id md.quotes.DceKDt0TJc6 shares: topic collisions);
  *  - the bytes are an announcement body from source (op & 7) (source 7 is "unknown", NULL).
  * Invariants: the decoder never crashes; whatever it accepts re-encodes and decodes to the same
  * announcement; the engine stays consistent (rdps__disc_check) with peers <= max_peers and
- * remote-only peers <= max_remote_only; tick's deadline is in the future.
+ * remote-only peers <= max_remote_only; tick's deadline is in the future; a TOPIC_COLLISION
+ * names a local topic and another name of the same id, at most once per announcement.
  * Small caps (8 peers, 2 remote-only, intervals 10..1000 ms) make every refusal reachable.
  */
 #define MAX_PEERS       8
 #define MAX_REMOTE_ONLY 2
-#define LOCALS          4
+#define LOCALS          6
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -29,6 +31,7 @@ struct fuzz_state {
     struct rdps_discovery d;
     bool local[LOCALS];
     uint64_t sent;
+    unsigned collisions; /* TOPIC_COLLISION events of the announcement being handled */
 };
 
 static const struct {
@@ -37,7 +40,9 @@ static const struct {
 } locals[LOCALS] = {{RDPS_ROLE_SUBSCRIBER, "fz.a"},
                     {RDPS_ROLE_PUBLISHER, "fz.a"},
                     {RDPS_ROLE_SUBSCRIBER, "fz.b"},
-                    {RDPS_ROLE_PUBLISHER, "fz.b"}};
+                    {RDPS_ROLE_PUBLISHER, "fz.b"},
+                    {RDPS_ROLE_SUBSCRIBER, "md.quotes.8MlN5CIm0nE"},
+                    {RDPS_ROLE_PUBLISHER, "md.quotes.8MlN5CIm0nE"}};
 
 static int on_send(void *user, const struct rdps_announce *a)
 {
@@ -74,6 +79,15 @@ static void on_event(void *user, const struct rdps_disc_event *ev)
 {
     struct fuzz_state *s = user;
     if (ev->topic == NULL || ev->role == 0 || strlen(ev->topic) > RDPS_TOPIC_NAME_MAX)
+        abort();
+    if (ev->type == RDPS_DISC_TOPIC_COLLISION) {
+        if (ev->other_topic == NULL || strcmp(ev->other_topic, ev->topic) == 0 ||
+            rdps__topic_hash_id(ev->other_topic) != ev->topic_id ||
+            rdps__topic_hash_id(ev->topic) != ev->topic_id || ++s->collisions > 1)
+            abort();
+        return;
+    }
+    if (ev->other_topic != NULL)
         abort();
     if (ev->type == RDPS_DISC_PEER_GONE && (ev->session_id & 1) && s->local[0])
         local_toggle(s, 0, 0);
@@ -151,7 +165,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_engine(&s);
         }
         if (op & 0x40)
-            local_toggle(&s, op & 3, now);
+            local_toggle(&s, (op & 7) % LOCALS, now);
         /* Copy so the body ends exactly where the record says (ASan catches overreads). */
         uint8_t *body = malloc(len ? len : 1);
         if (body == NULL)
@@ -161,6 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rdps__announce_decode(body, len, &a) == 0) {
             check_round_trip(&a);
             unsigned src = op & 7;
+            s.collisions = 0;
             rdps__disc_on_announce(&s.d, src == 7 ? NULL : &sources[src], &a, now);
         }
         free(body);

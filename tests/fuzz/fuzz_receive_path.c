@@ -126,7 +126,7 @@ struct harness {
     struct rdps_transport *t;
     rdps_pub_t *pub;
     struct slot slots[RP_SLOTS];
-    uint32_t topic_ids[RP_TOPICS];
+    uint64_t topic_ids[RP_TOPICS];
     uint32_t next_seq[RP_PUBLISHERS];
     struct published published[MAX_PUBLISHED];
     int32_t published_hash[PUBLISHED_HASH];
@@ -605,7 +605,7 @@ static uint32_t pick_session(uint8_t b)
     return 0x5000u + b;
 }
 
-static uint32_t pick_topic(uint8_t b)
+static uint64_t pick_topic(uint8_t b)
 {
     return b % 4 < RP_TOPICS ? hx.topic_ids[b % 4] : b;
 }
@@ -687,7 +687,8 @@ static void control(const uint8_t *a)
     uint8_t frame[SCRIPT_MAX_PAYLOAD];
     unsigned src = 3 + a[0] % RP_HOSTILE;
     uint32_t session = pick_session(a[2]), seq = rdps__get_le32(a + 3);
-    uint32_t count = rdps__get_le32(a + 7), topic = hx.topic_ids[publishers[a[2] % 4].topic];
+    uint32_t count = rdps__get_le32(a + 7);
+    uint64_t topic = hx.topic_ids[publishers[a[2] % 4].topic];
     int len;
     switch (a[1] % 4) {
     case 0:

@@ -12,8 +12,10 @@
 
 /* Record ops, as fuzz_announce.c reads them. */
 #define OP_TICK(steps_of_10ms) (0x80 | ((steps_of_10ms)&7) << 4)
-#define OP_LOCAL               0x40 /* | endpoint 0..3: 0 sub fz.a, 1 pub fz.a, 2 sub fz.b, 3 pub fz.b */
-#define SRC_UNKNOWN            7
+#define OP_LOCAL                                                             \
+    0x40 /* | endpoint 0..5: 0 sub fz.a, 1 pub fz.a, 2 sub fz.b, 3 pub fz.b, \
+            4 sub md.quotes.8MlN5CIm0nE, 5 its pub */
+#define SRC_UNKNOWN 7
 
 struct script {
     uint8_t bytes[32768];
@@ -161,5 +163,22 @@ int main(int argc, char **argv)
     add(&s, 1, body, (size_t)len);
     add(&s, 2, body, 0);
     write_script("decoder_near_misses", &s);
+
+    /* Another name with the id of local topic md.quotes.8MlN5CIm0nE: from three sources, again,
+     * leaving, after time passes, and the local name itself. */
+    memset(&s, 0, sizeof(s));
+    a = make(RDPS_ROLE_PUBLISHER, "md.quotes.DceKDt0TJc6", 0x601, 20, 0);
+    announce(&s, OP_LOCAL | 4, &a);
+    announce(&s, 1, &a);
+    announce(&s, 2, &a);
+    announce(&s, 0, &a);
+    a.leaving = 1;
+    announce(&s, 3, &a);
+    a.leaving = 0;
+    announce(&s, OP_TICK(7) | 0, &a);
+    announce(&s, OP_LOCAL | 5, &a);
+    a = make(RDPS_ROLE_SUBSCRIBER, "md.quotes.8MlN5CIm0nE", 0x602, 20, 0);
+    announce(&s, 4, &a);
+    write_script("topic_collision", &s);
     return 0;
 }

@@ -76,10 +76,10 @@ static void save(const struct prog *p, const char *name)
     written++;
 }
 
-/* Honest traffic alone: sizes around the fragment boundary (992 payload bytes) and the largest. */
+/* Honest traffic alone: sizes around the fragment boundary (984 payload bytes) and the largest. */
 static void honest_seeds(struct prog *p)
 {
-    static const unsigned sizes[] = {0, 1, 991, 992, 993, 1984, 1985, 5000, 12345, RP_MAX_MSG};
+    static const unsigned sizes[] = {0, 1, 983, 984, 985, 1968, 1969, 5000, 12345, RP_MAX_MSG};
     start(p, 0x00);
     for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
         publish(p, i % RP_PUBLISHERS, sizes[i], 0);

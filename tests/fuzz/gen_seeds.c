@@ -36,38 +36,48 @@ static void frame_seeds(void)
     uint8_t buf[512];
     uint32_t seq = 7;
     int n;
-    memset(buf + 32, 'm', 64);
-    n = rdps__frag_put_single(buf, sizeof(buf), 0x1234, 0x99, &seq, 64, 1024, 1, 0);
+    const uint64_t topic = 0x8877665544332299ull; /* every byte of the 64-bit id set */
+    memset(buf + RDPS_FRAME_HEADER_LEN, 'm', 64);
+    n = rdps__frag_put_single(buf, sizeof(buf), 0x1234, topic, &seq, 64, 1024, 1, 0);
     write_file("frame_decode", "data_single", buf, (size_t)n);
-    n = (int)rdps__frame_put_data_header(buf, 0x1234, 0x99, 8, 1000, 100, 100, 2,
+    n = (int)rdps__frame_put_data_header(buf, 0x1234, topic, 8, 1000, 100, 100, 2,
                                          RDPS_FRAME_F_RETRANSMIT | RDPS_FRAME_F_RELIABLE);
     write_file("frame_decode", "data_middle", buf, (size_t)n);
-    n = (int)rdps__frame_put_data_header(buf, 0x1234, 0x99, 9, 0, 0, 0, 3, 0);
+    n = (int)rdps__frame_put_data_header(buf, 0x1234, topic, 9, 0, 0, 0, 3, 0);
     write_file("frame_decode", "data_empty", buf, (size_t)n);
-    n = rdps__frame_encode_heartbeat(buf, sizeof(buf), 0x1234, 0x99, 0xFFFFFFFFu, 4, 0);
+    n = rdps__frame_encode_heartbeat(buf, sizeof(buf), 0x1234, topic, 0xFFFFFFFFu, 4, 0);
     write_file("frame_decode", "heartbeat", buf, (size_t)n);
-    n = rdps__frame_encode_heartbeat_reliable(buf, sizeof(buf), 0x1234, 0x99, 0xFFFFFFFFu, 4096, 4);
+    n = rdps__frame_encode_heartbeat_reliable(buf, sizeof(buf), 0x1234, topic, 0xFFFFFFFFu, 4096,
+                                              4);
     write_file("frame_decode", "heartbeat_reliable", buf, (size_t)n);
     rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, RDPS_FRAME_MAX_RETAINED + 1);
     write_file("frame_decode", "heartbeat_bad_retained", buf, (size_t)n);
     struct rdps_seq_range ranges[3] = {{1, 1}, {0xFFFFFFF0u, 32}, {100, 7}};
-    n = rdps__frame_encode_nak(buf, sizeof(buf), 0x1234, 0x99, 5, ranges, 3, 5);
+    n = rdps__frame_encode_nak(buf, sizeof(buf), 0x1234, topic, 5, ranges, 3, 5);
     write_file("frame_decode", "nak", buf, (size_t)n);
-    n = rdps__frame_encode_status(buf, sizeof(buf), 0x1234, 0x99, 5, 1000, 256, 6);
+    n = rdps__frame_encode_status(buf, sizeof(buf), 0x1234, topic, 5, 1000, 256, 6);
     write_file("frame_decode", "status", buf, (size_t)n);
-    n = rdps__frame_encode_status_echo(buf, sizeof(buf), 0x1234, 0x99, 5, 1000, 256, 250, 6);
+    n = rdps__frame_encode_status_echo(buf, sizeof(buf), 0x1234, topic, 5, 1000, 256, 250, 6);
     write_file("frame_decode", "status_echo", buf, (size_t)n);
     static const uint8_t body[] = {0x0A, 0x05, 't', 'o', 'p', 'i', 'c', 0x10, 0x01};
     n = rdps__frame_encode_announce(buf, sizeof(buf), 0x4321, 0, 1, body, sizeof(body), 7);
     write_file("frame_decode", "announce", buf, (size_t)n);
     /* Near misses: one field off. */
-    n = rdps__frame_encode_status(buf, sizeof(buf), 0x1234, 0x99, 5, 1000, 256, 6);
+    n = rdps__frame_encode_status(buf, sizeof(buf), 0x1234, topic, 5, 1000, 256, 6);
     rdps__put_le32(buf + RDPS_FRAME_OFF_SEQ, 1);
     write_file("frame_decode", "status_seq", buf, (size_t)n);
-    n = (int)rdps__frame_put_data_header(buf, 0x1234, 0x99, 8, 1000, 100, 100, 2, 0);
+    n = (int)rdps__frame_put_data_header(buf, 0x1234, topic, 8, 1000, 100, 100, 2, 0);
     rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_END);
     write_file("frame_decode", "data_bad_end", buf, (size_t)n);
-    write_file("frame_decode", "short", buf, 31);
+    n = (int)rdps__frame_put_data_header(buf, 0x1234, topic, 8, 1000, 100, 100, 2, 0);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_RESERVED, 1);
+    write_file("frame_decode", "data_reserved", buf, (size_t)n);
+    write_file("frame_decode", "short", buf, RDPS_FRAME_HEADER_LEN - 1);
+    /* A version 1 DATA frame (32-byte header, 32-bit topic id): BAD_VERSION. */
+    static const uint8_t v1_data[37] = {1, 1, 3, 0, 0x34, 0x12, 0,   0,   0x99, 0,   0,  0, 7,
+                                        0, 0, 0, 5, 0,    0,    0,   0,   0,    0,   0,  1, 0,
+                                        0, 0, 0, 0, 0,    0,    'h', 'e', 'l',  'l', 'o'};
+    write_file("frame_decode", "version1_data", v1_data, sizeof(v1_data));
 }
 
 /* A reasm input: op bytes and their arguments, as tests/fuzz/fuzz_reasm.c reads them. */

@@ -59,7 +59,8 @@ static inline uint64_t test_source_number(const struct rdps_source *s)
 /* One delivered message; the publisher timestamp is used as the message id in tests. */
 struct delivery {
     uint64_t source; /* test_source_number() of the sender */
-    uint32_t session_id, topic_id, first_seq, len, frag_count;
+    uint32_t session_id, first_seq, len, frag_count;
+    uint64_t topic_id;
     uint64_t msg_id;
     const uint8_t *ptr; /* where the engine delivered from */
     int pattern_ok;

@@ -14,7 +14,7 @@
 #include "rdps_frag.h"
 #include "rdps_reasm.h"
 
-#define DGRAM   1024u /* rxe-sized datagram: 992 payload bytes per fragment */
+#define DGRAM   1024u /* rxe-sized datagram: 984 payload bytes per fragment */
 #define PAYLOAD (DGRAM - RDPS_FRAME_HEADER_LEN)
 #define MAX_MSG RDPS_FRAME_DEFAULT_MAX_MSG_LEN
 
@@ -122,14 +122,14 @@ static void test_bad_arguments(void **state)
     assert_int_equal(rdps__frag_init(&it, 1, 0, &seq, msg, 8, MAX_MSG, DGRAM, 0, 0), RDPS_EINVAL);
     assert_int_equal(rdps__frag_init(&it, 1, 1, NULL, msg, 8, MAX_MSG, DGRAM, 0, 0), RDPS_EINVAL);
     assert_int_equal(rdps__frag_init(&it, 1, 1, &seq, NULL, 8, MAX_MSG, DGRAM, 0, 0), RDPS_EINVAL);
-    assert_int_equal(rdps__frag_init(&it, 1, 1, &seq, msg, 8, MAX_MSG, 32, 0, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frag_init(&it, 1, 1, &seq, msg, 8, MAX_MSG, 40, 0, 0), RDPS_EINVAL);
     assert_int_equal(
         rdps__frag_init(&it, 1, 1, &seq, msg, 8, MAX_MSG, DGRAM, 0, RDPS_FRAME_F_BEGIN),
         RDPS_EINVAL);
     assert_int_equal(rdps__frag_init(&it, 1, 1, &seq, msg, 8, MAX_MSG, DGRAM, 0, 0x100),
                      RDPS_EINVAL);
     assert_int_equal(rdps__frag_init(&it, 1, 1, &seq, NULL, 0, MAX_MSG, DGRAM, 0, 0), 1);
-    assert_int_equal(rdps__frag_count(10, 32), 0);
+    assert_int_equal(rdps__frag_count(10, 40), 0);
     assert_int_equal(seq, 0);
 }
 
@@ -141,19 +141,19 @@ static void test_next_needs_capacity(void **state)
     struct rdps_frag it;
     uint32_t seq = 9;
     assert_int_equal(
-        rdps__frag_init(&it, 3, 5, &seq, msg, sizeof(msg), MAX_MSG, 64, 4, RDPS_FRAME_F_RELIABLE),
+        rdps__frag_init(&it, 3, 5, &seq, msg, sizeof(msg), MAX_MSG, 72, 4, RDPS_FRAME_F_RELIABLE),
         4); /* 32 payload bytes per frame */
-    assert_int_equal(rdps__frag_next(&it, buf, 63), RDPS_ENOSPC);
+    assert_int_equal(rdps__frag_next(&it, buf, 71), RDPS_ENOSPC);
     assert_int_equal(seq, 9); /* nothing consumed */
     for (int i = 0; i < 3; i++)
-        assert_int_equal(rdps__frag_next(&it, buf, sizeof(buf)), 64);
-    /* The last fragment needs only 32 + 4 bytes. */
-    assert_int_equal(rdps__frag_next(&it, buf, 36), 36);
+        assert_int_equal(rdps__frag_next(&it, buf, sizeof(buf)), 72);
+    /* The last fragment needs only the 40-byte header + 4 bytes. */
+    assert_int_equal(rdps__frag_next(&it, buf, 44), 44);
     assert_int_equal(rdps__frag_next(&it, buf, sizeof(buf)), 0);
     assert_int_equal(rdps__frag_next(&it, buf, sizeof(buf)), 0);
     assert_int_equal(seq, 13);
     struct rdps_frame_view v;
-    assert_int_equal(rdps__frame_decode(buf, 36, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(rdps__frame_decode(buf, 44, NULL, &v), RDPS_FRAME_OK);
     assert_int_equal(v.hdr.flags, RDPS_FRAME_F_END | RDPS_FRAME_F_RELIABLE);
     assert_int_equal(v.hdr.frag_offset, 96);
 }
@@ -163,22 +163,22 @@ static void test_zero_copy_single(void **state)
     (void)state;
     uint8_t buf[DGRAM];
     uint32_t seq = 0xFFFFFFFFu;
-    pattern_fill(buf + 32, 64, 8, 99);
+    pattern_fill(buf + RDPS_FRAME_HEADER_LEN, 64, 8, 99);
     int n =
         rdps__frag_put_single(buf, sizeof(buf), 8, 9, &seq, 64, DGRAM, 99, RDPS_FRAME_F_RETRANSMIT);
-    assert_int_equal(n, 96);
+    assert_int_equal(n, 104);
     assert_int_equal(seq, 0); /* wrapped */
     struct rdps_frame_view v;
-    assert_int_equal(rdps__frame_decode(buf, 96, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(rdps__frame_decode(buf, 104, NULL, &v), RDPS_FRAME_OK);
     assert_int_equal(v.hdr.seq, 0xFFFFFFFFu);
     assert_int_equal(v.hdr.flags, RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END | RDPS_FRAME_F_RETRANSMIT);
     assert_true(pattern_check(v.payload, 64, 8, 99));
     /* A zero-byte message is one header-only frame. */
-    assert_int_equal(rdps__frag_put_single(buf, sizeof(buf), 8, 9, &seq, 0, DGRAM, 1, 0), 32);
-    assert_int_equal(rdps__frame_decode(buf, 32, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(rdps__frag_put_single(buf, sizeof(buf), 8, 9, &seq, 0, DGRAM, 1, 0), 40);
+    assert_int_equal(rdps__frame_decode(buf, 40, NULL, &v), RDPS_FRAME_OK);
     assert_int_equal(v.hdr.msg_len, 0);
     /* Too big for the buffer or the datagram. */
-    assert_int_equal(rdps__frag_put_single(buf, 100, 8, 9, &seq, 69, DGRAM, 1, 0), RDPS_EMSGSIZE);
+    assert_int_equal(rdps__frag_put_single(buf, 100, 8, 9, &seq, 61, DGRAM, 1, 0), RDPS_EMSGSIZE);
     assert_int_equal(rdps__frag_put_single(buf, 10, 8, 9, &seq, 0, DGRAM, 1, 0), RDPS_EMSGSIZE);
     assert_int_equal(rdps__frag_put_single(buf, sizeof(buf), 8, 9, &seq, PAYLOAD + 1, DGRAM, 1, 0),
                      RDPS_EMSGSIZE);

@@ -29,30 +29,58 @@ static void test_endian_helpers(void **state)
     assert_true(rdps__get_le64(b) == 0x0102030405060708ull);
 }
 
+/* The version 2 layout, pinned field by field: a change here is a wire-format change. */
+static void test_header_layout_offsets(void **state)
+{
+    (void)state;
+    assert_int_equal(RDPS_FRAME_VERSION, 2);
+    assert_int_equal(RDPS_FRAME_HEADER_LEN, 40);
+    assert_int_equal(RDPS_FRAME_OFF_VERSION, 0);
+    assert_int_equal(RDPS_FRAME_OFF_TYPE, 1);
+    assert_int_equal(RDPS_FRAME_OFF_FLAGS, 2);
+    assert_int_equal(RDPS_FRAME_OFF_SESSION_ID, 4);
+    assert_int_equal(RDPS_FRAME_OFF_TOPIC_ID, 8);
+    assert_int_equal(RDPS_FRAME_OFF_SEQ, 16);
+    assert_int_equal(RDPS_FRAME_OFF_MSG_LEN, 20);
+    assert_int_equal(RDPS_FRAME_OFF_FRAG_OFFSET, 24);
+    assert_int_equal(RDPS_FRAME_OFF_RESERVED, 28);
+    assert_int_equal(RDPS_FRAME_OFF_TIMESTAMP_NS, 32);
+    assert_int_equal(RDPS_FRAME_NAK_OFF_RECEIVER_ID, 40);
+    assert_int_equal(RDPS_FRAME_NAK_OFF_RANGE_COUNT, 44);
+    assert_int_equal(RDPS_FRAME_NAK_OFF_RESERVED, 46);
+    assert_int_equal(RDPS_FRAME_NAK_OFF_RANGES, 48);
+    assert_int_equal(RDPS_FRAME_STATUS_OFF_RECEIVER_ID, 40);
+    assert_int_equal(RDPS_FRAME_STATUS_OFF_CONSUMED_SEQ, 44);
+    assert_int_equal(RDPS_FRAME_STATUS_OFF_WINDOW, 48);
+    assert_int_equal(RDPS_FRAME_STATUS_OFF_ECHO_DELAY, 52);
+    assert_int_equal(RDPS_FRAME_STATUS_LEN, 56);
+}
+
 /* The layout written by hand from the specification, independent of the encoder. */
 static void test_data_header_byte_exact(void **state)
 {
     (void)state;
-    static const uint8_t expected[32] = {
-        0x01,                                           /* version */
+    static const uint8_t expected[40] = {
+        0x02,                                           /* version 2 */
         0x01,                                           /* type DATA */
         0x0B, 0x00,                                     /* flags BEGIN|END|RELIABLE */
         0x44, 0x33, 0x22, 0x11,                         /* session 0x11223344 */
-        0x88, 0x77, 0x66, 0x55,                         /* topic 0x55667788 */
+        0x88, 0x77, 0x66, 0x55, 0xDD, 0xCC, 0xBB, 0xAA, /* topic 0xAABBCCDD55667788 */
         0xFF, 0xFF, 0xFF, 0xFF,                         /* seq 0xFFFFFFFF */
         0x05, 0x00, 0x00, 0x00,                         /* msg_len 5 */
         0x00, 0x00, 0x00, 0x00,                         /* frag_offset 0 */
+        0x00, 0x00, 0x00, 0x00,                         /* reserved */
         0xEF, 0xCD, 0xAB, 0x89, 0x67, 0x45, 0x23, 0x01, /* timestamp */
     };
     uint8_t buf[64];
     memset(buf, 0xEE, sizeof(buf));
-    memcpy(buf + 32, "hello", 5);
-    uint32_t n = rdps__frame_put_data_header(buf, 0x11223344u, 0x55667788u, 0xFFFFFFFFu, 5, 0, 5,
-                                             0x0123456789ABCDEFull, RDPS_FRAME_F_RELIABLE);
-    assert_int_equal(n, 37);
-    assert_memory_equal(buf, expected, 32);
-    assert_memory_equal(buf + 32, "hello", 5);
-    assert_int_equal(buf[37], 0xEE);
+    memcpy(buf + 40, "hello", 5);
+    uint32_t n = rdps__frame_put_data_header(buf, 0x11223344u, 0xAABBCCDD55667788ull, 0xFFFFFFFFu,
+                                             5, 0, 5, 0x0123456789ABCDEFull, RDPS_FRAME_F_RELIABLE);
+    assert_int_equal(n, 45);
+    assert_memory_equal(buf, expected, 40);
+    assert_memory_equal(buf + 40, "hello", 5);
+    assert_int_equal(buf[45], 0xEE);
 
     struct rdps_frame_view v;
     assert_int_equal(rdps__frame_decode(expected, sizeof(expected), NULL, &v),
@@ -61,55 +89,68 @@ static void test_data_header_byte_exact(void **state)
     assert_int_equal(v.hdr.type, RDPS_FRAME_DATA);
     assert_int_equal(v.hdr.flags, 0x0B);
     assert_int_equal(v.hdr.session_id, 0x11223344u);
-    assert_int_equal(v.hdr.topic_id, 0x55667788u);
+    assert_true(v.hdr.topic_id == 0xAABBCCDD55667788ull); /* all 64 bits */
     assert_int_equal(v.hdr.seq, 0xFFFFFFFFu);
     assert_int_equal(v.hdr.msg_len, 5);
     assert_int_equal(v.hdr.frag_offset, 0);
     assert_true(v.hdr.timestamp_ns == 0x0123456789ABCDEFull);
-    assert_ptr_equal(v.payload, buf + 32);
+    assert_ptr_equal(v.payload, buf + 40);
     assert_int_equal(v.payload_len, 5);
 }
 
 static void test_nak_and_status_byte_exact(void **state)
 {
     (void)state;
-    static const uint8_t nak_expected[48] = {
-        0x01, 0x03, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, /* v1 NAK, session 1 */
-        0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* topic 2, seq 0 */
-        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* msg_len, frag_offset */
+    static const uint8_t nak_expected[56] = {
+        0x02, 0x03, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, /* v2 NAK, session 1 */
+        0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, /* topic 0x0100000000000002 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* seq 0, msg_len 0 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* frag_offset, reserved */
         0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* timestamp 9 */
         0x07, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, /* receiver 7, 1 range, reserved */
         0xFE, 0xFF, 0xFF, 0xFF, 0x03, 0x00, 0x00, 0x00, /* start 0xFFFFFFFE count 3 */
     };
-    static const uint8_t status_expected[48] = {
-        0x01, 0x04, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, /* v1 STATUS, session 1 */
-        0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* topic 2 */
-        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* */
+    static const uint8_t status_expected[56] = {
+        0x02, 0x04, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, /* v2 STATUS, session 1 */
+        0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, /* topic 0x0100000000000002 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* seq, msg_len */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* frag_offset, reserved */
         0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* timestamp 9 */
         0x07, 0x00, 0x00, 0x00, 0x10, 0x32, 0x54, 0x76, /* receiver 7, consumed 0x76543210 */
         0x00, 0x01, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, /* window 256, no echo */
     };
-    static const uint8_t heartbeat_expected[32] = {
-        0x01, 0x02, 0x08, 0x00, 0x01, 0x00, 0x00, 0x00, /* v1 HEARTBEAT, RELIABLE, session 1 */
-        0x02, 0x00, 0x00, 0x00, 0x10, 0x32, 0x54, 0x76, /* topic 2, next seq 0x76543210 */
-        0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00, /* retained 2^31, frag_offset */
+    static const uint8_t heartbeat_expected[40] = {
+        0x02, 0x02, 0x08, 0x00, 0x01, 0x00, 0x00, 0x00, /* v2 HEARTBEAT, RELIABLE, session 1 */
+        0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, /* topic 0x0100000000000002 */
+        0x10, 0x32, 0x54, 0x76, 0x00, 0x00, 0x00, 0x80, /* next seq 0x76543210, retained 2^31 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* frag_offset, reserved */
         0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* timestamp 9 */
     };
+    const uint64_t topic = 0x0100000000000002ull;
     uint8_t buf[64];
     struct rdps_seq_range r = {0xFFFFFFFEu, 3};
-    assert_int_equal(rdps__frame_encode_nak(buf, sizeof(buf), 1, 2, 7, &r, 1, 9), 48);
-    assert_memory_equal(buf, nak_expected, 48);
-    assert_int_equal(rdps__frame_encode_status(buf, sizeof(buf), 1, 2, 7, 0x76543210u, 256, 9), 48);
-    assert_memory_equal(buf, status_expected, 48);
+    assert_int_equal(rdps__frame_encode_nak(buf, sizeof(buf), 1, topic, 7, &r, 1, 9), 56);
+    assert_memory_equal(buf, nak_expected, 56);
+    assert_int_equal(rdps__frame_encode_status(buf, sizeof(buf), 1, topic, 7, 0x76543210u, 256, 9),
+                     56);
+    assert_memory_equal(buf, status_expected, 56);
+    assert_int_equal(rdps__frame_encode_status_echo(buf, sizeof(buf), 1, topic, 7, 0x76543210u, 256,
+                                                    0x01020304u, 9),
+                     56);
+    assert_int_equal(buf[52], 0x04); /* echo_delay_us, little-endian */
+    assert_int_equal(buf[55], 0x01);
     assert_int_equal(
-        rdps__frame_encode_status_echo(buf, sizeof(buf), 1, 2, 7, 0x76543210u, 256, 0x01020304u, 9),
-        48);
-    assert_int_equal(buf[44], 0x04); /* echo_delay_us, little-endian */
-    assert_int_equal(buf[47], 0x01);
-    assert_int_equal(
-        rdps__frame_encode_heartbeat_reliable(buf, sizeof(buf), 1, 2, 0x76543210u, 1u << 31, 9),
-        32);
-    assert_memory_equal(buf, heartbeat_expected, 32);
+        rdps__frame_encode_heartbeat_reliable(buf, sizeof(buf), 1, topic, 0x76543210u, 1u << 31, 9),
+        40);
+    assert_memory_equal(buf, heartbeat_expected, 40);
+    struct rdps_frame_view v;
+    assert_int_equal(rdps__frame_decode(nak_expected, 56, NULL, &v), RDPS_FRAME_OK);
+    assert_true(v.hdr.topic_id == topic);
+    assert_int_equal(v.receiver_id, 7);
+    assert_int_equal(rdps__frame_decode(status_expected, 56, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(v.consumed_seq, 0x76543210u);
+    assert_int_equal(rdps__frame_decode(heartbeat_expected, 40, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(v.retained, 1u << 31);
 }
 
 static void test_round_trip_data_extremes(void **state)
@@ -120,12 +161,14 @@ static void test_round_trip_data_extremes(void **state)
     rdps__frame_limits_default(&lim);
     lim.max_msg_len = UINT32_MAX;
     struct {
-        uint32_t session, topic, seq, msg_len, off, plen;
+        uint32_t session;
+        uint64_t topic;
+        uint32_t seq, msg_len, off, plen;
         uint64_t ts;
         uint16_t flags;
     } cases[] = {
         {1, 1, 0, 0, 0, 0, 0, 0},
-        {UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX - 100, 100, UINT64_MAX,
+        {UINT32_MAX, UINT64_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX - 100, 100, UINT64_MAX,
          RDPS_FRAME_F_RETRANSMIT | RDPS_FRAME_F_RELIABLE},
         {7, 9, 0x80000000u, 1000, 0, 500, 1, RDPS_FRAME_F_RETRANSMIT},
         {7, 9, 12, 1000, 500, 400, 2, 0},
@@ -133,21 +176,21 @@ static void test_round_trip_data_extremes(void **state)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         for (uint32_t k = 0; k < cases[i].plen; k++)
-            buf[32 + k] = (uint8_t)(k * 7 + i);
+            buf[40 + k] = (uint8_t)(k * 7 + i);
         uint32_t n = rdps__frame_put_data_header(buf, cases[i].session, cases[i].topic,
                                                  cases[i].seq, cases[i].msg_len, cases[i].off,
                                                  cases[i].plen, cases[i].ts, cases[i].flags);
-        assert_int_equal(n, 32 + cases[i].plen);
+        assert_int_equal(n, 40 + cases[i].plen);
         struct rdps_frame_view v;
         assert_int_equal(rdps__frame_decode(buf, n, &lim, &v), RDPS_FRAME_OK);
         assert_int_equal(v.hdr.session_id, cases[i].session);
-        assert_int_equal(v.hdr.topic_id, cases[i].topic);
+        assert_true(v.hdr.topic_id == cases[i].topic);
         assert_int_equal(v.hdr.seq, cases[i].seq);
         assert_int_equal(v.hdr.msg_len, cases[i].msg_len);
         assert_int_equal(v.hdr.frag_offset, cases[i].off);
         assert_true(v.hdr.timestamp_ns == cases[i].ts);
         assert_int_equal(v.payload_len, cases[i].plen);
-        assert_ptr_equal(v.payload, buf + 32);
+        assert_ptr_equal(v.payload, buf + 40);
         uint16_t want = cases[i].flags;
         if (cases[i].off == 0)
             want |= RDPS_FRAME_F_BEGIN;
@@ -163,14 +206,14 @@ static void test_round_trip_control_frames(void **state)
     uint8_t buf[1024];
     struct rdps_frame_view v;
 
-    assert_int_equal(rdps__frame_encode_heartbeat(buf, sizeof(buf), UINT32_MAX, UINT32_MAX,
+    assert_int_equal(rdps__frame_encode_heartbeat(buf, sizeof(buf), UINT32_MAX, UINT64_MAX,
                                                   UINT32_MAX, UINT64_MAX, RDPS_FRAME_F_RELIABLE),
-                     32);
-    assert_int_equal(rdps__frame_decode(buf, 32, NULL, &v), RDPS_FRAME_OK);
+                     40);
+    assert_int_equal(rdps__frame_decode(buf, 40, NULL, &v), RDPS_FRAME_OK);
     assert_int_equal(v.hdr.type, RDPS_FRAME_HEARTBEAT);
     assert_int_equal(v.hdr.flags, RDPS_FRAME_F_RELIABLE);
     assert_int_equal(v.hdr.session_id, UINT32_MAX);
-    assert_int_equal(v.hdr.topic_id, UINT32_MAX);
+    assert_true(v.hdr.topic_id == UINT64_MAX);
     assert_int_equal(v.hdr.seq, UINT32_MAX);
     assert_true(v.hdr.timestamp_ns == UINT64_MAX);
     assert_int_equal(v.payload_len, 0);
@@ -181,8 +224,8 @@ static void test_round_trip_control_frames(void **state)
     for (unsigned i = 0; i < sizeof(retained_values) / sizeof(retained_values[0]); i++) {
         uint32_t retained = retained_values[i];
         assert_int_equal(
-            rdps__frame_encode_heartbeat_reliable(buf, sizeof(buf), 3, 4, 7, retained, 5), 32);
-        assert_int_equal(rdps__frame_decode(buf, 32, NULL, &v), RDPS_FRAME_OK);
+            rdps__frame_encode_heartbeat_reliable(buf, sizeof(buf), 3, 4, 7, retained, 5), 40);
+        assert_int_equal(rdps__frame_decode(buf, 40, NULL, &v), RDPS_FRAME_OK);
         assert_int_equal(v.hdr.flags, RDPS_FRAME_F_RELIABLE);
         assert_int_equal(v.hdr.seq, 7);
         assert_int_equal(v.retained, retained);
@@ -196,7 +239,7 @@ static void test_round_trip_control_frames(void **state)
     }
     int n = rdps__frame_encode_nak(buf, sizeof(buf), 5, 6, UINT32_MAX, ranges,
                                    RDPS_FRAME_NAK_MAX_RANGES, UINT64_MAX);
-    assert_int_equal(n, 32 + 8 + 8 * RDPS_FRAME_NAK_MAX_RANGES);
+    assert_int_equal(n, 40 + 8 + 8 * RDPS_FRAME_NAK_MAX_RANGES);
     assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_OK);
     assert_int_equal(v.hdr.type, RDPS_FRAME_NAK);
     assert_int_equal(v.hdr.session_id, 5);
@@ -233,7 +276,7 @@ static void test_round_trip_control_frames(void **state)
 
     static const uint8_t body[] = {0x0A, 0x03, 'a', 'b', 'c'};
     n = rdps__frame_encode_announce(buf, sizeof(buf), 77, 0, 0xFFFFFFFFu, body, sizeof(body), 42);
-    assert_int_equal(n, 32 + (int)sizeof(body));
+    assert_int_equal(n, 40 + (int)sizeof(body));
     assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_OK);
     assert_int_equal(v.hdr.type, RDPS_FRAME_ANNOUNCE);
     assert_int_equal(v.hdr.session_id, 77);
@@ -243,45 +286,51 @@ static void test_round_trip_control_frames(void **state)
     assert_memory_equal(v.payload, body, sizeof(body));
     /* Empty announce body. */
     n = rdps__frame_encode_announce(buf, sizeof(buf), 77, 3, 1, NULL, 0, 42);
-    assert_int_equal(n, 32);
-    assert_int_equal(rdps__frame_decode(buf, 32, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(n, 40);
+    assert_int_equal(rdps__frame_decode(buf, 40, NULL, &v), RDPS_FRAME_OK);
 
-    struct rdps_frame_header h = {.type = RDPS_FRAME_ANNOUNCE, .session_id = 3, .seq = 4};
-    assert_int_equal(rdps__frame_put_header(buf, sizeof(buf), &h), 32);
-    assert_int_equal(rdps__frame_decode(buf, 32, NULL, &v), RDPS_FRAME_OK);
+    /* put_header writes reserved as 0 whatever the buffer held. */
+    memset(buf, 0xFF, 40);
+    struct rdps_frame_header h = {
+        .type = RDPS_FRAME_ANNOUNCE, .session_id = 3, .topic_id = 0x8000000000000001ull, .seq = 4};
+    assert_int_equal(rdps__frame_put_header(buf, sizeof(buf), &h), 40);
+    assert_int_equal(rdps__get_le32(buf + RDPS_FRAME_OFF_RESERVED), 0);
+    assert_int_equal(rdps__frame_decode(buf, 40, NULL, &v), RDPS_FRAME_OK);
     assert_int_equal(v.hdr.seq, 4);
+    assert_true(v.hdr.topic_id == 0x8000000000000001ull);
 }
 
 static void test_encoder_capacity_and_argument_checks(void **state)
 {
     (void)state;
     uint8_t buf[64];
+    memset(buf, 0, sizeof(buf));
     struct rdps_seq_range r = {1, 1};
     struct rdps_seq_range zero = {1, 0};
     struct rdps_frame_header h = {.type = RDPS_FRAME_DATA};
-    assert_int_equal(rdps__frame_put_header(buf, 31, &h), RDPS_ENOSPC);
-    assert_int_equal(rdps__frame_encode_heartbeat(buf, 31, 1, 1, 0, 0, 0), RDPS_ENOSPC);
-    assert_int_equal(rdps__frame_encode_heartbeat(buf, 32, 0, 1, 0, 0, 0), RDPS_EINVAL);
-    assert_int_equal(rdps__frame_encode_heartbeat(buf, 32, 1, 0, 0, 0, 0), RDPS_EINVAL);
-    assert_int_equal(rdps__frame_encode_heartbeat(buf, 32, 1, 1, 0, 0, RDPS_FRAME_F_BEGIN),
+    assert_int_equal(rdps__frame_put_header(buf, 39, &h), RDPS_ENOSPC);
+    assert_int_equal(rdps__frame_encode_heartbeat(buf, 39, 1, 1, 0, 0, 0), RDPS_ENOSPC);
+    assert_int_equal(rdps__frame_encode_heartbeat(buf, 40, 0, 1, 0, 0, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_heartbeat(buf, 40, 1, 0, 0, 0, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_heartbeat(buf, 40, 1, 1, 0, 0, RDPS_FRAME_F_BEGIN),
                      RDPS_EINVAL);
-    assert_int_equal(rdps__frame_encode_nak(buf, 47, 1, 1, 1, &r, 1, 0), RDPS_ENOSPC);
+    assert_int_equal(rdps__frame_encode_nak(buf, 55, 1, 1, 1, &r, 1, 0), RDPS_ENOSPC);
     assert_int_equal(rdps__frame_encode_nak(buf, 64, 1, 1, 1, &r, 0, 0), RDPS_EINVAL);
     assert_int_equal(rdps__frame_encode_nak(buf, 64, 1, 1, 1, &zero, 1, 0), RDPS_EINVAL);
     assert_int_equal(rdps__frame_encode_nak(buf, 64, 0, 1, 1, &r, 1, 0), RDPS_EINVAL);
     assert_int_equal(rdps__frame_encode_nak(buf, 64, 1, 1, 1, &r, RDPS_FRAME_NAK_MAX_RANGES + 1, 0),
                      RDPS_EINVAL);
-    assert_int_equal(rdps__frame_encode_status(buf, 47, 1, 1, 1, 1, 1, 0), RDPS_ENOSPC);
-    assert_int_equal(rdps__frame_encode_status(buf, 48, 0, 1, 1, 1, 1, 0), RDPS_EINVAL);
-    assert_int_equal(rdps__frame_encode_status_echo(buf, 47, 1, 1, 1, 1, 1, 0, 0), RDPS_ENOSPC);
-    assert_int_equal(rdps__frame_encode_status_echo(buf, 48, 0, 1, 1, 1, 1, 0, 0), RDPS_EINVAL);
-    assert_int_equal(rdps__frame_encode_heartbeat_reliable(buf, 31, 1, 1, 0, 0, 0), RDPS_ENOSPC);
-    assert_int_equal(rdps__frame_encode_heartbeat_reliable(buf, 32, 0, 1, 0, 0, 0), RDPS_EINVAL);
-    assert_int_equal(rdps__frame_encode_heartbeat_reliable(buf, 32, 1, 0, 0, 0, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_status(buf, 55, 1, 1, 1, 1, 1, 0), RDPS_ENOSPC);
+    assert_int_equal(rdps__frame_encode_status(buf, 56, 0, 1, 1, 1, 1, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_status_echo(buf, 55, 1, 1, 1, 1, 1, 0, 0), RDPS_ENOSPC);
+    assert_int_equal(rdps__frame_encode_status_echo(buf, 56, 0, 1, 1, 1, 1, 0, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_heartbeat_reliable(buf, 39, 1, 1, 0, 0, 0), RDPS_ENOSPC);
+    assert_int_equal(rdps__frame_encode_heartbeat_reliable(buf, 40, 0, 1, 0, 0, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_heartbeat_reliable(buf, 40, 1, 0, 0, 0, 0), RDPS_EINVAL);
     assert_int_equal(
-        rdps__frame_encode_heartbeat_reliable(buf, 32, 1, 1, 0, RDPS_FRAME_MAX_RETAINED + 1, 0),
+        rdps__frame_encode_heartbeat_reliable(buf, 40, 1, 1, 0, RDPS_FRAME_MAX_RETAINED + 1, 0),
         RDPS_EINVAL);
-    assert_int_equal(rdps__frame_encode_announce(buf, 35, 1, 0, 0, "abcd", 4, 0), RDPS_ENOSPC);
+    assert_int_equal(rdps__frame_encode_announce(buf, 43, 1, 0, 0, "abcd", 4, 0), RDPS_ENOSPC);
     assert_int_equal(rdps__frame_encode_announce(buf, 64, 1, 0, 0, NULL, 4, 0), RDPS_EINVAL);
     assert_int_equal(rdps__frame_encode_announce(buf, 64, 0, 0, 0, "abcd", 4, 0), RDPS_EINVAL);
 }
@@ -307,7 +356,7 @@ static void test_reject_names_are_generated(void **state)
 /* A valid DATA fragment in buf: 1000-byte message, bytes 100..199. */
 static size_t make_data(uint8_t *buf)
 {
-    memset(buf + 32, 0x5A, 100);
+    memset(buf + 40, 0x5A, 100);
     return rdps__frame_put_data_header(buf, 1, 2, 3, 1000, 100, 100, 4, 0);
 }
 
@@ -323,7 +372,7 @@ static void test_reject_short(void **state)
     uint8_t buf[256];
     size_t n = make_data(buf);
     assert_int_equal(decode(buf, n), RDPS_FRAME_OK);
-    for (size_t len = 0; len < 32; len++)
+    for (size_t len = 0; len < 40; len++)
         assert_int_equal(decode(buf, len), RDPS_FRAME_SHORT);
 }
 
@@ -334,8 +383,75 @@ static void test_reject_bad_version(void **state)
     size_t n = make_data(buf);
     buf[0] = 0;
     assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_VERSION);
-    buf[0] = 2;
+    buf[0] = 3;
     assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_VERSION);
+    buf[0] = 0xFF;
+    assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_VERSION);
+}
+
+/*
+ * A version 1 frame (32-byte header, 32-bit topic id) as a peer built before the topic id was
+ * widened sends it: rejected as BAD_VERSION, never read with the version 2 layout.
+ */
+static void test_reject_version_1_frame(void **state)
+{
+    (void)state;
+    static const uint8_t v1_data[37] = {
+        0x01, 0x01, 0x03, 0x00, 0x44, 0x33, 0x22, 0x11, /* v1 DATA BEGIN|END, session */
+        0x88, 0x77, 0x66, 0x55, 0x07, 0x00, 0x00, 0x00, /* topic 0x55667788, seq 7 */
+        0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* msg_len 5, frag_offset 0 */
+        0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* timestamp 9 */
+        'h',  'e',  'l',  'l',  'o',
+    };
+    static const uint8_t v1_heartbeat[40] = {
+        0x01, 0x02, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, /* v1 HEARTBEAT, session 1 */
+        0x02, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, /* topic 2, next seq 5 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* msg_len, frag_offset */
+        0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* timestamp 9 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* (8 more bytes: long enough for v2) */
+    };
+    assert_int_equal(decode(v1_data, sizeof(v1_data)), RDPS_FRAME_BAD_VERSION);
+    /* Checked before the length: a 32-byte version 1 heartbeat is not "short". */
+    assert_int_equal(decode(v1_heartbeat, 32), RDPS_FRAME_BAD_VERSION);
+    assert_int_equal(decode(v1_heartbeat, 1), RDPS_FRAME_BAD_VERSION);
+    assert_int_equal(decode(v1_heartbeat, sizeof(v1_heartbeat)), RDPS_FRAME_BAD_VERSION);
+    /* The same bytes with only the version byte changed are not a valid version 2 frame
+     * either: the layouts differ, so the version byte is what tells them apart. */
+    uint8_t copy[40];
+    memcpy(copy, v1_heartbeat, sizeof(copy));
+    copy[0] = RDPS_FRAME_VERSION;
+    assert_int_not_equal(decode(copy, sizeof(copy)), RDPS_FRAME_OK);
+}
+
+/* The reserved word (offset 28) must be 0 in every frame type. */
+static void test_reject_nonzero_reserved(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    struct rdps_seq_range r = {1, 1};
+    static const uint32_t values[] = {1, 0x80000000u, UINT32_MAX};
+    for (unsigned i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        size_t n = make_data(buf);
+        rdps__put_le32(buf + RDPS_FRAME_OFF_RESERVED, values[i]);
+        assert_int_equal(decode(buf, n), RDPS_FRAME_NONZERO_FIELD);
+        /* The single-datagram fast path too. */
+        n = rdps__frame_put_data_header(buf, 1, 2, 3, 100, 0, 100, 4, 0);
+        assert_int_equal(decode(buf, n), RDPS_FRAME_OK);
+        rdps__put_le32(buf + RDPS_FRAME_OFF_RESERVED, values[i]);
+        assert_int_equal(decode(buf, n), RDPS_FRAME_NONZERO_FIELD);
+        int len = rdps__frame_encode_heartbeat_reliable(buf, sizeof(buf), 1, 1, 5, 9, 0);
+        rdps__put_le32(buf + RDPS_FRAME_OFF_RESERVED, values[i]);
+        assert_int_equal(decode(buf, (size_t)len), RDPS_FRAME_NONZERO_FIELD);
+        len = rdps__frame_encode_nak(buf, sizeof(buf), 1, 1, 1, &r, 1, 0);
+        rdps__put_le32(buf + RDPS_FRAME_OFF_RESERVED, values[i]);
+        assert_int_equal(decode(buf, (size_t)len), RDPS_FRAME_NONZERO_FIELD);
+        len = rdps__frame_encode_status(buf, sizeof(buf), 1, 1, 1, 1, 1, 0);
+        rdps__put_le32(buf + RDPS_FRAME_OFF_RESERVED, values[i]);
+        assert_int_equal(decode(buf, (size_t)len), RDPS_FRAME_NONZERO_FIELD);
+        len = rdps__frame_encode_announce(buf, sizeof(buf), 1, 0, 0, NULL, 0, 0);
+        rdps__put_le32(buf + RDPS_FRAME_OFF_RESERVED, values[i]);
+        assert_int_equal(decode(buf, (size_t)len), RDPS_FRAME_NONZERO_FIELD);
+    }
 }
 
 static void test_reject_bad_type(void **state)
@@ -364,29 +480,29 @@ static void test_reject_bad_flags(void **state)
      * STATUS and ANNOUNCE no flags. */
     rdps__frame_encode_heartbeat(buf, sizeof(buf), 1, 1, 5, 0, 0);
     rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_RETRANSMIT);
-    assert_int_equal(decode(buf, 32), RDPS_FRAME_BAD_FLAGS);
+    assert_int_equal(decode(buf, 40), RDPS_FRAME_BAD_FLAGS);
     rdps__frame_encode_status(buf, sizeof(buf), 1, 1, 1, 1, 1, 0);
     rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_RELIABLE);
-    assert_int_equal(decode(buf, 48), RDPS_FRAME_BAD_FLAGS);
+    assert_int_equal(decode(buf, 56), RDPS_FRAME_BAD_FLAGS);
     struct rdps_seq_range r = {1, 1};
     rdps__frame_encode_nak(buf, sizeof(buf), 1, 1, 1, &r, 1, 0);
     rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_END);
-    assert_int_equal(decode(buf, 48), RDPS_FRAME_BAD_FLAGS);
+    assert_int_equal(decode(buf, 56), RDPS_FRAME_BAD_FLAGS);
     rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_RELIABLE);
-    assert_int_equal(decode(buf, 48), RDPS_FRAME_BAD_FLAGS);
+    assert_int_equal(decode(buf, 56), RDPS_FRAME_BAD_FLAGS);
     rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_RETRANSMIT);
-    assert_int_equal(decode(buf, 48), RDPS_FRAME_OK);
+    assert_int_equal(decode(buf, 56), RDPS_FRAME_OK);
     uint8_t enc[64];
     assert_int_equal(
         rdps__frame_encode_nak_flags(enc, sizeof(enc), 1, 1, 1, &r, 1, 0, RDPS_FRAME_F_RETRANSMIT),
-        48);
-    assert_memory_equal(enc, buf, 48);
+        56);
+    assert_memory_equal(enc, buf, 56);
     assert_int_equal(
         rdps__frame_encode_nak_flags(enc, sizeof(enc), 1, 1, 1, &r, 1, 0, RDPS_FRAME_F_RELIABLE),
         RDPS_EINVAL);
     rdps__frame_encode_announce(buf, sizeof(buf), 1, 0, 0, NULL, 0, 0);
     rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_BEGIN);
-    assert_int_equal(decode(buf, 32), RDPS_FRAME_BAD_FLAGS);
+    assert_int_equal(decode(buf, 40), RDPS_FRAME_BAD_FLAGS);
 }
 
 static void test_reject_begin_end_mismatch(void **state)
@@ -450,9 +566,9 @@ static void test_reject_empty_fragment(void **state)
     (void)state;
     uint8_t buf[256];
     rdps__frame_put_data_header(buf, 1, 2, 3, 1000, 100, 0, 4, 0);
-    assert_int_equal(decode(buf, 32), RDPS_FRAME_EMPTY_FRAGMENT);
+    assert_int_equal(decode(buf, 40), RDPS_FRAME_EMPTY_FRAGMENT);
     rdps__frame_put_data_header(buf, 1, 2, 3, 1000, 0, 0, 4, 0);
-    assert_int_equal(decode(buf, 32), RDPS_FRAME_EMPTY_FRAGMENT);
+    assert_int_equal(decode(buf, 40), RDPS_FRAME_EMPTY_FRAGMENT);
 }
 
 static void test_reject_zero_session_and_topic(void **state)
@@ -463,14 +579,18 @@ static void test_reject_zero_session_and_topic(void **state)
     rdps__put_le32(buf + RDPS_FRAME_OFF_SESSION_ID, 0);
     assert_int_equal(decode(buf, n), RDPS_FRAME_ZERO_SESSION);
     n = make_data(buf);
-    rdps__put_le32(buf + RDPS_FRAME_OFF_TOPIC_ID, 0);
+    rdps__put_le64(buf + RDPS_FRAME_OFF_TOPIC_ID, 0);
     assert_int_equal(decode(buf, n), RDPS_FRAME_ZERO_TOPIC);
+    /* Only all 64 bits zero is "no topic". */
+    n = make_data(buf);
+    rdps__put_le64(buf + RDPS_FRAME_OFF_TOPIC_ID, 1ull << 63);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_OK);
     rdps__frame_encode_heartbeat(buf, sizeof(buf), 1, 1, 5, 0, 0);
-    rdps__put_le32(buf + RDPS_FRAME_OFF_TOPIC_ID, 0);
-    assert_int_equal(decode(buf, 32), RDPS_FRAME_ZERO_TOPIC);
+    rdps__put_le64(buf + RDPS_FRAME_OFF_TOPIC_ID, 0);
+    assert_int_equal(decode(buf, 40), RDPS_FRAME_ZERO_TOPIC);
     rdps__frame_encode_status(buf, sizeof(buf), 1, 1, 1, 1, 1, 0);
     rdps__put_le32(buf + RDPS_FRAME_OFF_SESSION_ID, 0);
-    assert_int_equal(decode(buf, 48), RDPS_FRAME_ZERO_SESSION);
+    assert_int_equal(decode(buf, 56), RDPS_FRAME_ZERO_SESSION);
 }
 
 static void test_reject_nonzero_field(void **state)
@@ -481,30 +601,30 @@ static void test_reject_nonzero_field(void **state)
     /* Control frames must have frag_offset = 0 and msg_len = 0 (but a reliable heartbeat's R). */
     rdps__frame_encode_heartbeat(buf, sizeof(buf), 1, 1, 5, 0, 0);
     rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, 1);
-    assert_int_equal(decode(buf, 32), RDPS_FRAME_NONZERO_FIELD);
+    assert_int_equal(decode(buf, 40), RDPS_FRAME_NONZERO_FIELD);
     rdps__frame_encode_heartbeat(buf, sizeof(buf), 1, 1, 5, 0, 0);
     rdps__put_le32(buf + RDPS_FRAME_OFF_FRAG_OFFSET, 1);
-    assert_int_equal(decode(buf, 32), RDPS_FRAME_NONZERO_FIELD);
+    assert_int_equal(decode(buf, 40), RDPS_FRAME_NONZERO_FIELD);
     rdps__frame_encode_heartbeat_reliable(buf, sizeof(buf), 1, 1, 5, 9, 0);
     rdps__put_le32(buf + RDPS_FRAME_OFF_FRAG_OFFSET, 1);
-    assert_int_equal(decode(buf, 32), RDPS_FRAME_NONZERO_FIELD);
+    assert_int_equal(decode(buf, 40), RDPS_FRAME_NONZERO_FIELD);
     rdps__frame_encode_announce(buf, sizeof(buf), 1, 0, 0, NULL, 0, 0);
     rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, 1);
-    assert_int_equal(decode(buf, 32), RDPS_FRAME_NONZERO_FIELD);
+    assert_int_equal(decode(buf, 40), RDPS_FRAME_NONZERO_FIELD);
     /* NAK: seq and reserved. */
     rdps__frame_encode_nak(buf, sizeof(buf), 1, 1, 1, &r, 1, 0);
     rdps__put_le32(buf + RDPS_FRAME_OFF_SEQ, 1);
-    assert_int_equal(decode(buf, 48), RDPS_FRAME_NONZERO_FIELD);
+    assert_int_equal(decode(buf, 56), RDPS_FRAME_NONZERO_FIELD);
     rdps__frame_encode_nak(buf, sizeof(buf), 1, 1, 1, &r, 1, 0);
     rdps__put_le16(buf + RDPS_FRAME_NAK_OFF_RESERVED, 1);
-    assert_int_equal(decode(buf, 48), RDPS_FRAME_NONZERO_FIELD);
+    assert_int_equal(decode(buf, 56), RDPS_FRAME_NONZERO_FIELD);
     /* STATUS: seq and reserved. */
     rdps__frame_encode_status(buf, sizeof(buf), 1, 1, 1, 1, 1, 0);
     rdps__put_le32(buf + RDPS_FRAME_OFF_SEQ, 1);
-    assert_int_equal(decode(buf, 48), RDPS_FRAME_NONZERO_FIELD);
+    assert_int_equal(decode(buf, 56), RDPS_FRAME_NONZERO_FIELD);
     rdps__frame_encode_status(buf, sizeof(buf), 1, 1, 1, 1, 1, 0);
     rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, 1);
-    assert_int_equal(decode(buf, 48), RDPS_FRAME_NONZERO_FIELD);
+    assert_int_equal(decode(buf, 56), RDPS_FRAME_NONZERO_FIELD);
 }
 
 static void test_reject_bad_retained(void **state)
@@ -512,11 +632,11 @@ static void test_reject_bad_retained(void **state)
     (void)state;
     uint8_t buf[64];
     rdps__frame_encode_heartbeat_reliable(buf, sizeof(buf), 1, 1, 5, RDPS_FRAME_MAX_RETAINED, 0);
-    assert_int_equal(decode(buf, 32), RDPS_FRAME_OK);
+    assert_int_equal(decode(buf, 40), RDPS_FRAME_OK);
     rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, RDPS_FRAME_MAX_RETAINED + 1);
-    assert_int_equal(decode(buf, 32), RDPS_FRAME_BAD_RETAINED);
+    assert_int_equal(decode(buf, 40), RDPS_FRAME_BAD_RETAINED);
     rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, UINT32_MAX);
-    assert_int_equal(decode(buf, 32), RDPS_FRAME_BAD_RETAINED);
+    assert_int_equal(decode(buf, 40), RDPS_FRAME_BAD_RETAINED);
 }
 
 static void test_reject_bad_body_len(void **state)
@@ -525,13 +645,13 @@ static void test_reject_bad_body_len(void **state)
     uint8_t buf[256];
     memset(buf, 0, sizeof(buf));
     rdps__frame_encode_heartbeat(buf, sizeof(buf), 1, 1, 5, 0, 0);
-    assert_int_equal(decode(buf, 33), RDPS_FRAME_BAD_BODY_LEN);
+    assert_int_equal(decode(buf, 41), RDPS_FRAME_BAD_BODY_LEN);
     rdps__frame_encode_status(buf, sizeof(buf), 1, 1, 1, 1, 1, 0);
-    assert_int_equal(decode(buf, 47), RDPS_FRAME_BAD_BODY_LEN);
-    assert_int_equal(decode(buf, 49), RDPS_FRAME_BAD_BODY_LEN);
+    assert_int_equal(decode(buf, 55), RDPS_FRAME_BAD_BODY_LEN);
+    assert_int_equal(decode(buf, 57), RDPS_FRAME_BAD_BODY_LEN);
     struct rdps_seq_range r = {1, 1};
     rdps__frame_encode_nak(buf, sizeof(buf), 1, 1, 1, &r, 1, 0);
-    for (size_t len = 32; len < 40; len++)
+    for (size_t len = 40; len < 48; len++)
         assert_int_equal(decode(buf, len), RDPS_FRAME_BAD_BODY_LEN);
 }
 
@@ -547,9 +667,9 @@ static void test_reject_bad_range_count(void **state)
     assert_int_equal(decode(buf, (size_t)n - 1), RDPS_FRAME_BAD_RANGE_COUNT);
     assert_int_equal(decode(buf, (size_t)n + 8), RDPS_FRAME_BAD_RANGE_COUNT);
     rdps__put_le16(buf + RDPS_FRAME_NAK_OFF_RANGE_COUNT, 0);
-    assert_int_equal(decode(buf, 40), RDPS_FRAME_BAD_RANGE_COUNT);
+    assert_int_equal(decode(buf, RDPS_FRAME_NAK_OFF_RANGES), RDPS_FRAME_BAD_RANGE_COUNT);
     /* Above the hard maximum even with a matching length. */
-    memset(buf + 40, 0x01, sizeof(buf) - 40);
+    memset(buf + RDPS_FRAME_NAK_OFF_RANGES, 0x01, sizeof(buf) - RDPS_FRAME_NAK_OFF_RANGES);
     rdps__put_le16(buf + RDPS_FRAME_NAK_OFF_RANGE_COUNT, RDPS_FRAME_NAK_MAX_RANGES + 1);
     assert_int_equal(decode(buf, rdps__frame_nak_len(RDPS_FRAME_NAK_MAX_RANGES + 1)),
                      RDPS_FRAME_BAD_RANGE_COUNT);
@@ -597,6 +717,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_endian_helpers),
+        cmocka_unit_test(test_header_layout_offsets),
         cmocka_unit_test(test_data_header_byte_exact),
         cmocka_unit_test(test_nak_and_status_byte_exact),
         cmocka_unit_test(test_round_trip_data_extremes),
@@ -605,6 +726,8 @@ int main(void)
         cmocka_unit_test(test_reject_names_are_generated),
         cmocka_unit_test(test_reject_short),
         cmocka_unit_test(test_reject_bad_version),
+        cmocka_unit_test(test_reject_version_1_frame),
+        cmocka_unit_test(test_reject_nonzero_reserved),
         cmocka_unit_test(test_reject_bad_type),
         cmocka_unit_test(test_reject_bad_flags),
         cmocka_unit_test(test_reject_begin_end_mismatch),

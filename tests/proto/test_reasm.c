@@ -35,7 +35,7 @@ struct fixture {
 };
 
 static void on_gap(void *user, const struct rdps_source *source, uint32_t session_id,
-                   uint32_t topic_id, uint32_t first_seq, uint32_t count)
+                   uint64_t topic_id, uint32_t first_seq, uint32_t count)
 {
     (void)source;
     (void)session_id;
@@ -49,7 +49,7 @@ static void on_gap(void *user, const struct rdps_source *source, uint32_t sessio
 }
 
 static bool accept_topic(void *user, const struct rdps_source *source, uint32_t session_id,
-                         uint32_t topic_id)
+                         uint64_t topic_id)
 {
     (void)source;
     (void)session_id;
@@ -105,7 +105,7 @@ static int feed(struct fixture *fx, const struct frame *f, uint64_t now)
 static struct frame single(uint8_t *buf, uint32_t session, uint32_t seq, uint32_t len,
                            uint64_t msg_id)
 {
-    pattern_fill(buf + 32, len, session, msg_id);
+    pattern_fill(buf + RDPS_FRAME_HEADER_LEN, len, session, msg_id);
     uint32_t n = rdps__frame_put_data_header(buf, session, TOPIC, seq, len, 0, len, msg_id, 0);
     struct frame f = {buf, n, 1, session, msg_id};
     return f;
@@ -120,7 +120,7 @@ static void test_single_zero_copy_and_zero_length(void **state)
     struct frame f = single(buf, 5, 100, 64, 1);
     assert_int_equal(feed(&fx, &f, 0), 1);
     assert_int_equal(fx.rec.count, 1);
-    assert_ptr_equal(fx.rec.items[0].ptr, buf + 32);
+    assert_ptr_equal(fx.rec.items[0].ptr, buf + RDPS_FRAME_HEADER_LEN);
     assert_true(fx.rec.items[0].pattern_ok);
     assert_int_equal(fx.rec.items[0].first_seq, 100);
     assert_int_equal(fx.rec.items[0].frag_count, 1);
@@ -325,10 +325,11 @@ static void test_heartbeat_reveals_tail_loss(void **state)
     (void)state;
     struct fixture fx;
     fixture_default(&fx);
-    uint8_t buf[DGRAM], hb[32];
+    uint8_t buf[DGRAM], hb[RDPS_FRAME_HEADER_LEN];
     /* A heartbeat first: it creates no stream (counted, ignored). */
-    assert_int_equal(rdps__frame_encode_heartbeat(hb, sizeof(hb), 4, TOPIC, 0xFFFFFFFEu, 0, 0), 32);
-    struct frame h = {hb, 32, 1, 4, 0};
+    assert_int_equal(rdps__frame_encode_heartbeat(hb, sizeof(hb), 4, TOPIC, 0xFFFFFFFEu, 0, 0),
+                     RDPS_FRAME_HEADER_LEN);
+    struct frame h = {hb, RDPS_FRAME_HEADER_LEN, 1, 4, 0};
     assert_int_equal(feed(&fx, &h, 0), 0);
     assert_int_equal(counters(&fx)->heartbeats_unknown, 1);
     assert_int_equal(rdps__reasm_stream_count(&fx.r), 0);
@@ -640,7 +641,7 @@ static void test_end_fragment_first(void **state)
 static size_t raw_data(uint8_t *buf, uint32_t session, uint32_t seq, uint32_t msg_len, uint32_t off,
                        uint32_t plen)
 {
-    memset(buf + 32, 0xC3, plen);
+    memset(buf + RDPS_FRAME_HEADER_LEN, 0xC3, plen);
     return rdps__frame_put_data_header(buf, session, TOPIC, seq, msg_len, off, plen, 0, 0);
 }
 
@@ -763,8 +764,9 @@ static void test_mutated_frames_never_crash(void **state)
 
 static size_t heartbeat(uint8_t *buf, uint32_t session, uint32_t next_seq)
 {
-    int n = rdps__frame_encode_heartbeat(buf, 32, session, TOPIC, next_seq, 0, 0);
-    assert_int_equal(n, 32);
+    int n =
+        rdps__frame_encode_heartbeat(buf, RDPS_FRAME_HEADER_LEN, session, TOPIC, next_seq, 0, 0);
+    assert_int_equal(n, RDPS_FRAME_HEADER_LEN);
     return (size_t)n;
 }
 
@@ -775,7 +777,7 @@ static void test_heartbeats_cannot_wrap_window(void **state)
     (void)state;
     struct fixture fx;
     fixture_default(&fx);
-    uint8_t buf[DGRAM], hb[32];
+    uint8_t buf[DGRAM], hb[RDPS_FRAME_HEADER_LEN];
     for (uint32_t i = 0; i < 10; i++) {
         struct frame f = single(buf, 3, i, 16, i);
         assert_int_equal(feed(&fx, &f, 0), 1);
@@ -810,7 +812,7 @@ static void test_resent_fragment_never_completes_message(void **state)
     (void)state;
     struct fixture fx;
     fixture_default(&fx);
-    uint8_t buf[DGRAM], hb[32];
+    uint8_t buf[DGRAM], hb[RDPS_FRAME_HEADER_LEN];
     /* Another message first, so the arena holds someone else's bytes. */
     struct frame_list other = {0}, msg = {0}, msg2 = {0};
     uint32_t seq = 1;
@@ -935,7 +937,7 @@ static void test_heartbeats_never_create_or_evict_streams(void **state)
     fixture_init(&fx, &cfg);
     struct frame_list fl = {0};
     start_messages(&fx, &fl, 1, 1, 1, 2 * PAYLOAD);
-    uint8_t hb[32];
+    uint8_t hb[RDPS_FRAME_HEADER_LEN];
     for (uint32_t i = 0; i < 1024; i++)
         assert_int_equal(input(&fx, 100 + i, hb, heartbeat(hb, 1 + i, i), 0), 0);
     assert_int_equal(counters(&fx)->heartbeats_unknown, 1024);

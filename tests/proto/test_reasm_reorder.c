@@ -26,7 +26,7 @@ struct fixture {
 };
 
 static void on_gap(void *user, const struct rdps_source *source, uint32_t session_id,
-                   uint32_t topic_id, uint32_t first_seq, uint32_t count)
+                   uint64_t topic_id, uint32_t first_seq, uint32_t count)
 {
     (void)source;
     (void)session_id;
@@ -100,7 +100,7 @@ static uint32_t run(struct fixture *fx, uint64_t allowance, uint64_t max_delay, 
         if (now >= deadline)
             deadline = rdps__reasm_expire(&fx->r, now);
         uint32_t seq = arr[i].seq;
-        pattern_fill(buf + 32, 8, 7, seq);
+        pattern_fill(buf + RDPS_FRAME_HEADER_LEN, 8, 7, seq);
         uint32_t len = rdps__frame_put_data_header(buf, 7, TOPIC, seq, 8, 0, 8, seq, 0);
         assert_true(rdps__reasm_input(&fx->r, &src, buf, len, now) >= 0);
         uint64_t next = rdps__reasm_expire(&fx->r, now);

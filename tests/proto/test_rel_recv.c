@@ -115,7 +115,7 @@ static int input(struct fixture *fx, const uint8_t *buf, size_t len)
 static int data_of(struct fixture *fx, uint32_t session, uint32_t seq, uint16_t extra_flags)
 {
     uint8_t buf[64];
-    pattern_fill(buf + 32, 16, session, seq);
+    pattern_fill(buf + RDPS_FRAME_HEADER_LEN, 16, session, seq);
     uint32_t n = rdps__frame_put_data_header(buf, session, TOPIC, seq, 16, 0, 16, seq,
                                              RDPS_FRAME_F_RELIABLE | extra_flags);
     return input(fx, buf, n);
@@ -133,11 +133,11 @@ static int repair(struct fixture *fx, uint32_t seq)
 
 static int heartbeat(struct fixture *fx, uint32_t next, uint32_t retained, uint64_t ts)
 {
-    uint8_t buf[32];
+    uint8_t buf[RDPS_FRAME_HEADER_LEN];
     int n =
         rdps__frame_encode_heartbeat_reliable(buf, sizeof(buf), SESSION, TOPIC, next, retained, ts);
-    assert_int_equal(n, 32);
-    return input(fx, buf, 32);
+    assert_int_equal(n, RDPS_FRAME_HEADER_LEN);
+    return input(fx, buf, RDPS_FRAME_HEADER_LEN);
 }
 
 static uint64_t poll(struct fixture *fx)
@@ -237,8 +237,7 @@ static void test_fragmented_shuffled_in_order(void **state)
     for (uint64_t id = 0; id < 40; id++)
         frames_add_message(&fl, 1, SESSION, TOPIC, &seq, (size_t)(id % 5) * 300 + 1,
                            RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, id, RDPS_FRAME_F_RELIABLE);
-    uint32_t first = fl.items[0].data[12] | (uint32_t)fl.items[0].data[13] << 8 |
-                     (uint32_t)fl.items[0].data[14] << 16 | (uint32_t)fl.items[0].data[15] << 24;
+    uint32_t first = rdps__get_le32(fl.items[0].data + RDPS_FRAME_OFF_SEQ);
     /* Keep the first frame first (it sets the live position); shuffle windows of 16 after it. */
     uint64_t rng = 7;
     for (size_t base = 1; base < fl.count; base += 16) {
@@ -407,9 +406,10 @@ static void test_nak_delay_scaled_by_receivers(void **state)
 }
 
 /* Discovery's live count through the receivers_of hook: it follows receivers joining. */
-static uint32_t hook_receivers = 1, hook_topic;
+static uint32_t hook_receivers = 1;
+static uint64_t hook_topic;
 
-static uint32_t receivers_hook(void *user, uint32_t topic_id)
+static uint32_t receivers_hook(void *user, uint64_t topic_id)
 {
     (void)user;
     hook_topic = topic_id;
@@ -994,10 +994,10 @@ static void test_loss_partial_message(void **state)
     fixture_init(&fx, tune_one_try);
     struct frame_list fl = {0};
     uint32_t seq = 1;
-    assert_int_equal(frames_add_message(&fl, 1, SESSION, TOPIC, &seq, 3 * (DGRAM - 32),
-                                        RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 99,
-                                        RDPS_FRAME_F_RELIABLE),
-                     3);
+    assert_int_equal(
+        frames_add_message(&fl, 1, SESSION, TOPIC, &seq, 3 * (DGRAM - RDPS_FRAME_HEADER_LEN),
+                           RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 99, RDPS_FRAME_F_RELIABLE),
+        3);
     data(&fx, 0, 0);
     input(&fx, fl.items[1].data, fl.items[1].len); /* 1 missing */
     input(&fx, fl.items[2].data, fl.items[2].len);
@@ -1035,7 +1035,7 @@ static void test_loss_too_large(void **state)
     struct frame_list fl = {0};
     uint32_t seq = 1;
     int frags =
-        frames_add_message(&fl, 1, SESSION, TOPIC, &seq, 20 * (DGRAM - 32),
+        frames_add_message(&fl, 1, SESSION, TOPIC, &seq, 20 * (DGRAM - RDPS_FRAME_HEADER_LEN),
                            RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 99, RDPS_FRAME_F_RELIABLE);
     assert_int_equal(frags, 20);
     data(&fx, 0, 0);
@@ -1105,10 +1105,10 @@ static void test_unrecoverable_by_heartbeat_trail(void **state)
     /* A fragmented message with a fragment below the trail goes whole, as one event. */
     struct frame_list fl = {0};
     uint32_t seq = 12;
-    assert_int_equal(frames_add_message(&fl, 1, SESSION, TOPIC, &seq, 3 * (DGRAM - 32),
-                                        RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 99,
-                                        RDPS_FRAME_F_RELIABLE),
-                     3);
+    assert_int_equal(
+        frames_add_message(&fl, 1, SESSION, TOPIC, &seq, 3 * (DGRAM - RDPS_FRAME_HEADER_LEN),
+                           RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 99, RDPS_FRAME_F_RELIABLE),
+        3);
     repair(&fx, 10);
     repair(&fx, 11);
     input(&fx, fl.items[0].data, fl.items[0].len);
@@ -1305,14 +1305,14 @@ static void test_message_larger_than_share_completes(void **state)
     fixture_init(&fx, tune_small);
     struct frame_list fl = {0};
     uint32_t seq = 50;
-    assert_int_equal(frames_add_message(&fl, 1, SESSION, TOPIC, &seq, 10 * (DGRAM - 32),
-                                        RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 7,
-                                        RDPS_FRAME_F_RELIABLE),
-                     10);
-    assert_int_equal(frames_add_message(&fl, 1, SESSION, TOPIC, &seq, 9 * (DGRAM - 32),
-                                        RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 8,
-                                        RDPS_FRAME_F_RELIABLE),
-                     9);
+    assert_int_equal(
+        frames_add_message(&fl, 1, SESSION, TOPIC, &seq, 10 * (DGRAM - RDPS_FRAME_HEADER_LEN),
+                           RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 7, RDPS_FRAME_F_RELIABLE),
+        10);
+    assert_int_equal(
+        frames_add_message(&fl, 1, SESSION, TOPIC, &seq, 9 * (DGRAM - RDPS_FRAME_HEADER_LEN),
+                           RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 8, RDPS_FRAME_F_RELIABLE),
+        9);
     for (size_t i = 0; i < 10; i++)
         assert_true(input(&fx, fl.items[i].data, fl.items[i].len) >= 0);
     assert_int_equal(fx.rec.count, 1);
@@ -1458,10 +1458,10 @@ static void test_window_reaches_past_hole_up_to_parking_room(void **state)
     fixture_init(&fx, tune_small);
     struct frame_list fl = {0};
     uint32_t seq = 2;
-    assert_int_equal(frames_add_message(&fl, 1, SESSION, TOPIC, &seq, 4 * (DGRAM - 32),
-                                        RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 2,
-                                        RDPS_FRAME_F_RELIABLE),
-                     4);
+    assert_int_equal(
+        frames_add_message(&fl, 1, SESSION, TOPIC, &seq, 4 * (DGRAM - RDPS_FRAME_HEADER_LEN),
+                           RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 2, RDPS_FRAME_F_RELIABLE),
+        4);
     data(&fx, 0, 0); /* delivered: the consumed point is 1, and 1 never comes */
     for (size_t i = 0; i < 4; i++)
         assert_true(input(&fx, fl.items[i].data, fl.items[i].len) >= 0);
@@ -1665,12 +1665,12 @@ static size_t simulate(struct sim *sm, size_t msgs, uint32_t ring, uint64_t seed
         if (at == post_at) {
             link_send(sm, (struct event){at + sm->half_rtt, EV_FRAME, 0, sm->posted++, 0});
         } else if (at == next_hb) {
-            uint8_t hb[32];
+            uint8_t hb[RDPS_FRAME_HEADER_LEN];
             uint32_t next = sm->first_seq + sm->posted;
             uint32_t retained = sm->posted < ring ? sm->posted : ring;
             rdps__frame_encode_heartbeat_reliable(hb, sizeof(hb), SESSION, TOPIC, next, retained,
                                                   at);
-            input(&sm->fx, hb, 32);
+            input(&sm->fx, hb, RDPS_FRAME_HEADER_LEN);
             next_hb = at + 500 * US;
         } else if (at == ev_at) {
             struct event e = heap_pop(sm);

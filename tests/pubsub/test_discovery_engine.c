@@ -18,8 +18,10 @@ struct harness {
     unsigned sent_count;
     bool refuse_sends;
     bool drop_local_on_gone; /* the application removes its subscriber 0xa0ca1 on the first GONE */
+    bool drop_local_on_collision; /* ... or on the first TOPIC_COLLISION */
     struct rdps_disc_event events[64];
     char event_topics[64][RDPS_TOPIC_NAME_MAX + 1];
+    char event_others[64][RDPS_TOPIC_NAME_MAX + 1];
     unsigned event_count;
 };
 
@@ -48,10 +50,15 @@ static void on_event(void *user, const struct rdps_disc_event *ev)
         h->events[h->event_count] = *ev;
         strcpy(h->event_topics[h->event_count], ev->topic);
         h->events[h->event_count].topic = h->event_topics[h->event_count];
+        if (ev->other_topic != NULL) {
+            strcpy(h->event_others[h->event_count], ev->other_topic);
+            h->events[h->event_count].other_topic = h->event_others[h->event_count];
+        }
     }
     h->event_count++;
-    if (h->drop_local_on_gone && ev->type == RDPS_DISC_PEER_GONE) {
-        h->drop_local_on_gone = false;
+    if ((h->drop_local_on_gone && ev->type == RDPS_DISC_PEER_GONE) ||
+        (h->drop_local_on_collision && ev->type == RDPS_DISC_TOPIC_COLLISION)) {
+        h->drop_local_on_gone = h->drop_local_on_collision = false;
         rdps__disc_local_remove(&h->d, RDPS_ROLE_SUBSCRIBER, 0xa0ca1);
         check(h);
     }
@@ -590,6 +597,118 @@ static void test_churn_keeps_structures_consistent(void **state)
     check(h);
 }
 
+/* Two names with the same 64-bit topic id (tests/pubsub/test_topic.c tells how they were found). */
+#define NAME_A "md.quotes.8MlN5CIm0nE"
+#define NAME_B "md.quotes.DceKDt0TJc6"
+
+static unsigned collisions(const struct harness *h)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < h->event_count && i < 64; i++)
+        n += h->events[i].type == RDPS_DISC_TOPIC_COLLISION;
+    return n;
+}
+
+/*
+ * An announced name with a local topic's id: one TOPIC_COLLISION per (announcer, name) while
+ * the announcer keeps announcing it, none for the local name itself, none for a leaving, none
+ * when the topic is not local.
+ */
+static void test_topic_collision_once_per_announcer_and_name(void **state)
+{
+    struct harness *h = *state;
+    struct rdps_source a = source(1, 0x100), b = source(2, 0x100), c = source(3, 0x100);
+    assert_true(rdps__topic_hash_id(NAME_A) == rdps__topic_hash_id(NAME_B));
+    /* Not a local topic yet: nothing to collide with. */
+    struct rdps_announce pb = ann(RDPS_ROLE_PUBLISHER, NAME_B, 5, 100);
+    rdps__disc_on_announce(&h->d, &a, &pb, 0);
+    assert_int_equal(h->event_count, 0);
+    assert_int_equal(rdps__disc_counters(&h->d)->topic_collisions, 0);
+
+    local_sub(h, NAME_A, 0);
+    rdps__disc_on_announce(&h->d, &a, &pb, 10 * MS);
+    assert_int_equal(h->event_count, 1);
+    const struct rdps_disc_event *ev = &h->events[0];
+    assert_int_equal(ev->type, RDPS_DISC_TOPIC_COLLISION);
+    assert_string_equal(ev->topic, NAME_A);
+    assert_non_null(ev->other_topic);
+    assert_string_equal(ev->other_topic, NAME_B);
+    assert_true(ev->topic_id == rdps__topic_hash_id(NAME_A));
+    assert_true(rdps__source_equal(&ev->source, &a));
+    assert_int_equal(ev->session_id, 5);
+    assert_int_equal(ev->role, RDPS_ROLE_PUBLISHER);
+    assert_int_equal(rdps__disc_counters(&h->d)->topic_collisions, 1);
+
+    /* Repeats, and another endpoint of the same announcer under that name: nothing new. */
+    rdps__disc_on_announce(&h->d, &a, &pb, 50 * MS);
+    struct rdps_announce sb = ann(RDPS_ROLE_SUBSCRIBER, NAME_B, 6, 100);
+    rdps__disc_on_announce(&h->d, &a, &sb, 60 * MS);
+    assert_int_equal(collisions(h), 1);
+    /* The local name itself, from anyone: a peer of ours, no collision. */
+    struct rdps_announce pa = ann(RDPS_ROLE_PUBLISHER, NAME_A, 7, 100);
+    rdps__disc_on_announce(&h->d, &c, &pa, 70 * MS);
+    assert_int_equal(collisions(h), 1);
+    assert_int_equal(remote(h, NAME_A, RDPS_ROLE_PUBLISHER), 1);
+    /* A leaving with the other name tells nothing. */
+    struct rdps_announce leave = pb;
+    leave.leaving = true;
+    rdps__disc_on_announce(&h->d, &b, &leave, 80 * MS);
+    assert_int_equal(collisions(h), 1);
+    /* Another announcer of the other name: its own event. */
+    rdps__disc_on_announce(&h->d, &b, &pb, 90 * MS);
+    assert_int_equal(collisions(h), 2);
+    assert_true(rdps__source_equal(&h->events[h->event_count - 1].source, &b));
+    assert_int_equal(rdps__disc_counters(&h->d)->topic_collisions, 2);
+    /* a announced NAME_B last at 60 ms, every 100 ms: remembered 3 intervals after each
+     * announcement (at 359 ms still known, now until 659 ms), told again after that. */
+    rdps__disc_on_announce(&h->d, &a, &pb, 359 * MS);
+    assert_int_equal(collisions(h), 2);
+    rdps__disc_on_announce(&h->d, &a, &pb, 659 * MS + 1);
+    assert_int_equal(collisions(h), 3);
+    assert_int_equal(rdps__disc_counters(&h->d)->topic_collisions, 3);
+    /* Once the local topic is gone, the other name is just a foreign topic. */
+    rdps__disc_local_remove(&h->d, RDPS_ROLE_SUBSCRIBER, 0xa0ca1);
+    rdps__disc_on_announce(&h->d, &c, &pb, 700 * MS);
+    assert_int_equal(collisions(h), 3);
+}
+
+/*
+ * Forged collisions from many sources cost events, never memory: the table of reported ones
+ * has a fixed size, and what falls out of it is reported again when it comes back.
+ */
+static void test_topic_collision_flood_is_bounded(void **state)
+{
+    struct harness *h = *state;
+    local_sub(h, NAME_A, 0);
+    size_t bytes = rdps__disc_memory_bytes(&h->d);
+    struct rdps_announce pb = ann(RDPS_ROLE_PUBLISHER, NAME_B, 5, 1000);
+    const unsigned n = 3 * RDPS_DISC_COLLISION_SLOTS;
+    for (unsigned i = 0; i < n; i++) {
+        struct rdps_source s = source((uint8_t)(i % 200), 0x200 + i);
+        rdps__disc_on_announce(&h->d, &s, &pb, (1 + i) * MS);
+    }
+    assert_int_equal(rdps__disc_counters(&h->d)->topic_collisions, n);
+    assert_int_equal(rdps__disc_memory_bytes(&h->d), bytes);
+    check(h);
+    /* The most recent ones are remembered; the first fell out and is told again. */
+    struct rdps_source last = source((uint8_t)((n - 1) % 200), 0x200 + n - 1);
+    struct rdps_source first = source(0, 0x200);
+    rdps__disc_on_announce(&h->d, &last, &pb, (n + 1) * MS);
+    assert_int_equal(rdps__disc_counters(&h->d)->topic_collisions, n);
+    rdps__disc_on_announce(&h->d, &first, &pb, (n + 2) * MS);
+    assert_int_equal(rdps__disc_counters(&h->d)->topic_collisions, n + 1);
+
+    /* The callback removes the local topic it names: the engine stays consistent. */
+    h->drop_local_on_collision = true;
+    struct rdps_source fresh = source(250, 0x999);
+    rdps__disc_on_announce(&h->d, &fresh, &pb, (n + 3) * MS);
+    assert_false(h->drop_local_on_collision);
+    assert_int_equal(
+        rdps__disc_local_count(&h->d, rdps__topic_hash_id(NAME_A), NAME_A, RDPS_ROLE_SUBSCRIBER),
+        0);
+    check(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -615,6 +734,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_replay_gives_earlier_peers_once, setup, teardown),
         cmocka_unit_test(test_bad_config_refused),
         cmocka_unit_test_setup_teardown(test_churn_keeps_structures_consistent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_topic_collision_once_per_announcer_and_name, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_topic_collision_flood_is_bounded, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

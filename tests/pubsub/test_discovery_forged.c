@@ -240,6 +240,147 @@ static void test_flood_of_foreign_topics_is_bounded(void **state)
     assert_int_equal(ev.sub_gone, 0);
 }
 
+/* Two names with the same 64-bit topic id (tests/pubsub/test_topic.c tells how they were found). */
+#define COLLIDING_A "md.quotes.8MlN5CIm0nE"
+#define COLLIDING_B "md.quotes.DceKDt0TJc6"
+
+struct collisions {
+    unsigned count, others; /* TOPIC_COLLISION events; events of other types */
+    char topic[RDPS_TOPIC_NAME_MAX + 1], other[RDPS_TOPIC_NAME_MAX + 1];
+    rdps_source source;
+};
+
+static void on_collision(void *user, const rdps_event *ev)
+{
+    struct collisions *c = user;
+    if (ev->type != RDPS_EVENT_TOPIC_COLLISION) {
+        c->others++;
+        assert_null(ev->other_topic);
+        return;
+    }
+    c->count++;
+    assert_non_null(ev->other_topic);
+    snprintf(c->topic, sizeof(c->topic), "%s", ev->topic);
+    snprintf(c->other, sizeof(c->other), "%s", ev->other_topic);
+    c->source = ev->source;
+}
+
+static uint64_t collision_counter(rdps_ctx_t *ctx)
+{
+    rdps_counters c;
+    assert_int_equal(rdps_ctx_counters(ctx, &c), 0);
+    return c.topic_collisions;
+}
+
+/* An announcement of the forger's, as a host would send it. */
+static struct rdps_announce forger_announce(struct fixture *f, enum rdps_announce_role role,
+                                            const char *topic, uint32_t session)
+{
+    struct rdps_announce a;
+    memset(&a, 0, sizeof(a));
+    a.role = role;
+    snprintf(a.topic, sizeof(a.topic), "%s", topic);
+    a.topic_id = rdps__topic_hash_id(a.topic);
+    a.group = 0xefc00042u;
+    a.session_id = session;
+    a.qpn = rdps__loopback_qpn(f->forger);
+    a.interval_ms = 10000;
+    return a;
+}
+
+/*
+ * Issue 27 row 2: a host announces another name with the id of a's topic. a's subscriber and
+ * publisher of that topic each hear it once (with the other name and the announcer), the
+ * counter says 1; repeats, the announcer's other endpoints of that name and announcements of
+ * a's own name add nothing; a name whose id is not its own is refused by the decoder.
+ */
+static void test_announced_name_with_our_id_is_a_collision(void **state)
+{
+    struct fixture *f = *state;
+    struct collisions at_sub = {0}, at_pub = {0};
+    rdps_sub_opts sopts = {.on_event = on_collision};
+    rdps_pub_opts popts = {.on_event = on_collision, .event_user = &at_pub};
+    rdps_sub_t *sub;
+    rdps_pub_t *pub;
+    assert_int_equal(rdps_sub_create(f->a, COLLIDING_A, on_message, &at_sub, &sopts, &sub), 0);
+    assert_int_equal(rdps_pub_create(f->a, COLLIDING_A, &popts, &pub), 0);
+    pump(f, 3);
+    assert_int_equal(collision_counter(f->a), 0);
+
+    struct rdps_announce other = forger_announce(f, RDPS_ROLE_PUBLISHER, COLLIDING_B, 0x51);
+    assert_true(other.topic_id == rdps_topic_id(COLLIDING_A));
+    forger_send(f, &other);
+    pump(f, 2);
+    assert_int_equal(collision_counter(f->a), 1);
+    assert_int_equal(at_sub.count, 1);
+    assert_int_equal(at_pub.count, 1);
+    assert_string_equal(at_sub.topic, COLLIDING_A);
+    assert_string_equal(at_sub.other, COLLIDING_B);
+    assert_string_equal(at_pub.other, COLLIDING_B);
+    assert_int_equal(at_sub.source.qpn, rdps__loopback_qpn(f->forger));
+    rdps_counters c;
+    assert_int_equal(rdps_sub_counters(sub, &c), 0);
+    assert_int_equal(c.topic_collisions, 1); /* the ctx's count, seen from its endpoints */
+
+    /* Repeats, and the same host's subscriber of that name: nothing more. */
+    for (int i = 0; i < 5; i++)
+        forger_send(f, &other);
+    struct rdps_announce other_sub = forger_announce(f, RDPS_ROLE_SUBSCRIBER, COLLIDING_B, 0x52);
+    forger_send(f, &other_sub);
+    pump(f, 2);
+    /* a's own name from the same host: a publisher of a's topic, no collision. */
+    struct rdps_announce same = forger_announce(f, RDPS_ROLE_PUBLISHER, COLLIDING_A, 0x53);
+    forger_send(f, &same);
+    pump(f, 2);
+    assert_int_equal(at_sub.count, 1);
+    assert_int_equal(at_pub.count, 1);
+    assert_int_equal(collision_counter(f->a), 1);
+    assert_int_equal(at_sub.others, 1); /* PUBLISHER_SEEN of the forger's COLLIDING_A */
+
+    /* Any other name claiming a's id: the decoder refuses it (the id must be the name's). */
+    rdps_ctx_counters(f->a, &c);
+    uint64_t bad = c.bad_announces;
+    struct rdps_announce liar = forger_announce(f, RDPS_ROLE_PUBLISHER, "md.quotes.liar", 0x54);
+    liar.topic_id = rdps_topic_id(COLLIDING_A);
+    forger_send(f, &liar);
+    pump(f, 2);
+    rdps_ctx_counters(f->a, &c);
+    assert_int_equal(c.bad_announces, bad + 1);
+    assert_int_equal(c.topic_collisions, 1);
+    assert_int_equal(at_sub.count, 1);
+    rdps_pub_destroy(pub);
+    rdps_sub_destroy(sub);
+}
+
+/*
+ * Both sides of a real collision: a publishes one name, b subscribes the other. Each hears of
+ * the other's name through discovery (the frames themselves cannot be told apart).
+ */
+static void test_collision_seen_from_both_hosts(void **state)
+{
+    struct fixture *f = *state;
+    struct collisions at_a = {0}, at_b = {0};
+    rdps_pub_opts popts = {.on_event = on_collision, .event_user = &at_a};
+    rdps_sub_opts sopts = {.on_event = on_collision};
+    rdps_pub_t *pub;
+    rdps_sub_t *sub;
+    assert_int_equal(rdps_pub_create(f->a, COLLIDING_A, &popts, &pub), 0);
+    assert_int_equal(rdps_sub_create(f->b, COLLIDING_B, on_message, &at_b, &sopts, &sub), 0);
+    /* b announces every 10 s: its first announcement goes out at creation. */
+    pump(f, 3);
+    struct timespec pause = {0, 120 * 1000000L}; /* a announces every 50 ms */
+    nanosleep(&pause, NULL);
+    pump(f, 3);
+    assert_int_equal(at_a.count, 1);
+    assert_string_equal(at_a.other, COLLIDING_B);
+    assert_int_equal(at_b.count, 1);
+    assert_string_equal(at_b.other, COLLIDING_A);
+    assert_int_equal(collision_counter(f->a), 1);
+    assert_int_equal(collision_counter(f->b), 1);
+    rdps_pub_destroy(pub);
+    rdps_sub_destroy(sub);
+}
+
 /* The application reacts to PUBLISHER_GONE by closing its subscriber and opening another. */
 struct reacting {
     rdps_ctx_t *ctx;
@@ -284,6 +425,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_flood_of_foreign_topics_is_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gone_callback_may_close_and_open_endpoints, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_announced_name_with_our_id_is_a_collision, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_collision_seen_from_both_hosts, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -175,11 +175,13 @@ static void test_event_names(void **state)
         {RDPS_EVENT_LOSS, "loss"},
         {RDPS_EVENT_SUBSCRIBER_SEEN, "subscriber_seen"},
         {RDPS_EVENT_SUBSCRIBER_GONE, "subscriber_gone"},
+        {RDPS_EVENT_TOPIC_COLLISION, "topic_collision"},
     };
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
         assert_string_equal(rdps_event_name(types[i].type), types[i].name);
     assert_int_equal(RDPS_EVENT_SUBSCRIBER_SEEN, 9);
     assert_int_equal(RDPS_EVENT_SUBSCRIBER_GONE, 10);
+    assert_int_equal(RDPS_EVENT_TOPIC_COLLISION, 11);
     assert_string_equal(rdps_event_name((rdps_event_type)0), "unknown");
     assert_string_equal(rdps_event_name((rdps_event_type)-1), "unknown");
     assert_string_equal(rdps_event_name((rdps_event_type)1000), "unknown");

@@ -155,6 +155,84 @@ static void test_topics_sharing_a_group_are_filtered(void **state)
     free(wanted.last);
 }
 
+/*
+ * Issue 27 row 2: two names that had the same 32-bit topic id. What a subscriber of one name
+ * receives: the messages published on its name, each tagged with its name and 64-bit id.
+ */
+#define NAME_X "md.quotes.1722382"
+#define NAME_Y "md.quotes.1539599"
+
+struct by_name {
+    const char *name; /* the subscriber's topic */
+    unsigned own, other, wrong_info;
+};
+
+static void on_named_message(void *user, const void *data, size_t len, const rdps_msg_info *info)
+{
+    struct by_name *r = user;
+    /* Every message carries the name it was published on. */
+    if (len == strlen(r->name) && memcmp(data, r->name, len) == 0)
+        r->own++;
+    else
+        r->other++;
+    if (strcmp(info->topic, r->name) != 0 || info->topic_id != rdps_topic_id(r->name))
+        r->wrong_info++;
+}
+
+static void send_names(struct test_pair *f, rdps_pub_t *pub, const char *name, int count)
+{
+    for (int i = 0; i < count; i++)
+        TEST_PAIR_SEND_OK(f, pub, name, strlen(name));
+}
+
+/*
+ * The subscriber of `sub_name` lives in sub_ctx, a publisher of `other_name` in other_ctx (the
+ * other context, or the subscriber's own), a publisher of `sub_name` in the context that does
+ * not publish the other name.
+ */
+static void check_names_apart(struct test_pair *f, rdps_ctx_t *sub_ctx, rdps_ctx_t *other_ctx,
+                              const char *sub_name, const char *other_name)
+{
+    struct by_name r = {.name = sub_name};
+    rdps_sub_t *sub;
+    rdps_pub_t *own_pub, *other_pub;
+    rdps_ctx_t *own_ctx = other_ctx == f->a ? f->b : f->a;
+    assert_int_equal(rdps_sub_create(sub_ctx, sub_name, on_named_message, &r, NULL, &sub), 0);
+    assert_int_equal(rdps_pub_create(other_ctx, other_name, NULL, &other_pub), 0);
+    assert_int_equal(rdps_pub_create(own_ctx, sub_name, NULL, &own_pub), 0);
+    TEST_PAIR_PUMP(f, 3);
+    send_names(f, other_pub, other_name, 10);
+    send_names(f, own_pub, sub_name, 5);
+    send_names(f, other_pub, other_name, 10);
+    TEST_PAIR_PUMP(f, 5);
+    assert_int_equal(r.other, 0);
+    assert_int_equal(r.own, 5);
+    assert_int_equal(r.wrong_info, 0);
+    rdps_counters c;
+    rdps_ctx_counters(sub_ctx, &c);
+    if (other_ctx != sub_ctx)
+        assert_true(c.unknown_topic >= 20); /* the other name's frames, dropped by id */
+    rdps_pub_destroy(own_pub);
+    rdps_pub_destroy(other_pub);
+    rdps_sub_destroy(sub);
+    TEST_PAIR_PUMP(f, 2);
+}
+
+static void test_names_with_equal_32bit_ids_stay_apart(void **state)
+{
+    struct test_pair *f = *state;
+    char gx[16], gy[16];
+    /* The premise: the same group on the fabric, so only the topic id tells them apart. */
+    assert_int_equal(rdps_topic_group(f->a, NAME_X, gx, sizeof(gx)), 0);
+    assert_int_equal(rdps_topic_group(f->a, NAME_Y, gy, sizeof(gy)), 0);
+    assert_string_equal(gx, gy);
+    check_names_apart(f, f->b, f->a, NAME_Y,
+                      NAME_X); /* publisher of X in a, subscriber of Y in b */
+    check_names_apart(f, f->b, f->a, NAME_X, NAME_Y); /* the reverse */
+    check_names_apart(f, f->a, f->a, NAME_Y, NAME_X); /* the other name published in one ctx */
+    check_names_apart(f, f->b, f->b, NAME_X, NAME_Y);
+}
+
 static void test_local_subscriber_gets_messages_once(void **state)
 {
     struct test_pair *f = *state;
@@ -279,6 +357,67 @@ static void test_bad_arguments(void **state)
     assert_true(strlen(rdps_last_error_message()) > 0);
 }
 
+/* The topic name rules of rdps.h, the same for every call that takes a name. */
+static void test_topic_name_rules(void **state)
+{
+    struct test_pair *f = *state;
+    rdps_pub_t *pub;
+    rdps_sub_t *sub;
+    char group[16], longest[RDPS_TOPIC_NAME_MAX + 2];
+    memset(longest, 'n', RDPS_TOPIC_NAME_MAX);
+    longest[RDPS_TOPIC_NAME_MAX] = '\0';
+    static const char *const good[] = {"!", "~", "md.quotes.AAPL", "A/b:c#1"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+        assert_true(rdps_topic_id(good[i]) != 0);
+    assert_true(rdps_topic_id(longest) != 0);
+    assert_int_equal(rdps_pub_create(f->a, longest, NULL, &pub), 0);
+    rdps_pub_destroy(pub);
+    longest[RDPS_TOPIC_NAME_MAX] = 'n'; /* 256 bytes */
+    longest[RDPS_TOPIC_NAME_MAX + 1] = '\0';
+    const char *const bad[] = {NULL,          "",        "a b",  "tab\there",
+                               "caf\xc3\xa9", "del\x7f", "nl\n", longest};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_true(rdps_topic_id(bad[i]) == 0);
+        assert_int_equal(rdps_pub_create(f->a, bad[i], NULL, &pub), RDPS_EINVAL);
+        assert_non_null(strstr(rdps_last_error_message(), "topic name"));
+        assert_int_equal(rdps_sub_create(f->a, bad[i], on_message, NULL, NULL, &sub), RDPS_EINVAL);
+        assert_non_null(strstr(rdps_last_error_message(), "topic name"));
+        assert_int_equal(rdps_ctx_map_topic(f->a, bad[i], "239.192.9.9"), RDPS_EINVAL);
+        assert_int_equal(rdps_topic_group(f->a, bad[i], group, sizeof(group)), RDPS_EINVAL);
+    }
+}
+
+/*
+ * Two names with the same 64-bit id (tests/pubsub/test_topic.c tells how they were found)
+ * cannot both be used in one ctx: the second is refused with both names in the message.
+ */
+static void test_names_with_equal_ids_refused_in_one_ctx(void **state)
+{
+    struct test_pair *f = *state;
+    static const char a[] = "md.quotes.8MlN5CIm0nE", b[] = "md.quotes.DceKDt0TJc6";
+    rdps_pub_t *pub, *pub_b;
+    rdps_sub_t *sub;
+    char ga[16], gb[16];
+    assert_true(rdps_topic_id(a) == rdps_topic_id(b));
+    assert_int_equal(rdps_ctx_map_topic(f->a, a, "239.192.9.9"), 0);
+    assert_int_equal(rdps_pub_create(f->a, a, NULL, &pub), 0);
+    assert_int_equal(rdps_sub_create(f->a, b, on_message, NULL, NULL, &sub), RDPS_EEXIST);
+    assert_non_null(strstr(rdps_last_error_message(), a));
+    assert_non_null(strstr(rdps_last_error_message(), b));
+    assert_int_equal(rdps_pub_create(f->a, b, NULL, &pub_b), RDPS_EEXIST);
+    assert_int_equal(rdps_ctx_map_topic(f->a, b, "239.192.9.10"), RDPS_EEXIST);
+    /* Each name keeps its own group: b's is its hash, not a's mapping. */
+    assert_int_equal(rdps_topic_group(f->a, a, ga, sizeof(ga)), 0);
+    assert_int_equal(rdps_topic_group(f->a, b, gb, sizeof(gb)), 0);
+    assert_string_equal(ga, "239.192.9.9");
+    assert_string_not_equal(gb, "239.192.9.9");
+    /* Another ctx may use the other name (discovery then reports the collision). */
+    assert_int_equal(rdps_sub_create(f->b, b, on_message, NULL, NULL, &sub), 0);
+    rdps_pub_destroy(pub);
+    assert_int_equal(rdps_pub_create(f->a, b, NULL, &pub_b), RDPS_EEXIST); /* a is still mapped */
+    rdps_sub_destroy(sub);
+}
+
 static void test_config_validation(void **state)
 {
     struct test_pair *f = *state;
@@ -378,11 +517,16 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_sizes_end_to_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_topics_sharing_a_group_are_filtered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_names_with_equal_32bit_ids_stay_apart, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_local_subscriber_gets_messages_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_discovery_counts_and_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backpressure_is_reported, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_topic_name_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_names_with_equal_ids_refused_in_one_ctx, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_config_validation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_frames_are_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_receive_loss_delivers_only_intact_messages, setup,

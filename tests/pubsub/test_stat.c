@@ -70,8 +70,8 @@ static uint8_t *make_file(uint32_t capacity, uint32_t used, size_t *len)
         snprintf(topic, sizeof(topic), "topic.%u", e);
         uint64_t own[2] = {e % 2 ? 0x5u : 0x2u, 0};
         rdps__stat_write_entry(&w, e, e % 2 ? RDPS_STAT_ENTRY_SUB : RDPS_STAT_ENTRY_PUB,
-                               e == 0 ? RDPS_STAT_ENTRY_RELIABLE : 0, 0x100 + e, 0x200 + e, topic,
-                               own, ent);
+                               e == 0 ? RDPS_STAT_ENTRY_RELIABLE : 0, 0xF1E2D3C4B5A69700ull + e,
+                               0x200 + e, topic, own, ent);
     }
     rdps__stat_write_end(&w, used, 7, 123456789, 987654321);
     *len = l.file_size;
@@ -115,7 +115,7 @@ static void test_layout_round_trip(void **state)
         assert_string_equal(ev.topic, topic);
         assert_int_equal(ev.kind, e % 2 ? RDPS_STAT_ENTRY_SUB : RDPS_STAT_ENTRY_PUB);
         assert_int_equal(ev.flags, e == 0 ? RDPS_STAT_ENTRY_RELIABLE : 0);
-        assert_int_equal(ev.topic_id, 0x100 + e);
+        assert_true(ev.topic_id == 0xF1E2D3C4B5A69700ull + e); /* all 64 bits */
         assert_int_equal(ev.session_id, 0x200 + e);
         for (uint32_t i = 0; i < NCOUNTERS; i++) {
             assert_int_equal(rdps__stat_entry_counter(&ev, i), 1000u * (e + 1) + i);
@@ -171,8 +171,11 @@ static void test_hostile_files_refused(void **state)
     put64(HDR_FIELD(b, magic), __builtin_bswap64(RDPS_STAT_MAGIC));
     expect_refused(b, len, "other byte order");
     memcpy(b, good, len);
-    put32(HDR_FIELD(b, layout_version), 2);
-    expect_refused(b, len, "layout version 2");
+    put32(HDR_FIELD(b, layout_version), 1); /* 32-bit topic ids: read as 2, entries shift */
+    expect_refused(b, len, "layout version 1, this reader knows 2");
+    memcpy(b, good, len);
+    put32(HDR_FIELD(b, layout_version), 3);
+    expect_refused(b, len, "layout version 3");
     memcpy(b, good, len);
     put32(HDR_FIELD(b, header_size), 256);
     expect_refused(b, len, "header size");
@@ -231,13 +234,13 @@ static void test_hostile_files_refused(void **state)
     memset(b + entries_off + v.hdr.entry_size, 'x', RDPS_STAT_TOPIC_SIZE);
     expect_refused(b, len, "entry 1: topic");
     memcpy(b, good, len);
-    put32(b + entries_off + 256, 3);
+    put32(b + entries_off + RDPS_STAT_ENTRY_OFF_KIND, 3);
     expect_refused(b, len, "entry 0: unknown kind 3");
     memcpy(b, good, len);
-    put32(b + entries_off + 260, 0x80);
+    put32(b + entries_off + RDPS_STAT_ENTRY_OFF_FLAGS, 0x80);
     expect_refused(b, len, "entry 0: unknown flags");
     memcpy(b, good, len);
-    put64(b + entries_off + 272, 1ull << NCOUNTERS);
+    put64(b + entries_off + RDPS_STAT_ENTRY_OFF_OWN_MASK, 1ull << NCOUNTERS);
     expect_refused(b, len, "own_mask names counter 5 of 5");
     /* An unused entry's bytes are not looked at. */
     memcpy(b, good, len);
@@ -365,8 +368,7 @@ static void *race_writer(void *arg)
          * halfway, so without the seqlock it would keep the old front and the new back. */
         rdps__stat_write_begin(&w);
         for (uint32_t e = r->l.entry_capacity; e-- > 0;)
-            rdps__stat_write_entry(&w, e, RDPS_STAT_ENTRY_PUB, 0, (uint32_t)k, (uint32_t)k, topic,
-                                   own, vals);
+            rdps__stat_write_entry(&w, e, RDPS_STAT_ENTRY_PUB, 0, k, (uint32_t)k, topic, own, vals);
         rdps__stat_write_ctx(&w, vals, rej);
         rdps__stat_write_end(&w, r->l.entry_capacity, k, k, k);
         __atomic_store_n(&r->writes, k, __ATOMIC_RELAXED);
@@ -393,13 +395,13 @@ static void check_consistent(const struct rdps_stat_view *v)
     for (uint32_t e = 0; e < v->hdr.entry_count; e++) {
         struct rdps_stat_entry_view ev;
         rdps__stat_entry(v, e, &ev);
-        bool same = ev.topic_id == (uint32_t)k && strcmp(ev.topic, topic) == 0;
+        bool same = ev.topic_id == k && strcmp(ev.topic, topic) == 0;
         for (uint32_t i = 0; i < NCOUNTERS; i++)
             same = same && rdps__stat_entry_counter(&ev, i) == k;
         if (!same)
-            fail_msg("torn snapshot: ctx says update %llu, entry %u has topic id %u, topic of "
+            fail_msg("torn snapshot: ctx says update %llu, entry %u has topic id %llu, topic of "
                      "%zu bytes",
-                     (unsigned long long)k, e, ev.topic_id, strlen(ev.topic));
+                     (unsigned long long)k, e, (unsigned long long)ev.topic_id, strlen(ev.topic));
     }
 }
 

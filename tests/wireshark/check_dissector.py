@@ -140,13 +140,19 @@ def compare(pcap, tshark, lua, helper):
     return problems, claimed, lib, foreign
 
 
-def hdr(t, flags, session, topic, seq, msg_len, frag_offset, ts=1763900000123456789):
-    return struct.pack("<BBHIIIIIQ", 1, t, flags, session, topic, seq, msg_len, frag_offset, ts)
+def hdr(t, flags, session, topic, seq, msg_len, frag_offset, ts=1763900000123456789, reserved=0,
+        version=2):
+    """A version 2 header (40 bytes); version=1 writes the old 32-byte one (32-bit topic)."""
+    if version == 1:
+        return struct.pack("<BBHIIIIIQ", 1, t, flags, session, topic & 0xFFFFFFFF, seq, msg_len,
+                           frag_offset, ts)
+    return struct.pack("<BBHIQIIIIQ", version, t, flags, session, topic, seq, msg_len,
+                       frag_offset, reserved, ts)
 
 
 def synthetic_frames(seed=10):
     """(payload, expected library verdict or None for 'whatever it says') for crafted frames."""
-    S, T = 0x5EC0FFEE, 0x70B1C
+    S, T = 0x5EC0FFEE, 0x9E3779B97F4A7C15  # T: every byte of the 64-bit topic id nonzero
     nak = lambda ranges, rc=None, res=0, fl=0: hdr(3, fl, S, T, 0, 0, 0) + struct.pack(  # noqa: E731
         "<IHH", 0x12345678, len(ranges) if rc is None else rc, res) + b"".join(
         struct.pack("<II", a, b) for a, b in ranges)
@@ -170,6 +176,7 @@ def synthetic_frames(seed=10):
         (hdr(5, 0, S, 0, 77, 0, 0) + bytes(range(60)), "OK"),
         (hdr(5, 0, S, 0, 78, 0, 0), "OK"),
         (hdr(5, 0, S, T, 79, 0, 0) + bytes(4096), "OK"),
+        (hdr(1, 3, S, 1 << 63, 7, 5, 0) + b"hello", "OK"),             # only the top bit set
         # malformed, still recognisably rdps
         (hdr(1, 3, S, T, 1, 5, 0)[:20], "SHORT"),
         (hdr(1, 1, S, T, 1, 5, 0) + b"hello", "BEGIN_END_MISMATCH"),
@@ -177,6 +184,9 @@ def synthetic_frames(seed=10):
         (hdr(1, 3, S, T, 1, 4, 0) + b"hello", "FRAG_EXCEEDS_MSG"),
         (hdr(1, 0, S, T, 1, 10, 4), "EMPTY_FRAGMENT"),
         (hdr(1, 3, S, 0, 1, 5, 0) + b"hello", "ZERO_TOPIC"),
+        (hdr(1, 3, S, T, 1, 5, 0, reserved=1) + b"hello", "NONZERO_FIELD"),
+        (hdr(1, 3, S, T, 1, 5, 0, reserved=0x80000000) + b"hello", "NONZERO_FIELD"),
+        (hdr(2, 8, S, T, 6, 1, 0, reserved=7), "NONZERO_FIELD"),
         (hdr(2, 1, S, T, 6, 0, 0), "BAD_FLAGS"),
         (hdr(2, 0, S, T, 6, 5, 0), "NONZERO_FIELD"),
         (hdr(2, 8, S, T, 6, 0x80000001, 0), "BAD_RETAINED"),
@@ -194,18 +204,22 @@ def synthetic_frames(seed=10):
         (nak([(10, 0)]), "BAD_RANGE"),
         (nak([(10, 2), (10, 0x80000000)]), "BAD_RANGE"),
         (status(0, b"\0\0\0\0"), "BAD_BODY_LEN"),
-        (status(0)[:44], "BAD_BODY_LEN"),
+        (status(0)[:52], "BAD_BODY_LEN"),
         (hdr(4, 0, S, T, 3, 0, 0) + bytes(16), "NONZERO_FIELD"),
         (hdr(4, 0, S, T, 0, 7, 0) + bytes(16), "NONZERO_FIELD"),
         (hdr(5, 8, S, T, 1, 0, 0), "BAD_FLAGS"),
         (hdr(5, 0, S, T, 1, 0, 0) + bytes(4097), "BODY_TOO_LARGE"),
         # not rdps at all (the heuristic must leave them alone)
-        (bytes([2]) + hdr(1, 3, S, T, 1, 5, 0)[1:] + b"hello", "BAD_VERSION"),
-        (bytes([1, 9]) + hdr(1, 3, S, T, 1, 5, 0)[2:] + b"hello", "BAD_TYPE"),
+        (bytes([3]) + hdr(1, 3, S, T, 1, 5, 0)[1:] + b"hello", "BAD_VERSION"),
+        (hdr(1, 3, S, T, 1, 5, 0, version=1) + b"hello", "BAD_VERSION"),    # version 1 DATA
+        (hdr(2, 8, S, T, 6, 100, 0, version=1), "BAD_VERSION"),           # a 32-byte heartbeat
+        (bytes([2, 9]) + hdr(1, 3, S, T, 1, 5, 0)[2:] + b"hello", "BAD_TYPE"),
         (hdr(1, 0x103, S, T, 1, 5, 0) + b"hello", "BAD_FLAGS"),
         (hdr(1, 3, 0, T, 1, 5, 0) + b"hello", "ZERO_SESSION"),
-        (b"\1\1\0", "SHORT"),
-        (b"\1\7\2\1" + bytes(252), "BAD_TYPE"),                          # a CM MAD's start
+        (b"\2\1\0", "SHORT"),
+        (b"\1\1\0", "BAD_VERSION"),
+        (b"\1\7\2\1" + bytes(252), "BAD_VERSION"),                       # a CM MAD's start
+        (b"\2\7\2\1" + bytes(252), "BAD_TYPE"),
         (b"", "SHORT"),
     ]
     rnd = random.Random(seed)
@@ -215,7 +229,7 @@ def synthetic_frames(seed=10):
         for _ in range(rnd.randint(1, 3)):
             op = rnd.random()
             if op < 0.6 and f:
-                f[rnd.randrange(min(len(f), 48))] = rnd.choice([0, 1, 2, 3, 5, 8, 0x80, 0xFF,
+                f[rnd.randrange(min(len(f), 56))] = rnd.choice([0, 1, 2, 3, 5, 8, 0x80, 0xFF,
                                                                  rnd.randrange(256)])
             elif op < 0.8:
                 del f[rnd.randrange(len(f) + 1):]

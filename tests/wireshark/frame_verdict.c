@@ -46,7 +46,7 @@ static void print_verdict(const uint8_t *buf, size_t len)
     printf("reason=%s", rdps__frame_reject_name(reason));
     if (reason == RDPS_FRAME_OK) {
         const struct rdps_frame_header *h = &v.hdr;
-        printf(" type=%u flags=%u session=%" PRIu32 " topic=%" PRIu32 " seq=%" PRIu32
+        printf(" type=%u flags=%u session=%" PRIu32 " topic=%" PRIu64 " seq=%" PRIu32
                " msg_len=%" PRIu32 " frag_offset=%" PRIu32 " timestamp_ns=%" PRIu64
                " body_len=%" PRIu32,
                h->type, h->flags, h->session_id, h->topic_id, h->seq, h->msg_len, h->frag_offset,

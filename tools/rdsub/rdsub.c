@@ -319,6 +319,7 @@ static void print_json(const struct state *st, const rdps_sub_t *sub, const rdps
     tool_json_object_begin(&j, NULL);
     tool_json_str(&j, "tool", "rdsub");
     tool_json_str(&j, "topic", st->opt->topic);
+    tool_json_u64(&j, "topic_id", rdps_topic_id(st->opt->topic));
     tool_json_u64(&j, "messages", st->messages);
     tool_json_u64(&j, "bytes", st->bytes);
     tool_json_u64(&j, "fragments", st->fragments);
@@ -356,6 +357,7 @@ static void print_json(const struct state *st, const rdps_sub_t *sub, const rdps
     tool_json_u64(&j, "send_stalls", c->send_stalls);
     tool_json_u64(&j, "control_send_failures", c->control_send_failures);
     tool_json_u64(&j, "unknown_topic", c->unknown_topic);
+    tool_json_u64(&j, "topic_collisions", c->topic_collisions);
     /* Reliable delivery (zero otherwise): lost above counts sequences given up. */
     tool_json_u64(&j, "loss_events", st->loss_events);
     tool_json_u64(&j, "naks_sent", c->naks_sent);

@@ -1,11 +1,13 @@
 -- SPDX-License-Identifier: BSD-2-Clause
--- rdps.lua - Wireshark/tshark dissector for rdps frames (wire format version 1) in RoCEv2 UD SENDs.
+-- rdps.lua - Wireshark/tshark dissector for rdps frames (wire format version 2) in RoCEv2 UD SENDs.
 --
 -- Wireshark's InfiniBand dissector decodes RoCEv2 (UDP 4791) and offers the payload of a
 -- SEND, after BTH and DETH, to the "infiniband.payload" heuristic dissectors. This file
--- registers one that claims a UD payload only when it starts like an rdps header: version 1,
+-- registers one that claims a UD payload only when it starts like an rdps header: version 2,
 -- a known frame type, no flag bits outside the four defined ones and a nonzero session
--- (rdps has no magic number; these are the fields every rdps datagram carries). A claimed
+-- (rdps has no magic number; these are the fields every rdps datagram carries). Frames of
+-- version 1 (32-byte header, 32-bit topic id; the library rejects them as BAD_VERSION) are
+-- left unclaimed like any other foreign payload. A claimed
 -- frame is then checked against every rule of rdps__frame_decode() (core/proto/rdps_frame.c,
 -- layout in core/proto/rdps_frame.h) in the same order, and the first rule it breaks is
 -- shown as expert info and in the field rdps.reject with the C reject name (SHORT,
@@ -20,8 +22,10 @@
 
 local rdps = Proto("rdps", "rdps pub/sub over RDMA UD")
 
-local HEADER_LEN = 32
-local VERSION = 1
+-- Header: version u8 | type u8 | flags u16 | session u32 | topic u64 | seq u32 | msg_len u32
+--         | frag_offset u32 | reserved u32 | timestamp_ns u64, little-endian; bodies at 40.
+local HEADER_LEN = 40
+local VERSION = 2
 -- Decoder limits: the library's defaults (struct rdps_frame_limits); the message size is
 -- configurable (rdps_config.max_message_size), so it is a preference here too.
 local MAX_MSG_LEN = 16 * 1024 * 1024
@@ -51,10 +55,11 @@ local pf = {
     f_reliable = ProtoField.bool("rdps.flags.reliable", "RELIABLE", 16, nil, F_RELIABLE),
     f_unknown = ProtoField.uint16("rdps.flags.unknown", "Undefined bits", base.HEX, nil, 0xFFF0),
     session = ProtoField.uint32("rdps.session", "Session", base.HEX),
-    topic = ProtoField.uint32("rdps.topic", "Topic id", base.HEX),
+    topic = ProtoField.uint64("rdps.topic", "Topic id", base.HEX),
     seq = ProtoField.uint32("rdps.seq", "Sequence", base.DEC),
     msg_len = ProtoField.uint32("rdps.msg_len", "Message length", base.DEC),
     frag_offset = ProtoField.uint32("rdps.frag_offset", "Fragment offset", base.DEC),
+    reserved = ProtoField.uint32("rdps.reserved", "Reserved", base.HEX),
     timestamp_ns = ProtoField.uint64("rdps.timestamp_ns", "Timestamp (ns)", base.DEC),
     time = ProtoField.absolute_time("rdps.time", "Timestamp", base.UTC),
     body_len = ProtoField.uint32("rdps.body_len", "Payload/body length", base.DEC),
@@ -92,7 +97,7 @@ rdps.prefs.max_message_size = Pref.uint("Maximum message size", MAX_MSG_LEN,
 
 -- One expert per reject reason of RDPS_FRAME_REJECT_MAP (rdps_frame.h), with its text.
 local reject_text = {
-    SHORT = "datagram shorter than the 32-byte header",
+    SHORT = "datagram shorter than the 40-byte header",
     BAD_VERSION = "unsupported protocol version",
     BAD_TYPE = "unknown frame type",
     BAD_FLAGS = "unknown flag bits or flags not allowed for this frame type",
@@ -147,8 +152,9 @@ end
 local function verdict(tvb, h, len, caplen)
     local body = len - HEADER_LEN
     if band(h.flags, 0xFFFF - F_DEFINED) ~= 0 then return "BAD_FLAGS" end
+    if h.reserved ~= 0 then return "NONZERO_FIELD" end
     if h.type == T_DATA then
-        if h.topic == 0 then return "ZERO_TOPIC" end
+        if h.topic_zero then return "ZERO_TOPIC" end
         if h.msg_len > rdps.prefs.max_message_size then return "MSG_TOO_LARGE" end
         local frag_end = h.frag_offset + body
         if frag_end > h.msg_len then return "FRAG_EXCEEDS_MSG" end
@@ -164,7 +170,7 @@ local function verdict(tvb, h, len, caplen)
         if band(h.flags, 0xFFFF - F_RELIABLE) ~= 0 then return "BAD_FLAGS" end
         if h.msg_len ~= 0 and band(h.flags, F_RELIABLE) == 0 then return "NONZERO_FIELD" end
         if h.msg_len > MAX_RETAINED then return "BAD_RETAINED" end
-        if h.topic == 0 then return "ZERO_TOPIC" end
+        if h.topic_zero then return "ZERO_TOPIC" end
         if body ~= 0 then return "BAD_BODY_LEN" end
         return nil
     end
@@ -175,12 +181,12 @@ local function verdict(tvb, h, len, caplen)
     if h.type == T_NAK then
         if h.seq ~= 0 then return "NONZERO_FIELD" end
         if body < 8 then return "BAD_BODY_LEN" end
-        if caplen < 40 then return nil end -- truncated capture: cannot tell
-        if tvb(38, 2):le_uint() ~= 0 then return "NONZERO_FIELD" end
-        local n = tvb(36, 2):le_uint()
-        if n == 0 or n > MAX_NAK_RANGES or 40 + 8 * n ~= len then return "BAD_RANGE_COUNT" end
+        if caplen < 48 then return nil end -- truncated capture: cannot tell
+        if tvb(46, 2):le_uint() ~= 0 then return "NONZERO_FIELD" end
+        local n = tvb(44, 2):le_uint()
+        if n == 0 or n > MAX_NAK_RANGES or 48 + 8 * n ~= len then return "BAD_RANGE_COUNT" end
         for i = 0, n - 1 do
-            local off = 40 + 8 * i
+            local off = 48 + 8 * i
             if off + 8 > caplen then break end
             local count = tvb(off + 4, 4):le_uint()
             if count == 0 or count > MAX_RANGE_COUNT then return "BAD_RANGE" end
@@ -223,14 +229,14 @@ local function add_body(tvb, tree, h, len, caplen, info)
         end
         info[#info + 1] = string.format("next=%u retained=%u", h.seq, h.msg_len)
     elseif h.type == T_NAK then
-        if caplen >= 40 then
-            tree:add_le(pf.nak_receiver, tvb(32, 4))
-            local n = tvb(36, 2):le_uint()
-            tree:add_le(pf.nak_count, tvb(36, 2))
-            tree:add_le(pf.nak_reserved, tvb(38, 2))
+        if caplen >= 48 then
+            tree:add_le(pf.nak_receiver, tvb(40, 4))
+            local n = tvb(44, 2):le_uint()
+            tree:add_le(pf.nak_count, tvb(44, 2))
+            tree:add_le(pf.nak_reserved, tvb(46, 2))
             local missing, shown = 0, {}
             for i = 0, n - 1 do
-                local off = 40 + 8 * i
+                local off = 48 + 8 * i
                 if off + 8 > caplen then break end
                 local start, count = tvb(off, 4):le_uint(), tvb(off + 4, 4):le_uint()
                 local last = (start + count - 1) % 0x100000000
@@ -243,20 +249,20 @@ local function add_body(tvb, tree, h, len, caplen, info)
                 if #shown < 4 then shown[#shown + 1] = string.format("%u+%u", start, count) end
             end
             tree:add(pf.nak_missing, missing):set_generated()
-            info[#info + 1] = string.format("receiver=0x%08x ranges=%u [%s%s]", tvb(32, 4):le_uint(),
+            info[#info + 1] = string.format("receiver=0x%08x ranges=%u [%s%s]", tvb(40, 4):le_uint(),
                                             n, table.concat(shown, " "), n > #shown and " ..." or "")
         end
     elseif h.type == T_STATUS then
-        if caplen >= 48 then
-            tree:add_le(pf.st_receiver, tvb(32, 4))
-            tree:add_le(pf.st_consumed, tvb(36, 4))
-            tree:add_le(pf.st_window, tvb(40, 4))
-            local echo = tvb(44, 4):le_uint()
-            local ei = tree:add_le(pf.st_echo, tvb(44, 4))
+        if caplen >= 56 then
+            tree:add_le(pf.st_receiver, tvb(40, 4))
+            tree:add_le(pf.st_consumed, tvb(44, 4))
+            tree:add_le(pf.st_window, tvb(48, 4))
+            local echo = tvb(52, 4):le_uint()
+            local ei = tree:add_le(pf.st_echo, tvb(52, 4))
             if echo == NO_ECHO then ei:add_proto_expert_info(ex_no_echo) end
             info[#info + 1] = string.format("receiver=0x%08x consumed=%u window=%u%s",
-                                            tvb(32, 4):le_uint(), tvb(36, 4):le_uint(),
-                                            tvb(40, 4):le_uint(),
+                                            tvb(40, 4):le_uint(), tvb(44, 4):le_uint(),
+                                            tvb(48, 4):le_uint(),
                                             echo == NO_ECHO and "" or string.format(" echo=%uus", echo))
         end
     else -- ANNOUNCE
@@ -293,26 +299,31 @@ local function dissect(tvb, pinfo, root, len, caplen)
         pinfo.cols.info = string.format("rdps %s [%s]", tname, reason or "truncated")
         return
     end
+    local topic = tvb(8, 8):le_uint64()
     local h = {
         type = t, flags = flags,
-        session = tvb(4, 4):le_uint(), topic = tvb(8, 4):le_uint(), seq = tvb(12, 4):le_uint(),
-        msg_len = tvb(16, 4):le_uint(), frag_offset = tvb(20, 4):le_uint(),
+        session = tvb(4, 4):le_uint(), seq = tvb(16, 4):le_uint(),
+        -- 64 bits: zero only when both halves are (UInt64 does not compare with a number)
+        topic_zero = tvb(8, 4):le_uint() == 0 and tvb(12, 4):le_uint() == 0,
+        msg_len = tvb(20, 4):le_uint(), frag_offset = tvb(24, 4):le_uint(),
+        reserved = tvb(28, 4):le_uint(),
     }
     tree:add_le(pf.session, tvb(4, 4))
-    tree:add_le(pf.topic, tvb(8, 4))
-    tree:add_le(pf.seq, tvb(12, 4))
-    tree:add_le(pf.msg_len, tvb(16, 4))
-    tree:add_le(pf.frag_offset, tvb(20, 4))
-    local ts = tvb(24, 8):le_uint64()
-    tree:add_le(pf.timestamp_ns, tvb(24, 8))
+    tree:add_le(pf.topic, tvb(8, 8))
+    tree:add_le(pf.seq, tvb(16, 4))
+    tree:add_le(pf.msg_len, tvb(20, 4))
+    tree:add_le(pf.frag_offset, tvb(24, 4))
+    tree:add_le(pf.reserved, tvb(28, 4))
+    local ts = tvb(32, 8):le_uint64()
+    tree:add_le(pf.timestamp_ns, tvb(32, 8))
     local secs = (ts / 1000000000):tonumber()
     local nsecs = (ts % 1000000000):tonumber()
-    tree:add(pf.time, tvb(24, 8), NSTime.new(secs, nsecs))
+    tree:add(pf.time, tvb(32, 8), NSTime.new(secs, nsecs))
     tree:add(pf.body_len, len - HEADER_LEN):set_generated()
     tree:append_text(string.format(", %s, session 0x%08x, seq %u", tname, h.session, h.seq))
 
-    local info = { string.format("%s sess=0x%08x topic=0x%08x seq=%u", tname, h.session, h.topic,
-                                 h.seq) }
+    local info = { string.format("%s sess=0x%08x topic=0x%s seq=%u", tname, h.session,
+                                 topic:tohex(), h.seq) }
     if flags ~= 0 then info[#info + 1] = "[" .. flag_names(flags) .. "]" end
     if band(flags, F_RETRANSMIT) ~= 0 and t == T_DATA then
         ft:add_proto_expert_info(ex_retransmit)

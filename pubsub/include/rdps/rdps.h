@@ -203,6 +203,24 @@ RDPS_EXPORT int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms);
 RDPS_EXPORT size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx);
 
 /* ------------------------------------------------------------------------ */
+/*
+ * Topic names. A topic is named by 1..RDPS_TOPIC_NAME_MAX bytes of printable ASCII without
+ * spaces (0x21 '!' .. 0x7e '~'), e.g. "md.quotes.AAPL"; names are compared byte for byte
+ * (case-sensitive) and carry no hierarchy. rdps_pub_create, rdps_sub_create,
+ * rdps_ctx_map_topic and rdps_topic_group return RDPS_EINVAL for any other name (NULL, empty,
+ * too long, a space, a control or non-ASCII byte), with the reason in
+ * rdps_last_error_message(); rdps_topic_id returns 0 for it.
+ *
+ * A name maps to a 64-bit topic id carried in every frame (rdps_topic_id) and, unless mapped
+ * explicitly, to a multicast group in group_range. Groups are shared by many names; ids are
+ * what keep names apart: a subscriber receives only frames carrying its own name's id. Two
+ * names with the same id (about one chance in 40 million among a million names) are refused in one
+ * ctx (RDPS_EEXIST) and, across hosts, detected through discovery: RDPS_EVENT_TOPIC_COLLISION
+ * and the topic_collisions counter.
+ */
+#define RDPS_TOPIC_NAME_MAX 255
+
+/* ------------------------------------------------------------------------ */
 /* Publishing. */
 /* Reliable publishers: whose progress gates the publisher (flow control). */
 typedef enum rdps_flow_control {
@@ -235,8 +253,8 @@ typedef struct rdps_pub_opts {
     uint32_t flow_tag;            /* RDPS_FLOW_TAGGED: the tag receivers announce (nonzero) */
     uint32_t flow_min_receivers;  /* RDPS_FLOW_TAGGED: tagged receivers needed to start */
     uint32_t receiver_timeout_ms; /* a receiver silent this long leaves flow control (5000) */
-    /* optional: RDPS_EVENT_SUBSCRIBER_SEEN/_GONE, and for a reliable publisher
-     * RDPS_EVENT_RECEIVER_* (see rdps_event); called with event_user (may be NULL) */
+    /* optional: RDPS_EVENT_SUBSCRIBER_SEEN/_GONE, RDPS_EVENT_TOPIC_COLLISION, and for a
+     * reliable publisher RDPS_EVENT_RECEIVER_* (see rdps_event); called with event_user */
     rdps_event_cb on_event;
     void *event_user;
     /*
@@ -252,6 +270,8 @@ typedef struct rdps_pub_opts {
     uint64_t rate_limit;
 } rdps_pub_opts;
 
+/* Creates a publisher of `topic` (a name as described under "Topic names": RDPS_EINVAL
+ * otherwise; RDPS_EEXIST when another topic of this ctx has the same id). */
 RDPS_EXPORT int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
                                 rdps_pub_t **out);
 RDPS_EXPORT void rdps_pub_destroy(rdps_pub_t *pub);
@@ -292,7 +312,7 @@ RDPS_EXPORT void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim);
 /*
  * The longest message the publisher takes: the ctx's max_message_size, and for a reliable
  * publisher at most 1023 datagrams of the path MTU (a receiver reassembles a message within its
- * sequence window of 2048 datagrams): 1023 * (MTU - 32) bytes, about 4 MiB at MTU 4096, 1 MiB at
+ * sequence window of 2048 datagrams): 1023 * (MTU - 40) bytes, about 4 MiB at MTU 4096, 1 MiB at
  * MTU 1024. 0 for NULL or a closed publisher.
  */
 RDPS_EXPORT size_t rdps_pub_max_message_size(const rdps_pub_t *pub);
@@ -336,7 +356,7 @@ typedef struct rdps_source {
 
 typedef struct rdps_msg_info {
     const char *topic;
-    uint32_t topic_id;
+    uint64_t topic_id;        /* rdps_topic_id(topic) */
     uint32_t session_id;      /* publisher session */
     uint32_t seq;             /* sequence of the message's first datagram */
     uint64_t publisher_ts_ns; /* publisher's CLOCK_REALTIME when it sent the message */
@@ -395,6 +415,14 @@ typedef enum rdps_event_type {
     /* To publishers. */
     RDPS_EVENT_SUBSCRIBER_SEEN = 9,  /* discovery: a subscriber of the topic announced itself */
     RDPS_EVENT_SUBSCRIBER_GONE = 10, /* discovery: it left or stopped announcing (reason) */
+    /* To publishers and subscribers. Discovery: another host announced a topic whose 64-bit id equals this topic's but whose
+     * name differs (other_topic); source is the announcer, session_id the announced endpoint's
+     * (publisher session or subscriber receiver id). The two names cannot be told apart on the
+     * wire: frames of the other name would be delivered to this topic's subscribers. Rename one
+     * of them. Raised to every local subscriber's and publisher's on_event of the topic once
+     * per (announcer, other name) while the announcer keeps announcing, and counted in
+     * topic_collisions. */
+    RDPS_EVENT_TOPIC_COLLISION = 11,
 } rdps_event_type;
 
 /* rdps_event.reason of RDPS_EVENT_LOSS: why the datagrams could not be recovered. */
@@ -448,6 +476,8 @@ typedef enum rdps_gone_reason {
  *                     pairs SEEN with GONE); source: the announcer; receiver_id: a reliable
  *                     subscriber's receiver id (0 for an unreliable one).
  *   SUBSCRIBER_GONE   as SUBSCRIBER_SEEN; reason: rdps_gone_reason.
+ *   TOPIC_COLLISION   session_id: the announced endpoint's (publisher session or subscriber
+ *                     id); source: the announcer; other_topic: the name it announced.
  *
  * source is the sender as the device saw it, not authenticated (see rdps_source).
  */
@@ -460,11 +490,15 @@ typedef struct rdps_event {
     rdps_source source;
     uint32_t receiver_id;
     int reason; /* rdps_loss_reason, rdps_evict_reason or rdps_gone_reason by type, else 0 */
+    /* TOPIC_COLLISION: the announced name that has this topic's id (NULL for other events);
+     * valid only during the callback. */
+    const char *other_topic;
 } rdps_event;
 
 /*
  * "gap", "publisher_seen", "publisher_gone", "qp_recovered", "receiver_evicted",
- * "receiver_resumed", "receiver_timed_out", "loss", "subscriber_seen", "subscriber_gone": the
+ * "receiver_resumed", "receiver_timed_out", "loss", "subscriber_seen", "subscriber_gone",
+ * "topic_collision": the
  * enumerator's name in lower case without RDPS_EVENT_. Never NULL: "unknown" for other values.
  */
 RDPS_EXPORT const char *rdps_event_name(rdps_event_type type);
@@ -479,7 +513,7 @@ RDPS_EXPORT const char *rdps_event_reason_name(const rdps_event *ev);
 
 typedef struct rdps_sub_opts {
     const char *group; /* explicit multicast group; NULL: hash of the topic name */
-    /* optional: RDPS_EVENT_GAP, _PUBLISHER_SEEN/_GONE, _QP_RECOVERED, _LOSS (see rdps_event);
+    /* optional: RDPS_EVENT_GAP, _PUBLISHER_SEEN/_GONE, _QP_RECOVERED, _LOSS, _TOPIC_COLLISION;
      * called with event_user, or with rdps_sub_create's `user` when event_user is NULL */
     rdps_event_cb on_event;
     /*
@@ -499,6 +533,8 @@ typedef struct rdps_sub_opts {
     void *event_user; /* on_event's first argument; NULL: rdps_sub_create's `user` */
 } rdps_sub_opts;
 
+/* Creates a subscriber of `topic` (a name as described under "Topic names": RDPS_EINVAL
+ * otherwise; RDPS_EEXIST when another topic of this ctx has the same id). */
 RDPS_EXPORT int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message,
                                 void *user, const rdps_sub_opts *opts, rdps_sub_t **out);
 RDPS_EXPORT void rdps_sub_destroy(rdps_sub_t *sub);
@@ -510,9 +546,14 @@ RDPS_EXPORT void rdps_sub_destroy(rdps_sub_t *sub);
 RDPS_EXPORT int rdps_sub_ready(const rdps_sub_t *sub);
 
 /* ------------------------------------------------------------------------ */
-/* Topic naming: the id carried in frames (0 for an invalid name) and the group a name hashes to.
+/* Topic naming: the id carried in frames and the group a name hashes to. */
+/*
+ * The 64-bit id of a topic name (see "Topic names" above): 64-bit FNV-1a of the name's bytes
+ * through murmur3's fmix64 finalizer (0 would become 1), the same on every host; 0 for a name
+ * that breaks the rules (NULL, empty, longer than RDPS_TOPIC_NAME_MAX, a byte outside
+ * 0x21..0x7e).
  */
-RDPS_EXPORT uint32_t rdps_topic_id(const char *topic);
+RDPS_EXPORT uint64_t rdps_topic_id(const char *topic);
 /* Writes the dotted IPv4 group `topic` maps to in `ctx` (explicit maps honoured). */
 RDPS_EXPORT int rdps_topic_group(const rdps_ctx_t *ctx, const char *topic, char *buf, size_t len);
 /* Maps a topic name to a group explicitly (before creating its endpoints). */
@@ -577,7 +618,9 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(repair_rtts_p50_milli,                                                                      \
       "reliable subscribers: gap detection to repair, median, in 1/1000 RTT (gauge)")             \
     X(repair_rtts_p99_milli,                                                                      \
-      "reliable subscribers: gap detection to repair, 99th pct, in 1/1000 RTT (gauge)")
+      "reliable subscribers: gap detection to repair, 99th pct, in 1/1000 RTT (gauge)")           \
+    X(topic_collisions,                                                                           \
+      "discovery: announced topics with a local topic's id but another name (per announcer+name)")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
