@@ -159,18 +159,6 @@ static void test_idle_reliable_publisher_heartbeats(void **state)
     rdps_pub_destroy(pub);
 }
 
-static void test_reliable_claim_is_refused(void **state)
-{
-    struct test_pair *f = *state;
-    rdps_pub_t *pub;
-    rdps_claim claim;
-    rdps_pub_opts popts = {.reliable = 1, .ring_bytes = 1u << 20};
-    assert_int_equal(rdps_pub_create(f->a, "rel.claim", &popts, &pub), 0);
-    TEST_PAIR_PUMP(f, 3);
-    assert_int_equal(rdps_pub_claim(pub, &claim), RDPS_ENOTSUP);
-    rdps_pub_destroy(pub);
-}
-
 /* A reliable message is at most 1023 datagrams (half the sequence window): longer ones are refused,
  * with the limit named, before anything is written; an unreliable publisher's limit is the ctx's.
  */
@@ -337,7 +325,6 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_rate_limited_publisher, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_reliable_publisher_heartbeats, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reliable_claim_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reliable_message_limit, setup, teardown),
         cmocka_unit_test(test_reliable_lossless),
         cmocka_unit_test(test_reliable_five_percent_loss),
