@@ -375,14 +375,12 @@ int rdps_pub_claim(rdps_pub_t *pub, rdps_claim *claim)
     size_t capacity;
     if (claim == NULL)
         return pub == NULL ? RDPS_EINVAL : rdps__set_err(RDPS_EINVAL, "rdps_pub_claim: NULL claim");
-    claim->data = NULL;
-    claim->capacity = 0;
     int rc = send_check(pub);
     if (rc < 0)
-        return refuse(pub, rc);
+        goto refused;
     if (pub->rel != NULL) {
         if ((rc = rdps__pub_rel_claim(pub, &data, &capacity)) < 0)
-            return rc; /* RDPS_EAGAIN counted there */
+            goto failed; /* RDPS_EAGAIN counted there */
     } else {
         struct rdps_transport *t = pub->ctx->transport;
         struct rdps_tx_buf *buf = &pub->claim_buf;
@@ -390,20 +388,24 @@ int rdps_pub_claim(rdps_pub_t *pub, rdps_claim *claim)
         if (rc == RDPS_EAGAIN)
             rc = rdps__ctx_claim(pub->ctx, buf); /* flushes and reaps first */
         if (rc < 0)
-            return refuse(pub, rc);
+            goto refused;
         size_t room = buf->capacity - RDPS_FRAME_HEADER_LEN;
         data = buf->data + RDPS_FRAME_HEADER_LEN;
         capacity = room < pub->ctx->cfg.max_message_size ? room : pub->ctx->cfg.max_message_size;
     }
     pub->claimed = true;
-    pub->claim_token++;
     pub->claim_capacity = capacity;
     claim->data = data;
     claim->capacity = capacity;
-    claim->opaque_[0] = pub->claim_token;
+    claim->opaque_[0] = ++pub->claim_token;
     claim->opaque_[1] = (uint64_t)(uintptr_t)pub;
-    claim->opaque_[2] = 0;
     return 0;
+refused:
+    rc = refuse(pub, rc);
+failed:
+    claim->data = NULL;
+    claim->capacity = 0;
+    return rc;
 }
 
 void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim)
