@@ -133,6 +133,9 @@ struct rdps_ctx {
 /* publisher_reliable.c: the reliable publisher engine (core/proto/rdps_rel_pub.h) driven over
  * the transport: ring memory registered with the device, posts straight from the ring. */
 struct rdps_rel_pub_glue;
+/* The reliable options of *opts (opts->reliable set): 0, or RDPS_EINVAL naming the option. */
+int rdps__pub_rel_check_opts(const rdps_pub_opts *opts);
+/* Makes pub reliable; opts passed rdps__pub_rel_check_opts. */
 int rdps__pub_rel_attach(rdps_pub_t *pub, const rdps_pub_opts *opts);
 void rdps__pub_rel_detach(rdps_pub_t *pub);
 /* rdps_pub_send for a reliable publisher: RDPS_EAGAIN before anything is written. */

@@ -10,6 +10,32 @@
 #include "rdps_error.h"
 #include "rdps_frag.h"
 
+/*
+ * Options that cannot apply are refused, not ignored: a setting the application believes in
+ * must not silently do nothing. Returns 0 or RDPS_EINVAL naming the option and why.
+ */
+static int check_opts(const rdps_pub_opts *opts)
+{
+    if (opts == NULL)
+        return 0;
+    if (opts->reliable)
+        return rdps__pub_rel_check_opts(opts);
+    const char *reliable_only = opts->ring_bytes != 0            ? "ring_bytes"
+                                : opts->flow != RDPS_FLOW_MAX    ? "flow"
+                                : opts->flow_tag != 0            ? "flow_tag"
+                                : opts->flow_min_receivers != 0  ? "flow_min_receivers"
+                                : opts->receiver_timeout_ms != 0 ? "receiver_timeout_ms"
+                                : opts->rate_limit != 0          ? "rate_limit"
+                                                                 : NULL;
+    if (reliable_only != NULL)
+        return rdps__set_err(RDPS_EINVAL,
+                             "rdps_pub_create: %s needs a reliable publisher (opts.reliable = 1): "
+                             "an unreliable one keeps no ring and no receivers, and sends when "
+                             "the application does",
+                             reliable_only);
+    return 0;
+}
+
 int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts, rdps_pub_t **out)
 {
     struct rdps_topic *t;
@@ -21,9 +47,8 @@ int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opt
     *out = NULL;
     if (ctx->destroy_requested)
         return rdps__set_err(RDPS_ECLOSED, "rdps_pub_create: the ctx is being destroyed");
-    if (opts != NULL && !opts->reliable && opts->rate_limit != 0)
-        return rdps__set_err(RDPS_EINVAL, "rdps_pub_create: rate_limit needs a reliable publisher "
-                                          "(an unreliable one sends when the application does)");
+    if ((rc = check_opts(opts)) < 0)
+        return rc;
     if ((rc = rdps__topic_table_get(&ctx->topics, topic, opts ? opts->group : NULL, &t)) < 0)
         return rdps__prepend_err(rc, "rdps_pub_create: ");
 

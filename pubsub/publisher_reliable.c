@@ -121,19 +121,43 @@ void rdps__pub_rel_on_receiver(rdps_ctx_t *ctx, struct rdps_topic *t,
     }
 }
 
+int rdps__pub_rel_check_opts(const rdps_pub_opts *opts)
+{
+    struct rdps_rel_pub_config cfg;
+    rdps__rel_pub_config_default(&cfg);
+    int flow = (int)opts->flow; /* the enum may be unsigned: a negative value shows as itself */
+    if (flow != RDPS_FLOW_MAX && flow != RDPS_FLOW_MIN && flow != RDPS_FLOW_TAGGED)
+        return rdps__set_err(RDPS_EINVAL,
+                             "rdps_pub_create: flow %d is not a flow control mode (RDPS_FLOW_MAX, "
+                             "RDPS_FLOW_MIN or RDPS_FLOW_TAGGED)",
+                             flow);
+    if (flow == RDPS_FLOW_TAGGED) {
+        if (opts->flow_tag == 0)
+            return rdps__set_err(RDPS_EINVAL, "rdps_pub_create: flow RDPS_FLOW_TAGGED needs a "
+                                              "nonzero flow_tag (the tag its receivers announce)");
+        if (opts->flow_min_receivers > cfg.max_receivers)
+            return rdps__set_err(RDPS_EINVAL,
+                                 "rdps_pub_create: flow_min_receivers %u can never be met (a "
+                                 "publisher tracks at most %u receivers): nothing would be sent",
+                                 opts->flow_min_receivers, cfg.max_receivers);
+    } else if (opts->flow_tag != 0 || opts->flow_min_receivers != 0) {
+        return rdps__set_err(RDPS_EINVAL, "rdps_pub_create: %s needs flow = RDPS_FLOW_TAGGED",
+                             opts->flow_tag != 0 ? "flow_tag" : "flow_min_receivers");
+    }
+    if (opts->ring_bytes != 0 &&
+        (opts->ring_bytes < 64u * 1024u || opts->ring_bytes > (1ull << 32)))
+        return rdps__set_err(RDPS_EINVAL, "rdps_pub_create: ring_bytes %zu outside 64 KiB..4 GiB",
+                             opts->ring_bytes);
+    return 0;
+}
+
 int rdps__pub_rel_attach(rdps_pub_t *pub, const rdps_pub_opts *opts)
 {
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_rel_pub_config cfg;
     rdps__rel_pub_config_default(&cfg);
     if (opts->ring_bytes != 0)
-        cfg.ring_bytes = opts->ring_bytes;
-    if (opts->flow > RDPS_FLOW_TAGGED)
-        return rdps__set_err(RDPS_EINVAL, "unknown flow control mode %d", (int)opts->flow);
-    if (opts->flow == RDPS_FLOW_TAGGED && opts->flow_tag == 0)
-        return rdps__set_err(RDPS_EINVAL, "tagged flow control needs a nonzero flow_tag");
-    if (cfg.ring_bytes < 64u * 1024u || cfg.ring_bytes > (1ull << 32))
-        return rdps__set_err(RDPS_EINVAL, "ring_bytes %zu outside 64 KiB..4 GiB", cfg.ring_bytes);
+        cfg.ring_bytes = opts->ring_bytes; /* checked by rdps__pub_rel_check_opts */
 
     struct rdps_rel_pub_glue *g = calloc(1, sizeof(*g));
     if (g == NULL)

@@ -173,6 +173,17 @@ typedef enum rdps_flow_control {
 struct rdps_event; /* below, with the subscriber's events */
 typedef void (*rdps_event_cb)(void *user, const struct rdps_event *event);
 
+/*
+ * Publisher options; zero-initialize, NULL for all defaults. An option that cannot apply is
+ * refused by rdps_pub_create with RDPS_EINVAL (rdps_last_error_message() names it and says why),
+ * never silently ignored: ring_bytes, flow, flow_tag, flow_min_receivers, receiver_timeout_ms
+ * and rate_limit need reliable = 1 (left zero otherwise); flow_tag and flow_min_receivers need
+ * flow = RDPS_FLOW_TAGGED. Out of range, also RDPS_EINVAL: flow not one of the rdps_flow_control
+ * values; RDPS_FLOW_TAGGED with flow_tag 0, or with flow_min_receivers above 256 (the receivers
+ * a publisher tracks: it would never send); ring_bytes outside 64 KiB..4 GiB (0: the default);
+ * rate_limit outside one datagram per second..100 GB/s (0: none). group, on_event and event_user
+ * are taken by every publisher.
+ */
 typedef struct rdps_pub_opts {
     const char *group; /* explicit multicast group (dotted IPv4); NULL: hash of the topic name */
     /*
@@ -380,6 +391,11 @@ typedef struct rdps_event {
     int reason;           /* RECEIVER_EVICTED: 1 lagged past the ring, 2 stalled the publisher */
 } rdps_event;
 
+/*
+ * Subscriber options; zero-initialize, NULL for all defaults. from_oldest and flow_tag need
+ * reliable = 1: set on an unreliable subscriber, rdps_sub_create refuses them with RDPS_EINVAL
+ * (rdps_last_error_message() names the option) rather than ignore them.
+ */
 typedef struct rdps_sub_opts {
     const char *group;      /* explicit multicast group; NULL: hash of the topic name */
     rdps_event_cb on_event; /* optional */
