@@ -11,47 +11,6 @@
 #include "pubsub_test_util.h"
 #include "rdps_clock.h"
 
-/* Message i: 4-byte index, then bytes derived from it. */
-static void fill(uint8_t *buf, uint32_t i, size_t len)
-{
-    memcpy(buf, &i, 4);
-    for (size_t k = 4; k < len; k++)
-        buf[k] = (uint8_t)(i * 7u + k);
-}
-
-struct inbox {
-    unsigned count, corrupt, out_of_order, loss_events;
-    uint32_t next_index;
-    size_t last_len;
-};
-
-static void on_message(void *user, const void *data, size_t len, const rdps_msg_info *info)
-{
-    struct inbox *in = user;
-    const uint8_t *b = data;
-    uint32_t i;
-    (void)info;
-    assert_true(len >= 4);
-    memcpy(&i, b, 4);
-    for (size_t k = 4; k < len; k++)
-        if (b[k] != (uint8_t)(i * 7u + k)) {
-            in->corrupt++;
-            break;
-        }
-    if (i != in->next_index)
-        in->out_of_order++;
-    in->next_index = i + 1;
-    in->last_len = len;
-    in->count++;
-}
-
-static void on_event(void *user, const rdps_event *ev)
-{
-    struct inbox *in = user;
-    if (ev->type == RDPS_EVENT_LOSS || ev->type == RDPS_EVENT_GAP)
-        in->loss_events++;
-}
-
 /* Claims through back-pressure (pumping both contexts), writes message i of len bytes in place,
  * commits. */
 static void claim_commit_ok(struct test_pair *f, rdps_pub_t *pub, uint32_t i, size_t len)
@@ -62,7 +21,7 @@ static void claim_commit_ok(struct test_pair *f, rdps_pub_t *pub, uint32_t i, si
         TEST_PAIR_PUMP(f, 1);
     assert_int_equal(rc, 0);
     assert_true(len <= claim.capacity);
-    fill(claim.data, i, len);
+    test_message_fill(claim.data, i, len);
     assert_int_equal(rdps_pub_commit(pub, &claim, len), 0);
     assert_null(claim.data);
 }
@@ -72,17 +31,19 @@ struct rel_fixture {
     struct test_pair f;
     rdps_pub_t *pub;
     rdps_sub_t *remote, *local;
-    struct inbox rin, lin;
+    struct test_inbox rin, lin;
 };
 
 static void rel_open(struct rel_fixture *x, const rdps_config *cfg_b, const rdps_pub_opts *popts)
 {
     memset(x, 0, sizeof(*x));
     assert_int_equal(test_pair_open(&x->f, cfg_b, 0), 0);
-    rdps_sub_opts sopts = {.reliable = 1, .on_event = on_event};
-    assert_int_equal(rdps_sub_create(x->f.b, "zc.rel", on_message, &x->rin, &sopts, &x->remote), 0);
+    rdps_sub_opts sopts = {.reliable = 1, .on_event = test_inbox_on_event};
+    assert_int_equal(
+        rdps_sub_create(x->f.b, "zc.rel", test_inbox_on_message, &x->rin, &sopts, &x->remote), 0);
     sopts.on_event = NULL;
-    assert_int_equal(rdps_sub_create(x->f.a, "zc.rel", on_message, &x->lin, &sopts, &x->local), 0);
+    assert_int_equal(
+        rdps_sub_create(x->f.a, "zc.rel", test_inbox_on_message, &x->lin, &sopts, &x->local), 0);
     assert_int_equal(rdps_pub_create(x->f.a, "zc.rel", popts, &x->pub), 0);
     TEST_PAIR_PUMP(&x->f, 3);
 }
@@ -114,7 +75,7 @@ static void test_reliable_claim_in_order_with_send(void **state)
         if (i % 3 != 0) {
             claim_commit_ok(&x.f, x.pub, i, len);
         } else {
-            fill(buf, i, len);
+            test_message_fill(buf, i, len);
             TEST_PAIR_SEND_OK(&x.f, x.pub, buf, len);
         }
         bytes += len;
@@ -123,7 +84,7 @@ static void test_reliable_claim_in_order_with_send(void **state)
     }
     rel_drain(&x, N);
     for (int k = 0; k < 2; k++) {
-        struct inbox *in = k ? &x.lin : &x.rin;
+        struct test_inbox *in = k ? &x.lin : &x.rin;
         assert_int_equal(in->count, N);
         assert_int_equal(in->out_of_order, 0);
         assert_int_equal(in->corrupt, 0);
@@ -187,10 +148,10 @@ static void test_reliable_claim_backpressure_reserves_nothing(void **state)
     uint32_t i;
     int rc;
     /* The subscriber reports once (the first send waits for it), then its ctx is left alone. */
-    fill(buf, 0, sizeof(buf));
+    test_message_fill(buf, 0, sizeof(buf));
     TEST_PAIR_SEND_OK(&x.f, x.pub, buf, sizeof(buf));
     for (i = 1; i < 5000; i++) {
-        fill(buf, i, sizeof(buf));
+        test_message_fill(buf, i, sizeof(buf));
         if ((rc = rdps_pub_send(x.pub, buf, sizeof(buf))) != 0)
             break;
         assert_true(rdps_ctx_poll(x.f.a, 0) >= 0);
@@ -224,7 +185,7 @@ struct kind_fixture {
     struct test_pair f;
     rdps_pub_t *pub, *other;
     rdps_sub_t *sub;
-    struct inbox in;
+    struct test_inbox in;
     int reliable;
 };
 
@@ -234,9 +195,10 @@ static int setup_kind(void **state, int reliable)
     assert_non_null(k);
     k->reliable = reliable;
     assert_int_equal(test_pair_open(&k->f, NULL, 0), 0);
-    rdps_sub_opts sopts = {.reliable = reliable, .on_event = on_event};
+    rdps_sub_opts sopts = {.reliable = reliable, .on_event = test_inbox_on_event};
     rdps_pub_opts popts = {.reliable = reliable};
-    assert_int_equal(rdps_sub_create(k->f.b, "zc.rules", on_message, &k->in, &sopts, &k->sub), 0);
+    assert_int_equal(
+        rdps_sub_create(k->f.b, "zc.rules", test_inbox_on_message, &k->in, &sopts, &k->sub), 0);
     assert_int_equal(rdps_pub_create(k->f.a, "zc.rules", &popts, &k->pub), 0);
     assert_int_equal(rdps_pub_create(k->f.a, "zc.rules.other", &popts, &k->other), 0);
     TEST_PAIR_PUMP(&k->f, 3);
@@ -291,7 +253,7 @@ static void test_claim_capacity(void **state)
     claim_ok(k, k->pub, &claim);
     assert_int_equal(claim.capacity, rdps_ctx_max_datagram_payload(k->f.a));
     assert_int_equal(claim.capacity, LOOPBACK_PAYLOAD);
-    fill(claim.data, 0, claim.capacity);
+    test_message_fill(claim.data, 0, claim.capacity);
     assert_int_equal(rdps_pub_commit(k->pub, &claim, claim.capacity), 0);
     expect_delivered(k, 1);
     assert_int_equal(k->in.last_len, LOOPBACK_PAYLOAD);
@@ -325,7 +287,7 @@ static void test_one_claim_per_publisher(void **state)
     assert_int_equal(rdps_pub_claim(k->pub, &second), RDPS_EBUSY);
     assert_null(second.data);
     assert_non_null(strstr(rdps_last_error_message(), "claim outstanding"));
-    fill(buf, 1, sizeof(buf));
+    test_message_fill(buf, 1, sizeof(buf));
     assert_int_equal(rdps_pub_send(k->pub, buf, sizeof(buf)), RDPS_EBUSY);
     assert_int_equal(rdps_pub_send_ex(k->pub, buf, sizeof(buf), RDPS_SEND_MORE), RDPS_EBUSY);
     rdps_counters c;
@@ -338,7 +300,7 @@ static void test_one_claim_per_publisher(void **state)
     assert_int_equal(rdps_pub_send(k->other, buf, sizeof(buf)), 0);
     TEST_PAIR_PUMP(&k->f, 3);
     /* The claim still goes, first; then the publisher sends again. */
-    fill(claim.data, 0, 200);
+    test_message_fill(claim.data, 0, 200);
     assert_int_equal(rdps_pub_commit(k->pub, &claim, 200), 0);
     assert_int_equal(rdps_pub_send(k->pub, buf, sizeof(buf)), 0);
     expect_delivered(k, 2);
@@ -354,7 +316,7 @@ static void test_commit_ends_the_claim(void **state)
     rdps_claim claim, copy, other;
     claim_ok(k, k->pub, &claim);
     size_t cap = claim.capacity;
-    fill(claim.data, 0, 10);
+    test_message_fill(claim.data, 0, 10);
     copy = claim;
     assert_int_equal(rdps_pub_commit(k->pub, &claim, cap + 1), RDPS_EMSGSIZE);
     assert_null(claim.data);
@@ -366,7 +328,7 @@ static void test_commit_ends_the_claim(void **state)
 
     /* A successful commit: a copy committed again is refused, never sent twice. */
     claim_ok(k, k->pub, &claim);
-    fill(claim.data, 0, 30);
+    test_message_fill(claim.data, 0, 30);
     copy = claim;
     assert_int_equal(rdps_pub_commit(k->pub, &claim, 30), 0);
     assert_int_equal(rdps_pub_commit(k->pub, &copy, 30), RDPS_EINVAL);
@@ -383,7 +345,7 @@ static void test_commit_ends_the_claim(void **state)
     assert_int_equal(rdps_pub_commit(k->pub, &never, 0), RDPS_EINVAL);
     assert_int_equal(rdps_pub_commit(k->pub, NULL, 0), RDPS_EINVAL);
     claim_ok(k, k->pub, &claim);
-    fill(claim.data, 1, 40);
+    test_message_fill(claim.data, 1, 40);
     assert_int_equal(rdps_pub_commit(k->pub, &claim, 40), 0);
     expect_delivered(k, 2);
     rdps_counters c;
@@ -401,17 +363,17 @@ static void test_abort_leaves_nothing(void **state)
     uint8_t buf[32];
     for (uint32_t i = 0; i < 50; i++) {
         claim_ok(k, k->pub, &claim);
-        fill(claim.data, i, 20);
+        test_message_fill(claim.data, i, 20);
         rdps_pub_abort(k->pub, &claim);
         assert_null(claim.data);
         rdps_pub_abort(k->pub, &claim); /* twice: a no-op */
         assert_int_equal(rdps_pub_commit(k->pub, &claim, 20), RDPS_EINVAL);
         if (i % 2) {
             claim_ok(k, k->pub, &claim);
-            fill(claim.data, i, 20);
+            test_message_fill(claim.data, i, 20);
             assert_int_equal(rdps_pub_commit(k->pub, &claim, 20), 0);
         } else {
-            fill(buf, i, sizeof(buf));
+            test_message_fill(buf, i, sizeof(buf));
             assert_int_equal(rdps_pub_send(k->pub, buf, sizeof(buf)), 0);
         }
     }
@@ -513,7 +475,7 @@ static void flood_on_message(void *user, const void *data, size_t len, const rdp
         return; /* only the first message: the ones sent here come back here too */
     uint8_t buf[900];
     for (uint32_t i = 1; i <= 400; i++) {
-        fill(buf, 1000 + i, sizeof(buf));
+        test_message_fill(buf, 1000 + i, sizeof(buf));
         int rc = rdps_pub_send(fl->pub, buf, sizeof(buf));
         if (rc == RDPS_EAGAIN) {
             fl->refused++;
@@ -564,7 +526,7 @@ static void test_committed_message_stays_in_ring_for_callbacks(void **state)
     TEST_PAIR_PUMP(&f, 3);
     rdps_claim claim;
     assert_int_equal(rdps_pub_claim(pub, &claim), 0);
-    fill(claim.data, 0, claim.capacity);
+    test_message_fill(claim.data, 0, claim.capacity);
     assert_int_equal(rdps_pub_commit(pub, &claim, claim.capacity), 0);
     assert_int_equal(chk.count, 1 + fl.sent);
     assert_int_equal(chk.first_index, fl.sent);
