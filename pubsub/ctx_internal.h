@@ -50,7 +50,8 @@ struct rdps_disc_replay {
 struct rdps_pub {
     rdps_ctx_t *ctx;
     struct rdps_pub *next;
-    bool closed; /* destroyed from a callback: freed when the outermost callback returns */
+    bool closed;  /* destroyed from a callback: freed when the outermost callback returns */
+    bool claimed; /* a claim is outstanding (rdps_pub_claim): sends and claims get RDPS_EBUSY */
     struct rdps_topic *topic;
     uint32_t session_id;
     uint32_t next_seq;
@@ -60,6 +61,11 @@ struct rdps_pub {
     rdps_event_cb on_event;        /* rdps_pub_opts.on_event: events of every publisher */
     void *event_user;
     struct rdps_disc_replay replay; /* SUBSCRIBER_SEEN of subscribers known before it */
+    /* The outstanding claim: its number (in rdps_claim.opaque_, so a stale or foreign claim is
+     * told apart), its capacity and, unreliable, the transport buffer it lends. */
+    uint64_t claim_token;
+    size_t claim_capacity;
+    struct rdps_tx_buf claim_buf;
 };
 
 struct rdps_sub {
@@ -146,10 +152,19 @@ struct rdps_ctx {
 /* publisher_reliable.c: the reliable publisher engine (core/proto/rdps_rel_pub.h) driven over
  * the transport: ring memory registered with the device, posts straight from the ring. */
 struct rdps_rel_pub_glue;
+/* The reliable options of *opts (opts->reliable set): 0, or RDPS_EINVAL naming the option. */
+int rdps__pub_rel_check_opts(const rdps_pub_opts *opts);
+/* Makes pub reliable; opts passed rdps__pub_rel_check_opts. */
 int rdps__pub_rel_attach(rdps_pub_t *pub, const rdps_pub_opts *opts);
 void rdps__pub_rel_detach(rdps_pub_t *pub);
 /* rdps_pub_send for a reliable publisher: RDPS_EAGAIN before anything is written. */
 int rdps__pub_rel_send(rdps_pub_t *pub, const void *data, size_t len, unsigned flags);
+/* rdps_pub_claim for a reliable publisher: room for one datagram reserved in the ring (RDPS_EAGAIN
+ * as send: nothing reserved); *data is where the payload goes. Commit appends it (len was checked
+ * against the capacity) and delivers locally as send does; unclaim gives the room back. */
+int rdps__pub_rel_claim(rdps_pub_t *pub, void **data, size_t *capacity);
+int rdps__pub_rel_commit(rdps_pub_t *pub, size_t len);
+void rdps__pub_rel_unclaim(rdps_pub_t *pub);
 /* A NAK or STATUS from `src` (decoded): handed to the publisher whose session it names. */
 void rdps__pub_rel_on_control(rdps_ctx_t *ctx, const struct rdps_source *src,
                               const struct rdps_frame_view *v);

@@ -10,6 +10,32 @@
 #include "rdps_error.h"
 #include "rdps_frag.h"
 
+/*
+ * Options that cannot apply are refused, not ignored: a setting the application believes in
+ * must not silently do nothing. Returns 0 or RDPS_EINVAL naming the option and why.
+ */
+static int check_opts(const rdps_pub_opts *opts)
+{
+    if (opts == NULL)
+        return 0;
+    if (opts->reliable)
+        return rdps__pub_rel_check_opts(opts);
+    const char *reliable_only = opts->ring_bytes != 0            ? "ring_bytes"
+                                : opts->flow != RDPS_FLOW_MAX    ? "flow"
+                                : opts->flow_tag != 0            ? "flow_tag"
+                                : opts->flow_min_receivers != 0  ? "flow_min_receivers"
+                                : opts->receiver_timeout_ms != 0 ? "receiver_timeout_ms"
+                                : opts->rate_limit != 0          ? "rate_limit"
+                                                                 : NULL;
+    if (reliable_only != NULL)
+        return rdps__set_err(RDPS_EINVAL,
+                             "rdps_pub_create: %s needs a reliable publisher (opts.reliable = 1): "
+                             "an unreliable one keeps no ring and no receivers, and sends when "
+                             "the application does",
+                             reliable_only);
+    return 0;
+}
+
 int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts, rdps_pub_t **out)
 {
     struct rdps_topic *t;
@@ -21,9 +47,8 @@ int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opt
     *out = NULL;
     if (ctx->destroy_requested)
         return rdps__set_err(RDPS_ECLOSED, "rdps_pub_create: the ctx is being destroyed");
-    if (opts != NULL && !opts->reliable && opts->rate_limit != 0)
-        return rdps__set_err(RDPS_EINVAL, "rdps_pub_create: rate_limit needs a reliable publisher "
-                                          "(an unreliable one sends when the application does)");
+    if ((rc = check_opts(opts)) < 0)
+        return rc;
     if ((rc = rdps__topic_table_get(&ctx->topics, topic, opts ? opts->group : NULL, &t)) < 0)
         return rdps__prepend_err(rc, "rdps_pub_create: ");
 
@@ -62,10 +87,36 @@ int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opt
     return 0;
 }
 
+/*
+ * Claims. A publisher lends at most one claim at a time: a reliable publisher's reserved room is
+ * the head of its ring, so nothing may be appended before its commit, and unreliable publishers
+ * follow the same rule so an application need not know which kind it holds. The claim's opaque_
+ * names the publisher and the claim's number: a stale copy (committed or aborted) or another
+ * publisher's claim is refused, never sent twice.
+ */
+static bool claim_outstanding(const rdps_pub_t *pub, const rdps_claim *claim)
+{
+    return pub->claimed && claim->data != NULL && claim->opaque_[0] == pub->claim_token &&
+           claim->opaque_[1] == (uint64_t)(uintptr_t)pub;
+}
+
+/* Gives back what the outstanding claim holds (ring room, or the transport buffer). */
+static void release_claim(rdps_pub_t *pub)
+{
+    if (!pub->claimed)
+        return;
+    pub->claimed = false;
+    if (pub->rel != NULL)
+        rdps__pub_rel_unclaim(pub);
+    else
+        pub->ctx->transport->ops->abort(pub->ctx->transport, &pub->claim_buf);
+}
+
 void rdps_pub_destroy(rdps_pub_t *pub)
 {
     if (pub == NULL || pub->closed)
         return;
+    release_claim(pub); /* at once, even when the free waits for the callbacks to return */
     if (pub->ctx->callback_depth > 0) {
         /* From a callback: an iteration up the stack may hold this publisher. */
         pub->closed = true;
@@ -80,6 +131,7 @@ void rdps__pub_free(rdps_pub_t *pub)
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_topic *t = pub->topic;
 
+    release_claim(pub);
     rdps__discovery_pub_removed(ctx, pub);
     for (struct rdps_pub **p = &ctx->pubs; *p; p = &(*p)->next) {
         if (*p == pub) {
@@ -161,8 +213,9 @@ static void count_sent(rdps_pub_t *pub, uint32_t frames, uint64_t frame_bytes, s
 }
 
 /*
- * Why a publisher cannot send now, or 0: RDPS_EINVAL (NULL), RDPS_ECLOSED (destroyed from a
- * callback), RDPS_EAGAIN (group still joining: back-pressure), RDPS_ENOTJOINED (join failed).
+ * Why a publisher cannot send (or claim) now, or 0: RDPS_EINVAL (NULL), RDPS_ECLOSED (destroyed
+ * from a callback), RDPS_EBUSY (a claim is outstanding), RDPS_EAGAIN (group still joining:
+ * back-pressure), RDPS_ENOTJOINED (join failed).
  */
 static int send_refusal(const rdps_pub_t *pub)
 {
@@ -170,6 +223,11 @@ static int send_refusal(const rdps_pub_t *pub)
         return RDPS_EINVAL;
     if (pub->closed || pub->ctx->destroy_requested)
         return RDPS_ECLOSED;
+    if (pub->claimed)
+        return rdps__set_err(RDPS_EBUSY,
+                             "publisher of '%s' has a claim outstanding: rdps_pub_commit or "
+                             "rdps_pub_abort it first",
+                             pub->topic->name);
     if (pub->topic->send_dest != NULL)
         return 0;
     int state = send_join_state(pub);
@@ -179,7 +237,7 @@ static int send_refusal(const rdps_pub_t *pub)
 /* The ready case inline (one load each); the rest out of line. */
 static inline int send_check(const rdps_pub_t *pub)
 {
-    if (pub != NULL && pub->topic->send_dest != NULL && !pub->closed &&
+    if (pub != NULL && pub->topic->send_dest != NULL && !pub->closed && !pub->claimed &&
         !pub->ctx->destroy_requested)
         return 0;
     return send_refusal(pub);
@@ -338,74 +396,90 @@ int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned fla
     return deliver_to_local_subs(pub, data, len, first_seq, ts, (uint32_t)frames);
 }
 
-/* claim.opaque_ carries the transport buffer between claim and commit. */
-_Static_assert(sizeof(((rdps_claim *)0)->opaque_) >= sizeof(struct rdps_tx_buf),
-               "rdps_claim must hold a transport buffer");
-
 int rdps_pub_claim(rdps_pub_t *pub, rdps_claim *claim)
 {
-    struct rdps_tx_buf buf;
+    void *data;
+    size_t capacity;
     if (claim == NULL)
-        return RDPS_EINVAL;
-    claim->data = NULL;
+        return pub == NULL ? RDPS_EINVAL : rdps__set_err(RDPS_EINVAL, "rdps_pub_claim: NULL claim");
     int rc = send_check(pub);
     if (rc < 0)
-        return refuse(pub, rc);
-    if (pub->rel != NULL)
-        return rdps__set_err(RDPS_ENOTSUP, "rdps_pub_claim: reliable publishers write into "
-                                           "their ring: use rdps_pub_send");
-    struct rdps_transport *t = pub->ctx->transport;
-    rc = t->ops->claim(t, &buf);
-    if (rc == RDPS_EAGAIN)
-        rc = rdps__ctx_claim(pub->ctx, &buf); /* flushes and reaps first */
-    if (rc < 0)
-        return refuse(pub, rc);
-    memcpy(claim->opaque_, &buf, sizeof(buf));
-    size_t room = buf.capacity - RDPS_FRAME_HEADER_LEN;
-    claim->data = buf.data + RDPS_FRAME_HEADER_LEN;
-    claim->capacity = room < pub->ctx->cfg.max_message_size ? room : pub->ctx->cfg.max_message_size;
+        goto refused;
+    if (pub->rel != NULL) {
+        if ((rc = rdps__pub_rel_claim(pub, &data, &capacity)) < 0)
+            goto failed; /* RDPS_EAGAIN counted there */
+    } else {
+        struct rdps_transport *t = pub->ctx->transport;
+        struct rdps_tx_buf *buf = &pub->claim_buf;
+        rc = t->ops->claim(t, buf);
+        if (rc == RDPS_EAGAIN)
+            rc = rdps__ctx_claim(pub->ctx, buf); /* flushes and reaps first */
+        if (rc < 0)
+            goto refused;
+        size_t room = buf->capacity - RDPS_FRAME_HEADER_LEN;
+        data = buf->data + RDPS_FRAME_HEADER_LEN;
+        capacity = room < pub->ctx->cfg.max_message_size ? room : pub->ctx->cfg.max_message_size;
+    }
+    pub->claimed = true;
+    pub->claim_capacity = capacity;
+    claim->data = data;
+    claim->capacity = capacity;
+    claim->opaque_[0] = ++pub->claim_token;
+    claim->opaque_[1] = (uint64_t)(uintptr_t)pub;
     return 0;
+refused:
+    rc = refuse(pub, rc);
+failed:
+    claim->data = NULL;
+    claim->capacity = 0;
+    return rc;
 }
 
 void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim)
 {
-    struct rdps_tx_buf buf;
-    if (pub == NULL || claim == NULL || claim->data == NULL)
+    if (pub == NULL || claim == NULL || !claim_outstanding(pub, claim))
         return;
-    memcpy(&buf, claim->opaque_, sizeof(buf));
-    pub->ctx->transport->ops->abort(pub->ctx->transport, &buf);
+    release_claim(pub);
     claim->data = NULL;
 }
 
 int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len)
 {
-    struct rdps_tx_buf buf;
-
-    if (pub == NULL || claim == NULL || claim->data == NULL)
-        return rdps__set_err(RDPS_EINVAL, "rdps_pub_commit: NULL publisher or no claimed buffer");
+    if (pub == NULL || claim == NULL)
+        return rdps__set_err(RDPS_EINVAL, "rdps_pub_commit: NULL publisher or claim");
     rdps_ctx_t *ctx = pub->ctx;
-    struct rdps_transport *t = ctx->transport;
-    const struct rdps_dest *dest = pub->topic->send_dest;
-    int refusal = send_check(pub);
-    if (refusal < 0) {
-        rdps_pub_abort(pub, claim);
-        return refusal;
+    if (pub->closed || ctx->destroy_requested) {
+        /* Destroying the publisher released its claim; a ctx being destroyed releases it here. */
+        if (claim_outstanding(pub, claim))
+            release_claim(pub);
+        claim->data = NULL;
+        return RDPS_ECLOSED;
     }
-    memcpy(&buf, claim->opaque_, sizeof(buf));
-    /* capacity is already capped by max_message_size; check both in case the caller changed it. */
-    if (len > claim->capacity || len > ctx->cfg.max_message_size ||
-        len > buf.capacity - RDPS_FRAME_HEADER_LEN) {
-        rdps_pub_abort(pub, claim);
+    if (!claim_outstanding(pub, claim))
+        return rdps__set_err(RDPS_EINVAL,
+                             "rdps_pub_commit: not the publisher's outstanding claim (committed or "
+                             "aborted already, another publisher's, or never claimed)");
+    /* From here the claim ends, whatever the outcome. */
+    claim->data = NULL;
+    if (len > pub->claim_capacity) {
+        release_claim(pub);
         return rdps__set_err(RDPS_EMSGSIZE,
-                             "commit of %zu bytes: above the claim or max_message_size %zu", len,
-                             ctx->cfg.max_message_size);
+                             "rdps_pub_commit: %zu bytes above the claim's capacity %zu (one "
+                             "datagram's payload, at most max_message_size %zu)",
+                             len, pub->claim_capacity, ctx->cfg.max_message_size);
     }
+    pub->claimed = false;
+    if (pub->rel != NULL)
+        return rdps__pub_rel_commit(pub, len);
+
+    struct rdps_transport *t = ctx->transport;
+    const struct rdps_dest *dest = pub->topic->send_dest; /* set: the claim needed it */
+    struct rdps_tx_buf buf = pub->claim_buf;
     uint64_t ts = rdps__clock_realtime_ns();
     uint32_t seq = pub->next_seq++;
     uint32_t flen = rdps__frame_put_data_header(buf.data, pub->session_id, pub->topic->id, seq,
                                                 (uint32_t)len, 0, (uint32_t)len, ts, 0);
-    claim->data = NULL;
-    int rc = t->ops->submit(t, &buf, flen, &dest, 1);
+    int rc = t->ops->submit(t, &buf, flen, &dest, 1); /* takes the buffer, even on failure */
     if (rc == 0)
         rc = t->ops->flush(t);
     if (rc < 0)

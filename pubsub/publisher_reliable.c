@@ -122,19 +122,43 @@ void rdps__pub_rel_on_receiver(rdps_ctx_t *ctx, struct rdps_topic *t,
     }
 }
 
+int rdps__pub_rel_check_opts(const rdps_pub_opts *opts)
+{
+    struct rdps_rel_pub_config cfg;
+    rdps__rel_pub_config_default(&cfg);
+    int flow = (int)opts->flow; /* the enum may be unsigned: a negative value shows as itself */
+    if (flow != RDPS_FLOW_MAX && flow != RDPS_FLOW_MIN && flow != RDPS_FLOW_TAGGED)
+        return rdps__set_err(RDPS_EINVAL,
+                             "rdps_pub_create: flow %d is not a flow control mode (RDPS_FLOW_MAX, "
+                             "RDPS_FLOW_MIN or RDPS_FLOW_TAGGED)",
+                             flow);
+    if (flow == RDPS_FLOW_TAGGED) {
+        if (opts->flow_tag == 0)
+            return rdps__set_err(RDPS_EINVAL, "rdps_pub_create: flow RDPS_FLOW_TAGGED needs a "
+                                              "nonzero flow_tag (the tag its receivers announce)");
+        if (opts->flow_min_receivers > cfg.max_receivers)
+            return rdps__set_err(RDPS_EINVAL,
+                                 "rdps_pub_create: flow_min_receivers %u can never be met (a "
+                                 "publisher tracks at most %u receivers): nothing would be sent",
+                                 opts->flow_min_receivers, cfg.max_receivers);
+    } else if (opts->flow_tag != 0 || opts->flow_min_receivers != 0) {
+        return rdps__set_err(RDPS_EINVAL, "rdps_pub_create: %s needs flow = RDPS_FLOW_TAGGED",
+                             opts->flow_tag != 0 ? "flow_tag" : "flow_min_receivers");
+    }
+    if (opts->ring_bytes != 0 &&
+        (opts->ring_bytes < 64u * 1024u || opts->ring_bytes > (1ull << 32)))
+        return rdps__set_err(RDPS_EINVAL, "rdps_pub_create: ring_bytes %zu outside 64 KiB..4 GiB",
+                             opts->ring_bytes);
+    return 0;
+}
+
 int rdps__pub_rel_attach(rdps_pub_t *pub, const rdps_pub_opts *opts)
 {
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_rel_pub_config cfg;
     rdps__rel_pub_config_default(&cfg);
     if (opts->ring_bytes != 0)
-        cfg.ring_bytes = opts->ring_bytes;
-    if (opts->flow > RDPS_FLOW_TAGGED)
-        return rdps__set_err(RDPS_EINVAL, "unknown flow control mode %d", (int)opts->flow);
-    if (opts->flow == RDPS_FLOW_TAGGED && opts->flow_tag == 0)
-        return rdps__set_err(RDPS_EINVAL, "tagged flow control needs a nonzero flow_tag");
-    if (cfg.ring_bytes < 64u * 1024u || cfg.ring_bytes > (1ull << 32))
-        return rdps__set_err(RDPS_EINVAL, "ring_bytes %zu outside 64 KiB..4 GiB", cfg.ring_bytes);
+        cfg.ring_bytes = opts->ring_bytes; /* checked by rdps__pub_rel_check_opts */
 
     struct rdps_rel_pub_glue *g = calloc(1, sizeof(*g));
     if (g == NULL)
@@ -301,27 +325,16 @@ size_t rdps__pub_rel_max_message_size(const rdps_pub_t *pub)
     return rdps__rel_pub_max_msg_len(&pub->rel->engine);
 }
 
-int rdps__pub_rel_send(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
+/*
+ * After a message of `frames` frames went into the ring: counters, posting (RDPS_SEND_MORE defers
+ * it), timers, then local subscribers (from `data`) and engine events. Shared by send and commit.
+ * in_ring: `data` is the frame's payload in the ring (commit), kept there while callbacks run.
+ */
+static int rel_appended(rdps_pub_t *pub, const void *data, size_t len, uint32_t frames,
+                        unsigned flags, bool in_ring, uint64_t now, uint64_t wall)
 {
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_rel_pub_glue *g = pub->rel;
-    uint64_t now = rdps__ctx_now(ctx), wall = rdps__clock_realtime_ns();
-
-    report_completions(g);
-    int frames = rdps__rel_pub_append(&g->engine, data, len, now, wall);
-    if (frames == RDPS_EAGAIN) {
-        pub->counters.send_backpressure++;
-        return RDPS_EAGAIN;
-    }
-    if (frames == RDPS_EMSGSIZE && len > rdps__rel_pub_max_msg_len(&g->engine))
-        return rdps__set_err(frames,
-                             "rdps_pub_send: reliable message of %zu bytes above %u bytes (%u "
-                             "datagrams: a receiver holds a whole message in its window; see "
-                             "rdps_pub_max_message_size)",
-                             len, rdps__rel_pub_max_msg_len(&g->engine), RDPS_REL_MAX_MSG_FRAMES);
-    if (frames < 0)
-        return rdps__set_err(frames, "rdps_pub_send: message of %zu bytes refused by the ring",
-                             len);
     pub->counters.msgs_sent++;
     pub->counters.bytes_sent += len;
     /* RDPS_SEND_MORE: the frames wait in the ring and go with the next send's chain (one
@@ -338,17 +351,85 @@ int rdps__pub_rel_send(rdps_pub_t *pub, const void *data, size_t len, unsigned f
         .topic = pub->topic->name,
         .topic_id = pub->topic->id,
         .session_id = pub->session_id,
-        .seq = rdps__rel_pub_next_seq(&g->engine) - (uint32_t)frames,
+        .seq = rdps__rel_pub_next_seq(&g->engine) - frames,
         .publisher_ts_ns = wall,
-        .fragments = (uint32_t)frames,
+        .fragments = frames,
     };
     rdps__ctx_self_source(ctx, &info.source);
+    /* Whatever the callbacks publish, the trail does not pass a frame they read in place. Until
+     * the bracket closes the publisher is not freed (callbacks that destroy it only close it). */
+    if (in_ring)
+        rdps__rel_pub_pin(&g->engine, info.seq);
     rdps__ctx_callbacks_enter(ctx);
     if (g->event_count > 0)
         raise_events(pub);
     if (pub->topic->live_subs > 0)
         rdps__deliver_local(ctx, pub->topic, data, len, &info);
+    if (in_ring)
+        rdps__rel_pub_unpin(&g->engine);
     return rdps__ctx_callbacks_leave(ctx) ? RDPS_ECLOSED : 0;
+}
+
+int rdps__pub_rel_send(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
+{
+    struct rdps_rel_pub_glue *g = pub->rel;
+    uint64_t now = rdps__ctx_now(pub->ctx), wall = rdps__clock_realtime_ns();
+
+    report_completions(g);
+    int frames = rdps__rel_pub_append(&g->engine, data, len, now, wall);
+    if (frames == RDPS_EAGAIN) {
+        pub->counters.send_backpressure++;
+        return RDPS_EAGAIN;
+    }
+    if (frames == RDPS_EMSGSIZE && len > rdps__rel_pub_max_msg_len(&g->engine))
+        return rdps__set_err(frames,
+                             "rdps_pub_send: reliable message of %zu bytes above %u bytes (%u "
+                             "datagrams: a receiver holds a whole message in its window; see "
+                             "rdps_pub_max_message_size)",
+                             len, rdps__rel_pub_max_msg_len(&g->engine), RDPS_REL_MAX_MSG_FRAMES);
+    if (frames < 0)
+        return rdps__set_err(frames, "rdps_pub_send: message of %zu bytes refused by the ring",
+                             len);
+    return rel_appended(pub, data, len, (uint32_t)frames, flags, false, now, wall);
+}
+
+int rdps__pub_rel_claim(rdps_pub_t *pub, void **data, size_t *capacity)
+{
+    struct rdps_rel_pub_glue *g = pub->rel;
+    uint8_t *payload;
+    uint32_t cap;
+
+    report_completions(g);
+    int rc = rdps__rel_pub_reserve(&g->engine, rdps__ctx_now(pub->ctx), &payload, &cap);
+    if (rc == RDPS_EAGAIN) {
+        pub->counters.send_backpressure++;
+        return RDPS_EAGAIN;
+    }
+    if (rc < 0)
+        return rdps__set_err(rc, "rdps_pub_claim: the ring cannot hold a datagram");
+    *data = payload;
+    *capacity = cap;
+    return 0;
+}
+
+int rdps__pub_rel_commit(rdps_pub_t *pub, size_t len)
+{
+    struct rdps_rel_pub_glue *g = pub->rel;
+    uint64_t now = rdps__ctx_now(pub->ctx), wall = rdps__clock_realtime_ns();
+    const uint8_t *payload =
+        g->engine.ring.mem + g->engine.reserve_pos % g->engine.ring.cap + RDPS_FRAME_HEADER_LEN;
+
+    int frames = rdps__rel_pub_commit(&g->engine, len, wall);
+    if (frames < 0) { /* the caller checked the length against the claim: not reached */
+        rdps__rel_pub_unreserve(&g->engine);
+        return rdps__set_err(frames, "rdps_pub_commit: %zu bytes refused by the ring", len);
+    }
+    return rel_appended(pub, payload, len, (uint32_t)frames, 0, true, now, wall);
+}
+
+void rdps__pub_rel_unclaim(rdps_pub_t *pub)
+{
+    rdps__rel_pub_unreserve(&pub->rel->engine);
 }
 
 void rdps__pub_rel_on_control(rdps_ctx_t *ctx, const struct rdps_source *src,

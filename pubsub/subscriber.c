@@ -20,6 +20,13 @@ int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, 
     *out = NULL;
     if (ctx->destroy_requested)
         return rdps__set_err(RDPS_ECLOSED, "rdps_sub_create: the ctx is being destroyed");
+    /* Options that cannot apply are refused, not ignored. */
+    if (opts != NULL && !opts->reliable && (opts->from_oldest || opts->flow_tag != 0))
+        return rdps__set_err(RDPS_EINVAL,
+                             "rdps_sub_create: %s needs a reliable subscriber (opts.reliable = 1): "
+                             "an unreliable one joins at the live position and takes part in no "
+                             "flow control",
+                             opts->from_oldest ? "from_oldest" : "flow_tag");
     if ((rc = rdps__topic_table_get(&ctx->topics, topic, opts ? opts->group : NULL, &t)) < 0)
         return rdps__prepend_err(rc, "rdps_sub_create: ");
 
@@ -45,7 +52,7 @@ int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, 
     sub->event_user = opts != NULL && opts->event_user != NULL ? opts->event_user : user;
     sub->reliable = opts != NULL && opts->reliable;
     sub->from_oldest = sub->reliable && opts->from_oldest;
-    sub->flow_tag = sub->reliable ? opts->flow_tag : 0;
+    sub->flow_tag = sub->reliable ? opts->flow_tag : 0; /* unreliable: refused above */
     sub->receiver_id = rdps__ctx_random32(); /* its discovery key; NAK/STATUS use the ctx's id */
     if (sub->reliable) {
         t->reliable_subs++;

@@ -166,17 +166,19 @@ static int refuse(struct rdps_rel_pub *p, uint64_t *counter, int by_window, uint
     return RDPS_EAGAIN;
 }
 
-int rdps__rel_pub_append(struct rdps_rel_pub *p, const void *msg, size_t len, uint64_t now_ns,
-                         uint64_t wall_ns)
+/*
+ * Admission of n frames (n - 1 of max_datagram bytes, the last of last_len): flow control, then
+ * room in the ring, releasing the trail as far as needed. Returns 0 with *plan (where the frames
+ * go), RDPS_EAGAIN (refused, counted by cause; nothing changed), RDPS_EMSGSIZE or RDPS_EBUSY (a
+ * reservation is outstanding). Shared by append and reserve, so a claimed frame is admitted by the
+ * same rules as a copied one.
+ */
+static int admit(struct rdps_rel_pub *p, uint32_t n, uint32_t last_len, uint64_t now_ns,
+                 struct rdps_pub_ring_plan *plan)
 {
-    if (len > p->max_msg_len)
-        return RDPS_EMSGSIZE;
-    if (msg == NULL && len > 0)
-        return RDPS_EINVAL;
-    uint32_t n = len == 0 ? 1 : (uint32_t)((len + p->payload - 1) / p->payload);
-    uint32_t last_len = RDPS_FRAME_HEADER_LEN + (uint32_t)(len - (size_t)(n - 1) * p->payload);
+    if (p->reserved)
+        return RDPS_EBUSY; /* the reserved room is the head's: nothing may be placed before it */
     uint32_t head = p->ring.head_seq;
-
     if (p->fc_dirty)
         rdps__rel_fc_recompute(p);
     if (p->cfg.flow == RDPS_REL_FLOW_TAGGED && p->fc_tagged < p->cfg.flow_min_receivers)
@@ -186,23 +188,51 @@ int rdps__rel_pub_append(struct rdps_rel_pub *p, const void *msg, size_t len, ui
     if (p->fc_limited && rdps__seq_gt(head + n, p->fc_limit) && p->fc_limit_consumed != head)
         return refuse(p, &p->counters.backpressure_window, 1, now_ns);
 
-    struct rdps_pub_ring_plan plan;
-    int rc = rdps__pub_ring_plan(&p->ring, n, p->cfg.max_datagram, last_len, &plan);
+    int rc = rdps__pub_ring_plan(&p->ring, n, p->cfg.max_datagram, last_len, plan);
     if (rc < 0)
         return rc;
-    if (plan.new_trail != p->ring.trail_seq) {
-        /* The trail may pass neither unposted nor in-flight frames nor the protection point. */
+    if (plan->new_trail != p->ring.trail_seq) {
+        /* The trail may pass neither unposted nor in-flight nor pinned frames nor the protection
+         * point. */
         uint32_t allowed = p->post_seq, inflight;
         if (rdps__pub_ring_inflight_min(&p->ring, &inflight) && rdps__seq_lt(inflight, allowed))
             allowed = inflight;
         if (p->fc_protected && rdps__seq_lt(p->fc_protect, allowed))
             allowed = p->fc_protect;
-        if (rdps__seq_gt(plan.new_trail, allowed))
+        if (p->pins > 0 && rdps__seq_lt(p->pin_seq, allowed))
+            allowed = p->pin_seq;
+        if (rdps__seq_gt(plan->new_trail, allowed))
             return refuse(p, &p->counters.backpressure_ring, 0, now_ns);
-        rdps__pub_ring_release(&p->ring, plan.new_trail);
-        if (p->lag_any && rdps__seq_lt(p->lag_min, plan.new_trail))
+        rdps__pub_ring_release(&p->ring, plan->new_trail);
+        if (p->lag_any && rdps__seq_lt(p->lag_min, plan->new_trail))
             rdps__rel_evict_lagging(p);
     }
+    return 0;
+}
+
+/* A message of n frames and len bytes is in the ring. */
+static void appended(struct rdps_rel_pub *p, uint32_t n, size_t len)
+{
+    p->counters.msgs_appended++;
+    p->counters.frames_appended += n;
+    p->counters.bytes_appended += len;
+    p->blocked_since = 0;
+    p->window_blocked = p->ring_blocked = false;
+}
+
+int rdps__rel_pub_append(struct rdps_rel_pub *p, const void *msg, size_t len, uint64_t now_ns,
+                         uint64_t wall_ns)
+{
+    if (len > p->max_msg_len)
+        return RDPS_EMSGSIZE;
+    if (msg == NULL && len > 0)
+        return RDPS_EINVAL;
+    uint32_t n = len == 0 ? 1 : (uint32_t)((len + p->payload - 1) / p->payload);
+    uint32_t last_len = RDPS_FRAME_HEADER_LEN + (uint32_t)(len - (size_t)(n - 1) * p->payload);
+    struct rdps_pub_ring_plan plan;
+    int rc = admit(p, n, last_len, now_ns, &plan);
+    if (rc < 0)
+        return rc;
 
     const uint8_t *src = msg;
     uint64_t pos = plan.start_pos;
@@ -217,12 +247,59 @@ int rdps__rel_pub_append(struct rdps_rel_pub *p, const void *msg, size_t len, ui
                                     off, flen - RDPS_FRAME_HEADER_LEN, wall_ns,
                                     RDPS_FRAME_F_RELIABLE);
     }
-    p->counters.msgs_appended++;
-    p->counters.frames_appended += n;
-    p->counters.bytes_appended += len;
-    p->blocked_since = 0;
-    p->window_blocked = p->ring_blocked = false;
+    appended(p, n, len);
     return (int)n;
+}
+
+int rdps__rel_pub_reserve(struct rdps_rel_pub *p, uint64_t now_ns, uint8_t **payload,
+                          uint32_t *capacity)
+{
+    uint32_t cap = p->payload < p->max_msg_len ? p->payload : p->max_msg_len;
+    struct rdps_pub_ring_plan plan;
+    int rc = admit(p, 1, RDPS_FRAME_HEADER_LEN + cap, now_ns, &plan);
+    if (rc < 0)
+        return rc;
+    p->reserved = true;
+    p->reserve_pos = plan.start_pos;
+    p->reserve_cap = cap;
+    *payload = p->ring.mem + plan.start_pos % p->ring.cap + RDPS_FRAME_HEADER_LEN;
+    *capacity = cap;
+    return 0;
+}
+
+int rdps__rel_pub_commit(struct rdps_rel_pub *p, size_t len, uint64_t wall_ns)
+{
+    if (!p->reserved)
+        return RDPS_EINVAL;
+    if (len > p->reserve_cap)
+        return RDPS_EMSGSIZE;
+    /* The room reserved holds a whole datagram at reserve_pos, and nothing moved the head or the
+     * trail since (admit refuses while reserved): a shorter frame is placed at the same spot. */
+    uint64_t pos = p->reserve_pos;
+    uint32_t seq = p->ring.head_seq;
+    uint8_t *buf = rdps__pub_ring_push(&p->ring, &pos, RDPS_FRAME_HEADER_LEN + (uint32_t)len);
+    rdps__frame_put_data_header(buf, p->cfg.session_id, p->cfg.topic_id, seq, (uint32_t)len, 0,
+                                (uint32_t)len, wall_ns, RDPS_FRAME_F_RELIABLE);
+    p->reserved = false;
+    appended(p, 1, len);
+    return 1;
+}
+
+void rdps__rel_pub_unreserve(struct rdps_rel_pub *p)
+{
+    p->reserved = false;
+}
+
+void rdps__rel_pub_pin(struct rdps_rel_pub *p, uint32_t seq)
+{
+    if (p->pins++ == 0)
+        p->pin_seq = seq;
+}
+
+void rdps__rel_pub_unpin(struct rdps_rel_pub *p)
+{
+    if (p->pins > 0)
+        p->pins--;
 }
 
 /* ---- NAK ---- */

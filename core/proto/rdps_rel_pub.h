@@ -27,7 +27,9 @@
  * be posted. Posts and repairs are actions that reference a ring slot
  * (offset, length): no copy per retransmit. Append returns RDPS_EAGAIN
  * before anything is written when the flow-control window or the ring
- * cannot take the whole message; it never waits.
+ * cannot take the whole message; it never waits. rdps__rel_pub_reserve() and
+ * rdps__rel_pub_commit() append a one-datagram message the caller writes in
+ * place (zero copy), admitted by the same rules.
  *
  * The trail moves only when an append needs room, and only over frames that
  * are (a) posted, (b) not in flight (the caller reports completions with
@@ -353,6 +355,12 @@ struct rdps_rel_pub {
                                the position the ring keeps moves */
     int blocked_by_window;  /* the stall's cause: 1 window, 0 ring */
     uint32_t blocked_mark;  /* fc_limit (window) or fc_protect (ring) when it began */
+    /* Zero-copy: room for one datagram reserved at the head (rdps__rel_pub_reserve). */
+    bool reserved;
+    uint32_t reserve_cap; /* payload bytes it holds */
+    uint64_t reserve_pos; /* ring position of the frame */
+    /* The trail does not pass pin_seq while pins > 0 (rdps__rel_pub_pin). */
+    uint32_t pins, pin_seq;
 };
 
 /*
@@ -379,10 +387,36 @@ void rdps__rel_pub_fini(struct rdps_rel_pub *p);
  * Fragments `len` bytes at msg into DATA frames in the ring (timestamp
  * wall_ns) to be posted by next_action. Returns the frame count, RDPS_EAGAIN
  * (nothing written: window, ring or missing tagged receivers; counted by
- * cause), RDPS_EMSGSIZE (above rdps__rel_pub_max_msg_len or larger than the ring).
+ * cause), RDPS_EMSGSIZE (above rdps__rel_pub_max_msg_len or larger than the ring),
+ * RDPS_EBUSY (a reservation is outstanding: rdps__rel_pub_reserve).
  */
 int rdps__rel_pub_append(struct rdps_rel_pub *p, const void *msg, size_t len, uint64_t now_ns,
                          uint64_t wall_ns);
+/*
+ * Zero-copy append of a message of one datagram, in three steps. Reserve admits one datagram as
+ * append would (same flow control and ring rules; RDPS_EAGAIN and RDPS_EMSGSIZE leave nothing
+ * reserved) and reserves room for a whole one at the head of the ring: *payload is where the
+ * message goes, *capacity its room (the datagram's payload, at most max_msg_len). The caller
+ * writes the message there, then commit writes the frame's header (sequence, wall_ns) and appends
+ * it as append would have: returns 1 (frames), RDPS_EMSGSIZE when len exceeds the capacity (the
+ * reservation stays), RDPS_EINVAL when nothing is reserved. unreserve gives the room back. While
+ * a reservation is outstanding, append and reserve return RDPS_EBUSY; posts, repairs, NAKs,
+ * STATUS and timers go on (the reserved frame is not in the ring until committed).
+ */
+int rdps__rel_pub_reserve(struct rdps_rel_pub *p, uint64_t now_ns, uint8_t **payload,
+                          uint32_t *capacity);
+int rdps__rel_pub_commit(struct rdps_rel_pub *p, size_t len, uint64_t wall_ns);
+void rdps__rel_pub_unreserve(struct rdps_rel_pub *p);
+
+/*
+ * Keeps sequence seq and every later one in the ring until the matching unpin: appends that would
+ * need the trail past it are refused (RDPS_EAGAIN, ring). For reading a frame in place while code
+ * that may append runs (a committed message delivered from the ring to callbacks). Pins nest; the
+ * first one's sequence holds until the last unpin (later pins are of later sequences).
+ */
+void rdps__rel_pub_pin(struct rdps_rel_pub *p, uint32_t seq);
+void rdps__rel_pub_unpin(struct rdps_rel_pub *p);
+
 /* The longest message append takes: max_msg_len, or RDPS_REL_MAX_MSG_FRAMES datagrams. */
 static inline uint32_t rdps__rel_pub_max_msg_len(const struct rdps_rel_pub *p)
 {

@@ -3,7 +3,10 @@
 # pubsub-instructions.sh - instructions per 64-byte message through the public pub/sub API, measured with callgrind.
 # Usage: tests/bench/pubsub-instructions.sh [BUILD_DIR (default build)] [MSG_BYTES (64)] [BATCH (32)]
 # Runs pubsub_bench (publisher ctx -> loopback fabric -> subscriber ctx) with N1
-# and N2 messages; start-up cost cancels in the difference. Figures:
+# and N2 messages; start-up cost cancels in the difference. Four modes: send and
+# claim on an unreliable publisher, then the same on a reliable publisher with a
+# reliable subscriber (reliable-send, reliable-claim: the claim is room in the
+# retransmission ring). Figures:
 #   published   rdps_pub_send inclusive (claim mode: rdps_pub_claim + rdps_pub_commit;
 #               the application's write into the claimed buffer is not counted)
 #   delivered   the subscriber's rdps_ctx_poll loop inclusive, per message, with the
@@ -13,8 +16,9 @@
 # which stands in for the device: on send it copies each datagram into the
 # receiver's buffer (the NIC's DMA) and writes an eventfd when the receiver's
 # ring goes non-empty; on receive it hands out and takes back the buffers.
-# callgrind separates the lb_* functions by caller (--separate-callers2), so they
-# are listed and subtracted per side ("rdps alone"). Use a release-like build
+# callgrind separates the lb_* functions by their callers, six deep (a reliable
+# publisher reaches the transport through its pump: lb_flush'pump'rel_appended'...),
+# so they are listed and subtracted per side ("rdps alone"). Use a release-like build
 # (RelWithDebInfo, no sanitizers).
 set -eu
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,7 +34,7 @@ n1=10000
 n2=60000
 
 run() {
-    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$1" "--separate-callers2=lb_*" \
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$1" "--separate-callers6=lb_*" \
         "$bench" "$1" "$mode" "$batch" "$msg" >"$tmp/out.$1" 2>"$tmp/log.$1" ||
         { cat "$tmp/out.$1" "$tmp/log.$1" >&2; exit 1; }
     callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$tmp/cg.$1" >"$tmp/ann.$1"
@@ -73,12 +77,13 @@ measure() {
     ppoll=$(per ':bench_poll_publisher \[')
     ppoll_lb=$(per ":lb_[a-z_]+'[^ ]*bench_poll_publisher")
     all=$(awk -v a="$(total $n1)" -v b="$(total $n2)" -v d=$d 'BEGIN { printf "%.1f", (b - a) / d }')
+    pub_alone=$(awk -v a="$pub" -v b="$pub_lb" 'BEGIN { printf "%.1f", a - b }')
     awk -v mode="$mode" -v m="$msg" -v b="$batch" -v d="$d" -v pub="$pub" -v pub_lb="$pub_lb" \
         -v rx="$rx" -v rx_lb="$rx_lb" -v app="$app" -v ppoll="$ppoll" -v ppoll_lb="$ppoll_lb" \
         -v all="$all" -v pub_list="$(lb_list "$pub_callers")" \
         -v rx_list="$(lb_list bench_poll_subscriber)" 'BEGIN {
         printf "pub/sub API (%s), %d-byte messages, loopback transport, subscriber polled every %d messages, %d messages measured:\n", mode, m, b, d
-        printf "  instructions per published %d-byte message (%s): %.1f\n", m, mode == "send" ? "rdps_pub_send" : "rdps_pub_claim + rdps_pub_commit", pub
+        printf "  instructions per published %d-byte message (%s): %.1f\n", m, mode ~ /claim/ ? "rdps_pub_claim + rdps_pub_commit" : "rdps_pub_send", pub
         printf "      of which loopback transport %.1f:%s\n", pub_lb, pub_list
         printf "      rdps alone: %.1f\n", pub - pub_lb
         printf "  instructions per delivered message (rdps_ctx_poll on the subscriber, per message): %.1f\n", rx
@@ -90,5 +95,12 @@ measure() {
 }
 
 # Two patterns per mode: the publish calls, and the caller names that mark loopback work done for them.
+# measure prints each mode and leaves its rdps-alone publish figure in $pub_alone.
 measure send ':rdps_pub_send \[' 'rdps_pub_send'
 measure claim ':rdps_pub_(claim|commit) \[' 'rdps_pub_(claim|commit)'
+measure reliable-send ':rdps_pub_send \[' 'rdps_pub_send'
+rel_send=$pub_alone
+measure reliable-claim ':rdps_pub_(claim|commit) \[' 'rdps_pub_(claim|commit)'
+awk -v s="$rel_send" -v c="$pub_alone" -v m="$msg" 'BEGIN {
+    printf "reliable publisher, %d-byte messages, rdps alone: claim + commit %.1f against rdps_pub_send %.1f instructions (%+.1f)\n", m, c, s, c - s
+}'

@@ -11,11 +11,12 @@
 #include "pubsub_test_util.h"
 
 /*
- * Usage: pubsub_bench N [send|claim] [BATCH (32)] [MSG_BYTES (64)]
+ * Usage: pubsub_bench N [send|claim|reliable-send|reliable-claim] [BATCH (32)] [MSG_BYTES (64)]
  *
  * One publisher ctx and one subscriber ctx on one loopback fabric, one topic.
  * The publisher sends BATCH messages (rdps_pub_send, or rdps_pub_claim +
- * write + rdps_pub_commit in claim mode), then the subscriber ctx is polled
+ * write + rdps_pub_commit in claim mode; the reliable modes use a reliable
+ * publisher and a reliable subscriber), then the subscriber ctx is polled
  * until it has nothing left and the publisher ctx is polled once, as an
  * application's event loop would. Each message carries its index in its
  * first 8 bytes; the subscriber checks length and order, and the run fails
@@ -98,30 +99,38 @@ __attribute__((noinline)) static int bench_poll_publisher(rdps_ctx_t *ctx)
     return rdps_ctx_poll(ctx, 0);
 }
 
-/* Publishes message `index` by copy; back-pressure polls the publisher and retries. */
-static int publish_send(rdps_ctx_t *pctx, rdps_pub_t *pub, uint8_t *msg, size_t len, uint64_t index,
-                        uint64_t *eagain)
+/* Back-pressure: polls the publisher, and the subscriber (a reliable publisher waits for its
+ * reports). */
+static int on_backpressure(rdps_ctx_t *pctx, rdps_ctx_t *sctx, uint64_t *eagain)
+{
+    (*eagain)++;
+    int rc = bench_poll_publisher(pctx);
+    return rc < 0 ? rc : bench_poll_subscriber(sctx);
+}
+
+/* Publishes message `index` by copy; back-pressure polls and retries. */
+static int publish_send(rdps_ctx_t *pctx, rdps_ctx_t *sctx, rdps_pub_t *pub, uint8_t *msg,
+                        size_t len, uint64_t index, uint64_t *eagain)
 {
     if (len >= 8)
         memcpy(msg, &index, sizeof(index));
     int rc;
     while ((rc = rdps_pub_send(pub, msg, len)) == RDPS_EAGAIN) {
-        (*eagain)++;
-        if ((rc = bench_poll_publisher(pctx)) < 0)
+        if ((rc = on_backpressure(pctx, sctx, eagain)) < 0)
             return rc;
     }
     return rc;
 }
 
-/* Publishes message `index` in place: claim a registered buffer, write, commit. */
-static int publish_claim(rdps_ctx_t *pctx, rdps_pub_t *pub, const uint8_t *msg, size_t len,
-                         uint64_t index, uint64_t *eagain)
+/* Publishes message `index` in place: claim room (a send buffer, or the reliable ring), write,
+ * commit. */
+static int publish_claim(rdps_ctx_t *pctx, rdps_ctx_t *sctx, rdps_pub_t *pub, const uint8_t *msg,
+                         size_t len, uint64_t index, uint64_t *eagain)
 {
     rdps_claim claim;
     int rc;
     while ((rc = rdps_pub_claim(pub, &claim)) == RDPS_EAGAIN) {
-        (*eagain)++;
-        if ((rc = bench_poll_publisher(pctx)) < 0)
+        if ((rc = on_backpressure(pctx, sctx, eagain)) < 0)
             return rc;
     }
     if (rc < 0)
@@ -140,13 +149,21 @@ static int publish_claim(rdps_ctx_t *pctx, rdps_pub_t *pub, const uint8_t *msg, 
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 5) {
-        fprintf(stderr, "usage: %s N [send|claim] [BATCH] [MSG_BYTES]\n", argv[0]);
+        fprintf(stderr,
+                "usage: %s N [send|claim|reliable-send|reliable-claim] [BATCH] [MSG_BYTES]\n",
+                argv[0]);
         return 2;
     }
     unsigned long n = parse_arg(argv[1], "N");
-    int claim_mode = argc > 2 && strcmp(argv[2], "claim") == 0;
-    if (argc > 2 && !claim_mode && strcmp(argv[2], "send") != 0) {
-        fprintf(stderr, "pubsub_bench: mode must be send or claim, got '%s'\n", argv[2]);
+    const char *mode = argc > 2 ? argv[2] : "send";
+    int reliable = strncmp(mode, "reliable-", 9) == 0;
+    const char *how = reliable ? mode + 9 : mode;
+    int claim_mode = strcmp(how, "claim") == 0;
+    if (!claim_mode && strcmp(how, "send") != 0) {
+        fprintf(stderr,
+                "pubsub_bench: mode must be send, claim, reliable-send or reliable-claim, got "
+                "'%s'\n",
+                mode);
         return 2;
     }
     unsigned long batch = argc > 3 ? parse_arg(argv[3], "BATCH") : 32;
@@ -173,9 +190,10 @@ int main(int argc, char **argv)
                 rdps_strerror(rc), rdps_last_error_message());
         goto out;
     }
-    rdps_sub_opts sopts = {.on_event = on_event};
+    rdps_sub_opts sopts = {.on_event = on_event, .reliable = reliable};
+    rdps_pub_opts popts = {.reliable = reliable};
     if ((rc = rdps_sub_create(sctx, TOPIC, on_message, &sink, &sopts, &sub)) < 0 ||
-        (rc = rdps_pub_create(pctx, TOPIC, NULL, &pub)) < 0) {
+        (rc = rdps_pub_create(pctx, TOPIC, &popts, &pub)) < 0) {
         fprintf(stderr, "pubsub_bench: creating the endpoints: %s (%s)\n", rdps_strerror(rc),
                 rdps_last_error_message());
         goto out;
@@ -198,8 +216,8 @@ int main(int argc, char **argv)
         msg[i] = (uint8_t)(i * 7u + 1u);
 
     for (unsigned long i = 0; i < n; i++) {
-        rc = claim_mode ? publish_claim(pctx, pub, msg, msg_bytes, i, &eagain)
-                        : publish_send(pctx, pub, msg, msg_bytes, i, &eagain);
+        rc = claim_mode ? publish_claim(pctx, sctx, pub, msg, msg_bytes, i, &eagain)
+                        : publish_send(pctx, sctx, pub, msg, msg_bytes, i, &eagain);
         if (rc < 0) {
             fprintf(stderr, "pubsub_bench: publishing message %lu: %s (%s)\n", i, rdps_strerror(rc),
                     rdps_last_error_message());
@@ -220,7 +238,7 @@ int main(int argc, char **argv)
            "\"frames_sent\":%llu,\"delivered\":%llu,\"bytes_delivered\":%llu,"
            "\"out_of_order\":%llu,\"wrong_len\":%llu,\"gaps\":%llu,\"rq_empty\":%llu,"
            "\"backpressure\":%llu}\n",
-           n, claim_mode ? "claim" : "send", batch, msg_bytes, (unsigned long long)pc.frames_sent,
+           n, mode, batch, msg_bytes, (unsigned long long)pc.frames_sent,
            (unsigned long long)sink.delivered, (unsigned long long)sink.bytes,
            (unsigned long long)sink.out_of_order, (unsigned long long)sink.wrong_len,
            (unsigned long long)sc.gaps, (unsigned long long)sc.rq_empty,

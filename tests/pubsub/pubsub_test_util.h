@@ -113,4 +113,63 @@ static inline void test_pair_close(struct test_pair *p)
         assert_int_equal(send_rc_, 0);                                          \
     } while (0)
 
+/*
+ * Indexed test messages: a 4-byte index i, then bytes derived from i and their position, so a
+ * subscriber can check each message's integrity and order (struct test_inbox).
+ */
+static inline size_t test_message_fill(uint8_t *buf, uint32_t i, size_t len)
+{
+    memcpy(buf, &i, 4);
+    for (size_t k = 4; k < len; k++)
+        buf[k] = (uint8_t)(i * 7u + k);
+    return len;
+}
+
+struct test_inbox {
+    unsigned count, out_of_order, corrupt;
+    unsigned backwards;   /* an index at or below one already delivered: reordered or duplicate */
+    unsigned skipped;     /* indices jumped over (lost messages followed by a delivery) */
+    unsigned loss_events; /* RDPS_EVENT_LOSS and RDPS_EVENT_GAP (test_inbox_on_event) */
+    uint32_t next_index;
+    size_t last_len;
+};
+
+/* An rdps_msg_cb checking indexed messages into the struct test_inbox `user` (shorter than an
+ * index: corrupt). */
+static inline void test_inbox_on_message(void *user, const void *data, size_t len,
+                                         const rdps_msg_info *info)
+{
+    struct test_inbox *in = user;
+    const uint8_t *b = data;
+    uint32_t i;
+    (void)info;
+    in->count++;
+    in->last_len = len;
+    if (len < 4) {
+        in->corrupt++;
+        return;
+    }
+    memcpy(&i, b, 4);
+    for (size_t k = 4; k < len; k++)
+        if (b[k] != (uint8_t)(i * 7u + k)) {
+            in->corrupt++;
+            break;
+        }
+    if (i != in->next_index)
+        in->out_of_order++;
+    if (i < in->next_index)
+        in->backwards++;
+    else
+        in->skipped += i - in->next_index;
+    in->next_index = i + 1;
+}
+
+/* An rdps_event_cb counting losses into the struct test_inbox `user`. */
+static inline void test_inbox_on_event(void *user, const rdps_event *ev)
+{
+    struct test_inbox *in = user;
+    if (ev->type == RDPS_EVENT_LOSS || ev->type == RDPS_EVENT_GAP)
+        in->loss_events++;
+}
+
 #endif /* RDPS_TESTS_PUBSUB_TEST_UTIL_H */

@@ -310,14 +310,17 @@ static void test_backpressure_is_reported(void **state)
     struct received r = {0};
     rdps_pub_t *pub;
     rdps_sub_t *sub;
+    rdps_pub_t *holders[64];
     rdps_claim held[64];
     uint8_t msg[64] = {7};
     assert_int_equal(rdps_sub_create(f->b, "bp", on_message, &r, NULL, &sub), 0);
     assert_int_equal(rdps_pub_create(f->a, "bp", NULL, &pub), 0);
+    for (int i = 0; i < 64; i++) /* a publisher lends one claim at a time */
+        assert_int_equal(rdps_pub_create(f->a, "bp.hold", NULL, &holders[i]), 0);
     TEST_PAIR_PUMP(f, 2);
     /* Hold every send buffer of the pool (64): the next send must refuse, not block. */
     for (int i = 0; i < 64; i++)
-        assert_int_equal(rdps_pub_claim(pub, &held[i]), 0);
+        assert_int_equal(rdps_pub_claim(holders[i], &held[i]), 0);
     rdps_claim one_more;
     assert_int_equal(rdps_pub_claim(pub, &one_more), RDPS_EAGAIN);
     assert_int_equal(rdps_pub_send(pub, msg, sizeof(msg)), RDPS_EAGAIN);
@@ -330,7 +333,7 @@ static void test_backpressure_is_reported(void **state)
     TEST_PAIR_PUMP(f, 2);
     assert_int_equal(r.count, 0);
     for (int i = 0; i < 64; i++)
-        rdps_pub_abort(pub, &held[i]);
+        rdps_pub_abort(holders[i], &held[i]);
     assert_int_equal(rdps_pub_send(pub, msg, sizeof(msg)), 0);
     TEST_PAIR_PUMP(f, 2);
     assert_int_equal(r.count, 1);
@@ -415,6 +418,82 @@ static void test_names_with_equal_ids_refused_in_one_ctx(void **state)
     assert_int_equal(rdps_sub_create(f->b, b, on_message, NULL, NULL, &sub), 0);
     rdps_pub_destroy(pub);
     assert_int_equal(rdps_pub_create(f->a, b, NULL, &pub_b), RDPS_EEXIST); /* a is still mapped */
+    rdps_sub_destroy(sub);
+}
+
+/*
+ * Options that cannot apply are refused with RDPS_EINVAL and a message naming the option, never
+ * ignored (issue 27 row 11: an unreliable publisher took ring_bytes, flow, flow_tag,
+ * flow_min_receivers and receiver_timeout_ms and did nothing with them; a reliable one took a
+ * flow_tag without RDPS_FLOW_TAGGED and a flow_min_receivers no table could meet; an unreliable
+ * subscriber took from_oldest and flow_tag). Nothing is created, and the topic stays usable.
+ */
+static void test_options_that_cannot_apply(void **state)
+{
+    struct test_pair *f = *state;
+    struct received r = {0};
+    rdps_pub_t *pub;
+    rdps_sub_t *sub;
+    struct {
+        rdps_pub_opts opts;
+        const char *says;
+    } bad_pub[] = {
+        {{.ring_bytes = 1u << 20}, "ring_bytes needs a reliable publisher (opts.reliable = 1)"},
+        {{.flow = RDPS_FLOW_MIN}, "flow needs a reliable publisher"},
+        {{.flow = RDPS_FLOW_TAGGED, .flow_tag = 3}, "flow needs a reliable publisher"},
+        {{.flow_tag = 3}, "flow_tag needs a reliable publisher"},
+        {{.flow_min_receivers = 2}, "flow_min_receivers needs a reliable publisher"},
+        {{.receiver_timeout_ms = 100}, "receiver_timeout_ms needs a reliable publisher"},
+        {{.rate_limit = 1000000}, "rate_limit needs a reliable publisher"},
+        {{.reliable = 1, .flow = (rdps_flow_control)7}, "flow 7 is not a flow control mode"},
+        {{.reliable = 1, .flow = (rdps_flow_control)-1}, "flow -1 is not a flow control mode"},
+        {{.reliable = 1, .flow = RDPS_FLOW_TAGGED}, "RDPS_FLOW_TAGGED needs a nonzero flow_tag"},
+        {{.reliable = 1, .flow = RDPS_FLOW_MIN, .flow_tag = 5},
+         "flow_tag needs flow = RDPS_FLOW_TAGGED"},
+        {{.reliable = 1, .flow_min_receivers = 2},
+         "flow_min_receivers needs flow = RDPS_FLOW_TAGGED"},
+        {{.reliable = 1, .flow = RDPS_FLOW_TAGGED, .flow_tag = 5, .flow_min_receivers = 257},
+         "flow_min_receivers 257 can never be met"},
+        {{.reliable = 1, .ring_bytes = 4096}, "ring_bytes 4096 outside 64 KiB..4 GiB"},
+    };
+    for (size_t i = 0; i < sizeof(bad_pub) / sizeof(bad_pub[0]); i++) {
+        pub = (rdps_pub_t *)&pub; /* not NULL: create must clear it */
+        assert_int_equal(rdps_pub_create(f->a, "opts", &bad_pub[i].opts, &pub), RDPS_EINVAL);
+        assert_null(pub);
+        if (strstr(rdps_last_error_message(), bad_pub[i].says) == NULL)
+            fail_msg("case %zu: '%s' does not say '%s'", i, rdps_last_error_message(),
+                     bad_pub[i].says);
+        assert_non_null(strstr(rdps_last_error_message(), "rdps_pub_create: "));
+    }
+    struct {
+        rdps_sub_opts opts;
+        const char *says;
+    } bad_sub[] = {
+        {{.from_oldest = 1}, "from_oldest needs a reliable subscriber (opts.reliable = 1)"},
+        {{.flow_tag = 9}, "flow_tag needs a reliable subscriber"},
+    };
+    for (size_t i = 0; i < sizeof(bad_sub) / sizeof(bad_sub[0]); i++) {
+        assert_int_equal(rdps_sub_create(f->b, "opts", on_message, &r, &bad_sub[i].opts, &sub),
+                         RDPS_EINVAL);
+        assert_null(sub);
+        if (strstr(rdps_last_error_message(), bad_sub[i].says) == NULL)
+            fail_msg("sub case %zu: '%s' does not say '%s'", i, rdps_last_error_message(),
+                     bad_sub[i].says);
+    }
+
+    /* What applies is taken: the edges of each range, and every option where it belongs. */
+    rdps_pub_opts good_pub[] = {
+        {.group = "239.192.9.9"},
+        {.reliable = 1, .flow = RDPS_FLOW_TAGGED, .flow_tag = 5, .flow_min_receivers = 256},
+        {.reliable = 1, .flow = RDPS_FLOW_MIN, .receiver_timeout_ms = 100, .rate_limit = 1000000},
+        {.reliable = 1, .ring_bytes = 64u * 1024u},
+    };
+    for (size_t i = 0; i < sizeof(good_pub) / sizeof(good_pub[0]); i++) {
+        assert_int_equal(rdps_pub_create(f->a, "opts", &good_pub[i], &pub), 0);
+        rdps_pub_destroy(pub);
+    }
+    rdps_sub_opts good_sub = {.reliable = 1, .from_oldest = 1, .flow_tag = 9};
+    assert_int_equal(rdps_sub_create(f->b, "opts", on_message, &r, &good_sub, &sub), 0);
     rdps_sub_destroy(sub);
 }
 
@@ -527,6 +606,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_topic_name_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_names_with_equal_ids_refused_in_one_ctx, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_options_that_cannot_apply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_validation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_frames_are_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_receive_loss_delivers_only_intact_messages, setup,

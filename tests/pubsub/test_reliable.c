@@ -10,45 +10,6 @@
 #include "pubsub_test_util.h"
 #include "rdps_clock.h"
 
-struct inbox {
-    unsigned count, out_of_order, corrupt;
-    unsigned backwards; /* an index at or below one already delivered: reordered or duplicate */
-    unsigned skipped;   /* indices jumped over (lost messages followed by a delivery) */
-    uint32_t next_index;
-};
-
-/* Message i: 4-byte index, then bytes derived from it. */
-static size_t make_message(uint8_t *buf, uint32_t i, size_t len)
-{
-    memcpy(buf, &i, 4);
-    for (size_t k = 4; k < len; k++)
-        buf[k] = (uint8_t)(i * 7u + k);
-    return len;
-}
-
-static void on_message(void *user, const void *data, size_t len, const rdps_msg_info *info)
-{
-    struct inbox *in = user;
-    const uint8_t *b = data;
-    uint32_t i;
-    (void)info;
-    assert_true(len >= 4);
-    memcpy(&i, b, 4);
-    for (size_t k = 4; k < len; k++)
-        if (b[k] != (uint8_t)(i * 7u + k)) {
-            in->corrupt++;
-            break;
-        }
-    if (i != in->next_index)
-        in->out_of_order++;
-    if (i < in->next_index)
-        in->backwards++;
-    else
-        in->skipped += i - in->next_index;
-    in->next_index = i + 1;
-    in->count++;
-}
-
 static int setup(void **state)
 {
     struct test_pair *f = calloc(1, sizeof(*f));
@@ -68,16 +29,16 @@ static int teardown(void **state)
 static void test_reliable_publisher_to_plain_subscriber(void **state)
 {
     struct test_pair *f = *state;
-    struct inbox in = {0};
+    struct test_inbox in = {0};
     rdps_pub_t *pub;
     rdps_sub_t *sub;
     rdps_pub_opts popts = {.reliable = 1, .ring_bytes = 1u << 20};
-    assert_int_equal(rdps_sub_create(f->b, "rel.plain", on_message, &in, NULL, &sub), 0);
+    assert_int_equal(rdps_sub_create(f->b, "rel.plain", test_inbox_on_message, &in, NULL, &sub), 0);
     assert_int_equal(rdps_pub_create(f->a, "rel.plain", &popts, &pub), 0);
     TEST_PAIR_PUMP(f, 3);
     uint8_t buf[5000];
     for (uint32_t i = 0; i < 3000; i++) {
-        size_t len = make_message(buf, i, 4 + (i * 37u) % (sizeof(buf) - 4));
+        size_t len = test_message_fill(buf, i, 4 + (i * 37u) % (sizeof(buf) - 4));
         TEST_PAIR_SEND_OK(f, pub, buf, len);
         if (i % 8 == 0)
             TEST_PAIR_PUMP(f, 1);
@@ -103,17 +64,17 @@ static void test_reliable_publisher_to_plain_subscriber(void **state)
 static void test_rate_limited_publisher(void **state)
 {
     struct test_pair *f = *state;
-    struct inbox in = {0};
+    struct test_inbox in = {0};
     rdps_pub_t *pub;
     rdps_sub_t *sub;
     rdps_pub_opts popts = {.reliable = 1, .ring_bytes = 1u << 20, .rate_limit = 1000000};
-    assert_int_equal(rdps_sub_create(f->b, "rel.paced", on_message, &in, NULL, &sub), 0);
+    assert_int_equal(rdps_sub_create(f->b, "rel.paced", test_inbox_on_message, &in, NULL, &sub), 0);
     assert_int_equal(rdps_pub_create(f->a, "rel.paced", &popts, &pub), 0);
     TEST_PAIR_PUMP(f, 3);
     uint8_t buf[900];
     uint64_t start = rdps__clock_monotonic_ns();
     for (uint32_t i = 0; i < 200; i++) {
-        size_t len = make_message(buf, i, sizeof(buf));
+        size_t len = test_message_fill(buf, i, sizeof(buf));
         TEST_PAIR_SEND_OK(f, pub, buf, len);
     }
     uint64_t until = start + 10000000000ull;
@@ -156,18 +117,6 @@ static void test_idle_reliable_publisher_heartbeats(void **state)
     rdps_pub_counters(pub, &c);
     assert_true(c.heartbeats_sent >= 3); /* 100 us doubling: several in ~200 ms */
     assert_true(c.heartbeats_sent < 40); /* and backing off, not one per poll */
-    rdps_pub_destroy(pub);
-}
-
-static void test_reliable_claim_is_refused(void **state)
-{
-    struct test_pair *f = *state;
-    rdps_pub_t *pub;
-    rdps_claim claim;
-    rdps_pub_opts popts = {.reliable = 1, .ring_bytes = 1u << 20};
-    assert_int_equal(rdps_pub_create(f->a, "rel.claim", &popts, &pub), 0);
-    TEST_PAIR_PUMP(f, 3);
-    assert_int_equal(rdps_pub_claim(pub, &claim), RDPS_ENOTSUP);
     rdps_pub_destroy(pub);
 }
 
@@ -222,13 +171,13 @@ static void on_loss_event(void *user, const rdps_event *ev)
 }
 
 struct reliable_sub {
-    struct inbox in;
+    struct test_inbox in;
     struct loss_seen loss;
 };
 
 static void rel_on_message(void *user, const void *data, size_t len, const rdps_msg_info *info)
 {
-    on_message(&((struct reliable_sub *)user)->in, data, len, info);
+    test_inbox_on_message(&((struct reliable_sub *)user)->in, data, len, info);
 }
 
 static void rel_on_event(void *user, const rdps_event *ev)
@@ -261,7 +210,7 @@ static void reliable_over_loss(double loss, uint64_t seed)
     enum { N = 2000 };
     uint8_t buf[3000];
     for (uint32_t i = 0; i < N; i++) {
-        size_t len = make_message(buf, i, 4 + (i * 131u) % (sizeof(buf) - 4));
+        size_t len = test_message_fill(buf, i, 4 + (i * 131u) % (sizeof(buf) - 4));
         TEST_PAIR_SEND_OK(&f, pub, buf, len);
         TEST_PAIR_PUMP(&f, 1);
     }
@@ -337,7 +286,6 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_rate_limited_publisher, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_reliable_publisher_heartbeats, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reliable_claim_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reliable_message_limit, setup, teardown),
         cmocka_unit_test(test_reliable_lossless),
         cmocka_unit_test(test_reliable_five_percent_loss),

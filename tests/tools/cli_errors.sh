@@ -77,6 +77,7 @@ expect 2 "only apply to --pattern" "$pub" -t t -s 64
 expect 2 "do not also give FILE" "$pub" -t t --pattern somefile
 expect 2 "--flow, --ring and --rate-limit need --reliable" "$pub" -t t --pattern --rate-limit 10m
 expect 2 "--rate-limit" "$pub" -t t --pattern --reliable --rate-limit 100
+expect 2 "N 0..256" "$pub" -t t --pattern --reliable --flow tagged:7:257
 expect 2 "unexpected argument" "$sub" -t t extra
 expect 2 "cannot open" "$pub" -t t /nonexistent/file
 expect 2 "unrecognized option" "$sub" -t t --no-such-option

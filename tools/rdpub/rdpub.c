@@ -124,6 +124,9 @@ static void on_pub_event(void *user, const rdps_event *ev)
 /* --flow max | min | tagged:TAG:N */
 static bool parse_flow(const char *arg, struct options *opt)
 {
+    /* A later --flow replaces an earlier one: the tag goes with tagged only (the library refuses
+     * a flow_tag without RDPS_FLOW_TAGGED). */
+    opt->flow_tag = opt->flow_min = 0;
     if (strcmp(arg, "max") == 0) {
         opt->flow = RDPS_FLOW_MAX;
         return true;
@@ -134,14 +137,15 @@ static bool parse_flow(const char *arg, struct options *opt)
     }
     unsigned long long tag, n;
     char tail;
+    /* N: at most the 256 receivers a publisher tracks (more could never be met). */
     if (sscanf(arg, "tagged:%llu:%llu%c", &tag, &n, &tail) == 2 && tag >= 1 && tag <= UINT32_MAX &&
-        n <= 100000) {
+        n <= 256) {
         opt->flow = RDPS_FLOW_TAGGED;
         opt->flow_tag = tag;
         opt->flow_min = n;
         return true;
     }
-    tool_error(prog, "--flow: expected max, min or tagged:TAG:N (TAG 1..%u, N 0..100000), got '%s'",
+    tool_error(prog, "--flow: expected max, min or tagged:TAG:N (TAG 1..%u, N 0..256), got '%s'",
                UINT32_MAX, arg);
     return false;
 }

@@ -235,17 +235,28 @@ typedef enum rdps_flow_control {
 struct rdps_event; /* below, with the events and what each carries */
 typedef void (*rdps_event_cb)(void *user, const struct rdps_event *event);
 
+/*
+ * Publisher options; zero-initialize, NULL for all defaults. An option that cannot apply is
+ * refused by rdps_pub_create with RDPS_EINVAL (rdps_last_error_message() names it and says why),
+ * never silently ignored: ring_bytes, flow, flow_tag, flow_min_receivers, receiver_timeout_ms
+ * and rate_limit need reliable = 1 (left zero otherwise); flow_tag and flow_min_receivers need
+ * flow = RDPS_FLOW_TAGGED. Out of range, also RDPS_EINVAL: flow not one of the rdps_flow_control
+ * values; RDPS_FLOW_TAGGED with flow_tag 0, or with flow_min_receivers above 256 (the receivers
+ * a publisher tracks: it would never send); ring_bytes outside 64 KiB..4 GiB (0: the default);
+ * rate_limit outside one datagram per second..100 GB/s (0: none). group, on_event and event_user
+ * are taken by every publisher.
+ */
 typedef struct rdps_pub_opts {
     const char *group; /* explicit multicast group (dotted IPv4); NULL: hash of the topic name */
     /*
      * 1: reliable publishing. Frames are written once into a retransmission ring of ring_bytes
      * (default 16 MiB, registered with the device); subscribers that ask for reliability NAK
      * what they miss and report their progress (STATUS); repairs go by unicast to one asker,
-     * by multicast when several asked. rdps_pub_send returns RDPS_EAGAIN, before anything is
-     * written, when the ring or the flow-control window cannot take the whole message, or
-     * while a reliable subscriber discovery announced has not reported its position yet (at
-     * most 1 s; under RDPS_FLOW_MAX only before the first subscriber has reported), so a
-     * first burst is not sent into a window nobody has opened.
+     * by multicast when several asked. rdps_pub_send (and rdps_pub_claim, for one datagram)
+     * returns RDPS_EAGAIN, before anything is written, when the ring or the flow-control window
+     * cannot take the whole message, or while a reliable subscriber discovery announced has
+     * not reported its position yet (at most 1 s; under RDPS_FLOW_MAX only before the first
+     * subscriber has reported), so a first burst is not sent into a window nobody has opened.
      */
     int reliable;
     size_t ring_bytes;
@@ -286,7 +297,8 @@ RDPS_EXPORT int rdps_pub_ready(const rdps_pub_t *pub);
  * buffer is free on return). Returns 0, RDPS_EAGAIN when not ready or the send
  * queue is full (nothing was sent: poll and retry; when it persists, wait with
  * rdps_ctx_wait() rather than spin: on soft-RoCE the kernel does the device's
- * work on the same CPUs), RDPS_EMSGSIZE when too long. */
+ * work on the same CPUs), RDPS_EMSGSIZE when too long, RDPS_EBUSY while the
+ * publisher has a claim outstanding (rdps_pub_claim). */
 RDPS_EXPORT int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len);
 /*
  * rdps_pub_send with flags. RDPS_SEND_MORE: more messages follow at once, so
@@ -299,8 +311,47 @@ RDPS_EXPORT int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, 
 /* Posts every datagram queued with RDPS_SEND_MORE. */
 RDPS_EXPORT int rdps_ctx_flush(rdps_ctx_t *ctx);
 
-/* Zero-copy send of a single-datagram message: claim a registered buffer,
- * write the message into claim.data (up to claim.capacity bytes), commit. */
+/*
+ * Zero-copy send of a message of one datagram: claim room, write the message into claim.data (up
+ * to claim.capacity bytes), commit. The same rules on every publisher:
+ *
+ * rdps_pub_claim: an unreliable publisher lends a registered send buffer; a reliable one reserves
+ * the room in its retransmission ring, where the frame is posted and repaired from, so the
+ * message is never copied. claim.capacity is one datagram's payload
+ * (rdps_ctx_max_datagram_payload()), at most the ctx's max_message_size. Returns 0, or (with
+ * claim.data NULL and nothing held) RDPS_EAGAIN when a send could not go either (group still
+ * joining; the send pool full; reliable: the ring or the flow-control window cannot take one
+ * more datagram, or a subscriber has not reported yet, as rdps_pub_send; counted in
+ * send_backpressure: poll and retry), RDPS_EBUSY when the publisher has a claim outstanding,
+ * RDPS_EINVAL, RDPS_ECLOSED, RDPS_ENOTJOINED.
+ *
+ * One claim per publisher: until it is committed or aborted, a second rdps_pub_claim and
+ * rdps_pub_send / rdps_pub_send_ex on that publisher return RDPS_EBUSY (nothing sent, not
+ * counted as back-pressure). Other publishers, rdps_ctx_poll, rdps_ctx_wait and rdps_ctx_flush
+ * go on as usual; a reliable publisher keeps posting, repairing and answering receivers.
+ *
+ * rdps_pub_commit sends the first len bytes of the claim (sequence and timestamp are assigned
+ * now) like rdps_pub_send: queued to the device, or appended to the ring and posted under the
+ * same flow control and rate limit; delivered at once to subscribers in the same ctx; counted in
+ * msgs_sent. Admission was decided at claim: commit never returns RDPS_EAGAIN for the window or
+ * the ring. Commit ends the claim whatever it returns, except RDPS_EINVAL:
+ *   0              sent.
+ *   RDPS_EMSGSIZE  len above claim.capacity (as the claim gave it): nothing sent.
+ *   RDPS_ECLOSED   the publisher was destroyed from a callback or the ctx is being destroyed:
+ *                  nothing sent; or, after the message was sent, a callback of a local
+ *                  subscriber destroyed the ctx (as rdps_pub_send).
+ *   RDPS_EINVAL    pub or claim NULL, or claim is not the publisher's outstanding claim (already
+ *                  committed or aborted, a copy of one, another publisher's, never claimed):
+ *                  nothing happens, never a second send.
+ *   other codes    unreliable publishers: the device refused the datagram (RDPS_EAGAIN when
+ *                  sends made since the claim filled its send queue, RDPS_EDEVFATAL, ...): not
+ *                  sent.
+ * rdps_pub_abort gives the claim back unsent: no sequence is used, nothing is left behind; a claim
+ * that is not outstanding is ignored.
+ *
+ * Lifetime: claim.data is valid from a successful claim until its commit or abort. Destroying the
+ * publisher (or its ctx) releases an outstanding claim; claim.data is invalid from then on.
+ */
 typedef struct rdps_claim {
     void *data;
     size_t capacity;
@@ -511,6 +562,11 @@ RDPS_EXPORT const char *rdps_event_name(rdps_event_type type);
  */
 RDPS_EXPORT const char *rdps_event_reason_name(const rdps_event *ev);
 
+/*
+ * Subscriber options; zero-initialize, NULL for all defaults. from_oldest and flow_tag need
+ * reliable = 1: set on an unreliable subscriber, rdps_sub_create refuses them with RDPS_EINVAL
+ * (rdps_last_error_message() names the option) rather than ignore them.
+ */
 typedef struct rdps_sub_opts {
     const char *group; /* explicit multicast group; NULL: hash of the topic name */
     /* optional: RDPS_EVENT_GAP, _PUBLISHER_SEEN/_GONE, _QP_RECOVERED, _LOSS, _TOPIC_COLLISION;
