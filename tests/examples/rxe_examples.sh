@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # rxe_examples.sh - one guest: the programs of tools/examples on a real rxe device, each role in
 # its own process as a user runs them: hello_pubsub; reliable_pubsub's publisher and subscriber;
-# event_loop fed by rdpub; relay between rdpub and a verifying rdsub.
+# zero_copy; event_loop fed by rdpub; relay between rdpub and a verifying rdsub.
 #
 # usage: rxe_examples.sh BUILD_DIR   (inside tools/rxe-vm; exits 77 elsewhere)
 set -u
@@ -26,6 +26,11 @@ rsub=$!
 "$ex/reliable_pubsub" pub 3000 >"$out/rpub.txt" 2>&1 || fail "reliable_pubsub pub exited $?"
 wait $rsub || fail "reliable_pubsub sub exited $?: $(cat "$out/rsub.txt")"
 grep -q "subscriber_seen" "$out/rpub.txt" || fail "the publisher saw no subscriber_seen event"
+
+# zero_copy: quotes built in place in a reliable publisher's ring, received in a second ctx.
+timeout 120 "$ex/zero_copy" 3000 >"$out/zero_copy.txt" 2>&1 || fail "zero_copy exited $?"
+grep -q "^3000 of 3000 quotes received in order" "$out/zero_copy.txt" ||
+    fail "zero_copy: $(tail -n 1 "$out/zero_copy.txt")"
 
 # event_loop: 100 messages from rdpub through the application's own epoll loop.
 timeout 60 "$ex/event_loop" md.ex.loop 100 >"$out/loop.txt" 2>&1 &
