@@ -7,10 +7,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "abi.h"
 #include "discovery_engine.h"
 #include "rdps_error.h"
 
-void rdps_config_init(rdps_config *cfg)
+void rdps__config_defaults(rdps_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
     cfg->qkey = 0x01234567u;
@@ -40,6 +41,15 @@ void rdps_config_init(rdps_config *cfg)
     cfg->send_slots = 1024;
     cfg->recv_slots = 4096;
     cfg->loss_seed = 1;
+}
+
+void rdps_config_init_sized(rdps_config *cfg, size_t size)
+{
+    rdps_config defaults;
+    if (cfg == NULL)
+        return;
+    rdps__config_defaults(&defaults);
+    rdps__abi_write_out(cfg, size, &defaults, sizeof(defaults));
 }
 
 static int check_range(const char *field, uint64_t value, uint64_t lo, uint64_t hi)

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "abi.h"
 #include "rdps_clock.h"
 #include "rdps_error.h"
 #include "rdps_random.h"
@@ -302,7 +303,7 @@ static const char *chosen_device(const rdps_config *cfg)
     return env != NULL && env[0] != '\0' ? env : NULL;
 }
 
-int rdps_ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
+static int ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
 {
     struct rdps_group_range range;
     uint32_t control_group;
@@ -681,7 +682,45 @@ int rdps_ctx_sends_pending(const rdps_ctx_t *ctx)
     return ts.tx_outstanding > INT32_MAX ? INT32_MAX : (int)ts.tx_outstanding;
 }
 
-int rdps_ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out)
+int rdps_ctx_create_sized(const rdps_config *cfg, size_t size, unsigned header_version,
+                          rdps_ctx_t **out)
+{
+    rdps_config full;
+    int rc;
+    rdps__clear_err();
+    if (out != NULL)
+        *out = NULL;
+    if ((rc = rdps__abi_check_header(header_version, "rdps_ctx_create")) < 0)
+        return rc;
+    if (cfg == NULL)
+        return rdps__set_err(RDPS_EINVAL, "rdps_ctx_create: config is NULL (use rdps_config_init)");
+    rdps__config_defaults(&full);
+    rc = rdps__abi_read_in(&full, sizeof(full), cfg, size, RDPS__ABI_CONFIG_SIZE_1_0,
+                           "rdps_ctx_create: rdps_config");
+    return rc < 0 ? rc : ctx_create(&full, out);
+}
+
+int rdps__counters_to_caller(int rc, const rdps_counters *full, rdps_counters *out, size_t size)
+{
+    if (out == NULL)
+        return RDPS_EINVAL;
+    if (size < RDPS__ABI_COUNTERS_SIZE_1_0) {
+        memset(out, 0, size);
+        return rdps__set_err(RDPS_EINVAL, "rdps_counters of %zu bytes: smaller than rdps 1.0's",
+                             size);
+    }
+    rdps__abi_write_out(out, size, full, sizeof(*full));
+    return rc;
+}
+
+int rdps_ctx_counters_sized(const rdps_ctx_t *ctx, rdps_counters *out, size_t size)
+{
+    rdps_counters full;
+    int rc = rdps__ctx_counters(ctx, &full);
+    return rdps__counters_to_caller(rc, &full, out, size);
+}
+
+int rdps__ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out)
 {
     struct rdps_transport_stats ts;
     if (out == NULL)

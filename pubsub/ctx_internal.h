@@ -255,6 +255,13 @@ int rdps__membership_loopback_create(struct rdps_loopback_fabric *fabric,
                                      struct rdps_transport *transport,
                                      const struct rdps_membership_ops **ops, void **impl);
 
+/* config.c: the defaults rdps_config_init gives. */
+void rdps__config_defaults(rdps_config *cfg);
+/* ctx.c: the ctx's counters in the library's whole struct (zeroed and RDPS_EINVAL for NULL), and
+ * a counters query's result copied into the caller's struct of `size` bytes (abi.h). */
+int rdps__ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out);
+int rdps__counters_to_caller(int rc, const rdps_counters *full, rdps_counters *out, size_t size);
+
 /* loopback_device.c: the public in-process device (rdps_config.device = "loopback"). Opens an
  * endpoint and its membership on the process's fabric; every successful open is paired with one
  * close after the endpoint is destroyed. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi.h"
 #include "rdps_clock.h"
 #include "rdps_error.h"
 #include "rdps_frag.h"
@@ -36,7 +37,28 @@ static int check_opts(const rdps_pub_opts *opts)
     return 0;
 }
 
-int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts, rdps_pub_t **out)
+static int pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
+                      rdps_pub_t **out);
+
+int rdps_pub_create_sized(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
+                          size_t opts_size, rdps_pub_t **out)
+{
+    rdps_pub_opts full = {0}; /* zero: every option's default */
+    rdps__clear_err();
+    if (opts != NULL) {
+        int rc = rdps__abi_read_in(&full, sizeof(full), opts, opts_size,
+                                   RDPS__ABI_PUB_OPTS_SIZE_1_0, "rdps_pub_create: rdps_pub_opts");
+        if (rc < 0) {
+            if (out != NULL)
+                *out = NULL;
+            return rc;
+        }
+    }
+    return pub_create(ctx, topic, opts != NULL ? &full : NULL, out);
+}
+
+static int pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
+                      rdps_pub_t **out)
 {
     struct rdps_topic *t;
     int rc;

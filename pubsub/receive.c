@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi.h"
 #include "discovery_engine.h"
 #include "rdps_clock.h"
 #include "rdps_endian.h"
@@ -382,8 +383,8 @@ uint64_t rdps__receive_reliable_poll(rdps_ctx_t *ctx, bool backlog)
 }
 
 struct session_fill {
-    rdps_session_stats *out;
-    size_t max, n;
+    unsigned char *out; /* the caller's array, elem_size bytes apart */
+    size_t max, n, elem_size;
 };
 
 static void fill_session(void *user, const struct rdps_source *source, uint32_t session_id,
@@ -392,7 +393,7 @@ static void fill_session(void *user, const struct rdps_source *source, uint32_t 
     struct session_fill *f = user;
     if (f->n < f->max) {
         const struct rdps_rel_recv_counters *c = &info->counters;
-        rdps_session_stats *o = &f->out[f->n];
+        rdps_session_stats stats, *o = &stats;
         memset(o, 0, sizeof(*o));
         o->session_id = session_id;
         o->source = *source;
@@ -412,17 +413,24 @@ static void fill_session(void *user, const struct rdps_source *source, uint32_t 
         o->repair_latency_p99_us = rdps__rel_latency_quantile_us(c->repair_latency, 0.99);
         o->repair_rtts_p50_milli = rdps__rel_rtts_quantile_milli(c->repair_rtts, 0.5);
         o->repair_rtts_p99_milli = rdps__rel_rtts_quantile_milli(c->repair_rtts, 0.99);
+        rdps__abi_write_out(f->out + f->n * f->elem_size, f->elem_size, o, sizeof(*o));
     }
     f->n++;
 }
 
-int rdps_sub_sessions(const rdps_sub_t *sub, rdps_session_stats *out, size_t max)
+int rdps_sub_sessions_sized(const rdps_sub_t *sub, rdps_session_stats *out, size_t max,
+                            size_t elem_size)
 {
     if (sub == NULL || (out == NULL && max > 0))
         return rdps__set_err(RDPS_EINVAL, "rdps_sub_sessions: NULL subscriber or array");
+    if (elem_size < RDPS__ABI_SESSION_STATS_SIZE_1_0)
+        return rdps__set_err(RDPS_EINVAL,
+                             "rdps_sub_sessions: rdps_session_stats of %zu bytes: smaller than "
+                             "rdps 1.0's",
+                             elem_size);
     if (sub->closed)
         return RDPS_ECLOSED;
-    struct session_fill f = {out, max, 0};
+    struct session_fill f = {(unsigned char *)out, max, 0, elem_size};
     rdps__reasm_rel_streams(sub->ctx->reasm, sub->topic->id, fill_session, &f);
     return f.n > INT32_MAX ? INT32_MAX : (int)f.n;
 }

@@ -6,10 +6,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi.h"
 #include "rdps_error.h"
 
-int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, void *user,
-                    const rdps_sub_opts *opts, rdps_sub_t **out)
+static int sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, void *user,
+                      const rdps_sub_opts *opts, rdps_sub_t **out);
+
+int rdps_sub_create_sized(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, void *user,
+                          const rdps_sub_opts *opts, size_t opts_size, rdps_sub_t **out)
+{
+    rdps_sub_opts full = {0}; /* zero: every option's default */
+    rdps__clear_err();
+    if (opts != NULL) {
+        int rc = rdps__abi_read_in(&full, sizeof(full), opts, opts_size,
+                                   RDPS__ABI_SUB_OPTS_SIZE_1_0, "rdps_sub_create: rdps_sub_opts");
+        if (rc < 0) {
+            if (out != NULL)
+                *out = NULL;
+            return rc;
+        }
+    }
+    return sub_create(ctx, topic, on_message, user, opts != NULL ? &full : NULL, out);
+}
+
+static int sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, void *user,
+                      const rdps_sub_opts *opts, rdps_sub_t **out)
 {
     struct rdps_topic *t;
     int rc;
@@ -133,37 +154,39 @@ int rdps_sub_ready(const rdps_sub_t *sub)
     return state == 1;
 }
 
-int rdps_sub_counters(const rdps_sub_t *sub, rdps_counters *out)
+int rdps_sub_counters_sized(const rdps_sub_t *sub, rdps_counters *out, size_t size)
 {
-    if (sub == NULL || out == NULL)
-        return rdps_ctx_counters(NULL, out);
-    /* Per-subscriber figures where they exist, the ctx's for what is not per topic. */
-    rdps_ctx_counters(sub->ctx, out);
-    out->msgs_delivered = sub->counters.msgs_delivered;
-    out->bytes_delivered = sub->counters.bytes_delivered;
-    out->fragments_received = sub->counters.fragments_received;
-    out->gaps = sub->counters.gaps;
-    return 0;
+    rdps_counters full;
+    int rc = rdps__ctx_counters(sub != NULL ? sub->ctx : NULL, &full);
+    if (rc == 0) {
+        /* Per-subscriber figures where they exist, the ctx's for what is not per topic. */
+        full.msgs_delivered = sub->counters.msgs_delivered;
+        full.bytes_delivered = sub->counters.bytes_delivered;
+        full.fragments_received = sub->counters.fragments_received;
+        full.gaps = sub->counters.gaps;
+    }
+    return rdps__counters_to_caller(rc, &full, out, size);
 }
 
-int rdps_pub_counters(const rdps_pub_t *pub, rdps_counters *out)
+int rdps_pub_counters_sized(const rdps_pub_t *pub, rdps_counters *out, size_t size)
 {
-    if (pub == NULL || out == NULL)
-        return rdps_ctx_counters(NULL, out);
-    /* The ctx's figures for what is not per publisher, this publisher's for the rest. */
-    rdps_ctx_counters(pub->ctx, out);
-    rdps_counters mine;
-    memset(&mine, 0, sizeof(mine));
-    rdps__pub_fold_counters(pub, &mine);
-    out->msgs_sent = mine.msgs_sent;
-    out->bytes_sent = mine.bytes_sent;
-    out->frames_sent = mine.frames_sent;
-    out->frame_bytes_sent = mine.frame_bytes_sent;
-    out->send_backpressure = mine.send_backpressure;
-    out->retransmits = mine.retransmits;
-    out->heartbeats_sent = mine.heartbeats_sent;
-    out->receiver_evictions = mine.receiver_evictions;
-    out->naks_suppressed = mine.naks_suppressed;
-    out->naks_received = pub->counters.naks_received;
-    return 0;
+    rdps_counters full;
+    int rc = rdps__ctx_counters(pub != NULL ? pub->ctx : NULL, &full);
+    if (rc == 0) {
+        /* The ctx's figures for what is not per publisher, this publisher's for the rest. */
+        rdps_counters mine;
+        memset(&mine, 0, sizeof(mine));
+        rdps__pub_fold_counters(pub, &mine);
+        full.msgs_sent = mine.msgs_sent;
+        full.bytes_sent = mine.bytes_sent;
+        full.frames_sent = mine.frames_sent;
+        full.frame_bytes_sent = mine.frame_bytes_sent;
+        full.send_backpressure = mine.send_backpressure;
+        full.retransmits = mine.retransmits;
+        full.heartbeats_sent = mine.heartbeats_sent;
+        full.receiver_evictions = mine.receiver_evictions;
+        full.naks_suppressed = mine.naks_suppressed;
+        full.naks_received = pub->counters.naks_received;
+    }
+    return rdps__counters_to_caller(rc, &full, out, size);
 }

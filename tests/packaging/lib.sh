@@ -134,13 +134,21 @@ check_cmake_package() {
 # check_library SRC LIB MAJOR: SONAME librdps.so.MAJOR, and the dynamic symbols LIB defines are
 # exactly the RDPS_EXPORT functions of SRC/pubsub/include/rdps/rdps.h.
 check_library() {
-    local src=$1 lib=$2 major=$3 soname exported declared
+    local src=$1 lib=$2 major=$3 soname exported declared unversioned
     soname=$(objdump -p "$lib" | awk '$1 == "SONAME" { print $2 }')
     if [ "$soname" != "librdps.so.$major" ]; then
         fail "$lib: SONAME '$soname', want librdps.so.$major"
     fi
+    # Every exported function carries a symbol version of this major (librdps.map).
+    unversioned=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVWiu]$/ { print $3 }' |
+        grep -Ev '^(_init|_fini|_edata|_end|__bss_start)(@|$)' | grep -v "@@RDPS_$major\.[0-9]*$")
+    if [ -n "$unversioned" ]; then
+        fail "$lib: symbols without a version RDPS_$major.N: $unversioned"
+    else
+        echo "ok:   every exported symbol has a version RDPS_$major.N"
+    fi
     exported=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVWiu]$/ { print $3 }' |
-        grep -Ev '^(_init|_fini|_edata|_end|__bss_start)$' | sort)
+        sed 's/@.*//' | grep -Ev '^(_init|_fini|_edata|_end|__bss_start)$' | sort)
     declared=$(grep -E '^\s*RDPS_EXPORT\b' "$src/pubsub/include/rdps/rdps.h" |
         grep -oE '\brdps_[a-z0-9_]+\s*\(' | tr -d '( ' | sort)
     if [ -z "$declared" ] || [ "$exported" != "$declared" ]; then

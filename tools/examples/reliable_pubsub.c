@@ -70,8 +70,8 @@ static void on_pub_event(void *user, const rdps_event *ev)
 static int open_ctx(double loss, rdps_ctx_t **ctx)
 {
     rdps_config cfg;
-    rdps_config_init(&cfg); /* RDPS_DEVICE picks the device, "loopback" for none */
-    cfg.loss_rx_rate = loss;  /* the built-in loss generator: for tests and demos only */
+    rdps_config_init(&cfg);  /* RDPS_DEVICE picks the device, "loopback" for none */
+    cfg.loss_rx_rate = loss; /* the built-in loss generator: for tests and demos only */
     int rc = rdps_ctx_create(&cfg, ctx);
     if (rc < 0)
         fprintf(stderr, "rdps_ctx_create: %s\n", rdps_last_error_message());
@@ -136,8 +136,8 @@ static int subscribe(uint64_t count, double loss)
     rdps_counters c;
     rdps_sub_counters(sub, &c);
     printf("sub: %llu of %llu orders in order, %llu datagrams lost, %llu repaired\n",
-           (unsigned long long)s.received, (unsigned long long)count,
-           (unsigned long long)s.lost, (unsigned long long)c.recovered);
+           (unsigned long long)s.received, (unsigned long long)count, (unsigned long long)s.lost,
+           (unsigned long long)c.recovered);
     rdps_ctx_destroy(ctx);
     return s.received == count ? 0 : 1;
 }

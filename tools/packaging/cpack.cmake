@@ -2,7 +2,8 @@
 # cpack.cmake - Debian packages of rdps (cpack -G DEB in the build tree), included last by the
 # top-level CMakeLists.txt so every install rule is known.
 #
-#   librdps0      the shared library (SONAME librdps.so.0; only RDPS_EXPORT symbols visible)
+#   librdpsN      the shared library (SONAME librdps.so.N, N the major version; only RDPS_EXPORT
+#                 symbols, each with a symbol version RDPS_N.M)
 #   librdps-dev   rdps/rdps.h, the librdps.so link, rdps.pc, the CMake package (rdps::rdps),
 #                 rdps(3), rdps(7) and the examples' sources
 #   rdps-tools    rdpub, rdsub, rdps-ping, rdps-info, rdps-stat, md-feed, md-book and their pages
@@ -32,10 +33,10 @@ set(CPACK_DEBIAN_PACKAGE_SOURCE rdps)
 # Packaged binaries are stripped (Debian ships debugging symbols apart, in -dbgsym packages).
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# dpkg-shlibdeps finds librdps.so.0 for the tools in the build tree (it is in no installed package).
+# dpkg-shlibdeps finds librdps.so.N for the tools in the build tree (it is in no installed package).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR}/pubsub)
 set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
-# A shlibs file in librdps0, so packages built against librdps depend on it through
+# A shlibs file in librdpsN, so packages built against librdps depend on it through
 # dpkg-shlibdeps (only the library component has a shared library to describe).
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")

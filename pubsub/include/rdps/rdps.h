@@ -17,9 +17,30 @@ extern "C" {
 #define RDPS_EXPORT
 #endif
 
-#define RDPS_VERSION_MAJOR 0
-#define RDPS_VERSION_MINOR 1
+/*
+ * The version of this header (the README's "Versioning" says when each number moves). A program
+ * built against it needs a librdps of the same major version and at least this minor one:
+ * rdps_ctx_create() checks (RDPS_ENOTSUP otherwise), because fields this header added to the
+ * structs the library fills in (rdps_msg_info, rdps_event) would be garbage from an older one.
+ */
+#define RDPS_VERSION_MAJOR 1
+#define RDPS_VERSION_MINOR 0
 #define RDPS_VERSION_PATCH 0
+#define RDPS_VERSION_NUMBER \
+    ((RDPS_VERSION_MAJOR << 16) | (RDPS_VERSION_MINOR << 8) | RDPS_VERSION_PATCH)
+
+/*
+ * ABI. librdps keeps its binary interface within a major version (SONAME librdps.so.MAJOR,
+ * symbol versions RDPS_MAJOR.MINOR): a program built against an older 1.x header runs against a
+ * newer 1.y library. Structs the caller allocates (rdps_config, rdps_pub_opts, rdps_sub_opts,
+ * rdps_counters, rdps_session_stats) grow only at their end, and the functions that take them
+ * are called through the static inline wrappers below, which pass the size this header gives
+ * them (sizeof): the library reads the fields both know, keeps its defaults for the ones the
+ * caller's header did not have, and never writes past the caller's size. Bindings from other
+ * languages call the *_sized functions with their struct's size. rdps_claim and rdps_source
+ * never change size within a major version; structs the library hands to callbacks
+ * (rdps_msg_info, rdps_event) grow only at their end.
+ */
 
 /*
  * Error codes. Every function that can fail returns 0 (or a non-negative
@@ -143,13 +164,29 @@ typedef struct rdps_config {
     int stats_off;
 } rdps_config;
 
+/* Fills the first `size` bytes of *cfg with the defaults (zero past the library's own struct). */
+RDPS_EXPORT void rdps_config_init_sized(rdps_config *cfg, size_t size);
 /* Fills *cfg with the defaults. */
-RDPS_EXPORT void rdps_config_init(rdps_config *cfg);
+static inline void rdps_config_init(rdps_config *cfg)
+{
+    rdps_config_init_sized(cfg, sizeof(*cfg));
+}
 
+/*
+ * rdps_ctx_create with the caller's sizeof(rdps_config) and RDPS_VERSION_NUMBER. RDPS_EINVAL
+ * when size is below the first 1.0 struct's, or when the caller's struct is larger than the
+ * library's and a field the library does not know is set; RDPS_ENOTSUP when the caller's
+ * header is of another major version or a newer minor one than the library.
+ */
+RDPS_EXPORT int rdps_ctx_create_sized(const rdps_config *cfg, size_t size, unsigned header_version,
+                                      rdps_ctx_t **out);
 /* Opens the device port, creates the shared QP and buffer pools, joins the
  * discovery group. Returns 0 and *out, or a negative code (details in
  * rdps_last_error_message()). */
-RDPS_EXPORT int rdps_ctx_create(const rdps_config *cfg, rdps_ctx_t **out);
+static inline int rdps_ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
+{
+    return rdps_ctx_create_sized(cfg, sizeof(*cfg), RDPS_VERSION_NUMBER, out);
+}
 /* Destroys every publisher and subscriber still open, leaves groups, frees everything. NULL ok. */
 RDPS_EXPORT void rdps_ctx_destroy(rdps_ctx_t *ctx);
 /* Makes progress: completions, receives (callbacks run here), joins, discovery,
@@ -283,8 +320,13 @@ typedef struct rdps_pub_opts {
 
 /* Creates a publisher of `topic` (a name as described under "Topic names": RDPS_EINVAL
  * otherwise; RDPS_EEXIST when another topic of this ctx has the same id). */
-RDPS_EXPORT int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
-                                rdps_pub_t **out);
+RDPS_EXPORT int rdps_pub_create_sized(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
+                                      size_t opts_size, rdps_pub_t **out);
+static inline int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
+                                  rdps_pub_t **out)
+{
+    return rdps_pub_create_sized(ctx, topic, opts, sizeof(*opts), out);
+}
 RDPS_EXPORT void rdps_pub_destroy(rdps_pub_t *pub);
 /*
  * 1 once the publisher's multicast group is joined and sends can go out; otherwise 0, never
@@ -466,13 +508,13 @@ typedef enum rdps_event_type {
     /* To publishers. */
     RDPS_EVENT_SUBSCRIBER_SEEN = 9,  /* discovery: a subscriber of the topic announced itself */
     RDPS_EVENT_SUBSCRIBER_GONE = 10, /* discovery: it left or stopped announcing (reason) */
-    /* To publishers and subscribers. Discovery: another host announced a topic whose 64-bit id equals this topic's but whose
-     * name differs (other_topic); source is the announcer, session_id the announced endpoint's
-     * (publisher session or subscriber receiver id). The two names cannot be told apart on the
-     * wire: frames of the other name would be delivered to this topic's subscribers. Rename one
-     * of them. Raised to every local subscriber's and publisher's on_event of the topic once
-     * per (announcer, other name) while the announcer keeps announcing, and counted in
-     * topic_collisions. */
+    /* To publishers and subscribers. Discovery: another host announced a topic whose 64-bit id
+     * equals this topic's but whose name differs (other_topic); source is the announcer, session_id
+     * the announced endpoint's (publisher session or subscriber receiver id). The two names cannot
+     * be told apart on the wire: frames of the other name would be delivered to this topic's
+     * subscribers. Rename one of them. Raised to every local subscriber's and publisher's on_event
+     * of the topic once per (announcer, other name) while the announcer keeps announcing, and
+     * counted in topic_collisions. */
     RDPS_EVENT_TOPIC_COLLISION = 11,
 } rdps_event_type;
 
@@ -591,8 +633,14 @@ typedef struct rdps_sub_opts {
 
 /* Creates a subscriber of `topic` (a name as described under "Topic names": RDPS_EINVAL
  * otherwise; RDPS_EEXIST when another topic of this ctx has the same id). */
-RDPS_EXPORT int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message,
-                                void *user, const rdps_sub_opts *opts, rdps_sub_t **out);
+RDPS_EXPORT int rdps_sub_create_sized(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message,
+                                      void *user, const rdps_sub_opts *opts, size_t opts_size,
+                                      rdps_sub_t **out);
+static inline int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message,
+                                  void *user, const rdps_sub_opts *opts, rdps_sub_t **out)
+{
+    return rdps_sub_create_sized(ctx, topic, on_message, user, opts, sizeof(*opts), out);
+}
 RDPS_EXPORT void rdps_sub_destroy(rdps_sub_t *sub);
 /*
  * 1 once the subscriber's group is joined (messages can arrive); otherwise 0, never negative:
@@ -689,11 +737,24 @@ RDPS_EXPORT size_t rdps_counter_count(void);
 RDPS_EXPORT const char *rdps_counter_name(size_t index);
 RDPS_EXPORT const char *rdps_counter_description(size_t index);
 
-/* Whole-ctx counters, and the ones attributable to one publisher or subscriber. */
-/* Return 0, or RDPS_EINVAL for a NULL argument (then *out, if given, is zeroed). */
-RDPS_EXPORT int rdps_ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out);
-RDPS_EXPORT int rdps_pub_counters(const rdps_pub_t *pub, rdps_counters *out);
-RDPS_EXPORT int rdps_sub_counters(const rdps_sub_t *sub, rdps_counters *out);
+/* Whole-ctx counters, and the ones attributable to one publisher or subscriber: the first `size`
+ * bytes of *out (counters this library does not have read 0). Return 0, or RDPS_EINVAL for a
+ * NULL argument or a size below the 1.0 struct's (then *out, if given, is zeroed). */
+RDPS_EXPORT int rdps_ctx_counters_sized(const rdps_ctx_t *ctx, rdps_counters *out, size_t size);
+RDPS_EXPORT int rdps_pub_counters_sized(const rdps_pub_t *pub, rdps_counters *out, size_t size);
+RDPS_EXPORT int rdps_sub_counters_sized(const rdps_sub_t *sub, rdps_counters *out, size_t size);
+static inline int rdps_ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out)
+{
+    return rdps_ctx_counters_sized(ctx, out, sizeof(*out));
+}
+static inline int rdps_pub_counters(const rdps_pub_t *pub, rdps_counters *out)
+{
+    return rdps_pub_counters_sized(pub, out, sizeof(*out));
+}
+static inline int rdps_sub_counters(const rdps_sub_t *sub, rdps_counters *out)
+{
+    return rdps_sub_counters_sized(sub, out, sizeof(*out));
+}
 
 /*
  * A reliable publisher session as a subscriber's ctx receives it: the reliable layer's figures for
@@ -725,9 +786,15 @@ typedef struct rdps_session_stats {
  * Fills out[0..max) with the reliable sessions of the subscriber's topic its ctx tracks (newest
  * first) and returns how many there are, which may exceed max; RDPS_EINVAL (NULL subscriber, or
  * NULL out with max > 0), RDPS_ECLOSED (closed subscriber): test the result with `> 0`, not for
- * truth. Sessions of a topic are shared by its subscribers in one ctx.
+ * truth. Sessions of a topic are shared by its subscribers in one ctx. The _sized form takes the
+ * caller's sizeof(rdps_session_stats) as the array's stride (RDPS_EINVAL below the 1.0 struct's).
  */
-RDPS_EXPORT int rdps_sub_sessions(const rdps_sub_t *sub, rdps_session_stats *out, size_t max);
+RDPS_EXPORT int rdps_sub_sessions_sized(const rdps_sub_t *sub, rdps_session_stats *out, size_t max,
+                                        size_t elem_size);
+static inline int rdps_sub_sessions(const rdps_sub_t *sub, rdps_session_stats *out, size_t max)
+{
+    return rdps_sub_sessions_sized(sub, out, max, sizeof(*out));
+}
 
 #ifdef __cplusplus
 }
