@@ -162,7 +162,29 @@ typedef struct rdps_config {
      * environment turns it off for the process), refreshed from rdps_ctx_poll at most every
      * 100 ms and removed by rdps_ctx_destroy. */
     int stats_off;
+    /*
+     * Authenticated domain (rdps 1.1; rdps(7), "Authenticated domains"). With a key, every frame
+     * this ctx sends carries a tag under it (XChaCha20-Poly1305, 40 bytes per datagram), and a
+     * received frame without a valid tag under an installed key is dropped and counted
+     * (auth_* counters) before it touches any state; a replayed control frame (NAK, STATUS,
+     * heartbeat, announcement) is dropped too. Every host of the domain needs the key; a keyless
+     * ctx drops keyed frames (bad_frames, reserved field) and a keyed one keyless frames.
+     * domain_key: RDPS_DOMAIN_KEY_BYTES secret bytes, copied by rdps_ctx_create (not kept).
+     * NULL: the key file domain_key_file names (format: rdps_domain_key_read); domain_key_file
+     * NULL: the file $RDPS_DOMAIN_KEY_FILE names, when set and not empty; domain_key_file "":
+     * no key whatever the environment says. Rollover without a restart: rdps_ctx_key_add.
+     */
+    const uint8_t *domain_key;
+    uint32_t domain_key_id;      /* domain_key's id, 1..RDPS_DOMAIN_KEY_ID_MAX (0: 1) */
+    int encrypt;                 /* 1: payloads encrypted too, not only authenticated (a key) */
+    const char *domain_key_file; /* see domain_key */
+    uint32_t replay_senders;     /* keyed: senders the anti-replay table holds, least recently
+                                    heard evicted (default 1024, 16..2^20) */
 } rdps_config;
+
+/* Size of a domain key (rdps_config.domain_key) and the largest key id. */
+#define RDPS_DOMAIN_KEY_BYTES  32
+#define RDPS_DOMAIN_KEY_ID_MAX 0xFFFFFFu
 
 /* Fills the first `size` bytes of *cfg with the defaults (zero past the library's own struct). */
 RDPS_EXPORT void rdps_config_init_sized(rdps_config *cfg, size_t size);
@@ -238,6 +260,31 @@ RDPS_EXPORT int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx);
 RDPS_EXPORT int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms);
 /* Largest payload of one datagram (active MTU minus the rdps header); 0 for NULL. */
 RDPS_EXPORT size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx);
+
+/*
+ * Domain keys (rdps 1.1). A key file holds one key: 64 hexadecimal characters (32 bytes),
+ * optionally preceded by its id in decimal and a colon ("7:00112233..."; no id: 1); blank lines,
+ * lines starting with '#' and whitespace around the key are ignored. Like ssh with a private
+ * key, rdps refuses a file that its group or others may read or write (RDPS_EACCES: chmod 600).
+ * rdps_domain_key_read fills key and *key_id (key_id may be NULL) and returns 0, or RDPS_ENOENT,
+ * RDPS_EACCES or RDPS_EINVAL (a malformed file), the reason in rdps_last_error_message().
+ *
+ * Rollover on a keyed ctx, without a restart and without losing a frame: (1) on every host
+ * rdps_ctx_key_add(next): frames under it are accepted from now on; (2) once every host has it,
+ * rdps_ctx_key_use(next) on each: frames are sent under it; (3) once every host sends under it,
+ * rdps_ctx_key_remove(old). A ctx holds two keys at most: add returns RDPS_ENOSPC with two,
+ * RDPS_EEXIST for an id it has; use returns RDPS_ENOENT for an id it does not have; remove
+ * refuses the key in use (RDPS_EBUSY). On a ctx created without a key: RDPS_ENOTSUP. NULL ctx or
+ * key, or an id outside 1..RDPS_DOMAIN_KEY_ID_MAX: RDPS_EINVAL. rdps_ctx_key_in_use returns the
+ * id frames are sent under, 0 for a keyless (or NULL) ctx.
+ */
+RDPS_EXPORT int rdps_domain_key_read(const char *path, uint8_t key[RDPS_DOMAIN_KEY_BYTES],
+                                     uint32_t *key_id);
+RDPS_EXPORT int rdps_ctx_key_add(rdps_ctx_t *ctx, const uint8_t key[RDPS_DOMAIN_KEY_BYTES],
+                                 uint32_t key_id);
+RDPS_EXPORT int rdps_ctx_key_use(rdps_ctx_t *ctx, uint32_t key_id);
+RDPS_EXPORT int rdps_ctx_key_remove(rdps_ctx_t *ctx, uint32_t key_id);
+RDPS_EXPORT uint32_t rdps_ctx_key_in_use(const rdps_ctx_t *ctx);
 
 /* ------------------------------------------------------------------------ */
 /*
@@ -665,66 +712,73 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
 
 /* ------------------------------------------------------------------------ */
 /* Counters: one X-macro gives the fields, their names and their order. */
-#define RDPS_COUNTER_MAP(X)                                                                       \
-    X(msgs_sent, "messages published")                                                            \
-    X(bytes_sent, "message bytes published")                                                      \
-    X(frames_sent, "datagrams sent")                                                              \
-    X(frame_bytes_sent, "datagram bytes sent")                                                    \
-    X(send_backpressure, "sends refused with RDPS_EAGAIN")                                        \
-    X(msgs_delivered, "messages delivered to subscribers")                                        \
-    X(bytes_delivered, "message bytes delivered")                                                 \
-    X(frames_received, "datagrams received")                                                      \
-    X(frame_bytes_received, "datagram bytes received")                                            \
-    X(fragments_received, "data fragments accepted")                                              \
-    X(gaps, "datagram sequence gaps (missing datagrams)")                                         \
-    X(duplicates, "duplicate datagrams dropped")                                                  \
-    X(reasm_evictions, "partial messages evicted by the memory cap")                              \
-    X(reasm_timeouts, "partial messages dropped after the timeout")                               \
-    X(sessions_evicted, "publisher sessions evicted from the table")                              \
-    X(bad_frames, "malformed datagrams dropped")                                                  \
-    X(unknown_topic, "datagrams for topics with no local subscriber")                             \
-    X(own_frames, "own datagrams looped back by the fabric and dropped")                          \
-    X(rq_empty, "receive queue ran empty")                                                        \
-    X(announces_sent, "discovery announcements sent")                                             \
-    X(announces_received, "discovery announcements received")                                     \
-    X(bad_announces, "malformed discovery announcements dropped")                                 \
-    X(naks_sent, "NAK frames sent")                                                               \
-    X(naks_received, "NAK frames received")                                                       \
-    X(retransmits, "datagrams retransmitted")                                                     \
-    X(recovered, "missing datagrams recovered")                                                   \
-    X(lost, "datagrams declared unrecoverable")                                                   \
-    X(loss_dropped_rx, "received datagrams dropped by the loss generator")                        \
-    X(loss_dropped_tx, "datagrams to send dropped by the loss generator")                         \
-    X(peers_refused,                                                                              \
-      "discovery announcements refused (table full, foreign-topic cap, forged leave)")            \
-    X(qp_recoveries, "times the queue pair was reset after entering the error state")             \
-    X(sends_lost, "datagrams in flight lost when the queue pair entered the error state")         \
-    X(reasm_quota_drops, "partials or sessions a sender lost for exceeding its per-source quota") \
-    X(session_resets, "sessions restarted by a sequence jump larger than the tracked window")     \
-    X(heartbeats_sent, "reliable publishers: heartbeats sent (idle, or answering a NAK)")         \
-    X(naks_suppressed, "reliable publishers: NAKed sequences not repaired again (linger)")        \
-    X(receiver_evictions, "reliable publishers: receivers evicted (lagged or stalled)")           \
-    X(control_send_failures, "reliable subscribers: NAK/STATUS frames that could not be sent")    \
-    X(out_of_order, "reliable subscribers: missing datagrams that arrived late (not repaired)")   \
-    X(loss_events, "reliable subscribers: RDPS_EVENT_LOSS events raised")                         \
-    X(status_sent, "reliable subscribers: STATUS frames sent")                                    \
-    X(repair_latency_p50_us, "reliable subscribers: gap detection to repair, median (us, gauge)") \
-    X(repair_latency_p99_us, "reliable subscribers: gap detection to repair, 99th pct (gauge)")   \
-    X(repairs_unicast, "reliable publishers: repair datagrams sent by unicast")                   \
-    X(repairs_multicast, "reliable publishers: repair datagrams sent by multicast")               \
-    X(rtt_us, "reliable publishers: latest round-trip time from a heartbeat echo (us, gauge)")    \
-    X(send_stalls, "times no send completed for 2 s with sends posted (device or link stalled)")  \
-    X(rate_waits, "reliable publishers: times new data waited for rdps_pub_opts.rate_limit")      \
-    X(receivers_refused, "reliable publishers: NAK/STATUS refused, receiver table full (256)")    \
-    X(repair_queue_full, "reliable publishers: NAKed sequences not queued (queue full; retried)") \
-    X(repair_share_spent,                                                                         \
-      "reliable publishers: times a receiver's repair share (256 KiB/ms) or all shares ran out")  \
-    X(repair_rtts_p50_milli,                                                                      \
-      "reliable subscribers: gap detection to repair, median, in 1/1000 RTT (gauge)")             \
-    X(repair_rtts_p99_milli,                                                                      \
-      "reliable subscribers: gap detection to repair, 99th pct, in 1/1000 RTT (gauge)")           \
-    X(topic_collisions,                                                                           \
-      "discovery: announced topics with a local topic's id but another name (per announcer+name)")
+#define RDPS_COUNTER_MAP(X)                                                                        \
+    X(msgs_sent, "messages published")                                                             \
+    X(bytes_sent, "message bytes published")                                                       \
+    X(frames_sent, "datagrams sent")                                                               \
+    X(frame_bytes_sent, "datagram bytes sent")                                                     \
+    X(send_backpressure, "sends refused with RDPS_EAGAIN")                                         \
+    X(msgs_delivered, "messages delivered to subscribers")                                         \
+    X(bytes_delivered, "message bytes delivered")                                                  \
+    X(frames_received, "datagrams received")                                                       \
+    X(frame_bytes_received, "datagram bytes received")                                             \
+    X(fragments_received, "data fragments accepted")                                               \
+    X(gaps, "datagram sequence gaps (missing datagrams)")                                          \
+    X(duplicates, "duplicate datagrams dropped")                                                   \
+    X(reasm_evictions, "partial messages evicted by the memory cap")                               \
+    X(reasm_timeouts, "partial messages dropped after the timeout")                                \
+    X(sessions_evicted, "publisher sessions evicted from the table")                               \
+    X(bad_frames, "malformed datagrams dropped")                                                   \
+    X(unknown_topic, "datagrams for topics with no local subscriber")                              \
+    X(own_frames, "own datagrams looped back by the fabric and dropped")                           \
+    X(rq_empty, "receive queue ran empty")                                                         \
+    X(announces_sent, "discovery announcements sent")                                              \
+    X(announces_received, "discovery announcements received")                                      \
+    X(bad_announces, "malformed discovery announcements dropped")                                  \
+    X(naks_sent, "NAK frames sent")                                                                \
+    X(naks_received, "NAK frames received")                                                        \
+    X(retransmits, "datagrams retransmitted")                                                      \
+    X(recovered, "missing datagrams recovered")                                                    \
+    X(lost, "datagrams declared unrecoverable")                                                    \
+    X(loss_dropped_rx, "received datagrams dropped by the loss generator")                         \
+    X(loss_dropped_tx, "datagrams to send dropped by the loss generator")                          \
+    X(peers_refused,                                                                               \
+      "discovery announcements refused (table full, foreign-topic cap, forged leave)")             \
+    X(qp_recoveries, "times the queue pair was reset after entering the error state")              \
+    X(sends_lost, "datagrams in flight lost when the queue pair entered the error state")          \
+    X(reasm_quota_drops, "partials or sessions a sender lost for exceeding its per-source quota")  \
+    X(session_resets, "sessions restarted by a sequence jump larger than the tracked window")      \
+    X(heartbeats_sent, "reliable publishers: heartbeats sent (idle, or answering a NAK)")          \
+    X(naks_suppressed, "reliable publishers: NAKed sequences not repaired again (linger)")         \
+    X(receiver_evictions, "reliable publishers: receivers evicted (lagged or stalled)")            \
+    X(control_send_failures, "reliable subscribers: NAK/STATUS frames that could not be sent")     \
+    X(out_of_order, "reliable subscribers: missing datagrams that arrived late (not repaired)")    \
+    X(loss_events, "reliable subscribers: RDPS_EVENT_LOSS events raised")                          \
+    X(status_sent, "reliable subscribers: STATUS frames sent")                                     \
+    X(repair_latency_p50_us, "reliable subscribers: gap detection to repair, median (us, gauge)")  \
+    X(repair_latency_p99_us, "reliable subscribers: gap detection to repair, 99th pct (gauge)")    \
+    X(repairs_unicast, "reliable publishers: repair datagrams sent by unicast")                    \
+    X(repairs_multicast, "reliable publishers: repair datagrams sent by multicast")                \
+    X(rtt_us, "reliable publishers: latest round-trip time from a heartbeat echo (us, gauge)")     \
+    X(send_stalls, "times no send completed for 2 s with sends posted (device or link stalled)")   \
+    X(rate_waits, "reliable publishers: times new data waited for rdps_pub_opts.rate_limit")       \
+    X(receivers_refused, "reliable publishers: NAK/STATUS refused, receiver table full (256)")     \
+    X(repair_queue_full, "reliable publishers: NAKed sequences not queued (queue full; retried)")  \
+    X(repair_share_spent,                                                                          \
+      "reliable publishers: times a receiver's repair share (256 KiB/ms) or all shares ran out")   \
+    X(repair_rtts_p50_milli,                                                                       \
+      "reliable subscribers: gap detection to repair, median, in 1/1000 RTT (gauge)")              \
+    X(repair_rtts_p99_milli,                                                                       \
+      "reliable subscribers: gap detection to repair, 99th pct, in 1/1000 RTT (gauge)")            \
+    X(topic_collisions,                                                                            \
+      "discovery: announced topics with a local topic's id but another name (per announcer+name)") \
+    X(auth_unsigned, "keyed ctx: frames without an authentication tag (keyless sender) dropped")   \
+    X(auth_short, "keyed ctx: frames too short for the header and the 40-byte trailer dropped")    \
+    X(auth_unknown_key,                                                                            \
+      "keyed ctx: frames under a key id not installed (stale or future) dropped")                  \
+    X(auth_bad_tag, "keyed ctx: frames whose tag did not verify (forged, corrupt, wrong key)")     \
+    X(auth_replayed, "keyed ctx: control frames replayed (counter seen or below the window)")      \
+    X(auth_senders_evicted, "keyed ctx: senders evicted from the anti-replay table (LRU)")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
