@@ -712,72 +712,71 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
 
 /* ------------------------------------------------------------------------ */
 /* Counters: one X-macro gives the fields, their names and their order. */
-#define RDPS_COUNTER_MAP(X)                                                                        \
-    X(msgs_sent, "messages published")                                                             \
-    X(bytes_sent, "message bytes published")                                                       \
-    X(frames_sent, "datagrams sent")                                                               \
-    X(frame_bytes_sent, "datagram bytes sent")                                                     \
-    X(send_backpressure, "sends refused with RDPS_EAGAIN")                                         \
-    X(msgs_delivered, "messages delivered to subscribers")                                         \
-    X(bytes_delivered, "message bytes delivered")                                                  \
-    X(frames_received, "datagrams received")                                                       \
-    X(frame_bytes_received, "datagram bytes received")                                             \
-    X(fragments_received, "data fragments accepted")                                               \
-    X(gaps, "datagram sequence gaps (missing datagrams)")                                          \
-    X(duplicates, "duplicate datagrams dropped")                                                   \
-    X(reasm_evictions, "partial messages evicted by the memory cap")                               \
-    X(reasm_timeouts, "partial messages dropped after the timeout")                                \
-    X(sessions_evicted, "publisher sessions evicted from the table")                               \
-    X(bad_frames, "malformed datagrams dropped")                                                   \
-    X(unknown_topic, "datagrams for topics with no local subscriber")                              \
-    X(own_frames, "own datagrams looped back by the fabric and dropped")                           \
-    X(rq_empty, "receive queue ran empty")                                                         \
-    X(announces_sent, "discovery announcements sent")                                              \
-    X(announces_received, "discovery announcements received")                                      \
-    X(bad_announces, "malformed discovery announcements dropped")                                  \
-    X(naks_sent, "NAK frames sent")                                                                \
-    X(naks_received, "NAK frames received")                                                        \
-    X(retransmits, "datagrams retransmitted")                                                      \
-    X(recovered, "missing datagrams recovered")                                                    \
-    X(lost, "datagrams declared unrecoverable")                                                    \
-    X(loss_dropped_rx, "received datagrams dropped by the loss generator")                         \
-    X(loss_dropped_tx, "datagrams to send dropped by the loss generator")                          \
-    X(peers_refused,                                                                               \
-      "discovery announcements refused (table full, foreign-topic cap, forged leave)")             \
-    X(qp_recoveries, "times the queue pair was reset after entering the error state")              \
-    X(sends_lost, "datagrams in flight lost when the queue pair entered the error state")          \
-    X(reasm_quota_drops, "partials or sessions a sender lost for exceeding its per-source quota")  \
-    X(session_resets, "sessions restarted by a sequence jump larger than the tracked window")      \
-    X(heartbeats_sent, "reliable publishers: heartbeats sent (idle, or answering a NAK)")          \
-    X(naks_suppressed, "reliable publishers: NAKed sequences not repaired again (linger)")         \
-    X(receiver_evictions, "reliable publishers: receivers evicted (lagged or stalled)")            \
-    X(control_send_failures, "reliable subscribers: NAK/STATUS frames that could not be sent")     \
-    X(out_of_order, "reliable subscribers: missing datagrams that arrived late (not repaired)")    \
-    X(loss_events, "reliable subscribers: RDPS_EVENT_LOSS events raised")                          \
-    X(status_sent, "reliable subscribers: STATUS frames sent")                                     \
-    X(repair_latency_p50_us, "reliable subscribers: gap detection to repair, median (us, gauge)")  \
-    X(repair_latency_p99_us, "reliable subscribers: gap detection to repair, 99th pct (gauge)")    \
-    X(repairs_unicast, "reliable publishers: repair datagrams sent by unicast")                    \
-    X(repairs_multicast, "reliable publishers: repair datagrams sent by multicast")                \
-    X(rtt_us, "reliable publishers: latest round-trip time from a heartbeat echo (us, gauge)")     \
-    X(send_stalls, "times no send completed for 2 s with sends posted (device or link stalled)")   \
-    X(rate_waits, "reliable publishers: times new data waited for rdps_pub_opts.rate_limit")       \
-    X(receivers_refused, "reliable publishers: NAK/STATUS refused, receiver table full (256)")     \
-    X(repair_queue_full, "reliable publishers: NAKed sequences not queued (queue full; retried)")  \
-    X(repair_share_spent,                                                                          \
-      "reliable publishers: times a receiver's repair share (256 KiB/ms) or all shares ran out")   \
-    X(repair_rtts_p50_milli,                                                                       \
-      "reliable subscribers: gap detection to repair, median, in 1/1000 RTT (gauge)")              \
-    X(repair_rtts_p99_milli,                                                                       \
-      "reliable subscribers: gap detection to repair, 99th pct, in 1/1000 RTT (gauge)")            \
-    X(topic_collisions,                                                                            \
-      "discovery: announced topics with a local topic's id but another name (per announcer+name)") \
-    X(auth_unsigned, "keyed ctx: frames without an authentication tag (keyless sender) dropped")   \
-    X(auth_short, "keyed ctx: frames too short for the header and the 40-byte trailer dropped")    \
-    X(auth_unknown_key,                                                                            \
-      "keyed ctx: frames under a key id not installed (stale or future) dropped")                  \
-    X(auth_bad_tag, "keyed ctx: frames whose tag did not verify (forged, corrupt, wrong key)")     \
-    X(auth_replayed, "keyed ctx: control frames replayed (counter seen or below the window)")      \
+#define RDPS_COUNTER_MAP(X)                                                                       \
+    X(msgs_sent, "messages published")                                                            \
+    X(bytes_sent, "message bytes published")                                                      \
+    X(frames_sent, "datagrams sent")                                                              \
+    X(frame_bytes_sent, "datagram bytes sent")                                                    \
+    X(send_backpressure, "sends refused with RDPS_EAGAIN")                                        \
+    X(msgs_delivered, "messages delivered to subscribers")                                        \
+    X(bytes_delivered, "message bytes delivered")                                                 \
+    X(frames_received, "datagrams received")                                                      \
+    X(frame_bytes_received, "datagram bytes received")                                            \
+    X(fragments_received, "data fragments accepted")                                              \
+    X(gaps, "datagram sequence gaps (missing datagrams)")                                         \
+    X(duplicates, "duplicate datagrams dropped")                                                  \
+    X(reasm_evictions, "partial messages evicted by the memory cap")                              \
+    X(reasm_timeouts, "partial messages dropped after the timeout")                               \
+    X(sessions_evicted, "publisher sessions evicted from the table")                              \
+    X(bad_frames, "malformed datagrams dropped")                                                  \
+    X(unknown_topic, "datagrams for topics with no local subscriber")                             \
+    X(own_frames, "own datagrams looped back by the fabric and dropped")                          \
+    X(rq_empty, "receive queue ran empty")                                                        \
+    X(announces_sent, "discovery announcements sent")                                             \
+    X(announces_received, "discovery announcements received")                                     \
+    X(bad_announces, "malformed discovery announcements dropped")                                 \
+    X(naks_sent, "NAK frames sent")                                                               \
+    X(naks_received, "NAK frames received")                                                       \
+    X(retransmits, "datagrams retransmitted")                                                     \
+    X(recovered, "missing datagrams recovered")                                                   \
+    X(lost, "datagrams declared unrecoverable")                                                   \
+    X(loss_dropped_rx, "received datagrams dropped by the loss generator")                        \
+    X(loss_dropped_tx, "datagrams to send dropped by the loss generator")                         \
+    X(peers_refused,                                                                              \
+      "discovery announcements refused (table full, foreign-topic cap, forged leave)")            \
+    X(qp_recoveries, "times the queue pair was reset after entering the error state")             \
+    X(sends_lost, "datagrams in flight lost when the queue pair entered the error state")         \
+    X(reasm_quota_drops, "partials or sessions a sender lost for exceeding its per-source quota") \
+    X(session_resets, "sessions restarted by a sequence jump larger than the tracked window")     \
+    X(heartbeats_sent, "reliable publishers: heartbeats sent (idle, or answering a NAK)")         \
+    X(naks_suppressed, "reliable publishers: NAKed sequences not repaired again (linger)")        \
+    X(receiver_evictions, "reliable publishers: receivers evicted (lagged or stalled)")           \
+    X(control_send_failures, "reliable subscribers: NAK/STATUS frames that could not be sent")    \
+    X(out_of_order, "reliable subscribers: missing datagrams that arrived late (not repaired)")   \
+    X(loss_events, "reliable subscribers: RDPS_EVENT_LOSS events raised")                         \
+    X(status_sent, "reliable subscribers: STATUS frames sent")                                    \
+    X(repair_latency_p50_us, "reliable subscribers: gap detection to repair, median (us, gauge)") \
+    X(repair_latency_p99_us, "reliable subscribers: gap detection to repair, 99th pct (gauge)")   \
+    X(repairs_unicast, "reliable publishers: repair datagrams sent by unicast")                   \
+    X(repairs_multicast, "reliable publishers: repair datagrams sent by multicast")               \
+    X(rtt_us, "reliable publishers: latest round-trip time from a heartbeat echo (us, gauge)")    \
+    X(send_stalls, "times no send completed for 2 s with sends posted (device or link stalled)")  \
+    X(rate_waits, "reliable publishers: times new data waited for rdps_pub_opts.rate_limit")      \
+    X(receivers_refused, "reliable publishers: NAK/STATUS refused, receiver table full (256)")    \
+    X(repair_queue_full, "reliable publishers: NAKed sequences not queued (queue full; retried)") \
+    X(repair_share_spent,                                                                         \
+      "reliable publishers: times a receiver's repair share (256 KiB/ms) or all shares ran out")  \
+    X(repair_rtts_p50_milli,                                                                      \
+      "reliable subscribers: gap detection to repair, median, in 1/1000 RTT (gauge)")             \
+    X(repair_rtts_p99_milli,                                                                      \
+      "reliable subscribers: gap detection to repair, 99th pct, in 1/1000 RTT (gauge)")           \
+    X(topic_collisions, "discovery: announced topics with a local topic's id but another name "   \
+                        "(per announcer+name)")                                                   \
+    X(auth_unsigned, "keyed ctx: frames without a tag (a keyless sender), dropped")               \
+    X(auth_short, "keyed ctx: frames shorter than header and trailer, dropped")                   \
+    X(auth_unknown_key, "keyed ctx: frames under a key id not installed, dropped")                \
+    X(auth_bad_tag, "keyed ctx: frames whose tag did not verify, dropped")                        \
+    X(auth_replayed, "keyed ctx: control frames replayed (counter seen or too old), dropped")     \
     X(auth_senders_evicted, "keyed ctx: senders evicted from the anti-replay table (LRU)")
 
 typedef struct rdps_counters {
