@@ -258,7 +258,8 @@ RDPS_EXPORT int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx);
 /* Polls, arms and waits up to timeout_ms (bounded by the next timer) for work, then polls again:
  * the event loop above in one call. */
 RDPS_EXPORT int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms);
-/* Largest payload of one datagram (active MTU minus the rdps header); 0 for NULL. */
+/* Largest payload of one datagram (active MTU minus the rdps header, and minus the 40-byte
+ * trailer on a keyed ctx); 0 for NULL. */
 RDPS_EXPORT size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx);
 
 /*
