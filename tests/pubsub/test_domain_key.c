@@ -286,6 +286,7 @@ static void inject_poll(struct keyed_fixture *f, const uint8_t *bytes, uint32_t 
 struct snapshot {
     rdps_counters c, pub;
     uint32_t peers, streams, sources, senders;
+    int behind, subscribers; /* the reliable publisher's receivers, discovery's subscribers */
 };
 
 static void snap(struct keyed_fixture *f, struct snapshot *s)
@@ -296,6 +297,8 @@ static void snap(struct keyed_fixture *f, struct snapshot *s)
     s->streams = rdps__reasm_stream_count(f->ctx->reasm);
     s->sources = rdps__reasm_source_count(f->ctx->reasm);
     s->senders = rdps__auth_sender_count(f->ctx->transport);
+    s->behind = rdps_pub_receivers_behind(f->pub);
+    s->subscribers = rdps_pub_subscriber_count(f->pub);
 }
 
 /* Every frame type, forged five ways: dropped and counted by the interceptor, nothing else moved:
@@ -342,6 +345,8 @@ static void test_forged_frames_change_nothing(void **state)
     assert_int_equal(after.streams, before.streams);
     assert_int_equal(after.sources, before.sources);
     assert_int_equal(after.senders, before.senders);
+    assert_int_equal(after.behind, before.behind);
+    assert_int_equal(after.subscribers, before.subscribers);
     assert_int_equal(f.seen.msgs, 0);
     assert_int_equal(f.seen.publishers_seen, 0);
     rdps_ctx_destroy(f.ctx);
@@ -388,6 +393,8 @@ static void test_replayed_frames(void **state)
     assert_int_equal(twice.streams, once.streams);
     assert_int_equal(twice.sources, once.sources);
     assert_int_equal(twice.senders, 1);
+    assert_int_equal(twice.behind, once.behind);
+    assert_int_equal(twice.subscribers, once.subscribers);
     assert_int_equal(twice.c.bad_frames, 0);
     rdps_ctx_destroy(f.ctx);
 }
