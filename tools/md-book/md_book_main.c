@@ -66,7 +66,10 @@ static void usage(FILE *out)
             "it must equal md-feed's. Reliable by default: every message in order or an\n"
             "explicit loss. A book started after the feed joins each channel at the live\n"
             "position and catches up from a snapshot of the channel's books (asked of the feed\n"
-            "on md.NAME.snapreq, sent on md.NAME.snap) plus the messages after it.\n"
+            "on md.NAME.snapreq, sent on md.NAME.snap) plus the messages after it. It keeps\n"
+            "to the feed it heard first (the source and MoldUDP64 session of the first\n"
+            "packet, each channel's session): other senders' packets and snapshots, and\n"
+            "sequences far ahead of the channel, are dropped and counted (--json).\n"
             "  --feed NAME      the feed's topic prefix (default itch)\n"
             "  --channels N     the feed's channel count (default 8)\n"
             "  --book-id N      this book's id in echoes and reports (default 1)\n"
@@ -315,6 +318,9 @@ static void print_json(struct book *b, bool timed_out)
         late.snapshots_stale += ch->rec.counters.snapshots_stale;
         late.imported_orders += ch->rec.counters.imported_orders;
         late.import_refused += ch->rec.counters.import_refused;
+        late.packets_implausible += ch->rec.counters.packets_implausible;
+        late.snapshots_implausible += ch->rec.counters.snapshots_implausible;
+        late.jumps += ch->rec.counters.jumps;
     }
     rdps_ctx_counters(b->ctx, &c);
     snprintf(digest, sizeof(digest), "%016" PRIx64, md_book_digest(&rx->book));
@@ -333,6 +339,11 @@ static void print_json(struct book *b, bool timed_out)
     tool_json_u64(&j, "bad_messages", rx->bad_messages);
     tool_json_u64(&j, "apply_errors", rx->apply_errors);
     tool_json_u64(&j, "packets_rejected", rx->packets_rejected);
+    /* What the book did not believe: another sender than the feed it pinned, or too far ahead. */
+    tool_json_u64(&j, "packets_foreign", rx->packets_foreign);
+    tool_json_u64(&j, "packets_implausible", late.packets_implausible);
+    tool_json_u64(&j, "sequence_jumps", late.jumps);
+    tool_json_u64(&j, "ends_refused", rx->ends_refused);
     tool_json_str(&j, "digest", digest);
     tool_json_u64(&j, "gaps", c.gaps);
     tool_json_u64(&j, "naks_sent", c.naks_sent);
@@ -357,6 +368,9 @@ static void print_json(struct book *b, bool timed_out)
     tool_json_u64(&j, "imported_orders", late.imported_orders);
     tool_json_u64(&j, "import_refused", late.import_refused);
     tool_json_u64(&j, "covered_messages", covered);
+    tool_json_u64(&j, "messages_foreign", rx->snap_foreign);
+    tool_json_u64(&j, "messages_early", rx->snap_early);
+    tool_json_u64(&j, "snapshots_implausible", late.snapshots_implausible);
     tool_json_object_end(&j);
     tool_json_object_begin(&j, "directory");
     tool_json_bool(&j, "received", rx->have_directory);

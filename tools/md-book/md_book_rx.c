@@ -95,6 +95,10 @@ static void apply_packet(struct md_book_rx *rx, struct md_book_rx_channel *ch,
 
 static void end_channel(struct md_book_rx *rx, struct md_book_rx_channel *ch, uint64_t end_seq)
 {
+    if (ch->next_seq != 0 && end_seq < ch->next_seq) {
+        rx->ends_refused++; /* the feed sent more than that: not its end */
+        return;
+    }
     if (ch->next_seq != 0 && end_seq > ch->next_seq)
         ch->missing += end_seq - ch->next_seq;
     ch->next_seq = end_seq;
@@ -144,26 +148,52 @@ static void apply_directory(struct md_book_rx *rx, const uint8_t *data, size_t l
     free(symbols);
 }
 
+/* Whether a valid packet of ch comes from the feed: its source and MoldUDP64 session, and the
+ * channel's rdps session; the first one pins them. */
+static bool from_the_feed(struct md_book_rx *rx, struct md_book_rx_channel *ch,
+                          const struct md_packet_view *v, const rdps_msg_info *info)
+{
+    if (!rx->feed_pinned) {
+        rx->feed_pinned = true;
+        rx->feed_source = info->source;
+        memcpy(rx->feed_session, v->session, MD_SESSION_LEN);
+        if (rx->snap_early > 0 && !rx->have_directory)
+            rx->dir_requested_ns = 0; /* an answer came before we knew the feed: ask again */
+    } else if (!md_source_equal(&info->source, &rx->feed_source) ||
+               memcmp(v->session, rx->feed_session, MD_SESSION_LEN) != 0) {
+        return false;
+    }
+    if (!ch->pinned) {
+        ch->pinned = true;
+        ch->session_id = info->session_id;
+    }
+    return info->session_id == ch->session_id;
+}
+
 void md_book_rx_packet(struct md_book_rx *rx, uint32_t channel, const void *data, size_t len,
                        const rdps_msg_info *info, uint64_t now_real_ns, uint64_t now_ns)
 {
     struct md_packet_view v;
-    (void)info;
     if (channel >= rx->cfg.channels || md_unpack(&rx->unpacker, data, len, &v) < 0) {
         rx->packets_rejected++;
         return;
     }
     struct md_book_rx_channel *ch = &rx->channels[channel];
+    if (!from_the_feed(rx, ch, &v, info)) {
+        rx->packets_foreign++;
+        return;
+    }
+    enum md_rec_action action = md_rec_on_packet(&ch->rec, &v, data, len);
+    if (action == MD_REC_REFUSED)
+        return; /* numbered too far ahead: counted by the channel's md_rec */
+    if (action == MD_REC_NEED_SNAPSHOT) {
+        rx->recovering++;
+        request_snapshot(rx, ch, now_ns);
+    }
     if (ch->rec.state != MD_REC_LIVE) {
-        if (md_rec_on_packet(&ch->rec, &v, data, len) == MD_REC_NEED_SNAPSHOT) {
-            rx->recovering++;
-            request_snapshot(rx, ch, now_ns);
-        }
-        if (ch->rec.state != MD_REC_LIVE) {
-            if (v.kind == MD_PACKET_END_OF_SESSION)
-                ch->end_seq = v.seq; /* checked once the snapshot is in */
-            return;
-        }
+        if (v.kind == MD_PACKET_END_OF_SESSION)
+            ch->end_seq = v.seq; /* checked once the snapshot is in */
+        return;
     }
     if (v.kind == MD_PACKET_HEARTBEAT)
         return;
@@ -197,7 +227,14 @@ void md_book_rx_snap_message(struct md_book_rx *rx, const void *msg, size_t msg_
                              const rdps_msg_info *info, uint64_t now_ns)
 {
     const uint8_t *tagged = msg;
-    (void)info;
+    if (!rx->feed_pinned) {
+        rx->snap_early++; /* no channel packet yet: asked for again once the feed is known */
+        return;
+    }
+    if (!md_source_equal(&info->source, &rx->feed_source)) {
+        rx->snap_foreign++;
+        return;
+    }
     if (msg_len < 1 || (tagged[0] != MD_SNAPMSG_PART && tagged[0] != MD_SNAPMSG_DIRECTORY)) {
         rx->snap_parts_rejected++;
         return;

@@ -31,6 +31,19 @@
  * held, a snapshot is asked for (hooks.request) and asked again every MD_SNAP_RETRY_NS, and a
  * fitting one is imported before the held packets are applied. An end of session ends the
  * channel.
+ *
+ * Whom it believes. Anyone on the fabric can publish on the feed's topics, and one forged
+ * snapshot, packet or end of session would corrupt or end a book. So the book keeps to the feed
+ * it first heard: the first valid channel packet pins the feed's source (rdps_source: GID or
+ * LID, and QP number; one md-feed publishes every topic from one QP) and its MoldUDP64 session,
+ * and each channel's first packet pins that channel's rdps session. After that a packet from
+ * another source, session or MoldUDP64 session is dropped (packets_foreign), and so is a
+ * message of the snapshot topic from another source (snap_foreign; before the feed is known:
+ * snap_early, and the directory is asked for again once it is). What the feed's own source
+ * sends is bounded by md_recovery.h: sequences more than MD_REC_DEFAULT_AHEAD past what the
+ * channel has seen are refused, and an end of session that names a sequence before what was
+ * already applied is refused (ends_refused). None of this is authentication: a host that
+ * forges the feed's exact source, or speaks first, is believed (README, Security model).
  */
 
 #define MD_BOOK_RX_MAX_CHANNELS 64
@@ -59,6 +72,8 @@ struct md_book_rx_channel {
     uint64_t last_request_ns;
     uint64_t packets, missing, stale, covered;
     bool ended;
+    bool pinned;         /* session_id is the feed's publisher of this channel */
+    uint32_t session_id; /* ... its rdps session */
 };
 
 struct md_book_rx {
@@ -79,6 +94,14 @@ struct md_book_rx {
     uint64_t first_intended_ns; /* the flow's start as seen here (warm-up reference) */
     uint64_t messages, bad_messages, apply_errors, packets_rejected;
     unsigned ended;
+    /* The feed: the source and MoldUDP64 session of the first valid channel packet. */
+    bool feed_pinned;
+    rdps_source feed_source;
+    char feed_session[MD_SESSION_LEN];
+    uint64_t packets_foreign; /* another source, rdps session or MoldUDP64 session */
+    uint64_t snap_foreign;    /* snapshot-topic messages from another source */
+    uint64_t snap_early;      /* ... before the feed was known */
+    uint64_t ends_refused;    /* an end of session before what was applied */
 };
 
 /* 0, -EINVAL (channels out of range), -ENOMEM. */
