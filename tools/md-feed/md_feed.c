@@ -40,7 +40,7 @@ struct options {
     struct tool_ctx_options ctx;
     const char *feed, *hgrm_prefix, *timeseries, *replay, *write_itch, *symbol_digests;
     uint64_t duration_s, rate, symbols, channels, seed, books, max_delay_us, warmup_ms;
-    uint64_t wait_timeout_s, drain_timeout_s;
+    uint64_t wait_timeout_s, drain_timeout_s, snapshot_rate;
     double zipf;
     enum profile profile;
     bool unreliable, json;
@@ -118,6 +118,10 @@ static void usage(FILE *out)
             "                     the reflector RTT/2 p99 of that second (us)\n"
             "  --symbol-digests FILE  at exit, one 'locate digest' line per symbol of the\n"
             "                     reference books (md-book writes the same)\n"
+            "  --snapshot-rate BYTES  snapshot and directory bytes per second for late books,\n"
+            "                     all together (k/m/g suffixes; default 1m). Only books\n"
+            "                     discovery announced as subscribers are answered, each at\n"
+            "                     most every channel and the directory once per 3 s\n"
             "  --json             one-line JSON summary at exit\n");
     tool_ctx_options_usage(out);
     fprintf(out, "Exit: 0 done, 1 sends stalled, 2 bad usage, 3 books did not appear, 4 runtime "
@@ -149,7 +153,8 @@ static bool parse_args(int argc, char **argv, struct options *o)
         O_JSON,
         O_SERIES,
         O_WRITE,
-        O_SYMBOL_DIGESTS
+        O_SYMBOL_DIGESTS,
+        O_SNAPSHOT_RATE
     };
     static const struct option longopts[] = {
         {"feed", required_argument, NULL, O_FEED},
@@ -168,6 +173,7 @@ static bool parse_args(int argc, char **argv, struct options *o)
         {"timeseries", required_argument, NULL, O_SERIES},
         {"write-itch", required_argument, NULL, O_WRITE},
         {"symbol-digests", required_argument, NULL, O_SYMBOL_DIGESTS},
+        {"snapshot-rate", required_argument, NULL, O_SNAPSHOT_RATE},
         {"json", no_argument, NULL, O_JSON},
         {"help", no_argument, NULL, 'h'},
         TOOL_CTX_LONG_OPTIONS,
@@ -183,6 +189,7 @@ static bool parse_args(int argc, char **argv, struct options *o)
                           .warmup_ms = 1000,
                           .wait_timeout_s = 60,
                           .drain_timeout_s = 30,
+                          .snapshot_rate = MD_SNAP_SERVER_DEFAULT_BUDGET,
                           .zipf = 1.0};
     tool_ctx_options_init(&o->ctx);
     int c;
@@ -258,6 +265,10 @@ static bool parse_args(int argc, char **argv, struct options *o)
             break;
         case O_SYMBOL_DIGESTS:
             o->symbol_digests = optarg;
+            break;
+        case O_SNAPSHOT_RATE:
+            ok = tool_opt_size(prog, "--snapshot-rate", optarg, 16384, 1ull << 40,
+                               &o->snapshot_rate);
             break;
         case O_JSON:
             o->json = true;
@@ -397,6 +408,7 @@ static bool setup_snapshots(struct feed *f)
         .feed = f->opt->feed,
         .book = f->replay != NULL ? &f->replay_book : md_gen_book(&f->gen),
         .max_locate = f->replay != NULL ? MD_SNAP_LOCATE_MAX : (uint32_t)f->opt->symbols,
+        .budget_bytes_per_s = f->opt->snapshot_rate,
     };
     memcpy(sc.session, f->packers[0].cfg.session, sizeof(sc.session));
     struct md_snap_server_hooks hooks = {
@@ -419,6 +431,7 @@ static bool open_endpoints(struct feed *f)
     for (uint32_t ch = 0; ch < o->channels; ch++) {
         md_channel_topic(topic, sizeof(topic), o->feed, ch);
         rdps_pub_opts po = {.reliable = !o->unreliable, .group = o->ctx.group};
+        md_snap_server_pub_opts(&f->snap, ch, &po); /* who may ask for its snapshot */
         int rc = rdps_pub_create(f->ctx, topic, &po, &f->pubs[ch]);
         if (rc < 0) {
             tool_error(prog, "cannot publish '%s': %s (%s)", topic, rdps_strerror(rc),
@@ -442,6 +455,7 @@ static bool open_endpoints(struct feed *f)
     }
     md_snap_topic(topic, sizeof(topic), o->feed);
     rdps_pub_opts snap_opts = {.reliable = true, .group = o->ctx.group};
+    md_snap_server_pub_opts(&f->snap, MD_SNAP_SERVER_SNAP_TOPIC, &snap_opts);
     rc = rdps_pub_create(f->ctx, topic, &snap_opts, &f->snap_pub);
     if (rc < 0) {
         tool_error(prog, "cannot publish '%s': %s (%s)", topic, rdps_strerror(rc),
@@ -722,6 +736,11 @@ static void print_json(struct feed *f, uint64_t elapsed_ns)
     const struct md_snap_server_counters *sn = &f->snap.counters;
     tool_json_u64(&j, "requests", sn->requests);
     tool_json_u64(&j, "requests_refused", sn->requests_bad);
+    tool_json_u64(&j, "requests_unknown", sn->requests_unknown);
+    tool_json_u64(&j, "requests_late", sn->requests_late);
+    tool_json_u64(&j, "requests_limited", sn->requests_limited);
+    tool_json_u64(&j, "requesters_refused", sn->requesters_refused);
+    tool_json_u64(&j, "budget_waits", sn->budget_waits);
     tool_json_u64(&j, "sent", sn->snapshots);
     tool_json_u64(&j, "parts", sn->parts);
     tool_json_u64(&j, "bytes", sn->bytes);
@@ -756,7 +775,7 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     if (tool_ctx_open(prog, &opt.ctx, 0, &f.ctx) < 0)
         return TOOL_EXIT_RUNTIME;
-    if (!open_endpoints(&f) || !setup_generator(&f)) {
+    if (!setup_generator(&f)) {
         status = TOOL_EXIT_RUNTIME;
         goto out;
     }
@@ -779,6 +798,11 @@ int main(int argc, char **argv)
     }
     if (!setup_snapshots(&f)) {
         tool_error(prog, "out of memory");
+        status = TOOL_EXIT_RUNTIME;
+        goto out;
+    }
+    /* After the snapshot service: the publishers tell it who subscribes. */
+    if (!open_endpoints(&f)) {
         status = TOOL_EXIT_RUNTIME;
         goto out;
     }

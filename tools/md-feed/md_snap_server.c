@@ -23,9 +23,15 @@ int md_snap_server_init(struct md_snap_server *s, const struct md_snap_server_co
         return -EINVAL;
     s->cfg = *cfg;
     s->hooks = *hooks;
+    if (s->cfg.budget_bytes_per_s == 0)
+        s->cfg.budget_bytes_per_s = MD_SNAP_SERVER_DEFAULT_BUDGET;
+    s->budget_burst_ns = 1000000000ull; /* one second's worth */
+    for (uint32_t i = 0; i <= MD_SNAP_SERVER_SNAP_TOPIC; i++)
+        s->topics[i] = (struct md_snap_server_topic_ref){.server = s, .topic = i};
     s->locates = calloc(cfg->max_locate, sizeof(*s->locates));
     s->part = malloc(1 + MD_SNAP_PART_BYTES);
-    if (s->locates == NULL || s->part == NULL) {
+    s->requesters = calloc(MD_SNAP_SERVER_MAX_REQUESTERS, sizeof(*s->requesters));
+    if (s->locates == NULL || s->part == NULL || s->requesters == NULL) {
         md_snap_server_fini(s);
         return -ENOMEM;
     }
@@ -48,28 +54,188 @@ void md_snap_server_fini(struct md_snap_server *s)
     free(s->part);
     free(s->dir_channels);
     free(s->dir_symbols);
+    free(s->dir_msg);
+    free(s->requesters);
     s->locates = NULL;
     s->part = NULL;
     s->dir_channels = NULL;
     s->dir_symbols = NULL;
+    s->dir_msg = NULL;
+    s->requesters = NULL;
+}
+
+/* ---- whom it answers ---- */
+
+/*
+ * A generic cell rate algorithm: *tat_ns is when the bucket is full again. Taking `cost_ns`
+ * succeeds while that stays within burst_ns of now; an empty bucket (tat <= now) always gives
+ * one, so a cost above the burst still goes, once per cost.
+ */
+static bool gcra_take(uint64_t *tat_ns, uint64_t now_ns, uint64_t cost_ns, uint64_t burst_ns)
+{
+    uint64_t tat = *tat_ns > now_ns ? *tat_ns : now_ns;
+    if (tat > now_ns && tat - now_ns + cost_ns > burst_ns)
+        return false;
+    *tat_ns = tat + cost_ns;
+    return true;
+}
+
+static struct md_snap_requester *find_requester(struct md_snap_server *s, const rdps_source *src)
+{
+    for (uint32_t i = 0; i < MD_SNAP_SERVER_MAX_REQUESTERS; i++)
+        if (s->requesters[i].total > 0 && md_source_equal(&s->requesters[i].source, src))
+            return &s->requesters[i];
+    return NULL;
+}
+
+/* What `what` needs of its requester: a live subscriber of the snapshot topic (where answers
+ * go) and, for a channel's snapshot, of that channel. */
+static bool announced_for(const struct md_snap_requester *q, uint32_t what)
+{
+    return q != NULL && q->subs[MD_SNAP_SERVER_SNAP_TOPIC] > 0 &&
+           (what == MD_SNAPREQ_DIRECTORY || q->subs[what] > 0);
+}
+
+/* Takes `what` for an announced requester within its rate: every channel and the directory
+ * twice at once, then once per MD_SNAP_RETRY_NS. */
+static void admit(struct md_snap_server *s, struct md_snap_requester *q, uint32_t what,
+                  uint64_t now_ns, bool late)
+{
+    uint64_t per_period = s->cfg.channels + 1u;
+    if (!gcra_take(&q->tat_ns, now_ns, MD_SNAP_RETRY_NS / per_period, 2 * MD_SNAP_RETRY_NS)) {
+        s->counters.requests_limited++;
+        return;
+    }
+    if (late)
+        s->counters.requests_late++;
+    else
+        s->counters.requests++;
+    if (what == MD_SNAPREQ_DIRECTORY)
+        s->dir_pending = true;
+    else
+        s->snap_pending |= 1ull << what;
+}
+
+/* A request from a source not announced for it waits for the announcement: its entry, a free
+ * or expired one, or the one that expires first. */
+static void wait_for_announcement(struct md_snap_server *s, const rdps_source *src, uint32_t what,
+                                  uint64_t now_ns)
+{
+    struct md_snap_waiting *w = NULL, *oldest = &s->waiting[0];
+    for (uint32_t i = 0; i < MD_SNAP_SERVER_WAITING && w == NULL; i++) {
+        struct md_snap_waiting *e = &s->waiting[i];
+        if (e->expires_ns > now_ns && md_source_equal(&e->source, src))
+            w = e;
+        else if (e->expires_ns < oldest->expires_ns)
+            oldest = e;
+    }
+    if (w == NULL) {
+        w = oldest;
+        *w = (struct md_snap_waiting){.source = *src};
+    }
+    w->expires_ns = now_ns + MD_SNAP_SERVER_WAIT_NS;
+    if (what == MD_SNAPREQ_DIRECTORY)
+        w->directory = true;
+    else
+        w->channels |= 1ull << what;
+}
+
+/* q was just announced for more: the requests of its source that waited for that are taken. */
+static void release_waiting(struct md_snap_server *s, struct md_snap_requester *q, uint64_t now_ns)
+{
+    for (uint32_t i = 0; i < MD_SNAP_SERVER_WAITING; i++) {
+        struct md_snap_waiting *w = &s->waiting[i];
+        if (w->expires_ns <= now_ns || !md_source_equal(&w->source, &q->source))
+            continue;
+        if (w->directory && announced_for(q, MD_SNAPREQ_DIRECTORY)) {
+            w->directory = false;
+            admit(s, q, MD_SNAPREQ_DIRECTORY, now_ns, true);
+        }
+        for (uint32_t ch = 0; ch < s->cfg.channels; ch++) {
+            if ((w->channels & (1ull << ch)) && announced_for(q, ch)) {
+                w->channels &= ~(1ull << ch);
+                admit(s, q, ch, now_ns, true);
+            }
+        }
+        if (!w->directory && w->channels == 0)
+            w->expires_ns = 0;
+    }
+}
+
+void md_snap_server_subscriber(struct md_snap_server *s, uint32_t topic, const rdps_event *ev,
+                               uint64_t now_ns)
+{
+    if (topic != MD_SNAP_SERVER_SNAP_TOPIC && topic >= s->cfg.channels)
+        return;
+    struct md_snap_requester *q = find_requester(s, &ev->source);
+    if (ev->type == RDPS_EVENT_SUBSCRIBER_GONE) {
+        if (q != NULL && q->subs[topic] > 0) {
+            q->subs[topic]--;
+            q->total--; /* 0: the entry is free again */
+        }
+        return;
+    }
+    if (ev->type != RDPS_EVENT_SUBSCRIBER_SEEN)
+        return;
+    for (uint32_t i = 0; q == NULL && i < MD_SNAP_SERVER_MAX_REQUESTERS; i++)
+        if (s->requesters[i].total == 0) {
+            q = &s->requesters[i];
+            *q = (struct md_snap_requester){.source = ev->source};
+        }
+    if (q == NULL) {
+        s->counters.requesters_refused++;
+        return;
+    }
+    if (q->subs[topic] == UINT16_MAX)
+        return;
+    q->subs[topic]++;
+    q->total++;
+    release_waiting(s, q, now_ns);
+}
+
+static void on_pub_event(void *user, const rdps_event *ev)
+{
+    struct md_snap_server_topic_ref *ref = user;
+    md_snap_server_subscriber(ref->server, ref->topic, ev, rdps__clock_monotonic_ns());
+}
+
+void md_snap_server_pub_opts(struct md_snap_server *s, uint32_t topic, rdps_pub_opts *po)
+{
+    po->on_event = on_pub_event;
+    po->event_user = &s->topics[topic <= MD_SNAP_SERVER_SNAP_TOPIC ? topic : 0];
 }
 
 void md_snap_server_request(struct md_snap_server *s, const void *data, size_t len,
                             const rdps_msg_info *info, uint64_t now_ns)
 {
     struct md_snapreq r;
-    (void)info;
-    (void)now_ns;
     if (md_snapreq_decode(data, len, &r) < 0 ||
         (r.channel >= s->cfg.channels && r.channel != MD_SNAPREQ_DIRECTORY)) {
         s->counters.requests_bad++;
         return;
     }
-    s->counters.requests++;
-    if (r.channel == MD_SNAPREQ_DIRECTORY)
-        s->dir_pending = true;
-    else
-        s->snap_pending |= 1ull << r.channel;
+    struct md_snap_requester *q = find_requester(s, &info->source);
+    if (!announced_for(q, r.channel)) {
+        s->counters.requests_unknown++;
+        wait_for_announcement(s, &info->source, r.channel, now_ns);
+        return;
+    }
+    admit(s, q, r.channel, now_ns, false);
+}
+
+/* The byte budget: `len` bytes cost this much of its time. */
+static uint64_t budget_cost(const struct md_snap_server *s, size_t len)
+{
+    return (uint64_t)len * 1000000000ull / s->cfg.budget_bytes_per_s;
+}
+
+/* Whether `len` more bytes fit in the budget now (and then they are spent). */
+static bool budget_take(struct md_snap_server *s, size_t len, uint64_t now_ns)
+{
+    if (gcra_take(&s->budget_tat_ns, now_ns, budget_cost(s, len), s->budget_burst_ns))
+        return true;
+    s->counters.budget_waits++;
+    return false;
 }
 
 void md_snap_server_on_request(void *user, const void *data, size_t len, const rdps_msg_info *info)
@@ -120,37 +286,45 @@ static int start_directory(struct md_snap_server *s)
 
 /* One slice of the directory (every channel, the next MD_DIR_SLICE_SYMBOLS symbols): a whole
  * directory of tens of thousands of symbols would be one message larger than any receive window
- * (see MD_SNAP_PART_BYTES). Offered again next time under back-pressure. */
-static int send_directory_slice(struct md_snap_server *s)
+ * (see MD_SNAP_PART_BYTES). Encoded once, offered again next time under back-pressure or while
+ * the budget has no room for it. */
+static int send_directory_slice(struct md_snap_server *s, uint64_t now_ns)
 {
-    uint32_t n = s->dir_n - s->dir_next;
-    if (n > MD_DIR_SLICE_SYMBOLS)
-        n = MD_DIR_SLICE_SYMBOLS;
-    struct md_dir d = {.channel_count = s->cfg.channels,
-                       .channels = s->dir_channels,
-                       .n_channels = s->cfg.channels,
-                       .symbols = s->dir_symbols + s->dir_next,
-                       .n_symbols = n};
-    uint8_t *enc = NULL;
-    size_t len = 0;
-    const char *why = NULL;
-    if (md_dir_encode(&d, &enc, &len) < 0) {
-        md_dir_check(&d, &why);
-        tool_error(prog, "cannot encode the symbol directory: %s", why ? why : "out of memory");
-        s->dir_active = false; /* the flow goes on; late books then lack names */
+    if (s->dir_msg == NULL) {
+        uint32_t n = s->dir_n - s->dir_next;
+        if (n > MD_DIR_SLICE_SYMBOLS)
+            n = MD_DIR_SLICE_SYMBOLS;
+        struct md_dir d = {.channel_count = s->cfg.channels,
+                           .channels = s->dir_channels,
+                           .n_channels = s->cfg.channels,
+                           .symbols = s->dir_symbols + s->dir_next,
+                           .n_symbols = n};
+        uint8_t *enc = NULL;
+        size_t len = 0;
+        const char *why = NULL;
+        if (md_dir_encode(&d, &enc, &len) < 0) {
+            md_dir_check(&d, &why);
+            tool_error(prog, "cannot encode the symbol directory: %s", why ? why : "out of memory");
+            s->dir_active = false; /* the flow goes on; late books then lack names */
+            return 0;
+        }
+        uint8_t *msg = realloc(enc, len + 1);
+        if (msg == NULL) {
+            free(enc);
+            return -1;
+        }
+        memmove(msg + 1, msg, len);
+        msg[0] = MD_SNAPMSG_DIRECTORY;
+        s->dir_msg = msg;
+        s->dir_msg_len = len + 1;
+        s->dir_msg_symbols = n;
+    }
+    if (!budget_take(s, s->dir_msg_len, now_ns))
         return 0;
-    }
-    uint8_t *msg = realloc(enc, len + 1);
-    if (msg == NULL) {
-        free(enc);
-        return -1;
-    }
-    memmove(msg + 1, msg, len);
-    msg[0] = MD_SNAPMSG_DIRECTORY;
-    int rc = s->hooks.send(s->hooks.user, msg, len + 1);
-    free(msg);
+    int rc = s->hooks.send(s->hooks.user, s->dir_msg, s->dir_msg_len);
     if (rc == RDPS_EAGAIN) {
         s->counters.backpressure++;
+        s->budget_tat_ns -= budget_cost(s, s->dir_msg_len); /* not sent: not spent */
         return 0;
     }
     if (rc < 0) {
@@ -158,8 +332,10 @@ static int send_directory_slice(struct md_snap_server *s)
                    rdps_last_error_message());
         return -1;
     }
-    s->counters.directory_bytes += len;
-    s->dir_next += n;
+    s->counters.directory_bytes += s->dir_msg_len - 1;
+    s->dir_next += s->dir_msg_symbols;
+    free(s->dir_msg);
+    s->dir_msg = NULL;
     if (s->dir_next == s->dir_n) {
         s->dir_active = false;
         s->counters.directories++;
@@ -201,7 +377,7 @@ int md_snap_server_serve(struct md_snap_server *s, uint64_t now_ns)
             return -1;
     }
     if (s->dir_active)
-        return send_directory_slice(s);
+        return send_directory_slice(s, now_ns);
     if (!s->snap_active) {
         if (s->snap_pending == 0)
             return 0;
@@ -228,9 +404,12 @@ int md_snap_server_serve(struct md_snap_server *s, uint64_t now_ns)
             return -1;
         }
     }
+    if (!budget_take(s, s->part_len, now_ns))
+        return 0;
     int rc = s->hooks.send(s->hooks.user, s->part, s->part_len);
     if (rc == RDPS_EAGAIN) {
         s->counters.backpressure++;
+        s->budget_tat_ns -= budget_cost(s, s->part_len); /* not sent: not spent */
         return 0;
     }
     if (rc < 0) {
