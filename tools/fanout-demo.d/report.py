@@ -197,10 +197,10 @@ def main():
     if feed is not None and feed.get("snapshots", {}).get("sent", 0) > 0:
         sn = feed["snapshots"]
         taken = sn["requests"] + sn.get("requests_late", 0)
-        refused = sn.get("requests_unknown", 0) - sn.get("requests_late", 0)
+        unknown = sn.get("requests_unknown", 0)
         add(f"feed: {sn['sent']} book snapshots sent for late joiners ({sn['parts']} parts, "
             f"{sn['bytes'] / 1e3:.0f} kB, {taken} requests"
-            + (f"; {refused} from sources not announced as subscribers refused" if refused else "")
+            + (f"; {unknown} came before their book's announcement or from none" if unknown else "")
             + ")")
     add("methods: reflector RTT/2 = md-book echoes every 5th datagram of channel 0 to the feed, "
         "which records half the round trip from the message's intended send time (open loop, "
