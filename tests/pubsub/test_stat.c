@@ -695,6 +695,11 @@ static void test_proc_start_time(void **state)
     assert_int_equal(rdps__stat_proc_start_time(1, &t2), 0);
     assert_true(t1 >= t2); /* we started after init */
     assert_int_equal(rdps__stat_proc_start_time(0x7ffffff0L, &t2), -1);
+    uint32_t euid, fsuid;
+    assert_int_equal(rdps__stat_proc_uids((long)getpid(), &euid, &fsuid), 0);
+    assert_int_equal(euid, geteuid());
+    assert_int_equal(fsuid, geteuid());
+    assert_int_equal(rdps__stat_proc_uids(0x7ffffff0L, &euid, &fsuid), -1);
     char path[64];
     assert_true(rdps__stat_path(path, sizeof(path), "/dev/shm", 12, 3));
     assert_string_equal(path, "/dev/shm/rdps-12-3.stat");
