@@ -104,7 +104,7 @@ static void plant(const char *path, long pid, unsigned index, uint64_t start_tim
         assert_int_equal(pwrite(fd, topic, sizeof(topic), off), (ssize_t)sizeof(topic));
         assert_int_equal(pwrite(fd, &kind, 4, off + RDPS_STAT_ENTRY_OFF_KIND), 4);
     }
-    assert_int_equal(fchown(fd, owner, owner), 0);
+    assert_int_equal(fchown(fd, owner, owner == geteuid() ? getegid() : owner), 0);
     close(fd);
 }
 
