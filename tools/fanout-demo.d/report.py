@@ -197,8 +197,12 @@ def main():
     add("plots: " + ", ".join(plots) if plots else "plots: none")
     if feed is not None and feed.get("snapshots", {}).get("sent", 0) > 0:
         sn = feed["snapshots"]
+        taken = sn["requests"] + sn.get("requests_late", 0)
+        unknown = sn.get("requests_unknown", 0)
         add(f"feed: {sn['sent']} book snapshots sent for late joiners ({sn['parts']} parts, "
-            f"{sn['bytes'] / 1e3:.0f} kB, {sn['requests']} requests)")
+            f"{sn['bytes'] / 1e3:.0f} kB, {taken} requests"
+            + (f"; {unknown} came before their book's announcement or from none" if unknown else "")
+            + ")")
     add("methods: reflector RTT/2 = md-book echoes every 5th datagram of channel 0 to the feed, "
         "which records half the round trip from the message's intended send time (open loop, "
         "warm-up excluded); one-way = a book on the feed's host (one clock) records each message's "
