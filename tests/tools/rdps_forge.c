@@ -24,8 +24,11 @@
  *   --nak         NAKs to the publisher for 512 sequences behind its latest, two receiver ids
  *   --data        reliable DATA frames into the topic's group from new sessions
  * The ctx is an ordinary one: with RDPS_DEVICE, and with a domain key when one is configured (a
- * wrong key's frames are what a host outside the domain sends). Exit 0 after the duration with a
- * JSON line of what was sent; 3 when no publisher of TOPIC was seen within 20 s.
+ * wrong key's frames are what a host outside the domain sends). --sniff-key-file F: learn the
+ * publisher (source, session, latest sequence) through a second ctx keyed with F, as a host that
+ * captures the domain's traffic reads it from the frames' headers, and forge through the first.
+ * Exit 0 after the duration with a JSON line of what was sent; 3 when no publisher of TOPIC was
+ * seen within 20 s.
  */
 
 struct forger {
@@ -166,11 +169,12 @@ int main(int argc, char **argv)
         {"status", no_argument, NULL, 's'},
         {"nak", no_argument, NULL, 'n'},
         {"data", no_argument, NULL, 'x'},
+        {"sniff-key-file", required_argument, NULL, 'k'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct forger f = {.next_receiver_id = 0xBAD00000u};
-    const char *device = NULL;
+    const char *device = NULL, *sniff_key = NULL;
     double duration = 10, rate = 100;
     bool announce = false, status = false, nak = false, data = false;
     int c;
@@ -200,6 +204,9 @@ int main(int argc, char **argv)
         case 'x':
             data = true;
             break;
+        case 'k':
+            sniff_key = optarg;
+            break;
         case 'h':
             printf("usage: rdps_forge -t TOPIC [-d DEVICE] [--duration S] [--rate N] "
                    "[--announce] [--status] [--nak] [--data]\n");
@@ -223,20 +230,38 @@ int main(int argc, char **argv)
         return 1;
     }
     f.topic_id = rdps_topic_id(f.topic);
+    rdps_ctx_t *sniff = f.ctx; /* the ctx that learns the publisher */
+    if (sniff_key != NULL) {
+        rdps_config scfg;
+        rdps_config_init(&scfg);
+        scfg.device = device;
+        scfg.domain_key_file = sniff_key;
+        scfg.stats_off = 1;
+        if (rdps_ctx_create(&scfg, &sniff) < 0) {
+            fprintf(stderr, "rdps_forge: sniffing ctx: %s\n", rdps_last_error_message());
+            rdps_ctx_destroy(f.ctx);
+            return 1;
+        }
+    }
     rdps_sub_t *sub;
     rdps_pub_t *pub; /* an unreliable publisher of the topic: its send-only join gives the group */
     rdps_sub_opts sopts = {.on_event = on_event, .event_user = &f};
-    if (rdps_sub_create(f.ctx, f.topic, on_msg, &f, &sopts, &sub) < 0 ||
+    if (rdps_sub_create(sniff, f.topic, on_msg, &f, &sopts, &sub) < 0 ||
         rdps_pub_create(f.ctx, f.topic, NULL, &pub) < 0) {
         fprintf(stderr, "rdps_forge: %s\n", rdps_last_error_message());
         rdps_ctx_destroy(f.ctx);
         return 1;
     }
     uint64_t deadline = now_ms() + 20000;
-    while (!stop && (!f.seen || !rdps_pub_ready(pub)) && now_ms() < deadline)
+    while (!stop && (!f.seen || !rdps_pub_ready(pub)) && now_ms() < deadline) {
         rdps_ctx_wait(f.ctx, 10);
+        if (sniff != f.ctx)
+            rdps_ctx_poll(sniff, 0);
+    }
     if (!f.seen) {
         fprintf(stderr, "rdps_forge: no publisher of %s seen within 20 s\n", f.topic);
+        if (sniff != f.ctx)
+            rdps_ctx_destroy(sniff);
         rdps_ctx_destroy(f.ctx);
         return 3;
     }
@@ -247,6 +272,8 @@ int main(int argc, char **argv)
     uint64_t next_us = rdps__clock_monotonic_ns() / 1000;
     while (!stop && now_ms() < end) {
         rdps_ctx_poll(f.ctx, 0);
+        if (sniff != f.ctx)
+            rdps_ctx_poll(sniff, 0);
         uint64_t now_us = rdps__clock_monotonic_ns() / 1000;
         if (now_us < next_us) {
             rdps_ctx_wait(f.ctx, 1);
@@ -265,6 +292,8 @@ int main(int argc, char **argv)
     printf("{\"announce\":%" PRIu64 ",\"status\":%" PRIu64 ",\"nak\":%" PRIu64 ",\"data\":%" PRIu64
            ",\"send_errors\":%" PRIu64 ",\"last_seq\":%u}\n",
            f.sent_announce, f.sent_status, f.sent_nak, f.sent_data, f.send_errors, f.last_seq);
+    if (sniff != f.ctx)
+        rdps_ctx_destroy(sniff);
     rdps_ctx_destroy(f.ctx);
     return 0;
 }
