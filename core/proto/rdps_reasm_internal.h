@@ -17,11 +17,23 @@
 _Static_assert((RDPS_REASM_WINDOW & (RDPS_REASM_WINDOW - 1)) == 0, "window is a power of two");
 _Static_assert(RDPS_REASM_WINDOW % 64 == 0, "window is whole 64-bit words");
 
+/* A host: the sources sharing a GID (or a LID without a GRH). The quotas are a host's. */
+struct rdps_reasm_host {
+    struct rdps_source id;              /* rdps__source_host(): the QPN is 0 */
+    uint32_t streams, partials, chunks; /* charged against the per-host quotas */
+    int32_t hash_next;                  /* bucket chain; also the free-list link */
+    int32_t src_head;                   /* its sources, linked through rdps_reasm_src.host_next */
+};
+
+/* A source (one QP of a host). Its counts are its part of its host's: the share the
+ * heaviest-first rule compares within the host. */
 struct rdps_reasm_src {
     struct rdps_source id;
-    uint32_t streams, partials, chunks; /* charged against the per-source quotas */
-    int32_t hash_next;                  /* bucket chain; also the free-list link */
-    int32_t part_head, part_tail;       /* this source's partials, oldest first */
+    uint32_t streams, partials, chunks;
+    int32_t host;
+    int32_t hash_next;            /* bucket chain; also the free-list link */
+    int32_t host_prev, host_next; /* the host's sources */
+    int32_t part_head, part_tail; /* this source's partials, oldest first */
 };
 
 struct rdps_reasm_stream {
@@ -33,7 +45,7 @@ struct rdps_reasm_stream {
     bool reliable; /* handled by rdps_rel_recv.c; state in r->rel[index] */
     bool from_oldest; /* reliable: late join from the publisher's oldest retained sequence */
     bool in_gap_list; /* unreliable stream with pending gaps (r->gap_head) */
-    int32_t src;
+    int32_t src, host;
     uint32_t next_seq;   /* newest sequence seen + 1; the window is [next_seq - WINDOW, next_seq) */
     uint32_t loss_floor; /* sequences before the stream's (re)start are not counted as lost */
     uint64_t last_active_ns;
@@ -272,7 +284,7 @@ static inline uint32_t rdps__rel_received_count(const struct rdps_reasm_stream *
  * and not yet taken off its receive queue, so they count from the newest received (next_seq),
  * not from the consumed point: frames parked behind a hole were taken off the queue, and
  * counting from the consumed point stopped the publisher one credit window after each hole
- * until the repair came. The stream's share of the source's quotas (partial slots, arena
+ * until the repair came. The stream's share of its host's quotas (partial slots, arena
  * chunks) holds the messages received past the consumed point; every sequence of the window
  * not received yet (a hole, or not sent) may need one more slot and one more chunk when it
  * comes, so the parking bound is the sequences received past the consumed point plus the
@@ -287,13 +299,13 @@ static inline uint32_t rdps__rel_credit_cap(const struct rdps_reasm *r)
     return r->rel_credits < RDPS_REL_CREDITS_MAX ? r->rel_credits : RDPS_REL_CREDITS_MAX;
 }
 
-/* The stream's free share of its source's partial slots and arena chunks (the fewer). */
+/* The stream's free share of its host's partial slots and arena chunks (the fewer). */
 static inline uint32_t rdps__rel_free_share(const struct rdps_reasm *r, int32_t si)
 {
     const struct rdps_reasm_stream *s = &r->streams[si];
-    const struct rdps_reasm_src *src = &r->sources[s->src];
-    uint32_t streams = src->streams ? src->streams : 1;
-    uint32_t park = r->src_max_partials / streams, chunks = r->src_max_chunks / streams;
+    const struct rdps_reasm_host *host = &r->hosts[s->host];
+    uint32_t streams = host->streams ? host->streams : 1;
+    uint32_t park = r->host_max_partials / streams, chunks = r->host_max_chunks / streams;
     park = park > s->partials ? park - s->partials : 0;
     chunks = chunks > s->chunks ? chunks - s->chunks : 0;
     return park < chunks ? park : chunks;

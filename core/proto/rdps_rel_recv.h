@@ -83,7 +83,7 @@
  * (an input: free receive credits, at most RDPS_REL_CREDITS_MAX), so a hole
  * does not hold the publisher back while parking room lasts;
  * RDPS_REASM_WINDOW - 1; the sequences received past the consumed point plus
- * the free slots of the stream's share of the source's partial and
+ * the free slots of the stream's share of its host's partial and
  * arena-chunk quotas: each sequence of the window not received yet, a hole or
  * not sent, may need one more slot when it comes; a message of many
  * fragments parks in one, so the window reaches past an old hole as far as

@@ -133,9 +133,12 @@ typedef struct rdps_config {
     uint32_t
         reassembly_timeout_ms; /* partial messages older than this are dropped (default 2000) */
     uint32_t max_sessions;     /* publisher sessions tracked at once (default 1024) */
-    /* Per-sender quotas (a sender is a source QP: GID + QPN, or LID + QPN): what one sender can
-     * take from the reassembler before it evicts its own state instead of others'. A quota
-     * above its total (max_sessions, max_partials, reassembly_memory) means the total. */
+    /* Per-host quotas (a host is every source QP of one GID, or of one LID without a GRH: the
+     * QPN is the sender's choice, so a host is not made larger by using more QPs): what one host
+     * can take from the reassembler before it evicts its own state instead of others'. Within a
+     * host each QPN's share is the quota divided among the host's QPNs: the QPN holding the most
+     * loses first. A quota above its total (max_sessions, max_partials, reassembly_memory)
+     * means the total. The names say "source" for compatibility. */
     uint32_t max_sessions_per_source; /* default 64 */
     uint32_t max_partials; /* messages being reassembled, or parked by reliable streams until
                               the holes before them are repaired (default 4096) */
@@ -699,7 +702,7 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
       "discovery announcements refused (table full, foreign-topic cap, forged leave)")            \
     X(qp_recoveries, "times the queue pair was reset after entering the error state")             \
     X(sends_lost, "datagrams in flight lost when the queue pair entered the error state")         \
-    X(reasm_quota_drops, "partials or sessions a sender lost for exceeding its per-source quota") \
+    X(reasm_quota_drops, "partials or sessions a host lost for exceeding its per-host quota")     \
     X(session_resets, "sessions restarted by a sequence jump larger than the tracked window")     \
     X(heartbeats_sent, "reliable publishers: heartbeats sent (idle, or answering a NAK)")         \
     X(naks_suppressed, "reliable publishers: NAKed sequences not repaired again (linger)")        \
