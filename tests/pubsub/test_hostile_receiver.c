@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* test_hostile_receiver.c - a reliable subscriber fed by forging hosts (issue 28 findings 8-10):
+ * the audit's attacks with its numbers, through the API on a scripted transport and a fake clock.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdps_frag.h"
+#include "rdps_seq.h"
+#include "script_transport.h"
+
+#define MS 1000000ull
+#define US 1000ull
+
+static uint64_t fake_now = 1000000000ull;
+static uint64_t fake_clock(void *user)
+{
+    (void)user;
+    return fake_now;
+}
+
+static const struct rdps_source self_src = {.gid = {0xfe, 0x80, [15] = 1}, .qpn = 7, .has_gid = 1};
+
+/* Host number h (GID fe80::h), QP q. */
+static struct rdps_source host_qp(unsigned h, uint32_t q)
+{
+    struct rdps_source s = {
+        .gid = {0xfe, 0x80, [14] = (uint8_t)(h >> 8), [15] = (uint8_t)h}, .qpn = q, .has_gid = 1};
+    return s;
+}
+
+/* What the subscriber's ctx sent: NAKs and STATUS frames, to the publisher or elsewhere. */
+struct sent_log {
+    struct rdps_source pub;
+    uint64_t naks_to_pub, status_to_pub, control_elsewhere;
+    uint64_t elsewhere_since_mark; /* control frames elsewhere since `mark_ns` */
+    uint64_t mark_ns;
+    /* The publisher's NAKed sequences waiting for their repair (answered by the test). */
+    uint32_t nak_seq[4096];
+    uint64_t nak_at[4096];
+    unsigned naks;
+};
+
+static void on_sent(void *user, const struct rdps_source *to, const uint8_t *frame, uint32_t len)
+{
+    struct sent_log *log = user;
+    struct rdps_frame_view v;
+    if (to == NULL || rdps__frame_decode(frame, len, NULL, &v) != RDPS_FRAME_OK)
+        return;
+    if (v.hdr.type != RDPS_FRAME_NAK && v.hdr.type != RDPS_FRAME_STATUS)
+        return;
+    if (!rdps__source_equal(to, &log->pub)) {
+        log->control_elsewhere++;
+        if (fake_now >= log->mark_ns)
+            log->elsewhere_since_mark++;
+        return;
+    }
+    if (v.hdr.type == RDPS_FRAME_STATUS) {
+        log->status_to_pub++;
+        return;
+    }
+    log->naks_to_pub++;
+    for (unsigned i = 0; i < v.nak_range_count; i++) {
+        struct rdps_seq_range g = rdps__frame_nak_range(&v, i);
+        for (uint32_t k = 0; k < g.count && log->naks < 4096; k++) {
+            log->nak_seq[log->naks] = g.start + k;
+            log->nak_at[log->naks++] = fake_now;
+        }
+    }
+}
+
+/* Messages delivered, by sender: the honest publisher's in order. */
+struct inbox {
+    struct rdps_source pub;
+    uint64_t from_pub, from_others;
+    uint32_t next_seq;
+    bool have_seq;
+    unsigned out_of_order, losses;
+};
+
+static void on_message(void *user, const void *data, size_t len, const rdps_msg_info *info)
+{
+    struct inbox *in = user;
+    (void)data;
+    (void)len;
+    if (!rdps__source_equal(&info->source, &in->pub)) {
+        in->from_others++;
+        return;
+    }
+    if (in->have_seq && info->seq != in->next_seq)
+        in->out_of_order++;
+    in->have_seq = true;
+    in->next_seq = info->seq + 1;
+    in->from_pub++;
+}
+
+static void on_event(void *user, const rdps_event *ev)
+{
+    struct inbox *in = user;
+    if (ev->type == RDPS_EVENT_LOSS && rdps__source_equal(&ev->source, &in->pub))
+        in->losses++;
+}
+
+struct harness {
+    rdps_ctx_t *ctx;
+    struct rdps_transport *t;
+    rdps_sub_t *sub;
+    const char *topic;
+    uint64_t topic_id;
+    struct inbox in;
+    struct sent_log log;
+};
+
+static void harness_open(struct harness *h, const char *topic, const struct rdps_source *pub)
+{
+    memset(h, 0, sizeof(*h));
+    fake_now = 1000000000ull;
+    h->topic = topic;
+    h->topic_id = rdps_topic_id(topic);
+    h->in.pub = *pub;
+    h->log.pub = *pub;
+    h->log.mark_ns = UINT64_MAX;
+    rdps_config cfg;
+    rdps_config_init(&cfg);
+    cfg.stats_off = 1;
+    assert_int_equal(script_ctx_create(&cfg, &self_src, fake_clock, NULL, &h->ctx, &h->t), 0);
+    script_transport_on_sent(h->t, on_sent, &h->log);
+    rdps_sub_opts opts = {.reliable = 1, .on_event = on_event};
+    assert_int_equal(rdps_sub_create(h->ctx, topic, on_message, &h->in, &opts, &h->sub), 0);
+}
+
+static void harness_close(struct harness *h)
+{
+    rdps_ctx_destroy(h->ctx);
+}
+
+/* Handles everything injected. */
+static void drain(struct harness *h)
+{
+    while (rdps_ctx_poll(h->ctx, 0) > 0)
+        ;
+    assert_true(rdps_ctx_poll(h->ctx, 0) >= 0);
+}
+
+static void inject(struct harness *h, const struct rdps_source *src, const uint8_t *frame, int len)
+{
+    assert_true(len > 0);
+    if (script_transport_inject(h->t, src, frame, (uint32_t)len) == RDPS_ENOSPC) {
+        drain(h);
+        assert_int_equal(script_transport_inject(h->t, src, frame, (uint32_t)len), 0);
+    }
+}
+
+/* A reliable publisher's single-datagram message `seq` of `session` (flags: RETRANSMIT). */
+static void data_from(struct harness *h, const struct rdps_source *src, uint32_t session,
+                      uint32_t seq, uint16_t flags)
+{
+    uint8_t frame[SCRIPT_MAX_PAYLOAD];
+    memset(frame + RDPS_FRAME_HEADER_LEN, 0x5a, 64);
+    int len = rdps__frag_put_single(frame, sizeof(frame), session, h->topic_id, &seq, 64,
+                                    SCRIPT_MAX_PAYLOAD, fake_now, RDPS_FRAME_F_RELIABLE | flags);
+    inject(h, src, frame, len);
+}
+
+static __attribute__((unused)) void heartbeat_from(struct harness *h, const struct rdps_source *src,
+                                                   uint32_t session, uint32_t next,
+                                                   uint32_t retained)
+{
+    uint8_t frame[RDPS_FRAME_HEADER_LEN];
+    int len = rdps__frame_encode_heartbeat_reliable(frame, sizeof(frame), session, h->topic_id,
+                                                    next, retained, fake_now);
+    inject(h, src, frame, len);
+}
+
+/* ---- finding 9: one host, many QPNs, cannot evict an honest stream's parked messages ---- */
+
+/*
+ * The audit: an honest publisher H parks 800 messages behind a hole; a forger, 64 QPNs of one
+ * GID x 60 parked each, brought the partials past max_partials (4096) and the heaviest "source"
+ * was H: 544 of H's parked messages evicted, and the repair of the hole released 1 of 801.
+ */
+static void test_one_host_many_qpns_cannot_evict_parked(void **state)
+{
+    (void)state;
+    struct harness h;
+    const struct rdps_source pub = host_qp(0x10, 11);
+    harness_open(&h, "md.q9", &pub);
+    const uint32_t session = 0x9001, first = 100;
+    data_from(&h, &pub, session, first, 0); /* joins at the live position, delivered */
+    for (uint32_t k = 0; k < 800; k++)
+        data_from(&h, &pub, session, first + 2 + k, 0); /* first + 1 is the hole */
+    drain(&h);
+    assert_int_equal(h.in.from_pub, 1);
+    /* The forger: 64 QPNs of host 0xF0, one session each, 60 messages parked behind a hole. */
+    for (uint32_t q = 0; q < 64; q++) {
+        const struct rdps_source forger = host_qp(0xF0, 0x500 + q);
+        data_from(&h, &forger, 0xF000 + q, 0, 0);
+        for (uint32_t k = 0; k < 60; k++)
+            data_from(&h, &forger, 0xF000 + q, 2 + k, 0);
+        drain(&h);
+    }
+    rdps_counters c;
+    assert_int_equal(rdps_ctx_counters(h.ctx, &c), 0);
+    /* The hole's repair releases H's whole stretch: 801 messages, in order. */
+    data_from(&h, &pub, session, first + 1, RDPS_FRAME_F_RETRANSMIT);
+    drain(&h);
+    print_message("finding 9: H delivered %llu of 802 (801 at the repair), reasm_evictions %llu, "
+                  "reasm_quota_drops %llu\n",
+                  (unsigned long long)h.in.from_pub, (unsigned long long)c.reasm_evictions,
+                  (unsigned long long)c.reasm_quota_drops);
+    assert_int_equal(h.in.from_pub, 802);
+    assert_int_equal(h.in.out_of_order, 0);
+    assert_int_equal(h.in.losses, 0);
+    assert_int_equal(c.reasm_evictions, 0); /* the forger met its host's quota, not the cap */
+    harness_close(&h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_host_many_qpns_cannot_evict_parked),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
