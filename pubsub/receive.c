@@ -168,14 +168,15 @@ static void on_loss(void *user, const struct rdps_reasm_loss *loss)
     rdps__topic_notify(ctx, topic, &ev);
 }
 
-/* The NAK backoff's receiver count: the topic's remote reliable subscribers and this ctx. */
+/* The NAK backoff's receiver count: this ctx and the topic's remote reliable subscribers as
+ * discovery counts them by host (forged announcements raise it by a few per host at most). */
 static uint32_t receivers_of(void *user, uint64_t topic_id)
 {
     rdps_ctx_t *ctx = user;
     const struct rdps_topic *topic = rdps__ctx_topic_find(ctx, topic_id);
     if (topic == NULL || ctx->discovery == NULL)
         return 1;
-    return 1 + rdps__disc_remote_reliable_subscribers(ctx->discovery, topic->id, topic->name);
+    return 1 + rdps__disc_counted_receivers(ctx->discovery, topic->id, topic->name);
 }
 
 int rdps__receive_init(rdps_ctx_t *ctx)

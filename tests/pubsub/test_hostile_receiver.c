@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "discovery_engine.h"
 #include "rdps_frag.h"
 #include "rdps_seq.h"
 #include "script_transport.h"
@@ -176,6 +177,126 @@ static __attribute__((unused)) void heartbeat_from(struct harness *h, const stru
     inject(h, src, frame, len);
 }
 
+/* A reliable subscriber's announcement from `src` whose body names `body` (its claimed address). */
+static void announce_from(struct harness *h, const struct rdps_source *src, uint32_t session,
+                          uint32_t receiver_id, const struct rdps_source *body)
+{
+    struct rdps_announce a = {
+        .role = RDPS_ROLE_SUBSCRIBER,
+        .topic_id = h->topic_id,
+        .group = 0xefc00808,
+        .session_id = session,
+        .qpn = body->qpn,
+        .reliable = true,
+        .receiver_id = receiver_id,
+        .interval_ms = 60000,
+    };
+    strcpy(a.topic, h->topic);
+    memcpy(a.gid, body->gid, 16);
+    uint8_t body_buf[RDPS_ANNOUNCE_MAX_BYTES], frame[SCRIPT_MAX_PAYLOAD];
+    int blen = rdps__announce_encode(&a, body_buf, sizeof(body_buf));
+    assert_true(blen > 0);
+    int len = rdps__frame_encode_announce(frame, sizeof(frame), session, a.topic_id, 1, body_buf,
+                                          (size_t)blen, 0);
+    inject(h, src, frame, len);
+}
+
+/* ---- finding 8: forged announcements must not slow a lone receiver's repairs ---- */
+
+#define F8_MESSAGES 20000u
+#define F8_EVERY    50u       /* one message in 50 is lost (a hole) */
+#define F8_STEP     (10 * US) /* a message every 10 us of fake time */
+#define F8_RTT      (100 * US)
+
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * A lone reliable receiver at 2 % loss (one message in 50), the publisher answering each NAK
+ * one F8_RTT later; before the data, `forged` announcements of reliable subscribers from one
+ * forging host (distinct sessions, receiver ids and QPNs, each body naming its own source),
+ * announced again `refreshes` times. Returns the median latency from a hole's detection to its
+ * repair (all holes repaired, in order).
+ */
+static uint64_t f8_repair_p50(unsigned forged, unsigned refreshes, uint32_t *counted)
+{
+    struct harness h;
+    const struct rdps_source pub = host_qp(0x10, 11);
+    harness_open(&h, "md.q8", &pub);
+    for (unsigned round = 0; round <= refreshes; round++) {
+        for (unsigned i = 0; i < forged; i++) {
+            const struct rdps_source forger = host_qp(0xF0, 0x600 + i);
+            announce_from(&h, &forger, 0x8000 + i, 0xBAD00000u + i, &forger);
+        }
+        drain(&h);
+        fake_now += 20 * MS;
+    }
+    *counted = rdps__disc_counted_receivers(h.ctx->discovery, h.topic_id, h.topic);
+    const uint32_t session = 0x8001, first = 1000;
+    uint64_t detect[F8_MESSAGES / F8_EVERY + 1], latency[F8_MESSAGES / F8_EVERY + 1];
+    unsigned holes = 0, repaired = 0, answered = 0;
+    for (uint32_t k = 0; k < F8_MESSAGES || answered < h.log.naks; k++) {
+        fake_now += F8_STEP;
+        /* Repairs of what was NAKed one round trip ago. */
+        while (answered < h.log.naks && h.log.nak_at[answered] + F8_RTT <= fake_now) {
+            uint32_t seq = h.log.nak_seq[answered++];
+            uint32_t hole = (seq - first) / F8_EVERY - 1;
+            if ((seq - first) % F8_EVERY == 0 && hole < holes && latency[hole] == 0) {
+                latency[hole] = fake_now - detect[hole];
+                repaired++;
+            }
+            data_from(&h, &pub, session, seq, RDPS_FRAME_F_RETRANSMIT);
+        }
+        if (k < F8_MESSAGES) {
+            uint32_t seq = first + k;
+            if (k > 0 && k % F8_EVERY == 0) { /* lost: found missing at the next message */
+                detect[holes] = fake_now + F8_STEP;
+                latency[holes++] = 0;
+            } else {
+                data_from(&h, &pub, session, seq, 0);
+            }
+        }
+        drain(&h);
+        assert_true(k < 4 * F8_MESSAGES);
+    }
+    assert_int_equal(repaired, holes);
+    assert_int_equal(h.in.from_pub, F8_MESSAGES);
+    assert_int_equal(h.in.out_of_order, 0);
+    assert_int_equal(h.in.losses, 0);
+    qsort(latency, holes, sizeof(latency[0]), compare_u64);
+    uint64_t p50 = latency[holes / 2];
+    print_message("finding 8: %u forged announcements (%u refreshes): receivers counted %u, "
+                  "repair latency p50 %llu us, p99 %llu us, NAKs %llu\n",
+                  forged, refreshes, 1 + *counted, (unsigned long long)(p50 / US),
+                  (unsigned long long)(latency[holes * 99 / 100] / US),
+                  (unsigned long long)h.log.naks_to_pub);
+    harness_close(&h);
+    return p50;
+}
+
+/*
+ * The audit: 2000 forged announcements (216 000 bytes, once) made every receiver spread its first
+ * NAK over 4 RTTs: repair latency p50 128 -> 512 us, p99 512 -> 4096 us. A one-shot announcement
+ * counts nothing now, and a host that keeps announcing counts at most
+ * RDPS_DISC_RECEIVERS_PER_HOST receivers however many it announces.
+ */
+static void test_forged_announcements_keep_a_lone_receivers_latency(void **state)
+{
+    (void)state;
+    uint32_t counted;
+    uint64_t alone = f8_repair_p50(0, 0, &counted);
+    assert_int_equal(counted, 0);
+    uint64_t forged = f8_repair_p50(2000, 0, &counted);
+    assert_true(forged * 2 <= alone * 3); /* within 1.5x of the undisturbed run */
+    assert_int_equal(counted, 0);
+    /* The same host announcing them all again: counted by host, at most a few. */
+    (void)f8_repair_p50(2000, 1, &counted);
+    assert_int_equal(counted, RDPS_DISC_RECEIVERS_PER_HOST);
+}
+
 /* ---- finding 9: one host, many QPNs, cannot evict an honest stream's parked messages ---- */
 
 /*
@@ -222,6 +343,7 @@ static void test_one_host_many_qpns_cannot_evict_parked(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_forged_announcements_keep_a_lone_receivers_latency),
         cmocka_unit_test(test_one_host_many_qpns_cannot_evict_parked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
