@@ -369,6 +369,7 @@ void rdps__receive_counters(const rdps_ctx_t *ctx, rdps_counters *out)
         out->out_of_order = rel->out_of_order;
         out->loss_events = rel->loss_events;
         out->status_sent = rel->status_sent;
+        out->sessions_idle = rel->idle;
         out->repair_latency_p50_us = rdps__rel_latency_quantile_us(rel->repair_latency, 0.5);
         out->repair_latency_p99_us = rdps__rel_latency_quantile_us(rel->repair_latency, 0.99);
         out->repair_rtts_p50_milli = rdps__rel_rtts_quantile_milli(rel->repair_rtts, 0.5);

@@ -34,6 +34,7 @@ void rdps__reasm_config_default(struct rdps_reasm_config *cfg)
     cfg->rel.nak_max_tries = 200; /* with 25 ms apart: the 5 s deadline decides */
     cfg->rel.loss_deadline_ns = 5000000000ull;
     cfg->rel.status_interval_ns = 100000000ull;
+    cfg->rel.idle_ns = 5000000000ull;
     cfg->rel.join_wait_ns = 100000000ull;
 }
 

@@ -99,7 +99,13 @@ struct rdps_rel_stream {
      * one of its non-final fragments): the window stretches to hold it whole (has_head). */
     uint32_t head_seq, head_span;
     bool has_head;
-    bool progressed;    /* consumed moved by a delivery or a loss event since the join */
+    bool progressed; /* consumed moved by a delivery or a loss event since the join */
+    /* The publisher went silent: STATUS intervals doubled status_backoff times (each STATUS
+     * sent with no frame heard since the one before), NAK retries spaced by the silence, or
+     * nothing sent at all (idle: silent for rel.idle_ns). `silent` makes the next frame of the
+     * stream bring the poll forward (rdps__rel_heard). */
+    uint8_t status_backoff;
+    bool silent, idle;
     int32_t prev, next; /* r->rel_head list */
     struct rdps_rel_recv_counters c;
     /* Last, and not cleared when a stream starts in the slot (32 KiB): entries are checked on
@@ -248,6 +254,17 @@ void rdps__rel_partial_evicted(struct rdps_reasm *r, int32_t pi);
 /* seq of reliable stream si was refused after admission: ask for it again. */
 void rdps__rel_unreceive(struct rdps_reasm *r, int32_t si, uint32_t seq);
 
+/* A frame of reliable stream `rs` arrived from its publisher: if the poll spaced this stream's
+ * NAK and STATUS for a silent publisher, it runs again now (at once: a NAK or STATUS held back may
+ * be due). One predictable branch on the hot path. */
+static inline void rdps__rel_heard(struct rdps_reasm *r, struct rdps_rel_stream *rs)
+{
+    if (__builtin_expect(rs->silent, 0)) {
+        rs->silent = false;
+        rdps__rel_note_due(r, r->now_ns);
+    }
+}
+
 /* ---- the receive window and STATUS (rdps_rel_window.c) ---- */
 
 /* Bits set in w, branch-free and inline: without -mpopcnt (a generic x86-64 build)
@@ -363,5 +380,21 @@ void rdps__rel_learn_head(struct rdps_reasm *r, int32_t si, const struct rdps_fr
 /* After progress: a STATUS is due once a quarter window was consumed since the last one. */
 void rdps__rel_status_progress(struct rdps_reasm *r, struct rdps_rel_stream *rs);
 void rdps__rel_send_status(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uint64_t wall_ns);
+/* STATUS intervals double at most this many times (100 ms -> 1.6 s at the defaults; a stream
+ * goes idle before: 5 s). */
+#define RDPS_REL_STATUS_BACKOFF_MAX 4
+
+/* How long after the last STATUS the next is due: status_interval_ns, doubled status_backoff
+ * times while nothing was heard from the publisher since that STATUS (then a frame heard brings
+ * the next STATUS forward: `silent`). */
+static inline uint64_t rdps__rel_status_wait(struct rdps_reasm *r, int32_t si)
+{
+    struct rdps_rel_stream *rs = &r->rel[si];
+    uint64_t interval = r->cfg.rel.status_interval_ns;
+    if (rs->status_backoff == 0 || r->streams[si].last_active_ns >= rs->status_ns)
+        return interval;
+    rs->silent = true;
+    return interval << rs->status_backoff;
+}
 
 #endif /* RDPS_PROTO_REASM_INTERNAL_H */

@@ -40,6 +40,8 @@ struct sent_log {
     uint64_t naks_to_pub, status_to_pub, control_elsewhere;
     uint64_t elsewhere_since_mark; /* control frames elsewhere since `mark_ns` */
     uint64_t mark_ns;
+    uint32_t per_host[2048]; /* control frames elsewhere, by host number (host_qp) */
+    uint64_t first_at[2048], last_at[2048];
     /* The publisher's NAKed sequences waiting for their repair (answered by the test). */
     uint32_t nak_seq[4096];
     uint64_t nak_at[4096];
@@ -55,6 +57,12 @@ static void on_sent(void *user, const struct rdps_source *to, const uint8_t *fra
     if (v.hdr.type != RDPS_FRAME_NAK && v.hdr.type != RDPS_FRAME_STATUS)
         return;
     if (!rdps__source_equal(to, &log->pub)) {
+        unsigned host = ((unsigned)to->gid[14] << 8 | to->gid[15]) & 2047;
+        {
+            if (log->per_host[host]++ == 0)
+                log->first_at[host] = fake_now;
+            log->last_at[host] = fake_now;
+        }
         log->control_elsewhere++;
         if (fake_now >= log->mark_ns)
             log->elsewhere_since_mark++;
@@ -167,9 +175,8 @@ static void data_from(struct harness *h, const struct rdps_source *src, uint32_t
     inject(h, src, frame, len);
 }
 
-static __attribute__((unused)) void heartbeat_from(struct harness *h, const struct rdps_source *src,
-                                                   uint32_t session, uint32_t next,
-                                                   uint32_t retained)
+static void heartbeat_from(struct harness *h, const struct rdps_source *src, uint32_t session,
+                           uint32_t next, uint32_t retained)
 {
     uint8_t frame[RDPS_FRAME_HEADER_LEN];
     int len = rdps__frame_encode_heartbeat_reliable(frame, sizeof(frame), session, h->topic_id,
@@ -340,11 +347,100 @@ static void test_one_host_many_qpns_cannot_evict_parked(void **state)
     harness_close(&h);
 }
 
+/* ---- finding 10: forged reliable streams must stop costing control frames ---- */
+
+#define F10_SECONDS     61
+#define F10_FORGED_AT   1000 /* ms */
+#define F10_SINGLES     768  /* forged streams of one DATA frame */
+#define F10_WITH_HOLE   128  /* forged streams of two DATA frames around a hole */
+#define F10_PER_STREAM  40   /* control frames a forged stream may cost at most */
+#define F10_LASTING     6000 /* ms: from a forged stream's first control frame to its last */
+#define F10_QUIET_AFTER 11   /* s: none at all from then on */
+
+/*
+ * The audit: one forged reliable DATA frame made every subscriber send STATUS every 100 ms for
+ * ever (1024 forged datagrams: 614 400 STATUS in the next 60 s, still going), and a hole 126
+ * NAKs and STATUS per forged frame in 5 s. Here 1024 forged frames from 896 forged hosts (768
+ * streams of one frame, 128 of two frames around a hole), while an honest publisher sends a
+ * message every 10 ms (one in 100 lost and repaired) and heartbeats every 100 ms, for 60 s of
+ * fake time: the forged streams cost at most F10_PER_STREAM control frames each, none after
+ * F10_QUIET_AFTER s, and the honest stream's NAKs and STATUS go on.
+ */
+static void test_forged_reliable_streams_go_idle(void **state)
+{
+    (void)state;
+    struct harness h;
+    const struct rdps_source pub = host_qp(0x10, 11);
+    harness_open(&h, "md.q10", &pub);
+    const uint32_t session = 0xA001;
+    const uint64_t t0 = fake_now;
+    uint32_t next = 0, holes = 0;
+    unsigned answered = 0;
+    uint64_t status_at_quiet = 0;
+    for (uint64_t ms = 0; ms <= F10_SECONDS * 1000u; ms++) {
+        fake_now = t0 + ms * MS;
+        while (answered < h.log.naks) /* repairs of what was NAKed before this millisecond */
+            data_from(&h, &pub, session, h.log.nak_seq[answered++], RDPS_FRAME_F_RETRANSMIT);
+        if (ms % 10 == 0) {
+            if (next % 100 == 50)
+                holes++; /* lost on the way */
+            else
+                data_from(&h, &pub, session, next, 0);
+            next++;
+        }
+        if (ms % 100 == 5)
+            heartbeat_from(&h, &pub, session, next, next);
+        if (ms == F10_FORGED_AT) {
+            for (unsigned i = 0; i < F10_SINGLES + F10_WITH_HOLE; i++) {
+                const struct rdps_source forger = host_qp(0x1000 + i, 0x77);
+                data_from(&h, &forger, 0xF0000 + i, 1000, 0);
+                if (i >= F10_SINGLES)
+                    data_from(&h, &forger, 0xF0000 + i, 1010, 0);
+            }
+        }
+        if (ms == F10_QUIET_AFTER * 1000u) {
+            h.log.mark_ns = fake_now;
+            status_at_quiet = h.log.status_to_pub;
+        }
+        drain(&h);
+    }
+    const unsigned forged = F10_SINGLES + F10_WITH_HOLE;
+    uint32_t most = 0;
+    uint64_t longest = 0;
+    for (unsigned k = 0; k < 2048; k++) {
+        most = h.log.per_host[k] > most ? h.log.per_host[k] : most;
+        if (h.log.per_host[k] != 0 && h.log.last_at[k] - h.log.first_at[k] > longest)
+            longest = h.log.last_at[k] - h.log.first_at[k];
+    }
+    print_message(
+        "finding 10: %u forged streams cost %llu control frames (%.1f each, at most %u, "
+        "over at most %llu ms), %llu in the last %u s; honest: %llu delivered, %llu "
+        "NAKs, %llu STATUS (%llu in the last %u s)\n",
+        forged, (unsigned long long)h.log.control_elsewhere,
+        (double)h.log.control_elsewhere / forged, most, (unsigned long long)(longest / MS),
+        (unsigned long long)h.log.elsewhere_since_mark, F10_SECONDS - F10_QUIET_AFTER,
+        (unsigned long long)h.in.from_pub, (unsigned long long)h.log.naks_to_pub,
+        (unsigned long long)h.log.status_to_pub,
+        (unsigned long long)(h.log.status_to_pub - status_at_quiet), F10_SECONDS - F10_QUIET_AFTER);
+    assert_true(most <= F10_PER_STREAM);
+    assert_true(longest <= F10_LASTING * MS);
+    assert_int_equal(h.log.elsewhere_since_mark, 0);
+    /* The honest publisher: every message in order, every hole NAKed and repaired, STATUS at
+     * least every status interval (100 ms) to the end. */
+    assert_int_equal(h.in.from_pub, next);
+    assert_int_equal(h.in.out_of_order, 0);
+    assert_int_equal(h.in.losses, 0);
+    assert_true(h.log.naks_to_pub >= holes);
+    assert_true(h.log.status_to_pub - status_at_quiet >= 10 * (F10_SECONDS - F10_QUIET_AFTER));
+    harness_close(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_forged_announcements_keep_a_lone_receivers_latency),
         cmocka_unit_test(test_one_host_many_qpns_cannot_evict_parked),
+        cmocka_unit_test(test_forged_reliable_streams_go_idle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

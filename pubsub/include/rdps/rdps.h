@@ -726,8 +726,10 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
       "reliable subscribers: gap detection to repair, median, in 1/1000 RTT (gauge)")             \
     X(repair_rtts_p99_milli,                                                                      \
       "reliable subscribers: gap detection to repair, 99th pct, in 1/1000 RTT (gauge)")           \
-    X(topic_collisions,                                                                           \
-      "discovery: announced topics with a local topic's id but another name (per announcer+name)")
+    X(topic_collisions, "discovery: announced topics with a local topic's id but another name "   \
+                        "(per announcer+name)")                                                   \
+    X(sessions_idle,                                                                              \
+      "reliable subscribers: sessions whose publisher fell silent 5 s (NAK/STATUS stopped)")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
