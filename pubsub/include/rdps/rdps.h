@@ -622,7 +622,10 @@ typedef struct rdps_sub_opts {
      * session, or an RDPS_EVENT_LOSS naming what could not be recovered: the ctx NAKs what is
      * missing and reports its progress (STATUS) to the publisher. Sessions of publishers that
      * are not reliable are delivered as usual. Decided when a session is first seen: a session
-     * already followed unreliably by this ctx stays so.
+     * already followed unreliably by this ctx stays so. A session whose publisher falls silent
+     * backs its STATUS off and, after 5 s, sends no NAK or STATUS until the publisher is heard
+     * again (sessions_idle); the NAK backoff counts other reliable subscribers by host (at most
+     * 4 per host, announced from their own address and announced again).
      */
     int reliable;
     /* reliable: a session joined late starts at the publisher's oldest retained message
