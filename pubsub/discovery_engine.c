@@ -22,6 +22,8 @@ struct rdps_disc_peer {
     bool reliable;                 /* as first announced */
     uint32_t flow_tag;             /* as first announced */
     uint32_t receiver_id;          /* as first announced */
+    bool addressed;                /* first announcement's body gid/qpn were its sender's */
+    bool refreshed;                /* announced again after its first announcement */
     uint64_t serial;               /* admission number */
     int32_t name_slot;             /* remote-only: its topic name in d->names, else NONE */
     struct rdps_disc_topic *topic; /* local topic, or NULL: remote-only */
@@ -34,6 +36,7 @@ struct rdps_disc_topic {
     uint32_t local[3];             /* local endpoints by role (index 1, 2) */
     uint32_t remote[3];            /* live peers by role */
     uint32_t remote_reliable_subs; /* of the subscribers, those that asked for reliability */
+    uint32_t counted_receivers;    /* sum over hosts of min(RECEIVERS_PER_HOST, its tally) */
     int32_t peers;                 /* list head */
     char name[RDPS_TOPIC_NAME_MAX + 1];
 };
@@ -41,6 +44,14 @@ struct rdps_disc_topic {
 struct rdps_disc_local {
     struct rdps_announce ann;
     struct rdps_disc_topic *topic;
+};
+
+/* The receivers counted on one host for one local topic (rdps__disc_counted_receivers). */
+struct rdps_disc_tally {
+    const struct rdps_disc_topic *topic; /* NULL: free slot */
+    struct rdps_source host;             /* rdps__source_host() */
+    uint32_t hash;
+    uint32_t count; /* counted peers of the topic on the host */
 };
 
 /* A TOPIC_COLLISION already reported: `name`, announced by `source`, until deadline_ns. */
@@ -81,7 +92,9 @@ int rdps__disc_init(struct rdps_discovery *d, const struct rdps_disc_config *cfg
     d->names = calloc(cfg->max_remote_only ? cfg->max_remote_only : 1, sizeof(*d->names));
     d->name_free = calloc(cfg->max_remote_only ? cfg->max_remote_only : 1, sizeof(*d->name_free));
     d->collisions = calloc(RDPS_DISC_COLLISION_SLOTS, sizeof(*d->collisions));
-    if (!d->peers || !d->index || !d->heap || !d->names || !d->name_free || !d->collisions) {
+    d->tallies = calloc(slots, sizeof(*d->tallies));
+    if (!d->peers || !d->index || !d->heap || !d->names || !d->name_free || !d->collisions ||
+        !d->tallies) {
         rdps__disc_fini(d);
         return rdps__set_err(RDPS_ENOMEM, "discovery: %u peer table", cfg->max_peers);
     }
@@ -111,6 +124,7 @@ void rdps__disc_fini(struct rdps_discovery *d)
     free(d->name_free);
     free(d->locals);
     free(d->collisions);
+    free(d->tallies);
     memset(d, 0, sizeof(*d));
 }
 
@@ -176,6 +190,67 @@ static void index_remove(struct rdps_discovery *d, int32_t peer)
         }
     }
     d->index[s] = 0;
+}
+
+/* ---- receivers counted by host: tallies per (local topic, host), open addressing ---- */
+
+static uint32_t tally_hash(const struct rdps_discovery *d, const struct rdps_disc_topic *t,
+                           const struct rdps_source *host)
+{
+    return (uint32_t)(rdps__source_hash(host, d->cfg.hash_seed ^ t->id ^ 0x7a11ull) >> 32);
+}
+
+/* The slot of (t, host): its tally, or the free slot where it would go. */
+static uint32_t tally_slot(const struct rdps_discovery *d, const struct rdps_disc_topic *t,
+                           const struct rdps_source *host, uint32_t hash)
+{
+    uint32_t s = hash & d->index_mask;
+    while (d->tallies[s].topic != NULL &&
+           (d->tallies[s].topic != t || !rdps__source_equal(&d->tallies[s].host, host)))
+        s = (s + 1) & d->index_mask;
+    return s;
+}
+
+/* A counted peer of topic t on the host of `src` came (delta 1) or went (delta -1). */
+static void tally_change(struct rdps_discovery *d, struct rdps_disc_topic *t,
+                         const struct rdps_source *src, int delta)
+{
+    struct rdps_source host = rdps__source_host(src);
+    uint32_t hash = tally_hash(d, t, &host);
+    uint32_t s = tally_slot(d, t, &host, hash);
+    struct rdps_disc_tally *e = &d->tallies[s];
+    if (delta > 0) {
+        if (e->topic == NULL)
+            *e = (struct rdps_disc_tally){.topic = t, .host = host, .hash = hash};
+        if (++e->count <= RDPS_DISC_RECEIVERS_PER_HOST)
+            t->counted_receivers++;
+        return;
+    }
+    if (e->count-- <= RDPS_DISC_RECEIVERS_PER_HOST)
+        t->counted_receivers--;
+    if (e->count > 0)
+        return;
+    /* Backward-shift deletion, as the peer index. */
+    e->topic = NULL;
+    for (uint32_t j = (s + 1) & d->index_mask; d->tallies[j].topic != NULL;
+         j = (j + 1) & d->index_mask) {
+        uint32_t home = d->tallies[j].hash & d->index_mask;
+        if (((j - home) & d->index_mask) >= ((j - s) & d->index_mask)) {
+            d->tallies[s] = d->tallies[j];
+            d->tallies[j].topic = NULL;
+            s = j;
+        }
+    }
+}
+
+/*
+ * Whether peer p counts as a receiver of its topic for the NAK backoff: a reliable subscriber
+ * whose announcement named the address it came from, and that announced again since (one
+ * datagram, sent once, counts nothing).
+ */
+static bool peer_counted(const struct rdps_disc_peer *p)
+{
+    return p->role == RDPS_ROLE_SUBSCRIBER && p->reliable && p->addressed && p->refreshed;
 }
 
 /* ---- the expiry heap ---- */
@@ -270,6 +345,8 @@ static void peer_attach(struct rdps_discovery *d, int32_t i, struct rdps_disc_to
         t->remote[p->role]++;
         if (p->role == RDPS_ROLE_SUBSCRIBER && p->reliable)
             t->remote_reliable_subs++;
+        if (peer_counted(p))
+            tally_change(d, t, &p->source, 1);
     } else {
         p->name_slot = d->name_free[--d->name_free_len];
         strcpy(d->names[p->name_slot], name);
@@ -286,6 +363,8 @@ static void peer_detach(struct rdps_discovery *d, int32_t i)
         p->topic->remote[p->role]--;
         if (p->role == RDPS_ROLE_SUBSCRIBER && p->reliable)
             p->topic->remote_reliable_subs--;
+        if (peer_counted(p))
+            tally_change(d, p->topic, &p->source, -1);
     } else {
         d->name_free[d->name_free_len++] = p->name_slot;
         d->remote_only_count--;
@@ -315,6 +394,7 @@ static struct rdps_disc_event peer_event(const struct rdps_discovery *d,
                                     .receiver_id = p->receiver_id,
                                     .source = p->source,
                                     .serial = p->serial,
+                                    .addressed = p->addressed,
                                     .slot = (uint32_t)(p - d->peers)};
 }
 
@@ -387,6 +467,11 @@ static void peer_announce(struct rdps_discovery *d, const struct rdps_source *sr
 
     if (p) {
         d->counters.peers_updated++;
+        if (!p->refreshed) {
+            p->refreshed = true;
+            if (p->topic != NULL && peer_counted(p))
+                tally_change(d, p->topic, &p->source, 1);
+        }
         p->interval_ms = interval;
         uint64_t old = p->deadline_ns;
         p->deadline_ns = deadline;
@@ -418,6 +503,9 @@ static void peer_announce(struct rdps_discovery *d, const struct rdps_source *sr
     p->reliable = a->reliable;
     p->flow_tag = a->flow_tag;
     p->receiver_id = a->receiver_id;
+    /* Announced from the address it names (on InfiniBand without a GRH, the QPN alone). */
+    p->addressed = a->qpn == src->qpn && (!src->has_gid || memcmp(a->gid, src->gid, 16) == 0);
+    p->refreshed = false;
     p->serial = d->next_serial++;
     p->interval_ms = interval;
     p->deadline_ns = deadline;
@@ -705,6 +793,13 @@ uint32_t rdps__disc_remote_reliable_subscribers(const struct rdps_discovery *d, 
     return t ? t->remote_reliable_subs : 0;
 }
 
+uint32_t rdps__disc_counted_receivers(const struct rdps_discovery *d, uint64_t topic_id,
+                                      const char *topic)
+{
+    const struct rdps_disc_topic *t = topic_find(d, topic_id, topic);
+    return t ? t->counted_receivers : 0;
+}
+
 uint32_t rdps__disc_local_count(const struct rdps_discovery *d, uint64_t topic_id,
                                 const char *topic, enum rdps_announce_role role)
 {
@@ -752,7 +847,8 @@ size_t rdps__disc_memory_bytes(const struct rdps_discovery *d)
            (d->index_mask + 1) * sizeof(*d->index) +
            remote_only * (sizeof(*d->names) + sizeof(*d->name_free)) +
            d->topic_count * sizeof(struct rdps_disc_topic) + d->local_cap * sizeof(*d->locals) +
-           RDPS_DISC_COLLISION_SLOTS * sizeof(*d->collisions);
+           RDPS_DISC_COLLISION_SLOTS * sizeof(*d->collisions) +
+           (d->index_mask + 1) * sizeof(*d->tallies);
 }
 
 static int fail(const char **why, const char *reason)
@@ -796,6 +892,23 @@ int rdps__disc_check(const struct rdps_discovery *d, const char **why)
     }
     if (used != d->peer_count || remote_only != d->remote_only_count)
         return fail(why, "peer or remote-only count");
+    /* Tallies: each counted peer of a local topic is in its host's, and nothing else is. */
+    uint32_t counted = 0, tallied = 0;
+    for (uint32_t i = 0; i < d->cfg.max_peers; i++) {
+        const struct rdps_disc_peer *p = &d->peers[i];
+        if (p->role == 0 || p->topic == NULL || !peer_counted(p))
+            continue;
+        counted++;
+        struct rdps_source host = rdps__source_host(&p->source);
+        uint32_t s = tally_slot(d, p->topic, &host, tally_hash(d, p->topic, &host));
+        if (d->tallies[s].topic == NULL || d->tallies[s].count == 0)
+            return fail(why, "a counted receiver without its host's tally");
+    }
+    for (uint32_t s = 0; s <= d->index_mask; s++)
+        if (d->tallies[s].topic != NULL)
+            tallied += d->tallies[s].count;
+    if (counted != tallied)
+        return fail(why, "host tallies do not add up to the counted receivers");
     uint32_t topics = 0;
     for (unsigned b = 0; b < sizeof(d->topic_buckets) / sizeof(d->topic_buckets[0]); b++) {
         for (const struct rdps_disc_topic *t = d->topic_buckets[b]; t; t = t->next) {
@@ -807,6 +920,14 @@ int rdps__disc_check(const struct rdps_discovery *d, const char **why)
             }
             if (n[1] != t->remote[1] || n[2] != t->remote[2] || reliable != t->remote_reliable_subs)
                 return fail(why, "per-topic remote counts");
+            uint32_t by_host = 0;
+            for (uint32_t s = 0; s <= d->index_mask; s++)
+                if (d->tallies[s].topic == t)
+                    by_host += d->tallies[s].count < RDPS_DISC_RECEIVERS_PER_HOST
+                                   ? d->tallies[s].count
+                                   : RDPS_DISC_RECEIVERS_PER_HOST;
+            if (by_host != t->counted_receivers)
+                return fail(why, "per-topic receivers counted by host");
         }
     }
     if (topics != d->topic_count)

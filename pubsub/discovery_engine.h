@@ -47,6 +47,18 @@
  * Per local topic the engine keeps the number of live remote publishers and
  * subscribers and of local ones, updated incrementally (O(1) queries).
  *
+ * Receivers counted (the NAK backoff's receiver count, rdps__disc_counted_receivers): an
+ * announcement costs one datagram from anyone, so reliable subscribers are counted by host, not
+ * by announcement. A peer counts when it is a reliable subscriber whose first announcement named
+ * the address it came from (body gid and qpn equal to the datagram's source; on InfiniBand
+ * without a GRH, the qpn) and that announced again since (a one-shot announcement, however
+ * long the interval it claims, counts nothing); each host (GID, or LID without a GRH) counts at
+ * most RDPS_DISC_RECEIVERS_PER_HOST of its peers. So one forging host adds at most that many,
+ * however many sessions, receiver ids or QPNs it announces; a host that announces a receiver
+ * from its own address and keeps announcing it is indistinguishable from one (only the
+ * publisher sees who shows progress). Tallies per (topic, host) are kept incrementally in a
+ * table of 2 x max_peers slots.
+ *
  * Events (on_event) are raised for peers of local topics only: SEEN when a
  * peer is admitted, GONE when it leaves or expires (not when it is forgotten
  * or moved). Refused announcements raise nothing. The callback may add or
@@ -84,6 +96,10 @@
 #define RDPS_DISCOVERY_DEFAULT_MAX_INTERVAL_MS      60000
 #define RDPS_DISCOVERY_DEFAULT_ANNOUNCE_INTERVAL_MS 1000
 
+/* Reliable subscribers of one topic counted on one host (a machine running several receiving
+ * contexts of a topic; more are taken for one host posing as many). */
+#define RDPS_DISC_RECEIVERS_PER_HOST 4
+
 /* Announcers' names remembered as collisions already reported. */
 #define RDPS_DISC_COLLISION_SLOTS 32
 
@@ -108,6 +124,7 @@ struct rdps_disc_event {
     uint64_t serial;         /* the peer's admission number (rdps__disc_next_serial) */
     uint32_t slot;           /* its entry in the peer table (rdps__disc_replay_next's cursor) */
     const char *other_topic; /* TOPIC_COLLISION: the announced name (topic: the local one) */
+    bool addressed; /* the announcement's body gid/qpn equal its source (first announcement) */
 };
 
 /* Sends one announcement; returns 0, or a negative code when it cannot go out now (retried). */
@@ -157,6 +174,7 @@ struct rdps_disc_peer;
 struct rdps_disc_topic;
 struct rdps_disc_local;
 struct rdps_disc_collision;
+struct rdps_disc_tally;
 
 /* Embedded by the caller; contents are private to discovery_engine.c. */
 struct rdps_discovery {
@@ -181,6 +199,7 @@ struct rdps_discovery {
     uint64_t next_announce_ns;
     uint64_t next_serial;                   /* the next admitted peer's serial */
     struct rdps_disc_collision *collisions; /* RDPS_DISC_COLLISION_SLOTS reported collisions */
+    struct rdps_disc_tally *tallies;        /* receivers counted per (topic, host) */
 };
 
 void rdps__disc_config_default(struct rdps_disc_config *cfg);
@@ -233,6 +252,12 @@ bool rdps__disc_replay_next(const struct rdps_discovery *d, uint64_t topic_id, c
 /* Live remote subscribers of local topic (id, name) that asked for reliability. O(1). */
 uint32_t rdps__disc_remote_reliable_subscribers(const struct rdps_discovery *d, uint64_t topic_id,
                                                 const char *topic);
+/*
+ * Remote reliable subscribers of local topic (id, name) counted as receivers (model: "Receivers
+ * counted"): addressed, refreshed, at most RDPS_DISC_RECEIVERS_PER_HOST per host. O(1).
+ */
+uint32_t rdps__disc_counted_receivers(const struct rdps_discovery *d, uint64_t topic_id,
+                                      const char *topic);
 /* Local endpoints of `role` on topic (id, name). O(1). */
 uint32_t rdps__disc_local_count(const struct rdps_discovery *d, uint64_t topic_id,
                                 const char *topic, enum rdps_announce_role role);

@@ -168,14 +168,15 @@ static void on_loss(void *user, const struct rdps_reasm_loss *loss)
     rdps__topic_notify(ctx, topic, &ev);
 }
 
-/* The NAK backoff's receiver count: the topic's remote reliable subscribers and this ctx. */
+/* The NAK backoff's receiver count: this ctx and the topic's remote reliable subscribers as
+ * discovery counts them by host (forged announcements raise it by a few per host at most). */
 static uint32_t receivers_of(void *user, uint64_t topic_id)
 {
     rdps_ctx_t *ctx = user;
     const struct rdps_topic *topic = rdps__ctx_topic_find(ctx, topic_id);
     if (topic == NULL || ctx->discovery == NULL)
         return 1;
-    return 1 + rdps__disc_remote_reliable_subscribers(ctx->discovery, topic->id, topic->name);
+    return 1 + rdps__disc_counted_receivers(ctx->discovery, topic->id, topic->name);
 }
 
 int rdps__receive_init(rdps_ctx_t *ctx)
@@ -368,6 +369,7 @@ void rdps__receive_counters(const rdps_ctx_t *ctx, rdps_counters *out)
         out->out_of_order = rel->out_of_order;
         out->loss_events = rel->loss_events;
         out->status_sent = rel->status_sent;
+        out->sessions_idle = rel->idle;
         out->repair_latency_p50_us = rdps__rel_latency_quantile_us(rel->repair_latency, 0.5);
         out->repair_latency_p99_us = rdps__rel_latency_quantile_us(rel->repair_latency, 0.99);
         out->repair_rtts_p50_milli = rdps__rel_rtts_quantile_milli(rel->repair_rtts, 0.5);

@@ -34,6 +34,7 @@ void rdps__reasm_config_default(struct rdps_reasm_config *cfg)
     cfg->rel.nak_max_tries = 200; /* with 25 ms apart: the 5 s deadline decides */
     cfg->rel.loss_deadline_ns = 5000000000ull;
     cfg->rel.status_interval_ns = 100000000ull;
+    cfg->rel.idle_ns = 5000000000ull;
     cfg->rel.join_wait_ns = 100000000ull;
 }
 
@@ -90,9 +91,9 @@ int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg)
     uint64_t span = (max_msg + chunk - 1) >> r->chunk_shift;
     r->map_len = span == 0 ? 1 : span > r->chunk_count ? r->chunk_count : (uint32_t)span;
     r->bounce_bytes = max_msg > chunk ? (size_t)(max_msg < arena_bytes ? max_msg : arena_bytes) : 0;
-    r->src_max_streams = clamp_quota(cfg->max_streams_per_source, cfg->max_sessions);
-    r->src_max_partials = clamp_quota(cfg->max_partials_per_source, cfg->max_partials);
-    r->src_max_chunks =
+    r->host_max_streams = clamp_quota(cfg->max_streams_per_source, cfg->max_sessions);
+    r->host_max_partials = clamp_quota(cfg->max_partials_per_source, cfg->max_partials);
+    r->host_max_chunks =
         clamp_quota((cfg->max_bytes_per_source + chunk - 1) >> r->chunk_shift, r->chunk_count);
 
     uint32_t slots = 2;
@@ -102,8 +103,10 @@ int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg)
     r->src_mask = slots / 2 - 1;
     r->hash_slots = malloc(slots * sizeof(*r->hash_slots));
     r->src_buckets = malloc((slots / 2) * sizeof(*r->src_buckets));
+    r->host_buckets = malloc((slots / 2) * sizeof(*r->host_buckets));
     r->streams = calloc(cfg->max_sessions, sizeof(*r->streams));
     r->sources = calloc(cfg->max_sessions, sizeof(*r->sources));
+    r->hosts = calloc(cfg->max_sessions, sizeof(*r->hosts));
     r->partials = calloc(cfg->max_partials, sizeof(*r->partials));
     r->frag_bits = calloc((size_t)cfg->max_partials * r->frag_words, sizeof(*r->frag_bits));
     r->chunk_maps = calloc((size_t)cfg->max_partials * r->map_len, sizeof(*r->chunk_maps));
@@ -114,10 +117,10 @@ int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg)
         r->rel = calloc(cfg->max_sessions, sizeof(*r->rel));
     if (r->bounce_bytes > 0)
         r->bounce = malloc(r->bounce_bytes);
-    if (r->hash_slots == NULL || r->src_buckets == NULL || r->streams == NULL ||
-        r->sources == NULL || r->partials == NULL || r->frag_bits == NULL ||
-        r->chunk_maps == NULL || r->chunk_next == NULL || r->arena == NULL ||
-        (r->bounce_bytes > 0 && r->bounce == NULL) || r->gap_store == NULL ||
+    if (r->hash_slots == NULL || r->src_buckets == NULL || r->host_buckets == NULL ||
+        r->streams == NULL || r->sources == NULL || r->hosts == NULL || r->partials == NULL ||
+        r->frag_bits == NULL || r->chunk_maps == NULL || r->chunk_next == NULL ||
+        r->arena == NULL || (r->bounce_bytes > 0 && r->bounce == NULL) || r->gap_store == NULL ||
         (cfg->rel.enabled && r->rel == NULL)) {
         rdps__reasm_fini(r);
         return rdps__set_err(RDPS_ENOMEM,
@@ -129,10 +132,12 @@ int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg)
     for (uint32_t i = 0; i < slots; i++)
         r->hash_slots[i] = NO_INDEX;
     for (uint32_t i = 0; i < slots / 2; i++)
-        r->src_buckets[i] = NO_INDEX;
+        r->src_buckets[i] = r->host_buckets[i] = NO_INDEX;
     for (uint32_t i = 0; i < cfg->max_sessions; i++) {
-        r->streams[i].lru_next = i + 1 < cfg->max_sessions ? (int32_t)(i + 1) : NO_INDEX;
-        r->sources[i].hash_next = i + 1 < cfg->max_sessions ? (int32_t)(i + 1) : NO_INDEX;
+        int32_t next = i + 1 < cfg->max_sessions ? (int32_t)(i + 1) : NO_INDEX;
+        r->streams[i].lru_next = next;
+        r->sources[i].hash_next = next;
+        r->hosts[i].hash_next = next;
     }
     for (uint32_t i = 0; i < cfg->max_partials; i++)
         r->partials[i].stream_next = i + 1 < cfg->max_partials ? (int32_t)(i + 1) : NO_INDEX;
@@ -140,6 +145,7 @@ int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg)
         r->chunk_next[i] = i + 1 < r->chunk_count ? (int32_t)(i + 1) : NO_INDEX;
     r->stream_free = 0;
     r->src_free = 0;
+    r->host_free = 0;
     r->lru_head = r->lru_tail = NO_INDEX;
     r->partial_free = 0;
     r->age_head = r->age_tail = NO_INDEX;
@@ -167,8 +173,10 @@ void rdps__reasm_fini(struct rdps_reasm *r)
     free(r->chunk_maps);
     free(r->frag_bits);
     free(r->partials);
+    free(r->hosts);
     free(r->sources);
     free(r->streams);
+    free(r->host_buckets);
     free(r->src_buckets);
     free(r->hash_slots);
     r->bounce = NULL;
@@ -177,18 +185,25 @@ void rdps__reasm_fini(struct rdps_reasm *r)
     r->chunk_maps = NULL;
     r->frag_bits = NULL;
     r->partials = NULL;
+    r->hosts = NULL;
     r->sources = NULL;
     r->streams = NULL;
+    r->host_buckets = NULL;
     r->src_buckets = NULL;
     r->hash_slots = NULL;
 }
 
-/* ---- sources ------------------------------------------------------------------------------- */
+/* ---- hosts and sources ----------------------------------------------------------------------- */
 
+/* Seeds differ from the stream table's and each other's: the tables do not collide together. */
 static uint32_t source_bucket(const struct rdps_reasm *r, const struct rdps_source *id)
 {
-    /* A different seed than the stream table's, so the two tables do not collide together. */
     return (uint32_t)rdps__source_hash(id, ~r->cfg.hash_seed) & r->src_mask;
+}
+
+static uint32_t host_bucket(const struct rdps_reasm *r, const struct rdps_source *host_id)
+{
+    return (uint32_t)rdps__source_hash(host_id, r->cfg.hash_seed ^ 0x486f7374ull) & r->src_mask;
 }
 
 static int32_t source_find(const struct rdps_reasm *r, const struct rdps_source *id)
@@ -200,28 +215,76 @@ static int32_t source_find(const struct rdps_reasm *r, const struct rdps_source 
     return NO_INDEX;
 }
 
-/* Called with a free entry available: sources never outnumber streams. */
+/* The host of source `id`, NO_INDEX if none of its sources has a stream. */
+static int32_t host_find(const struct rdps_reasm *r, const struct rdps_source *id)
+{
+    struct rdps_source key = rdps__source_host(id);
+    for (int32_t i = r->host_buckets[host_bucket(r, &key)]; i != NO_INDEX;
+         i = r->hosts[i].hash_next)
+        if (rdps__source_equal(&r->hosts[i].id, &key))
+            return i;
+    return NO_INDEX;
+}
+
+/* Called with free entries available: hosts never outnumber sources, nor sources streams. */
 static int32_t source_create(struct rdps_reasm *r, const struct rdps_source *id)
 {
+    int32_t h = host_find(r, id);
+    if (h == NO_INDEX) {
+        h = r->host_free;
+        struct rdps_reasm_host *host = &r->hosts[h];
+        r->host_free = host->hash_next;
+        memset(host, 0, sizeof(*host));
+        host->id = rdps__source_host(id);
+        host->src_head = NO_INDEX;
+        uint32_t b = host_bucket(r, &host->id);
+        host->hash_next = r->host_buckets[b];
+        r->host_buckets[b] = h;
+    }
     int32_t i = r->src_free;
     struct rdps_reasm_src *e = &r->sources[i];
     r->src_free = e->hash_next;
     memset(e, 0, sizeof(*e));
     e->id = *id;
     e->part_head = e->part_tail = NO_INDEX;
+    e->host = h;
+    e->host_prev = NO_INDEX;
+    e->host_next = r->hosts[h].src_head;
+    if (e->host_next != NO_INDEX)
+        r->sources[e->host_next].host_prev = i;
+    r->hosts[h].src_head = i;
     uint32_t b = source_bucket(r, id);
     e->hash_next = r->src_buckets[b];
     r->src_buckets[b] = i;
     return i;
 }
 
+static void host_remove(struct rdps_reasm *r, int32_t h)
+{
+    int32_t *link = &r->host_buckets[host_bucket(r, &r->hosts[h].id)];
+    while (*link != h)
+        link = &r->hosts[*link].hash_next;
+    *link = r->hosts[h].hash_next;
+    r->hosts[h].hash_next = r->host_free;
+    r->host_free = h;
+}
+
 static void source_remove(struct rdps_reasm *r, int32_t i)
 {
-    int32_t *link = &r->src_buckets[source_bucket(r, &r->sources[i].id)];
+    struct rdps_reasm_src *e = &r->sources[i];
+    int32_t *link = &r->src_buckets[source_bucket(r, &e->id)];
     while (*link != i)
         link = &r->sources[*link].hash_next;
-    *link = r->sources[i].hash_next;
-    r->sources[i].hash_next = r->src_free;
+    *link = e->hash_next;
+    if (e->host_prev != NO_INDEX)
+        r->sources[e->host_prev].host_next = e->host_next;
+    else
+        r->hosts[e->host].src_head = e->host_next;
+    if (e->host_next != NO_INDEX)
+        r->sources[e->host_next].host_prev = e->host_prev;
+    if (r->hosts[e->host].src_head == NO_INDEX)
+        host_remove(r, e->host);
+    e->hash_next = r->src_free;
     r->src_free = i;
 }
 
@@ -311,6 +374,7 @@ static void stream_remove(struct rdps_reasm *r, int32_t si)
     rdps__reasm_stream_drop_partials(r, s);
     hash_remove(r, hash_find_slot(r, &s->source, s->session_id));
     lru_unlink(r, si);
+    r->hosts[s->host].streams--;
     if (--r->sources[s->src].streams == 0)
         source_remove(r, s->src);
     s->lru_next = r->stream_free;
@@ -318,21 +382,19 @@ static void stream_remove(struct rdps_reasm *r, int32_t si)
 }
 
 /*
- * The least recently active stream of source `src`, or with src == NO_INDEX
- * that of the source holding the most streams. Walks the LRU list from the
- * tail (at most max_sessions entries), only when a table or quota is full.
+ * The least recently active stream of the heaviest source (most streams) of host `host`, or with
+ * host == NO_INDEX of the heaviest source of the host holding the most streams. Walks the LRU
+ * list from the tail (at most max_sessions entries), only when a table or quota is full.
  */
-static int32_t stream_victim(const struct rdps_reasm *r, int32_t src)
+static int32_t stream_victim(const struct rdps_reasm *r, int32_t host)
 {
     int32_t best = NO_INDEX;
-    uint32_t best_weight = 0;
+    uint64_t best_weight = 0;
     for (int32_t si = r->lru_tail; si != NO_INDEX; si = r->streams[si].lru_prev) {
-        if (src != NO_INDEX) {
-            if (r->streams[si].src == src)
-                return si;
+        const struct rdps_reasm_stream *s = &r->streams[si];
+        if (host != NO_INDEX && s->host != host)
             continue;
-        }
-        uint32_t weight = r->sources[r->streams[si].src].streams;
+        uint64_t weight = (uint64_t)r->hosts[s->host].streams << 32 | r->sources[s->src].streams;
         if (weight > best_weight) {
             best_weight = weight;
             best = si;
@@ -356,14 +418,17 @@ static int want_mode(const struct rdps_reasm *r, const struct rdps_source *sourc
 static int32_t stream_create(struct rdps_reasm *r, const struct rdps_source *source,
                              const struct rdps_frame_header *h, uint64_t now_ns)
 {
-    int32_t src = source_find(r, source);
-    if (src != NO_INDEX && r->sources[src].streams >= r->src_max_streams) {
+    int32_t host = host_find(r, source);
+    int32_t src;
+    if (host != NO_INDEX && r->hosts[host].streams >= r->host_max_streams) {
         r->counters.sessions_source_quota++;
-        stream_remove(r, stream_victim(r, src));
+        stream_remove(r, stream_victim(r, host));
         src = source_find(r, source); /* its last stream may have taken the entry along */
     } else if (r->stream_free == NO_INDEX) {
         r->counters.sessions_evicted++;
         stream_remove(r, stream_victim(r, NO_INDEX));
+        src = source_find(r, source);
+    } else {
         src = source_find(r, source);
     }
     if (src == NO_INDEX)
@@ -377,6 +442,7 @@ static int32_t stream_create(struct rdps_reasm *r, const struct rdps_source *sou
     s->session_id = h->session_id;
     s->topic_id = h->topic_id;
     s->src = src;
+    s->host = r->sources[src].host;
     s->partial_head = NO_INDEX;
     s->last_active_ns = now_ns;
     s->next_seq = h->seq;
@@ -399,6 +465,7 @@ static int32_t stream_create(struct rdps_reasm *r, const struct rdps_source *sou
                         (uint64_t)(RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END) << 16 |
                         (uint64_t)h->session_id << 32;
     r->sources[src].streams++;
+    r->hosts[s->host].streams++;
     r->hash_slots[slot] = si;
     lru_push_front(r, si);
     r->counters.sessions_created++;
@@ -777,6 +844,15 @@ uint32_t rdps__reasm_source_count(const struct rdps_reasm *r)
     uint32_t n = 0;
     for (uint32_t b = 0; b <= r->src_mask; b++)
         for (int32_t i = r->src_buckets[b]; i != NO_INDEX; i = r->sources[i].hash_next)
+            n++;
+    return n;
+}
+
+uint32_t rdps__reasm_host_count(const struct rdps_reasm *r)
+{
+    uint32_t n = 0;
+    for (uint32_t b = 0; b <= r->src_mask; b++)
+        for (int32_t i = r->host_buckets[b]; i != NO_INDEX; i = r->hosts[i].hash_next)
             n++;
     return n;
 }

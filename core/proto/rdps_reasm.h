@@ -19,24 +19,31 @@
  * Every received byte is hostile input: anyone in the group can send any
  * header from any source it can forge. All state is keyed by the exact
  * sender identity (struct rdps_source: GID, QPN, LID, compared in full) and
- * bounded twice: globally, and per source.
+ * bounded twice: globally, and per host.
  *
- * Sources. One entry per sender that currently has a stream; it counts the
- * source's streams, partials and arena chunks against its quotas
- * (max_streams_per_source, max_partials_per_source,
- * max_bytes_per_source). At most max_sessions entries (a source without a
- * stream is forgotten); O(1) lookup by a seeded hash.
+ * Hosts and sources. A source is one sender QP (GID + QPN, or LID + QPN); a
+ * host is every source with the same GID (or LID without a GRH): the QPN is
+ * the sender's choice, so one machine can be any number of sources, but only
+ * one host. One entry per source and per host that currently has a stream; a
+ * host counts its streams, partials and arena chunks against its quotas
+ * (max_streams_per_source, max_partials_per_source, max_bytes_per_source:
+ * the names are older than the rule, the quotas are per host), each source
+ * its part of them. Within a host the source holding the most pays first:
+ * each QPN's share of the host's quota is the quota divided among the host's
+ * QPNs, and a QPN within its share loses nothing while another is over. At
+ * most max_sessions entries of each (one without a stream is forgotten);
+ * O(1) lookup by a seeded hash.
  *
  * Streams. A stream is one publisher session seen from one source: key
  * (source, session_id), table of max_sessions, O(1) lookup by a seeded hash
  * (hash_seed: random per process). Only DATA frames create streams;
  * heartbeats for an unknown stream are counted (heartbeats_unknown) and
  * ignored, so they can neither create nor evict anything. A new stream
- * whose source is at max_streams_per_source evicts that source's least
- * recently active stream (sessions_source_quota); otherwise, when the table
- * is full, the least recently active stream of the source holding the most
- * streams goes (sessions_evicted). Either way its partials go too
- * (reasm_dropped_with_session).
+ * whose host is at max_streams_per_source evicts the least recently active
+ * stream of the host's heaviest source (sessions_source_quota); otherwise,
+ * when the table is full, the least recently active stream of the heaviest
+ * source of the host holding the most streams goes (sessions_evicted).
+ * Either way its partials go too (reasm_dropped_with_session).
  *
  * Sequence window. Each stream tracks the RDPS_REASM_WINDOW sequences
  * [next_seq - WINDOW, next_seq) with one bit each (received or not). A
@@ -88,18 +95,19 @@
  * bytes allocated at init (the only memory beyond the arena and the
  * tables). A message that could never fit (more chunks than the arena or
  * than its source's byte quota) is refused at its first fragment
- * (reasm_too_large). Chunks are charged to the source: at
- * max_bytes_per_source (rounded up to whole chunks) the source's own oldest
- * partial is evicted (reasm_source_bytes); when the arena is out of chunks
- * the oldest partial of the source holding the most chunks goes
- * (reasm_evicted). Partials likewise: at max_partials_per_source the
- * source's oldest (reasm_source_partials), at max_partials the oldest of
- * the source holding the most partials (reasm_evicted). So a sender over
- * its quota only hurts itself, and the global caps hurt the heaviest
- * sender first; the partial being filled is never the victim. (Quotas hold
- * a sender that keeps one identity; a host that forges many GIDs/QPNs on
- * RoCE meets only the global caps and the heaviest-first rule: isolation
- * from such hosts comes from partitions and VLANs.) Partials
+ * (reasm_too_large). Chunks are charged to the host: at
+ * max_bytes_per_source (rounded up to whole chunks) the oldest partial of
+ * the host's heaviest source is evicted (reasm_source_bytes); when the arena
+ * is out of chunks the oldest partial of the heaviest source of the host
+ * holding the most chunks goes (reasm_evicted). Partials likewise: at
+ * max_partials_per_source the host's heaviest source's oldest
+ * (reasm_source_partials), at max_partials the oldest of the heaviest source
+ * of the host holding the most partials (reasm_evicted). So a host over its
+ * quota only hurts itself (its heaviest QP first), and the global caps hurt
+ * the heaviest host first, however many QPNs it spreads over; the partial
+ * being filled is never the victim. (A host that forges many GIDs on RoCE
+ * meets only the global caps and the heaviest-first rule: isolation from
+ * such hosts comes from partitions and VLANs.) Partials
  * time out partial_timeout_ns after their first fragment
  * (rdps__reasm_expire). A single-datagram message is delivered straight
  * from the receive buffer (zero-copy).
@@ -111,7 +119,7 @@
  * anything else is decoded and handled in full.
  *
  * Memory, all allocated by rdps__reasm_init(): reasm_cap_bytes of chunks,
- * the delivery buffer, and tables of max_sessions streams and sources and
+ * the delivery buffer, and tables of max_sessions streams, sources and hosts and
  * max_partials partials (each with its fragment bitmap and chunk map).
  *
  * Topic filtering: the optional accept hook is asked once per new stream
@@ -182,14 +190,14 @@ typedef int (*rdps_want_reliable_fn)(void *user, const struct rdps_source *sourc
                                      uint32_t session_id, uint64_t topic_id);
 
 struct rdps_reasm_config {
-    uint32_t max_sessions;            /* stream table size (>= 1); also bounds sources */
+    uint32_t max_sessions;            /* stream table size (>= 1); also bounds sources, hosts */
     uint32_t max_partials;            /* partial messages in flight (>= 1) */
     size_t reasm_cap_bytes;           /* assembly arena (chunks); bounds reassembly memory */
     uint32_t chunk_bytes;             /* arena granule: power of two >= 64, clamped to the arena */
     uint32_t min_frag_payload;        /* smallest non-final fragment payload accepted (>= 1) */
-    uint32_t max_streams_per_source;  /* 0 = max_sessions */
-    uint32_t max_partials_per_source; /* 0 = max_partials */
-    size_t max_bytes_per_source;      /* arena bytes one source may hold; 0 = the whole arena */
+    uint32_t max_streams_per_source;  /* per HOST; 0 = max_sessions */
+    uint32_t max_partials_per_source; /* per HOST; 0 = max_partials */
+    size_t max_bytes_per_source;      /* arena bytes one HOST may hold; 0 = the whole arena */
     uint64_t partial_timeout_ns;      /* drop a partial this long after its first fragment */
     uint64_t session_idle_timeout_ns; /* forget idle streams; 0 = only LRU eviction */
     uint64_t hash_seed;               /* randomize to resist crafted collisions */
@@ -224,20 +232,21 @@ struct rdps_reasm_counters {
     uint64_t filtered;        /* frames of streams the accept hook refused */
     uint64_t topic_mismatch;
     uint64_t reasm_started, reasm_timeouts, reasm_conflicts;
-    uint64_t reasm_evicted;         /* global cap (partials or chunks): heaviest source's oldest */
-    uint64_t reasm_source_partials; /* source at max_partials_per_source: its own oldest */
-    uint64_t reasm_source_bytes;    /* source at max_bytes_per_source: its own oldest */
+    uint64_t reasm_evicted;         /* global cap (partials or chunks): heaviest host's oldest */
+    uint64_t reasm_source_partials; /* host at max_partials_per_source: its own oldest */
+    uint64_t reasm_source_bytes;    /* host at max_bytes_per_source: its own oldest */
     uint64_t reasm_too_large;       /* message could never fit the arena or the source quota */
     uint64_t reasm_too_many_frags;  /* layout with more than max_frags_per_msg fragments */
     uint64_t reasm_dropped_with_session; /* partials dropped because their stream went or reset */
     uint64_t sessions_created, sessions_evicted, sessions_expired;
-    uint64_t sessions_source_quota; /* streams evicted: their source at max_streams_per_source */
+    uint64_t sessions_source_quota; /* streams evicted: their host at max_streams_per_source */
     uint64_t bad_frames[RDPS_FRAME_REJECT_COUNT];
 };
 
 struct rdps_reasm_stream;
 struct rdps_reasm_partial;
 struct rdps_reasm_src;
+struct rdps_reasm_host;
 
 /* Embedded by the caller; contents are private to rdps_reasm.c. */
 struct rdps_reasm {
@@ -251,13 +260,16 @@ struct rdps_reasm {
     int32_t *src_buckets; /* source index or -1; chained through rdps_reasm_src.hash_next */
     uint32_t src_mask;
     int32_t src_free;
+    struct rdps_reasm_host *hosts;
+    int32_t *host_buckets; /* host index or -1; chained through rdps_reasm_host.hash_next */
+    int32_t host_free;
     struct rdps_reasm_partial *partials;
     int32_t partial_free, age_head, age_tail; /* age_head = oldest partial */
     uint64_t *frag_bits;                      /* max_partials x frag_words */
     int32_t *chunk_maps;                      /* max_partials x map_len */
     uint32_t frag_words, max_frags, map_len;
     uint32_t chunk_shift, chunk_count, chunks_free;
-    uint32_t src_max_streams, src_max_partials, src_max_chunks;
+    uint32_t host_max_streams, host_max_partials, host_max_chunks;
     int32_t chunk_free; /* free chunk list, linked through chunk_next */
     int32_t *chunk_next;
     uint8_t *arena;                   /* chunk_count << chunk_shift bytes */
@@ -277,7 +289,7 @@ struct rdps_reasm {
 
 /*
  * Defaults: 256 sessions, 64 partials, 64 MiB arena in 64 KiB chunks, 224-byte smallest
- * fragment (InfiniBand's smallest MTU, 256, minus the header); per source 64 streams,
+ * fragment (InfiniBand's smallest MTU, 256, minus the header); per host 64 streams,
  * 16 partials, 32 MiB; 1 s partial timeout, no idle timeout; 2 ms reorder allowance, 32 gap
  * ranges per stream; reliable mode off (its defaults in rdps_rel_recv.h).
  */
@@ -331,9 +343,11 @@ static inline const struct rdps_reasm_counters *rdps__reasm_counters(const struc
     return &r->counters;
 }
 
-/* Streams, sources and partial messages currently held, arena bytes in use (tests and stats). */
+/* Streams, sources, hosts and partial messages currently held, arena bytes in use (tests and
+ * stats). */
 uint32_t rdps__reasm_stream_count(const struct rdps_reasm *r);
 uint32_t rdps__reasm_source_count(const struct rdps_reasm *r);
+uint32_t rdps__reasm_host_count(const struct rdps_reasm *r);
 uint32_t rdps__reasm_partial_count(const struct rdps_reasm *r);
 size_t rdps__reasm_arena_used(const struct rdps_reasm *r);
 

@@ -17,11 +17,23 @@
 _Static_assert((RDPS_REASM_WINDOW & (RDPS_REASM_WINDOW - 1)) == 0, "window is a power of two");
 _Static_assert(RDPS_REASM_WINDOW % 64 == 0, "window is whole 64-bit words");
 
+/* A host: the sources sharing a GID (or a LID without a GRH). The quotas are a host's. */
+struct rdps_reasm_host {
+    struct rdps_source id;              /* rdps__source_host(): the QPN is 0 */
+    uint32_t streams, partials, chunks; /* charged against the per-host quotas */
+    int32_t hash_next;                  /* bucket chain; also the free-list link */
+    int32_t src_head;                   /* its sources, linked through rdps_reasm_src.host_next */
+};
+
+/* A source (one QP of a host). Its counts are its part of its host's: the share the
+ * heaviest-first rule compares within the host. */
 struct rdps_reasm_src {
     struct rdps_source id;
-    uint32_t streams, partials, chunks; /* charged against the per-source quotas */
-    int32_t hash_next;                  /* bucket chain; also the free-list link */
-    int32_t part_head, part_tail;       /* this source's partials, oldest first */
+    uint32_t streams, partials, chunks;
+    int32_t host;
+    int32_t hash_next;            /* bucket chain; also the free-list link */
+    int32_t host_prev, host_next; /* the host's sources */
+    int32_t part_head, part_tail; /* this source's partials, oldest first */
 };
 
 struct rdps_reasm_stream {
@@ -33,7 +45,7 @@ struct rdps_reasm_stream {
     bool reliable; /* handled by rdps_rel_recv.c; state in r->rel[index] */
     bool from_oldest; /* reliable: late join from the publisher's oldest retained sequence */
     bool in_gap_list; /* unreliable stream with pending gaps (r->gap_head) */
-    int32_t src;
+    int32_t src, host;
     uint32_t next_seq;   /* newest sequence seen + 1; the window is [next_seq - WINDOW, next_seq) */
     uint32_t loss_floor; /* sequences before the stream's (re)start are not counted as lost */
     uint64_t last_active_ns;
@@ -87,7 +99,13 @@ struct rdps_rel_stream {
      * one of its non-final fragments): the window stretches to hold it whole (has_head). */
     uint32_t head_seq, head_span;
     bool has_head;
-    bool progressed;    /* consumed moved by a delivery or a loss event since the join */
+    bool progressed; /* consumed moved by a delivery or a loss event since the join */
+    /* The publisher went silent: STATUS intervals doubled status_backoff times (each STATUS
+     * sent with no frame heard since the one before), NAK retries spaced by the silence, or
+     * nothing sent at all (idle: silent for rel.idle_ns). `silent` makes the next frame of the
+     * stream bring the poll forward (rdps__rel_heard). */
+    uint8_t status_backoff;
+    bool silent, idle;
     int32_t prev, next; /* r->rel_head list */
     struct rdps_rel_recv_counters c;
     /* Last, and not cleared when a stream starts in the slot (32 KiB): entries are checked on
@@ -236,6 +254,17 @@ void rdps__rel_partial_evicted(struct rdps_reasm *r, int32_t pi);
 /* seq of reliable stream si was refused after admission: ask for it again. */
 void rdps__rel_unreceive(struct rdps_reasm *r, int32_t si, uint32_t seq);
 
+/* A frame of reliable stream `rs` arrived from its publisher: if the poll spaced this stream's
+ * NAK and STATUS for a silent publisher, it runs again now (at once: a NAK or STATUS held back may
+ * be due). One predictable branch on the hot path. */
+static inline void rdps__rel_heard(struct rdps_reasm *r, struct rdps_rel_stream *rs)
+{
+    if (__builtin_expect(rs->silent, 0)) {
+        rs->silent = false;
+        rdps__rel_note_due(r, r->now_ns);
+    }
+}
+
 /* ---- the receive window and STATUS (rdps_rel_window.c) ---- */
 
 /* Bits set in w, branch-free and inline: without -mpopcnt (a generic x86-64 build)
@@ -272,7 +301,7 @@ static inline uint32_t rdps__rel_received_count(const struct rdps_reasm_stream *
  * and not yet taken off its receive queue, so they count from the newest received (next_seq),
  * not from the consumed point: frames parked behind a hole were taken off the queue, and
  * counting from the consumed point stopped the publisher one credit window after each hole
- * until the repair came. The stream's share of the source's quotas (partial slots, arena
+ * until the repair came. The stream's share of its host's quotas (partial slots, arena
  * chunks) holds the messages received past the consumed point; every sequence of the window
  * not received yet (a hole, or not sent) may need one more slot and one more chunk when it
  * comes, so the parking bound is the sequences received past the consumed point plus the
@@ -287,13 +316,13 @@ static inline uint32_t rdps__rel_credit_cap(const struct rdps_reasm *r)
     return r->rel_credits < RDPS_REL_CREDITS_MAX ? r->rel_credits : RDPS_REL_CREDITS_MAX;
 }
 
-/* The stream's free share of its source's partial slots and arena chunks (the fewer). */
+/* The stream's free share of its host's partial slots and arena chunks (the fewer). */
 static inline uint32_t rdps__rel_free_share(const struct rdps_reasm *r, int32_t si)
 {
     const struct rdps_reasm_stream *s = &r->streams[si];
-    const struct rdps_reasm_src *src = &r->sources[s->src];
-    uint32_t streams = src->streams ? src->streams : 1;
-    uint32_t park = r->src_max_partials / streams, chunks = r->src_max_chunks / streams;
+    const struct rdps_reasm_host *host = &r->hosts[s->host];
+    uint32_t streams = host->streams ? host->streams : 1;
+    uint32_t park = r->host_max_partials / streams, chunks = r->host_max_chunks / streams;
     park = park > s->partials ? park - s->partials : 0;
     chunks = chunks > s->chunks ? chunks - s->chunks : 0;
     return park < chunks ? park : chunks;
@@ -351,5 +380,21 @@ void rdps__rel_learn_head(struct rdps_reasm *r, int32_t si, const struct rdps_fr
 /* After progress: a STATUS is due once a quarter window was consumed since the last one. */
 void rdps__rel_status_progress(struct rdps_reasm *r, struct rdps_rel_stream *rs);
 void rdps__rel_send_status(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uint64_t wall_ns);
+/* STATUS intervals double at most this many times (100 ms -> 1.6 s at the defaults; a stream
+ * goes idle before: 5 s). */
+#define RDPS_REL_STATUS_BACKOFF_MAX 4
+
+/* How long after the last STATUS the next is due: status_interval_ns, doubled status_backoff
+ * times while nothing was heard from the publisher since that STATUS (then a frame heard brings
+ * the next STATUS forward: `silent`). */
+static inline uint64_t rdps__rel_status_wait(struct rdps_reasm *r, int32_t si)
+{
+    struct rdps_rel_stream *rs = &r->rel[si];
+    uint64_t interval = r->cfg.rel.status_interval_ns;
+    if (rs->status_backoff == 0 || r->streams[si].last_active_ns >= rs->status_ns)
+        return interval;
+    rs->silent = true;
+    return interval << rs->status_backoff;
+}
 
 #endif /* RDPS_PROTO_REASM_INTERNAL_H */

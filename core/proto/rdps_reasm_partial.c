@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_reasm_partial.c - reassembly of multi-datagram messages: per-fragment bitmaps, the chunked
- * arena, and the per-source quotas of partials and bytes (model: rdps_reasm.h). */
+ * arena, and the per-host quotas of partials and bytes (model: rdps_reasm.h). */
 #include <string.h>
 
 #include "rdps_reasm_internal.h"
@@ -24,6 +24,7 @@ void rdps__reasm_partial_release(struct rdps_reasm *r, int32_t pi)
     struct rdps_reasm_partial *p = &r->partials[pi];
     struct rdps_reasm_stream *s = &r->streams[p->stream];
     struct rdps_reasm_src *src = &r->sources[p->src];
+    struct rdps_reasm_host *host = &r->hosts[src->host];
     int32_t *map = partial_map(r, pi);
     for (uint32_t c = 0; c < p->chunk_span; c++) {
         if (map[c] == NO_INDEX)
@@ -31,9 +32,11 @@ void rdps__reasm_partial_release(struct rdps_reasm *r, int32_t pi)
         r->chunk_next[map[c]] = r->chunk_free;
         r->chunk_free = map[c];
         r->chunks_free++;
+        host->chunks--;
         src->chunks--;
         s->chunks--;
     }
+    host->partials--;
     src->partials--;
     s->partials--;
     if (p->stream_prev != NO_INDEX)
@@ -96,20 +99,32 @@ void rdps__reasm_partial_requeue(struct rdps_reasm *r, int32_t pi, uint64_t dead
     age_push_back(r, pi);
 }
 
+/* What a victim is chosen by: the arena chunks or the partial slots a host or source holds. */
+static inline uint32_t src_weight(const struct rdps_reasm_src *src, bool by_chunks)
+{
+    return by_chunks ? src->chunks : src->partials;
+}
+
+static inline uint32_t host_weight(const struct rdps_reasm_host *host, bool by_chunks)
+{
+    return by_chunks ? host->chunks : host->partials;
+}
+
 /*
- * The victim when a global cap is hit: the oldest partial (other than
- * `keep`, the one being filled) of the source holding the most chunks or
- * partials. A walk over at most max_partials entries, only under pressure.
+ * The victim when a global cap is hit: the oldest partial (other than `keep`, the one being
+ * filled) of the heaviest source (most chunks or partials) of the heaviest host. A walk over at
+ * most max_partials entries, only under pressure.
  */
 static int32_t heaviest_victim(const struct rdps_reasm *r, bool by_chunks, int32_t keep)
 {
     int32_t best = NO_INDEX;
-    uint32_t best_weight = 0;
+    uint64_t best_weight = 0;
     for (int32_t pi = r->age_head; pi != NO_INDEX; pi = r->partials[pi].age_next) {
         if (pi == keep)
             continue;
         const struct rdps_reasm_src *src = &r->sources[r->partials[pi].src];
-        uint32_t weight = by_chunks ? src->chunks : src->partials;
+        uint64_t weight = (uint64_t)host_weight(&r->hosts[src->host], by_chunks) << 32 |
+                          src_weight(src, by_chunks);
         if (weight > best_weight) {
             best_weight = weight;
             best = pi;
@@ -118,11 +133,25 @@ static int32_t heaviest_victim(const struct rdps_reasm *r, bool by_chunks, int32
     return best;
 }
 
-/* The oldest partial of source `si` other than `keep`, or NO_INDEX. */
-static int32_t source_oldest_partial(const struct rdps_reasm *r, int32_t si, int32_t keep)
+/*
+ * The victim when host `h` is at its quota: the oldest partial (other than `keep`) of the host's
+ * source holding the most: a QPN within its share of the host's quota loses nothing while another
+ * is over it. A walk over the host's sources (at most its stream quota), not the partials.
+ */
+static int32_t host_victim(const struct rdps_reasm *r, int32_t h, bool by_chunks, int32_t keep)
 {
-    int32_t pi = r->sources[si].part_head;
-    return pi == keep ? r->partials[pi].src_next : pi;
+    int32_t best = NO_INDEX;
+    uint32_t best_weight = 0;
+    for (int32_t si = r->hosts[h].src_head; si != NO_INDEX; si = r->sources[si].host_next) {
+        const struct rdps_reasm_src *src = &r->sources[si];
+        int32_t pi = src->part_head == keep && keep != NO_INDEX ? r->partials[keep].src_next
+                                                                : src->part_head;
+        if (pi != NO_INDEX && src_weight(src, by_chunks) > best_weight) {
+            best_weight = src_weight(src, by_chunks);
+            best = pi;
+        }
+    }
+    return best;
 }
 
 /* A free chunk for partial `pi`, evicting as the quotas say; NO_INDEX if none can be had. */
@@ -130,8 +159,9 @@ static int32_t chunk_take(struct rdps_reasm *r, int32_t pi)
 {
     struct rdps_reasm_partial *p = &r->partials[pi];
     struct rdps_reasm_src *src = &r->sources[p->src];
-    while (src->chunks >= r->src_max_chunks) {
-        int32_t victim = source_oldest_partial(r, p->src, pi);
+    struct rdps_reasm_host *host = &r->hosts[src->host];
+    while (host->chunks >= r->host_max_chunks) {
+        int32_t victim = host_victim(r, src->host, true, pi);
         if (victim == NO_INDEX)
             return NO_INDEX;
         r->counters.reasm_source_bytes++;
@@ -147,6 +177,7 @@ static int32_t chunk_take(struct rdps_reasm *r, int32_t pi)
     int32_t c = r->chunk_free;
     r->chunk_free = r->chunk_next[c];
     r->chunks_free--;
+    host->chunks++;
     src->chunks++;
     r->streams[p->stream].chunks++;
     return c;
@@ -179,15 +210,16 @@ static bool partial_write(struct rdps_reasm *r, int32_t pi, uint32_t offset, con
 static int32_t partial_create(struct rdps_reasm *r, int32_t si, uint32_t msg_len, uint64_t now_ns)
 {
     uint64_t span = ((uint64_t)msg_len + r->cfg.chunk_bytes - 1) >> r->chunk_shift;
-    if (span > r->src_max_chunks || span > r->map_len || (span > 1 && msg_len > r->bounce_bytes)) {
+    if (span > r->host_max_chunks || span > r->map_len || (span > 1 && msg_len > r->bounce_bytes)) {
         r->counters.reasm_too_large++;
         return NO_INDEX;
     }
     int32_t src_index = r->streams[si].src;
     struct rdps_reasm_src *src = &r->sources[src_index];
-    while (src->partials >= r->src_max_partials) {
+    struct rdps_reasm_host *host = &r->hosts[src->host];
+    while (host->partials >= r->host_max_partials) {
         r->counters.reasm_source_partials++;
-        partial_evict(r, src->part_head);
+        partial_evict(r, host_victim(r, src->host, false, NO_INDEX));
     }
     if (r->partial_free == NO_INDEX) {
         r->counters.reasm_evicted++;
@@ -221,6 +253,7 @@ static int32_t partial_create(struct rdps_reasm *r, int32_t si, uint32_t msg_len
     else
         src->part_head = pi;
     src->part_tail = pi;
+    host->partials++;
     src->partials++;
     s->partials++;
     r->counters.reasm_started++;

@@ -554,6 +554,7 @@ int rdps__rel_on_data(struct rdps_reasm *r, int32_t si, const struct rdps_frame_
     struct rdps_rel_stream *rs = &r->rel[si];
     const struct rdps_frame_header *h = &v->hdr;
     uint32_t seq = h->seq;
+    rdps__rel_heard(r, rs);
     if (rdps__seq_lt(seq, rs->consumed)) {
         r->counters.duplicates++;
         RDPS_REL_COUNT(r, rs, duplicates, 1);
@@ -600,6 +601,7 @@ int rdps__rel_on_data(struct rdps_reasm *r, int32_t si, const struct rdps_frame_
 void rdps__rel_delivered_in_order(struct rdps_reasm *r, int32_t si)
 {
     struct rdps_rel_stream *rs = &r->rel[si];
+    rdps__rel_heard(r, rs);
     rs->consumed++;
     rs->progressed = true;
     RDPS_REL_COUNT(r, rs, delivered, 1);
@@ -652,6 +654,7 @@ int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_f
     struct rdps_reasm_stream *s = &r->streams[si];
     struct rdps_rel_stream *rs = &r->rel[si];
     RDPS_REL_COUNT(r, rs, heartbeats, 1);
+    rdps__rel_heard(r, rs);
     uint32_t next = h->seq;
     bool has_trail = (h->flags & RDPS_FRAME_F_RELIABLE) != 0;
     uint32_t trail = next - h->msg_len;
@@ -726,9 +729,19 @@ static inline uint64_t min_u64(uint64_t a, uint64_t b)
     return a < b ? a : b;
 }
 
-/* NAKs what is due, gives up what ran out of tries or time; returns the stream's next deadline. */
+/* A live publisher heartbeats at least every 100 ms (the status interval): silence shorter than
+ * this many intervals changes nothing (a heartbeat or two lost). */
+#define REL_SILENCE_GRACE_INTERVALS 2
+
+/*
+ * NAKs what is due, gives up what ran out of tries or time; returns the stream's next deadline.
+ * `heard` is when the stream last had a frame from its publisher: past the grace, a retry whose
+ * previous NAK had nothing at all back waits at least as long as that silence (the NAKs to a
+ * silent publisher back off exponentially, as RFC 6298 backs off an unanswered RTO), and an
+ * idle stream sends none (its ranges still meet their loss deadline).
+ */
 static uint64_t poll_naks(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uint64_t wall_ns,
-                          bool *gave_up)
+                          uint64_t heard, bool idle, bool *gave_up)
 {
     struct rdps_reasm_stream *s = &r->streams[si];
     struct rdps_rel_stream *rs = &r->rel[si];
@@ -737,6 +750,7 @@ static uint64_t poll_naks(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uin
     struct rdps_seq_range ranges[2][RDPS_FRAME_NAK_MAX_RANGES];
     unsigned n[2] = {0, 0};
     uint64_t next = UINT64_MAX;
+    uint64_t silence_grace = REL_SILENCE_GRACE_INTERVALS * cfg->status_interval_ns;
     rdps__ranges_trim_below(&s->gaps, rs->consumed);
     for (unsigned i = 0; i < s->gaps.count; i++) {
         struct rdps_gap_range *g = &s->gaps.r[i];
@@ -756,6 +770,8 @@ static uint64_t poll_naks(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uin
             next = min_u64(next, g->due_ns);
             continue;
         }
+        if (idle)
+            continue; /* asked again when the publisher is heard (rdps__rel_heard) */
         if (r->rel_rx_backlog && g->tries > 0 && !g->overtaken &&
             now_ns - g->due_ns < retry_wait(r, rs, g->tries)) {
             if (!g->held)
@@ -781,9 +797,14 @@ static uint64_t poll_naks(struct rdps_reasm *r, int32_t si, uint64_t now_ns, uin
             RDPS_REL_COUNT(r, rs, overtaken, 1);
         g->overtaken = 0;
         g->held = 0;
+        bool unanswered = g->tries > 0 && heard < g->nak_ns && now_ns - heard >= silence_grace;
         g->tries++;
         g->nak_ns = now_ns;
         g->due_ns = retry_due(r, rs, g->tries, now_ns);
+        if (unanswered && g->due_ns - now_ns < now_ns - heard) {
+            g->due_ns = now_ns + (now_ns - heard);
+            rs->silent = true;
+        }
         next = min_u64(next, g->due_ns);
     }
     /* The flagged NAK first: the publisher answers in order, and repairs_overtaken takes a
@@ -822,13 +843,27 @@ uint64_t rdps__reasm_rel_poll(struct rdps_reasm *r, uint64_t now_ns, uint64_t wa
             rs->extend_consumed = rs->consumed;
             rs->extend_next = r->streams[si].next_seq;
         }
+        /* A publisher silent for idle_ns (gone, or never there: a forged stream) hears nothing
+         * more from this stream until it is heard again; before that, STATUS backs off. */
+        uint64_t heard = r->streams[si].last_active_ns;
+        bool idle = r->cfg.rel.idle_ns != 0 && now_ns - heard >= r->cfg.rel.idle_ns;
+        if (idle && !rs->idle)
+            RDPS_REL_COUNT(r, rs, idle, 1);
+        rs->idle = idle;
         bool gave_up = false;
-        next = min_u64(next, poll_naks(r, si, now_ns, wall_ns, &gave_up));
+        next = min_u64(next, poll_naks(r, si, now_ns, wall_ns, heard, idle, &gave_up));
         if (gave_up)
             rel_release(r, si);
-        if (rs->status_now || now_ns - rs->status_ns >= r->cfg.rel.status_interval_ns)
+        if (idle) {
+            rs->silent = true;
+            continue;
+        }
+        uint64_t wait = rdps__rel_status_wait(r, si);
+        if ((rs->status_now && heard >= rs->status_ns) || now_ns - rs->status_ns >= wait) {
             rdps__rel_send_status(r, si, now_ns, wall_ns);
-        next = min_u64(next, rs->status_ns + r->cfg.rel.status_interval_ns);
+            wait = rdps__rel_status_wait(r, si);
+        }
+        next = min_u64(next, rs->status_ns + wait);
     }
     if (next < r->rel_due_ns)
         r->rel_due_ns = next;

@@ -83,7 +83,7 @@
  * (an input: free receive credits, at most RDPS_REL_CREDITS_MAX), so a hole
  * does not hold the publisher back while parking room lasts;
  * RDPS_REASM_WINDOW - 1; the sequences received past the consumed point plus
- * the free slots of the stream's share of the source's partial and
+ * the free slots of the stream's share of its host's partial and
  * arena-chunk quotas: each sequence of the window not received yet, a hole or
  * not sent, may need one more slot when it comes; a message of many
  * fragments parks in one, so the window reaches past an old hole as far as
@@ -92,6 +92,20 @@
  * frames parked behind a hole (the window's edge moved), or every
  * status_interval_ns; it echoes the latest heartbeat's timestamp with the
  * hold delay.
+ *
+ * A silent publisher. Every frame of the stream (DATA or HEARTBEAT; a live
+ * publisher heartbeats at least every 100 ms) is hearing from its publisher.
+ * While nothing is heard, STATUS backs off (each one sent with nothing heard
+ * since the one before doubles the interval, up to 16 x status_interval_ns);
+ * once nothing was heard for two status intervals, a NAK retry whose previous
+ * NAK had nothing back waits at least as long as the silence so far (so
+ * retries to a silent publisher double), and after idle_ns
+ * of silence the stream is idle: it sends nothing at all (its ranges still
+ * meet their loss deadline, so what was parked behind them is released with
+ * a loss event). The first frame heard ends it: due NAKs and a STATUS go at
+ * the next poll. So a stream forged from one datagram costs a bounded number
+ * of control frames (8 STATUS and, per hole, a few tens of NAKs, all within
+ * idle_ns), not a STATUS every status_interval_ns for ever.
  *
  * Late join: a new reliable stream starts at the live position (its first
  * DATA frame that is not a repair, or heartbeat); with from_oldest at the first heartbeat's trail
@@ -145,6 +159,7 @@ struct rdps_rel_recv_counters {
     uint64_t join_skipped;    /* sequences of messages begun before the join (not delivered) */
     uint64_t repairs_before_join; /* totals only: repairs of unknown streams (no join there) */
     uint64_t status_sent;
+    uint64_t idle; /* times a stream's publisher fell silent for idle_ns: NAK and STATUS stopped */
     uint64_t heartbeats;
     uint64_t rtt_samples;
     uint64_t loss_events;
@@ -195,7 +210,10 @@ struct rdps_rel_recv_config {
     uint32_t nak_retry_min_rtts; /* alone: and at least this many RTTs */
     uint32_t nak_max_tries;      /* NAKs per range before RDPS_LOSS_NAK_RETRIES (>= 1) */
     uint64_t loss_deadline_ns;   /* RDPS_LOSS_DEADLINE this long after detection; 0 = never */
-    uint64_t status_interval_ns; /* STATUS at least this often */
+    uint64_t status_interval_ns; /* STATUS at least this often (doubling while the publisher
+                                    is silent) */
+    uint64_t idle_ns;            /* publisher silent this long: no NAK or STATUS until it is
+                                    heard again (0: never) */
     uint64_t join_wait_ns;       /* from_oldest: wait this long for the first heartbeat */
     uint64_t rng_seed;           /* NAK backoff randomness (seeded: tests replay) */
     /* Both callbacks get rdps_reasm_config.user, like deliver; they must not call back in. */
@@ -213,7 +231,7 @@ struct rdps_rel_recv_config {
  * given up (a NAK round fails with 1 - (1 - loss)^2: at 20 % uniform loss 10 tries gave
  * up 3.7e-5 of the holes; a Gilbert-Elliott burst on the quiet links of a window-blocked
  * publisher ate 20 tries in 0.45 s in the simulated fabric), STATUS every 100 ms, join
- * wait 100 ms.
+ * wait 100 ms, idle after 5 s of silence.
  */
 
 struct rdps_reasm;

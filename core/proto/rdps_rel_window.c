@@ -79,6 +79,12 @@ void rdps__rel_send_status(struct rdps_reasm *r, int32_t si, uint64_t now_ns, ui
 {
     struct rdps_reasm_stream *s = &r->streams[si];
     struct rdps_rel_stream *rs = &r->rel[si];
+    /* Nothing heard from the publisher since the last STATUS: the next one waits twice as long
+     * (a silent publisher, or none: a stream forged from one datagram reported for ever). */
+    if (s->last_active_ns >= rs->status_ns)
+        rs->status_backoff = 0;
+    else if (rs->status_backoff < RDPS_REL_STATUS_BACKOFF_MAX)
+        rs->status_backoff++;
     uint32_t window = rdps__rel_status_window(r, si);
     uint32_t echo = RDPS_FRAME_NO_ECHO;
     uint64_t ts = wall_ns;

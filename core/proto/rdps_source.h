@@ -28,6 +28,24 @@ static inline bool rdps__source_equal(const struct rdps_source *a, const struct 
 }
 
 /*
+ * The host a source belongs to: the source without its QPN (its GID, or on InfiniBand without a
+ * GRH its LID). A QPN is the sender's choice, so state that must hold against one host splitting
+ * itself over many QPs is keyed and capped by host (the README's security model); the host of a
+ * source is compared and hashed like a source (rdps__source_equal, rdps__source_hash).
+ */
+static inline struct rdps_source rdps__source_host(const struct rdps_source *s)
+{
+    struct rdps_source h = *s;
+    h.qpn = 0;
+    return h;
+}
+
+static inline bool rdps__source_same_host(const struct rdps_source *a, const struct rdps_source *b)
+{
+    return a->has_gid == b->has_gid && a->lid == b->lid && memcmp(a->gid, b->gid, 16) == 0;
+}
+
+/*
  * Seeded 64-bit hash of a source for hash tables. The seed is random per
  * process, so a sender cannot aim datagrams at one bucket.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_reply_cache.h - bounded cache of reply destinations keyed by source (GID or LID, QPN): O(1)
- * lookup and LRU eviction, no malloc after init. */
+ * lookup and segmented-LRU eviction, no malloc after init. */
 #ifndef RDPS_REPLY_CACHE_H
 #define RDPS_REPLY_CACHE_H
 
@@ -12,9 +12,17 @@
 /*
  * Model: an entry per source that was answered, at most `capacity`. A lookup
  * hashes the key (seeded, so a sender cannot aim at one bucket) into a
- * chained table with twice as many buckets as entries; entries sit on a
- * doubly linked recency list, so a hit moves its entry to the front and a
- * miss on a full cache evicts the back one, both O(1).
+ * chained table with twice as many buckets as entries. Recency is a
+ * segmented LRU (two doubly linked lists, every step O(1)): a new entry is
+ * on probation; a hit promotes it to the protected segment (three quarters
+ * of the entries, rounded up; its least recent one is demoted back to
+ * probation when it overflows); a miss on a full cache evicts the least recent entry on
+ * probation, and a protected one only when none is on probation. So a
+ * source answered again while cached (a publisher a subscriber NAKs and
+ * reports to every status interval) is not evicted by any number of sources
+ * answered once each (forged streams: issue 28 finding 10); it is demoted
+ * only by a quarter of the capacity of other sources each answered twice
+ * more recently.
  *
  * The cache never knows what an AH is: it asks make_ah to build one for a
  * miss and retire_ah to give up an evicted one. The verbs transport defers
@@ -42,14 +50,19 @@ struct rdps_reply_entry {
     struct rdps_dest dest;
     struct rdps_reply_key key;
     int32_t next_in_bucket; /* -1 ends the chain; links the free list when unused */
-    int32_t newer, older;   /* recency list; -1 at the ends */
+    int32_t newer, older;   /* its segment's recency list; -1 at the ends */
+    uint8_t segment;        /* RDPS_REPLY_PROBATION or RDPS_REPLY_PROTECTED */
 };
+
+enum { RDPS_REPLY_PROBATION = 0, RDPS_REPLY_PROTECTED = 1 };
 
 struct rdps_reply_cache {
     struct rdps_reply_entry *entries;
     int32_t *buckets;
-    int32_t newest, oldest, free_list;
-    uint32_t capacity, bucket_mask, used;
+    int32_t newest[2], oldest[2]; /* per segment */
+    uint32_t in_segment[2];
+    int32_t free_list;
+    uint32_t capacity, protected_cap, bucket_mask, used;
     uint32_t qkey;
     uint64_t seed;
     uint64_t hits, misses, created, evictions, refused;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* reply_cache.c - reply-destination cache: seeded chained hash on the source key, O(1) LRU list. */
+/* reply_cache.c - reply-destination cache: seeded chained hash on the source key, O(1) segmented
+ * LRU lists. */
 #include "rdps_reply_cache.h"
 
 #include "rdps_error.h"
@@ -26,7 +27,7 @@ int rdps__reply_cache_init(struct rdps_reply_cache *c, uint32_t capacity, uint32
                            uint64_t seed, const struct rdps_reply_cache_ops *ops)
 {
     memset(c, 0, sizeof(*c));
-    c->newest = c->oldest = c->free_list = -1;
+    c->newest[0] = c->newest[1] = c->oldest[0] = c->oldest[1] = c->free_list = -1;
     if (capacity == 0 || capacity > (1u << 20) || ops == NULL || ops->make_ah == NULL ||
         ops->retire_ah == NULL)
         return rdps__set_err(RDPS_EINVAL, "reply cache: bad capacity %u or ops", capacity);
@@ -45,6 +46,7 @@ int rdps__reply_cache_init(struct rdps_reply_cache *c, uint32_t capacity, uint32
     for (uint32_t i = 0; i < nbuckets; i++)
         c->buckets[i] = -1;
     c->capacity = capacity;
+    c->protected_cap = capacity - capacity / 4;
     c->bucket_mask = nbuckets - 1;
     c->qkey = qkey;
     c->seed = seed;
@@ -56,39 +58,60 @@ void rdps__reply_cache_fini(struct rdps_reply_cache *c)
 {
     if (c == NULL || c->entries == NULL)
         return;
-    for (int32_t i = c->newest; i >= 0; i = c->entries[i].older)
-        (void)c->ops.retire_ah(c->ops.user, c->entries[i].dest.ah);
+    for (int seg = 0; seg < 2; seg++)
+        for (int32_t i = c->newest[seg]; i >= 0; i = c->entries[i].older)
+            (void)c->ops.retire_ah(c->ops.user, c->entries[i].dest.ah);
     free(c->entries);
     free(c->buckets);
     c->entries = NULL;
     c->buckets = NULL;
-    c->newest = c->oldest = c->free_list = -1;
+    c->newest[0] = c->newest[1] = c->oldest[0] = c->oldest[1] = c->free_list = -1;
+    c->in_segment[0] = c->in_segment[1] = 0;
     c->used = 0;
 }
 
 static void list_unlink(struct rdps_reply_cache *c, int32_t i)
 {
     struct rdps_reply_entry *e = &c->entries[i];
+    int seg = e->segment;
     if (e->newer >= 0)
         c->entries[e->newer].older = e->older;
     else
-        c->newest = e->older;
+        c->newest[seg] = e->older;
     if (e->older >= 0)
         c->entries[e->older].newer = e->newer;
     else
-        c->oldest = e->newer;
+        c->oldest[seg] = e->newer;
+    c->in_segment[seg]--;
 }
 
-static void list_push_newest(struct rdps_reply_cache *c, int32_t i)
+static void list_push_newest(struct rdps_reply_cache *c, int32_t i, int seg)
 {
     struct rdps_reply_entry *e = &c->entries[i];
+    e->segment = (uint8_t)seg;
     e->newer = -1;
-    e->older = c->newest;
-    if (c->newest >= 0)
-        c->entries[c->newest].newer = i;
-    c->newest = i;
-    if (c->oldest < 0)
-        c->oldest = i;
+    e->older = c->newest[seg];
+    if (c->newest[seg] >= 0)
+        c->entries[c->newest[seg]].newer = i;
+    c->newest[seg] = i;
+    if (c->oldest[seg] < 0)
+        c->oldest[seg] = i;
+    c->in_segment[seg]++;
+}
+
+/* A hit: to the front of the protected segment, whose least recent entry goes back on probation
+ * when it overflows. */
+static void promote(struct rdps_reply_cache *c, int32_t i)
+{
+    if (c->entries[i].segment == RDPS_REPLY_PROTECTED && c->newest[RDPS_REPLY_PROTECTED] == i)
+        return;
+    list_unlink(c, i);
+    list_push_newest(c, i, RDPS_REPLY_PROTECTED);
+    if (c->in_segment[RDPS_REPLY_PROTECTED] > c->protected_cap) {
+        int32_t demoted = c->oldest[RDPS_REPLY_PROTECTED];
+        list_unlink(c, demoted);
+        list_push_newest(c, demoted, RDPS_REPLY_PROBATION);
+    }
 }
 
 static void bucket_unlink(struct rdps_reply_cache *c, int32_t index)
@@ -100,10 +123,12 @@ static void bucket_unlink(struct rdps_reply_cache *c, int32_t index)
     *link = e->next_in_bucket;
 }
 
-/* Frees the least recently used entry for reuse, or RDPS_EAGAIN when its AH cannot be retired. */
+/* Frees the least recent entry on probation (a protected one only when none is) for reuse, or
+ * RDPS_EAGAIN when its AH cannot be retired. */
 static int evict_oldest(struct rdps_reply_cache *c)
 {
-    int32_t victim = c->oldest;
+    int32_t victim = c->oldest[RDPS_REPLY_PROBATION] >= 0 ? c->oldest[RDPS_REPLY_PROBATION]
+                                                          : c->oldest[RDPS_REPLY_PROTECTED];
     int err = c->ops.retire_ah(c->ops.user, c->entries[victim].dest.ah);
     if (err < 0)
         return err;
@@ -138,10 +163,7 @@ int rdps__reply_cache_get(struct rdps_reply_cache *c, const struct rdps_reply_ke
     uint32_t bucket = hash_key(c, key) & c->bucket_mask;
     int32_t i = find_entry(c, bucket, key);
     if (i >= 0) {
-        if (c->newest != i) {
-            list_unlink(c, i);
-            list_push_newest(c, i);
-        }
+        promote(c, i);
         c->hits++;
         *out = &c->entries[i].dest;
         return 0;
@@ -174,7 +196,7 @@ int rdps__reply_cache_get(struct rdps_reply_cache *c, const struct rdps_reply_ke
     e->key = *key;
     e->next_in_bucket = c->buckets[bucket];
     c->buckets[bucket] = slot;
-    list_push_newest(c, slot);
+    list_push_newest(c, slot, RDPS_REPLY_PROBATION);
     *out = &e->dest;
     return 0;
 }

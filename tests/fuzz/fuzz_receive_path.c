@@ -275,23 +275,40 @@ static uint64_t streams_dropped(void)
     return c->sessions_evicted + c->sessions_expired + c->sessions_source_quota;
 }
 
-/* Per-source quotas, read from the reassembler's private tables: every source within its
- * streams, partials and chunks, and every arena chunk in use charged to one source. */
+/* Per-host quotas, read from the reassembler's private tables: every host within its streams,
+ * partials and chunks and equal to the sum of its sources, and every arena chunk in use charged
+ * to one source. */
 static void check_source_quotas(const struct rdps_reasm *r)
 {
-    uint32_t held = 0, chunks = 0;
+    uint32_t held = 0, hosts = 0, chunks = 0;
     for (uint32_t b = 0; b <= r->src_mask; b++) {
         for (int32_t i = r->src_buckets[b]; i != NO_INDEX; i = r->sources[i].hash_next) {
             const struct rdps_reasm_src *e = &r->sources[i];
-            if (e->streams > r->src_max_streams || e->partials > r->src_max_partials ||
-                e->chunks > r->src_max_chunks)
-                FAIL("a source above its reassembly quota");
             if (++held > r->cfg.max_sessions)
                 FAIL("more sources than the table holds");
+            if (!rdps__source_same_host(&e->id, &r->hosts[e->host].id))
+                FAIL("a source under another host");
             chunks += e->chunks;
         }
+        for (int32_t h = r->host_buckets[b]; h != NO_INDEX; h = r->hosts[h].hash_next) {
+            const struct rdps_reasm_host *e = &r->hosts[h];
+            uint32_t streams = 0, partials = 0, host_chunks = 0;
+            if (e->streams > r->host_max_streams || e->partials > r->host_max_partials ||
+                e->chunks > r->host_max_chunks)
+                FAIL("a host above its reassembly quota");
+            if (++hosts > r->cfg.max_sessions)
+                FAIL("more hosts than the table holds");
+            for (int32_t i = e->src_head; i != NO_INDEX; i = r->sources[i].host_next) {
+                streams += r->sources[i].streams;
+                partials += r->sources[i].partials;
+                host_chunks += r->sources[i].chunks;
+            }
+            if (streams != e->streams || partials != e->partials || host_chunks != e->chunks)
+                FAIL("a host's counts are not the sum of its sources'");
+        }
     }
-    if (held != rdps__reasm_source_count(r) || chunks != r->chunk_count - r->chunks_free)
+    if (held != rdps__reasm_source_count(r) || hosts != rdps__reasm_host_count(r) ||
+        chunks != r->chunk_count - r->chunks_free)
         FAIL("arena chunks or sources not accounted to a source");
 }
 

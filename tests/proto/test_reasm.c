@@ -1014,6 +1014,102 @@ static void test_source_quotas_hurt_only_the_source(void **state)
     fixture_fini(&fx);
 }
 
+/* Source `n`'s QP number `qp` (test_source(n) with another QPN): the same host. */
+static struct rdps_source host_qp(uint64_t n, uint32_t qp)
+{
+    struct rdps_source s = test_source(n);
+    s.qpn = 0x1000 + qp;
+    return s;
+}
+
+/* The first fragment of a two-datagram message of `session` at seq 10 from `src` (a partial). */
+static void partial_from(struct fixture *fx, const struct rdps_source *src, uint32_t session)
+{
+    uint8_t raw[DGRAM];
+    size_t n = raw_data(raw, session, 10, 2 * PAYLOAD, 0, PAYLOAD);
+    assert_int_equal(rdps__reasm_input(&fx->r, src, raw, n, 0), 0);
+}
+
+/*
+ * Issue 28 finding 9: the quotas and the heaviest-first rule are a host's (GID, or LID without
+ * a GRH), whatever QPNs it spreads over; within the host its heaviest QPN pays first.
+ */
+static void test_quotas_are_per_host(void **state)
+{
+    (void)state;
+    struct rdps_reasm_config cfg;
+    rdps__reasm_config_default(&cfg);
+    cfg.max_sessions = 16;
+    cfg.max_streams_per_source = 3;
+    cfg.max_partials = 8;
+    cfg.max_partials_per_source = 4;
+    struct fixture fx;
+    fixture_init(&fx, &cfg);
+    uint8_t buf[DGRAM];
+    /* Streams: host 1 opens one session on each of 4 QPNs: the 4th evicts one of its own. */
+    struct rdps_source other = test_source(2);
+    struct frame f = single(buf, 1, 0, 8, 0);
+    assert_int_equal(rdps__reasm_input(&fx.r, &other, f.data, f.len, 0), 1);
+    for (uint32_t q = 0; q < 4; q++) {
+        struct rdps_source src = host_qp(1, q);
+        assert_int_equal(rdps__reasm_input(&fx.r, &src, f.data, f.len, 1 + q), 1);
+    }
+    assert_int_equal(counters(&fx)->sessions_source_quota, 1);
+    assert_int_equal(rdps__reasm_stream_count(&fx.r), 4);
+    assert_int_equal(rdps__reasm_source_count(&fx.r), 4);
+    assert_int_equal(rdps__reasm_host_count(&fx.r), 2);
+    f = single(buf, 1, 1, 8, 1); /* host 2's stream is still there: in order, no new stream */
+    assert_int_equal(rdps__reasm_input(&fx.r, &other, f.data, f.len, 9), 1);
+    assert_int_equal(counters(&fx)->sessions_created, 5);
+    fixture_fini(&fx);
+
+    /* Partials, host quota 4: QPN 0 holds 3, QPN 1 one; QPN 1's second takes QPN 0's oldest
+     * (the heaviest QPN of the host pays), nothing of QPN 1's nor of host 2's. */
+    cfg.max_streams_per_source = 0;
+    fixture_init(&fx, &cfg);
+    struct rdps_source q0 = host_qp(1, 0), q1 = host_qp(1, 1);
+    partial_from(&fx, &other, 7);
+    partial_from(&fx, &other, 8);
+    for (uint32_t k = 0; k < 3; k++)
+        partial_from(&fx, &q0, 20 + k);
+    partial_from(&fx, &q1, 30);
+    partial_from(&fx, &q1, 31);
+    assert_int_equal(counters(&fx)->reasm_source_partials, 1);
+    assert_int_equal(counters(&fx)->reasm_evicted, 0);
+    uint8_t raw[DGRAM];
+    const struct {
+        const struct rdps_source *src;
+        uint32_t session;
+        int delivered;
+    } second[] = {{&q1, 30, 1}, {&q1, 31, 1},   {&q0, 21, 1},  {&q0, 22, 1},
+                  {&q0, 20, 0}, {&other, 7, 1}, {&other, 8, 1}};
+    for (size_t k = 0; k < sizeof(second) / sizeof(second[0]); k++) {
+        size_t n = raw_data(raw, second[k].session, 11, 2 * PAYLOAD, PAYLOAD, PAYLOAD);
+        assert_int_equal(rdps__reasm_input(&fx.r, second[k].src, raw, n, 1), second[k].delivered);
+    }
+    fixture_fini(&fx);
+
+    /* Global cap: host 1 holds 4 partials over 4 QPNs (1 each), host 2 holds 3 on one QPN (the
+     * heaviest source). A new partial of host 3 evicts one of the heaviest HOST's, host 1's. */
+    cfg.max_partials = 7;
+    cfg.max_partials_per_source = 0;
+    fixture_init(&fx, &cfg);
+    for (uint32_t k = 0; k < 3; k++)
+        partial_from(&fx, &other, 7 + k);
+    for (uint32_t q = 0; q < 4; q++) {
+        struct rdps_source src = host_qp(1, q);
+        partial_from(&fx, &src, 20 + q);
+    }
+    struct rdps_source third = test_source(3);
+    partial_from(&fx, &third, 30);
+    assert_int_equal(counters(&fx)->reasm_evicted, 1);
+    for (uint32_t k = 0; k < 3; k++) {
+        size_t n = raw_data(raw, 7 + k, 11, 2 * PAYLOAD, PAYLOAD, PAYLOAD);
+        assert_int_equal(rdps__reasm_input(&fx.r, &other, raw, n, 1), 1);
+    }
+    fixture_fini(&fx);
+}
+
 /* Streams are keyed by the whole identity: GID, QPN and LID each tell senders apart. */
 static void test_sources_compared_exactly(void **state)
 {
@@ -1147,6 +1243,7 @@ int main(void)
         cmocka_unit_test(test_declared_huge_messages_take_only_arrived_bytes),
         cmocka_unit_test(test_heartbeats_never_create_or_evict_streams),
         cmocka_unit_test(test_source_quotas_hurt_only_the_source),
+        cmocka_unit_test(test_quotas_are_per_host),
         cmocka_unit_test(test_sources_compared_exactly),
         cmocka_unit_test(test_header_prediction_agrees_with_decoder),
         cmocka_unit_test(test_init_rejects_bad_config),

@@ -1750,6 +1750,64 @@ static void test_small_ring_every_gap_repaired_or_reported_once(void **state)
     sim_free(&sm);
 }
 
+/*
+ * Issue 28 finding 10: a publisher that falls silent (gone, or never there: one forged frame)
+ * gets STATUS backing off and NAK retries spaced by the silence, then nothing once the stream is
+ * idle (5 s); its hole still meets the loss deadline, releasing what was parked behind it; the
+ * first frame heard brings STATUS back at once and at the usual interval.
+ */
+static void test_silent_publisher_goes_idle(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, NULL);
+    const uint64_t t0 = fx.now;
+    data(&fx, 0, 0);
+    data(&fx, 1, 0);
+    data(&fx, 3, 0); /* 2 is missing: 3 parks behind it */
+    uint64_t status_at[16];
+    size_t statuses = 0, last_nak_ms = 0;
+    for (;;) {
+        size_t before = fx.nsent;
+        uint64_t due = poll(&fx);
+        for (size_t i = before; i < fx.nsent; i++) {
+            if (fx.sent[i].hdr.type == RDPS_FRAME_STATUS && statuses < 16)
+                status_at[statuses++] = (fx.sent[i].at - t0) / MS;
+            if (fx.sent[i].hdr.type == RDPS_FRAME_NAK)
+                last_nak_ms = (fx.sent[i].at - t0) / MS;
+        }
+        if (due == UINT64_MAX || due > t0 + 20000 * MS)
+            break;
+        fx.now = due > fx.now ? due : fx.now + 1;
+    }
+    static const uint64_t expect_ms[] = {0, 100, 200, 400, 800, 1600, 3200, 4800};
+    assert_int_equal(statuses, sizeof(expect_ms) / sizeof(expect_ms[0]));
+    for (size_t i = 0; i < statuses; i++)
+        assert_int_equal(status_at[i], expect_ms[i]);
+    print_message("silent publisher: %zu STATUS, %zu NAKs, the last at %zu ms\n", statuses, fx.naks,
+                  last_nak_ms);
+    assert_true(fx.naks <= 30);
+    assert_true(last_nak_ms < 5000);
+    /* The hole met its deadline while idle: 3 is delivered after the loss of 2. */
+    assert_int_equal(fx.nloss, 1);
+    assert_int_equal(fx.loss[0].reason, RDPS_LOSS_DEADLINE);
+    assert_int_equal(fx.rec.count, 3);
+    assert_int_equal(fx.rec.items[2].first_seq, 3);
+    assert_int_equal(rdps__reasm_rel_counters(&fx.r)->idle, 1);
+    /* Heard again: STATUS at once, then every 100 ms. */
+    fx.now = t0 + 30000 * MS;
+    size_t before = fx.statuses;
+    heartbeat(&fx, 4, 4, 77);
+    poll(&fx);
+    assert_int_equal(fx.statuses, before + 1);
+    fx.now += 50 * MS;
+    heartbeat(&fx, 4, 4, 78);
+    fx.now += 50 * MS;
+    poll(&fx);
+    assert_int_equal(fx.statuses, before + 2);
+    fixture_fini(&fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1786,6 +1844,7 @@ int main(void)
         cmocka_unit_test(test_status_when_edge_moves_while_consumed_creeps),
         cmocka_unit_test(test_lossy_link_everything_in_order_once),
         cmocka_unit_test(test_small_ring_every_gap_repaired_or_reported_once),
+        cmocka_unit_test(test_silent_publisher_goes_idle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

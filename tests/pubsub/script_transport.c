@@ -15,6 +15,12 @@ struct script_rx {
     struct rdps_source src;
 };
 
+/* A unicast destination made for a source (source_dest), found again by that source. */
+struct script_dest {
+    struct rdps_dest dest;
+    struct rdps_source src;
+};
+
 struct script_transport {
     struct rdps_transport base;
     uint32_t send_slots, send_used;
@@ -27,6 +33,10 @@ struct script_transport {
     uint8_t last_sent[SCRIPT_MAX_PAYLOAD];
     uint32_t last_sent_len;
     struct rdps_transport_stats stats;
+    struct script_dest *dests; /* SCRIPT_MAX_DESTS, open addressing by source hash */
+    uint32_t dest_count;
+    script_sent_fn on_sent;
+    void *on_sent_user;
 };
 
 static struct script_transport *to_script(struct rdps_transport *t)
@@ -71,6 +81,11 @@ static int st_submit(struct rdps_transport *t, struct rdps_tx_buf *buf, uint32_t
         return RDPS_EMSGSIZE;
     }
     st->sent += ndest;
+    for (unsigned i = 0; st->on_sent != NULL && i < ndest; i++) {
+        const struct script_dest *d = (const struct script_dest *)dests[i];
+        bool unicast = st->dests != NULL && d >= st->dests && d < st->dests + SCRIPT_MAX_DESTS;
+        st->on_sent(st->on_sent_user, unicast ? &d->src : NULL, buf->data, len);
+    }
     memcpy(st->last_sent, buf->data, len);
     st->last_sent_len = len;
     st->stats.tx_datagrams += ndest;
@@ -140,9 +155,36 @@ static void st_get_stats(const struct rdps_transport *t, struct rdps_transport_s
     *out = ((const struct script_transport *)t)->stats;
 }
 
+/* A destination per source, kept for the transport's life (an AH cache that never evicts). */
+static int st_source_dest(struct rdps_transport *t, const struct rdps_source *src,
+                          const struct rdps_dest **out)
+{
+    struct script_transport *st = to_script(t);
+    *out = NULL;
+    if (src == NULL || src->qpn == 0)
+        return RDPS_EINVAL;
+    uint32_t i = (uint32_t)rdps__source_hash(src, 1) & (SCRIPT_MAX_DESTS - 1);
+    for (;; i = (i + 1) & (SCRIPT_MAX_DESTS - 1)) {
+        struct script_dest *d = &st->dests[i];
+        if (d->src.qpn == 0) {
+            if (st->dest_count == SCRIPT_MAX_DESTS / 2)
+                return RDPS_EAGAIN;
+            st->dest_count++;
+            d->src = *src;
+            d->dest.remote_qpn = src->qpn;
+            d->dest.ah = d;
+        } else if (!rdps__source_equal(&d->src, src)) {
+            continue;
+        }
+        *out = &d->dest;
+        return 0;
+    }
+}
+
 static void st_destroy(struct rdps_transport *t)
 {
     struct script_transport *st = to_script(t);
+    free(st->dests);
     free(st->send_mem);
     free(st->send_free);
     free(st->rx);
@@ -163,6 +205,7 @@ static const struct rdps_transport_ops script_ops = {
     .next_event = st_next_event,
     .get_stats = st_get_stats,
     .destroy = st_destroy,
+    .source_dest = st_source_dest,
 };
 
 int script_transport_create(uint32_t send_slots, struct rdps_transport **out)
@@ -175,7 +218,8 @@ int script_transport_create(uint32_t send_slots, struct rdps_transport **out)
     st->send_mem = calloc(st->send_slots, SCRIPT_MAX_PAYLOAD);
     st->send_free = calloc(st->send_slots, sizeof(*st->send_free));
     st->rx = calloc(RX_QUEUE, sizeof(*st->rx));
-    if (st->send_mem == NULL || st->send_free == NULL || st->rx == NULL) {
+    st->dests = calloc(SCRIPT_MAX_DESTS, sizeof(*st->dests));
+    if (st->send_mem == NULL || st->send_free == NULL || st->rx == NULL || st->dests == NULL) {
         st_destroy(&st->base);
         return RDPS_ENOMEM;
     }
@@ -207,6 +251,13 @@ int script_transport_inject(struct rdps_transport *t, const struct rdps_source *
 uint64_t script_transport_sent(const struct rdps_transport *t)
 {
     return ((const struct script_transport *)t)->sent;
+}
+
+void script_transport_on_sent(struct rdps_transport *t, script_sent_fn fn, void *user)
+{
+    struct script_transport *st = to_script(t);
+    st->on_sent = fn;
+    st->on_sent_user = user;
 }
 
 const uint8_t *script_transport_last_sent(const struct rdps_transport *t, uint32_t *len)

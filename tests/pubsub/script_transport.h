@@ -25,6 +25,17 @@ int script_transport_inject(struct rdps_transport *t, const struct rdps_source *
 uint64_t script_transport_sent(const struct rdps_transport *t);
 const uint8_t *script_transport_last_sent(const struct rdps_transport *t, uint32_t *len);
 
+/*
+ * Every frame the ctx sends, as it is submitted: `to` is the source a unicast destination was made
+ * for (source_dest), NULL for a multicast group. Set NULL to stop. Unicast destinations are kept
+ * for SCRIPT_MAX_DESTS sources (further ones are refused with RDPS_EAGAIN, as a full AH cache
+ * refuses).
+ */
+#define SCRIPT_MAX_DESTS 8192
+typedef void (*script_sent_fn)(void *user, const struct rdps_source *to, const uint8_t *frame,
+                               uint32_t len);
+void script_transport_on_sent(struct rdps_transport *t, script_sent_fn fn, void *user);
+
 /* A membership whose joins complete at once. */
 int script_membership_create(const struct rdps_membership_ops **ops, void **impl);
 

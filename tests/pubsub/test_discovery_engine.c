@@ -393,6 +393,86 @@ static void test_reliable_subscriber_fields_and_enumeration(void **state)
     check(h);
 }
 
+/* A reliable subscriber's announcement from `s` naming the address `body`. */
+static struct rdps_announce receiver_ann(const char *topic, uint32_t session,
+                                         const struct rdps_source *body)
+{
+    struct rdps_announce a = ann(RDPS_ROLE_SUBSCRIBER, topic, session, 1000);
+    a.reliable = true;
+    a.receiver_id = session;
+    a.qpn = body->qpn;
+    memcpy(a.gid, body->gid, 16);
+    return a;
+}
+
+static uint32_t counted(const struct harness *h, const char *topic)
+{
+    return rdps__disc_counted_receivers(&h->d, rdps__topic_hash_id(topic), topic);
+}
+
+/*
+ * Issue 28 finding 8: the NAK backoff's receivers are counted by host: only reliable subscribers
+ * announced from the address their body names, once they announced again, and at most
+ * RDPS_DISC_RECEIVERS_PER_HOST per host however many sessions, receiver ids and QPNs it uses.
+ */
+static void test_receivers_counted_by_host(void **state)
+{
+    struct harness *h = *state;
+    rdps__disc_fini(&h->d);
+    *state = h = setup_with(64, 8);
+    local_sub(h, "md.r", 0);
+    uint64_t now = 0;
+    /* Host 9: six receivers on six QPNs, announced once: nothing counted yet. */
+    for (uint32_t i = 0; i < 6; i++) {
+        struct rdps_source s = source(9, 0x900 + i);
+        struct rdps_announce a = receiver_ann("md.r", 0x90 + i, &s);
+        rdps__disc_on_announce(&h->d, &s, &a, now);
+    }
+    assert_int_equal(
+        rdps__disc_remote_reliable_subscribers(&h->d, rdps__topic_hash_id("md.r"), "md.r"), 6);
+    assert_int_equal(counted(h, "md.r"), 0);
+    /* Announced again: counted, the host's cap of them. */
+    now += 1000 * MS;
+    for (uint32_t i = 0; i < 6; i++) {
+        struct rdps_source s = source(9, 0x900 + i);
+        struct rdps_announce a = receiver_ann("md.r", 0x90 + i, &s);
+        rdps__disc_on_announce(&h->d, &s, &a, now);
+    }
+    assert_int_equal(counted(h, "md.r"), RDPS_DISC_RECEIVERS_PER_HOST);
+    check(h);
+    /* Another host's receiver adds one; bodies naming another QPN or GID, and an unreliable
+     * subscriber, add nothing however often they announce. */
+    struct rdps_source s8 = source(8, 0x800), s7 = source(7, 0x700), s6 = source(6, 0x600);
+    struct rdps_source other_qpn = source(7, 0x701), other_gid = source(5, 0x700);
+    struct rdps_announce a8 = receiver_ann("md.r", 0x80, &s8);
+    struct rdps_announce a7 = receiver_ann("md.r", 0x70, &other_qpn);
+    struct rdps_announce a7b = receiver_ann("md.r", 0x71, &other_gid);
+    struct rdps_announce a6 = ann(RDPS_ROLE_SUBSCRIBER, "md.r", 0x60, 1000);
+    a6.qpn = s6.qpn;
+    memcpy(a6.gid, s6.gid, 16);
+    for (int round = 0; round < 3; round++) {
+        rdps__disc_on_announce(&h->d, &s8, &a8, now);
+        rdps__disc_on_announce(&h->d, &s7, &a7, now);
+        rdps__disc_on_announce(&h->d, &s7, &a7b, now);
+        rdps__disc_on_announce(&h->d, &s6, &a6, now);
+        now += 10 * MS;
+    }
+    assert_int_equal(counted(h, "md.r"), RDPS_DISC_RECEIVERS_PER_HOST + 1);
+    /* Host 9 down to three receivers: all three count. */
+    for (uint32_t i = 0; i < 3; i++) {
+        struct rdps_source s = source(9, 0x900 + i);
+        struct rdps_announce a = receiver_ann("md.r", 0x90 + i, &s);
+        a.leaving = true;
+        rdps__disc_on_announce(&h->d, &s, &a, now);
+    }
+    assert_int_equal(counted(h, "md.r"), 3 + 1);
+    check(h);
+    /* Expiry takes them out too. */
+    rdps__disc_tick(&h->d, now + 10000 * MS);
+    assert_int_equal(counted(h, "md.r"), 0);
+    check(h);
+}
+
 static void test_announces_local_endpoints_when_due(void **state)
 {
     struct harness *h = *state;
@@ -570,7 +650,8 @@ static void test_bad_config_refused(void **state)
     rdps__disc_fini(&d);
 }
 
-/* Many peers with mixed deadlines, leaves and refreshes: the heap and index stay consistent. */
+/* Many peers with mixed deadlines, leaves and refreshes, receivers counted by host, a topic
+ * turning local and back: the heap, index and host tallies stay consistent. */
 static void test_churn_keeps_structures_consistent(void **state)
 {
     struct harness *h = *state;
@@ -578,22 +659,38 @@ static void test_churn_keeps_structures_consistent(void **state)
     *state = h = setup_with(64, 8);
     local_sub(h, "md.x", 0);
     uint64_t now = 0;
-    uint32_t rng = 1;
+    uint32_t rng = 1, most = 0;
     for (int round = 0; round < 5000; round++) {
         rng = rng * 1103515245u + 12345u;
         uint32_t r = rng >> 8;
-        struct rdps_source s = source((uint8_t)(r % 7), 0x100 + (r >> 3) % 5);
+        struct rdps_source s = source((uint8_t)(r % 3), 0x100 + (r >> 3) % 5);
         struct rdps_announce a =
             ann(r & 1 ? RDPS_ROLE_PUBLISHER : RDPS_ROLE_SUBSCRIBER, (r >> 4) % 3 ? "md.x" : "other",
-                1 + (r >> 6) % 40, 10 + (r >> 9) % 200);
+                1 + (r >> 6) % 8, 10 + (r >> 9) % 200);
         a.leaving = (r >> 12) % 5 == 0;
+        if ((r >> 17) % 3 != 0) { /* mostly reliable receivers naming their own address */
+            a.reliable = true;
+            a.qpn = s.qpn;
+            memcpy(a.gid, s.gid, 16);
+        }
         rdps__disc_on_announce(&h->d, &s, &a, now);
         now += (r >> 14) % 7 * MS;
         if (round % 16 == 0)
             rdps__disc_tick(&h->d, now);
+        if (round % 500 == 250) { /* "other" becomes local, then not: its peers move twice */
+            struct rdps_announce mine = ann(RDPS_ROLE_PUBLISHER, "other", 0xbe11, 1000);
+            assert_int_equal(rdps__disc_local_add(&h->d, &mine, now), 0);
+            check(h);
+        } else if (round % 500 == 400) {
+            rdps__disc_local_remove(&h->d, RDPS_ROLE_PUBLISHER, 0xbe11);
+            check(h);
+        }
         if (round % 256 == 0)
             check(h);
+        uint32_t n = counted(h, "md.x");
+        most = n > most ? n : most;
     }
+    assert_true(most > RDPS_DISC_RECEIVERS_PER_HOST); /* receivers were counted, by host */
     check(h);
 }
 
@@ -725,6 +822,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_reliable_subscriber_fields_and_enumeration, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_receivers_counted_by_host, setup, teardown),
         cmocka_unit_test_setup_teardown(test_announces_local_endpoints_when_due, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counts_per_topic_and_role, setup, teardown),
         cmocka_unit_test_setup_teardown(test_topic_name_compared_exactly, setup, teardown),

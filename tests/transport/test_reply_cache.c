@@ -46,6 +46,24 @@ static int fake_retire(void *user, void *ah)
     return 0;
 }
 
+/* Makes and retires without tracking tokens (for caches making more AHs than fake_ahs numbers). */
+static int fake_make_counted(void *user, const void *arg, void **ah)
+{
+    struct fake_ahs *f = user;
+    (void)arg;
+    f->made++;
+    *ah = &f->tokens[0];
+    return 0;
+}
+
+static int fake_retire_counted(void *user, void *ah)
+{
+    struct fake_ahs *f = user;
+    (void)ah;
+    f->retired++;
+    return 0;
+}
+
 static struct rdps_reply_key key_of(uint8_t host, uint32_t qpn)
 {
     struct rdps_reply_key k;
@@ -124,14 +142,49 @@ static void test_lru_eviction(void **state)
     assert_int_equal(c.misses, misses + 1);
     assert_int_equal(c.used, 3);
     assert_int_equal(f.live[3], 0);
-    /* Steady churn over many sources keeps the table bounded and consistent. */
+    /* Steady churn over many sources answered once keeps the table bounded and consistent, and
+     * takes only the entry on probation: qpn 1 and 3, answered again while cached, stay. */
     for (uint32_t q = 10; q < 40; q++)
         assert_int_equal(get(&c, 9, q)->remote_qpn, q);
-    for (uint32_t q = 37; q < 40; q++)
-        assert_int_equal(get(&c, 9, q)->remote_qpn, q); /* the 3 newest all hit */
+    misses = c.misses;
+    get(&c, 9, 39); /* the newest hits */
+    get(&c, 9, 1);
+    get(&c, 9, 3);
+    assert_int_equal(c.misses, misses);
     assert_int_equal(f.made - f.retired, 3);
     rdps__reply_cache_fini(&c);
     assert_int_equal(f.made, f.retired);
+}
+
+/*
+ * Issue 28 finding 10: 1024 forged sources each answered once per round (a STATUS to each forged
+ * reliable stream every status interval) between two answers to the real publisher. In a plain
+ * LRU of 256 the publisher's AH was evicted and made again every round (and, with the retire
+ * queue full, its NAK/STATUS refused); answered again while cached, it is protected now.
+ */
+static void test_sources_answered_once_cannot_evict_a_regular(void **state)
+{
+    (void)state;
+    struct fake_ahs f = {0};
+    struct rdps_reply_cache_ops ops = {fake_make_counted, fake_retire_counted, &f};
+    struct rdps_reply_cache c;
+    assert_int_equal(rdps__reply_cache_init(&c, 256, 1, 99, &ops), 0);
+    struct rdps_reply_key publisher = key_of(1, 0x11);
+    get(&c, 1, 0x11); /* its stream's first STATUS and NAK */
+    get(&c, 1, 0x11);
+    unsigned publisher_misses = 0;
+    for (unsigned round = 0; round < 8; round++) {
+        for (uint32_t i = 0; i < 1024; i++)
+            assert_non_null(get(&c, (uint8_t)(2 + i % 200), 0x1000 + i));
+        publisher_misses += !rdps__reply_cache_contains(&c, &publisher);
+        assert_int_equal(get(&c, 1, 0x11)->remote_qpn, 0x11);
+    }
+    print_message("finding 10: the publisher's AH made again %u times in 8 rounds of 1024 forged "
+                  "sources; %llu AHs made\n",
+                  publisher_misses, (unsigned long long)c.created);
+    assert_int_equal(publisher_misses, 0);
+    assert_int_equal(c.used, 256);
+    rdps__reply_cache_fini(&c);
 }
 
 static void test_refusals_and_bad_init(void **state)
@@ -359,6 +412,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hit_miss_and_keying),
         cmocka_unit_test(test_lru_eviction),
+        cmocka_unit_test(test_sources_answered_once_cannot_evict_a_regular),
         cmocka_unit_test(test_refusals_and_bad_init),
         cmocka_unit_test(test_ah_retire_waits_for_sends),
         cmocka_unit_test(test_grh_source_gid),

@@ -133,9 +133,12 @@ typedef struct rdps_config {
     uint32_t
         reassembly_timeout_ms; /* partial messages older than this are dropped (default 2000) */
     uint32_t max_sessions;     /* publisher sessions tracked at once (default 1024) */
-    /* Per-sender quotas (a sender is a source QP: GID + QPN, or LID + QPN): what one sender can
-     * take from the reassembler before it evicts its own state instead of others'. A quota
-     * above its total (max_sessions, max_partials, reassembly_memory) means the total. */
+    /* Per-host quotas (a host is every source QP of one GID, or of one LID without a GRH: the
+     * QPN is the sender's choice, so a host is not made larger by using more QPs): what one host
+     * can take from the reassembler before it evicts its own state instead of others'. Within a
+     * host each QPN's share is the quota divided among the host's QPNs: the QPN holding the most
+     * loses first. A quota above its total (max_sessions, max_partials, reassembly_memory)
+     * means the total. The names say "source" for compatibility. */
     uint32_t max_sessions_per_source; /* default 64 */
     uint32_t max_partials; /* messages being reassembled, or parked by reliable streams until
                               the holes before them are repaired (default 4096) */
@@ -667,7 +670,10 @@ typedef struct rdps_sub_opts {
      * session, or an RDPS_EVENT_LOSS naming what could not be recovered: the ctx NAKs what is
      * missing and reports its progress (STATUS) to the publisher. Sessions of publishers that
      * are not reliable are delivered as usual. Decided when a session is first seen: a session
-     * already followed unreliably by this ctx stays so.
+     * already followed unreliably by this ctx stays so. A session whose publisher falls silent
+     * backs its STATUS off and, after 5 s, sends no NAK or STATUS until the publisher is heard
+     * again (sessions_idle); the NAK backoff counts other reliable subscribers by host (at most
+     * 4 per host, announced from their own address and announced again).
      */
     int reliable;
     /* reliable: a session joined late starts at the publisher's oldest retained message
@@ -747,7 +753,7 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
       "discovery announcements refused (table full, foreign-topic cap, forged leave)")            \
     X(qp_recoveries, "times the queue pair was reset after entering the error state")             \
     X(sends_lost, "datagrams in flight lost when the queue pair entered the error state")         \
-    X(reasm_quota_drops, "partials or sessions a sender lost for exceeding its per-source quota") \
+    X(reasm_quota_drops, "partials or sessions a host lost for exceeding its per-host quota")     \
     X(session_resets, "sessions restarted by a sequence jump larger than the tracked window")     \
     X(heartbeats_sent, "reliable publishers: heartbeats sent (idle, or answering a NAK)")         \
     X(naks_suppressed, "reliable publishers: NAKed sequences not repaired again (linger)")        \
@@ -778,7 +784,9 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(auth_unknown_key, "keyed ctx: frames under a key id not installed, dropped")                \
     X(auth_bad_tag, "keyed ctx: frames whose tag did not verify, dropped")                        \
     X(auth_replayed, "keyed ctx: control frames replayed (counter seen or too old), dropped")     \
-    X(auth_senders_evicted, "keyed ctx: senders evicted from the anti-replay table (LRU)")
+    X(auth_senders_evicted, "keyed ctx: senders evicted from the anti-replay table (LRU)")        \
+    X(sessions_idle,                                                                              \
+      "reliable subscribers: sessions whose publisher fell silent 5 s (NAK/STATUS stopped)")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
