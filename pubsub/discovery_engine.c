@@ -22,6 +22,7 @@ struct rdps_disc_peer {
     bool reliable;                 /* as first announced */
     uint32_t flow_tag;             /* as first announced */
     uint32_t receiver_id;          /* as first announced */
+    bool source_matches;           /* the first announcement named its own source */
     uint64_t serial;               /* admission number */
     int32_t name_slot;             /* remote-only: its topic name in d->names, else NONE */
     struct rdps_disc_topic *topic; /* local topic, or NULL: remote-only */
@@ -314,6 +315,7 @@ static struct rdps_disc_event peer_event(const struct rdps_discovery *d,
                                     .flow_tag = p->flow_tag,
                                     .receiver_id = p->receiver_id,
                                     .source = p->source,
+                                    .source_matches = p->source_matches,
                                     .serial = p->serial,
                                     .slot = (uint32_t)(p - d->peers)};
 }
@@ -418,6 +420,8 @@ static void peer_announce(struct rdps_discovery *d, const struct rdps_source *sr
     p->reliable = a->reliable;
     p->flow_tag = a->flow_tag;
     p->receiver_id = a->receiver_id;
+    p->source_matches =
+        src->has_gid && a->qpn == src->qpn && memcmp(a->gid, src->gid, sizeof(a->gid)) == 0;
     p->serial = d->next_serial++;
     p->interval_ms = interval;
     p->deadline_ns = deadline;

@@ -105,6 +105,10 @@ struct rdps_disc_event {
     uint32_t flow_tag;    /* reliable subscriber's group tag (first announcement) */
     uint32_t receiver_id; /* reliable subscriber's NAK/STATUS receiver id (first announcement) */
     struct rdps_source source;
+    /* The first announcement named its datagram's own source (body gid and qpn equal the
+     * source's GID and QPN): only such a peer speaks for that source (a reliable publisher
+     * lets only those receivers into flow control). */
+    bool source_matches;
     uint64_t serial;         /* the peer's admission number (rdps__disc_next_serial) */
     uint32_t slot;           /* its entry in the peer table (rdps__disc_replay_next's cursor) */
     const char *other_topic; /* TOPIC_COLLISION: the announced name (topic: the local one) */
