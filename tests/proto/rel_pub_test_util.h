@@ -224,18 +224,18 @@ static inline void rp_status_echo(struct rp *f, uint64_t src, uint32_t consumed,
     rdps__rel_pub_on_frame(&f->p, &s, &v, f->now, f->now);
 }
 
-/* Discovery announced receiver (src, 7) from src itself: it may join flow control (no hold). */
-static inline void rp_announce(struct rp *f, uint64_t src)
+/* Discovery announced receiver (src, 7) from src itself: it may join flow control (no hold).
+ * Returns rdps__rel_pub_receiver_tag's result. */
+static inline int rp_announce(struct rp *f, uint64_t src)
 {
     struct rdps_source s = test_source(src);
-    if (rdps__rel_pub_receiver_tag(&f->p, &s, 7, 0, f->now) < 0)
-        abort();
+    return rdps__rel_pub_receiver_tag(&f->p, &s, 7, 0, f->now);
 }
 
 /* rp_status from a receiver announced first (the usual honest receiver). */
 static inline void rp_join(struct rp *f, uint64_t src, uint32_t consumed, uint32_t window)
 {
-    rp_announce(f, src);
+    (void)rp_announce(f, src);
     rp_status(f, src, consumed, window);
 }
 
