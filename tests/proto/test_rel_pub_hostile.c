@@ -216,7 +216,8 @@ static void test_table_flood_from_one_host(void **state)
            (unsigned long long)w.repairs_to[2], rdps__rel_pub_receiver_count(&f.p),
            (unsigned long long)f.p.counters.receivers_refused);
     assert_int_equal(w.repairs_to[2], 10);
-    assert_true(rdps__rel_pub_receiver_count(&f.p) <= 32 + 1); /* the host's cap, and the late one */
+    assert_true(rdps__rel_pub_receiver_count(&f.p) <=
+                32 + 1); /* the host's cap, and the late one */
     rp_stop(&f);
 }
 
@@ -305,8 +306,8 @@ static void test_repairs_budgeted_in_every_state(void **state)
             if (rp_append(&f, RP_PAYLOAD, id) == 1)
                 id++;
         if (step % 5 == 0)
-            nak_from(&f, forgers[step / 5 % 2], 7, f.p.ring.trail_seq + step / 10 % 2 * 1023,
-                     1024, NULL);
+            nak_from(&f, forgers[step / 5 % 2], 7, f.p.ring.trail_seq + step / 10 % 2 * 1023, 1024,
+                     NULL);
         take(&f, &w);
         if (step % 10 == 0)
             rp_status(&f, 1, f.p.post_seq, 2047);
@@ -353,9 +354,9 @@ static void test_nak_amplification_bounded(void **state)
 
 /* ---- finding 5: rate debt ---------------------------------------------------------------- */
 
-/* Finding 5: 1 s of forged NAKs (12 000 bytes) against a publisher limited to 10 MB/s left it 12.6 s
- * of rate debt: nothing new went out for 12.6 s after the attack. Now repairs wait for the limit's
- * allowance like data, and data goes on during and right after the attack. */
+/* Finding 5: 1 s of forged NAKs (12 000 bytes) against a publisher limited to 10 MB/s left it 12.6
+ * s of rate debt: nothing new went out for 12.6 s after the attack. Now repairs wait for the
+ * limit's allowance like data, and data goes on during and right after the attack. */
 static void test_no_rate_debt_after_nak_storm(void **state)
 {
     (void)state;
@@ -426,7 +427,8 @@ static unsigned run_max_fastest(bool forger)
     }
     unsigned evicted = 0;
     for (unsigned i = 0; i < f.nev; i++)
-        evicted += f.ev[i].kind == RDPS_REL_PUB_EV_EVICTED && test_source_number(f.ev[i].source) == 1;
+        evicted +=
+            f.ev[i].kind == RDPS_REL_PUB_EV_EVICTED && test_source_number(f.ev[i].source) == 1;
     rp_stop(&f);
     return evicted;
 }
