@@ -501,6 +501,8 @@ void rdps__pub_rel_counters(const rdps_pub_t *pub, rdps_counters *out)
     out->receivers_refused += c->receivers_refused;
     out->repair_queue_full += c->repair_queue_full;
     out->repair_share_spent += c->repair_share_spent;
+    out->naks_limited += c->nak_host_limited;
+    out->receivers_displaced += c->receivers_displaced;
     if (c->rtt_last_ns / 1000u > out->rtt_us)
         out->rtt_us = c->rtt_last_ns / 1000u; /* the ctx's figure: the worst publisher's */
 }
