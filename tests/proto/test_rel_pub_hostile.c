@@ -253,6 +253,90 @@ static void test_table_flood_from_many_hosts(void **state)
     rp_stop(&f);
 }
 
+/* One source (GID and QPN) gets at most max_receivers_per_source receiver ids, one host at most
+ * max_receivers_per_host: past them a newcomer displaces its own least recently heard. */
+static void test_receivers_capped_per_source_and_host(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 64 * RP_DGRAM);
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    assert_int_equal(rp_append(&f, RP_PAYLOAD, 1), 1);
+    take(&f, NULL);
+    struct rdps_source one = host_src(500, 77);
+    for (uint32_t id = 1; id <= 10; id++) {
+        f.now += 1 * US;
+        status_from(&f, &one, id, first, 10);
+    }
+    assert_int_equal(rdps__rel_pub_receiver_count(&f.p), f.cfg.max_receivers_per_source);
+    for (uint32_t k = 0; k < 100; k++) {
+        struct rdps_source s = host_src(500, 1000 + k);
+        f.now += 1 * US;
+        status_from(&f, &s, 1, first, 10);
+    }
+    assert_int_equal(rdps__rel_pub_receiver_count(&f.p), f.cfg.max_receivers_per_host);
+    /* The newest are kept: they were heard last. */
+    struct rdps_source newest = host_src(500, 1099);
+    struct rdps_rel_pub_receiver_info info;
+    assert_int_equal(rdps__rel_pub_receiver_info(&f.p, &newest, 1, &info), 0);
+    assert_int_equal(f.p.counters.receivers_displaced, 10 - 4 + 100 + 4 - 32);
+    rp_stop(&f);
+}
+
+/* A receiver that stalls a min publisher earns its way back: evicted, it rejoins only past the
+ * position it was evicted at; its host's second eviction bans it for stall_evict_ns, the third
+ * for twice that. */
+static void test_stalled_receiver_earns_its_way_back(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 256 * RP_DGRAM);
+    f.cfg.flow = RDPS_REL_FLOW_MIN;
+    f.cfg.stall_evict_ns = 100 * MS;
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    rp_join(&f, 1, first, 100);
+    rp_join(&f, 2, first, 0); /* announced, takes nothing */
+    uint64_t id = 0;
+    assert_int_equal(rp_append(&f, 10, id++), 1); /* it has consumed everything: one goes */
+    take(&f, NULL);
+    for (int round = 0; round < 3; round++) {
+        /* Held: the stall clock runs from the refusal. */
+        assert_int_equal(rp_append(&f, 10, id), RDPS_EAGAIN);
+        f.now += 100 * MS;
+        rdps__rel_pub_tick(&f.p, f.now);
+        assert_int_equal(rp_state(&f, 2), RDPS_REL_RX_EVICTED);
+        assert_int_equal(f.ev[f.nev - 1].kind, RDPS_REL_PUB_EV_EVICTED);
+        assert_int_equal(f.ev[f.nev - 1].reason, RDPS_EVICT_STALLED);
+        uint32_t at = f.ev[f.nev - 1].consumed_seq;
+        /* Data goes; the same position again does not bring it back. */
+        for (int k = 0; k < 4; k++, id++) {
+            assert_int_equal(rp_append(&f, 10, id), 1);
+            take(&f, NULL);
+        }
+        rp_status(&f, 1, f.p.post_seq, 100);
+        rp_status(&f, 2, at, 0);
+        assert_int_equal(rp_state(&f, 2), RDPS_REL_RX_EVICTED);
+        /* Past it: back at once the first time; after a ban of 100 ms, then 200 ms. */
+        uint64_t ban = round == 0 ? 0 : round == 1 ? 100 * MS : 200 * MS;
+        if (ban > 0) {
+            f.now += ban - 1 * MS;
+            rp_status(&f, 1, f.p.post_seq, 100);
+            rp_status(&f, 2, at + 1, 0);
+            assert_int_equal(rp_state(&f, 2), RDPS_REL_RX_EVICTED);
+            f.now += 1 * MS;
+        }
+        rp_status(&f, 1, f.p.post_seq, 100);
+        rp_status(&f, 2, at + 1, 0);
+        assert_int_equal(rp_state(&f, 2), RDPS_REL_RX_ACTIVE);
+        assert_int_equal(f.ev[f.nev - 1].kind, RDPS_REL_PUB_EV_RESUMED);
+    }
+    assert_int_equal(f.p.counters.host_bans, 2);
+    assert_int_equal(rp_state(&f, 1), RDPS_REL_RX_ACTIVE);
+    rp_stop(&f);
+}
+
 /* ---- findings 4 and 6: repair budgets and amplification --------------------------------- */
 
 /*
@@ -565,6 +649,8 @@ int main(void)
         cmocka_unit_test(test_forged_status_does_not_throttle_min),
         cmocka_unit_test(test_table_flood_from_one_host),
         cmocka_unit_test(test_table_flood_from_many_hosts),
+        cmocka_unit_test(test_receivers_capped_per_source_and_host),
+        cmocka_unit_test(test_stalled_receiver_earns_its_way_back),
         cmocka_unit_test(test_repairs_budgeted_in_every_state),
         cmocka_unit_test(test_nak_amplification_bounded),
         cmocka_unit_test(test_no_rate_debt_after_nak_storm),
