@@ -41,6 +41,7 @@ void rdps__config_defaults(rdps_config *cfg)
     cfg->send_slots = 1024;
     cfg->recv_slots = 4096;
     cfg->loss_seed = 1;
+    cfg->replay_senders = 1024;
 }
 
 void rdps_config_init_sized(rdps_config *cfg, size_t size)
@@ -107,7 +108,10 @@ int rdps__config_validate(const rdps_config *cfg, struct rdps_group_range *range
         (rc = check_range("send_slots", cfg->send_slots, 16, 65536)) < 0 ||
         (rc = check_range("recv_slots", cfg->recv_slots, 16, 65536)) < 0 ||
         (rc = check_probability("loss_rx_rate", cfg->loss_rx_rate)) < 0 ||
-        (rc = check_probability("loss_tx_rate", cfg->loss_tx_rate)) < 0)
+        (rc = check_probability("loss_tx_rate", cfg->loss_tx_rate)) < 0 ||
+        (rc = check_range("domain_key_id", cfg->domain_key_id, 0, RDPS_DOMAIN_KEY_ID_MAX)) < 0 ||
+        (rc = check_range("replay_senders", cfg->replay_senders, 16, 1u << 20)) < 0 ||
+        (rc = check_range("encrypt", (uint64_t)(unsigned)cfg->encrypt, 0, 1)) < 0)
         return rc;
     if (cfg->loss_frame_types & ~0x3eu)
         return rdps__set_err(RDPS_EINVAL,

@@ -175,6 +175,12 @@ int rdps__ctx_create_over(const rdps_config *cfg, struct rdps_transport *transpo
     ctx->cfg.group_range = NULL;
     ctx->cfg.control_group = NULL;
 
+    /* Authentication wraps every other layer: what it drops reaches nothing, not even the
+     * loss generator, and what it sends is sealed last. The key is not kept in ctx->cfg. */
+    if ((rc = rdps__ctx_wrap_auth(cfg, &transport)) < 0)
+        goto err;
+    ctx->cfg.domain_key = NULL;
+    ctx->cfg.domain_key_file = NULL;
     ctx->transport = transport;
     ctx->member_ops = ops;
     ctx->member_impl = member_impl;
@@ -740,6 +746,12 @@ int rdps__ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out)
     out->qp_recoveries = ts.qp_recoveries;
     out->sends_lost = ts.tx_lost_qp_error;
     out->send_stalls = ts.tx_stalls;
+    out->auth_unsigned = ts.auth_unsigned;
+    out->auth_short = ts.auth_short;
+    out->auth_unknown_key = ts.auth_unknown_key;
+    out->auth_bad_tag = ts.auth_bad_tag;
+    out->auth_replayed = ts.auth_replayed;
+    out->auth_senders_evicted = ts.auth_senders_evicted;
     rdps__discovery_counters(ctx, out);
     return 0;
 }

@@ -244,6 +244,9 @@ int rdps__ctx_create_over(const rdps_config *cfg, struct rdps_transport *transpo
 
 /* Wraps *t in the loss-generator interceptor when cfg asks for loss (else leaves it). */
 int rdps__ctx_wrap_loss_generator(const rdps_config *cfg, struct rdps_transport **t);
+/* With a domain key (cfg->domain_key, the key file, $RDPS_DOMAIN_KEY_FILE): wraps *t in the
+ * authenticating interceptor (rdps_auth.h); keyless: leaves it. On failure *t is unchanged. */
+int rdps__ctx_wrap_auth(const rdps_config *cfg, struct rdps_transport **t);
 
 /* membership.c */
 /* Creates the addr/ membership, listening on cfg->cm_port (0: first free from 7471). */

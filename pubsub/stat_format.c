@@ -215,6 +215,21 @@ static bool check_str(const uint8_t *p, size_t size, enum str_rule rule, bool al
 int rdps__stat_parse(const void *buf, size_t len, struct rdps_stat_view *v, char *why,
                      size_t why_len)
 {
+    return rdps__stat_parse_prefix(buf, len, len, v, why, why_len);
+}
+
+/* The bytes in use of a file with header h: up to its last entry in use (0: not computable). */
+static uint64_t used_bytes(const struct rdps_stat_header *h)
+{
+    if (h->entry_count > h->entry_capacity || h->entries_off > RDPS_STAT_MAX_FILE ||
+        h->entry_size > RDPS_STAT_MAX_FILE)
+        return 0;
+    return h->entries_off + (uint64_t)h->entry_count * h->entry_size;
+}
+
+int rdps__stat_parse_prefix(const void *buf, size_t len, size_t file_len, struct rdps_stat_view *v,
+                            char *why, size_t why_len)
+{
     const uint8_t *b = buf;
     struct rdps_stat_header *h = &v->hdr;
     struct rdps_stat_layout l;
@@ -234,9 +249,11 @@ int rdps__stat_parse(const void *buf, size_t len, struct rdps_stat_view *v, char
     if (h->header_size != RDPS_STAT_HEADER_SIZE)
         return refuse(why, why_len, "header size %u, expected %u", h->header_size,
                       RDPS_STAT_HEADER_SIZE);
-    if (h->file_size != len)
+    if (len > file_len)
+        return refuse(why, why_len, "%zu bytes read of a %zu-byte file", len, file_len);
+    if (h->file_size != file_len)
         return refuse(why, why_len, "%s: %zu bytes, the header says %llu",
-                      len < h->file_size ? "truncated" : "size mismatch", len,
+                      file_len < h->file_size ? "truncated" : "size mismatch", file_len,
                       (unsigned long long)h->file_size);
     if (rdps__stat_layout(h->counter_count, h->reject_count, h->entry_capacity, &l) != 0)
         return refuse(why, why_len, "counts out of range: %u counters, %u reasons, %u entries",
@@ -251,6 +268,9 @@ int rdps__stat_parse(const void *buf, size_t len, struct rdps_stat_view *v, char
     if (h->entry_count > h->entry_capacity)
         return refuse(why, why_len, "%u entries in a table of %u", h->entry_count,
                       h->entry_capacity);
+    if (len < used_bytes(h))
+        return refuse(why, why_len, "truncated: %zu bytes read, the entries in use end at %llu",
+                      len, (unsigned long long)used_bytes(h));
     if (h->pid == 0 || h->pid > 0x7fffffffu)
         return refuse(why, why_len, "pid %llu out of range", (unsigned long long)h->pid);
     if (!check_str((const uint8_t *)h->program, sizeof(h->program), STR_PRINTABLE, true) ||
@@ -345,11 +365,11 @@ static int read_seq(int fd, uint64_t *seq)
     return pread(fd, seq, 8, offsetof(struct rdps_stat_header, seq)) == 8 ? 0 : -1;
 }
 
-int rdps__stat_read_fd(int fd, unsigned tries, uint8_t **out, size_t *out_len, char *why,
-                       size_t why_len)
+int rdps__stat_read_fd(int fd, unsigned tries, size_t max_bytes, uint8_t **out, size_t *out_len,
+                       size_t *file_len, char *why, size_t why_len)
 {
     *out = NULL;
-    *out_len = 0;
+    *out_len = *file_len = 0;
     for (unsigned attempt = 0; attempt < tries; attempt++) {
         off_t end = lseek(fd, 0, SEEK_END);
         if (end < 0)
@@ -357,25 +377,42 @@ int rdps__stat_read_fd(int fd, unsigned tries, uint8_t **out, size_t *out_len, c
         if (end < (off_t)RDPS_STAT_HEADER_SIZE || end > (off_t)RDPS_STAT_MAX_FILE)
             return refuse(why, why_len, "%lld bytes: not a stat file (%u..%u)", (long long)end,
                           RDPS_STAT_HEADER_SIZE, RDPS_STAT_MAX_FILE);
-        size_t len = (size_t)end;
+        struct rdps_stat_header h;
+        if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h)) {
+            if (attempt + 1 == tries)
+                return refuse(why, why_len, "short read of the header");
+            continue;
+        }
+        if (h.seq & 1u) { /* the writer is in the middle of an update */
+            usleep(attempt < 10 ? 0 : 1000);
+            continue;
+        }
+        /* Only the part in use: a file that does not say (or says more than it has) is read
+         * whole, for the parser to refuse with its reason. */
+        uint64_t need = used_bytes(&h);
+        if (need < RDPS_STAT_HEADER_SIZE || need > (uint64_t)end)
+            need = (uint64_t)end;
+        if (need > max_bytes)
+            return refuse(why, why_len, "not read: %llu bytes in use, %zu left to this scan",
+                          (unsigned long long)need, max_bytes);
+        size_t len = (size_t)need;
         uint8_t *buf = malloc(len);
         if (buf == NULL)
             return refuse(why, why_len, "out of memory for %zu bytes", len);
-        uint64_t before, after, inside;
+        uint64_t after, inside;
         size_t got = 0;
-        if (read_seq(fd, &before) == 0) {
-            while (got < len) {
-                ssize_t n = pread(fd, buf + got, len - got, (off_t)got);
-                if (n <= 0)
-                    break;
-                got += (size_t)n;
-            }
+        while (got < len) {
+            ssize_t n = pread(fd, buf + got, len - got, (off_t)got);
+            if (n <= 0)
+                break;
+            got += (size_t)n;
         }
         if (got == len && read_seq(fd, &after) == 0) {
             memcpy(&inside, buf + offsetof(struct rdps_stat_header, seq), 8);
-            if (!(before & 1u) && before == after && before == inside) {
+            if (h.seq == after && h.seq == inside) {
                 *out = buf;
                 *out_len = len;
+                *file_len = (size_t)end;
                 return 0;
             }
         }
@@ -416,6 +453,28 @@ int rdps__stat_proc_start_time(long pid, uint64_t *out)
     if (errno != 0 || endp == p + 1)
         return -1;
     *out = v;
+    return 0;
+}
+
+int rdps__stat_proc_uids(long pid, uint32_t *euid, uint32_t *fsuid)
+{
+    char path[64], text[4096];
+    snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    text[n] = '\0';
+    /* "Uid:\treal\teffective\tsaved\tfilesystem" */
+    const char *p = strstr(text, "\nUid:");
+    unsigned long real, eff, saved, fs;
+    if (p == NULL || sscanf(p + 5, "%lu %lu %lu %lu", &real, &eff, &saved, &fs) != 4)
+        return -1;
+    *euid = (uint32_t)eff;
+    *fsuid = (uint32_t)fs;
     return 0;
 }
 

@@ -10,8 +10,9 @@
 
 /*
  * Model. Each ctx owns one file, <dir>/rdps-<pid>-<n>.stat (dir: $RDPS_STAT_DIR or /dev/shm;
- * n: the ctx's number in its process), mapped shared and written only by the ctx's thread from
- * its poll loop, at most every RDPS_STAT_REFRESH_NS. Readers (rdps-stat) never write it. The
+ * n: the ctx's number in its process, or a random number when that name was taken), mapped
+ * shared and written only by the ctx's thread from its poll loop, at most every
+ * RDPS_STAT_REFRESH_NS. Readers (rdps-stat) never write it. The
  * file is host-local, so every field is in the host's byte order; the magic read back as the
  * wrong value tells a foreign byte order or a foreign file.
  *
@@ -31,9 +32,11 @@
  * Layout version 2 widened topic_id to 64 bits (the wire's topic id since frame version 2).
  *
  * Everything up to ctx_off is written once, before the file appears under its name (it is
- * created under a temporary name and renamed). The rest changes under a seqlock: the writer
- * makes `seq` odd, stores the values as aligned 64-bit words, then makes `seq` even again
- * (release). A reader copies the file, then reads `seq` again: the copy is a consistent
+ * created under an unpredictable temporary name, so nobody can take that name first, and renamed;
+ * when the final name is taken, by a file another user planted in the shared directory say, the
+ * writer takes rdps-<pid>-<random>.stat instead and says so in ctx_index). The rest changes under a
+ * seqlock: the writer makes `seq` odd, stores the values as aligned 64-bit words, then makes `seq`
+ * even again (release). A reader copies the file, then reads `seq` again: the copy is a consistent
  * snapshot only when both reads give the same even value; otherwise it retries. The writer
  * takes no lock and makes no system call, so a reader can never stall it.
  *
@@ -48,7 +51,15 @@
  *
  * Any local user can write a file into /dev/shm, so the reader treats every byte as hostile:
  * rdps__stat_parse() checks sizes, offsets, counts and strings before anything is used and
- * refuses the file with a reason.
+ * refuses the file with a reason. And any local user can name any pid: rdps-stat believes a
+ * file only when its owner is the process's (effective or filesystem uid, or root) and it names
+ * the process's start time (stat_scan.c).
+ *
+ * Privacy and size. A file is created mode 0600 (topic names, program and counters are the
+ * owner's business); RDPS_STAT_MODE (octal, e.g. 0640 or 0644) opts into group or world read
+ * access, never write. A writer's file is at most a few hundred kB (256 entries); a reader
+ * refuses files above RDPS_STAT_MAX_FILE without reading them, and reads only the part in use
+ * (the header, names, counters and the entries in use: rdps__stat_read_fd).
  */
 
 #define RDPS_STAT_MAGIC          0x5441545353504452ull /* "RDPSSTAT" read as a little-endian u64 */
@@ -67,9 +78,9 @@
 #define RDPS_STAT_MAX_COUNTERS         128u /* own_mask has 128 bits */
 #define RDPS_STAT_MAX_REJECTS          256u
 #define RDPS_STAT_MAX_ENTRIES          65536u
-#define RDPS_STAT_MAX_FILE             (64u * 1024 * 1024)
-#define RDPS_STAT_REFRESH_NS           100000000ull  /* 100 ms while counters move */
-#define RDPS_STAT_IDLE_NS              1000000000ull /* 1 s heartbeat while they do not */
+#define RDPS_STAT_MAX_FILE             (1024u * 1024) /* a writer makes ~200 kB */
+#define RDPS_STAT_REFRESH_NS           100000000ull   /* 100 ms while counters move */
+#define RDPS_STAT_IDLE_NS              1000000000ull  /* 1 s heartbeat while they do not */
 #define RDPS_STAT_DEFAULT_DIR          "/dev/shm"
 
 enum rdps_stat_counter_kind { RDPS_STAT_COUNTER = 1, RDPS_STAT_GAUGE = 2 };
@@ -178,6 +189,12 @@ struct rdps_stat_view {
  */
 int rdps__stat_parse(const void *buf, size_t len, struct rdps_stat_view *v, char *why,
                      size_t why_len);
+/*
+ * The same for the first `len` bytes of a file of file_len bytes (rdps__stat_read_fd's copy): the
+ * header must say file_len, and len must hold everything in use (up to the last entry in use).
+ */
+int rdps__stat_parse_prefix(const void *buf, size_t len, size_t file_len, struct rdps_stat_view *v,
+                            char *why, size_t why_len);
 /* Accessors of a parsed view (indexes below the header's counts). */
 const char *rdps__stat_counter_name(const struct rdps_stat_view *v, uint32_t i);
 const char *rdps__stat_counter_help(const struct rdps_stat_view *v, uint32_t i);
@@ -193,16 +210,21 @@ static inline bool rdps__stat_entry_owns(const struct rdps_stat_entry_view *e, u
 }
 
 /*
- * Reads a consistent snapshot of an open file into *buf (malloc'ed, *len bytes; free() it):
- * reads `seq`, the whole file, `seq` again, and retries (up to `tries`) while the writer was
- * in the middle of an update. Reads with pread, never a mapping, so a file truncated meanwhile
- * cannot fault the reader. Returns 0, or -1 with a reason in why (the file is then not parsed).
+ * Reads a consistent snapshot of the part in use of an open file into *buf (malloc'ed, *len
+ * bytes; free() it; *file_len: the file's size, for rdps__stat_parse_prefix): reads the header
+ * (with `seq`), the file up to its last entry in use, `seq` again, and retries (up to `tries`)
+ * while the writer was in the middle of an update. Refuses, before allocating, a file larger
+ * than RDPS_STAT_MAX_FILE or whose part in use is above max_bytes. Reads with pread, never a
+ * mapping, so a file truncated meanwhile cannot fault the reader. Returns 0, or -1 with a
+ * reason in why (the file is then not parsed).
  */
-int rdps__stat_read_fd(int fd, unsigned tries, uint8_t **buf, size_t *len, char *why,
-                       size_t why_len);
+int rdps__stat_read_fd(int fd, unsigned tries, size_t max_bytes, uint8_t **buf, size_t *len,
+                       size_t *file_len, char *why, size_t why_len);
 
 /* Start time of process pid (field 22 of /proc/PID/stat); 0 and *out set, or -1 (gone). */
 int rdps__stat_proc_start_time(long pid, uint64_t *out);
+/* Effective and filesystem uid of process pid (/proc/PID/status); 0, or -1 (gone). */
+int rdps__stat_proc_uids(long pid, uint32_t *euid, uint32_t *fsuid);
 
 /* "<dir>/rdps-<pid>-<n>.stat" into buf; false when it does not fit. */
 bool rdps__stat_path(char *buf, size_t len, const char *dir, long pid, unsigned ctx_index);

@@ -8,11 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "rdps_clock.h"
 #include "rdps_frame.h"
 #include "rdps_log.h"
+#include "rdps_random.h"
 #include "rdps_reasm.h"
 #include "stat_format.h"
 
@@ -23,7 +25,15 @@
  * removed at rdps_ctx_destroy. A refresh is plain stores into the mapping, no system call. A
  * file that cannot be created costs the ctx nothing but a warning: the counters are still there
  * through the API.
+ *
+ * The directory is shared with every local user (/dev/shm), so names are not trusted: the file
+ * is built under a random temporary name (created exclusively, never followed), and when the
+ * final name rdps-PID-N.stat is taken (another user planted a file there, which the sticky bit
+ * then keeps us from replacing) the ctx takes rdps-PID-R.stat for a random R instead. Its mode
+ * is 0600 unless RDPS_STAT_MODE asks for group or world read access.
  */
+
+#define STAT_NAME_TRIES 8 /* random names tried before giving up */
 
 #define STAT_COUNTERS (sizeof(rdps_counters) / sizeof(uint64_t))
 #define STAT_ENTRIES  256u /* publishers + subscribers shown per ctx */
@@ -78,6 +88,69 @@ static void read_program(char *buf, size_t len)
             *c = '?';
 }
 
+/* The file's mode: 0600, or RDPS_STAT_MODE (octal) with at most read access for group and
+ * others added: never write, execute or special bits. */
+static mode_t stat_file_mode(void)
+{
+    const char *env = getenv("RDPS_STAT_MODE");
+    if (env == NULL || env[0] == '\0')
+        return 0600;
+    char *end;
+    errno = 0;
+    unsigned long mode = strtoul(env, &end, 8);
+    if (errno != 0 || *end != '\0' || mode > 07777) {
+        RDPS_LOG_WRN("RDPS_STAT_MODE=%s is not an octal mode: the stats file stays 0600", env);
+        return 0600;
+    }
+    if (mode & ~(unsigned long)0644)
+        RDPS_LOG_WRN("RDPS_STAT_MODE=%s: only read access is given to group and others (%04lo)",
+                     env, 0600 | (mode & 044));
+    return (mode_t)(0600 | (mode & 044));
+}
+
+/* A random temporary name in dir, created exclusively (O_EXCL, O_NOFOLLOW): an fd, or -errno. */
+static int create_tmp(const char *dir, long pid, unsigned index, char *tmp, size_t len)
+{
+    int fd = -EEXIST;
+    for (int i = 0; i < STAT_NAME_TRIES && fd == -EEXIST; i++) {
+        if (snprintf(tmp, len, "%s/.rdps-%ld-%u-%016llx.tmp", dir, pid, index,
+                     (unsigned long long)rdps__random_u64()) >= (int)len)
+            return -ENAMETOOLONG;
+        fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+            fd = -errno;
+    }
+    return fd;
+}
+
+/* Renames tmp to rdps-PID-<index>.stat, or when that name is taken to rdps-PID-<random>.stat
+ * (the header's ctx_index follows: the file is not visible yet). 0 and s->path, or -errno. */
+static int publish(struct rdps_stat_shm *s, const char *dir, long pid, unsigned index,
+                   const char *tmp)
+{
+    struct rdps_stat_header *h = (struct rdps_stat_header *)(void *)s->w.base;
+    unsigned first = index;
+    int rc = 0;
+    for (int i = 0; i <= STAT_NAME_TRIES; i++) {
+        if (i > 0) /* taken: a number no ctx of ours has (they count from 0) */
+            index = (unsigned)(rdps__random_u64() % 0x7fff0000u) + 0x10000u;
+        h->ctx_index = index;
+        if (!rdps__stat_path(s->path, sizeof(s->path), dir, pid, index))
+            return -ENAMETOOLONG;
+        if (rename(tmp, s->path) == 0) {
+            if (i > 0)
+                RDPS_LOG_WRN("stats file rdps-%ld-%u.stat was taken (another user's file?): "
+                             "this ctx's is %s",
+                             pid, first, s->path);
+            return 0;
+        }
+        rc = -errno;
+        if (rc == -ENOENT || rc == -ENAMETOOLONG)
+            return rc; /* our temporary file is gone, or the directory: no other name helps */
+    }
+    return rc;
+}
+
 static bool stats_wanted(const rdps_config *cfg)
 {
     const char *env = getenv("RDPS_STAT");
@@ -98,13 +171,16 @@ static int stat_file_create(struct rdps_stat_shm *s, const rdps_ctx_t *ctx)
 
     if (rdps__stat_layout(STAT_COUNTERS, RDPS_FRAME_REJECT_COUNT, STAT_ENTRIES, &l) != 0)
         return -EINVAL;
-    if (!rdps__stat_path(s->path, sizeof(s->path), dir, pid, index) ||
-        snprintf(tmp, sizeof(tmp), "%s/.rdps-%ld-%u.tmp", dir, pid, index) >= (int)sizeof(tmp))
-        return -ENAMETOOLONG;
-    unlink(tmp); /* left by a process that had our pid and died mid-creation */
-    int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    int fd = create_tmp(dir, pid, index, tmp, sizeof(tmp));
     if (fd < 0)
-        return -errno;
+        return fd;
+    mode_t mode = stat_file_mode();
+    if (mode != 0600 && fchmod(fd, mode) != 0) { /* past the umask: asked for explicitly */
+        int err = -errno;
+        close(fd);
+        unlink(tmp);
+        return err;
+    }
     int rc = 0;
     void *mem = MAP_FAILED;
     if (ftruncate(fd, (off_t)l.file_size) != 0 ||
@@ -124,7 +200,9 @@ static int stat_file_create(struct rdps_stat_shm *s, const rdps_ctx_t *ctx)
         char program[32];
         read_program(program, sizeof(program));
         uint64_t start_time = 0;
-        (void)rdps__stat_proc_start_time(pid, &start_time); /* 0: readers cannot tell reuse */
+        /* 0 (no /proc): rdps-stat refuses the file, it cannot tell this process from a reused
+         * pid's. */
+        (void)rdps__stat_proc_start_time(pid, &start_time);
         struct rdps_stat_identity id = {
             .pid = (uint64_t)pid,
             .start_time = start_time,
@@ -139,8 +217,7 @@ static int stat_file_create(struct rdps_stat_shm *s, const rdps_ctx_t *ctx)
         };
         rdps__stat_writer_init(&s->w, mem, &l, &id);
         s->size = l.file_size;
-        if (rename(tmp, s->path) != 0)
-            rc = -errno;
+        rc = publish(s, dir, pid, index, tmp);
     }
     if (rc != 0) {
         if (mem != MAP_FAILED)

@@ -113,6 +113,9 @@ struct rdps_transport_stats {
     /* Times a signaled send stayed uncompleted for the stall time (verbs: 2 s) while
      * nothing else completed: the device or the link stopped sending (logged once each). */
     uint64_t tx_stalls;
+    /* Received frames an authenticating interceptor dropped, by reason (rdps_auth.h). */
+    uint64_t auth_unsigned, auth_short, auth_unknown_key, auth_bad_tag, auth_replayed;
+    uint64_t auth_senders_evicted; /* anti-replay table entries evicted (LRU) */
 };
 
 enum rdps_transport_event_type {

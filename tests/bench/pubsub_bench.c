@@ -79,6 +79,14 @@ static int make_ctx(struct rdps_loopback_fabric *fabric, rdps_ctx_t **out)
     rdps_config_init(&cfg);
     /* Discovery announces once at start; keep its timer out of the measured loop. */
     cfg.announce_interval_ms = 600000;
+    /* RDPS_BENCH_KEY=auth|encrypt: an authenticated domain (tests/bench/auth-instructions.sh). */
+    static const uint8_t key[RDPS_DOMAIN_KEY_BYTES] = {0x42};
+    const char *keyed = getenv("RDPS_BENCH_KEY");
+    cfg.domain_key_file = ""; /* the environment's key file must not change the figures */
+    if (keyed != NULL && (strcmp(keyed, "auth") == 0 || strcmp(keyed, "encrypt") == 0)) {
+        cfg.domain_key = key;
+        cfg.encrypt = strcmp(keyed, "encrypt") == 0;
+    }
     struct rdps_loopback_config lc = {
         .max_payload = MAX_DATAGRAM, .send_slots = cfg.send_slots, .recv_slots = cfg.recv_slots};
     return test_loopback_ctx_with(fabric, &cfg, &lc, out);
@@ -169,9 +177,9 @@ int main(int argc, char **argv)
     unsigned long batch = argc > 3 ? parse_arg(argv[3], "BATCH") : 32;
     size_t msg_bytes = argc > 4 ? parse_arg(argv[4], "MSG_BYTES") : 64;
     /* The subscriber holds a whole batch before it polls: keep it under its receive slots. */
-    if (batch == 0 || batch > 1024 || msg_bytes > MAX_DATAGRAM - RDPS_FRAME_HEADER_LEN) {
+    if (batch == 0 || batch > 1024 || msg_bytes > MAX_DATAGRAM - RDPS_FRAME_HEADER_LEN - 40) {
         fprintf(stderr, "pubsub_bench: need 1 <= BATCH <= 1024 and MSG_BYTES <= %d\n",
-                MAX_DATAGRAM - RDPS_FRAME_HEADER_LEN);
+                MAX_DATAGRAM - RDPS_FRAME_HEADER_LEN - 40); /* room for a keyed trailer */
         return 2;
     }
 

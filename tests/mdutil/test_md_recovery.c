@@ -434,12 +434,82 @@ static void test_import_refusals(void **state)
     md_book_fini(&book);
 }
 
+/* A packet or snapshot numbered far past what the channel has seen is refused in every state;
+ * a run of MD_REC_JUMP_RUN packets that continue each other past the window is followed. */
+static void test_plausibility(void **state)
+{
+    (void)state;
+    struct md_book book;
+    struct md_book_config bc;
+    md_book_config_init(&bc);
+    assert_int_equal(md_book_init(&book, &bc), 0);
+    uint8_t pkt[1024];
+    struct md_packet_view v;
+    struct md_rec r;
+    struct md_snap s;
+
+    /* Live from the start: 1..3 applied; 2^40 refused, the window's edge taken. */
+    md_rec_init(&r, &(struct md_rec_config){.channel = 0, .max_ahead = 1000});
+    size_t len = make_packet(pkt, 1, 3, false, &v);
+    assert_int_equal(md_rec_on_packet(&r, &v, pkt, len), MD_REC_APPLY);
+    len = make_packet(pkt, 1ull << 40, 1, false, &v);
+    assert_int_equal(md_rec_on_packet(&r, &v, pkt, len), MD_REC_REFUSED);
+    len = make_packet(pkt, 1ull << 40, 0, true, &v); /* an end of session that far, too */
+    assert_int_equal(md_rec_on_packet(&r, &v, pkt, len), MD_REC_REFUSED);
+    assert_int_equal(r.counters.packets_implausible, 2);
+    len = make_packet(pkt, 4 + 1000, 1, false, &v); /* exactly max_ahead past the horizon 4 */
+    assert_int_equal(md_rec_on_packet(&r, &v, pkt, len), MD_REC_APPLY);
+    len = make_packet(pkt, 2, 1, false, &v); /* behind: the book's business (stale) */
+    assert_int_equal(md_rec_on_packet(&r, &v, pkt, len), MD_REC_APPLY);
+
+    /* A real jump: MD_REC_JUMP_RUN consecutive packets past the window; the last is taken. */
+    uint64_t seq = 1000000;
+    for (uint32_t k = 1; k <= MD_REC_JUMP_RUN; k++) {
+        len = make_packet(pkt, seq, 2, false, &v);
+        assert_int_equal(md_rec_on_packet(&r, &v, pkt, len),
+                         k < MD_REC_JUMP_RUN ? MD_REC_REFUSED : MD_REC_APPLY);
+        seq += 2;
+    }
+    assert_int_equal(r.counters.jumps, 1);
+    assert_int_equal(r.horizon, seq);
+    /* A run that does not continue itself, or is broken by a plausible packet, never jumps. */
+    for (uint32_t k = 0; k < 3 * MD_REC_JUMP_RUN; k++) {
+        len = make_packet(pkt, (1ull << 40) + 10 * k, 2, false, &v);
+        assert_int_equal(md_rec_on_packet(&r, &v, pkt, len), MD_REC_REFUSED);
+        if (k % 8 == 7) {
+            len = make_packet(pkt, seq, 1, false, &v);
+            assert_int_equal(md_rec_on_packet(&r, &v, pkt, len), MD_REC_APPLY);
+            seq++;
+        }
+    }
+    assert_int_equal(r.counters.jumps, 1);
+    md_rec_fini(&r);
+
+    /* Late: a held packet at 100; a far one is neither held nor moves the horizon; a snapshot
+     * numbered 2^40 is ignored, a fitting one applied. */
+    md_rec_init(&r, &(struct md_rec_config){.channel = 1, .max_ahead = 1000});
+    len = make_packet(pkt, 100, 4, false, &v);
+    assert_int_equal(md_rec_on_packet(&r, &v, pkt, len), MD_REC_NEED_SNAPSHOT);
+    len = make_packet(pkt, 1ull << 40, 1, false, &v);
+    assert_int_equal(md_rec_on_packet(&r, &v, pkt, len), MD_REC_REFUSED);
+    assert_int_equal(r.counters.held_packets, 1);
+    s = empty_snapshot(1, 1ull << 40);
+    assert_int_equal(md_rec_on_snapshot(&r, &s, &book), MD_REC_IGNORED);
+    assert_int_equal(r.counters.snapshots_implausible, 1);
+    assert_int_equal(r.state, MD_REC_RECOVERING);
+    s = empty_snapshot(1, 104 + 1000); /* ahead of what is held, within the window */
+    assert_int_equal(md_rec_on_snapshot(&r, &s, &book), MD_REC_REPLAY);
+    md_rec_fini(&r);
+    md_book_fini(&book);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_late_join_converges),
         cmocka_unit_test(test_states),
         cmocka_unit_test(test_import_refusals),
+        cmocka_unit_test(test_plausibility),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

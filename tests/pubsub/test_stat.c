@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pubsub_test_util.h"
@@ -430,14 +431,14 @@ static void test_reader_racing_writer_sees_no_torn_snapshot(void **state)
     uint64_t until = rdps__clock_monotonic_ns() + 1500000000ull;
     while (rdps__clock_monotonic_ns() < until) {
         uint8_t *buf;
-        size_t len;
+        size_t len, file_len;
         char why[128];
-        if (rdps__stat_read_fd(fd, 30, &buf, &len, why, sizeof(why)) != 0) {
+        if (rdps__stat_read_fd(fd, 30, SIZE_MAX, &buf, &len, &file_len, why, sizeof(why)) != 0) {
             busy++; /* the writer never rests: a reader may be refused, never fooled */
             continue;
         }
         struct rdps_stat_view v;
-        if (rdps__stat_parse(buf, len, &v, why, sizeof(why)) != 0)
+        if (rdps__stat_parse_prefix(buf, len, file_len, &v, why, sizeof(why)) != 0)
             fail_msg("a consistent snapshot did not parse: %s", why);
         check_consistent(&v);
         uint64_t k = rdps__stat_ctx_counter(&v, 0);
@@ -496,11 +497,12 @@ static int read_dir(const char *dir, struct rdps_stat_view *views, uint8_t **buf
         snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
         int fd = open(path, O_RDONLY);
         assert_true(fd >= 0);
-        size_t len;
+        size_t len, file_len;
         char why[128];
-        assert_int_equal(rdps__stat_read_fd(fd, 10, &bufs[n], &len, why, sizeof(why)), 0);
+        assert_int_equal(
+            rdps__stat_read_fd(fd, 10, SIZE_MAX, &bufs[n], &len, &file_len, why, sizeof(why)), 0);
         close(fd);
-        if (rdps__stat_parse(bufs[n], len, &views[n], why, sizeof(why)) != 0)
+        if (rdps__stat_parse_prefix(bufs[n], len, file_len, &views[n], why, sizeof(why)) != 0)
             fail_msg("%s: %s", path, why);
         n++;
     }
@@ -628,6 +630,63 @@ static void test_opt_out(void **state)
     assert_int_equal(rmdir(dir), 0); /* nothing was left in it */
 }
 
+/* The mode of the stats file a new ctx creates in dir (umask 022, as most shells). */
+static mode_t created_mode(const char *dir)
+{
+    mode_t old_mask = umask(022);
+    struct test_pair p;
+    assert_int_equal(test_pair_open(&p, NULL, 0), 0);
+    rdps__stat_shm_open(p.a);
+    assert_non_null(p.a->stat);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *de;
+    mode_t mode = 0;
+    int files = 0;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[512];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        assert_int_equal(stat(path, &st), 0);
+        mode = st.st_mode & 07777;
+        files++;
+    }
+    closedir(d);
+    assert_int_equal(files, 1);
+    test_pair_close(&p);
+    umask(old_mask);
+    return mode;
+}
+
+/* Finding 15: stats files are the owner's alone unless RDPS_STAT_MODE gives group or world read
+ * access (never write, execute or special bits; a bad value keeps 0600). */
+static void test_file_mode(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/rdps-stat-mode-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    setenv("RDPS_STAT_DIR", dir, 1);
+    unsetenv("RDPS_STAT_MODE");
+    assert_int_equal(created_mode(dir), 0600);
+    const struct {
+        const char *env;
+        mode_t mode;
+    } cases[] = {{"0640", 0640}, {"644", 0644}, {"0666", 0644}, {"4755", 0644},
+                 {"0600", 0600}, {"", 0600},    {"rw-r", 0600}, {"99", 0600}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        setenv("RDPS_STAT_MODE", cases[i].env, 1);
+        mode_t got = created_mode(dir);
+        if (got != cases[i].mode)
+            fail_msg("RDPS_STAT_MODE=%s: mode %04o, expected %04o", cases[i].env, (unsigned)got,
+                     (unsigned)cases[i].mode);
+    }
+    unsetenv("RDPS_STAT_MODE");
+    unsetenv("RDPS_STAT_DIR");
+    assert_int_equal(rmdir(dir), 0); /* every file went with its ctx, no temporary left */
+}
+
 static void test_proc_start_time(void **state)
 {
     (void)state;
@@ -636,6 +695,11 @@ static void test_proc_start_time(void **state)
     assert_int_equal(rdps__stat_proc_start_time(1, &t2), 0);
     assert_true(t1 >= t2); /* we started after init */
     assert_int_equal(rdps__stat_proc_start_time(0x7ffffff0L, &t2), -1);
+    uint32_t euid, fsuid;
+    assert_int_equal(rdps__stat_proc_uids((long)getpid(), &euid, &fsuid), 0);
+    assert_int_equal(euid, geteuid());
+    assert_int_equal(fsuid, geteuid());
+    assert_int_equal(rdps__stat_proc_uids(0x7ffffff0L, &euid, &fsuid), -1);
     char path[64];
     assert_true(rdps__stat_path(path, sizeof(path), "/dev/shm", 12, 3));
     assert_string_equal(path, "/dev/shm/rdps-12-3.stat");
@@ -651,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_reader_racing_writer_sees_no_torn_snapshot),
         cmocka_unit_test(test_ctx_publishes_its_counters),
         cmocka_unit_test(test_opt_out),
+        cmocka_unit_test(test_file_mode),
         cmocka_unit_test(test_proc_start_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

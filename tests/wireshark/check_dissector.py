@@ -39,6 +39,8 @@ FIELDS = [
     ("range_cnt", "rdps.nak.range.count"), ("st_receiver_id", "rdps.status.receiver_id"),
     ("consumed_seq", "rdps.status.consumed_seq"), ("window", "rdps.status.window"),
     ("echo_delay_us", "rdps.status.echo_delay_us"), ("retained", "rdps.heartbeat.retained"),
+    ("key_id", "rdps.auth.key_id"), ("encrypted", "rdps.auth.encrypted"),
+    ("counter", "rdps.auth.counter"), ("ciphertext_len", "rdps.auth.ciphertext"),
     ("reject", "rdps.reject"), ("lua_error", "_ws.lua.error"), ("malformed", "_ws.malformed"),
     ("expert", "_ws.expert.message"),
     ("info", "_ws.col.Info"),
@@ -112,7 +114,26 @@ def compare(pcap, tshark, lua, helper):
                 problems.append(f"{where}: library says {reason} but the dissector did not claim it")
             continue
         claimed.append(row)
-        if reason == "OK":
+        # Keyed frames (frame_verdict prints auth=1 ...): the auth word and trailer shown.
+        encrypted = v.get("encrypted") == "1"
+        if v.get("auth") == "1":
+            shown_enc = row["encrypted"] in ("1", "True")
+            if row["key_id"] == "" or num(row["key_id"]) != int(v["key_id"]) or \
+                    shown_enc != encrypted or \
+                    (row["counter"] != "" and int(row["counter"]) != int(v["counter"])):
+                problems.append(f"{where}: auth fields {row['key_id']}/{row['encrypted']}/"
+                                f"{row['counter']} != {v['key_id']}/{v['encrypted']}/"
+                                f"{v['counter']}")
+        elif row["key_id"] != "":
+            problems.append(f"{where}: shown as keyed, the library reads it as a plain frame")
+        if reason == "OK" and encrypted:
+            # Opaque body: the header and the lengths only, no body fields.
+            diffs = [f"{k} {row[k]} != {v[k]}" for k in HEADER if num(row[k]) != int(v[k])]
+            if row["reject"] or row["nak_receiver_id"] or row["st_receiver_id"]:
+                diffs.append("body fields or a reject shown for an encrypted body")
+            if diffs:
+                problems.append(f"{where}: fields differ: {'; '.join(diffs)}")
+        elif reason == "OK":
             if row["reject"]:
                 problems.append(f"{where}: library accepts it, dissector says {row['reject']}")
                 continue
@@ -223,6 +244,29 @@ def synthetic_frames(seed=10):
         (b"", "SHORT"),
     ]
     rnd = random.Random(seed)
+    # Keyed frames (authenticated domains): every valid frame with an auth word and a trailer
+    # (random prefix, counter and tag: the dissector cannot verify a tag), authenticated only
+    # and encrypted (body replaced by random bytes of the same length).
+    def keyed(f, key_id, encrypt):
+        word = key_id | (0x1000000 if encrypt else 0)
+        body = bytes(rnd.randrange(256) for _ in range(len(f) - 40)) if encrypt else f[40:]
+        trailer = bytes(rnd.randrange(256) for _ in range(16)) + \
+            struct.pack("<Q", rnd.randrange(1 << 64)) + bytes(rnd.randrange(256) for _ in range(16))
+        return f[:28] + struct.pack("<I", word) + f[32:40] + body + trailer
+    plain_ok = [f for f, want in frames if want == "OK"]
+    for i, f in enumerate(plain_ok):
+        frames.append((keyed(f, 1 + i, False), "OK"))
+        frames.append((keyed(f, 0xFFFFFF - i, True), "OK"))
+    frames += [
+        (keyed(hdr(1, 1, S, T, 1, 5, 0) + b"hello", 3, False), "BEGIN_END_MISMATCH"),
+        (keyed(nak([(10, 2)], rc=2), 3, False), "BAD_RANGE_COUNT"),
+        (keyed(hdr(3, 0, S, T, 0, 0, 0) + bytes(12), 3, True), "BAD_RANGE_COUNT"),
+        (keyed(hdr(4, 0, S, T, 0, 0, 0) + bytes(12), 3, True), "BAD_BODY_LEN"),
+        (keyed(hdr(2, 8, S, T, 6, 1, 0), 0x1000000 >> 1, False), "OK"),
+        # the reserved bits of the auth word, or no room for a trailer: a plain frame's reject
+        (hdr(1, 3, S, T, 1, 45, 0, reserved=0x2000001) + bytes(45), "NONZERO_FIELD"),
+        (hdr(1, 3, S, T, 1, 39, 0, reserved=1) + bytes(39), "NONZERO_FIELD"),
+    ]
     valid = [f for f, want in frames if want == "OK"]
     for _ in range(400):                                                # mutations
         f = bytearray(rnd.choice(valid))

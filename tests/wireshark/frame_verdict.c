@@ -3,6 +3,7 @@
  * one per line, so the Wireshark dissector test can compare tools/wireshark/rdps.lua with
  * rdps__frame_decode() frame by frame. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,9 +40,51 @@ static long parse_hex(const char *line, uint8_t *buf, size_t cap)
  * Output, one line per input line, space-separated key=value: reason first; on OK the header
  * and the body fields of the frame type (NAK ranges as start:count joined by commas).
  */
-static void print_verdict(const uint8_t *buf, size_t len)
+static uint32_t get_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/*
+ * A frame of an authenticated domain (core/transport/rdps_auth.h): an auth word in the
+ * reserved field (bits 25..31 clear) and room for the 40-byte trailer. A keyed receiver
+ * decodes what is left once its interceptor strips the trailer and clears the word, so that
+ * is the verdict here (the tag is not checked: no key). An encrypted body is opaque: it is
+ * replaced by what the lengths allow (zeros; a NAK's range count from its length, ranges of
+ * one sequence), so only the header and the lengths are judged, as the dissector can.
+ * Printed first: auth=1 key_id=N encrypted=0|1 counter=N.
+ */
+static size_t unwrap_keyed(uint8_t *buf, size_t len)
+{
+    uint32_t word = get_le32(buf + RDPS_FRAME_OFF_RESERVED);
+    if (len < RDPS_FRAME_HEADER_LEN + 40 || word == 0 || (word & 0xFE000000u) != 0)
+        return len;
+    len -= 40;
+    uint64_t counter = 0;
+    for (int i = 7; i >= 0; i--)
+        counter = counter << 8 | buf[len + 16 + (size_t)i];
+    bool encrypted = (word & 0x1000000u) != 0;
+    printf("auth=1 key_id=%" PRIu32 " encrypted=%d counter=%" PRIu64 " ", word & 0xFFFFFFu,
+           encrypted ? 1 : 0, counter);
+    memset(buf + RDPS_FRAME_OFF_RESERVED, 0, 4);
+    if (encrypted) {
+        memset(buf + RDPS_FRAME_HEADER_LEN, 0, len - RDPS_FRAME_HEADER_LEN);
+        if (buf[RDPS_FRAME_OFF_TYPE] == RDPS_FRAME_NAK && len >= RDPS_FRAME_NAK_OFF_RANGES &&
+            (len - RDPS_FRAME_NAK_OFF_RANGES) % RDPS_FRAME_NAK_RANGE_LEN == 0) {
+            size_t n = (len - RDPS_FRAME_NAK_OFF_RANGES) / RDPS_FRAME_NAK_RANGE_LEN;
+            buf[RDPS_FRAME_NAK_OFF_RANGE_COUNT] = (uint8_t)n;
+            buf[RDPS_FRAME_NAK_OFF_RANGE_COUNT + 1] = (uint8_t)(n >> 8);
+            for (size_t i = 0; i < n; i++)
+                buf[RDPS_FRAME_NAK_OFF_RANGES + i * RDPS_FRAME_NAK_RANGE_LEN + 4] = 1;
+        }
+    }
+    return len;
+}
+
+static void print_verdict(uint8_t *buf, size_t len)
 {
     struct rdps_frame_view v;
+    len = unwrap_keyed(buf, len);
     enum rdps_frame_reject reason = rdps__frame_decode(buf, len, NULL, &v);
     printf("reason=%s", rdps__frame_reject_name(reason));
     if (reason == RDPS_FRAME_OK) {

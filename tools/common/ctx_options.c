@@ -2,6 +2,7 @@
 /* ctx_options.c - parsing and applying the context options the rdps tools share. */
 #include "ctx_options.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "rdps_clock.h"
@@ -76,8 +77,52 @@ int tool_ctx_option(const char *prog, int code, const char *arg, struct tool_ctx
     case TOOL_OPT_VERSION:
         tool_version_exit(prog);
     default:
+        return tool_key_option(code, arg, &o->key);
+    }
+}
+
+int tool_key_option(int code, const char *arg, struct tool_key_options *k)
+{
+    if (code == TOOL_OPT_KEY_FILE) {
+        k->file = arg;
+        return 1;
+    }
+    if (code == TOOL_OPT_ENCRYPT) {
+        k->encrypt = true;
+        return 1;
+    }
+    return 0;
+}
+
+void tool_key_options_usage(FILE *out)
+{
+    fprintf(out, "      --key-file PATH authenticated domain: the domain key file (64 hex digits,\n"
+                 "                      optionally ID: before them; mode 0600), default\n"
+                 "                      $RDPS_DOMAIN_KEY_FILE; frames without its tag are dropped\n"
+                 "      --encrypt       with a key: encrypt payloads too, not only authenticate\n");
+}
+
+int tool_key_load(const char *prog, const struct tool_key_options *k,
+                  uint8_t key[RDPS_DOMAIN_KEY_BYTES], uint32_t *key_id)
+{
+    const char *file = k->file;
+    if (file == NULL) {
+        file = getenv("RDPS_DOMAIN_KEY_FILE");
+        if (file != NULL && file[0] == '\0')
+            file = NULL;
+    }
+    if (file == NULL) {
+        if (k->encrypt) {
+            tool_error(prog, "--encrypt needs a domain key (--key-file or RDPS_DOMAIN_KEY_FILE)");
+            return -1;
+        }
         return 0;
     }
+    if (rdps_domain_key_read(file, key, key_id) < 0) {
+        tool_error(prog, "%s", rdps_last_error_message());
+        return -1;
+    }
+    return 1;
 }
 
 bool tool_ctx_options_check(const char *prog, const struct tool_ctx_options *o)
@@ -100,9 +145,10 @@ void tool_ctx_options_usage(FILE *out)
             "      --loss-tx RATE  drop data frames before sending with probability RATE\n"
             "      --loss-seed N   seed of the loss generator (default 1)\n"
             "      --loss-frames L frame types the loss generator drops, comma-separated:\n"
-            "                      data, heartbeat, nak, status, announce, all (default data)\n"
-            "  -h, --help          this text\n"
-            "      --version       the tool's and librdps's version and git revision\n");
+            "                      data, heartbeat, nak, status, announce, all (default data)\n");
+    tool_key_options_usage(out);
+    fprintf(out, "  -h, --help          this text\n"
+                 "      --version       the tool's and librdps's version and git revision\n");
 }
 
 int tool_ctx_open(const char *prog, const struct tool_ctx_options *o, size_t max_message,
@@ -117,6 +163,8 @@ int tool_ctx_open(const char *prog, const struct tool_ctx_options *o, size_t max
     cfg.loss_tx_rate = o->loss_tx;
     cfg.loss_seed = o->loss_seed;
     cfg.loss_frame_types = o->loss_frame_types;
+    cfg.domain_key_file = o->key.file; /* NULL: the library reads $RDPS_DOMAIN_KEY_FILE */
+    cfg.encrypt = o->key.encrypt;
     if (max_message > cfg.max_message_size)
         cfg.max_message_size = max_message;
     int rc = rdps_ctx_create(&cfg, ctx);

@@ -22,21 +22,52 @@ enum tool_ctx_option_code {
     TOOL_OPT_LOSS_TX,
     TOOL_OPT_LOSS_SEED,
     TOOL_OPT_LOSS_FRAMES,
+    TOOL_OPT_KEY_FILE,
+    TOOL_OPT_ENCRYPT,
 };
+
+/*
+ * The authenticated-domain options every tool that sends or receives rdps frames takes (in
+ * TOOL_CTX_LONG_OPTIONS, and in rdps-ping's own table): --key-file PATH (the key file format of
+ * rdps_domain_key_read; default: $RDPS_DOMAIN_KEY_FILE) and --encrypt.
+ */
+#define TOOL_KEY_LONG_OPTIONS                                 \
+    {"key-file", required_argument, NULL, TOOL_OPT_KEY_FILE}, \
+    {                                                         \
+        "encrypt", no_argument, NULL, TOOL_OPT_ENCRYPT        \
+    }
+
+struct tool_key_options {
+    const char *file; /* NULL: $RDPS_DOMAIN_KEY_FILE (the library reads it for a ctx) */
+    bool encrypt;
+};
+
+/* Takes one getopt_long result: 1 when it was --key-file or --encrypt (stored), 0 otherwise. */
+int tool_key_option(int code, const char *arg, struct tool_key_options *k);
+/* The --help lines of these options. */
+void tool_key_options_usage(FILE *out);
+/*
+ * The key these options name for a tool without a ctx (rdps-ping): --key-file, else
+ * $RDPS_DOMAIN_KEY_FILE when set and not empty. 1 and *key / *key_id when there is one, 0 for
+ * none (keyless), -1 after printing the error (unreadable, malformed, or a file others can read).
+ */
+int tool_key_load(const char *prog, const struct tool_key_options *k,
+                  uint8_t key[RDPS_DOMAIN_KEY_BYTES], uint32_t *key_id);
 
 /*
  * Short options "b:d:" plus these long ones go into each tool's option table;
  * --version (tool_cli.h) comes with them, so every tool built on a ctx has it.
  */
 #define TOOL_CTX_SHORT_OPTIONS "b:d:"
-#define TOOL_CTX_LONG_OPTIONS                                                         \
-    {"bind", required_argument, NULL, 'b'}, {"device", required_argument, NULL, 'd'}, \
-        {"group", required_argument, NULL, TOOL_OPT_GROUP},                           \
-        {"cm-port", required_argument, NULL, TOOL_OPT_CM_PORT},                       \
-        {"loss-rx", required_argument, NULL, TOOL_OPT_LOSS_RX},                       \
-        {"loss-tx", required_argument, NULL, TOOL_OPT_LOSS_TX},                       \
-        {"loss-frames", required_argument, NULL, TOOL_OPT_LOSS_FRAMES},               \
-        {"loss-seed", required_argument, NULL, TOOL_OPT_LOSS_SEED}, TOOL_VERSION_LONG_OPTION
+#define TOOL_CTX_LONG_OPTIONS                                                              \
+    {"bind", required_argument, NULL, 'b'}, {"device", required_argument, NULL, 'd'},      \
+        {"group", required_argument, NULL, TOOL_OPT_GROUP},                                \
+        {"cm-port", required_argument, NULL, TOOL_OPT_CM_PORT},                            \
+        {"loss-rx", required_argument, NULL, TOOL_OPT_LOSS_RX},                            \
+        {"loss-tx", required_argument, NULL, TOOL_OPT_LOSS_TX},                            \
+        {"loss-frames", required_argument, NULL, TOOL_OPT_LOSS_FRAMES},                    \
+        {"loss-seed", required_argument, NULL, TOOL_OPT_LOSS_SEED}, TOOL_KEY_LONG_OPTIONS, \
+        TOOL_VERSION_LONG_OPTION
 
 struct tool_ctx_options {
     const char *bind_ip, *device, *group;
@@ -44,6 +75,7 @@ struct tool_ctx_options {
     double loss_rx, loss_tx;
     uint64_t loss_seed;
     uint32_t loss_frame_types; /* rdps_config.loss_frame_types; 0: data only */
+    struct tool_key_options key;
 };
 
 void tool_ctx_options_init(struct tool_ctx_options *o);

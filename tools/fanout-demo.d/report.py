@@ -134,7 +134,8 @@ def main():
         add(f"rdps {feed['version']} ({rev}), kernel {read(os.path.join(d, 'kernel'), '?')}, "
             f"device: {device}{', netem ' + netem if netem else ''}")
         add(f"seed {feed['seed']}, profile {feed['profile']}, {feed['channels']} channels, "
-            f"{feed['symbols']} symbols, {'reliable' if feed['reliable'] else 'UNRELIABLE'}")
+            f"{feed['symbols']} symbols, {'reliable' if feed['reliable'] else 'UNRELIABLE'}"
+            f"{', ' + read(os.path.join(d, 'keyed'), '') if os.path.exists(os.path.join(d, 'keyed')) else ''}")
         add("")
         add(f"feed: offered {feed['rate_offered']} msg/s, achieved {feed['msgs_per_s']:.0f} msg/s, "
             f"{feed['datagrams_per_s']:.0f} datagrams/s, {feed['bytes_per_s'] / 1e6:.2f} MB/s; "
@@ -196,8 +197,12 @@ def main():
     add("plots: " + ", ".join(plots) if plots else "plots: none")
     if feed is not None and feed.get("snapshots", {}).get("sent", 0) > 0:
         sn = feed["snapshots"]
+        taken = sn["requests"] + sn.get("requests_late", 0)
+        unknown = sn.get("requests_unknown", 0)
         add(f"feed: {sn['sent']} book snapshots sent for late joiners ({sn['parts']} parts, "
-            f"{sn['bytes'] / 1e3:.0f} kB, {sn['requests']} requests)")
+            f"{sn['bytes'] / 1e3:.0f} kB, {taken} requests"
+            + (f"; {unknown} came before their book's announcement or from none" if unknown else "")
+            + ")")
     add("methods: reflector RTT/2 = md-book echoes every 5th datagram of channel 0 to the feed, "
         "which records half the round trip from the message's intended send time (open loop, "
         "warm-up excluded); one-way = a book on the feed's host (one clock) records each message's "

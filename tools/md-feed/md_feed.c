@@ -20,6 +20,7 @@
 #include "md_gen.h"
 #include "md_packet.h"
 #include "md_recovery.h"
+#include "md_snap_server.h"
 #include "md_snapshot.h"
 #include "md_topics.h"
 #include "rdps_clock.h"
@@ -39,7 +40,7 @@ struct options {
     struct tool_ctx_options ctx;
     const char *feed, *hgrm_prefix, *timeseries, *replay, *write_itch, *symbol_digests;
     uint64_t duration_s, rate, symbols, channels, seed, books, max_delay_us, warmup_ms;
-    uint64_t wait_timeout_s, drain_timeout_s;
+    uint64_t wait_timeout_s, drain_timeout_s, snapshot_rate;
     double zipf;
     enum profile profile;
     bool unreliable, json;
@@ -58,24 +59,8 @@ struct feed {
     /* Late join: requests in, snapshots out (reliable). */
     rdps_sub_t *snapreq_sub;
     rdps_pub_t *snap_pub;
-    uint64_t snap_pending; /* channels asked for, one bit each */
-    bool dir_pending;      /* the symbol directory asked for */
-    uint64_t dir_last_ns;  /* when the last one went out (requests are rate-limited) */
-    bool dir_active;       /* ... being sent, slice by slice */
-    struct md_dir_channel *dir_channels;
-    struct md_dir_symbol *dir_symbols;
-    uint32_t dir_n, dir_next;
-    uint64_t dir_sent, dir_bytes;
-    uint64_t snap_last_ns[MAX_CHANNELS];
-    uint16_t *snap_locates; /* every channel's symbols, channel after channel */
-    uint32_t snap_locate_first[MAX_CHANNELS + 1];
-    struct md_snap_builder snap_builder; /* the snapshot being sent */
-    struct md_snap_plan snap_plan;
-    bool snap_active;
-    uint32_t snap_next_part;
-    uint8_t *snap_part; /* tag + part snap_next_part, encoded (snap_part_len 0: not yet) */
-    size_t snap_part_len;
-    uint64_t snap_requests, snap_requests_bad, snapshots, snap_parts, snap_bytes, snap_eagain;
+    struct md_snap_server snap;
+    bool snap_ok;
     struct md_gen gen;
     struct md_packer *packers;
     uint64_t start_real_ns, warmup_end_real_ns;
@@ -133,6 +118,10 @@ static void usage(FILE *out)
             "                     the reflector RTT/2 p99 of that second (us)\n"
             "  --symbol-digests FILE  at exit, one 'locate digest' line per symbol of the\n"
             "                     reference books (md-book writes the same)\n"
+            "  --snapshot-rate BYTES  snapshot and directory bytes per second for late books,\n"
+            "                     all together (k/m/g suffixes; default 1m). Only books\n"
+            "                     discovery announced as subscribers are answered, each at\n"
+            "                     most every channel and the directory once per 3 s\n"
             "  --json             one-line JSON summary at exit\n");
     tool_ctx_options_usage(out);
     fprintf(out, "Exit: 0 done, 1 sends stalled, 2 bad usage, 3 books did not appear, 4 runtime "
@@ -164,7 +153,8 @@ static bool parse_args(int argc, char **argv, struct options *o)
         O_JSON,
         O_SERIES,
         O_WRITE,
-        O_SYMBOL_DIGESTS
+        O_SYMBOL_DIGESTS,
+        O_SNAPSHOT_RATE
     };
     static const struct option longopts[] = {
         {"feed", required_argument, NULL, O_FEED},
@@ -183,6 +173,7 @@ static bool parse_args(int argc, char **argv, struct options *o)
         {"timeseries", required_argument, NULL, O_SERIES},
         {"write-itch", required_argument, NULL, O_WRITE},
         {"symbol-digests", required_argument, NULL, O_SYMBOL_DIGESTS},
+        {"snapshot-rate", required_argument, NULL, O_SNAPSHOT_RATE},
         {"json", no_argument, NULL, O_JSON},
         {"help", no_argument, NULL, 'h'},
         TOOL_CTX_LONG_OPTIONS,
@@ -198,6 +189,7 @@ static bool parse_args(int argc, char **argv, struct options *o)
                           .warmup_ms = 1000,
                           .wait_timeout_s = 60,
                           .drain_timeout_s = 30,
+                          .snapshot_rate = MD_SNAP_SERVER_DEFAULT_BUDGET,
                           .zipf = 1.0};
     tool_ctx_options_init(&o->ctx);
     int c;
@@ -273,6 +265,10 @@ static bool parse_args(int argc, char **argv, struct options *o)
             break;
         case O_SYMBOL_DIGESTS:
             o->symbol_digests = optarg;
+            break;
+        case O_SNAPSHOT_RATE:
+            ok = tool_opt_size(prog, "--snapshot-rate", optarg, 16384, 1ull << 40,
+                               &o->snapshot_rate);
             break;
         case O_JSON:
             o->json = true;
@@ -379,229 +375,53 @@ static int flush_channel(struct feed *f, uint32_t ch)
     return send_packet(f, ch, data, len);
 }
 
-/* ---- late join: book snapshots on request ---- */
+/* ---- late join: md_snap_server's hooks ---- */
 
-static void on_snapreq(void *user, const void *data, size_t len, const rdps_msg_info *info)
+static uint32_t snap_channel_of(void *user, uint16_t locate)
 {
     struct feed *f = user;
-    struct md_snapreq r;
-    (void)info;
-    if (md_snapreq_decode(data, len, &r) < 0 ||
-        (r.channel >= f->opt->channels && r.channel != MD_SNAPREQ_DIRECTORY)) {
-        f->snap_requests_bad++;
-        return;
-    }
-    f->snap_requests++;
-    if (r.channel == MD_SNAPREQ_DIRECTORY)
-        f->dir_pending = true;
-    else
-        f->snap_pending |= 1ull << r.channel;
+    return f->replay != NULL ? locate % (uint32_t)f->opt->channels
+                             : md_gen_channel_of(&f->gen, locate);
 }
 
-/* Each channel's symbols, grouped by channel (the snapshot's scope): the generator's mapping,
- * or for a replayed file every locate by locate % channels. */
-static bool setup_snapshot_scope(struct feed *f)
+static int snap_flush(void *user, uint32_t ch, uint64_t *seq)
 {
-    uint32_t channels = (uint32_t)f->opt->channels;
-    uint32_t max_locate = f->replay != NULL ? MD_SNAP_LOCATE_MAX : (uint32_t)f->opt->symbols;
-    f->snap_locates = calloc(max_locate, sizeof(*f->snap_locates));
-    f->snap_part = malloc(1 + MD_SNAP_PART_BYTES);
-    if (f->snap_locates == NULL || f->snap_part == NULL)
+    struct feed *f = user;
+    if (flush_channel(f, ch) < 0)
+        return -1;
+    *seq = md_packer_next_seq(&f->packers[ch]) - 1;
+    return 0;
+}
+
+static int snap_send(void *user, const void *msg, size_t len)
+{
+    struct feed *f = user;
+    return rdps_pub_send(f->snap_pub, msg, len);
+}
+
+/* The snapshots' scope: the generator's mapping, or for a replayed file every locate by
+ * locate % channels. */
+static bool setup_snapshots(struct feed *f)
+{
+    struct md_snap_server_config sc = {
+        .channels = (uint32_t)f->opt->channels,
+        .feed = f->opt->feed,
+        .book = f->replay != NULL ? &f->replay_book : md_gen_book(&f->gen),
+        .max_locate = f->replay != NULL ? MD_SNAP_LOCATE_MAX : (uint32_t)f->opt->symbols,
+        .budget_bytes_per_s = f->opt->snapshot_rate,
+    };
+    memcpy(sc.session, f->packers[0].cfg.session, sizeof(sc.session));
+    struct md_snap_server_hooks hooks = {
+        .user = f, .channel_of = snap_channel_of, .flush = snap_flush, .send = snap_send};
+    if (md_snap_server_init(&f->snap, &sc, &hooks) < 0)
         return false;
-    uint32_t n = 0;
-    for (uint32_t ch = 0; ch < channels; ch++) {
-        f->snap_locate_first[ch] = n;
-        for (uint32_t locate = 1; locate <= max_locate; locate++) {
-            uint32_t of = f->replay != NULL ? locate % channels
-                                            : md_gen_channel_of(&f->gen, (uint16_t)locate);
-            if (of == ch)
-                f->snap_locates[n++] = (uint16_t)locate;
-        }
-    }
-    f->snap_locate_first[channels] = n;
+    f->snap_ok = true;
     return true;
 }
 
-/* The symbol directory: every channel's topic and packet options, every named symbol's channel
- * (names from the reference books' Stock Directory messages), taken when asked for. */
-static int start_directory(struct feed *f)
-{
-    const struct options *o = f->opt;
-    const struct md_book *book = f->replay != NULL ? &f->replay_book : md_gen_book(&f->gen);
-    uint32_t n_locates = f->snap_locate_first[o->channels];
-    if (f->dir_channels == NULL) {
-        f->dir_channels = calloc(o->channels, sizeof(*f->dir_channels));
-        f->dir_symbols = calloc(n_locates ? n_locates : 1, sizeof(*f->dir_symbols));
-        if (f->dir_channels == NULL || f->dir_symbols == NULL) {
-            tool_error(prog, "out of memory");
-            return -1;
-        }
-    }
-    f->dir_n = 0;
-    for (uint32_t ch = 0; ch < o->channels; ch++) {
-        struct md_dir_channel *c = &f->dir_channels[ch];
-        c->channel = ch;
-        md_channel_topic(c->topic, sizeof(c->topic), o->feed, ch);
-        memcpy(c->session, f->packers[ch].cfg.session, sizeof(c->session));
-        c->intended_times = true;
-        c->max_msg_len = ITCH_MAX_LEN;
-        for (uint32_t i = f->snap_locate_first[ch]; i < f->snap_locate_first[ch + 1]; i++) {
-            const char *stock = md_book_stock(book, f->snap_locates[i]);
-            size_t n = ITCH_STOCK_LEN;
-            while (stock != NULL && n > 0 && stock[n - 1] == ' ')
-                n--;
-            if (stock == NULL || n == 0 || stock[0] == ' ')
-                continue; /* no Stock Directory message yet (a replayed file) */
-            struct md_dir_symbol *sym = &f->dir_symbols[f->dir_n++];
-            memcpy(sym->name, stock, n);
-            sym->name[n] = '\0';
-            sym->locate = f->snap_locates[i];
-            sym->channel = ch;
-        }
-    }
-    f->dir_next = 0;
-    f->dir_active = true;
-    return 0;
-}
-
-/* One slice of the directory (every channel, the next MD_DIR_SLICE_SYMBOLS symbols): a whole
- * directory of tens of thousands of symbols would be one message larger than any receive window
- * (see MD_SNAP_PART_BYTES). Offered again next time under back-pressure. */
-static int send_directory_slice(struct feed *f)
-{
-    uint32_t n = f->dir_n - f->dir_next;
-    if (n > MD_DIR_SLICE_SYMBOLS)
-        n = MD_DIR_SLICE_SYMBOLS;
-    struct md_dir d = {.channel_count = (uint32_t)f->opt->channels,
-                       .channels = f->dir_channels,
-                       .n_channels = (uint32_t)f->opt->channels,
-                       .symbols = f->dir_symbols + f->dir_next,
-                       .n_symbols = n};
-    uint8_t *enc = NULL;
-    size_t len = 0;
-    const char *why = NULL;
-    if (md_dir_encode(&d, &enc, &len) < 0) {
-        md_dir_check(&d, &why);
-        tool_error(prog, "cannot encode the symbol directory: %s", why ? why : "out of memory");
-        f->dir_active = false; /* the flow goes on; late books then lack names */
-        return 0;
-    }
-    uint8_t *msg = realloc(enc, len + 1);
-    if (msg == NULL) {
-        free(enc);
-        return -1;
-    }
-    memmove(msg + 1, msg, len);
-    msg[0] = MD_SNAPMSG_DIRECTORY;
-    int rc = rdps_pub_send(f->snap_pub, msg, len + 1);
-    free(msg);
-    if (rc == RDPS_EAGAIN) {
-        f->snap_eagain++;
-        return 0;
-    }
-    if (rc < 0) {
-        tool_error(prog, "symbol directory send failed: %s (%s)", rdps_strerror(rc),
-                   rdps_last_error_message());
-        return -1;
-    }
-    f->dir_bytes += len;
-    f->dir_next += n;
-    if (f->dir_next == f->dir_n) {
-        f->dir_active = false;
-        f->dir_sent++;
-    }
-    return 0;
-}
-
-/* Builds channel ch's snapshot after its last sent message: the channel's pending messages go
- * first, so the snapshot is exactly the books after the sequence it names. The builder keeps a
- * copy, so its parts can go out over the next iterations while the books move on. */
-static int start_snapshot(struct feed *f, uint32_t ch)
-{
-    if (flush_channel(f, ch) < 0)
-        return -1;
-    const struct md_book *book = f->replay != NULL ? &f->replay_book : md_gen_book(&f->gen);
-    uint64_t seq = md_packer_next_seq(&f->packers[ch]) - 1;
-    uint32_t first = f->snap_locate_first[ch];
-    if (md_snap_build(&f->snap_builder, book, f->snap_locates + first,
-                      f->snap_locate_first[ch + 1] - first, ch, seq) < 0 ||
-        md_snap_plan(&f->snap_builder.snap, MD_SNAP_PART_BYTES, &f->snap_plan) < 0) {
-        tool_error(prog, "channel %u: cannot build its snapshot", ch);
-        return -1;
-    }
-    f->snap_active = true;
-    f->snap_next_part = 0;
-    f->snap_part_len = 0;
-    return 0;
-}
-
-/*
- * Serves late joiners without stalling the flow: at most one snapshot part per call, never
- * waiting on back-pressure (the part is offered again next time). Channels asked for are taken
- * one snapshot at a time, each at most once per MD_SNAP_MIN_INTERVAL_NS: books that ask
- * together share one snapshot.
- */
 static int serve_snapshots(struct feed *f)
 {
-    /* A directory at most once per MD_DIR_MIN_INTERVAL_NS (a snapshot per channel at most once
-     * per MD_SNAP_MIN_INTERVAL_NS): a flood of requests, which anyone on the fabric can send,
-     * costs the feed a bounded rate. */
-    if (f->dir_pending && !f->dir_active && !f->snap_active &&
-        (f->dir_last_ns == 0 ||
-         rdps__clock_monotonic_ns() - f->dir_last_ns >= MD_DIR_MIN_INTERVAL_NS)) {
-        f->dir_pending = false;
-        f->dir_last_ns = rdps__clock_monotonic_ns();
-        if (start_directory(f) < 0)
-            return -1;
-    }
-    if (f->dir_active)
-        return send_directory_slice(f);
-    if (!f->snap_active) {
-        if (f->snap_pending == 0)
-            return 0;
-        uint64_t now = rdps__clock_monotonic_ns();
-        uint32_t ch = 0;
-        while (ch < f->opt->channels &&
-               (!(f->snap_pending & (1ull << ch)) ||
-                (f->snap_last_ns[ch] != 0 && now - f->snap_last_ns[ch] < MD_SNAP_MIN_INTERVAL_NS)))
-            ch++;
-        if (ch == f->opt->channels)
-            return 0;
-        f->snap_pending &= ~(1ull << ch);
-        if (start_snapshot(f, ch) < 0)
-            return -1;
-    }
-    const struct md_snap *snap = &f->snap_builder.snap;
-    if (f->snap_part_len == 0) {
-        f->snap_part[0] = MD_SNAPMSG_PART;
-        int rc = md_snap_encode_part(snap, &f->snap_plan, f->snap_next_part, f->snap_part + 1,
-                                     MD_SNAP_PART_BYTES, &f->snap_part_len);
-        f->snap_part_len++;
-        if (rc < 0) {
-            tool_error(prog, "channel %u: snapshot part %u: %s", snap->channel, f->snap_next_part,
-                       strerror(-rc));
-            return -1;
-        }
-    }
-    int rc = rdps_pub_send(f->snap_pub, f->snap_part, f->snap_part_len);
-    if (rc == RDPS_EAGAIN) {
-        f->snap_eagain++;
-        return 0;
-    }
-    if (rc < 0) {
-        tool_error(prog, "channel %u: snapshot send failed: %s (%s)", snap->channel,
-                   rdps_strerror(rc), rdps_last_error_message());
-        return -1;
-    }
-    f->snap_parts++;
-    f->snap_bytes += f->snap_part_len - 1;
-    f->snap_part_len = 0;
-    if (++f->snap_next_part == f->snap_plan.part_count) {
-        f->snap_active = false;
-        f->snap_last_ns[snap->channel] = rdps__clock_monotonic_ns();
-        f->snapshots++;
-    }
-    return 0;
+    return f->snap_ok ? md_snap_server_serve(&f->snap, rdps__clock_monotonic_ns()) : 0;
 }
 
 static bool open_endpoints(struct feed *f)
@@ -611,6 +431,7 @@ static bool open_endpoints(struct feed *f)
     for (uint32_t ch = 0; ch < o->channels; ch++) {
         md_channel_topic(topic, sizeof(topic), o->feed, ch);
         rdps_pub_opts po = {.reliable = !o->unreliable, .group = o->ctx.group};
+        md_snap_server_pub_opts(&f->snap, ch, &po); /* who may ask for its snapshot */
         int rc = rdps_pub_create(f->ctx, topic, &po, &f->pubs[ch]);
         if (rc < 0) {
             tool_error(prog, "cannot publish '%s': %s (%s)", topic, rdps_strerror(rc),
@@ -626,7 +447,7 @@ static bool open_endpoints(struct feed *f)
         return false;
     }
     md_snapreq_topic(topic, sizeof(topic), o->feed);
-    rc = rdps_sub_create(f->ctx, topic, on_snapreq, f, NULL, &f->snapreq_sub);
+    rc = rdps_sub_create(f->ctx, topic, md_snap_server_on_request, &f->snap, NULL, &f->snapreq_sub);
     if (rc < 0) {
         tool_error(prog, "cannot subscribe to '%s': %s (%s)", topic, rdps_strerror(rc),
                    rdps_last_error_message());
@@ -634,6 +455,7 @@ static bool open_endpoints(struct feed *f)
     }
     md_snap_topic(topic, sizeof(topic), o->feed);
     rdps_pub_opts snap_opts = {.reliable = true, .group = o->ctx.group};
+    md_snap_server_pub_opts(&f->snap, MD_SNAP_SERVER_SNAP_TOPIC, &snap_opts);
     rc = rdps_pub_create(f->ctx, topic, &snap_opts, &f->snap_pub);
     if (rc < 0) {
         tool_error(prog, "cannot publish '%s': %s (%s)", topic, rdps_strerror(rc),
@@ -840,7 +662,7 @@ static bool drain(struct feed *f)
             behind += rdps_pub_receivers_behind(f->pubs[ch]);
         behind += rdps_pub_receivers_behind(f->snap_pub); /* a snapshot still being repaired */
         uint64_t now = rdps__clock_monotonic_ns();
-        bool serving = f->snap_pending != 0 || f->snap_active || f->dir_pending || f->dir_active;
+        bool serving = f->snap_ok && md_snap_server_busy(&f->snap);
         if ((behind == 0 && !serving && now >= linger) || stop_requested)
             return true;
         if (serve_snapshots(f) < 0)
@@ -911,14 +733,20 @@ static void print_json(struct feed *f, uint64_t elapsed_ns)
     tool_json_u64(&j, "repairs", c.retransmits);
     tool_json_u64(&j, "echoes", f->echoes);
     tool_json_object_begin(&j, "snapshots");
-    tool_json_u64(&j, "requests", f->snap_requests);
-    tool_json_u64(&j, "requests_refused", f->snap_requests_bad);
-    tool_json_u64(&j, "sent", f->snapshots);
-    tool_json_u64(&j, "parts", f->snap_parts);
-    tool_json_u64(&j, "bytes", f->snap_bytes);
-    tool_json_u64(&j, "backpressure", f->snap_eagain);
-    tool_json_u64(&j, "directories", f->dir_sent);
-    tool_json_u64(&j, "directory_bytes", f->dir_bytes);
+    const struct md_snap_server_counters *sn = &f->snap.counters;
+    tool_json_u64(&j, "requests", sn->requests);
+    tool_json_u64(&j, "requests_refused", sn->requests_bad);
+    tool_json_u64(&j, "requests_unknown", sn->requests_unknown);
+    tool_json_u64(&j, "requests_late", sn->requests_late);
+    tool_json_u64(&j, "requests_limited", sn->requests_limited);
+    tool_json_u64(&j, "requesters_refused", sn->requesters_refused);
+    tool_json_u64(&j, "budget_waits", sn->budget_waits);
+    tool_json_u64(&j, "sent", sn->snapshots);
+    tool_json_u64(&j, "parts", sn->parts);
+    tool_json_u64(&j, "bytes", sn->bytes);
+    tool_json_u64(&j, "backpressure", sn->backpressure);
+    tool_json_u64(&j, "directories", sn->directories);
+    tool_json_u64(&j, "directory_bytes", sn->directory_bytes);
     tool_json_object_end(&j);
     tool_json_array_begin(&j, "reflector");
     for (unsigned i = 0; i < f->nbooks; i++) {
@@ -947,7 +775,7 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     if (tool_ctx_open(prog, &opt.ctx, 0, &f.ctx) < 0)
         return TOOL_EXIT_RUNTIME;
-    if (!open_endpoints(&f) || !setup_generator(&f)) {
+    if (!setup_generator(&f)) {
         status = TOOL_EXIT_RUNTIME;
         goto out;
     }
@@ -968,8 +796,13 @@ int main(int argc, char **argv)
         }
         f.replay_book_ok = true;
     }
-    if (!setup_snapshot_scope(&f)) {
+    if (!setup_snapshots(&f)) {
         tool_error(prog, "out of memory");
+        status = TOOL_EXIT_RUNTIME;
+        goto out;
+    }
+    /* After the snapshot service: the publishers tell it who subscribes. */
+    if (!open_endpoints(&f)) {
         status = TOOL_EXIT_RUNTIME;
         goto out;
     }
@@ -1025,11 +858,8 @@ out:
     rdps_sub_destroy(f.snapreq_sub);
     rdps_pub_destroy(f.snap_pub);
     rdps_ctx_destroy(f.ctx);
-    md_snap_builder_fini(&f.snap_builder);
-    free(f.snap_locates);
-    free(f.snap_part);
-    free(f.dir_channels);
-    free(f.dir_symbols);
+    if (f.snap_ok)
+        md_snap_server_fini(&f.snap);
     if (f.packers != NULL)
         md_gen_fini(&f.gen);
     free(f.packers);

@@ -4,9 +4,12 @@
 #ifndef RDPS_TOOLS_MD_TOPICS_H
 #define RDPS_TOOLS_MD_TOPICS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <rdps/rdps.h>
 
 #include "lat_hist.h"
 #include "md_book.h"
@@ -33,6 +36,17 @@ static inline void md_snap_topic(char *buf, size_t cap, const char *feed)
 static inline void md_snapreq_topic(char *buf, size_t cap, const char *feed)
 {
     snprintf(buf, cap, "md.%s.snapreq", feed);
+}
+
+/*
+ * The same sender, as the device saw it: GID (or LID) and QP number, compared exactly. md-book
+ * keeps a channel to the feed's source and md-feed answers only sources discovery announced as
+ * subscribers; neither is authentication (rdps_source: a host on the fabric can forge a GID).
+ */
+static inline bool md_source_equal(const rdps_source *a, const rdps_source *b)
+{
+    return a->qpn == b->qpn && a->lid == b->lid && a->has_gid == b->has_gid &&
+           memcmp(a->gid, b->gid, sizeof(a->gid)) == 0;
 }
 
 /*

@@ -18,6 +18,8 @@ void md_rec_init(struct md_rec *r, const struct md_rec_config *cfg)
     r->cfg = *cfg;
     if (r->cfg.max_held_bytes == 0)
         r->cfg.max_held_bytes = MD_REC_DEFAULT_HELD;
+    if (r->cfg.max_ahead == 0)
+        r->cfg.max_ahead = MD_REC_DEFAULT_AHEAD;
 }
 
 void md_rec_fini(struct md_rec *r)
@@ -60,9 +62,37 @@ static bool hold(struct md_rec *r, const uint8_t *data, size_t len)
     return true;
 }
 
+/* Past the horizon by more than the window (never true before the first packet). */
+static bool too_far(const struct md_rec *r, uint64_t seq)
+{
+    return r->horizon != 0 && seq > r->horizon && seq - r->horizon > r->cfg.max_ahead;
+}
+
+/* Whether the channel takes this packet: within the window, or the MD_REC_JUMP_RUN-th of
+ * consecutive packets that continue each other past it. Moves the horizon. */
+static bool plausible(struct md_rec *r, const struct md_packet_view *v)
+{
+    uint64_t end = v->seq + v->count; /* heartbeat, end: the sequence it names */
+    if (too_far(r, v->seq)) {
+        r->run = r->run > 0 && v->seq == r->run_next ? r->run + 1 : 1;
+        r->run_next = end;
+        if (r->run < MD_REC_JUMP_RUN) {
+            r->counters.packets_implausible++;
+            return false;
+        }
+        r->counters.jumps++;
+    }
+    r->run = 0;
+    if (end > r->horizon)
+        r->horizon = end;
+    return true;
+}
+
 enum md_rec_action md_rec_on_packet(struct md_rec *r, const struct md_packet_view *v,
                                     const uint8_t *data, size_t len)
 {
+    if (!plausible(r, v))
+        return MD_REC_REFUSED;
     if (r->state == MD_REC_LIVE)
         return MD_REC_APPLY;
     bool data_packet = v->kind == MD_PACKET_DATA;
@@ -124,6 +154,10 @@ enum md_rec_action md_rec_on_snapshot(struct md_rec *r, const struct md_snap *s,
 {
     if (r->state != MD_REC_RECOVERING || s->channel != r->cfg.channel) {
         r->counters.snapshots_ignored++;
+        return MD_REC_IGNORED;
+    }
+    if (too_far(r, s->seq)) {
+        r->counters.snapshots_implausible++;
         return MD_REC_IGNORED;
     }
     if (s->seq + 1 < r->first_seq) {

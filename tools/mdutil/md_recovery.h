@@ -39,6 +39,16 @@
  * newer one; a snapshot for a channel that is not recovering, or of another channel, is
  * ignored (counted).
  *
+ * Plausibility. Anyone on the fabric can send a channel a packet or the book a snapshot, and
+ * md-book keeps only its feed's source and session (md_book_rx.h); what is left is bounded here,
+ * in every state: a packet whose sequence lies more than max_ahead past the highest sequence the
+ * channel has named so far (its horizon) is refused (MD_REC_REFUSED, counted in
+ * packets_implausible), so one packet numbered 2^40 cannot make every real packet after it
+ * stale; a snapshot past the horizon by that much is ignored (snapshots_implausible). A feed
+ * that really jumped that far (a long outage of an unreliable channel) is followed after
+ * MD_REC_JUMP_RUN consecutive packets that continue each other past the window (counted in
+ * jumps): a lone forged packet never does that.
+ *
  * The import must start from empty books: a channel's messages touch only its own symbols,
  * and while a channel recovers nothing of it is applied, so its symbols are still empty.
  * A snapshot that names a symbol of another channel breaks that and shows as a digest that
@@ -57,12 +67,17 @@ enum md_rec_action {
     MD_REC_HELD,          /* RECOVERING: held (or nothing to hold); wait for the snapshot */
     MD_REC_NEED_SNAPSHOT, /* RECOVERING: ask the feed for a snapshot of this channel */
     MD_REC_REPLAY,        /* the snapshot is in the book: apply md_rec_next_held's packets */
-    MD_REC_IGNORED,       /* a snapshot the channel does not need */
+    MD_REC_IGNORED,       /* a snapshot the channel does not need (or an implausible one) */
+    MD_REC_REFUSED,       /* a packet numbered too far ahead of the channel: drop it */
 };
+
+#define MD_REC_DEFAULT_AHEAD (1ull << 24) /* messages past the horizon a packet may start */
+#define MD_REC_JUMP_RUN      32           /* consecutive packets that confirm a real jump */
 
 struct md_rec_config {
     uint32_t channel;
     size_t max_held_bytes; /* default (0) 64 MiB */
+    uint64_t max_ahead;    /* default (0) MD_REC_DEFAULT_AHEAD */
 };
 
 struct md_rec_counters {
@@ -70,6 +85,8 @@ struct md_rec_counters {
     uint64_t overflows;                /* held packets dropped for want of room */
     uint64_t snapshots_applied, snapshots_stale, snapshots_ignored;
     uint64_t imported_orders, import_refused; /* orders the book refused while importing */
+    uint64_t packets_implausible, snapshots_implausible; /* numbered past the window */
+    uint64_t jumps; /* the channel followed a run of packets past the window */
 };
 
 struct md_rec {
@@ -77,6 +94,9 @@ struct md_rec {
     enum md_rec_state state;
     uint64_t first_seq;  /* RECOVERING: the first sequence the snapshot must precede */
     uint64_t resume_seq; /* after MD_REC_REPLAY: the first sequence to apply */
+    uint64_t horizon;    /* one past the highest sequence a packet named (0: none yet) */
+    uint64_t run_next;   /* refused packets: where the current run of them continues */
+    uint32_t run;        /* ... and how many it has */
     uint8_t *held;       /* [u32 length][packet] ... */
     size_t held_used, held_cap, replay_off;
     struct md_rec_counters counters;
@@ -86,13 +106,14 @@ void md_rec_init(struct md_rec *r, const struct md_rec_config *cfg);
 void md_rec_fini(struct md_rec *r);
 
 /*
- * A validated packet of the channel (v from md_unpack over data/len). MD_REC_APPLY (LIVE),
- * MD_REC_NEED_SNAPSHOT (the first packet of a late join), MD_REC_HELD.
+ * A validated packet of the channel (v from md_unpack over data/len), in every state.
+ * MD_REC_APPLY (LIVE), MD_REC_NEED_SNAPSHOT (the first packet of a late join), MD_REC_HELD,
+ * MD_REC_REFUSED (implausible: numbered too far ahead).
  */
 enum md_rec_action md_rec_on_packet(struct md_rec *r, const struct md_packet_view *v,
                                     const uint8_t *data, size_t len);
 /* A complete snapshot (md_snap_asm_result). MD_REC_REPLAY, MD_REC_NEED_SNAPSHOT (stale) or
- * MD_REC_IGNORED. */
+ * MD_REC_IGNORED (not needed, or numbered too far past the horizon). */
 enum md_rec_action md_rec_on_snapshot(struct md_rec *r, const struct md_snap *s,
                                       struct md_book *book);
 /* After MD_REC_REPLAY: the held packets in arrival order, one per call; false after the last

@@ -51,7 +51,7 @@ set(CPACK_DEBIAN_DEV_PACKAGE_NAME librdps-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 # rdps.pc's Requires.private: pkg-config --cflags needs these .pc files too.
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-    "libibverbs-dev, librdmacm-dev, libibumad-dev, libprotobuf-c-dev, pkg-config")
+    "libibverbs-dev, librdmacm-dev, libibumad-dev, libprotobuf-c-dev, libsodium-dev, pkg-config")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME rdps-tools)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION net)
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ctx_options.h"
 #include "rdps_addr.h"
 #include "rdps_verbs_transport.h"
 
@@ -36,6 +37,7 @@ struct options {
     uint64_t wait_ms;
     uint64_t expect;
     uint64_t batch;
+    struct tool_key_options key; /* --key-file, --encrypt (tools/common) */
 };
 
 struct ping_ctx {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctx_options.h"
 #include "ping.h"
 #include "ping_wire.h"
 #include "tool_cli.h"
@@ -43,13 +44,18 @@ static void usage(FILE *out)
             "  --timeout S       overall limit in seconds (default: client 60, listener none)\n"
             "  --event           sleep on the completion channel when idle instead of\n"
             "                    busy-polling (like perftest -e)\n"
-            "  --json            one-line JSON summary on stdout\n"
-            "  -h, --help        this text\n"
-            "  --version         the tool's and librdps's version and git revision\n"
-            "\n"
-            "Exit: 0 ok, 1 failed (no echo, pings not all sent in time, device, resolve or\n"
-            "join error), 2 bad usage.\n",
+            "  --json            one-line JSON summary on stdout\n",
             RDPS_DEFAULT_CM_PORT);
+    tool_key_options_usage(out);
+    fprintf(
+        out,
+        "  -h, --help        this text\n"
+        "  --version         the tool's and librdps's version and git revision\n"
+        "\n"
+        "Keyed (--key-file): datagrams carry a 40-byte trailer, so SIZE is 40..max_payload-40,\n"
+        "and both ends need the key.\n"
+        "Exit: 0 ok, 1 failed (no echo, pings not all sent in time, device, resolve or\n"
+        "join error), 2 bad usage.\n");
 }
 
 bool ping_parse_ipv4(const char *text, uint16_t default_port, struct sockaddr_in *out)
@@ -105,6 +111,7 @@ int ping_parse_args(int argc, char **argv, struct options *o)
         {"wait-ms", required_argument, NULL, OPT_WAIT},
         {"event", no_argument, NULL, OPT_EVENT},
         {"help", no_argument, NULL, 'h'},
+        TOOL_KEY_LONG_OPTIONS,
         TOOL_VERSION_LONG_OPTION,
         {NULL, 0, NULL, 0},
     };
@@ -198,6 +205,8 @@ int ping_parse_args(int argc, char **argv, struct options *o)
             tool_error(PROG, "option '%s' needs an argument", argv[optind - 1]);
             return TOOL_EXIT_USAGE;
         default:
+            if (tool_key_option(c, optarg, &o->key) == 1)
+                break;
             tool_error(PROG, "unknown option '%s'", argv[optind - 1]);
             return TOOL_EXIT_USAGE;
         }

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "ping.h"
+#include "rdps_auth.h"
 #include "rdps_clock.h"
 #include "rdps_error.h"
 #include "tool_cli.h"
@@ -77,6 +78,40 @@ static int wait_ready(struct ping_ctx *pc, uint64_t deadline_ns, const char *wha
     }
 }
 
+/*
+ * With a domain key (--key-file, $RDPS_DOMAIN_KEY_FILE) every datagram goes through the
+ * authenticating interceptor, as a keyed ctx's do: sealed, verified, replays of echoes dropped.
+ * The addressing layer keeps the verbs transport underneath.
+ */
+static int wrap_keyed(struct ping_ctx *pc)
+{
+    const struct options *o = &pc->opt;
+    uint8_t key[RDPS_DOMAIN_KEY_BYTES];
+    uint32_t key_id = 1;
+    int keyed = tool_key_load(PROG, &o->key, key, &key_id);
+    if (keyed < 0)
+        return TOOL_EXIT_USAGE;
+    if (keyed == 0)
+        return TOOL_EXIT_OK;
+    struct rdps_auth_config ac = {.key = key, .key_id = key_id, .encrypt = o->key.encrypt};
+    struct rdps_transport *wrapped;
+    int err = rdps__auth_transport_create(pc->t, &ac, &wrapped);
+    memset(key, 0, sizeof(key));
+    if (err < 0) {
+        tool_error(PROG, "%s", rdps_last_error_message());
+        return TOOL_EXIT_FAILED;
+    }
+    pc->t = wrapped;
+    pc->info.max_payload -= RDPS_AUTH_TRAILER_LEN;
+    if (!o->listen && (o->size < RDPS_AUTH_HEADER_LEN || o->size > pc->info.max_payload)) {
+        tool_error(PROG, "keyed: size %llu outside %u..%u (the trailer takes %u bytes)",
+                   (unsigned long long)o->size, RDPS_AUTH_HEADER_LEN, pc->info.max_payload,
+                   RDPS_AUTH_TRAILER_LEN);
+        return TOOL_EXIT_USAGE;
+    }
+    return TOOL_EXIT_OK;
+}
+
 static int setup(struct ping_ctx *pc)
 {
     struct options *o = &pc->opt;
@@ -133,6 +168,8 @@ static int setup(struct ping_ctx *pc)
         tool_error(PROG, "%s", rdps_last_error_message());
         return TOOL_EXIT_FAILED;
     }
+    if ((err = wrap_keyed(pc)) != TOOL_EXIT_OK)
+        return err;
     uint64_t deadline =
         rdps__clock_monotonic_ns() + (o->timeout_s ? o->timeout_s : 30) * 1000000000ull;
     for (unsigned i = 0; i < o->ngroups; i++) {

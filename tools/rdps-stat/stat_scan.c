@@ -28,11 +28,37 @@ static bool parse_name(const char *name, long *pid, unsigned *index)
     return strcmp(canonical, name) == 0; /* no signs, spaces or leading zeros */
 }
 
+/* Bytes this scan holds, in all and per file owner (a few owners each, the rest share one). */
+#define SCAN_OWNERS 64
+struct scan_budget {
+    size_t total;
+    size_t owners;
+    struct {
+        uint32_t uid;
+        size_t bytes;
+    } owner[SCAN_OWNERS + 1];
+};
+
+/* The share of `uid`: its own slot, or the last one, which every owner past SCAN_OWNERS shares. */
+static size_t *owner_bytes(struct scan_budget *b, uint32_t uid)
+{
+    for (size_t i = 0; i < b->owners; i++)
+        if (b->owner[i].uid == uid)
+            return &b->owner[i].bytes;
+    size_t i = b->owners < SCAN_OWNERS ? b->owners++ : SCAN_OWNERS;
+    b->owner[i].uid = uid;
+    return &b->owner[i].bytes;
+}
+
 static void check_liveness(struct stat_ctx *c)
 {
     const struct rdps_stat_header *h = &c->view.hdr;
     uint64_t start;
-    if (rdps__stat_proc_start_time(c->pid, &start) != 0) {
+    if (h->start_time == 0) {
+        c->state = STAT_REFUSED;
+        snprintf(c->why, sizeof(c->why),
+                 "names no start time: pid %ld's process cannot be told from a later one", c->pid);
+    } else if (rdps__stat_proc_start_time(c->pid, &start) != 0) {
         c->state = STAT_STALE;
         snprintf(c->why, sizeof(c->why), "process %ld is gone", c->pid);
     } else if (h->start_time != 0 && start != h->start_time) {
@@ -46,29 +72,63 @@ static void check_liveness(struct stat_ctx *c)
     }
 }
 
+/* Whether the owner of a file may speak for process pid: its effective or filesystem uid, or
+ * root. A process that is gone cannot say: its file is read (to be shown stale). */
+static bool owner_of(const struct stat_ctx *c, uid_t owner, char *why, size_t why_len)
+{
+    uint32_t euid, fsuid;
+    if (owner == 0 || rdps__stat_proc_uids(c->pid, &euid, &fsuid) != 0 || owner == euid ||
+        owner == fsuid)
+        return true;
+    snprintf(why, why_len, "owned by uid %u, but process %ld runs as uid %u: not its file",
+             (unsigned)owner, c->pid, euid);
+    return false;
+}
+
 /* Reads and checks one file; false when it vanished (nothing to show). */
-static bool load(struct stat_ctx *c)
+static bool load(struct stat_ctx *c, struct scan_budget *budget)
 {
     int fd = open(c->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
     if (fd < 0) {
         if (errno == ENOENT)
             return false;
         c->state = STAT_REFUSED;
-        snprintf(c->why, sizeof(c->why), "cannot open: %s", strerror(errno));
+        if (errno == EACCES && lstat(c->path, &st) == 0)
+            snprintf(c->why, sizeof(c->why),
+                     "not readable here (uid %u, mode %04o): run rdps-stat as its owner or root, "
+                     "or give the process RDPS_STAT_MODE=0640 or 0644",
+                     (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+        else
+            snprintf(c->why, sizeof(c->why), "cannot open: %s", strerror(errno));
         return true;
     }
-    struct stat st;
-    size_t len = 0;
+    size_t len = 0, file_len = 0;
     c->state = STAT_REFUSED;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         snprintf(c->why, sizeof(c->why), "not a regular file");
-    else if (rdps__stat_read_fd(fd, READ_TRIES, &c->buf, &len, c->why, sizeof(c->why)) == 0 &&
-             rdps__stat_parse(c->buf, len, &c->view, c->why, sizeof(c->why)) == 0) {
-        if (c->view.hdr.pid != (uint64_t)c->pid || c->view.hdr.ctx_index != c->index)
-            snprintf(c->why, sizeof(c->why), "names pid %" PRIu64 " ctx %u, not its file name's",
-                     c->view.hdr.pid, c->view.hdr.ctx_index);
-        else
-            check_liveness(c);
+    } else if (st.st_size > (off_t)RDPS_STAT_MAX_FILE) {
+        snprintf(c->why, sizeof(c->why), "%lld bytes: larger than any writer makes (%u), not read",
+                 (long long)st.st_size, RDPS_STAT_MAX_FILE);
+    } else if (owner_of(c, st.st_uid, c->why, sizeof(c->why))) {
+        size_t *mine = owner_bytes(budget, (uint32_t)st.st_uid);
+        size_t left = STAT_SCAN_MAX_BYTES - budget->total;
+        if (STAT_SCAN_OWNER_BYTES - *mine < left)
+            left = STAT_SCAN_OWNER_BYTES - *mine;
+        if (rdps__stat_read_fd(fd, READ_TRIES, left, &c->buf, &len, &file_len, c->why,
+                               sizeof(c->why)) == 0) {
+            *mine += len;
+            budget->total += len;
+            bool parsed = rdps__stat_parse_prefix(c->buf, len, file_len, &c->view, c->why,
+                                                  sizeof(c->why)) == 0;
+            if (parsed &&
+                (c->view.hdr.pid != (uint64_t)c->pid || c->view.hdr.ctx_index != c->index))
+                snprintf(c->why, sizeof(c->why),
+                         "names pid %" PRIu64 " ctx %u, not its file name's", c->view.hdr.pid,
+                         c->view.hdr.ctx_index);
+            else if (parsed)
+                check_liveness(c);
+        }
     }
     close(fd);
     if (c->state == STAT_REFUSED) {
@@ -93,6 +153,11 @@ int stat_scan_dir(const char *dir, long pid, struct stat_scan *out)
     if (d == NULL)
         return -1;
     size_t cap = 0;
+    struct scan_budget *budget = calloc(1, sizeof(*budget));
+    if (budget == NULL) {
+        closedir(d);
+        return -1;
+    }
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         long file_pid;
@@ -113,9 +178,10 @@ int stat_scan_dir(const char *dir, long pid, struct stat_scan *out)
         c->index = index;
         if (snprintf(c->path, sizeof(c->path), "%s/%s", dir, de->d_name) >= (int)sizeof(c->path))
             continue;
-        if (load(c))
+        if (load(c, budget))
             out->n++;
     }
+    free(budget);
     closedir(d);
     out->taken_mono_ns = rdps__clock_monotonic_ns();
     if (out->n > 1)

@@ -15,7 +15,17 @@
  * PID, or a process PID started at another time than the file says: the pid was reused) is
  * stale: it is shown as such and `--clean` removes it. A file that does not parse is refused
  * and never removed (it may be someone else's).
+ *
+ * Any local user can write a file under any pid's name, so before a byte is read a file must
+ * be owned by the process it names (its effective or filesystem uid, or root) and no larger
+ * than a writer makes (RDPS_STAT_MAX_FILE); then it must name the process's start time (a file
+ * that says 0 could be any process that had the pid). Only the part in use is read, and one
+ * scan holds at most STAT_SCAN_OWNER_BYTES of the files of one owner and STAT_SCAN_MAX_BYTES in
+ * all: past that, files are refused unread, so one user's files can neither exhaust the
+ * reader's memory nor crowd out another user's.
  */
+#define STAT_SCAN_OWNER_BYTES (16u << 20)
+#define STAT_SCAN_MAX_BYTES   (64u << 20)
 enum stat_state { STAT_LIVE, STAT_STALE, STAT_REFUSED };
 
 struct stat_ctx {

@@ -17,6 +17,13 @@
 --       or copy it to ~/.local/lib/wireshark/plugins/ (Wireshark >= 3.6 personal plugins).
 -- Filter: rdps, rdps.type == 3, rdps.session == 0x..., rdps.seq, rdps.frag_offset,
 --         rdps.flags.retransmit, rdps.nak.range.start, rdps.status.window, rdps.reject, ...
+-- Authenticated domains (rdps_config.domain_key): a keyed frame has its reserved word set to
+--         the auth word (key id in bits 0..23, ENCRYPTED bit 24) and a 40-byte trailer
+--         (nonce prefix 16, counter u64, Poly1305 tag 16; core/transport/rdps_auth.h). It is
+--         shown with rdps.auth.key_id, rdps.auth.encrypted, rdps.auth.prefix, .counter, .tag;
+--         the frame inside is checked as a keyed receiver sees it (trailer stripped); an
+--         encrypted payload or body is shown as opaque rdps.auth.ciphertext. The tag is not
+--         verified (no key here).
 -- Preference: rdps.max_message_size (tshark -o rdps.max_message_size:N) when the receivers
 --         run with another rdps_config.max_message_size than the 16 MiB default.
 
@@ -34,6 +41,11 @@ local MAX_ANNOUNCE_LEN = 4096
 local MAX_RANGE_COUNT = 0x7FFFFFFF
 local MAX_RETAINED = 0x80000000
 local NO_ECHO = 0xFFFFFFFF
+-- Authenticated domains: the auth word and the trailer (core/transport/rdps_auth.h).
+local TRAILER_LEN = 40
+local AUTH_KEY_MASK = 0xFFFFFF
+local AUTH_ENCRYPTED = 0x1000000
+local AUTH_RESERVED = 0xFE000000
 
 local T_DATA, T_HEARTBEAT, T_NAK, T_STATUS, T_ANNOUNCE = 1, 2, 3, 4, 5
 local type_names = {
@@ -87,6 +99,15 @@ local pf = {
                                 { [NO_ECHO] = "no echo" }),
     -- ANNOUNCE
     ann_body = ProtoField.bytes("rdps.announce.body", "Announcement (protobuf)"),
+    -- authenticated domains
+    auth = ProtoField.none("rdps.auth", "Authentication"),
+    auth_key_id = ProtoField.uint32("rdps.auth.key_id", "Key id", base.DEC, nil, AUTH_KEY_MASK),
+    auth_encrypted = ProtoField.bool("rdps.auth.encrypted", "Payload encrypted", 32, nil,
+                                     AUTH_ENCRYPTED),
+    auth_prefix = ProtoField.bytes("rdps.auth.prefix", "Nonce prefix (sender)"),
+    auth_counter = ProtoField.uint64("rdps.auth.counter", "Nonce counter", base.DEC),
+    auth_tag = ProtoField.bytes("rdps.auth.tag", "Tag (Poly1305)"),
+    auth_ciphertext = ProtoField.bytes("rdps.auth.ciphertext", "Encrypted payload/body"),
     -- validation verdict
     reject = ProtoField.string("rdps.reject", "Reject reason"),
 }
@@ -127,6 +148,10 @@ local ex_no_echo = ProtoExpert.new("rdps.status.no_echo", "STATUS echoes no hear
                                    expert.group.SEQUENCE, expert.severity.CHAT)
 local ex_retransmit = ProtoExpert.new("rdps.retransmit", "repair (retransmitted DATA)",
                                       expert.group.SEQUENCE, expert.severity.NOTE)
+local ex_keyed = ProtoExpert.new("rdps.auth.unverified",
+                                 "authenticated frame (tag not verified: no key here)",
+                                 expert.group.SECURITY, expert.severity.CHAT)
+expert_list[#expert_list + 1] = ex_keyed
 expert_list[#expert_list + 1] = ex_truncated
 expert_list[#expert_list + 1] = ex_no_echo
 expert_list[#expert_list + 1] = ex_retransmit
@@ -152,7 +177,7 @@ end
 local function verdict(tvb, h, len, caplen)
     local body = len - HEADER_LEN
     if band(h.flags, 0xFFFF - F_DEFINED) ~= 0 then return "BAD_FLAGS" end
-    if h.reserved ~= 0 then return "NONZERO_FIELD" end
+    if h.reserved ~= 0 and not h.keyed then return "NONZERO_FIELD" end
     if h.type == T_DATA then
         if h.topic_zero then return "ZERO_TOPIC" end
         if h.msg_len > rdps.prefs.max_message_size then return "MSG_TOO_LARGE" end
@@ -181,6 +206,13 @@ local function verdict(tvb, h, len, caplen)
     if h.type == T_NAK then
         if h.seq ~= 0 then return "NONZERO_FIELD" end
         if body < 8 then return "BAD_BODY_LEN" end
+        if h.encrypted then -- the range count is ciphertext: what the length allows
+            local n = math.floor((len - 48) / 8)
+            if (len - 48) % 8 ~= 0 or n == 0 or n > MAX_NAK_RANGES then
+                return "BAD_RANGE_COUNT"
+            end
+            return nil
+        end
         if caplen < 48 then return nil end -- truncated capture: cannot tell
         if tvb(46, 2):le_uint() ~= 0 then return "NONZERO_FIELD" end
         local n = tvb(44, 2):le_uint()
@@ -299,6 +331,16 @@ local function dissect(tvb, pinfo, root, len, caplen)
         pinfo.cols.info = string.format("rdps %s [%s]", tname, reason or "truncated")
         return
     end
+    -- A keyed frame: an auth word in the reserved field and room for the trailer. What a
+    -- keyed receiver checks is the frame inside (len less the trailer).
+    local word = tvb(28, 4):le_uint()
+    local keyed = word ~= 0 and band(word, AUTH_RESERVED) == 0 and len >= HEADER_LEN + TRAILER_LEN
+    local encrypted = keyed and band(word, AUTH_ENCRYPTED) ~= 0
+    local full_len, full_caplen = len, caplen
+    if keyed then
+        len = len - TRAILER_LEN
+        caplen = math.min(caplen, len)
+    end
     local topic = tvb(8, 8):le_uint64()
     local h = {
         type = t, flags = flags,
@@ -306,14 +348,28 @@ local function dissect(tvb, pinfo, root, len, caplen)
         -- 64 bits: zero only when both halves are (UInt64 does not compare with a number)
         topic_zero = tvb(8, 4):le_uint() == 0 and tvb(12, 4):le_uint() == 0,
         msg_len = tvb(20, 4):le_uint(), frag_offset = tvb(24, 4):le_uint(),
-        reserved = tvb(28, 4):le_uint(),
+        reserved = word, keyed = keyed, encrypted = encrypted,
     }
     tree:add_le(pf.session, tvb(4, 4))
     tree:add_le(pf.topic, tvb(8, 8))
     tree:add_le(pf.seq, tvb(16, 4))
     tree:add_le(pf.msg_len, tvb(20, 4))
     tree:add_le(pf.frag_offset, tvb(24, 4))
-    tree:add_le(pf.reserved, tvb(28, 4))
+    if keyed then
+        local at = tree:add(pf.auth, tvb(28, 4))
+        at:set_text(string.format("Authentication: key %u%s", band(word, AUTH_KEY_MASK),
+                                  encrypted and ", payload encrypted" or ""))
+        at:add_le(pf.auth_key_id, tvb(28, 4))
+        at:add_le(pf.auth_encrypted, tvb(28, 4))
+        if full_caplen >= full_len then
+            at:add(pf.auth_prefix, tvb(len, 16))
+            at:add_le(pf.auth_counter, tvb(len + 16, 8))
+            at:add(pf.auth_tag, tvb(len + 24, 16))
+        end
+        at:add_proto_expert_info(ex_keyed)
+    else
+        tree:add_le(pf.reserved, tvb(28, 4))
+    end
     local ts = tvb(32, 8):le_uint64()
     tree:add_le(pf.timestamp_ns, tvb(32, 8))
     local secs = (ts / 1000000000):tonumber()
@@ -324,13 +380,21 @@ local function dissect(tvb, pinfo, root, len, caplen)
 
     local info = { string.format("%s sess=0x%08x topic=0x%s seq=%u", tname, h.session,
                                  topic:tohex(), h.seq) }
+    if keyed then
+        info[#info + 1] = string.format("key=%u%s", band(word, AUTH_KEY_MASK),
+                                        encrypted and " encrypted" or "")
+    end
     if flags ~= 0 then info[#info + 1] = "[" .. flag_names(flags) .. "]" end
     if band(flags, F_RETRANSMIT) ~= 0 and t == T_DATA then
         ft:add_proto_expert_info(ex_retransmit)
     end
     local reason = verdict(tvb, h, len, caplen)
-    -- Body fields are shown only when the frame's layout is one the library accepts.
-    if reason == nil or (reason ~= "BAD_BODY_LEN" and reason ~= "BAD_RANGE_COUNT") then
+    if encrypted then -- opaque: only the header and the lengths mean anything
+        if caplen > HEADER_LEN then tree:add(pf.auth_ciphertext, tvb(HEADER_LEN, caplen - HEADER_LEN)) end
+        info[#info + 1] = string.format("body=%u", len - HEADER_LEN)
+        if full_caplen < full_len then tree:add_proto_expert_info(ex_truncated) end
+    elseif reason == nil or (reason ~= "BAD_BODY_LEN" and reason ~= "BAD_RANGE_COUNT") then
+        -- Body fields are shown only when the frame's layout is one the library accepts.
         add_body(tvb, tree, h, len, caplen, info)
     end
     if reason then

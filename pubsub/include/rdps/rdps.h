@@ -162,7 +162,29 @@ typedef struct rdps_config {
      * environment turns it off for the process), refreshed from rdps_ctx_poll at most every
      * 100 ms and removed by rdps_ctx_destroy. */
     int stats_off;
+    /*
+     * Authenticated domain (rdps 1.1; rdps(7), "Authenticated domains"). With a key, every frame
+     * this ctx sends carries a tag under it (XChaCha20-Poly1305, 40 bytes per datagram), and a
+     * received frame without a valid tag under an installed key is dropped and counted
+     * (auth_* counters) before it touches any state; a replayed control frame (NAK, STATUS,
+     * heartbeat, announcement) is dropped too. Every host of the domain needs the key; a keyless
+     * ctx drops keyed frames (bad_frames, reserved field) and a keyed one keyless frames.
+     * domain_key: RDPS_DOMAIN_KEY_BYTES secret bytes, copied by rdps_ctx_create (not kept).
+     * NULL: the key file domain_key_file names (format: rdps_domain_key_read); domain_key_file
+     * NULL: the file $RDPS_DOMAIN_KEY_FILE names, when set and not empty; domain_key_file "":
+     * no key whatever the environment says. Rollover without a restart: rdps_ctx_key_add.
+     */
+    const uint8_t *domain_key;
+    uint32_t domain_key_id;      /* domain_key's id, 1..RDPS_DOMAIN_KEY_ID_MAX (0: 1) */
+    int encrypt;                 /* 1: payloads encrypted too, not only authenticated (a key) */
+    const char *domain_key_file; /* see domain_key */
+    uint32_t replay_senders;     /* keyed: senders the anti-replay table holds, least recently
+                                    heard evicted (default 1024, 16..2^20) */
 } rdps_config;
+
+/* Size of a domain key (rdps_config.domain_key) and the largest key id. */
+#define RDPS_DOMAIN_KEY_BYTES  32
+#define RDPS_DOMAIN_KEY_ID_MAX 0xFFFFFFu
 
 /* Fills the first `size` bytes of *cfg with the defaults (zero past the library's own struct). */
 RDPS_EXPORT void rdps_config_init_sized(rdps_config *cfg, size_t size);
@@ -236,8 +258,34 @@ RDPS_EXPORT int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx);
 /* Polls, arms and waits up to timeout_ms (bounded by the next timer) for work, then polls again:
  * the event loop above in one call. */
 RDPS_EXPORT int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms);
-/* Largest payload of one datagram (active MTU minus the rdps header); 0 for NULL. */
+/* Largest payload of one datagram (active MTU minus the rdps header, and minus the 40-byte
+ * trailer on a keyed ctx); 0 for NULL. */
 RDPS_EXPORT size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx);
+
+/*
+ * Domain keys (rdps 1.1). A key file holds one key: 64 hexadecimal characters (32 bytes),
+ * optionally preceded by its id in decimal and a colon ("7:00112233..."; no id: 1); blank lines,
+ * lines starting with '#' and whitespace around the key are ignored. Like ssh with a private
+ * key, rdps refuses a file that its group or others may read or write (RDPS_EACCES: chmod 600).
+ * rdps_domain_key_read fills key and *key_id (key_id may be NULL) and returns 0, or RDPS_ENOENT,
+ * RDPS_EACCES or RDPS_EINVAL (a malformed file), the reason in rdps_last_error_message().
+ *
+ * Rollover on a keyed ctx, without a restart and without losing a frame: (1) on every host
+ * rdps_ctx_key_add(next): frames under it are accepted from now on; (2) once every host has it,
+ * rdps_ctx_key_use(next) on each: frames are sent under it; (3) once every host sends under it,
+ * rdps_ctx_key_remove(old). A ctx holds two keys at most: add returns RDPS_ENOSPC with two,
+ * RDPS_EEXIST for an id it has; use returns RDPS_ENOENT for an id it does not have; remove
+ * refuses the key in use (RDPS_EBUSY). On a ctx created without a key: RDPS_ENOTSUP. NULL ctx or
+ * key, or an id outside 1..RDPS_DOMAIN_KEY_ID_MAX: RDPS_EINVAL. rdps_ctx_key_in_use returns the
+ * id frames are sent under, 0 for a keyless (or NULL) ctx.
+ */
+RDPS_EXPORT int rdps_domain_key_read(const char *path, uint8_t key[RDPS_DOMAIN_KEY_BYTES],
+                                     uint32_t *key_id);
+RDPS_EXPORT int rdps_ctx_key_add(rdps_ctx_t *ctx, const uint8_t key[RDPS_DOMAIN_KEY_BYTES],
+                                 uint32_t key_id);
+RDPS_EXPORT int rdps_ctx_key_use(rdps_ctx_t *ctx, uint32_t key_id);
+RDPS_EXPORT int rdps_ctx_key_remove(rdps_ctx_t *ctx, uint32_t key_id);
+RDPS_EXPORT uint32_t rdps_ctx_key_in_use(const rdps_ctx_t *ctx);
 
 /* ------------------------------------------------------------------------ */
 /*
@@ -734,6 +782,12 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
       "reliable subscribers: gap detection to repair, 99th pct, in 1/1000 RTT (gauge)")           \
     X(topic_collisions, "discovery: announced topics with a local topic's id but another name "   \
                         "(per announcer+name)")                                                   \
+    X(auth_unsigned, "keyed ctx: frames without a tag (a keyless sender), dropped")               \
+    X(auth_short, "keyed ctx: frames shorter than header and trailer, dropped")                   \
+    X(auth_unknown_key, "keyed ctx: frames under a key id not installed, dropped")                \
+    X(auth_bad_tag, "keyed ctx: frames whose tag did not verify, dropped")                        \
+    X(auth_replayed, "keyed ctx: control frames replayed (counter seen or too old), dropped")     \
+    X(auth_senders_evicted, "keyed ctx: senders evicted from the anti-replay table (LRU)")        \
     X(naks_limited,                                                                               \
       "reliable publishers: NAKed sequences not repaired: the host's allowance spent")            \
     X(receivers_displaced, "reliable publishers: receivers dropped to make room for others")
