@@ -124,7 +124,11 @@ struct rdps_disc_event {
     uint64_t serial;         /* the peer's admission number (rdps__disc_next_serial) */
     uint32_t slot;           /* its entry in the peer table (rdps__disc_replay_next's cursor) */
     const char *other_topic; /* TOPIC_COLLISION: the announced name (topic: the local one) */
-    bool addressed; /* the announcement's body gid/qpn equal its source (first announcement) */
+    /* The first announcement named its datagram's own source (body qpn equal to the source's,
+     * and body gid to its GID when the datagram had one; on InfiniBand without a GRH the QPN
+     * alone): only such a peer speaks for that source (a reliable publisher lets only those
+     * receivers into flow control; the NAK backoff counts only those). */
+    bool addressed;
 };
 
 /* Sends one announcement; returns 0, or a negative code when it cannot go out now (retried). */

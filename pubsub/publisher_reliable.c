@@ -94,12 +94,14 @@ static void raise_events(rdps_pub_t *pub)
 }
 
 /* A reliable subscriber discovery knows of: the engine of publisher `user` expects it, or
- * forgets it (an rdps_disc_event_fn). */
+ * forgets it (an rdps_disc_event_fn). Only an announcement that names its own datagram's source
+ * speaks for the receiver at that source: anyone can announce in another's name, and a receiver
+ * the engine takes as announced may hold and pace the publisher. */
 static void receiver_event(void *user, const struct rdps_disc_event *ev)
 {
     rdps_pub_t *pub = user;
     struct rdps_rel_pub *e = &pub->rel->engine;
-    if (!ev->reliable || ev->receiver_id == 0)
+    if (!ev->reliable || ev->receiver_id == 0 || !ev->addressed)
         return;
     if (ev->type == RDPS_DISC_PEER_SEEN) {
         if (rdps__rel_pub_expect_receiver(e, &ev->source, ev->receiver_id, ev->flow_tag,
@@ -499,6 +501,8 @@ void rdps__pub_rel_counters(const rdps_pub_t *pub, rdps_counters *out)
     out->receivers_refused += c->receivers_refused;
     out->repair_queue_full += c->repair_queue_full;
     out->repair_share_spent += c->repair_share_spent;
+    out->naks_limited += c->nak_host_limited;
+    out->receivers_displaced += c->receivers_displaced;
     if (c->rtt_last_ns / 1000u > out->rtt_us)
         out->rtt_us = c->rtt_last_ns / 1000u; /* the ctx's figure: the worst publisher's */
 }

@@ -30,7 +30,10 @@
  * that echoes a heartbeat (echo_delay_us != RDPS_FRAME_NO_ECHO): its
  * timestamp_ns is the echoed heartbeat's timestamp_ns, on the publisher's
  * clock, so the publisher measures RTT = now - timestamp_ns - echo_delay_us
- * without comparing two hosts' clocks.
+ * without comparing two hosts' clocks. (The reliable publisher takes the
+ * timestamp as the name of a heartbeat it sent and measures from that
+ * heartbeat's departure on its monotonic clock: an echo naming no heartbeat
+ * of its own gives no sample, and a step of its wall clock none either.)
  *
  * DATA:      BEGIN iff frag_offset == 0; END iff frag_offset + payload == msg_len;
  *            a non-END fragment carries > 0 bytes; every fragment of a message

@@ -30,8 +30,14 @@ void rdps__rel_pub_config_default(struct rdps_rel_pub_config *cfg)
     cfg->max_inflight = 1024;
     cfg->flow = RDPS_REL_FLOW_MAX;
     cfg->max_receivers = 256;
+    /* A host runs a few subscriber processes (one receiver id each); one forging host fills no
+     * more than an eighth of the table, whatever QPNs and ids it uses. */
+    cfg->max_receivers_per_host = 32;
+    cfg->max_receivers_per_source = 4;
     cfg->receiver_timeout_ns = 5000000000ull;
+    cfg->unannounced_timeout_ns = 1000000000ull;
     cfg->connect_timeout_ns = 1000000000ull;
+    cfg->connect_hold_max_ns = 1000000000ull;
     cfg->stall_evict_ns = 2000000000ull;
     cfg->repair_linger_ns = 2000000ull;
     cfg->repair_linger_min_ns = 25000ull;
@@ -44,6 +50,12 @@ void rdps__rel_pub_config_default(struct rdps_rel_pub_config *cfg)
      * NAK waited for its retry (a simulated 10 Gb/s fabric: 0.04 of line rate). 80 KiB. */
     cfg->max_repairs = 4096;
     cfg->max_frames_per_nak = 1024;
+    /* A NAK of an unannounced receiver draws at most 16 datagrams (a forged 48-byte NAK: 16 KiB);
+     * a host's NAKs at most the budget and a share per interval, 16 KiB while none of its
+     * receivers is announced. */
+    cfg->unannounced_nak_frames = 16;
+    cfg->host_nak_bytes = 512u * 1024u;
+    cfg->unannounced_host_bytes = 16u * 1024u;
     cfg->heartbeat_min_ns = 100000ull;
     cfg->heartbeat_max_ns = 100000000ull;
 }
@@ -71,8 +83,13 @@ static int check_config(const struct rdps_rel_pub_config *c)
     if (c->flow > RDPS_REL_FLOW_TAGGED || (c->flow == RDPS_REL_FLOW_TAGGED && c->flow_tag == 0))
         return rdps__set_err(RDPS_EINVAL, "rel_pub_init: bad flow mode or zero flow_tag");
     if (c->max_receivers == 0 || c->max_receivers > (1u << 20) || c->max_repairs == 0 ||
-        c->max_repairs > (1u << 20) || c->max_frames_per_nak == 0)
+        c->max_repairs > (1u << 20) || c->max_frames_per_nak == 0 ||
+        c->unannounced_nak_frames == 0 || c->max_receivers_per_host == 0 ||
+        c->max_receivers_per_source == 0)
         return rdps__set_err(RDPS_EINVAL, "rel_pub_init: zero or huge table size");
+    if (c->host_nak_bytes < c->max_datagram || c->unannounced_host_bytes < c->max_datagram)
+        return rdps__set_err(RDPS_EINVAL,
+                             "rel_pub_init: a host's NAK allowance below one datagram");
     if (c->repair_budget_bytes < c->max_datagram || c->repair_share_bytes < c->max_datagram ||
         c->repair_share_total_bytes < c->repair_share_bytes || c->repair_interval_ns == 0 ||
         c->data_per_repair == 0)
@@ -86,7 +103,7 @@ static int check_config(const struct rdps_rel_pub_config *c)
                              "second..%llu",
                              (unsigned long long)c->rate_bytes_per_s, RDPS_REL_RATE_MAX);
     if (c->heartbeat_min_ns == 0 || c->heartbeat_max_ns < c->heartbeat_min_ns ||
-        c->receiver_timeout_ns == 0 || c->repair_linger_ns == 0)
+        c->receiver_timeout_ns == 0 || c->unannounced_timeout_ns == 0 || c->repair_linger_ns == 0)
         return rdps__set_err(RDPS_EINVAL, "rel_pub_init: zero heartbeat, timeout or linger");
     return 0;
 }
@@ -104,8 +121,15 @@ int rdps__rel_pub_init(struct rdps_rel_pub *p, const struct rdps_rel_pub_config 
     if (rc < 0)
         return rc;
     p->payload = cfg->max_datagram - RDPS_FRAME_HEADER_LEN;
-    uint64_t window_cap = (uint64_t)RDPS_REL_MAX_MSG_FRAMES * p->payload;
-    p->max_msg_len = cfg->max_msg_len < window_cap ? cfg->max_msg_len : (uint32_t)window_cap;
+    /* A message fits the receivers' window and the ring: its frames laid from the start of the
+     * memory (where the ring puts one that fits nowhere else), one slot each. */
+    uint64_t frames_max = p->ring.cap / rdps__pub_ring_stride(cfg->max_datagram);
+    if (frames_max > (uint64_t)p->ring.slot_mask + 1u)
+        frames_max = (uint64_t)p->ring.slot_mask + 1u;
+    if (frames_max > RDPS_REL_MAX_MSG_FRAMES)
+        frames_max = RDPS_REL_MAX_MSG_FRAMES;
+    uint64_t msg_cap = frames_max * p->payload;
+    p->max_msg_len = cfg->max_msg_len < msg_cap ? cfg->max_msg_len : (uint32_t)msg_cap;
     p->post_seq = cfg->first_seq;
     p->marks = calloc((size_t)frames, sizeof(*p->marks));
     p->repairs = calloc(cfg->max_repairs, sizeof(*p->repairs));
@@ -183,7 +207,7 @@ static int admit(struct rdps_rel_pub *p, uint32_t n, uint32_t last_len, uint64_t
         rdps__rel_fc_recompute(p);
     if (p->cfg.flow == RDPS_REL_FLOW_TAGGED && p->fc_tagged < p->cfg.flow_min_receivers)
         return refuse(p, &p->counters.backpressure_receivers, -1, now_ns);
-    if (p->fc_connecting > 0)
+    if (p->fc_connecting > 0 && rdps__rel_connect_hold(p, now_ns))
         return refuse(p, &p->counters.backpressure_connecting, -1, now_ns);
     if (p->fc_limited && rdps__seq_gt(head + n, p->fc_limit) && p->fc_limit_consumed != head)
         return refuse(p, &p->counters.backpressure_window, 1, now_ns);
@@ -355,10 +379,11 @@ static void flush_run(struct rdps_rel_pub *p, uint32_t start, uint32_t count, in
 }
 
 /* How long a repair answers its sequence: a lone receiver's RTT-scaled linger, else the whole
- * configured linger (other receivers' NAKs come spread over their backoff). */
+ * configured linger (other receivers' NAKs come spread over their backoff). Receivers in flow
+ * control count; NAKs from anyone else do not make the publisher linger longer. */
 static inline uint64_t linger_of(const struct rdps_rel_pub *p)
 {
-    return p->rx_count <= 1 ? p->linger_ns : p->cfg.repair_linger_ns;
+    return p->fc_members <= 1 ? p->linger_ns : p->cfg.repair_linger_ns;
 }
 
 /* How long after a repair left a NAK from receiver `slot` may still have been sent before the
@@ -380,11 +405,12 @@ static inline uint64_t asker_linger(const struct rdps_rel_pub *p, int32_t slot)
  * or could not have reached the asker before it sent the NAK; later it is a retry (the repair was
  * lost) and answered, so retries need not wait out a linger sized for other receivers' backoff. */
 static uint32_t schedule_range(struct rdps_rel_pub *p, int32_t slot, uint32_t start, uint32_t count,
-                               bool overtaken, uint64_t now_ns)
+                               bool overtaken, uint64_t now_ns, int64_t *allowance)
 {
     uint32_t scheduled = 0, run_start = start, run_count = 0;
     int32_t run_dest = slot;
     uint64_t until = now_ns + linger_of(p);
+    const struct rdps_rel_receiver *asker = &p->rx[slot];
     for (uint32_t k = 0; k < count; k++) {
         uint32_t seq = start + k;
         struct rdps_rel_mark *m = &p->marks[seq & p->ring.slot_mask];
@@ -400,9 +426,20 @@ static uint32_t schedule_range(struct rdps_rel_pub *p, int32_t slot, uint32_t st
                 run_count = 0;
                 continue;
             }
-            if (!answered)
-                dest = REL_MULTICAST; /* a second receiver asked within the linger */
+            /* A second receiver asked within the linger: one multicast repair serves everyone,
+             * when discovery announced both and they are on different hosts (one host's QPNs and
+             * receiver ids, or anyone unannounced, cannot fan repairs out to the group). */
+            const struct rdps_rel_receiver *first = m->dest >= 0 ? &p->rx[m->dest] : NULL;
+            if (!answered && asker->announced && first->announced && first->host != asker->host)
+                dest = REL_MULTICAST;
         }
+        /* Every repair the host's NAKs schedule spends its allowance for this interval. */
+        uint32_t len = rdps__pub_ring_find(&p->ring, seq)->len;
+        if (*allowance < (int64_t)len) {
+            p->counters.nak_host_limited += count - k;
+            break;
+        }
+        *allowance -= len;
         m->seq = seq;
         m->dest = dest;
         m->linger_until = until;
@@ -429,14 +466,21 @@ int rdps__rel_pub_on_nak(struct rdps_rel_pub *p, const struct rdps_source *sourc
         return 0;
     }
     p->counters.naks_received++;
-    int32_t slot = rdps__rel_rx_get(p, source, v->receiver_id, now_ns);
+    int32_t slot = rdps__rel_rx_get(p, source, v->receiver_id, false, now_ns);
     if (slot < 0)
         return 0;
-    p->rx[slot].last_heard_ns = now_ns;
+    struct rdps_rel_receiver *r = &p->rx[slot];
+    r->last_heard_ns = now_ns;
     bool overtaken = (v->hdr.flags & RDPS_FRAME_F_RETRANSMIT) != 0;
     if (overtaken)
         p->counters.naks_overtaken++;
+    if (p->fc_dirty)
+        rdps__rel_fc_recompute(p); /* the receiver count and linger */
+    rdps__rel_refill(p, now_ns);
+    int64_t *allowance = rdps__rel_host_nak_tokens(p, r->host);
     uint32_t budget = p->cfg.max_frames_per_nak;
+    if (!r->announced && budget > p->cfg.unannounced_nak_frames)
+        budget = p->cfg.unannounced_nak_frames;
     uint32_t trail = p->ring.trail_seq, post = p->post_seq;
     for (unsigned i = 0; i < v->nak_range_count; i++) {
         struct rdps_seq_range rg = rdps__frame_nak_range(v, i);
@@ -461,6 +505,15 @@ int rdps__rel_pub_on_nak(struct rdps_rel_pub *p, const struct rdps_source *sourc
             count = post - start;
             p->counters.nak_future++;
         }
+        if (r->reported && rdps__seq_lt(start, r->consumed_seq)) {
+            /* It reported having everything before consumed_seq. */
+            uint32_t have = r->consumed_seq - start;
+            p->counters.nak_stale++;
+            if (count <= have)
+                continue;
+            start = r->consumed_seq;
+            count -= have;
+        }
         if (budget == 0) {
             p->counters.nak_clipped++;
             continue;
@@ -470,7 +523,7 @@ int rdps__rel_pub_on_nak(struct rdps_rel_pub *p, const struct rdps_source *sourc
             p->counters.nak_clipped++;
         }
         budget -= count;
-        if (schedule_range(p, slot, start, count, overtaken, now_ns) > 0)
+        if (schedule_range(p, slot, start, count, overtaken, now_ns, allowance) > 0)
             p->counters.nak_ranges_answered++;
         else
             p->counters.nak_ranges_suppressed++;
@@ -543,7 +596,7 @@ static inline void rate_charge(struct rdps_rel_pub *p, uint32_t len, uint64_t no
     p->rate_paid_ns += (uint64_t)len * 1000000000ull / p->cfg.rate_bytes_per_s;
 }
 
-static void refill(struct rdps_rel_pub *p, uint64_t now_ns)
+void rdps__rel_refill(struct rdps_rel_pub *p, uint64_t now_ns)
 {
     if (now_ns < p->tokens_at + p->cfg.repair_interval_ns)
         return;
@@ -566,41 +619,47 @@ static bool repairs_budgeted(struct rdps_rel_pub *p)
     return !(p->window_blocked || p->ring_blocked);
 }
 
-/* May a unicast repair to `slot` go past the budget? Each receiver may draw repair_share_bytes per
- * interval that way, all of them together repair_share_total_bytes, so one that holds the window
- * and NAKs what it already has (or forges a victim's address, or many receiver ids) gets repairs
- * at that pace, not the device's; past its share its repairs spend the shared budget like any
- * other. Compared with a whole datagram whatever the frame's length, so the answer for a receiver
- * changes once per interval and its repairs keep their order. */
+/* May a unicast repair to `slot` go past the budget? Each host may draw repair_share_bytes per
+ * interval that way, all hosts and multicast repairs together repair_share_total_bytes, so one
+ * that holds the window and NAKs what it already has (or forges a victim's address, or many QPNs
+ * and receiver ids) gets repairs at that pace, not the device's; past its share its repairs spend
+ * the shared budget like any other. Compared with a whole datagram whatever the frame's length, so
+ * the answer for a host changes once per interval and its repairs keep their order. */
 static bool within_share(struct rdps_rel_pub *p, int32_t slot)
 {
-    struct rdps_rel_receiver *r = &p->rx[slot];
-    if (r->share_epoch != p->tokens_at) {
-        r->share_epoch = p->tokens_at;
-        r->share_tokens = p->cfg.repair_share_bytes;
+    struct rdps_rel_host *h = &p->hosts[p->rx[slot].host];
+    if (h->share_epoch != p->tokens_at) {
+        h->share_epoch = p->tokens_at;
+        h->share_tokens = p->cfg.repair_share_bytes;
     }
     int64_t full = p->cfg.max_datagram;
-    return r->share_tokens >= full && p->share_pool >= full;
+    return h->share_tokens >= full && p->share_pool >= full;
 }
 
+/* Charges a repair past the budget to the shares' pool and, unicast (slot >= 0), its host. */
 static void charge_share(struct rdps_rel_pub *p, int32_t slot, uint32_t len)
 {
-    struct rdps_rel_receiver *r = &p->rx[slot];
-    r->share_tokens -= len;
-    p->share_pool -= len;
-    /* Once per receiver and interval, and once when the total runs out: within_share says no
-     * after either. */
     int64_t full = p->cfg.max_datagram;
-    if (r->share_tokens < full || p->share_pool < full)
+    p->share_pool -= len;
+    bool spent = p->share_pool < full;
+    if (slot >= 0) {
+        struct rdps_rel_host *h = &p->hosts[p->rx[slot].host];
+        h->share_tokens -= len;
+        spent = spent || h->share_tokens < full;
+    }
+    /* Once per host and interval, and once when the total runs out: within_share says no after
+     * either. */
+    if (spent)
         p->counters.repair_share_spent++;
 }
 
-/* The front repair frame if one can go now (budget permitting, when `budgeted`; a unicast one past
- * its receiver's share spends the budget anyway, *shared says which); drops dead entries. Past
- * the budget, an entry held by its receiver's share moves to the back, so a receiver that spent
- * its share does not hold up the others' repairs; a pass visits each entry once, and a receiver's
- * entries move in queue order, so a lone receiver still gets its repairs in the order it asked
- * (it takes a repair that overtakes an earlier one as that one lost). */
+/* The front repair frame if one can go now (budget permitting, when `budgeted`; past the budget
+ * a unicast one spends its host's share, a multicast one the shares' pool, and the budget when
+ * that is spent: *shared says it spends the budget); drops dead entries. Past the budget, an
+ * entry held by its host's share moves to the back, so a host that spent its share does not hold
+ * up the others' repairs; a pass visits each entry once, and a receiver's entries move in queue
+ * order, so a lone receiver still gets its repairs in the order it asked (it takes a repair that
+ * overtakes an earlier one as that one lost). */
 static const struct rdps_pub_ring_slot *next_repair(struct rdps_rel_pub *p, bool budgeted,
                                                     struct rdps_rel_repair **entry, bool *shared)
 {
@@ -627,8 +686,13 @@ static const struct rdps_pub_ring_slot *next_repair(struct rdps_rel_pub *p, bool
             if (p->repair_tokens < (int64_t)s->len)
                 return NULL;
             *shared = true;
+        } else if (e->dest == REL_MULTICAST) {
+            /* Multicast repairs reach every subscriber: charged like any other. */
+            *shared = p->share_pool < (int64_t)p->cfg.max_datagram;
+            if (*shared && p->repair_tokens < (int64_t)s->len)
+                return NULL; /* the pool and the budget are spent: every repair waits */
         } else {
-            *shared = e->dest != REL_MULTICAST && !within_share(p, e->dest);
+            *shared = !within_share(p, e->dest);
             if (*shared && p->repair_tokens < (int64_t)p->cfg.max_datagram) {
                 /* The tail slot is free (or, in a full queue, the head itself). */
                 p->repairs[(p->rq_head + p->rq_count) % p->cfg.max_repairs] = *e;
@@ -666,9 +730,13 @@ static void ring_action(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a,
     rdps__pub_ring_inflight_push(&p->ring, seq);
 }
 
-static void heartbeat_action(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a,
+static void heartbeat_action(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a, uint64_t now_ns,
                              uint64_t wall_ns)
 {
+    /* Remembered for the echo: its RTT is measured on the monotonic clock. */
+    struct rdps_rel_hb_sent *sent = &p->hb_sent[p->hb_sent_count++ % RDPS_REL_HB_SENT];
+    sent->wall_ns = wall_ns;
+    sent->mono_ns = now_ns;
     /* Cannot fail: the buffer holds a header and retained <= ring slots <= 2^30. */
     (void)rdps__frame_encode_heartbeat_reliable(p->hb_buf, sizeof(p->hb_buf), p->cfg.session_id,
                                                 p->cfg.topic_id, p->post_seq,
@@ -709,10 +777,13 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
         }
     }
     if (room) {
-        refill(p, now_ns);
+        rdps__rel_refill(p, now_ns);
         struct rdps_rel_repair *e = NULL;
         bool shared = true;
-        const struct rdps_pub_ring_slot *rs = next_repair(p, repairs_budgeted(p), &e, &shared);
+        /* Repairs wait for the rate limit's allowance like new data (ahead of it): they never
+         * put the publisher into debt beyond one burst. */
+        const struct rdps_pub_ring_slot *rs =
+            rate_allows(p, now_ns) ? next_repair(p, repairs_budgeted(p), &e, &shared) : NULL;
         bool data = p->post_seq != p->ring.head_seq && data_may_go(p, now_ns);
         if (rs != NULL && (!data || p->data_since_repair >= p->cfg.data_per_repair)) {
             uint32_t seq = e->start + e->sent;
@@ -723,6 +794,8 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
             ring_action(p, a, RDPS_REL_PUB_POST_REPAIR, seq, rs);
             if (e->dest == REL_MULTICAST) {
                 p->counters.repairs_multicast++;
+                if (!shared)
+                    charge_share(p, REL_MULTICAST, rs->len);
             } else {
                 fill_dest(p, a, e->dest);
                 p->counters.repairs_unicast++;
@@ -756,13 +829,13 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
             continue;
         r->owed = false;
         r->owed_until = now_ns + linger_of(p);
-        heartbeat_action(p, a, wall_ns);
+        heartbeat_action(p, a, now_ns, wall_ns);
         fill_dest(p, a, (int32_t)slot);
         p->counters.heartbeats_unrecoverable++;
         return 1;
     }
     if (now_ns >= p->hb_next && !rate_paced(p, now_ns)) {
-        heartbeat_action(p, a, wall_ns);
+        heartbeat_action(p, a, now_ns, wall_ns);
         /* hb_min after data, then gaps doubling to the cap; while appends wait on the window,
          * or a receiver in flow control has not reported everything posted, at most
          * REL_HB_BLOCKED_MULT x hb_min: receivers answer a heartbeat with STATUS and learn of
@@ -780,6 +853,23 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
         return 1;
     }
     return 0;
+}
+
+bool rdps__rel_echo_rtt(const struct rdps_rel_pub *p, uint64_t echoed_ts, uint64_t held_ns,
+                        uint64_t now_ns, uint64_t *rtt_ns)
+{
+    uint32_t n = p->hb_sent_count < RDPS_REL_HB_SENT ? p->hb_sent_count : RDPS_REL_HB_SENT;
+    for (uint32_t k = 1; k <= n; k++) { /* newest first: the echo is usually of the latest */
+        const struct rdps_rel_hb_sent *sent =
+            &p->hb_sent[(p->hb_sent_count - k) % RDPS_REL_HB_SENT];
+        if (sent->wall_ns != echoed_ts)
+            continue;
+        if (now_ns < sent->mono_ns || now_ns - sent->mono_ns < held_ns)
+            return false; /* held longer than the round trip took */
+        *rtt_ns = now_ns - sent->mono_ns - held_ns;
+        return true;
+    }
+    return false;
 }
 
 void rdps__rel_pub_send_done(struct rdps_rel_pub *p, uint32_t n)
@@ -803,8 +893,11 @@ uint64_t rdps__rel_pub_tick(struct rdps_rel_pub *p, uint64_t now_ns)
         return now_ns;
     if (room && paced && rate_ready_ns(p) < next)
         next = rate_ready_ns(p);
-    if (room && p->rq_count > 0) {
-        refill(p, now_ns);
+    if (room && p->rq_count > 0 && !rate_allows(p, now_ns)) {
+        if (rate_ready_ns(p) < next)
+            next = rate_ready_ns(p); /* repairs wait for the rate limit too */
+    } else if (room && p->rq_count > 0) {
+        rdps__rel_refill(p, now_ns);
         struct rdps_rel_repair *e;
         bool shared;
         if (next_repair(p, repairs_budgeted(p), &e, &shared) != NULL)

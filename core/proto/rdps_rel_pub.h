@@ -41,19 +41,44 @@
  * heartbeat's retained count tells it the gap is unrecoverable.
  *
  * Receivers. A table of at most max_receivers entries keyed by (exact
- * source, receiver_id), O(1) lookup by a seeded hash; NAK, STATUS,
- * rdps__rel_pub_receiver_tag() and rdps__rel_pub_expect_receiver() create
- * entries, a full table refuses them (receivers_refused). States: KNOWN (no
- * STATUS yet: not in flow control),
- * ACTIVE (in flow control), EVICTED (its consumed sequence fell below the
- * trail, or it stalled a min/tagged publisher for stall_evict_ns; out of
- * flow control until a STATUS at or above the trail, then RESUMED: it
- * carries on from the live position the receiver jumped to). A receiver
- * unheard for receiver_timeout_ns is removed (event). STATUS: consumed_seq
- * (never moves back; beyond what was posted is bogus and ignored), window =
- * datagrams the receiver can take beyond consumed_seq, and an optional
- * heartbeat echo: RTT = wall_ns - echoed timestamp - echo delay, smoothed
- * (srtt += (sample - srtt) / 8).
+ * source, receiver_id), O(1) lookup by a seeded hash; NAK, STATUS and
+ * discovery (rdps__rel_pub_expect_receiver, rdps__rel_pub_receiver_tag)
+ * create entries. Anyone on the fabric can send a NAK or a STATUS from any
+ * number of QPNs and GIDs it owns, so:
+ *  - entries are capped per host (the GID, or the LID without a GRH:
+ *    max_receivers_per_host) and per source (a host's QPN, the sender's
+ *    choice: max_receivers_per_source); a new receiver past a cap, or in a
+ *    full table, displaces the least recently heard unannounced receiver of
+ *    the heaviest host (a new unannounced one only from a host with more
+ *    receivers than its own; an announced one also an announced receiver of
+ *    such a host), else it is refused (receivers_refused);
+ *  - only receivers discovery announced from that same source (the glue
+ *    checks the announcement names the datagram's own GID and QPN) become
+ *    ACTIVE: in flow control, counted as receivers, their RTT pacing
+ *    heartbeats and lingers; an unannounced one stays KNOWN whatever it
+ *    reports (its NAKs are answered within small caps, below) and leaves
+ *    after unannounced_timeout_ns of silence;
+ *  - events (EVICTED, RESUMED, TIMED_OUT) are raised only for receivers that
+ *    were ACTIVE.
+ * States: KNOWN (not in flow control), ACTIVE (announced, reported a
+ * position at or above the trail), EVICTED (its consumed sequence fell
+ * below the trail: LAGGED; or it stalled a min/tagged publisher for
+ * stall_evict_ns: STALLED). An evicted receiver earns its way back: it
+ * RESUMES only with a position at or above the trail and past the one it
+ * was evicted at, and not before its host's ban ends: a host's second stall
+ * eviction (and each later one) within RDPS_REL_STRIKE_DECAY_NS of the
+ * previous bans all its receivers from flow control for stall_evict_ns,
+ * doubling with each up to RDPS_REL_BAN_MAX_NS (one step forgotten per
+ * RDPS_REL_STRIKE_DECAY_NS without one).
+ * A receiver unheard for receiver_timeout_ns is removed (event). STATUS:
+ * consumed_seq (never moves back; beyond what was posted is bogus and
+ * ignored), window = datagrams the receiver can take beyond consumed_seq
+ * (at most RDPS_REASM_WINDOW - 1, what a receiver can track), and an
+ * optional heartbeat echo: the echoed timestamp is looked up among the last
+ * RDPS_REL_HB_SENT heartbeats this engine sent, and RTT = now - that heartbeat's
+ * departure (monotonic) - echo delay; an echo of anything else gives no
+ * sample (so neither a forged echo nor a step of the wall clock makes one),
+ * srtt += (sample - srtt) / 8.
  *
  * Flow control over ACTIVE receivers (tagged: those carrying flow_tag):
  * limit = max (max mode) or min (min, tagged) of consumed + window; a
@@ -73,19 +98,35 @@
  * the receiver learns the session and reports. Without this, a burst sent
  * before the first STATUS overruns the receiver's window and is lost to
  * repair storms (seen on rxe: thousands of frames dropped beyond the window).
+ * A host can announce receivers that never report, so holds are bounded: a
+ * host whose receiver timed out connecting holds nothing for
+ * RDPS_REL_CONNECT_BAN_NS, doubling with each one; and all holds together spend
+ * a bucket of connect_hold_max_ns that refills at 1/RDPS_REL_HOLD_REFILL of real
+ * time, so hosts without number stall the publisher at most that much, then
+ * that fraction of the time (connect_holds_refused counts what it cut).
  *
  * NAK. Each range is clipped: the part below the trail is unrecoverable and
  * answered with a heartbeat unicast to the asker (at most one per linger per
- * receiver); the part at or beyond `post` is ignored (nak_future); at most
- * max_frames_per_nak sequences per NAK are considered (the receiver asks
- * again for the rest). Per sequence the engine remembers who it was last
- * repaired to and until when that answer lingers (repair_linger_ns): a NAK
- * from the same receiver, or any NAK after a multicast repair, within the
- * linger is suppressed (unless the NAK is flagged RETRANSMIT: the receiver
- * saw a repair it asked for later arrive first, so this one was lost, and it
- * is answered once the earlier repair has left); a NAK from another
- * receiver within the linger of a unicast repair turns it into a multicast
- * one; otherwise the sequence is repaired by unicast to the asker.
+ * receiver); the part at or beyond `post` is ignored (nak_future); the part
+ * below the position the receiver reported is ignored (nak_stale: it said it
+ * has those); at most max_frames_per_nak sequences per NAK are considered
+ * (unannounced_nak_frames for an unannounced receiver; the receiver asks
+ * again for the rest). Each host's NAKs may schedule host_nak_bytes of
+ * repairs per repair interval (unannounced_host_bytes while none of its
+ * receivers is announced): past that, sequences are not scheduled
+ * (nak_host_limited) and the receiver's retry gets them. So a forged NAK
+ * draws a bounded number of bytes, and one host cannot draw more per
+ * interval than its allowance however many QPNs and receiver ids it uses.
+ * Per sequence the engine remembers who it was last repaired to and until
+ * when that answer lingers (repair_linger_ns): a NAK from the same receiver,
+ * or any NAK after a multicast repair, within the linger is suppressed
+ * (unless the NAK is flagged RETRANSMIT: the receiver saw a repair it asked
+ * for later arrive first, so this one was lost, and it is answered once the
+ * earlier repair has left); a NAK from an announced receiver of another
+ * host within the linger of a unicast repair turns it into a multicast one
+ * (askers of one host, or an unannounced asker, get unicast: only distinct
+ * hosts that discovery announced fan a repair out to the group); otherwise
+ * the sequence is repaired by unicast to the asker.
  * Consecutive sequences with the same destination form one entry of the
  * repair queue (max_repairs entries; when full, the sequences are not
  * marked, counted, and the receiver's retry gets them).
@@ -96,20 +137,24 @@
  * repairs, so new data cannot starve repairs. While the window or the ring
  * refuses appends and no new data waits, repairs go past the budget: only
  * they can move the receivers that hold the publisher. Unicast ones then
- * still spend a per-receiver share (repair_share_bytes per interval, and
- * repair_share_total_bytes for all receivers), and the shared budget past
- * it, so one receiver that holds the window and NAKs what it has cannot
- * draw repairs at the device's pace (nor aim them at a forged address);
- * its entries held by the share go to the back of the queue, so they do not
- * hold up other receivers' repairs. Repairs set the RETRANSMIT flag in the
- * ring copy of the frame. Then owed unicast heartbeats, then a multicast
+ * spend their host's share (repair_share_bytes per interval) and multicast
+ * ones the shares' pool, both within repair_share_total_bytes for all, and
+ * the shared budget past it, so no receiver, host or multicast asker draws
+ * repairs at the device's pace: every repair byte, in every state, is
+ * charged, at most repair_budget_bytes + repair_share_total_bytes per
+ * interval. A unicast entry held by its host's share goes to the back of
+ * the queue, so it does not hold up other receivers' repairs. With a rate
+ * limit, repairs wait for the limit's allowance like new data (ahead of it):
+ * they never put the publisher into debt beyond one burst. Repairs set the
+ * RETRANSMIT flag in the ring copy of the frame. Then owed unicast
+ * heartbeats, then a multicast
  * heartbeat when idle: a minimum after data, doubling up to
  * heartbeat_max_ns (8 minimums while appends wait on the window or a
  * receiver in flow control has not reported everything posted: receivers
  * answer heartbeats with STATUS and learn of tail loss from them, which a
  * lost STATUS or tail must not wait for long), back to the minimum on new
- * data. The minimum is heartbeat_min_ns, or half the latest smoothed RTT
- * when that is longer: a
+ * data. The minimum is heartbeat_min_ns, or half the smallest smoothed RTT
+ * of the ACTIVE receivers when that is longer: a
  * receiver cannot act on a tail loss faster than a round trip, so sooner
  * heartbeats are only traffic (on rxe they were 2.4 % of the datagrams). A heartbeat
  * carries seq = post (the next sequence) and msg_len = R = post - trail
@@ -137,9 +182,9 @@ enum rdps_rel_flow {
 
 enum rdps_rel_rx_state {
     RDPS_REL_RX_FREE = 0,
-    RDPS_REL_RX_KNOWN,   /* heard (NAK, tag) but no STATUS yet */
-    RDPS_REL_RX_ACTIVE,  /* in flow control */
-    RDPS_REL_RX_EVICTED, /* lagged past the trail or stalled the publisher */
+    RDPS_REL_RX_KNOWN,   /* not in flow control: unannounced, or no position at/above the trail */
+    RDPS_REL_RX_ACTIVE,  /* in flow control (announced, reported a position at/above the trail) */
+    RDPS_REL_RX_EVICTED, /* was ACTIVE; lagged past the trail or stalled the publisher */
 };
 
 enum rdps_rel_pub_event_kind {
@@ -172,11 +217,16 @@ struct rdps_rel_pub_config {
     uint32_t ring_frames;  /* slots; power of two; 0 = ring_bytes / 128 rounded up */
     uint32_t max_inflight; /* ring frames handed out and not completed; power of two */
     enum rdps_rel_flow flow;
-    uint32_t flow_tag;             /* tagged: the group tag (nonzero) */
-    uint32_t flow_min_receivers;   /* tagged: tagged receivers needed before anything is sent */
-    uint32_t max_receivers;        /* receiver table cap */
-    uint64_t receiver_timeout_ns;  /* unheard this long: removed (default 5 s) */
-    uint64_t connect_timeout_ns;   /* an expected receiver holds data at most this long (1 s) */
+    uint32_t flow_tag;                 /* tagged: the group tag (nonzero) */
+    uint32_t flow_min_receivers;       /* tagged: tagged receivers needed before anything is sent */
+    uint32_t max_receivers;            /* receiver table cap */
+    uint32_t max_receivers_per_host;   /* of one host (GID, or LID without a GRH) */
+    uint32_t max_receivers_per_source; /* of one source (a host's QPN) */
+    uint64_t receiver_timeout_ns;      /* unheard this long: removed (default 5 s) */
+    uint64_t unannounced_timeout_ns;   /* ... an unannounced receiver (1 s) */
+    uint64_t connect_timeout_ns;       /* an expected receiver holds data at most this long (1 s) */
+    uint64_t connect_hold_max_ns;      /* holds of all connecting receivers: this much held time,
+                                          refilled at 1/RDPS_REL_HOLD_REFILL of real time (1 s) */
     uint64_t stall_evict_ns;       /* min/tagged: blocked this long evicts the slowest; 0 = never */
     uint64_t repair_linger_ns;     /* a sequence is answered once per linger (several receivers:
                                       it must cover their NAK backoff spread) */
@@ -189,9 +239,12 @@ struct rdps_rel_pub_config {
     uint32_t data_per_repair;    /* new frames between two repairs when both wait (>= 1) */
     uint32_t max_repairs;        /* repair queue entries (runs of sequences to one destination) */
     uint32_t max_frames_per_nak; /* sequences one NAK may schedule */
+    uint32_t unannounced_nak_frames; /* ... one NAK of an unannounced receiver */
+    uint32_t host_nak_bytes;         /* repair bytes one host's NAKs may schedule per interval */
+    uint32_t unannounced_host_bytes; /* ... while discovery announced none of its receivers */
     /* Datagram bytes per second put on the wire, new data and repairs together (0: no limit).
-     * Repairs are never held by it; new data waits until their share is paid. Bursts up to
-     * RDPS_REL_RATE_BURST_NS worth, so a caller woken once a millisecond keeps the rate. */
+     * Repairs wait for it like new data, ahead of it (never beyond one burst of debt). Bursts up
+     * to RDPS_REL_RATE_BURST_NS worth, so a caller woken once a millisecond keeps the rate. */
     uint64_t rate_bytes_per_s;
     uint64_t heartbeat_min_ns, heartbeat_max_ns;
     uint64_t hash_seed;             /* random per process */
@@ -209,6 +262,17 @@ struct rdps_rel_pub_config {
  * from the newest datagram received, so its first part received opens the window for the rest. */
 #define RDPS_REL_MAX_MSG_FRAMES 1023u
 #define RDPS_REL_NO_ECHO        RDPS_FRAME_NO_ECHO
+/* Heartbeats remembered for RTT echoes (their wall timestamp and monotonic departure). */
+#define RDPS_REL_HB_SENT 256u
+/* Stall-eviction bans of a host: none for the first eviction, then stall_evict_ns doubling per
+ * eviction up to RDPS_REL_BAN_MAX_NS; one step is forgotten per RDPS_REL_STRIKE_DECAY_NS without
+ * another. A host whose announced
+ * receiver never reported holds no data for RDPS_REL_CONNECT_BAN_NS, doubling likewise. The
+ * connect-hold bucket refills at 1/RDPS_REL_HOLD_REFILL of real time. */
+#define RDPS_REL_BAN_MAX_NS      256000000000ull
+#define RDPS_REL_STRIKE_DECAY_NS 60000000000ull
+#define RDPS_REL_CONNECT_BAN_NS  60000000000ull
+#define RDPS_REL_HOLD_REFILL     32u
 
 /* A received STATUS, as decoded (rdps__rel_pub_on_frame fills it from the frame view). */
 struct rdps_rel_status {
@@ -242,53 +306,60 @@ struct rdps_rel_pub_action {
     uint32_t receiver_gen;   /* changes when the slot is reused (cache an AH per slot+gen) */
 };
 
-#define RDPS_REL_PUB_COUNTER_MAP(X)                                                          \
-    X(msgs_appended, "messages written into the ring")                                       \
-    X(frames_appended, "frames written into the ring")                                       \
-    X(bytes_appended, "message bytes written into the ring")                                 \
-    X(data_posted, "first posts of data frames")                                             \
-    X(rate_waits, "times new data waited for the rate limit (each wait, however long)")      \
-    X(backpressure_ring, "appends refused: the ring could not drop enough old frames")       \
-    X(backpressure_window, "appends refused: flow-control window")                           \
-    X(backpressure_receivers, "appends refused: fewer tagged receivers than the minimum")    \
-    X(backpressure_connecting, "appends refused: an expected receiver has not reported yet") \
-    X(receivers_expected, "receivers announced by discovery before their first STATUS")      \
-    X(connect_timeouts, "expected receivers that sent no STATUS within connect_timeout")     \
-    X(receivers_gone, "receivers removed because discovery saw them leave or expire")        \
-    X(naks_received, "NAK frames received for this session")                                 \
-    X(nak_ranges, "NAK ranges received")                                                     \
-    X(naks_overtaken, "NAKs flagged RETRANSMIT: repairs overtaken, answered in the linger")  \
-    X(nak_ranges_answered, "NAK ranges that scheduled at least one repair")                  \
-    X(nak_ranges_suppressed, "NAK ranges wholly suppressed by the linger")                   \
-    X(nak_seqs_suppressed, "NAKed sequences suppressed by the linger")                       \
-    X(nak_ranges_unrecoverable, "NAK ranges reaching below the trail")                       \
-    X(nak_future, "NAK ranges (or parts) not posted yet: ignored")                           \
-    X(nak_clipped, "NAK ranges cut at max_frames_per_nak")                                   \
-    X(repair_queue_full, "NAKed sequences not scheduled: repair queue full")                 \
-    X(repairs_unicast, "repair frames sent by unicast")                                      \
-    X(repairs_multicast, "repair frames sent by multicast")                                  \
-    X(repair_bytes, "bytes of repair frames")                                                \
-    X(repairs_dropped, "scheduled repairs dropped: below the trail or receiver gone")        \
-    X(repair_share_spent, "times a receiver's share past the budget, or all, ran out")       \
-    X(heartbeats, "multicast heartbeats")                                                    \
-    X(heartbeats_unrecoverable, "unicast heartbeats answering NAKs below the trail")         \
-    X(status_received, "STATUS frames received for this session")                            \
-    X(status_bogus, "STATUS positions beyond what was posted (ignored)")                     \
-    X(status_stale, "STATUS older than the receiver's last position (ignored)")              \
-    X(rtt_samples, "RTT samples from echoed heartbeats")                                     \
-    X(rtt_bogus, "echoes giving a negative or absurd RTT (ignored)")                         \
-    X(receivers_created, "receiver table entries created")                                   \
-    X(receivers_refused, "NAK/STATUS/tag refused: receiver table full")                      \
-    X(receivers_timed_out, "receivers removed after receiver_timeout_ns of silence")         \
-    X(evictions, "receivers evicted (lagged past the trail or stalled the publisher)")       \
-    X(resumes, "evicted receivers back at the live position")                                \
-    X(foreign_frames, "NAK/STATUS of another session or topic, other frame types (ignored)")
+#define RDPS_REL_PUB_COUNTER_MAP(X)                                                                \
+    X(msgs_appended, "messages written into the ring")                                             \
+    X(frames_appended, "frames written into the ring")                                             \
+    X(bytes_appended, "message bytes written into the ring")                                       \
+    X(data_posted, "first posts of data frames")                                                   \
+    X(rate_waits, "times new data waited for the rate limit (each wait, however long)")            \
+    X(backpressure_ring, "appends refused: the ring could not drop enough old frames")             \
+    X(backpressure_window, "appends refused: flow-control window")                                 \
+    X(backpressure_receivers, "appends refused: fewer tagged receivers than the minimum")          \
+    X(backpressure_connecting, "appends refused: an expected receiver has not reported yet")       \
+    X(receivers_expected, "receivers announced by discovery before their first STATUS")            \
+    X(connect_timeouts, "expected receivers that sent no STATUS within connect_timeout")           \
+    X(receivers_gone, "receivers removed because discovery saw them leave or expire")              \
+    X(naks_received, "NAK frames received for this session")                                       \
+    X(nak_ranges, "NAK ranges received")                                                           \
+    X(naks_overtaken, "NAKs flagged RETRANSMIT: repairs overtaken, answered in the linger")        \
+    X(nak_ranges_answered, "NAK ranges that scheduled at least one repair")                        \
+    X(nak_ranges_suppressed, "NAK ranges wholly suppressed by the linger")                         \
+    X(nak_seqs_suppressed, "NAKed sequences suppressed by the linger")                             \
+    X(nak_ranges_unrecoverable, "NAK ranges reaching below the trail")                             \
+    X(nak_future, "NAK ranges (or parts) not posted yet: ignored")                                 \
+    X(nak_clipped, "NAK ranges cut at max_frames_per_nak")                                         \
+    X(repair_queue_full, "NAKed sequences not scheduled: repair queue full")                       \
+    X(repairs_unicast, "repair frames sent by unicast")                                            \
+    X(repairs_multicast, "repair frames sent by multicast")                                        \
+    X(repair_bytes, "bytes of repair frames")                                                      \
+    X(repairs_dropped, "scheduled repairs dropped: below the trail or receiver gone")              \
+    X(repair_share_spent, "times a host's share past the budget, or all, ran out")                 \
+    X(heartbeats, "multicast heartbeats")                                                          \
+    X(heartbeats_unrecoverable, "unicast heartbeats answering NAKs below the trail")               \
+    X(status_received, "STATUS frames received for this session")                                  \
+    X(status_bogus, "STATUS positions beyond what was posted (ignored)")                           \
+    X(status_stale, "STATUS older than the receiver's last position (ignored)")                    \
+    X(rtt_samples, "RTT samples from echoed heartbeats")                                           \
+    X(rtt_bogus, "echoes giving a negative or absurd RTT (ignored)")                               \
+    X(receivers_created, "receiver table entries created")                                         \
+    X(receivers_refused, "NAK/STATUS/tag refused: table, host or source full")                     \
+    X(receivers_timed_out, "receivers removed after receiver_timeout_ns of silence")               \
+    X(evictions, "receivers evicted (lagged past the trail or stalled the publisher)")             \
+    X(resumes, "evicted receivers back at the live position")                                      \
+    X(foreign_frames, "NAK/STATUS of another session or topic, other frame types (ignored)")       \
+    X(nak_stale, "NAK ranges (or parts) below the position the receiver reported (ignored)")       \
+    X(nak_host_limited, "NAKed sequences not scheduled: the host's allowance this interval")       \
+    X(receivers_displaced,                                                                         \
+      "receivers removed to make room for another host's or an announced one")                     \
+    X(connect_holds_refused, "announced receivers held no data: host banned or hold bucket empty") \
+    X(rejoins_refused, "STATUS of evicted receivers kept out: no progress, or host banned")        \
+    X(host_bans, "hosts banned from flow control after a stall eviction")
 
 struct rdps_rel_pub_counters {
 #define RDPS_REL_PUB_COUNTER_FIELD_(name, text) uint64_t name;
     RDPS_REL_PUB_COUNTER_MAP(RDPS_REL_PUB_COUNTER_FIELD_)
 #undef RDPS_REL_PUB_COUNTER_FIELD_
-    uint64_t rtt_last_ns; /* gauge: the latest RTT sample */
+    uint64_t rtt_last_ns; /* gauge: the latest RTT sample of an ACTIVE receiver */
 };
 
 /* A receiver as the publisher sees it (stats, tests). */
@@ -302,8 +373,14 @@ struct rdps_rel_pub_receiver_info {
 };
 
 struct rdps_rel_receiver;
+struct rdps_rel_host;
 struct rdps_rel_repair;
 struct rdps_rel_mark;
+
+/* A heartbeat sent: its wall-clock timestamp (what a receiver echoes) and monotonic departure. */
+struct rdps_rel_hb_sent {
+    uint64_t wall_ns, mono_ns;
+};
 
 /* Embedded by the caller; contents are private to rdps_rel_pub*.c. */
 struct rdps_rel_pub {
@@ -312,7 +389,8 @@ struct rdps_rel_pub {
     struct rdps_pub_ring ring;
     uint32_t post_seq;    /* next frame to post: [trail, post) posted, [post, head) waiting */
     uint32_t payload;     /* max_datagram - header */
-    uint32_t max_msg_len; /* cfg.max_msg_len capped at RDPS_REL_MAX_MSG_FRAMES datagrams */
+    uint32_t max_msg_len; /* cfg.max_msg_len capped at RDPS_REL_MAX_MSG_FRAMES datagrams and at
+                             what the ring holds */
     struct rdps_rel_mark *marks; /* per ring slot: last repair destination and linger */
     /* Repair queue (FIFO) and budget. */
     struct rdps_rel_repair *repairs;
@@ -327,8 +405,10 @@ struct rdps_rel_pub {
     bool rate_waiting; /* new data is waiting for the limit (counted once per wait) */
     /* Heartbeats. */
     uint64_t hb_next, hb_interval;
-    uint64_t hb_min;    /* heartbeat_min_ns, or half the latest smoothed RTT when longer */
+    uint64_t hb_min;    /* heartbeat_min_ns, or half the ACTIVE receivers' least smoothed RTT */
     uint64_t linger_ns; /* one receiver's linger (repair_linger_ns until an RTT sample) */
+    struct rdps_rel_hb_sent hb_sent[RDPS_REL_HB_SENT]; /* the latest heartbeats, a ring */
+    uint32_t hb_sent_count;
     uint8_t hb_buf[RDPS_FRAME_HEADER_LEN];
     uint32_t *owed;     /* FIFO of receiver slots owed a unicast heartbeat (NAK below trail) */
     uint32_t *owed_gen; /* ... and their generations (a reused slot is skipped) */
@@ -339,6 +419,13 @@ struct rdps_rel_pub {
     uint32_t rx_mask, rx_count, rx_gen;
     int32_t rx_free;
     uint64_t rx_next_expiry;
+    /* Hosts (rdps_rel_host): 2 x max_receivers records, so one is always free or unused. */
+    struct rdps_rel_host *hosts;
+    int32_t *host_buckets;
+    uint32_t host_cap, host_mask;
+    int32_t host_free;
+    /* Connect holds: held time spent (level), refilled since hold_at; the last refusal. */
+    uint64_t hold_level_ns, hold_at_ns, hold_last_ns;
     /* Flow control, recomputed lazily when fc_dirty. */
     bool fc_dirty, fc_limited;
     uint32_t fc_limit;          /* sequences below it may be sent */
@@ -347,6 +434,7 @@ struct rdps_rel_pub {
     bool fc_protected;
     uint32_t fc_tagged;     /* ACTIVE receivers carrying flow_tag */
     uint32_t fc_connecting; /* expected receivers that would hold data (see Connecting) */
+    uint32_t fc_members;    /* ACTIVE receivers (any tag): the receiver count */
     bool lag_any;           /* some ACTIVE receiver (any tag) exists */
     uint32_t lag_min;       /* lowest consumed sequence among ACTIVE receivers */
     uint64_t blocked_since; /* min/tagged: first refused append of the current stall; 0 */
@@ -365,11 +453,13 @@ struct rdps_rel_pub {
 
 /*
  * Defaults: 16 MiB ring (ring_mem must still be given), 1024-byte datagrams,
- * 16 MiB messages, flow max, 256 receivers, 5 s receiver timeout, 1 s
- * connect timeout, 2 s stall
+ * 16 MiB messages, flow max, 256 receivers (32 per host, 4 per source), 5 s
+ * receiver timeout (1 s unannounced), 1 s connect timeout and 1 s of
+ * connect holds, 2 s stall
  * eviction, 2 ms linger, 256 KiB of repairs per 1 ms (past it 256 KiB
- * per receiver, 1 MiB for all), 3 data frames per repair, 4096 repair
- * entries, 1024 sequences per NAK, 1024 in flight,
+ * per host, 1 MiB for all), 3 data frames per repair, 4096 repair
+ * entries, 1024 sequences per NAK (16 unannounced), 512 KiB of repairs a
+ * host's NAKs schedule per 1 ms (16 KiB unannounced), 1024 in flight,
  * heartbeats 100 us doubling to 100 ms.
  */
 void rdps__rel_pub_config_default(struct rdps_rel_pub_config *cfg);
@@ -417,7 +507,8 @@ void rdps__rel_pub_unreserve(struct rdps_rel_pub *p);
 void rdps__rel_pub_pin(struct rdps_rel_pub *p, uint32_t seq);
 void rdps__rel_pub_unpin(struct rdps_rel_pub *p);
 
-/* The longest message append takes: max_msg_len, or RDPS_REL_MAX_MSG_FRAMES datagrams. */
+/* The longest message append takes: max_msg_len, RDPS_REL_MAX_MSG_FRAMES datagrams, and what the
+ * ring holds (its bytes and slots), whichever is least. */
 static inline uint32_t rdps__rel_pub_max_msg_len(const struct rdps_rel_pub *p)
 {
     return p->max_msg_len;
@@ -454,17 +545,22 @@ int rdps__rel_pub_on_frame(struct rdps_rel_pub *p, const struct rdps_source *sou
                            const struct rdps_frame_view *v, uint64_t now_ns, uint64_t wall_ns);
 
 /*
- * Discovery's group tag for a receiver (0: none); creates the entry if
- * needed. Returns 0 or RDPS_ENOSPC (table full, counted).
+ * Discovery's group tag for a receiver it announced (0: none); creates the
+ * entry (announced, without a connect hold) if needed. Returns 0 or
+ * RDPS_ENOSPC (refused, counted).
  */
 int rdps__rel_pub_receiver_tag(struct rdps_rel_pub *p, const struct rdps_source *source,
                                uint32_t receiver_id, uint32_t tag, uint64_t now_ns);
 
 /*
- * Discovery announced a reliable receiver (its group tag, 0: none): it holds
- * data until its first STATUS or connect_timeout_ns (see Connecting), and
- * the next heartbeat goes at once. A receiver already ACTIVE or EVICTED is
- * only re-tagged. Returns 0 or RDPS_ENOSPC (table full, counted).
+ * Discovery announced a reliable receiver (its group tag, 0: none) from
+ * `source` itself (the caller checked that the announcement names the
+ * datagram's own GID and QPN; never call this for one that does not). It
+ * becomes ACTIVE if it already reported a position at or above the trail;
+ * otherwise it holds data until its first STATUS or connect_timeout_ns (see
+ * Connecting, where holds are bounded), and the next heartbeat goes at once.
+ * A receiver already ACTIVE or EVICTED is only re-tagged. Returns 0 or
+ * RDPS_ENOSPC (refused, counted).
  */
 int rdps__rel_pub_expect_receiver(struct rdps_rel_pub *p, const struct rdps_source *source,
                                   uint32_t receiver_id, uint32_t tag, uint64_t now_ns);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_rel_pub_internal.h - state shared by the reliable publisher's files (rdps_rel_pub.c: ring,
- * NAK, actions; rdps_rel_pub_rx.c: receiver table and flow control). */
+ * NAK, actions; rdps_rel_pub_rx.c: receiver and host tables, flow control). */
 #ifndef RDPS_PROTO_REL_PUB_INTERNAL_H
 #define RDPS_PROTO_REL_PUB_INTERNAL_H
 
@@ -12,19 +12,46 @@ struct rdps_rel_receiver {
     struct rdps_source source;
     uint32_t receiver_id;
     uint32_t consumed_seq, window, tag;
+    uint32_t evict_mark; /* EVICTED: it rejoins only with a position past this one */
     uint64_t last_heard_ns;
     uint64_t srtt_ns;
     uint64_t owed_until; /* no unrecoverable-range heartbeat to it before this */
     uint32_t gen;
     int32_t hash_next;     /* bucket chain, or the free list */
+    int32_t host;          /* its host record (rdps_rel_host) */
     uint8_t state;         /* enum rdps_rel_rx_state */
     bool owed;             /* in the owed-heartbeat FIFO */
-    bool expected;         /* KNOWN from discovery: holds flow control until its first STATUS */
+    bool announced;        /* discovery announced it, from this exact source */
+    bool reported;         /* it sent a STATUS: consumed_seq and window are its own */
+    bool expected;         /* announced, no STATUS yet: holds flow control until its first one */
     uint64_t expect_until; /* ... or until then (connect_timeout_ns) */
-    /* Its share of unicast repairs past the budget: repair_share_bytes per budget interval,
-     * reset when the shared budget is (share_epoch: the budget's tokens_at at the last reset). */
+};
+
+/*
+ * A host: the GID of a source, or its LID on InfiniBand without a GRH (the QPN is the sender's
+ * choice, the host is not, short of forging it). Receivers are capped per host and per source;
+ * a host's NAKs spend one allowance per repair interval; stall evictions and connects that never
+ * reported ban the host for a time that doubles with each one. A record outlives its receivers
+ * (so a ban does, too) until its slot is needed for another host.
+ */
+struct rdps_rel_host {
+    struct rdps_source key; /* GID or LID only: qpn 0 */
+    int32_t hash_next;      /* bucket chain, or the free list */
+    bool used;
+    uint32_t entries;   /* receivers of this host in the table */
+    uint32_t announced; /* ... of which discovery announced */
+    uint64_t last_used_ns;
+    int64_t nak_tokens; /* repair bytes its NAKs may still schedule this interval */
+    uint64_t nak_epoch; /* the budget's tokens_at when nak_tokens was filled */
+    /* Its share of unicast repairs past the budget while the window or ring holds the publisher:
+     * repair_share_bytes per interval (share_epoch: tokens_at at the last fill). */
     int64_t share_tokens;
     uint64_t share_epoch;
+    uint64_t ban_until; /* stall evictions: none of its receivers (re)joins flow control before */
+    uint64_t strike_ns; /* the latest stall eviction */
+    uint8_t strikes;
+    uint8_t connect_strikes;    /* announced receivers that never reported */
+    uint64_t connect_ban_until; /* ... its receivers hold no data before this */
 };
 
 /* A run of sequences to repair to one destination; `sent` of them went. */
@@ -46,9 +73,10 @@ struct rdps_rel_mark {
 /* rdps_rel_pub_rx.c */
 int rdps__rel_rx_init(struct rdps_rel_pub *p);
 void rdps__rel_rx_fini(struct rdps_rel_pub *p);
-/* The receiver's slot, created if absent; -1 when the table is full (counted). */
+/* The receiver's slot, created if absent (announced: discovery announced it, which may displace
+ * an unannounced receiver); -1 when refused (counted). */
 int32_t rdps__rel_rx_get(struct rdps_rel_pub *p, const struct rdps_source *source,
-                         uint32_t receiver_id, uint64_t now_ns);
+                         uint32_t receiver_id, bool announced, uint64_t now_ns);
 int32_t rdps__rel_rx_find(const struct rdps_rel_pub *p, const struct rdps_source *source,
                           uint32_t receiver_id);
 void rdps__rel_fc_recompute(struct rdps_rel_pub *p);
@@ -58,5 +86,17 @@ void rdps__rel_evict_lagging(struct rdps_rel_pub *p);
 uint64_t rdps__rel_rx_expire(struct rdps_rel_pub *p, uint64_t now_ns);
 /* min/tagged: evicts the receivers holding a stall that lasted stall_evict_ns; next deadline. */
 uint64_t rdps__rel_stall_check(struct rdps_rel_pub *p, uint64_t now_ns);
+/* Whether connecting receivers may hold data now: the hold bucket (see Connecting) has room. */
+bool rdps__rel_connect_hold(struct rdps_rel_pub *p, uint64_t now_ns);
+
+/* Refills the repair budget when an interval passed (rdps_rel_pub.c). */
+void rdps__rel_refill(struct rdps_rel_pub *p, uint64_t now_ns);
+/* The host's NAK allowance this interval (filled at the first use in an interval). */
+int64_t *rdps__rel_host_nak_tokens(struct rdps_rel_pub *p, int32_t host);
+
+/* The RTT a heartbeat echo gives: the heartbeat's departure on the monotonic clock, looked up by
+ * the wall-clock timestamp it carried. false: no heartbeat of ours had that timestamp. */
+bool rdps__rel_echo_rtt(const struct rdps_rel_pub *p, uint64_t echoed_ts, uint64_t held_ns,
+                        uint64_t now_ns, uint64_t *rtt_ns);
 
 #endif /* RDPS_PROTO_REL_PUB_INTERNAL_H */

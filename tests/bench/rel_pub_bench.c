@@ -42,6 +42,9 @@ int main(int argc, char **argv)
     struct rdps_rel_status st = {cfg.session_id, cfg.topic_id, 1, 0, 4096, RDPS_REL_NO_ECHO, 0};
     uint64_t now = 1000000000ull, frames = 0, last_status = 0, expect = cfg.first_seq;
     struct rdps_rel_pub_action a;
+    /* Discovery announced it (from its own source): it takes part in flow control. */
+    if (rdps__rel_pub_receiver_tag(&p, &rx, 1, 0, now) < 0)
+        return 1;
     for (unsigned long i = 0; i < n; i++) {
         now += 1000;
         memcpy(msg, &i, msg_len < sizeof(i) ? msg_len : sizeof(i));

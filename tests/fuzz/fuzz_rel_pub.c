@@ -11,6 +11,7 @@
 
 #include "rdps_endian.h"
 #include "rdps_seq.h"
+#include "rdps_rel_pub_internal.h"
 #include "rel_pub_test_util.h"
 
 /*
@@ -25,22 +26,26 @@
  *                [start lo][start hi][count lo][count hi], start relative to the trail
  *                (signed 16 bits) unless op bit 6 (then raw 32-bit start from those bytes x2)
  *   op % 8 == 4  STATUS from [src][rid]: [consumed lo][consumed hi] relative to the trail
- *                (signed), [window][echo delay][echo ts lo]
+ *                (signed), [window][echo delay][echo: bit 7 one of the last heartbeats]
  *   op % 8 == 5  time passes by (op >> 3) x 97 us (x 50 ms when bit 7), then tick
- *   op % 8 == 6  discovery tag [src][rid][tag % 3]
+ *   op % 8 == 6  discovery [src][rid][tag % 3]: a tag, or (bit 2 of the tag byte) an
+ *                announcement that holds data until the receiver reports
  *   op % 8 == 7  arbitrary datagram [len][bytes...] from source 300 + (op >> 3): decoded,
  *                every valid frame handed to rdps__rel_pub_on_frame
- * Sources are 1 + src (256 spoofed identities); receiver ids rid % 4. Invariants
- * (abort): table within its cap; every action's frame is the ring slot of its
- * sequence, whole, inside the memory, decodes with that sequence and the right
- * flags and bytes; heartbeats carry next = post and R = post - trail; trail <=
- * post <= head; retained bytes within the memory, retained frames within the
- * slots; no retained frame straddles the end; nothing in flight below the trail;
- * unicast repairs to one receiver within a budget interval at most its share
- * (1..4 datagrams, from the first byte) plus the budget, to all of them at
- * most the shares' total (2 or 16 shares) plus the budget.
+ * Sources: [src] names one of 256 spoofed identities on 64 hosts (4 QPNs each, so the per-host
+ * and per-source caps are met); receiver ids rid % 4. Invariants
+ * (abort): table within its cap, per host and per source too; every action's frame is the ring slot
+ * of its sequence, whole, inside the memory, decodes with that sequence and the right flags and
+ * bytes; heartbeats carry next = post and R = post - trail; trail <= post <= head; retained bytes
+ * within the memory, retained frames within the slots; no retained frame straddles the end; nothing
+ * in flight below the trail; unicast repairs to one receiver within a budget interval at most its
+ * share (1..4 datagrams, from the first byte) plus the budget, all repairs (unicast and multicast)
+ * at most the shares' total (2 or 16 shares) plus the budget; rate-limited, the debt never beyond
+ * one burst and a datagram.
  */
-#define MAX_RX 16
+#define MAX_RX       16
+#define MAX_PER_HOST 6
+#define MAX_PER_SRC  3
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -66,6 +71,43 @@ static void check_invariants(void)
         abort();
     if (p->rq_count > p->cfg.max_repairs)
         abort();
+    /* Receivers per host (GID) and per source, as the caps say. */
+    for (uint32_t i = 0; i < p->cfg.max_receivers; i++) {
+        if (p->rx[i].state == RDPS_REL_RX_FREE)
+            continue;
+        uint32_t same_host = 0, same_source = 0;
+        for (uint32_t k = 0; k < p->cfg.max_receivers; k++) {
+            if (p->rx[k].state == RDPS_REL_RX_FREE)
+                continue;
+            same_host += memcmp(p->rx[k].source.gid, p->rx[i].source.gid, 16) == 0;
+            same_source += rdps__source_equal(&p->rx[k].source, &p->rx[i].source);
+        }
+        if (same_host > MAX_PER_HOST || same_source > MAX_PER_SRC)
+            abort();
+        if (p->rx[i].state == RDPS_REL_RX_ACTIVE && !p->rx[i].announced)
+            abort(); /* only announced receivers take part in flow control */
+    }
+    /* Repairs never put a rate-limited publisher into debt beyond one burst. */
+    if (p->cfg.rate_bytes_per_s != 0 &&
+        p->rate_paid_ns > f.now + RDPS_REL_RATE_BURST_NS +
+                              (uint64_t)RP_DGRAM * 1000000000ull / p->cfg.rate_bytes_per_s + 1)
+        abort();
+}
+
+/* An echoed timestamp: (bit 7) one of the last four heartbeats sent, else b microseconds ago. */
+static uint64_t echo_ts(uint8_t b)
+{
+    if (b & 0x80 && f.p.hb_sent_count > 0)
+        return f.p.hb_sent[(f.p.hb_sent_count - 1u - b % 4u) % RDPS_REL_HB_SENT].wall_ns;
+    return f.now - (uint64_t)b * 1000u;
+}
+
+/* Spoofed identity b: host 1 + b % 64 (its GID), QPN 1 + b. */
+static struct rdps_source src_of(uint8_t b)
+{
+    struct rdps_source s = test_source(1u + b % 64u);
+    s.qpn = 1u + b;
+    return s;
 }
 
 /* Unicast repair bytes within one budget interval: per receiver slot (and generation) at most its
@@ -93,12 +135,14 @@ static void account_repair(struct repaired *r, uint32_t gen, uint32_t len, uint6
 
 static void check_repair_share(const struct rdps_rel_pub_action *a)
 {
-    if (a->kind != RDPS_REL_PUB_POST_REPAIR || !a->unicast)
+    if (a->kind != RDPS_REL_PUB_POST_REPAIR)
+        return;
+    account_repair(&repaired_all, 0, a->len, f.cfg.repair_share_total_bytes);
+    if (!a->unicast)
         return;
     if (a->receiver_slot >= MAX_RX)
         abort();
     account_repair(&repaired[a->receiver_slot], a->receiver_gen, a->len, f.cfg.repair_share_bytes);
-    account_repair(&repaired_all, 0, a->len, f.cfg.repair_share_total_bytes);
 }
 
 static void take_actions(unsigned max, uint8_t mask)
@@ -136,6 +180,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     f.cfg.flow_tag = 1;
     f.cfg.flow_min_receivers = data[0] >> 2 & 3;
     f.cfg.max_receivers = MAX_RX;
+    f.cfg.max_receivers_per_host = MAX_PER_HOST;
+    f.cfg.max_receivers_per_source = MAX_PER_SRC;
+    f.cfg.unannounced_nak_frames = 1u + (data[1] & 31);
+    f.cfg.connect_timeout_ns = 30000000ull;
+    f.cfg.connect_hold_max_ns = 40000000ull;
     f.cfg.max_repairs = 8;
     f.cfg.max_frames_per_nak = 64;
     f.cfg.max_inflight = 16;
@@ -184,21 +233,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 ranges[k].start = op & 0x40 ? rdps__get_le32(q) : rel(q);
                 ranges[k].count = (uint32_t)(q[2] | q[3] << 8) % 300 + 1;
             }
-            rp_nak(&f, 1u + b[0], b[1] % 4, ranges, n);
+            uint8_t buf[RDPS_FRAME_NAK_OFF_RANGES + 8 * RDPS_FRAME_NAK_RANGE_LEN];
+            int len = rdps__frame_encode_nak(buf, sizeof(buf), RP_SESSION, RP_TOPIC, b[1] % 4u,
+                                             ranges, n, f.now);
+            struct rdps_frame_view v;
+            if (len < 0 || rdps__frame_decode(buf, (size_t)len, NULL, &v) != RDPS_FRAME_OK)
+                abort();
+            struct rdps_source s = src_of(b[0]);
+            rdps__rel_pub_on_nak(&f.p, &s, &v, f.now);
             i += 2 + 4 * (size_t)n;
             break;
         }
         case 4: {
             if (left < 7)
                 goto out;
-            struct rdps_rel_status st = {RP_SESSION,
-                                         RP_TOPIC,
-                                         b[1] % 4u,
-                                         rel(b + 2),
-                                         b[4],
-                                         b[5] == 0xFF ? RDPS_REL_NO_ECHO : b[5],
-                                         f.now - (uint64_t)b[6] * 1000u};
-            struct rdps_source s = test_source(1u + b[0]);
+            struct rdps_rel_status st = {RP_SESSION,   RP_TOPIC,
+                                         b[1] % 4u,    rel(b + 2),
+                                         b[4],         b[5] == 0xFF ? RDPS_REL_NO_ECHO : b[5],
+                                         echo_ts(b[6])};
+            struct rdps_source s = src_of(b[0]);
             rdps__rel_pub_on_status(&f.p, &s, &st, f.now, f.now);
             i += 7;
             break;
@@ -210,8 +263,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 6: {
             if (left < 3)
                 goto out;
-            struct rdps_source s = test_source(1u + b[0]);
-            rdps__rel_pub_receiver_tag(&f.p, &s, b[1] % 4u, b[2] % 3u, f.now);
+            struct rdps_source s = src_of(b[0]);
+            if (b[2] & 4)
+                rdps__rel_pub_expect_receiver(&f.p, &s, b[1] % 4u, b[2] % 3u, f.now);
+            else
+                rdps__rel_pub_receiver_tag(&f.p, &s, b[1] % 4u, b[2] % 3u, f.now);
             i += 3;
             break;
         }

@@ -194,6 +194,51 @@ static inline void rp_status(struct rp *f, uint64_t src, uint32_t consumed, uint
     rdps__rel_pub_on_frame(&f->p, &s, &v, f->now, f->now);
 }
 
+/* A multicast heartbeat sent now (wall clock = f->now, as rp_drain passes it); returns the
+ * timestamp it carries, which a receiver echoes. Other actions due are taken first (completed). */
+static inline uint64_t rp_beat(struct rp *f)
+{
+    struct rdps_rel_pub_action a;
+    f->p.hb_next = f->now;
+    while (rdps__rel_pub_next_action(&f->p, f->now, f->now, &a) == 1) {
+        if (a.in_ring)
+            rdps__rel_pub_send_done(&f->p, 1);
+        if (a.kind == RDPS_REL_PUB_POST_HEARTBEAT && !a.unicast)
+            return rdps__get_le64(a.frame + RDPS_FRAME_OFF_TIMESTAMP_NS);
+    }
+    abort();
+}
+
+/* A STATUS echoing the heartbeat stamped echo_ts, held delay_us by the receiver, through the
+ * wire at f->now. */
+static inline void rp_status_echo(struct rp *f, uint64_t src, uint32_t consumed, uint32_t window,
+                                  uint64_t echo_ts, uint32_t delay_us)
+{
+    uint8_t buf[RDPS_FRAME_STATUS_LEN];
+    int len = rdps__frame_encode_status_echo(buf, sizeof(buf), RP_SESSION, RP_TOPIC, 7, consumed,
+                                             window, delay_us, echo_ts);
+    struct rdps_frame_view v;
+    if (len < 0 || rdps__frame_decode(buf, (size_t)len, NULL, &v) != RDPS_FRAME_OK)
+        abort();
+    struct rdps_source s = test_source(src);
+    rdps__rel_pub_on_frame(&f->p, &s, &v, f->now, f->now);
+}
+
+/* Discovery announced receiver (src, 7) from src itself: it may join flow control (no hold).
+ * Returns rdps__rel_pub_receiver_tag's result. */
+static inline int rp_announce(struct rp *f, uint64_t src)
+{
+    struct rdps_source s = test_source(src);
+    return rdps__rel_pub_receiver_tag(&f->p, &s, 7, 0, f->now);
+}
+
+/* rp_status from a receiver announced first (the usual honest receiver). */
+static inline void rp_join(struct rp *f, uint64_t src, uint32_t consumed, uint32_t window)
+{
+    (void)rp_announce(f, src);
+    rp_status(f, src, consumed, window);
+}
+
 static inline enum rdps_rel_rx_state rp_state(const struct rp *f, uint64_t src)
 {
     struct rdps_rel_pub_receiver_info info;

@@ -29,7 +29,8 @@
 #define TX_LEAD   32u    /* frames the NIC may have queued */
 #define NO_WAKE   UINT64_MAX
 
-enum ev_kind { EV_DOWN = 1, EV_UP, EV_RX_WAKE, EV_PUB_WAKE, EV_STALL_END };
+enum ev_kind { EV_DOWN = 1, EV_UP, EV_RX_WAKE, EV_PUB_WAKE, EV_STALL_END, EV_FORGE };
+#define FORGER_NUM       9000u /* test_source() number of the forger's first host */
 #define WHO(kind, index) ((uint32_t)(kind) << 24 | (index))
 
 struct rx {
@@ -379,6 +380,11 @@ static void transmit(struct sim *s, const struct rdps_rel_pub_action *a)
         s->res->common_losses++;
         return;
     }
+    if (a->unicast && s->cfg.forge_interval_ns != 0 &&
+        test_source_number(&a->dest) - FORGER_NUM < s->cfg.forge_hosts) {
+        s->res->forger_repair_bytes += a->len; /* it took the link; the forger drops it */
+        return;
+    }
     uint32_t b = sim_buf_new(&s->net, a->frame, a->len);
     if (a->unicast) {
         uint32_t k = rx_of(s, &a->dest);
@@ -499,6 +505,39 @@ static void pub_frame(struct sim *s, struct rx *x, uint32_t b)
     }
     rdps__rel_pub_on_frame(&s->pub, &x->src, &v, s->now, s->now);
     pub_step(s);
+}
+
+/* The forger's frames of one interval (see Model), then the next interval's event. */
+static void forge(struct sim *s)
+{
+    uint32_t trail = rdps__rel_pub_oldest_seq(&s->pub), post = rdps__rel_pub_next_seq(&s->pub);
+    uint32_t count = post - trail > 1024 ? 1024 : post - trail;
+    for (uint32_t h = 0; h < s->cfg.forge_hosts; h++) {
+        for (uint32_t q = 0; q < 2; q++) {
+            struct rdps_source src = test_source(FORGER_NUM + h);
+            src.qpn = 100 + q;
+            uint8_t buf[RDPS_FRAME_STATUS_LEN + RDPS_FRAME_NAK_OFF_RANGES];
+            struct rdps_seq_range r = {trail, count};
+            int len = count == 0 ? 0
+                                 : rdps__frame_encode_nak(buf, sizeof(buf), SESSION, TOPIC, 7 + q,
+                                                          &r, 1, s->now);
+            struct rdps_frame_view v;
+            if (len > 0 && rdps__frame_decode(buf, (size_t)len, NULL, &v) == RDPS_FRAME_OK) {
+                s->res->forged_bytes += (uint64_t)len;
+                rdps__rel_pub_on_frame(&s->pub, &src, &v, s->now, s->now);
+            }
+            if (!s->cfg.forge_status)
+                continue;
+            len = rdps__frame_encode_status(buf, sizeof(buf), SESSION, TOPIC, 7 + q, trail, 0,
+                                            s->now);
+            if (len > 0 && rdps__frame_decode(buf, (size_t)len, NULL, &v) == RDPS_FRAME_OK) {
+                s->res->forged_bytes += (uint64_t)len;
+                rdps__rel_pub_on_frame(&s->pub, &src, &v, s->now, s->now);
+            }
+        }
+    }
+    pub_step(s);
+    sim_push(&s->net, s->now + s->cfg.forge_interval_ns, WHO(EV_FORGE, 0), 0);
 }
 
 /* ---- the stall profile ---------------------------------------------------------------------- */
@@ -754,6 +793,8 @@ int sim_run(const struct sim_config *cfg, struct sim_result *res)
         pub_step(s);
         for (uint32_t k = 0; k < cfg->receivers; k++)
             rx_wake(s, &s->rx[k]);
+        if (cfg->forge_interval_ns != 0)
+            sim_push(&s->net, s->now + cfg->forge_interval_ns, WHO(EV_FORGE, 0), 0);
         s->wait = classify(s);
         while (s->done < cfg->receivers && s->net.n > 0) {
             struct sim_event e = sim_pop(&s->net);
@@ -786,6 +827,9 @@ int sim_run(const struct sim_config *cfg, struct sim_result *res)
                     s->pub_wake = NO_WAKE;
                     pub_step(s);
                 }
+                break;
+            case EV_FORGE:
+                forge(s);
                 break;
             case EV_STALL_END:
                 s->rx[k].stalled = false;

@@ -41,6 +41,13 @@
  * event must start where the previous delivery or loss ended: a receiver
  * accounts for each sequence exactly once, delivered or reported lost.
  *
+ * Forger (forge_interval_ns > 0): a host on the fabric that no discovery
+ * announced, with two QPNs (forge_hosts 2: and a second GID), sends every
+ * forge_interval_ns a NAK of up to 1024 retained sequences from each, and
+ * (forge_status) a STATUS {consumed = the ring's oldest, window 0}: the
+ * audit's forger of 2026-11-28. The publisher's repairs to it take the link
+ * like any frame and are dropped; its multicast ones reach every receiver.
+ *
  * A run ends when every receiver has accounted for every sequence of every
  * message; one that does not end by time_limit_ns is a failure (a stall).
  */
@@ -90,6 +97,9 @@ struct sim_config {
     double link_gbps;
     uint64_t time_limit_ns; /* simulated */
     enum sim_fault fault;
+    uint64_t forge_interval_ns; /* the forger (see Model); 0: none */
+    uint32_t forge_hosts;       /* its GIDs, 1 or 2 */
+    bool forge_status;          /* it sends STATUS too */
 };
 
 /*
@@ -164,6 +174,7 @@ struct sim_result {
     /* Simulated time by what the publisher's application waited for (enum sim_wait). */
     uint64_t wait_ns[SIM_WAIT_COUNT];
     uint64_t pub_nak_seqs_suppressed, pub_repair_queue_full;
+    uint64_t forged_bytes, forger_repair_bytes; /* the forger's frames; repairs sent to it */
     /* First failure, for the test's message. */
     char failure[200];
 };

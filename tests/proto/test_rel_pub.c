@@ -127,7 +127,7 @@ static void test_backpressure_before_write(void **state)
     f.cfg.flow = RDPS_REL_FLOW_MIN;
     assert_int_equal(rp_start(&f), 0);
     uint32_t first = f.cfg.first_seq;
-    rp_status(&f, 1, first, 4);
+    rp_join(&f, 1, first, 4);
     for (uint64_t i = 0; i < 2; i++)
         assert_int_equal(rp_append(&f, 100, i), 1);
     uint8_t *snap = malloc(f.cfg.ring_bytes);
@@ -179,8 +179,8 @@ static void test_ring_protects_flow_position(void **state)
         f.cfg.flow = mode ? RDPS_REL_FLOW_MIN : RDPS_REL_FLOW_MAX;
         assert_int_equal(rp_start(&f), 0);
         uint32_t first = f.cfg.first_seq;
-        rp_status(&f, 1, first, 1000);
-        rp_status(&f, 2, first, 1000);
+        rp_join(&f, 1, first, 1000);
+        rp_join(&f, 2, first, 1000);
         for (uint64_t i = 0; i < 8; i++)
             send_one(&f, i);
         rp_status(&f, 1, first + 3, 1000); /* receiver 2 stays at first */
@@ -290,10 +290,12 @@ static void test_linger_scales_with_rtt_when_alone(void **state)
     for (uint64_t i = 0; i < 10; i++)
         send_one(&f, i);
     struct rdps_rel_pub_action a[8];
-    struct rdps_source s1 = test_source(1);
     /* An 80 us round trip measured from a heartbeat echo: linger 100 us. */
-    struct rdps_rel_status st = {RP_SESSION, RP_TOPIC, 7, first, 100, 0, f.now};
-    rdps__rel_pub_on_status(&f.p, &s1, &st, f.now, f.now + 80 * US);
+    rp_announce(&f, 1);
+    uint64_t hb = rp_beat(&f);
+    f.now += 80 * US;
+    rp_status_echo(&f, 1, first, 100, hb, 0);
+    assert_int_equal(f.p.counters.rtt_samples, 1);
     rp_nak1(&f, 1, first + 2, 1);
     assert_int_equal(rp_drain(&f, a, 8, 1), 1);
     f.now += 90 * US;
@@ -304,9 +306,7 @@ static void test_linger_scales_with_rtt_when_alone(void **state)
     assert_int_equal(rp_drain(&f, a, 8, 1), 1); /* its repair was lost: answered again */
     /* A second receiver, its RTT not measured: NAKs of others come spread over their backoff,
      * the full linger holds for them. */
-    struct rdps_rel_status st2 = {RP_SESSION, RP_TOPIC, 7, first, 100, RDPS_REL_NO_ECHO, 0};
-    struct rdps_source s2 = test_source(2);
-    rdps__rel_pub_on_status(&f.p, &s2, &st2, f.now, f.now);
+    rp_join(&f, 2, first, 100);
     rp_nak1(&f, 1, first + 4, 1);
     assert_int_equal(rp_drain(&f, a, 8, 1), 1);
     assert_true(a[0].unicast);
@@ -333,6 +333,8 @@ static void test_unicast_vs_multicast(void **state)
     uint32_t first = f.cfg.first_seq;
     for (uint64_t i = 0; i < 10; i++)
         send_one(&f, i);
+    for (uint64_t rx = 1; rx <= 3; rx++)
+        rp_announce(&f, rx); /* multicast needs askers discovery announced */
     struct rdps_rel_pub_action a[32];
     rp_nak1(&f, 1, first + 2, 2);
     assert_int_equal(rp_drain(&f, a, 32, 1), 2);
@@ -376,6 +378,7 @@ static void test_repair_budget_vs_new_data(void **state)
     uint32_t first = f.cfg.first_seq;
     for (uint64_t i = 0; i < 40; i++)
         send_one(&f, i);
+    rp_announce(&f, 1);
     rp_nak1(&f, 1, first, 40); /* 40 repairs wanted */
     for (uint64_t i = 0; i < 40; i++)
         assert_int_equal(rp_append(&f, RP_PAYLOAD, 100 + i), 1);
@@ -412,7 +415,7 @@ static void test_repair_budget_vs_new_data(void **state)
 }
 
 /* A rate limit sends new data evenly (bursts of 2 ms), sends no heartbeats while data waits for
- * it, lets repairs go at once and makes new data wait for their share. */
+ * it, and holds repairs to it too (ahead of new data). */
 static void test_rate_limit_paces_data(void **state)
 {
     (void)state;
@@ -440,15 +443,26 @@ static void test_rate_limit_paces_data(void **state)
     }
     assert_int_equal(f.p.counters.heartbeats, hb); /* data waits: nothing to tell receivers */
     assert_int_equal(f.p.counters.rate_waits, 6);  /* after the burst, before each datagram */
-    /* Repairs are not held by the limit; new data pays for them afterwards. */
+    /* Repairs wait for the limit's allowance too, so they never put the publisher into debt
+     * beyond one burst; they go ahead of waiting new data, which then takes at most
+     * data_per_repair datagrams between two repairs. */
     rp_nak1(&f, 1, first, 2);
-    assert_int_equal(rp_drain(&f, a, 32, 1), 2);
-    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_REPAIR);
-    assert_int_equal(a[1].kind, RDPS_REL_PUB_POST_REPAIR);
-    assert_int_equal(rdps__rel_pub_tick(&f.p, f.now), f.now + 3 * MS);
-    f.now += 3 * MS;
+    assert_int_equal(rp_drain(&f, a, 32, 1), 0);
+    assert_int_equal(rdps__rel_pub_tick(&f.p, f.now), f.now + 1 * MS);
+    f.now += 1 * MS;
     assert_int_equal(rp_drain(&f, a, 32, 1), 1);
-    posted++;
+    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_REPAIR);
+    for (uint32_t k = 0; k < f.cfg.data_per_repair; k++) {
+        assert_int_equal(rdps__rel_pub_tick(&f.p, f.now), f.now + 1 * MS);
+        f.now += 1 * MS;
+        assert_int_equal(rp_drain(&f, a, 32, 1), 1);
+        assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_DATA);
+        posted++;
+    }
+    f.now += 1 * MS;
+    assert_int_equal(rp_drain(&f, a, 32, 1), 1);
+    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_REPAIR);
+    assert_true(f.p.rate_paid_ns <= f.now + RDPS_REL_RATE_BURST_NS + 1 * MS);
     /* Idle time is saved up to the burst only: after 50 ms, 3 datagrams at once again. */
     f.now += 50 * MS;
     assert_int_equal(rp_drain(&f, a, 32, 1), 3);
@@ -507,10 +521,12 @@ static void test_heartbeat_backoff_and_reset(void **state)
     /* New data resets the backoff. */
     send_one(&f, 3);
     assert_int_equal(rdps__rel_pub_tick(&f.p, f.now), f.now + 100 * US);
-    /* A 10 ms round trip: no heartbeat sooner than half of it after data. */
-    struct rdps_source s1 = test_source(1);
-    struct rdps_rel_status st = {RP_SESSION, RP_TOPIC, 7, f.cfg.first_seq, 10, 0, 1000 * MS};
-    rdps__rel_pub_on_status(&f.p, &s1, &st, f.now, 1010 * MS);
+    /* A 10 ms round trip of a receiver in flow control: no heartbeat sooner than half of it
+     * after data. */
+    rp_announce(&f, 1);
+    uint64_t hb = rp_beat(&f);
+    f.now += 10 * MS;
+    rp_status_echo(&f, 1, f.cfg.first_seq, 10, hb, 0);
     assert_int_equal(f.p.counters.rtt_samples, 1);
     send_one(&f, 4);
     assert_int_equal(rdps__rel_pub_tick(&f.p, f.now), f.now + 5 * MS);
@@ -524,8 +540,8 @@ static void test_flow_max(void **state)
     rp_config(&f, 256 * RP_DGRAM);
     assert_int_equal(rp_start(&f), 0);
     uint32_t first = f.cfg.first_seq;
-    rp_status(&f, 1, first, 10);
-    rp_status(&f, 2, first, 20);
+    rp_join(&f, 1, first, 10);
+    rp_join(&f, 2, first, 20);
     int sent = 0;
     while (rp_append(&f, 10, (uint64_t)sent) == 1)
         sent++;
@@ -542,8 +558,8 @@ static void test_flow_min(void **state)
     f.cfg.flow = RDPS_REL_FLOW_MIN;
     assert_int_equal(rp_start(&f), 0);
     uint32_t first = f.cfg.first_seq;
-    rp_status(&f, 1, first, 10);
-    rp_status(&f, 2, first, 20);
+    rp_join(&f, 1, first, 10);
+    rp_join(&f, 2, first, 20);
     int sent = 0;
     while (rp_append(&f, 10, (uint64_t)sent) == 1)
         sent++;
@@ -634,7 +650,7 @@ static void test_connecting_receiver_holds_data(void **state)
     f.cfg.connect_timeout_ns = 10000000ull;
     assert_int_equal(rp_start(&f), 0);
     first = f.cfg.first_seq;
-    rp_status(&f, 1, first, 100);
+    rp_join(&f, 1, first, 100);
     assert_int_equal(rp_append(&f, 10, 0), 1);
     assert_int_equal(rdps__rel_pub_expect_receiver(&f.p, &s2, 7, 0, f.now), 0);
     assert_int_equal(rp_append(&f, 10, 1), RDPS_EAGAIN);
@@ -665,8 +681,8 @@ static void test_receiver_timeout(void **state)
     f.cfg.stall_evict_ns = 0; /* only the timeout here */
     assert_int_equal(rp_start(&f), 0);
     uint32_t first = f.cfg.first_seq;
-    rp_status(&f, 1, first, 2);
-    rp_status(&f, 2, first, 50);
+    rp_join(&f, 1, first, 2);
+    rp_join(&f, 2, first, 50);
     uint64_t t0 = f.now;
     assert_int_equal(rp_append(&f, 10, 0), 1);
     assert_int_equal(rp_append(&f, 10, 1), 1);
@@ -698,8 +714,8 @@ static void test_eviction_lagged(void **state)
     rp_config(&f, 8 * RP_DGRAM);
     assert_int_equal(rp_start(&f), 0);
     uint32_t first = f.cfg.first_seq;
-    rp_status(&f, 1, first, 1000); /* fast */
-    rp_status(&f, 2, first, 1000); /* slow: never moves */
+    rp_join(&f, 1, first, 1000); /* fast */
+    rp_join(&f, 2, first, 1000); /* slow: never moves */
     for (uint64_t i = 0; i < 8; i++) {
         send_one(&f, i);
         rp_status(&f, 1, f.p.post_seq, 1000);
@@ -736,8 +752,8 @@ static void test_eviction_stalled_min(void **state)
     f.cfg.stall_evict_ns = 100 * MS;
     assert_int_equal(rp_start(&f), 0);
     uint32_t first = f.cfg.first_seq;
-    rp_status(&f, 1, first, 4);
-    rp_status(&f, 2, first, 4);
+    rp_join(&f, 1, first, 4);
+    rp_join(&f, 2, first, 4);
     for (int i = 0; i < 4; i++)
         send_one(&f, (uint64_t)i);
     assert_int_equal(rp_append(&f, 10, 4), RDPS_EAGAIN);
@@ -815,7 +831,7 @@ static void test_repairs_unbudgeted_while_window_holds(void **state)
     f.cfg.repair_share_bytes = 8 * RP_DGRAM;
     assert_int_equal(rp_start(&f), 0);
     uint32_t first = f.cfg.first_seq;
-    rp_status(&f, 1, first, 16);
+    rp_join(&f, 1, first, 16);
     for (uint64_t i = 0; i < 16; i++)
         send_one(&f, i);
     struct rdps_rel_pub_action a[64];
@@ -834,8 +850,8 @@ static void test_repairs_unbudgeted_while_window_holds(void **state)
         assert_int_equal(a[i].seq, first + 4 + (uint32_t)i);
     }
     /* The window opens and new data waits: repairs are held to the budget again. */
-    rp_status(&f, 1, first + 16, 16);
     rp_nak1(&f, 1, first + 12, 4);
+    rp_status(&f, 1, first + 16, 16);
     for (uint64_t i = 0; i < 4; i++)
         assert_int_equal(rp_append(&f, RP_PAYLOAD, 17 + i), 1);
     f.now += f.cfg.repair_interval_ns;
@@ -876,7 +892,7 @@ static void test_repairs_unbudgeted_while_ring_holds(void **state)
     f.cfg.repair_share_bytes = 4 * RP_DGRAM;
     assert_int_equal(rp_start(&f), 0);
     uint32_t first = f.cfg.first_seq;
-    rp_status(&f, 1, first, 1000);
+    rp_join(&f, 1, first, 1000);
     uint64_t id = 0;
     int rc;
     while ((rc = rp_append(&f, RP_PAYLOAD, id++)) == 1)
@@ -905,7 +921,7 @@ static uint32_t share_held(struct rp *f, uint32_t total)
     f->cfg.repair_share_total_bytes = total;
     assert_int_equal(rp_start(f), 0);
     uint32_t first = f->cfg.first_seq;
-    rp_status(f, 1, first, 16);
+    rp_join(f, 1, first, 16);
     for (uint64_t i = 0; i < 16; i++)
         send_one(f, i);
     assert_int_equal(rp_append(f, RP_PAYLOAD, 16), RDPS_EAGAIN);
@@ -1088,6 +1104,7 @@ static void test_late_join_from_oldest(void **state)
         send_one(&f, i);
     uint32_t oldest = rdps__rel_pub_oldest_seq(&f.p);
     assert_int_equal(rdps__rel_pub_retained(&f.p), 64);
+    rp_announce(&f, 5);
     rp_nak1(&f, 5, oldest, rdps__rel_pub_retained(&f.p));
     assert_int_equal(f.p.counters.nak_clipped, 1);
     struct rdps_rel_pub_action a[64];
@@ -1110,6 +1127,9 @@ static void test_late_join_from_oldest(void **state)
     rp_stop(&f);
 }
 
+/* The table is capped; a full one refuses unannounced newcomers of hosts no lighter than the
+ * others, and an announced receiver takes the place of the least recently heard unannounced one.
+ * (Per-host and per-source caps: test_rel_pub_hostile.c.) */
 static void test_receiver_table_cap(void **state)
 {
     (void)state;
@@ -1120,23 +1140,32 @@ static void test_receiver_table_cap(void **state)
     uint32_t first = f.cfg.first_seq;
     for (uint64_t i = 0; i < 4; i++)
         send_one(&f, i);
-    for (uint64_t s = 1; s <= 10; s++)
+    for (uint64_t s = 1; s <= 10; s++) {
+        f.now += 1 * US;
         rp_status(&f, s, first, 100);
+    }
     assert_int_equal(rdps__rel_pub_receiver_count(&f.p), 4);
     assert_int_equal(f.p.counters.receivers_refused, 6);
-    /* A refused receiver's NAK schedules nothing; the tag call reports the refusal. */
+    /* A refused receiver's NAK schedules nothing. */
     rp_nak1(&f, 9, first, 2);
     assert_int_equal(rp_drain(&f, NULL, 16, 1), 0);
+    assert_int_equal(f.p.counters.receivers_refused, 7);
+    /* Discovery announces it: it displaces the least recently heard unannounced receiver. */
     struct rdps_source s9 = test_source(9);
-    assert_int_equal(rdps__rel_pub_receiver_tag(&f.p, &s9, 7, 1, f.now), RDPS_ENOSPC);
-    assert_int_equal(f.p.counters.receivers_refused, 8);
-    /* Same source, other receiver id: another receiver. */
+    assert_int_equal(rdps__rel_pub_receiver_tag(&f.p, &s9, 7, 1, f.now), 0);
+    assert_int_equal(f.p.counters.receivers_displaced, 1);
+    assert_int_equal(rp_state(&f, 1), RDPS_REL_RX_FREE);
+    assert_int_equal(rdps__rel_pub_receiver_count(&f.p), 4);
+    /* Same source as a displaced one, other receiver id: refused (no host is heavier). */
     struct rdps_rel_status st = {RP_SESSION, RP_TOPIC, 8, first, 100, RDPS_REL_NO_ECHO, 0};
     struct rdps_source s1 = test_source(1);
     rdps__rel_pub_on_status(&f.p, &s1, &st, f.now, f.now);
-    assert_int_equal(f.p.counters.receivers_refused, 9);
-    /* Timeouts make room. */
-    f.now += 6000 * MS;
+    assert_int_equal(f.p.counters.receivers_refused, 8);
+    /* Timeouts make room: unannounced receivers after 1 s, announced ones after 5 s. */
+    f.now += 1000 * MS;
+    rdps__rel_pub_tick(&f.p, f.now);
+    assert_int_equal(rdps__rel_pub_receiver_count(&f.p), 1);
+    f.now += 5000 * MS;
     rdps__rel_pub_tick(&f.p, f.now);
     assert_int_equal(rdps__rel_pub_receiver_count(&f.p), 0);
     rp_status(&f, 9, first + 4, 100);
@@ -1152,31 +1181,32 @@ static void test_counters_rtt_and_foreign(void **state)
     assert_int_equal(rp_start(&f), 0);
     uint32_t first = f.cfg.first_seq;
     struct rdps_source s1 = test_source(1);
-    /* Echo of a heartbeat sent at wall 1000 us, held 30 us by the receiver, back at 1100 us. */
-    struct rdps_rel_status st = {RP_SESSION, RP_TOPIC, 7, first, 10, 30, 1000 * US};
-    rdps__rel_pub_on_status(&f.p, &s1, &st, f.now, 1100 * US);
+    rp_join(&f, 1, first, 10);
+    /* Echo of a heartbeat that left 100 us ago, held 30 us by the receiver: 70 us. */
+    uint64_t hb = rp_beat(&f);
+    f.now += 100 * US;
+    rp_status_echo(&f, 1, first, 10, hb, 30);
     struct rdps_rel_pub_receiver_info info;
     assert_int_equal(rdps__rel_pub_receiver_info(&f.p, &s1, 7, &info), 0);
     assert_int_equal(info.srtt_ns, 70 * US);
     assert_int_equal(f.p.counters.rtt_last_ns, 70 * US);
-    st.echo_timestamp_ns = 1200 * US; /* from the future: bogus */
-    rdps__rel_pub_on_status(&f.p, &s1, &st, f.now, 1100 * US);
+    /* A timestamp no heartbeat of ours carried, and an echo held longer than the round trip: no
+     * sample. */
+    rp_status_echo(&f, 1, first, 10, hb + 1, 30);
+    rp_status_echo(&f, 1, first, 10, hb, 200);
     assert_int_equal(f.p.counters.rtt_samples, 1);
-    assert_int_equal(f.p.counters.rtt_bogus, 1);
-    /* Through the wire: a STATUS echoing a heartbeat sent at 2000 us, held 30 us: sample 120 us. */
-    uint8_t buf[RDPS_FRAME_STATUS_LEN];
-    int len = rdps__frame_encode_status_echo(buf, sizeof(buf), RP_SESSION, RP_TOPIC, 7, first, 10,
-                                             30, 2000 * US);
-    struct rdps_frame_view v;
-    assert_int_equal(rdps__frame_decode(buf, (size_t)len, NULL, &v), RDPS_FRAME_OK);
-    rdps__rel_pub_on_frame(&f.p, &s1, &v, f.now, 2000 * US + 150 * US);
+    assert_int_equal(f.p.counters.rtt_bogus, 2);
+    /* The next heartbeat, back after 150 us, held 30 us: a sample of 120 us. */
+    hb = rp_beat(&f);
+    f.now += 150 * US;
+    rp_status_echo(&f, 1, first, 10, hb, 30);
     assert_int_equal(rdps__rel_pub_receiver_info(&f.p, &s1, 7, &info), 0);
     assert_int_equal(info.srtt_ns, 70 * US - 70 * US / 8 + 120 * US / 8);
     /* Another session's or topic's frames are foreign. */
-    st.session_id = 1;
+    struct rdps_rel_status st = {1, RP_TOPIC, 7, first, 10, RDPS_REL_NO_ECHO, 0};
     rdps__rel_pub_on_status(&f.p, &s1, &st, f.now, f.now);
     assert_int_equal(f.p.counters.foreign_frames, 1);
-    assert_int_equal(f.p.counters.status_received, 3);
+    assert_int_equal(f.p.counters.status_received, 5);
     rp_stop(&f);
 }
 

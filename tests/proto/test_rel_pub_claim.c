@@ -125,7 +125,7 @@ static void test_reserve_backpressure(void **state)
     f.cfg.flow = RDPS_REL_FLOW_MIN;
     assert_int_equal(rp_start(&f), 0);
     uint32_t first = f.cfg.first_seq;
-    rp_status(&f, 1, first, 2); /* a window of two datagrams */
+    rp_join(&f, 1, first, 2); /* a window of two datagrams */
     assert_int_equal(claim_commit(&f, 10, 1), 1);
     assert_int_equal(claim_commit(&f, 10, 2), 1);
     assert_int_equal(rdps__rel_pub_reserve(&f.p, f.now, &payload, &cap), RDPS_EAGAIN);

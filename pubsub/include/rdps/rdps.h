@@ -315,7 +315,9 @@ typedef enum rdps_flow_control {
     RDPS_FLOW_MAX = 0,    /* the fastest receiver (default): slower ones that fall further behind
                              than the ring holds are evicted (RDPS_EVENT_RECEIVER_EVICTED) */
     RDPS_FLOW_MIN = 1,    /* the slowest live receiver; one silent for receiver_timeout_ms, or
-                             holding the publisher back for 2 s without progress, is dropped */
+                             holding the publisher back for 2 s without progress, is dropped
+                             (it rejoins once past where it was dropped; a host's second drop
+                             within a minute keeps its receivers out 2 s, doubling) */
     RDPS_FLOW_TAGGED = 2, /* the slowest live receiver carrying flow_tag, once at least
                              flow_min_receivers of them are live (nothing is sent before) */
 } rdps_flow_control;
@@ -340,11 +342,15 @@ typedef struct rdps_pub_opts {
      * 1: reliable publishing. Frames are written once into a retransmission ring of ring_bytes
      * (default 16 MiB, registered with the device); subscribers that ask for reliability NAK
      * what they miss and report their progress (STATUS); repairs go by unicast to one asker,
-     * by multicast when several asked. rdps_pub_send (and rdps_pub_claim, for one datagram)
-     * returns RDPS_EAGAIN, before anything is written, when the ring or the flow-control window
-     * cannot take the whole message, or while a reliable subscriber discovery announced has
-     * not reported its position yet (at most 1 s; under RDPS_FLOW_MAX only before the first
-     * subscriber has reported), so a first burst is not sent into a window nobody has opened.
+     * by multicast when several, on different hosts, asked. rdps_pub_send (and rdps_pub_claim,
+     * for one datagram) returns RDPS_EAGAIN, before anything is written, when the ring or the
+     * flow-control window cannot take the whole message, or while a reliable subscriber
+     * discovery announced has not reported its position yet (at most 1 s; under RDPS_FLOW_MAX
+     * only before the first subscriber has reported), so a first burst is not sent into a
+     * window nobody has opened. Only subscribers discovery announced from their own address
+     * take part in flow control; a host whose announced subscriber never reported holds
+     * nothing for a minute (doubling), and such holds together last at most 1 s, then 1/32 of
+     * the time. Anyone else's NAKs get bounded repairs (see the README's security model).
      */
     int reliable;
     size_t ring_bytes;
@@ -360,7 +366,8 @@ typedef struct rdps_pub_opts {
      * Reliable publishers: at most this many datagram bytes per second on the wire, new data
      * and repairs together (0: no limit; else at least one datagram per second, at most
      * 100 GB/s). Messages wait in the ring and leave evenly (bursts of 2 ms worth), repairs
-     * first; rdps_pub_send returns RDPS_EAGAIN once the window is full of waiting frames. A
+     * first within the same limit (at most 3 new datagrams between two repairs when both wait);
+     * rdps_pub_send returns RDPS_EAGAIN once the window is full of waiting frames. A
      * publisher sending faster than its receivers drain builds a queue that every repair
      * waits behind, and the window waits on the repair: set the limit a little below what the
      * slowest receiver you keep drains (PGM and LBT-RM publishers are rate-limited the same
@@ -457,7 +464,8 @@ RDPS_EXPORT void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim);
  * The longest message the publisher takes: the ctx's max_message_size, and for a reliable
  * publisher at most 1023 datagrams of the path MTU (a receiver reassembles a message within its
  * sequence window of 2048 datagrams): 1023 * (MTU - 40) bytes, about 4 MiB at MTU 4096, 1 MiB at
- * MTU 1024. 0 for NULL or a closed publisher.
+ * MTU 1024; and at most what its ring holds (ring_bytes / MTU datagrams: 62 976 bytes with a
+ * 64 KiB ring at MTU 1024). 0 for NULL or a closed publisher.
  */
 RDPS_EXPORT size_t rdps_pub_max_message_size(const rdps_pub_t *pub);
 /* The publisher's session id (random, nonzero); 0 for NULL. */
@@ -548,7 +556,8 @@ typedef enum rdps_event_type {
     RDPS_EVENT_PUBLISHER_GONE = 3, /* discovery: it left or stopped announcing (reason) */
     RDPS_EVENT_QP_RECOVERED = 4,   /* the ctx's queue pair failed and was reset: datagrams
                                       received or sent meanwhile are lost */
-    /* To reliable publishers: a receiver (a reliable subscriber's ctx) in flow control. */
+    /* To reliable publishers: a receiver (a reliable subscriber's ctx) in flow control; raised
+     * only for receivers discovery announced that took part in it. */
     RDPS_EVENT_RECEIVER_EVICTED = 5,   /* dropped from flow control (reason) */
     RDPS_EVENT_RECEIVER_RESUMED = 6,   /* an evicted receiver is back at the live position */
     RDPS_EVENT_RECEIVER_TIMED_OUT = 7, /* silent for receiver_timeout_ms: out of flow control */
@@ -769,10 +778,10 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(rtt_us, "reliable publishers: latest round-trip time from a heartbeat echo (us, gauge)")    \
     X(send_stalls, "times no send completed for 2 s with sends posted (device or link stalled)")  \
     X(rate_waits, "reliable publishers: times new data waited for rdps_pub_opts.rate_limit")      \
-    X(receivers_refused, "reliable publishers: NAK/STATUS refused, receiver table full (256)")    \
+    X(receivers_refused, "reliable publishers: NAK/STATUS refused: table, host or source full")   \
     X(repair_queue_full, "reliable publishers: NAKed sequences not queued (queue full; retried)") \
     X(repair_share_spent,                                                                         \
-      "reliable publishers: times a receiver's repair share (256 KiB/ms) or all shares ran out")  \
+      "reliable publishers: times a host's repair share (256 KiB/ms) or all shares ran out")      \
     X(repair_rtts_p50_milli,                                                                      \
       "reliable subscribers: gap detection to repair, median, in 1/1000 RTT (gauge)")             \
     X(repair_rtts_p99_milli,                                                                      \
@@ -786,7 +795,10 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(auth_replayed, "keyed ctx: control frames replayed (counter seen or too old), dropped")     \
     X(auth_senders_evicted, "keyed ctx: senders evicted from the anti-replay table (LRU)")        \
     X(sessions_idle,                                                                              \
-      "reliable subscribers: sessions whose publisher fell silent 5 s (NAK/STATUS stopped)")
+      "reliable subscribers: sessions whose publisher fell silent 5 s (NAK/STATUS stopped)")      \
+    X(naks_limited,                                                                               \
+      "reliable publishers: NAKed sequences not repaired: the host's allowance spent")            \
+    X(receivers_displaced, "reliable publishers: receivers dropped to make room for others")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
