@@ -82,6 +82,10 @@ struct addr_obj {
 
 struct rdps_addr_peer {
     struct addr_obj obj; /* first */
+    /* The peer as its datagrams show it (from the SIDR reply's AH): GID with a GRH, else LID. */
+    union ibv_gid gid;
+    uint16_t lid;
+    bool has_gid;
 };
 
 struct rdps_addr_group {

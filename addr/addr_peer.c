@@ -103,6 +103,10 @@ static void peer_on_established(struct addr_obj *o, const struct event_copy *ev)
     o->dest.ah = ah;
     o->dest.remote_qpn = ev->ud.qp_num;
     o->dest.remote_qkey = ev->ud.qkey;
+    struct rdps_addr_peer *p = to_peer(o);
+    p->has_gid = attr.is_global != 0;
+    p->gid = attr.grh.dgid;
+    p->lid = attr.is_global ? 0 : attr.dlid;
     rdps__addr_entry_set_ready(&o->entry);
     a->stats.resolves_ready++;
     RDPS_LOG_DBG("addr: resolved peer QPN 0x%06x Q_Key 0x%08x", ev->ud.qp_num, ev->ud.qkey);
@@ -245,4 +249,23 @@ int rdps__addr_peer_refresh(struct rdps_addr_peer *p)
     if (p == NULL)
         return rdps__set_err(RDPS_EINVAL, "addr_peer_refresh: NULL peer");
     return rdps__addr_obj_restart_now(&p->obj, offsetof(struct rdps_addr_stats, readdresses));
+}
+
+int rdps__addr_peer_source(const struct rdps_addr_peer *p, struct rdps_source *out)
+{
+    if (p == NULL || out == NULL)
+        return rdps__set_err(RDPS_EINVAL, "addr_peer_source: NULL argument");
+    const struct rdps_dest *dest;
+    int state = rdps__addr_obj_state((struct addr_obj *)&p->obj, &dest);
+    if (state != 1)
+        return state < 0 ? state : RDPS_EAGAIN;
+    memset(out, 0, sizeof(*out));
+    if (p->has_gid) {
+        memcpy(out->gid, p->gid.raw, sizeof(out->gid));
+        out->has_gid = 1;
+    } else {
+        out->lid = p->lid;
+    }
+    out->qpn = dest->remote_qpn;
+    return 0;
 }

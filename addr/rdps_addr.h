@@ -100,6 +100,12 @@ int rdps__addr_resolve_start(struct rdps_addr *a, const struct sockaddr *peer,
 int rdps__addr_peer_state(struct rdps_addr_peer *p, const struct rdps_dest **dest);
 void rdps__addr_peer_release(struct rdps_addr_peer *p);
 /*
+ * A resolved peer as its datagrams show it (rdps_source: its QPN and, as the SIDR reply's route
+ * names it, its GID, or its LID on InfiniBand without a GRH): 0, RDPS_EAGAIN while pending, or
+ * the failure's code.
+ */
+int rdps__addr_peer_source(const struct rdps_addr_peer *p, struct rdps_source *out);
+/*
  * Re-resolves a peer now, as ADDR_CHANGE does (e.g. the application saw the
  * peer restart on a new QP). The entry turns pending; the previous AH goes to
  * the transport, which destroys it only once the sends already posted with it

@@ -33,6 +33,16 @@ struct rdps_membership_ops {
     int (*fd)(void *impl);      /* event fd to watch, or -1 */
     int (*process)(void *impl); /* progress pending events, never blocks */
     void (*destroy)(void *impl);
+    /*
+     * Unicast resolution of a seed peer (rdps_config.peers): host-order IPv4 and port (0: the
+     * default rdma_cm port); *handle is released with unresolve(). NULL (no seeds) where the
+     * membership has none.
+     */
+    int (*resolve)(void *impl, uint32_t ipv4, uint16_t port, void **handle);
+    /* 0 pending, 1 resolved (*dest: the peer's QP; *src: the peer as its datagrams show it),
+     * negative: failed (unresolve, and start again later). */
+    int (*resolve_state)(void *handle, const struct rdps_dest **dest, struct rdps_source *src);
+    void (*unresolve)(void *impl, void *handle);
 };
 
 /*

@@ -54,6 +54,34 @@ static void verbs_destroy(void *impl)
     rdps__addr_destroy(impl);
 }
 
+static int verbs_resolve(void *impl, uint32_t ipv4, uint16_t port, void **handle)
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET,
+                              .sin_addr.s_addr = htonl(ipv4),
+                              .sin_port = htons(port != 0 ? port : RDPS_DEFAULT_CM_PORT)};
+    struct rdps_addr_peer *p = NULL;
+    int rc = rdps__addr_resolve_start(impl, (const struct sockaddr *)&sin, &p);
+    if (rc < 0)
+        return rc;
+    *handle = p;
+    return 0;
+}
+
+static int verbs_resolve_state(void *handle, const struct rdps_dest **dest, struct rdps_source *src)
+{
+    int state = rdps__addr_peer_state(handle, dest);
+    if (state != 1)
+        return state;
+    int rc = rdps__addr_peer_source(handle, src);
+    return rc < 0 ? rc : 1;
+}
+
+static void verbs_unresolve(void *impl, void *handle)
+{
+    (void)impl;
+    rdps__addr_peer_release(handle);
+}
+
 static const struct rdps_membership_ops verbs_ops = {
     .join = verbs_join,
     .state = verbs_state,
@@ -61,6 +89,9 @@ static const struct rdps_membership_ops verbs_ops = {
     .fd = verbs_fd,
     .process = verbs_process,
     .destroy = verbs_destroy,
+    .resolve = verbs_resolve,
+    .resolve_state = verbs_resolve_state,
+    .unresolve = verbs_unresolve,
 };
 
 int rdps__membership_verbs_create(struct rdps_transport *transport, const rdps_config *cfg,
@@ -105,6 +136,7 @@ struct loopback_impl {
 };
 
 struct loopback_member {
+    struct rdps_loopback_fabric *fabric;
     struct rdps_transport *transport;
     const struct rdps_dest *dest;
     uint32_t group;
@@ -117,6 +149,7 @@ static int loopback_join(void *impl, uint32_t group, enum rdps_member_mode mode,
     struct loopback_member *m = calloc(1, sizeof(*m));
     if (m == NULL)
         return rdps__set_err(RDPS_ENOMEM, "loopback join: out of memory");
+    m->fabric = lb->fabric;
     m->transport = lb->transport;
     m->group = group;
     int rc = rdps__loopback_group_dest(lb->fabric, group, &m->dest);
@@ -135,6 +168,9 @@ static int loopback_join(void *impl, uint32_t group, enum rdps_member_mode mode,
 static int loopback_state(void *handle, const struct rdps_dest **dest)
 {
     struct loopback_member *m = handle;
+    /* A fabric whose subnet manager has no multicast: the join never completes. */
+    if (rdps__loopback_fabric_multicast(m->fabric) == RDPS_LOOPBACK_MCAST_NO_JOIN)
+        return 0;
     *dest = m->dest;
     return 1;
 }
@@ -167,6 +203,43 @@ static void loopback_destroy(void *impl)
     free(impl);
 }
 
+/* A seed on the fabric: the endpoint of the address, at once (no port: one fabric, no cm). */
+struct loopback_peer {
+    const struct rdps_dest *dest;
+    struct rdps_source source;
+    int state;
+};
+
+static int loopback_resolve(void *impl, uint32_t ipv4, uint16_t port, void **handle)
+{
+    struct loopback_impl *lb = impl;
+    (void)port;
+    struct loopback_peer *p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return rdps__set_err(RDPS_ENOMEM, "loopback resolve: out of memory");
+    p->state =
+        rdps__loopback_resolve(lb->fabric, ipv4, &p->dest, &p->source) == 0 ? 1 : RDPS_EHOSTUNREACH;
+    *handle = p;
+    return 0;
+}
+
+static int loopback_resolve_state(void *handle, const struct rdps_dest **dest,
+                                  struct rdps_source *src)
+{
+    const struct loopback_peer *p = handle;
+    if (p->state == 1) {
+        *dest = p->dest;
+        *src = p->source;
+    }
+    return p->state;
+}
+
+static void loopback_unresolve(void *impl, void *handle)
+{
+    (void)impl;
+    free(handle);
+}
+
 static const struct rdps_membership_ops loopback_ops = {
     .join = loopback_join,
     .state = loopback_state,
@@ -174,6 +247,9 @@ static const struct rdps_membership_ops loopback_ops = {
     .fd = loopback_fd,
     .process = loopback_process,
     .destroy = loopback_destroy,
+    .resolve = loopback_resolve,
+    .resolve_state = loopback_resolve_state,
+    .unresolve = loopback_unresolve,
 };
 
 int rdps__membership_loopback_create(struct rdps_loopback_fabric *fabric,

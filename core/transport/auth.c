@@ -442,6 +442,22 @@ static int auth_source_dest(struct rdps_transport *t, const struct rdps_source *
     return rdps__transport_source_dest(t->inner, src, out);
 }
 
+static int auth_dest_acquire(struct rdps_transport *t, const struct rdps_source *src,
+                             const struct rdps_dest **out)
+{
+    return rdps__transport_dest_acquire(t->inner, src, out);
+}
+
+static void auth_dest_release(struct rdps_transport *t, const struct rdps_dest *dest)
+{
+    rdps__transport_dest_release(t->inner, dest);
+}
+
+static uint32_t auth_send_room(struct rdps_transport *t)
+{
+    return rdps__transport_send_room(t->inner);
+}
+
 /* Regions are only read here, into sealed copies: nothing to register with the device. */
 static int auth_mem_register(struct rdps_transport *t, void *addr, size_t len,
                              struct rdps_tx_mem **out)
@@ -691,6 +707,9 @@ static const struct rdps_transport_ops auth_ops = {
     .rx_release = auth_rx_release,
     .reply_dest = auth_reply_dest,
     .source_dest = auth_source_dest,
+    .dest_acquire = auth_dest_acquire,
+    .dest_release = auth_dest_release,
+    .send_room = auth_send_room,
     .mem_register = auth_mem_register,
     .mem_deregister = auth_mem_deregister,
     .submit_mem = auth_submit_mem,

@@ -40,6 +40,7 @@ struct rdps_loopback_fabric {
     struct lb_addr *addrs;
     struct lb_endpoint *endpoints;
     uint32_t next_endpoint_id;
+    enum rdps_loopback_multicast multicast; /* what happens to groups (rdps_loopback.h) */
     /* A threaded fabric's endpoints belong to different threads: whatever one endpoint's call
      * touches of another's (delivery into its receive ring, group members, the address list)
      * runs under the lock. Tests' fabrics are single-threaded and skip it. */
@@ -77,6 +78,7 @@ struct lb_sent_mem {
 struct lb_ready {
     uint32_t slot, len;
     struct lb_addr *from;
+    bool to_group;
 };
 
 struct lb_endpoint {
@@ -276,7 +278,8 @@ static void signal_readable(struct lb_endpoint *ep)
         (void)!write(ep->event_fd, &one, sizeof(one));
 }
 
-static void deliver(struct lb_endpoint *to, struct lb_addr *from, const uint8_t *data, uint32_t len)
+static void deliver(struct lb_endpoint *to, struct lb_addr *from, const uint8_t *data, uint32_t len,
+                    bool to_group)
 {
     if (to->device_fatal)
         return;
@@ -290,6 +293,7 @@ static void deliver(struct lb_endpoint *to, struct lb_addr *from, const uint8_t 
     r->slot = slot;
     r->len = len;
     r->from = from;
+    r->to_group = to_group;
     if (to->ready_count++ == 0)
         signal_readable(to);
 }
@@ -299,11 +303,13 @@ static inline void transmit(struct lb_endpoint *ep, const struct lb_pending *p, 
 {
     struct lb_addr *a = p->dest->ah;
     if (a->is_group) {
-        for (uint32_t m = 0; m < a->member_count; m++)
-            deliver(a->members[m].endpoint, ep->self, data, p->len);
+        /* A fabric without multicast loses every group datagram (it left the port all the same). */
+        if (ep->fabric->multicast == RDPS_LOOPBACK_MCAST_ON)
+            for (uint32_t m = 0; m < a->member_count; m++)
+                deliver(a->members[m].endpoint, ep->self, data, p->len, true);
     } else if (a->endpoint != NULL) {
         /* A datagram to a destroyed endpoint is lost, as on a real fabric. */
-        deliver(a->endpoint, ep->self, data, p->len);
+        deliver(a->endpoint, ep->self, data, p->len, false);
     }
     ep->stats.tx_datagrams++;
     ep->stats.tx_bytes += p->len;
@@ -400,6 +406,7 @@ static int lb_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int ma
         endpoint_gid(d->src_qpn, d->src_gid);
         d->has_src_gid = true;
         d->src_lid = 0;
+        d->to_multicast = r->to_group;
         ep->slot_from[r->slot] = r->from;
         ep->stats.rx_datagrams++;
         ep->stats.rx_bytes += r->len;
@@ -466,6 +473,27 @@ static int lb_source_dest(struct rdps_transport *t, const struct rdps_source *sr
     if (*out != NULL)
         return 0;
     return rdps__set_err(RDPS_ENOENT, "loopback source_dest: no endpoint %u", src->qpn);
+}
+
+/* Fabric-owned destinations never go away while the fabric lives: nothing to pin or release. */
+static int lb_dest_acquire(struct rdps_transport *t, const struct rdps_source *src,
+                           const struct rdps_dest **out)
+{
+    return lb_source_dest(t, src, out);
+}
+
+static void lb_dest_release(struct rdps_transport *t, const struct rdps_dest *dest)
+{
+    (void)t;
+    (void)dest;
+}
+
+static uint32_t lb_send_room(struct rdps_transport *t)
+{
+    struct lb_endpoint *ep = to_lb(t);
+    if (ep->pend_count + ep->sent_count >= ep->sq_depth)
+        reap_sent(ep); /* completions come back at once on this fabric */
+    return ep->sq_depth - ep->pend_count - ep->sent_count;
 }
 
 /* ---- registered memory: read by flush (the device's DMA), completed on the next poll() ---- */
@@ -744,6 +772,59 @@ void rdps__loopback_gid(struct rdps_transport *t, uint8_t gid[16])
     endpoint_gid(rdps__loopback_qpn(t), gid);
 }
 
+void rdps__loopback_fabric_set_multicast(struct rdps_loopback_fabric *f,
+                                         enum rdps_loopback_multicast mode)
+{
+    fabric_lock(f);
+    f->multicast = mode;
+    fabric_unlock(f);
+}
+
+enum rdps_loopback_multicast rdps__loopback_fabric_multicast(struct rdps_loopback_fabric *f)
+{
+    fabric_lock(f);
+    enum rdps_loopback_multicast mode = f->multicast;
+    fabric_unlock(f);
+    return mode;
+}
+
+uint32_t rdps__loopback_ipv4(struct rdps_transport *t)
+{
+    uint32_t id = rdps__loopback_qpn(t);
+    return id != 0 && id < RDPS_LOOPBACK_HOSTS ? RDPS_LOOPBACK_NET | id : 0;
+}
+
+int rdps__loopback_resolve(struct rdps_loopback_fabric *f, uint32_t ipv4,
+                           const struct rdps_dest **dest, struct rdps_source *src)
+{
+    if (f == NULL || dest == NULL)
+        return rdps__set_err(RDPS_EINVAL, "loopback resolve: NULL argument");
+    *dest = NULL;
+    uint32_t id = ipv4 & (RDPS_LOOPBACK_HOSTS - 1);
+    if ((ipv4 & ~(RDPS_LOOPBACK_HOSTS - 1)) != RDPS_LOOPBACK_NET || id == 0)
+        return rdps__set_err(RDPS_EHOSTUNREACH,
+                             "loopback resolve: %u.%u.%u.%u is not a loopback endpoint's address "
+                             "(127.77.0.0/16)",
+                             ipv4 >> 24, (ipv4 >> 16) & 0xff, (ipv4 >> 8) & 0xff, ipv4 & 0xff);
+    fabric_lock(f);
+    for (struct lb_addr *a = f->addrs; a != NULL; a = a->next) {
+        if (!a->is_group && a->id == id && a->endpoint != NULL) {
+            *dest = &a->dest;
+            break;
+        }
+    }
+    fabric_unlock(f);
+    if (*dest == NULL)
+        return rdps__set_err(RDPS_EHOSTUNREACH, "loopback resolve: no endpoint %u", id);
+    if (src != NULL) {
+        memset(src, 0, sizeof(*src));
+        endpoint_gid(id, src->gid);
+        src->has_gid = 1;
+        src->qpn = id;
+    }
+    return 0;
+}
+
 /* ---- create / destroy ------------------------------------------------------------------ */
 
 static void lb_destroy(struct rdps_transport *t)
@@ -886,6 +967,9 @@ static const struct rdps_transport_ops loopback_ops = {
     .rx_release = lb_rx_release,
     .reply_dest = lb_reply_dest,
     .source_dest = lb_source_dest,
+    .dest_acquire = lb_dest_acquire,
+    .dest_release = lb_dest_release,
+    .send_room = lb_send_room,
     .mem_register = lb_mem_register,
     .mem_deregister = lb_mem_deregister,
     .submit_mem = lb_submit_mem,

@@ -100,19 +100,48 @@ static void loss_abort(struct rdps_transport *t, struct rdps_tx_buf *buf)
     in->ops->abort(in, buf);
 }
 
+/*
+ * Copies of one datagram to several destinations (unicast fan-out) are lost independently, as
+ * on a wire: each copy is judged on its own. Fills kept[] with the destinations whose copy goes
+ * and returns how many; a fan-out wider than the array is judged whole (one draw).
+ */
+#define LOSS_FANOUT_MAX 256
+static unsigned judge_copies(struct loss_transport *lt, const uint8_t *frame, uint32_t len,
+                             const struct rdps_dest *const *dests, unsigned ndest,
+                             const struct rdps_dest **kept)
+{
+    if (ndest > LOSS_FANOUT_MAX) {
+        (void)kept; /* the caller submits dests itself when the whole fan-out goes */
+        if (!rdps__loss_gen_should_drop(&lt->send_gen, frame, len))
+            return ndest;
+        lt->dropped_tx += ndest;
+        return 0;
+    }
+    unsigned n = 0;
+    for (unsigned i = 0; i < ndest; i++) {
+        if (rdps__loss_gen_should_drop(&lt->send_gen, frame, len))
+            lt->dropped_tx++;
+        else
+            kept[n++] = dests[i];
+    }
+    return n;
+}
+
 static int loss_submit(struct rdps_transport *t, struct rdps_tx_buf *buf, uint32_t len,
                        const struct rdps_dest *const *dests, unsigned ndest)
 {
     struct loss_transport *lt = to_loss(t);
     struct rdps_transport *in = lt->base.inner;
     /* Oversized or otherwise bad submits still reach the inner transport's checks. */
-    if (lt->on_send && len <= buf->capacity && ndest > 0 &&
-        rdps__loss_gen_should_drop(&lt->send_gen, buf->data, len)) {
-        lt->dropped_tx += ndest;
+    if (!lt->on_send || len > buf->capacity || ndest == 0 || dests == NULL)
+        return in->ops->submit(in, buf, len, dests, ndest);
+    const struct rdps_dest *kept[LOSS_FANOUT_MAX];
+    unsigned n = judge_copies(lt, buf->data, len, dests, ndest, kept);
+    if (n == 0) {
         in->ops->abort(in, buf);
         return 0;
     }
-    return in->ops->submit(in, buf, len, dests, ndest);
+    return in->ops->submit(in, buf, len, n == ndest ? dests : kept, n);
 }
 
 static int loss_flush(struct rdps_transport *t)
@@ -160,6 +189,22 @@ static int loss_source_dest(struct rdps_transport *t, const struct rdps_source *
     return rdps__transport_source_dest(t->inner, src, out);
 }
 
+static int loss_dest_acquire(struct rdps_transport *t, const struct rdps_source *src,
+                             const struct rdps_dest **out)
+{
+    return rdps__transport_dest_acquire(t->inner, src, out);
+}
+
+static void loss_dest_release(struct rdps_transport *t, const struct rdps_dest *dest)
+{
+    rdps__transport_dest_release(t->inner, dest);
+}
+
+static uint32_t loss_send_room(struct rdps_transport *t)
+{
+    return rdps__transport_send_room(t->inner);
+}
+
 static int loss_mem_register(struct rdps_transport *t, void *addr, size_t len,
                              struct rdps_tx_mem **out)
 {
@@ -178,18 +223,22 @@ static int loss_submit_mem(struct rdps_transport *t, struct rdps_tx_mem *m, size
     struct loss_transport *lt = to_loss(t);
     struct rdps_transport *in = lt->base.inner;
     /*
-     * Judged like submit(); a dropped request never references the region, so
-     * its cookie completes as soon as the region's earlier sends have. Bad
-     * submits (and those the inner transport would refuse for room) still get
-     * the inner transport's answer.
+     * Judged like submit(), each copy on its own; a dropped request never references the region,
+     * so when every copy is dropped its cookie completes as soon as the region's earlier sends
+     * have. Bad submits (and those the inner transport would refuse for room) still get the inner
+     * transport's answer.
      */
     if (lt->on_send && m != NULL && m->owner == rdps__transport_innermost(in) && ndest > 0 &&
         dests != NULL && cookie > m->submitted && offset <= m->len && len <= m->len - offset &&
-        len <= in->ops->max_payload(in) &&
-        rdps__loss_gen_should_drop(&lt->send_gen, m->addr + offset, len)) {
-        lt->dropped_tx += ndest;
-        rdps__tx_mem_skip(m, cookie);
-        return 0;
+        len <= in->ops->max_payload(in)) {
+        const struct rdps_dest *kept[LOSS_FANOUT_MAX];
+        unsigned n = judge_copies(lt, m->addr + offset, len, dests, ndest, kept);
+        if (n == 0) {
+            rdps__tx_mem_skip(m, cookie);
+            return 0;
+        }
+        if (n != ndest)
+            return in->ops->submit_mem(in, m, offset, len, kept, n, cookie);
     }
     return in->ops->submit_mem(in, m, offset, len, dests, ndest, cookie);
 }
@@ -282,6 +331,9 @@ static const struct rdps_transport_ops loss_ops = {
     .rx_release = loss_rx_release,
     .reply_dest = loss_reply_dest,
     .source_dest = loss_source_dest,
+    .dest_acquire = loss_dest_acquire,
+    .dest_release = loss_dest_release,
+    .send_room = loss_send_room,
     .mem_register = loss_mem_register,
     .mem_deregister = loss_mem_deregister,
     .submit_mem = loss_submit_mem,

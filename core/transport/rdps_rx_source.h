@@ -18,14 +18,19 @@
  * IPv4-mapped source address. An IB GRH starts with version 6 in its first
  * nibble, so it never begins with 20 zero bytes.
  */
-static inline void rdps__grh_source_gid(const uint8_t grh[40], uint8_t gid[16])
+static inline bool rdps__grh_is_ipv4(const uint8_t grh[40])
 {
     uint64_t w0, w1;
     uint32_t w2;
     memcpy(&w0, grh, 8);
     memcpy(&w1, grh + 8, 8);
     memcpy(&w2, grh + 16, 4);
-    if ((w0 | w1 | w2) == 0 && (grh[20] >> 4) == 4) {
+    return (w0 | w1 | w2) == 0 && (grh[20] >> 4) == 4;
+}
+
+static inline void rdps__grh_source_gid(const uint8_t grh[40], uint8_t gid[16])
+{
+    if (rdps__grh_is_ipv4(grh)) {
         memset(gid, 0, 10);
         gid[10] = 0xff;
         gid[11] = 0xff;
@@ -36,9 +41,21 @@ static inline void rdps__grh_source_gid(const uint8_t grh[40], uint8_t gid[16])
 }
 
 /*
+ * Whether the datagram went to a multicast group: the GRH's destination GID is one (ff00::/8, at
+ * offset 24), or on RoCE v2 over IPv4 the destination address (at 20 + 16) is in 224.0.0.0/4.
+ * A datagram without a GRH (InfiniBand inside a subnet) was sent by unicast: IB multicast always
+ * carries one.
+ */
+static inline bool rdps__grh_to_multicast(const uint8_t grh[40])
+{
+    return rdps__grh_is_ipv4(grh) ? (grh[20 + 16] >> 4) == 0xe : grh[24] == 0xff;
+}
+
+/*
  * Fills the source fields of d: with a GRH (RoCE always; IB when routed or
  * multicast) the GID, src_lid 0; without one (IB inside a subnet) src_gid all
- * zero, has_src_gid false and src_lid = the work completion's slid.
+ * zero, has_src_gid false and src_lid = the work completion's slid. Also whether the datagram
+ * was sent to a group (to_multicast).
  */
 static inline void rdps__rx_fill_source(struct rdps_rx_datagram *d, const uint8_t grh[40],
                                         bool has_grh, uint16_t slid)
@@ -47,10 +64,12 @@ static inline void rdps__rx_fill_source(struct rdps_rx_datagram *d, const uint8_
         rdps__grh_source_gid(grh, d->src_gid);
         d->has_src_gid = true;
         d->src_lid = 0;
+        d->to_multicast = rdps__grh_to_multicast(grh);
     } else {
         memset(d->src_gid, 0, sizeof(d->src_gid));
         d->has_src_gid = false;
         d->src_lid = slid;
+        d->to_multicast = false;
     }
 }
 

@@ -68,7 +68,10 @@ struct rdps_rx_datagram {
     uint8_t src_gid[16]; /* from the GRH when has_src_gid, else all zero */
     bool has_src_gid;
     uint16_t src_lid; /* InfiniBand source LID when there was no GRH (else 0) */
-    uint32_t slot;    /* transport-private */
+    /* Sent to a multicast group (its GRH names a group: an IB multicast GID, or on RoCE v2 an IPv4
+     * multicast destination), not to this QP by unicast. */
+    bool to_multicast;
+    uint32_t slot; /* transport-private */
 };
 
 /* Transport-level counters (the engine keeps its own protocol counters). */
@@ -187,6 +190,23 @@ struct rdps_transport_ops {
     int (*source_dest)(struct rdps_transport *t, const struct rdps_source *src,
                        const struct rdps_dest **out);
     /*
+     * A destination for `src` that stays valid until dest_release (unicast fan-out: a subscriber
+     * gets a copy of every datagram for as long as discovery knows it). The address handle is
+     * built from the source exactly as source_dest builds it, but kept outside the reply cache,
+     * so no number of other sources answered meanwhile evicts it. Slow path (one AH each);
+     * RDPS_ENOTSUP where source_dest would refuse (InfiniBand source known by GID only).
+     */
+    int (*dest_acquire)(struct rdps_transport *t, const struct rdps_source *src,
+                        const struct rdps_dest **out);
+    /* Gives back what dest_acquire returned; the AH is destroyed once the sends that name it
+     * completed (queued and posted sends keep their copy of the destination). */
+    void (*dest_release)(struct rdps_transport *t, const struct rdps_dest *dest);
+    /*
+     * Work requests the send queue takes now (reaping completions first when it looks full):
+     * a caller that submits one buffer to many destinations makes sure they fit before it claims.
+     */
+    uint32_t (*send_room)(struct rdps_transport *t);
+    /*
      * Registers len bytes at addr (ibv_reg_mr once) for submit_mem. Slow path;
      * *out belongs to the transport until mem_deregister (or destroy, which
      * deregisters every region left).
@@ -295,6 +315,26 @@ static inline int rdps__transport_source_dest(struct rdps_transport *t,
                                               const struct rdps_dest **out)
 {
     return t->ops->source_dest != NULL ? t->ops->source_dest(t, src, out) : RDPS_ENOTSUP;
+}
+
+/* The unicast fan-out ops (RDPS_ENOTSUP, no-op, unbounded on a transport without them). */
+static inline int rdps__transport_dest_acquire(struct rdps_transport *t,
+                                               const struct rdps_source *src,
+                                               const struct rdps_dest **out)
+{
+    return t->ops->dest_acquire != NULL ? t->ops->dest_acquire(t, src, out) : RDPS_ENOTSUP;
+}
+
+static inline void rdps__transport_dest_release(struct rdps_transport *t,
+                                                const struct rdps_dest *dest)
+{
+    if (t->ops->dest_release != NULL && dest != NULL)
+        t->ops->dest_release(t, dest);
+}
+
+static inline uint32_t rdps__transport_send_room(struct rdps_transport *t)
+{
+    return t->ops->send_room != NULL ? t->ops->send_room(t) : UINT32_MAX;
 }
 
 static inline int rdps__transport_mem_register(struct rdps_transport *t, void *addr, size_t len,

@@ -47,6 +47,8 @@ static inline uint64_t verbs_recv_wr_id(uint32_t gen, uint32_t slot)
     return ((uint64_t)gen << 32) | slot;
 }
 
+struct verbs_pinned_dest;
+
 struct verbs_transport {
     struct rdps_transport base;
     struct rdps_verbs_info info;
@@ -113,6 +115,9 @@ struct verbs_transport {
     /* Reply destinations, built on request; evicted AHs wait in `retired` for their sends. */
     struct rdps_reply_cache replies;
     struct rdps_ah_retire retired;
+    /* Destinations held by dest_acquire (unicast fan-out), and released ones whose AH the full
+     * retirement ring could not take yet (retried at the next release, destroyed at the end). */
+    struct verbs_pinned_dest *pinned;
 
     /* QP lifecycle: multicast attachments to restore, and a reset to run. */
     struct verbs_mcast *mcast;
@@ -188,6 +193,12 @@ int rdps__verbs_reply_dest(struct rdps_transport *t, const struct rdps_rx_datagr
                            const struct rdps_dest **out);
 int rdps__verbs_source_dest(struct rdps_transport *t, const struct rdps_source *src,
                             const struct rdps_dest **out);
+int rdps__verbs_dest_acquire(struct rdps_transport *t, const struct rdps_source *src,
+                             const struct rdps_dest **out);
+void rdps__verbs_dest_release(struct rdps_transport *t, const struct rdps_dest *dest);
+/* Destroys every pinned AH (destroy, after the QP: no send can name them). */
+void rdps__verbs_pinned_fini(struct verbs_transport *vt);
+uint32_t rdps__verbs_send_room(struct rdps_transport *t);
 /* The reply cache's callbacks: AHs built from a datagram's source, retired by send sequence. */
 void rdps__verbs_reply_cache_ops(struct verbs_transport *vt, struct rdps_reply_cache_ops *ops);
 

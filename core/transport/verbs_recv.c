@@ -8,6 +8,7 @@
 #include "rdps_rx_source.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 int rdps__verbs_post_recv_pending(struct verbs_transport *vt)
@@ -241,4 +242,81 @@ int rdps__verbs_source_dest(struct rdps_transport *t, const struct rdps_source *
                              src->qpn);
     struct reply_arg arg = {src->has_gid ? src->gid : NULL, src->qpn, src->lid, 0};
     return rdps__reply_cache_get(&vt->replies, &key, &arg, out);
+}
+
+/* ---- destinations held for unicast fan-out (dest_acquire / dest_release) ---- */
+
+struct verbs_pinned_dest {
+    struct rdps_dest dest; /* first: the caller holds &dest */
+    struct verbs_pinned_dest *next;
+    bool released; /* given back; its AH waits for room in the retirement ring */
+};
+
+int rdps__verbs_dest_acquire(struct rdps_transport *t, const struct rdps_source *src,
+                             const struct rdps_dest **out)
+{
+    struct verbs_transport *vt = to_verbs(t);
+    if (out == NULL)
+        return RDPS_EINVAL;
+    *out = NULL;
+    if (src == NULL || src->qpn == 0 || src->qpn >= 0xffffffu || (!src->has_gid && src->lid == 0))
+        return rdps__set_err(RDPS_EINVAL, "dest_acquire: no QPN, GID or LID to address");
+    if (src->has_gid && src->lid == 0 && vt->info.link_layer == IBV_LINK_LAYER_INFINIBAND)
+        return rdps__set_err(RDPS_ENOTSUP,
+                             "dest_acquire: InfiniBand source QPN 0x%x known by GID only: no LID "
+                             "to address it",
+                             src->qpn);
+    struct verbs_pinned_dest *p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return rdps__set_err(RDPS_ENOMEM, "dest_acquire: out of memory");
+    /* The very AH a reply to a datagram of that source would get (make_reply_ah). */
+    struct reply_arg arg = {src->has_gid ? src->gid : NULL, src->qpn, src->lid, 0};
+    void *ah;
+    int err = make_reply_ah(vt, &arg, &ah);
+    if (err < 0) {
+        free(p);
+        return err;
+    }
+    p->dest.ah = ah;
+    p->dest.remote_qpn = src->qpn;
+    p->dest.remote_qkey = vt->info.qkey;
+    p->next = vt->pinned;
+    vt->pinned = p;
+    *out = &p->dest;
+    return 0;
+}
+
+void rdps__verbs_dest_release(struct rdps_transport *t, const struct rdps_dest *dest)
+{
+    struct verbs_transport *vt = to_verbs(t);
+    for (struct verbs_pinned_dest **link = &vt->pinned; *link != NULL;) {
+        struct verbs_pinned_dest *p = *link;
+        if (&p->dest == dest)
+            p->released = true;
+        /* Sends queued or posted before now may name the AH: it waits for them. */
+        if (p->released && rdps__verbs_retire_ah(vt, p->dest.ah) == 0) {
+            *link = p->next;
+            free(p);
+            continue;
+        }
+        link = &p->next;
+    }
+}
+
+void rdps__verbs_pinned_fini(struct verbs_transport *vt)
+{
+    while (vt->pinned != NULL) {
+        struct verbs_pinned_dest *p = vt->pinned;
+        vt->pinned = p->next;
+        ibv_destroy_ah(p->dest.ah);
+        free(p);
+    }
+}
+
+uint32_t rdps__verbs_send_room(struct rdps_transport *t)
+{
+    struct verbs_transport *vt = to_verbs(t);
+    if (verbs_sq_room(vt) < vt->signal_every)
+        (void)verbs_reap_send(vt);
+    return verbs_sq_room(vt);
 }

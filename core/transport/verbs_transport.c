@@ -72,6 +72,7 @@ static void verbs_destroy(struct rdps_transport *t)
         ibv_destroy_qp(vt->info.qp);
     /* No send can name an AH once the QP is gone: every retirement destroys at once. */
     rdps__ah_retire_sweep(&vt->retired, UINT64_MAX);
+    rdps__verbs_pinned_fini(vt);
     vt->pend_count = 0;
     vt->done_seq = vt->next_seq;
     rdps__reply_cache_fini(&vt->replies);
@@ -333,6 +334,9 @@ static const struct rdps_transport_ops verbs_ops = {
     .rx_release = rdps__verbs_rx_release,
     .reply_dest = rdps__verbs_reply_dest,
     .source_dest = rdps__verbs_source_dest,
+    .dest_acquire = rdps__verbs_dest_acquire,
+    .dest_release = rdps__verbs_dest_release,
+    .send_room = rdps__verbs_send_room,
     .mem_register = rdps__verbs_mem_register,
     .mem_deregister = rdps__verbs_mem_deregister,
     .submit_mem = rdps__verbs_submit_mem,

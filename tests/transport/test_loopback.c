@@ -175,6 +175,110 @@ static void test_multi_destination_submit(void **state)
     assert_int_equal(st.tx_datagrams, 2);
 }
 
+/* Group datagrams say so (to_multicast); unicast ones do not. */
+static void test_to_multicast_flag(void **state)
+{
+    struct fixture *fx = *state;
+    const struct rdps_dest *group, *to_b;
+    struct rdps_rx_datagram rx[4];
+
+    assert_int_equal(rdps__loopback_group_dest(fx->fabric, 7, &group), 0);
+    assert_int_equal(rdps__loopback_dest(fx->b, &to_b), 0);
+    assert_int_equal(rdps__loopback_join(fx->b, 7), 0);
+    assert_int_equal(send_bytes(fx->a, 1, 10, &group, 1), 0);
+    assert_int_equal(send_bytes(fx->a, 2, 10, &to_b, 1), 0);
+    assert_int_equal(fx->b->ops->poll(fx->b, rx, 4), 2);
+    assert_true(rx[0].to_multicast);
+    assert_false(rx[1].to_multicast);
+    fx->b->ops->rx_release(fx->b, rx, 2);
+}
+
+/* A fabric without multicast loses every group datagram and keeps unicast; the mode applies to
+ * every endpoint at once and can be turned back on. */
+static void test_fabric_without_multicast(void **state)
+{
+    struct fixture *fx = *state;
+    const struct rdps_dest *group, *to_c;
+    struct rdps_rx_datagram rx[4];
+
+    assert_int_equal(rdps__loopback_fabric_multicast(fx->fabric), RDPS_LOOPBACK_MCAST_ON);
+    assert_int_equal(rdps__loopback_group_dest(fx->fabric, 7, &group), 0);
+    assert_int_equal(rdps__loopback_dest(fx->c, &to_c), 0);
+    assert_int_equal(rdps__loopback_join(fx->b, 7), 0);
+    assert_int_equal(rdps__loopback_join(fx->c, 7), 0);
+    rdps__loopback_fabric_set_multicast(fx->fabric, RDPS_LOOPBACK_MCAST_DROP);
+    assert_int_equal(send_bytes(fx->a, 1, 10, &group, 1), 0);
+    assert_int_equal(send_bytes(fx->a, 2, 10, &to_c, 1), 0);
+    assert_int_equal(fx->b->ops->poll(fx->b, rx, 4), 0);
+    assert_int_equal(fx->c->ops->poll(fx->c, rx, 4), 1);
+    assert_int_equal(rx[0].data[0], 2);
+    fx->c->ops->rx_release(fx->c, rx, 1);
+    struct rdps_transport_stats st;
+    fx->a->ops->get_stats(fx->a, &st);
+    assert_int_equal(st.tx_datagrams, 2); /* the group datagram left the port all the same */
+    rdps__loopback_fabric_set_multicast(fx->fabric, RDPS_LOOPBACK_MCAST_NO_JOIN);
+    assert_int_equal(rdps__loopback_fabric_multicast(fx->fabric), RDPS_LOOPBACK_MCAST_NO_JOIN);
+    assert_int_equal(send_bytes(fx->a, 3, 10, &group, 1), 0);
+    assert_int_equal(fx->b->ops->poll(fx->b, rx, 4), 0);
+    rdps__loopback_fabric_set_multicast(fx->fabric, RDPS_LOOPBACK_MCAST_ON);
+    assert_int_equal(send_bytes(fx->a, 4, 10, &group, 1), 0);
+    assert_int_equal(fx->b->ops->poll(fx->b, rx, 4), 1);
+    assert_int_equal(rx[0].data[0], 4);
+    fx->b->ops->rx_release(fx->b, rx, 1);
+}
+
+/* Endpoints have addresses (127.77.0.0 + number) that resolve to their destination and source;
+ * anything else is unreachable. */
+static void test_addresses_resolve(void **state)
+{
+    struct fixture *fx = *state;
+    const struct rdps_dest *dest, *to_b;
+    struct rdps_source src;
+    struct rdps_rx_datagram rx[4];
+
+    uint32_t ip_b = rdps__loopback_ipv4(fx->b);
+    assert_int_equal(ip_b, RDPS_LOOPBACK_NET | rdps__loopback_qpn(fx->b));
+    assert_int_equal(rdps__loopback_resolve(fx->fabric, ip_b, &dest, &src), 0);
+    assert_int_equal(rdps__loopback_dest(fx->b, &to_b), 0);
+    assert_ptr_equal(dest, to_b);
+    assert_int_equal(src.qpn, rdps__loopback_qpn(fx->b));
+    assert_true(src.has_gid);
+    /* The source is what b's datagrams show. */
+    const struct rdps_dest *to_a;
+    assert_int_equal(rdps__loopback_dest(fx->a, &to_a), 0);
+    assert_int_equal(send_bytes(fx->b, 1, 10, &to_a, 1), 0);
+    assert_int_equal(fx->a->ops->poll(fx->a, rx, 4), 1);
+    assert_memory_equal(rx[0].src_gid, src.gid, 16);
+    fx->a->ops->rx_release(fx->a, rx, 1);
+    assert_int_equal(rdps__loopback_resolve(fx->fabric, RDPS_LOOPBACK_NET | 999, &dest, NULL),
+                     RDPS_EHOSTUNREACH);
+    assert_int_equal(rdps__loopback_resolve(fx->fabric, 0x0a000001u, &dest, NULL),
+                     RDPS_EHOSTUNREACH);
+    assert_int_equal(rdps__loopback_resolve(fx->fabric, RDPS_LOOPBACK_NET, &dest, NULL),
+                     RDPS_EHOSTUNREACH);
+}
+
+/* dest_acquire names the endpoint of a source; send_room counts the queue. */
+static void test_acquired_dest_and_room(void **state)
+{
+    struct fixture *fx = *state;
+    const struct rdps_dest *dest;
+    struct rdps_source src = {.qpn = rdps__loopback_qpn(fx->c), .has_gid = 1};
+    struct rdps_rx_datagram rx[4];
+    rdps__loopback_gid(fx->c, src.gid);
+    assert_int_equal(rdps__transport_dest_acquire(fx->a, &src, &dest), 0);
+    assert_int_equal(rdps__transport_send_room(fx->a), 8);
+    assert_int_equal(send_bytes(fx->a, 6, 10, &dest, 1), 0);
+    assert_int_equal(rdps__transport_send_room(fx->a), 7); /* sent, not yet reaped */
+    assert_int_equal(fx->c->ops->poll(fx->c, rx, 4), 1);
+    fx->c->ops->rx_release(fx->c, rx, 1);
+    rdps__transport_dest_release(fx->a, dest);
+    src.qpn = 999;
+    rdps__loopback_gid(fx->c, src.gid);
+    src.gid[15] = (uint8_t)999;
+    assert_true(rdps__transport_dest_acquire(fx->a, &src, &dest) < 0);
+}
+
 static void test_send_backpressure(void **state)
 {
     struct fixture *fx = *state;
@@ -332,6 +436,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_max_payload_enforced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_multicast_members, setup, teardown),
         cmocka_unit_test_setup_teardown(test_multi_destination_submit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_to_multicast_flag, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fabric_without_multicast, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_addresses_resolve, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_acquired_dest_and_room, setup, teardown),
         cmocka_unit_test_setup_teardown(test_send_backpressure, setup, teardown),
         cmocka_unit_test(test_send_queue_depth),
         cmocka_unit_test_setup_teardown(test_release_reposts, setup, teardown),

@@ -356,6 +356,34 @@ static void test_fill_source_ib_lid(void **state)
     assert_int_equal(k1.pad, 0);
 }
 
+/* Whether a datagram went to a group, from its GRH: IPv4 destination in 224.0.0.0/4 on RoCE v2,
+ * a multicast GID (ff..) on IB/RoCE v1; never without a GRH. */
+static void test_fill_source_to_multicast(void **state)
+{
+    (void)state;
+    uint8_t grh[40];
+    struct rdps_rx_datagram d;
+    memset(grh, 0, sizeof(grh));
+    grh[20] = 0x45;
+    const uint8_t unicast[4] = {169, 254, 77, 1}, group[4] = {239, 192, 0, 1};
+    memcpy(grh + 36, unicast, 4);
+    rdps__rx_fill_source(&d, grh, true, 0);
+    assert_false(d.to_multicast);
+    memcpy(grh + 36, group, 4);
+    rdps__rx_fill_source(&d, grh, true, 0);
+    assert_true(d.to_multicast);
+    memset(grh, 0, sizeof(grh));
+    grh[0] = 0x60;
+    grh[24] = 0xfe;
+    rdps__rx_fill_source(&d, grh, true, 0);
+    assert_false(d.to_multicast);
+    grh[24] = 0xff;
+    rdps__rx_fill_source(&d, grh, true, 0);
+    assert_true(d.to_multicast);
+    rdps__rx_fill_source(&d, grh, false, 7); /* no GRH: the bytes are garbage, unicast */
+    assert_false(d.to_multicast);
+}
+
 /*
  * contains() looks without touching: no counter moves and the recency order
  * stays, so asking whether a source is cached cannot save it from eviction.
@@ -417,6 +445,7 @@ int main(void)
         cmocka_unit_test(test_ah_retire_waits_for_sends),
         cmocka_unit_test(test_grh_source_gid),
         cmocka_unit_test(test_fill_source_ib_lid),
+        cmocka_unit_test(test_fill_source_to_multicast),
         cmocka_unit_test(test_contains_and_source_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
