@@ -42,6 +42,9 @@ void rdps__config_defaults(rdps_config *cfg)
     cfg->recv_slots = 4096;
     cfg->loss_seed = 1;
     cfg->replay_senders = 1024;
+    cfg->max_contacts = 256;
+    cfg->multicast_timeout_ms = 3000;
+    cfg->max_unicast_subscribers = 256;
 }
 
 void rdps_config_init_sized(rdps_config *cfg, size_t size)
@@ -111,7 +114,10 @@ int rdps__config_validate(const rdps_config *cfg, struct rdps_group_range *range
         (rc = check_probability("loss_tx_rate", cfg->loss_tx_rate)) < 0 ||
         (rc = check_range("domain_key_id", cfg->domain_key_id, 0, RDPS_DOMAIN_KEY_ID_MAX)) < 0 ||
         (rc = check_range("replay_senders", cfg->replay_senders, 16, 1u << 20)) < 0 ||
-        (rc = check_range("encrypt", (uint64_t)(unsigned)cfg->encrypt, 0, 1)) < 0)
+        (rc = check_range("encrypt", (uint64_t)(unsigned)cfg->encrypt, 0, 1)) < 0 ||
+        (rc = check_range("max_contacts", cfg->max_contacts, 16, 4096)) < 0 ||
+        (rc = check_range("multicast_timeout_ms", cfg->multicast_timeout_ms, 10, 600000)) < 0 ||
+        (rc = check_range("max_unicast_subscribers", cfg->max_unicast_subscribers, 1, 4096)) < 0)
         return rc;
     if (cfg->loss_frame_types & ~0x3eu)
         return rdps__set_err(RDPS_EINVAL,

@@ -133,6 +133,40 @@ int rdps__ctx_send_frame(rdps_ctx_t *ctx, const struct rdps_dest *dest, const ui
     return 0;
 }
 
+/* Destinations per buffer: a chain that fits any send queue the ctx accepts (send_slots >= 16,
+ * so a few chains of 64 at most), and keeps control frames from crowding out data. */
+#define MULTI_CHUNK 64u
+
+int rdps__ctx_send_frame_multi(rdps_ctx_t *ctx, const struct rdps_dest *const *dests, uint32_t n,
+                               const uint8_t *frame, uint32_t len)
+{
+    struct rdps_transport *t = ctx->transport;
+    for (uint32_t off = 0; off < n; off += MULTI_CHUNK) {
+        uint32_t k = n - off < MULTI_CHUNK ? n - off : MULTI_CHUNK;
+        if (rdps__transport_send_room(t) < k + 1) { /* + 1: the claim's own slot */
+            t->ops->flush(t);
+            (void)rdps__ctx_reap_sends(ctx);
+            if (rdps__transport_send_room(t) < k + 1)
+                return RDPS_EAGAIN;
+        }
+        struct rdps_tx_buf buf;
+        int rc = rdps__ctx_claim(ctx, &buf);
+        if (rc < 0)
+            return rc;
+        if (len > buf.capacity) {
+            t->ops->abort(t, &buf);
+            return rdps__set_err(RDPS_EMSGSIZE, "frame of %u bytes above the datagram size %u", len,
+                                 buf.capacity);
+        }
+        memcpy(buf.data, frame, len);
+        if ((rc = t->ops->submit(t, &buf, len, dests + off, k)) < 0)
+            return rc;
+        ctx->counters.frames_sent += k;
+        ctx->counters.frame_bytes_sent += (uint64_t)len * k;
+    }
+    return t->ops->flush(t);
+}
+
 /* ---- creation ---- */
 
 static int add_epoll_fd(rdps_ctx_t *ctx, int fd)
@@ -174,6 +208,12 @@ int rdps__ctx_create_over(const rdps_config *cfg, struct rdps_transport *transpo
     }
     ctx->cfg.group_range = NULL;
     ctx->cfg.control_group = NULL;
+    /* Seeds parsed now (the caller's string need not outlive this call); started at first poll. */
+    if ((rc = rdps__peers_parse_config(cfg, ctx->seeds, &ctx->nseeds)) < 0)
+        goto err;
+    ctx->cfg.peers = NULL;
+    ctx->peers_deadline_ns = UINT64_MAX;
+    ctx->topics_deadline_ns = UINT64_MAX;
 
     /* Authentication wraps every other layer: what it drops reaches nothing, not even the
      * loss generator, and what it sends is sealed last. The key is not kept in ctx->cfg. */
@@ -272,7 +312,7 @@ static int ctx_create_loopback(const rdps_config *cfg, rdps_ctx_t **out)
     int rc = rdps__loopback_device_open(cfg, &t, &ops, &impl);
     if (rc < 0)
         return rdps__prepend_err(rc, "rdps_ctx_create: loopback device: ");
-    uint32_t qpn = rdps__loopback_qpn(t);
+    uint32_t qpn = rdps__loopback_qpn(t), host = rdps__loopback_ipv4(t);
     uint8_t gid[16];
     rdps__loopback_gid(t, gid);
     outer = t;
@@ -292,6 +332,7 @@ static int ctx_create_loopback(const rdps_config *cfg, rdps_ctx_t **out)
     ctx->self_qpn = qpn;
     memcpy(ctx->self_gid, gid, 16);
     ctx->has_self_gid = true;
+    ctx->self_host = host; /* what seed peers name on this fabric (127.77.0.N) */
     snprintf(ctx->device, sizeof(ctx->device), "%s", RDPS_LOOPBACK_DEVICE_NAME);
     ctx->cfg.device = ctx->device;
     RDPS_LOG_INF("ctx on the in-process loopback device: endpoint %u, datagram %u bytes", qpn,
@@ -390,6 +431,7 @@ static void ctx_free(rdps_ctx_t *ctx)
     while (ctx->pubs)
         rdps__pub_free(ctx->pubs);
     rdps__topic_table_fini(&ctx->topics); /* topics kept only for explicit mappings */
+    rdps__peers_stop(ctx);                /* after the leaving announcements went to the peers */
     rdps__discovery_fini(ctx);
     if (ctx->transport) {
         /* Give the device a moment to finish posted sends (the goodbyes above). */
@@ -455,19 +497,15 @@ bool rdps__ctx_callbacks_leave(rdps_ctx_t *ctx)
 
 /* ---- progress ---- */
 
-/* Picks up joins that completed since the last poll. */
+/* Picks up joins that completed since the last poll (topics' in unicast.c). */
 static void update_memberships(rdps_ctx_t *ctx)
 {
     const struct rdps_dest *dest;
     if (ctx->control_dest == NULL && ctx->control_membership &&
         ctx->member_ops->state(ctx->control_membership, &dest) == 1)
         ctx->control_dest = dest;
-    for (struct rdps_pub *p = ctx->pubs; p; p = p->next) {
-        struct rdps_topic *t = p->topic;
-        if (t->send_dest == NULL && t->send_membership &&
-            ctx->member_ops->state(t->send_membership, &dest) == 1)
-            t->send_dest = dest;
-    }
+    if (ctx->topics_joining > 0 || ctx->now_ns >= ctx->topics_deadline_ns)
+        rdps__topics_progress(ctx);
 }
 
 /* Every subscriber hears that datagrams may have been lost while the QP was down. */
@@ -544,9 +582,28 @@ static int refuse_nested_poll(rdps_ctx_t *ctx)
 static void run_timers(rdps_ctx_t *ctx)
 {
     /* The ctx sleeps until the earliest deadline of its components. */
+    if (ctx->contacts != NULL && ctx->now_ns >= ctx->peers_deadline_ns)
+        ctx->peers_deadline_ns = rdps__peers_tick(ctx, ctx->now_ns);
     uint64_t next = rdps__discovery_tick(ctx, ctx->now_ns);
     uint64_t reasm = rdps__receive_expire(ctx);
-    ctx->next_timer_ns = next < reasm ? next : reasm;
+    if (reasm < next)
+        next = reasm;
+    if (ctx->peers_deadline_ns < next)
+        next = ctx->peers_deadline_ns;
+    if (ctx->topics_deadline_ns < next)
+        next = ctx->topics_deadline_ns;
+    ctx->next_timer_ns = next;
+}
+
+/* Unicast discovery starts at the first poll: it names this ctx's own QP, known only then. */
+static void start_peers(rdps_ctx_t *ctx)
+{
+    if (rdps__peers_start(ctx) < 0) {
+        RDPS_LOG_ERR("unicast discovery not started: %s", rdps_last_error_message());
+        ctx->contacts_failed = true;
+        return;
+    }
+    ctx->peers_deadline_ns = ctx->now_ns;
 }
 
 static int poll_locked(rdps_ctx_t *ctx, int budget)
@@ -559,6 +616,8 @@ static int poll_locked(rdps_ctx_t *ctx, int budget)
     if (budget <= 0)
         budget = 4 * RDPS_RX_BATCH;
     ctx->now_ns = rdps__ctx_now(ctx);
+    if (ctx->contacts == NULL && !ctx->contacts_failed)
+        start_peers(ctx);
     if ((rc = ctx->member_ops->process(ctx->member_impl)) < 0)
         RDPS_LOG_WRN("group membership events: %s", rdps_strerror(rc));
     update_memberships(ctx);

@@ -8,6 +8,7 @@
 
 #include <rdps/rdps.h>
 
+#include "contacts.h"
 #include "discovery.h"
 #include "rdps_frame.h"
 #include "rdps_source.h"
@@ -157,6 +158,21 @@ struct rdps_ctx {
     rdps_counters counters;
     struct rdps_stat_shm *stat; /* stat_shm.c: live-counters file for rdps-stat, or NULL */
     uint64_t stat_deadline_ns;  /* its next refresh */
+
+    /* Unicast discovery (contacts_runtime.c): the seeds of rdps_config.peers, parsed at create,
+     * and the runtime, started at the first poll (it needs this ctx's own QP). */
+    struct rdps_seed seeds[RDPS_MAX_SEEDS];
+    unsigned nseeds;
+    struct rdps_contacts_rt *contacts;
+    bool contacts_failed;       /* could not start (logged): no unicast discovery */
+    uint64_t peers_deadline_ns; /* its next deadline as last reported */
+    /* Topic paths (unicast.c): sides still joining, and when auto's deadlines next fall. */
+    unsigned topics_joining;
+    uint64_t topics_deadline_ns;
+    /* What auto topics go by: an announcement came through a multicast group (ever), and when
+     * the first came by unicast (0: never). */
+    bool multicast_heard;
+    uint64_t unicast_heard_ns;
 };
 
 /* publisher_reliable.c: the reliable publisher engine (core/proto/rdps_rel_pub.h) driven over
@@ -190,6 +206,45 @@ size_t rdps__pub_rel_max_message_size(const rdps_pub_t *pub);
 void rdps__pub_rel_flush(rdps_ctx_t *ctx);
 /* Adds the reliable publishers' figures to a publisher's (or, pub NULL, the ctx's) counters. */
 void rdps__pub_rel_counters(const rdps_pub_t *pub, rdps_counters *out);
+
+/* unicast.c: each side of a topic's path (rdps_transport_mode) and the publishers' fan-out. */
+/* RDPS_EINVAL (naming `who`) unless mode is an rdps_transport_mode. */
+int rdps__transport_mode_check(const char *who, int mode);
+/* Before the publisher is counted in t->pubs: the first sets the topic's send mode, joins (not
+ * unicast) and starts the fan-out; later ones must ask the same mode (RDPS_EINVAL). */
+int rdps__topic_send_attach(rdps_ctx_t *ctx, struct rdps_topic *t, int mode);
+/* After the topic's last publisher went: leaves, drops the fan-out. */
+void rdps__topic_send_detach(rdps_ctx_t *ctx, struct rdps_topic *t);
+/* Before the subscriber is linked into t->subs: the first sets the mode and joins (not unicast). */
+int rdps__topic_recv_attach(rdps_ctx_t *ctx, struct rdps_topic *t, int mode);
+void rdps__topic_recv_detach(rdps_ctx_t *ctx, struct rdps_topic *t);
+/* Joins that completed or failed, auto's fallbacks (events raised: inside the callback bracket);
+ * returns the next deadline. Runs at every poll while a side joins, else at its deadline. */
+uint64_t rdps__topics_progress(rdps_ctx_t *ctx);
+/* Discovery heard an announcement by unicast (the first one starts auto's clock). */
+void rdps__topics_unicast_heard(rdps_ctx_t *ctx);
+/* A subscriber peer of topic t seen, updated or gone (discovery_engine.h event). */
+void rdps__fanout_on_subscriber(rdps_ctx_t *ctx, struct rdps_topic *t,
+                                const struct rdps_disc_event *ev);
+/* The sources of the topic's unicast copies (at most max in out); returns how many there are. */
+uint32_t rdps__fanout_sources(const struct rdps_topic *t, struct rdps_source *out, uint32_t max);
+
+/* contacts_runtime.c: unicast discovery (seeds, peer lists). */
+struct rdps_contacts_rt;
+/* rdps_config.peers (NULL: $RDPS_PEERS) parsed: 0 and *count seeds, or RDPS_EINVAL. */
+int rdps__peers_parse_config(const rdps_config *cfg, struct rdps_seed *seeds, unsigned *count);
+int rdps__peers_start(rdps_ctx_t *ctx);
+/* Sends `leaving` lists, releases every destination and seed. */
+void rdps__peers_stop(rdps_ctx_t *ctx);
+uint64_t rdps__peers_tick(rdps_ctx_t *ctx, uint64_t now);
+/* An ANNOUNCE frame with topic id 0: a peer list. */
+void rdps__peers_on_frame(rdps_ctx_t *ctx, const struct rdps_source *src,
+                          const struct rdps_frame_view *view);
+/* Where announcements go by unicast (every seed and peer heard directly); returns the count. */
+uint32_t rdps__peers_announce_dests(rdps_ctx_t *ctx, const struct rdps_dest ***dests);
+void rdps__peers_counters(const rdps_ctx_t *ctx, rdps_counters *out);
+/* Seeds and peers heard directly (what announcements go to). */
+uint32_t rdps__peers_count(const rdps_ctx_t *ctx);
 
 /* publisher.c: adds what a publisher sent to `into` (the ctx's totals are the sum). */
 void rdps__pub_fold_counters(const rdps_pub_t *pub, rdps_counters *into);
@@ -243,6 +298,9 @@ void rdps__ctx_self_source(const rdps_ctx_t *ctx, struct rdps_source *out);
 int rdps__ctx_reap_sends(rdps_ctx_t *ctx);
 int rdps__ctx_send_frame(rdps_ctx_t *ctx, const struct rdps_dest *dest, const uint8_t *frame,
                          uint32_t len);
+/* The same frame to n destinations: one buffer per chain of at most 64 of them. */
+int rdps__ctx_send_frame_multi(rdps_ctx_t *ctx, const struct rdps_dest *const *dests, uint32_t n,
+                               const uint8_t *frame, uint32_t len);
 uint32_t rdps__ctx_random32(void);
 /*
  * Creates a ctx over a caller-supplied transport and membership (unit tests
@@ -292,9 +350,14 @@ void rdps__discovery_pub_added(rdps_ctx_t *ctx, rdps_pub_t *pub);
 void rdps__discovery_pub_removed(rdps_ctx_t *ctx, rdps_pub_t *pub);
 void rdps__discovery_sub_added(rdps_ctx_t *ctx, rdps_sub_t *sub);
 void rdps__discovery_sub_removed(rdps_ctx_t *ctx, rdps_sub_t *sub);
-/* An ANNOUNCE frame from `src` (already decoded as a frame). */
+/* An ANNOUNCE frame from `src` (already decoded as a frame); to_multicast: it came through a
+ * group. Peer lists (topic id 0) go to unicast discovery. */
 void rdps__discovery_on_frame(rdps_ctx_t *ctx, const struct rdps_source *src,
-                              const struct rdps_frame_view *view);
+                              const struct rdps_frame_view *view, bool to_multicast);
+/* Sends every local endpoint's announcement to one destination (a peer just found). */
+void rdps__discovery_announce_to(rdps_ctx_t *ctx, const struct rdps_dest *dest);
+/* The subscriber's topic now goes by unicast: its announcements say so, at once. */
+void rdps__discovery_sub_unicast(rdps_ctx_t *ctx, rdps_sub_t *sub);
 /* Fills the discovery-derived fields (peers_refused) of *out. */
 void rdps__discovery_counters(const rdps_ctx_t *ctx, rdps_counters *out);
 /* Sends due announcements and expires silent peers; returns the next deadline (monotonic ns). */

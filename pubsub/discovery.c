@@ -29,6 +29,7 @@ int rdps__announce_encode(const struct rdps_announce *a, uint8_t *buf, size_t ca
     msg.reliable = a->reliable;
     msg.flow_tag = a->flow_tag;
     msg.receiver_id = a->receiver_id;
+    msg.unicast = a->unicast;
     msg.host = a->host ? rdps__ipv4_format(a->host, host, sizeof(host)) : (char *)"";
     msg.cm_port = a->cm_port;
     msg.pid = a->pid;
@@ -142,6 +143,7 @@ int rdps__announce_decode(const uint8_t *buf, size_t len, struct rdps_announce *
     out->reliable = msg->reliable;
     out->flow_tag = msg->flow_tag;
     out->receiver_id = msg->receiver_id;
+    out->unicast = msg->unicast;
     out->cm_port = (uint16_t)msg->cm_port;
     out->pid = msg->pid;
     out->interval_ms = msg->interval_ms;

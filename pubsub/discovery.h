@@ -30,6 +30,7 @@ struct rdps_announce {
     bool reliable;
     uint32_t flow_tag;    /* reliable subscriber: group tag for tagged flow control, 0 none */
     uint32_t receiver_id; /* reliable subscriber: the id in its NAK and STATUS frames */
+    bool unicast;         /* subscriber: wants copies by unicast (not on the topic's group) */
     uint32_t host;        /* host-order IPv4, 0 if unknown */
     uint16_t cm_port;
     uint32_t pid;

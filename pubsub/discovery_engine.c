@@ -24,6 +24,7 @@ struct rdps_disc_peer {
     uint32_t receiver_id;          /* as first announced */
     bool addressed;                /* first announcement's body gid/qpn were its sender's */
     bool refreshed;                /* announced again after its first announcement */
+    bool unicast;                  /* as last announced */
     uint64_t serial;               /* admission number */
     int32_t name_slot;             /* remote-only: its topic name in d->names, else NONE */
     struct rdps_disc_topic *topic; /* local topic, or NULL: remote-only */
@@ -395,6 +396,7 @@ static struct rdps_disc_event peer_event(const struct rdps_discovery *d,
                                     .source = p->source,
                                     .serial = p->serial,
                                     .addressed = p->addressed,
+                                    .unicast = p->unicast,
                                     .slot = (uint32_t)(p - d->peers)};
 }
 
@@ -479,6 +481,13 @@ static void peer_announce(struct rdps_discovery *d, const struct rdps_source *sr
             heap_up(d, p->heap_pos);
         else
             heap_down(d, p->heap_pos);
+        if (p->unicast != a->unicast) {
+            p->unicast = a->unicast;
+            if (p->topic != NULL) {
+                struct rdps_disc_event ev = peer_event(d, p, RDPS_DISC_PEER_UPDATED, a->topic);
+                emit(d, &ev);
+            }
+        }
         return;
     }
 
@@ -506,6 +515,7 @@ static void peer_announce(struct rdps_discovery *d, const struct rdps_source *sr
     /* Announced from the address it names (on InfiniBand without a GRH, the QPN alone). */
     p->addressed = a->qpn == src->qpn && (!src->has_gid || memcmp(a->gid, src->gid, 16) == 0);
     p->refreshed = false;
+    p->unicast = a->unicast;
     p->serial = d->next_serial++;
     p->interval_ms = interval;
     p->deadline_ns = deadline;
@@ -674,6 +684,28 @@ int rdps__disc_local_add(struct rdps_discovery *d, const struct rdps_announce *a
     l->topic = t;
     d->next_announce_ns = now_ns; /* the newcomer goes out at the next tick */
     return 0;
+}
+
+void rdps__disc_local_set_unicast(struct rdps_discovery *d, enum rdps_announce_role role,
+                                  uint32_t session_id, bool unicast, uint64_t now_ns)
+{
+    for (uint32_t k = 0; k < d->local_count; k++) {
+        struct rdps_disc_local *l = &d->locals[k];
+        if (l->ann.role != role || l->ann.session_id != session_id)
+            continue;
+        if (l->ann.unicast != unicast) {
+            l->ann.unicast = unicast;
+            d->next_announce_ns = now_ns; /* tell the publishers at once */
+        }
+        return;
+    }
+}
+
+void rdps__disc_for_each_local(const struct rdps_discovery *d,
+                               void (*fn)(void *user, const struct rdps_announce *a), void *user)
+{
+    for (uint32_t k = 0; k < d->local_count; k++)
+        fn(user, &d->locals[k].ann);
 }
 
 void rdps__disc_local_remove(struct rdps_discovery *d, enum rdps_announce_role role,

@@ -61,12 +61,12 @@
  *
  * Events (on_event) are raised for peers of local topics only: SEEN when a
  * peer is admitted, GONE when it leaves or expires (not when it is forgotten
- * or moved). Refused announcements raise nothing. The callback may add or
- * remove local endpoints; it must not feed announcements or tick the same
- * engine. Each admitted peer gets the next serial number: a local endpoint
- * added when the next serial was S heard SEEN for the peers from S on, and
- * rdps__disc_replay_next() gives it the live ones before S (peers that joined
- * the topic before it, or while the topic was remote-only and moved to it).
+ * or moved), UPDATED when a known peer's announcement changes `unicast` (every
+ * other field is kept as first announced). Refused announcements raise nothing. The callback may
+ * add or remove local endpoints; it must not feed announcements or tick the same engine. Each
+ * admitted peer gets the next serial number: a local endpoint added when the next serial was S
+ * heard SEEN for the peers from S on, and rdps__disc_replay_next() gives it the live ones before S
+ * (peers that joined the topic before it, or while the topic was remote-only and moved to it).
  *
  * Topic collisions: an announcement (not a leaving) whose topic_id is a local
  * topic's but whose name is another raises TOPIC_COLLISION (topic: the local
@@ -107,6 +107,8 @@ enum rdps_disc_event_type {
     RDPS_DISC_PEER_SEEN = 1,
     RDPS_DISC_PEER_GONE = 2,
     RDPS_DISC_TOPIC_COLLISION = 3, /* an announced name has a local topic's id */
+    RDPS_DISC_PEER_UPDATED = 4,    /* a known peer of a local topic now announces another
+                                      `unicast` (a subscriber that fell back to unicast) */
 };
 
 struct rdps_disc_event {
@@ -129,6 +131,8 @@ struct rdps_disc_event {
      * alone): only such a peer speaks for that source (a reliable publisher lets only those
      * receivers into flow control; the NAK backoff counts only those). */
     bool addressed;
+    /* A subscriber's latest announcement asks for copies by unicast (it may change: UPDATED). */
+    bool unicast;
 };
 
 /* Sends one announcement; returns 0, or a negative code when it cannot go out now (retried). */
@@ -218,6 +222,15 @@ void rdps__disc_fini(struct rdps_discovery *d);
  * 0 or RDPS_ENOMEM.
  */
 int rdps__disc_local_add(struct rdps_discovery *d, const struct rdps_announce *a, uint64_t now_ns);
+/*
+ * Changes what a local endpoint announces about how it receives (`unicast`); announced at the
+ * next tick (the deadline becomes now_ns). Nothing when it has no such endpoint.
+ */
+void rdps__disc_local_set_unicast(struct rdps_discovery *d, enum rdps_announce_role role,
+                                  uint32_t session_id, bool unicast, uint64_t now_ns);
+/* Calls fn with each local endpoint's current announcement (to send them to one new peer). */
+void rdps__disc_for_each_local(const struct rdps_discovery *d,
+                               void (*fn)(void *user, const struct rdps_announce *a), void *user);
 /* Sends the endpoint's leaving announcement and forgets it. */
 void rdps__disc_local_remove(struct rdps_discovery *d, enum rdps_announce_role role,
                              uint32_t session_id);

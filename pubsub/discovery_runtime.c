@@ -13,28 +13,70 @@
 #include "rdps_random.h"
 #include "rdps_log.h"
 
-/* Frames an announcement and sends it on the control group; RDPS_ENOTJOINED until joined. */
-static int send_announce(void *user, const struct rdps_announce *a)
+/* Frames an announcement into frame (RDPS_FRAME_HEADER_LEN + RDPS_ANNOUNCE_MAX_BYTES bytes);
+ * returns its length or a negative code. */
+static int frame_announce(const rdps_ctx_t *ctx, const struct rdps_announce *a, uint8_t *frame)
 {
-    rdps_ctx_t *ctx = user;
-    uint8_t frame[RDPS_FRAME_HEADER_LEN + RDPS_ANNOUNCE_MAX_BYTES];
-    if (ctx->control_dest == NULL)
-        return RDPS_ENOTJOINED; /* the engine retries shortly */
     int body = rdps__announce_encode(a, frame + RDPS_FRAME_HEADER_LEN, RDPS_ANNOUNCE_MAX_BYTES);
     if (body < 0)
         return body;
     /* Every frame's timestamp_ns is CLOCK_REALTIME (rdps_frame.h). */
-    int len = rdps__frame_encode_announce(frame, sizeof(frame), a->session_id, a->topic_id,
-                                          (uint32_t)a->announce_seq, frame + RDPS_FRAME_HEADER_LEN,
-                                          (size_t)body, rdps__clock_realtime_ns());
+    int len = rdps__frame_encode_announce(frame, RDPS_FRAME_HEADER_LEN + RDPS_ANNOUNCE_MAX_BYTES,
+                                          a->session_id, a->topic_id, (uint32_t)a->announce_seq,
+                                          frame + RDPS_FRAME_HEADER_LEN, (size_t)body,
+                                          rdps__clock_realtime_ns());
     if (len < 0)
         return len;
-    if ((uint32_t)len > ctx->max_datagram)
-        return RDPS_EMSGSIZE;
-    int rc = rdps__ctx_send_frame(ctx, ctx->control_dest, frame, (uint32_t)len);
+    return (uint32_t)len > ctx->max_datagram ? RDPS_EMSGSIZE : len;
+}
+
+/*
+ * Sends an announcement on the control group and by unicast to every seed and peer of unicast
+ * discovery (one buffer, one chain); RDPS_ENOTJOINED while it has neither.
+ */
+static int send_announce(void *user, const struct rdps_announce *a)
+{
+    rdps_ctx_t *ctx = user;
+    uint8_t frame[RDPS_FRAME_HEADER_LEN + RDPS_ANNOUNCE_MAX_BYTES];
+    const struct rdps_dest **peers = NULL;
+    uint32_t npeers = rdps__peers_announce_dests(ctx, &peers);
+    if (ctx->control_dest == NULL && npeers == 0)
+        return RDPS_ENOTJOINED; /* the engine retries shortly */
+    int len = frame_announce(ctx, a, frame);
+    if (len < 0)
+        return len;
+    int rc = ctx->control_dest != NULL
+                 ? rdps__ctx_send_frame(ctx, ctx->control_dest, frame, (uint32_t)len)
+                 : 0;
+    if (npeers > 0) {
+        int urc = rdps__ctx_send_frame_multi(ctx, peers, npeers, frame, (uint32_t)len);
+        if (rc == 0 || ctx->control_dest == NULL)
+            rc = urc;
+    }
     if (rc == 0)
         ctx->counters.announces_sent++;
     return rc;
+}
+
+struct announce_to {
+    rdps_ctx_t *ctx;
+    const struct rdps_dest *dest;
+};
+
+static void send_one_announce(void *user, const struct rdps_announce *a)
+{
+    struct announce_to *at = user;
+    uint8_t frame[RDPS_FRAME_HEADER_LEN + RDPS_ANNOUNCE_MAX_BYTES];
+    int len = frame_announce(at->ctx, a, frame);
+    if (len > 0 && rdps__ctx_send_frame(at->ctx, at->dest, frame, (uint32_t)len) == 0)
+        at->ctx->counters.announces_sent++;
+}
+
+void rdps__discovery_announce_to(rdps_ctx_t *ctx, const struct rdps_dest *dest)
+{
+    struct announce_to at = {ctx, dest};
+    if (ctx->discovery != NULL && dest != NULL)
+        rdps__disc_for_each_local(ctx->discovery, send_one_announce, &at);
 }
 
 /* The public event for a discovery event about a peer of topic t. */
@@ -115,6 +157,11 @@ static void on_disc_event(void *user, const struct rdps_disc_event *dev)
         raise_collision(ctx, t, dev);
         return;
     }
+    /* Publishers send copies to unicast subscribers (and to every one without the group). */
+    if (dev->role == RDPS_ROLE_SUBSCRIBER && t->fanout != NULL)
+        rdps__fanout_on_subscriber(ctx, t, dev);
+    if (dev->type == RDPS_DISC_PEER_UPDATED)
+        return; /* how it receives changed: nothing for the application */
     /* Reliable publishers expect reliable subscribers (flow control). */
     if (dev->role == RDPS_ROLE_SUBSCRIBER && dev->reliable && ctx->reliable_pubs > 0)
         rdps__pub_rel_on_receiver(ctx, t, dev);
@@ -234,6 +281,7 @@ static void local_add(rdps_ctx_t *ctx, const struct rdps_topic *t, enum rdps_ann
         a.receiver_id = ctx->rel_receiver_id;
         a.flow_tag = flow_tag;
     }
+    a.unicast = role == RDPS_ROLE_SUBSCRIBER && t->recv_path == RDPS_PATH_UNICAST;
     a.qpn = ctx->self_qpn ? ctx->self_qpn : 1;
     a.qkey = ctx->cfg.qkey;
     memcpy(a.gid, ctx->self_gid, sizeof(a.gid));
@@ -279,10 +327,24 @@ void rdps__discovery_sub_removed(rdps_ctx_t *ctx, rdps_sub_t *sub)
     rdps__disc_local_remove(ctx->discovery, RDPS_ROLE_SUBSCRIBER, sub->receiver_id);
 }
 
+void rdps__discovery_sub_unicast(rdps_ctx_t *ctx, rdps_sub_t *sub)
+{
+    if (ctx->discovery == NULL)
+        return;
+    rdps__disc_local_set_unicast(ctx->discovery, RDPS_ROLE_SUBSCRIBER, sub->receiver_id, true,
+                                 ctx->now_ns);
+    deadline_check(ctx);
+}
+
 void rdps__discovery_on_frame(rdps_ctx_t *ctx, const struct rdps_source *src,
-                              const struct rdps_frame_view *view)
+                              const struct rdps_frame_view *view, bool to_multicast)
 {
     struct rdps_announce a;
+    if (view->hdr.topic_id == 0) {
+        if (!to_multicast) /* peer lists go by unicast only */
+            rdps__peers_on_frame(ctx, src, view);
+        return;
+    }
     ctx->counters.announces_received++;
     if (rdps__announce_decode(view->payload, view->payload_len, &a) != 0 ||
         a.session_id != view->hdr.session_id) {
@@ -290,6 +352,11 @@ void rdps__discovery_on_frame(rdps_ctx_t *ctx, const struct rdps_source *src,
         RDPS_LOG_DBG("dropped announcement: %s", rdps_last_error_message());
         return;
     }
+    /* What auto topics go by: multicast works here once anything came through a group. */
+    if (to_multicast)
+        ctx->multicast_heard = true;
+    else if (!ctx->multicast_heard)
+        rdps__topics_unicast_heard(ctx);
     rdps__disc_on_announce(ctx->discovery, src, &a, ctx->now_ns);
     deadline_check(ctx);
 }
@@ -320,4 +387,5 @@ void rdps__discovery_counters(const rdps_ctx_t *ctx, rdps_counters *out)
                          dc->refused_unknown_leave + dc->refused_topic_change +
                          dc->refused_bad_role;
     out->topic_collisions = dc->topic_collisions;
+    rdps__peers_counters(ctx, out);
 }

@@ -5,6 +5,8 @@
 #include "ctx_internal.h"
 
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "rdps_error.h"
 #include "rdps_loopback.h"
@@ -22,8 +24,16 @@ int rdps__loopback_device_open(const rdps_config *cfg, struct rdps_transport **t
 {
     int rc = 0;
     pthread_mutex_lock(&device_lock);
-    if (device_fabric == NULL)
+    if (device_fabric == NULL) {
         rc = rdps__loopback_fabric_create_threaded(&device_fabric);
+        /* RDPS_LOOPBACK_MULTICAST=drop|nojoin: a fabric without multicast, for testing an
+         * application's unicast mode and seed peers (rdps(7), "Unicast"). */
+        const char *mc = getenv("RDPS_LOOPBACK_MULTICAST");
+        if (rc == 0 && mc != NULL && strcmp(mc, "drop") == 0)
+            rdps__loopback_fabric_set_multicast(device_fabric, RDPS_LOOPBACK_MCAST_DROP);
+        else if (rc == 0 && mc != NULL && strcmp(mc, "nojoin") == 0)
+            rdps__loopback_fabric_set_multicast(device_fabric, RDPS_LOOPBACK_MCAST_NO_JOIN);
+    }
     if (rc == 0)
         device_users++;
     pthread_mutex_unlock(&device_lock);

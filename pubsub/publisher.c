@@ -79,14 +79,11 @@ static int pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *o
         rdps__topic_table_put(&ctx->topics, t);
         return rdps__set_err(RDPS_ENOMEM, "rdps_pub_create: out of memory");
     }
-    if (t->pubs == 0) {
-        rc = ctx->member_ops->join(ctx->member_impl, t->group, RDPS_MEMBER_SEND_ONLY,
-                                   &t->send_membership);
-        if (rc < 0) {
-            free(pub);
-            rdps__topic_table_put(&ctx->topics, t);
-            return rdps__prepend_err(rc, "rdps_pub_create: joining the topic's group: ");
-        }
+    rc = rdps__topic_send_attach(ctx, t, opts != NULL ? (int)opts->transport : 0);
+    if (rc < 0) {
+        free(pub);
+        rdps__topic_table_put(&ctx->topics, t);
+        return rdps__prepend_err(rc, "rdps_pub_create: ");
     }
     t->pubs++;
     pub->ctx = ctx;
@@ -161,25 +158,21 @@ void rdps__pub_free(rdps_pub_t *pub)
             break;
         }
     }
-    if (--t->pubs == 0) {
-        ctx->member_ops->leave(ctx->member_impl, t->send_membership);
-        t->send_membership = NULL;
-        t->send_dest = NULL;
-    }
+    if (--t->pubs == 0)
+        rdps__topic_send_detach(ctx, t);
     rdps__pub_fold_counters(pub, &ctx->counters); /* the ctx's totals keep what it sent */
     rdps__pub_rel_detach(pub);
     rdps__topic_table_put(&ctx->topics, t);
     free(pub);
 }
 
-/* 1 joined, 0 joining, RDPS_ENOTJOINED when the join failed for good. */
+/* 1 ready (joined, or unicast), 0 joining, RDPS_ENOTJOINED when the join failed for good. */
 static int send_join_state(const rdps_pub_t *pub)
 {
     const struct rdps_topic *t = pub->topic;
-    const struct rdps_dest *dest;
-    if (t->send_dest != NULL)
+    if (t->send_ready)
         return 1;
-    if (t->send_membership == NULL || pub->ctx->member_ops->state(t->send_membership, &dest) >= 0)
+    if (t->send_path != RDPS_PATH_FAILED)
         return 0;
     return rdps__set_err(RDPS_ENOTJOINED, "topic '%s': joining its multicast group failed",
                          t->name);
@@ -221,6 +214,7 @@ void rdps__pub_fold_counters(const rdps_pub_t *pub, rdps_counters *into)
     into->frame_bytes_sent += pub->counters.frame_bytes_sent;
     into->send_backpressure += pub->counters.send_backpressure;
     into->retransmits += pub->counters.retransmits;
+    into->unicast_copies += pub->counters.unicast_copies;
     if (pub->rel != NULL)
         rdps__pub_rel_counters(pub, into);
 }
@@ -250,7 +244,7 @@ static int send_refusal(const rdps_pub_t *pub)
                              "publisher of '%s' has a claim outstanding: rdps_pub_commit or "
                              "rdps_pub_abort it first",
                              pub->topic->name);
-    if (pub->topic->send_dest != NULL)
+    if (pub->topic->send_ready)
         return 0;
     int state = send_join_state(pub);
     return state < 0 ? state : RDPS_EAGAIN;
@@ -259,7 +253,7 @@ static int send_refusal(const rdps_pub_t *pub)
 /* The ready case inline (one load each); the rest out of line. */
 static inline int send_check(const rdps_pub_t *pub)
 {
-    if (pub != NULL && pub->topic->send_dest != NULL && !pub->closed && !pub->claimed &&
+    if (pub != NULL && pub->topic->send_ready && !pub->closed && !pub->claimed &&
         !pub->ctx->destroy_requested)
         return 0;
     return send_refusal(pub);
@@ -312,14 +306,50 @@ static int post_unless_more(rdps_ctx_t *ctx, unsigned flags)
     return ctx->transport->ops->flush(ctx->transport);
 }
 
+/*
+ * Room in the send queue for a datagram's n copies (unicast fan-out), before its buffer is
+ * claimed: flushes and reaps once when short. 0, or RDPS_EAGAIN (nothing claimed, nothing sent).
+ */
+static int fanout_room(rdps_ctx_t *ctx, uint32_t n)
+{
+    struct rdps_transport *t = ctx->transport;
+    if (n <= 1 || rdps__transport_send_room(t) > n)
+        return 0;
+    int rc = t->ops->flush(t);
+    if (rc == 0)
+        rc = rdps__ctx_reap_sends(ctx);
+    if (rc < 0)
+        return rc;
+    return rdps__transport_send_room(t) > n ? 0 : RDPS_EAGAIN;
+}
+
+/* A message nobody is to get over the fabric (unicast topic, no subscriber known yet): it takes
+ * its sequences and reaches this ctx's own subscribers only. */
+static int send_nowhere(rdps_pub_t *pub, const void *data, size_t len)
+{
+    uint64_t ts = rdps__clock_realtime_ns();
+    uint32_t payload = pub->ctx->max_datagram - RDPS_FRAME_HEADER_LEN;
+    uint32_t frames = len <= payload ? 1u : (uint32_t)((len + payload - 1) / payload);
+    uint32_t seq = pub->next_seq;
+    pub->next_seq += frames;
+    pub->counters.msgs_sent++;
+    pub->counters.bytes_sent += len;
+    if (pub->topic->live_subs == 0)
+        return 0;
+    return deliver_to_local_subs(pub, data, len, seq, ts, frames);
+}
+
 /* A message that fits one datagram: copied straight behind the header, no fragmenter. */
 static int send_single(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
 {
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_transport *t = ctx->transport;
-    const struct rdps_dest *dest = pub->topic->send_dest;
+    const struct rdps_topic *topic = pub->topic;
     struct rdps_tx_buf buf;
-    int rc = t->ops->claim(t, &buf);
+    int rc = fanout_room(ctx, topic->ndests);
+    if (rc < 0)
+        return refuse(pub, rc);
+    rc = t->ops->claim(t, &buf);
     if (rc == RDPS_EAGAIN)
         rc = rdps__ctx_claim(ctx, &buf); /* flushes and reaps first */
     if (rc < 0)
@@ -331,10 +361,11 @@ static int send_single(rdps_pub_t *pub, const void *data, size_t len, unsigned f
     /* Session and topic ids are nonzero and len fits (checked by the caller): no validation. */
     uint32_t flen = rdps__frame_put_data_header(buf.data, pub->session_id, pub->topic->id, seq,
                                                 (uint32_t)len, 0, (uint32_t)len, ts, 0);
-    if ((rc = t->ops->submit(t, &buf, flen, &dest, 1)) < 0 ||
+    if ((rc = t->ops->submit(t, &buf, flen, topic->dests, topic->ndests)) < 0 ||
         (rc = post_unless_more(ctx, flags)) < 0)
         return rc;
     count_sent(pub, 1, flen, len);
+    pub->counters.unicast_copies += topic->ndests_unicast;
     if (pub->topic->live_subs == 0)
         return 0;
     return deliver_to_local_subs(pub, data, len, seq, ts, 1);
@@ -350,7 +381,7 @@ int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned fla
         return refuse(pub, rc);
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_transport *t = ctx->transport;
-    const struct rdps_dest *dest = pub->topic->send_dest;
+    const struct rdps_topic *topic = pub->topic;
     if ((data == NULL && len > 0) || (flags & ~RDPS_SEND_MORE))
         return rdps__set_err(RDPS_EINVAL, "rdps_pub_send: NULL data of %zu bytes or flags 0x%x",
                              len, flags);
@@ -359,6 +390,8 @@ int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned fla
                              ctx->cfg.max_message_size);
     if (pub->rel != NULL)
         return rdps__pub_rel_send(pub, data, len, flags);
+    if (topic->ndests == 0)
+        return send_nowhere(pub, data, len);
     if (len <= ctx->max_datagram - RDPS_FRAME_HEADER_LEN)
         return send_single(pub, data, len, flags);
     uint64_t ts = rdps__clock_realtime_ns();
@@ -369,6 +402,8 @@ int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned fla
         return frames;
 
     /* Back-pressure before the first frame leaves nothing half-sent: report it. */
+    if ((rc = fanout_room(ctx, topic->ndests)) < 0)
+        return refuse(pub, rc);
     rc = rdps__ctx_claim(ctx, &buf);
     if (rc < 0)
         return refuse(pub, rc);
@@ -383,7 +418,7 @@ int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned fla
                 return flen;
             break;
         }
-        rc = t->ops->submit(t, &buf, (uint32_t)flen, &dest, 1);
+        rc = t->ops->submit(t, &buf, (uint32_t)flen, topic->dests, topic->ndests);
         if (rc < 0)
             return rc;
         frame_bytes += (uint64_t)flen;
@@ -391,10 +426,12 @@ int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned fla
             break;
         /*
          * The message has started: finish it. Claims that fail now mean the
-         * pool is in flight; post what is queued and reap completions until a
-         * buffer frees up (bounded: a dead port fails the message instead).
+         * pool (or, with unicast copies, the send queue) is in flight; post what
+         * is queued and reap completions until a buffer frees up (bounded: a
+         * dead port fails the message instead).
          */
-        while ((rc = t->ops->claim(t, &buf)) == RDPS_EAGAIN) {
+        while ((rc = fanout_room(ctx, topic->ndests)) == RDPS_EAGAIN ||
+               (rc == 0 && (rc = t->ops->claim(t, &buf)) == RDPS_EAGAIN)) {
             if ((rc = t->ops->flush(t)) < 0)
                 return rc;
             if ((rc = rdps__ctx_reap_sends(ctx)) < 0)
@@ -415,6 +452,7 @@ int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned fla
     if ((rc = post_unless_more(ctx, flags)) < 0)
         return rc;
     count_sent(pub, (uint32_t)frames, frame_bytes, len);
+    pub->counters.unicast_copies += (uint64_t)topic->ndests_unicast * (uint32_t)frames;
     return deliver_to_local_subs(pub, data, len, first_seq, ts, (uint32_t)frames);
 }
 
@@ -433,6 +471,8 @@ int rdps_pub_claim(rdps_pub_t *pub, rdps_claim *claim)
     } else {
         struct rdps_transport *t = pub->ctx->transport;
         struct rdps_tx_buf *buf = &pub->claim_buf;
+        if ((rc = fanout_room(pub->ctx, pub->topic->ndests)) < 0)
+            goto refused;
         rc = t->ops->claim(t, buf);
         if (rc == RDPS_EAGAIN)
             rc = rdps__ctx_claim(pub->ctx, buf); /* flushes and reaps first */
@@ -495,18 +535,30 @@ int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len)
         return rdps__pub_rel_commit(pub, len);
 
     struct rdps_transport *t = ctx->transport;
-    const struct rdps_dest *dest = pub->topic->send_dest; /* set: the claim needed it */
+    const struct rdps_topic *topic = pub->topic;
     struct rdps_tx_buf buf = pub->claim_buf;
     uint64_t ts = rdps__clock_realtime_ns();
     uint32_t seq = pub->next_seq++;
     uint32_t flen = rdps__frame_put_data_header(buf.data, pub->session_id, pub->topic->id, seq,
                                                 (uint32_t)len, 0, (uint32_t)len, ts, 0);
-    int rc = t->ops->submit(t, &buf, flen, &dest, 1); /* takes the buffer, even on failure */
-    if (rc == 0)
+    int rc = 0;
+    if (topic->ndests == 0)
+        t->ops->abort(t, &buf); /* nobody to send it to (yet): local subscribers only */
+    else if ((rc = fanout_room(ctx, topic->ndests)) < 0)
+        t->ops->abort(t, &buf);
+    else
+        rc = t->ops->submit(t, &buf, flen, topic->dests, topic->ndests); /* takes the buffer */
+    if (rc == 0 && topic->ndests > 0)
         rc = t->ops->flush(t);
     if (rc < 0)
         return rc;
-    count_sent(pub, 1, flen, len);
+    if (topic->ndests > 0) {
+        count_sent(pub, 1, flen, len);
+        pub->counters.unicast_copies += topic->ndests_unicast;
+    } else {
+        pub->counters.msgs_sent++;
+        pub->counters.bytes_sent += len;
+    }
     if (pub->topic->live_subs == 0)
         return 0;
     return deliver_to_local_subs(pub, buf.data + RDPS_FRAME_HEADER_LEN, len, seq, ts, 1);

@@ -258,38 +258,50 @@ static int post_action(rdps_pub_t *pub, const struct rdps_rel_pub_action *a)
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_transport *t = ctx->transport;
     struct rdps_rel_pub_glue *g = pub->rel;
-    const struct rdps_dest *dest = pub->topic->send_dest;
+    const struct rdps_topic *topic = pub->topic;
+    /* "To the group": the topic's destinations, i.e. the group while the publishers use it and a
+     * copy for each unicast subscriber (each subscriber, without the group); none, perhaps. */
+    const struct rdps_dest *dest = NULL;
+    const struct rdps_dest *const *dests = topic->dests;
+    uint32_t n = topic->ndests, copies = topic->ndests_unicast;
     int rc = 0;
 
     if (a->unicast) {
         rc = rdps__transport_source_dest(t, &a->dest, &dest);
         if (rc == RDPS_EAGAIN)
             return rc;
-        if (rc < 0)
-            dest = NULL; /* unreachable receiver: the frame is dropped, its NAK retried */
+        /* An unreachable receiver (rc < 0): the frame is dropped, its NAK retried. */
+        dests = &dest;
+        n = rc < 0 ? 0 : 1;
+        copies = 0;
     }
     if (a->in_ring) {
         uint64_t cookie = g->cookie + 1;
-        rc = dest == NULL ? RDPS_EHOSTUNREACH
-                          : rdps__transport_submit_mem(t, g->ring_reg, a->ring_offset, a->len,
-                                                       &dest, 1, cookie);
+        rc = n == 0 ? RDPS_EHOSTUNREACH
+                    : rdps__transport_submit_mem(t, g->ring_reg, a->ring_offset, a->len, dests, n,
+                                                 cookie);
         if (rc == RDPS_EAGAIN)
             return rc;
         g->cookie = cookie;
         if (rc < 0)
             rdps__tx_mem_skip(g->ring_reg, cookie); /* never queued: done at once, in order */
-    } else if (dest != NULL) {
+    } else if (n > 0) {
         /* Heartbeats live in the engine only until the next call: copy into a send buffer. */
         struct rdps_tx_buf buf;
+        if (n > 1 && rdps__transport_send_room(t) <= n)
+            return RDPS_EAGAIN;
         rc = t->ops->claim(t, &buf);
         if (rc < 0)
             return rc == RDPS_EAGAIN ? rc : 0;
         memcpy(buf.data, a->frame, a->len);
-        rc = t->ops->submit(t, &buf, a->len, &dest, 1);
+        rc = t->ops->submit(t, &buf, a->len, dests, n);
+    } else {
+        rc = RDPS_EHOSTUNREACH;
     }
     if (rc == 0) {
         pub->counters.frames_sent++;
         pub->counters.frame_bytes_sent += a->len;
+        pub->counters.unicast_copies += copies;
         if (a->kind == RDPS_REL_PUB_POST_REPAIR)
             pub->counters.retransmits++;
     }

@@ -323,7 +323,7 @@ void rdps__receive_datagram(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx)
         return;
     }
     case RDPS_FRAME_ANNOUNCE:
-        rdps__discovery_on_frame(ctx, &ctx->rx_source, &v);
+        rdps__discovery_on_frame(ctx, &ctx->rx_source, &v, rx->to_multicast);
         return;
     case RDPS_FRAME_NAK:
         ctx->counters.naks_received++;

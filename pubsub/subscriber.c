@@ -56,14 +56,11 @@ static int sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message
         rdps__topic_table_put(&ctx->topics, t);
         return rdps__set_err(RDPS_ENOMEM, "rdps_sub_create: out of memory");
     }
-    if (t->receive_membership == NULL) {
-        rc = ctx->member_ops->join(ctx->member_impl, t->group, RDPS_MEMBER_RECEIVE,
-                                   &t->receive_membership);
-        if (rc < 0) {
-            free(sub);
-            rdps__topic_table_put(&ctx->topics, t);
-            return rdps__prepend_err(rc, "rdps_sub_create: joining the topic's group: ");
-        }
+    rc = rdps__topic_recv_attach(ctx, t, opts != NULL ? (int)opts->transport : 0);
+    if (rc < 0) {
+        free(sub);
+        rdps__topic_table_put(&ctx->topics, t);
+        return rdps__prepend_err(rc, "rdps_sub_create: ");
     }
     sub->ctx = ctx;
     sub->topic = t;
@@ -133,24 +130,40 @@ void rdps__sub_free(rdps_sub_t *sub)
             break;
         }
     }
-    if (t->subs == NULL) {
-        ctx->member_ops->leave(ctx->member_impl, t->receive_membership);
-        t->receive_membership = NULL;
-    }
+    if (t->subs == NULL)
+        rdps__topic_recv_detach(ctx, t);
     rdps__topic_table_put(&ctx->topics, t);
     free(sub);
 }
 
-/* A failed join reads as "not ready"; rdps_last_error_message() says why. */
+/* A failed join reads as "not ready"; rdps_last_error_message() says why. Unicast (or auto
+ * fallen back): ready at once. */
 int rdps_sub_ready(const rdps_sub_t *sub)
 {
     const struct rdps_dest *dest;
-    if (sub == NULL || sub->closed || sub->topic->receive_membership == NULL)
+    if (sub == NULL || sub->closed)
         return 0;
-    int state = sub->ctx->member_ops->state(sub->topic->receive_membership, &dest);
+    const struct rdps_topic *t = sub->topic;
+    int state = 0;
+    switch (t->recv_path) {
+    case RDPS_PATH_GROUP:
+    case RDPS_PATH_UNICAST:
+        return 1;
+    case RDPS_PATH_JOINING: /* the poll that sees it completed has not run yet, perhaps */
+        state = t->receive_membership != NULL
+                    ? sub->ctx->member_ops->state(t->receive_membership, &dest)
+                    : 0;
+        if (state < 0 && t->recv_mode == RDPS_TRANSPORT_AUTO)
+            return 0; /* auto: the next poll falls back to unicast */
+        break;
+    case RDPS_PATH_FAILED:
+        state = RDPS_ENOTJOINED;
+        break;
+    default:
+        return 0;
+    }
     if (state < 0)
-        rdps__set_err(RDPS_ENOTJOINED, "topic '%s': joining its multicast group failed",
-                      sub->topic->name);
+        rdps__set_err(RDPS_ENOTJOINED, "topic '%s': joining its multicast group failed", t->name);
     return state == 1;
 }
 
@@ -187,6 +200,7 @@ int rdps_pub_counters_sized(const rdps_pub_t *pub, rdps_counters *out, size_t si
         full.receiver_evictions = mine.receiver_evictions;
         full.naks_suppressed = mine.naks_suppressed;
         full.naks_received = pub->counters.naks_received;
+        full.unicast_copies = mine.unicast_copies;
     }
     return rdps__counters_to_caller(rc, &full, out, size);
 }

@@ -12,6 +12,7 @@
 
 struct rdps_dest;
 struct rdps_sub;
+struct rdps_fanout;
 
 /*
  * A topic exists while a local publisher or subscriber uses it, or while an
@@ -31,9 +32,30 @@ struct rdps_topic {
     unsigned oldest_subs;     /* of which asked to join from the oldest retained sequence */
     unsigned pubs;            /* local publishers */
     bool mapped;              /* rdps_ctx_map_topic: kept without endpoints */
-    void *receive_membership; /* full join while subs != NULL */
-    void *send_membership;    /* send-only join while pubs > 0 */
+    void *receive_membership; /* full join while subs != NULL (and the side uses the group) */
+    void *send_membership;    /* send-only join while pubs > 0 (and the side uses the group) */
     const struct rdps_dest *send_dest;
+    /*
+     * How the datagrams travel, per side (unicast.c): the mode its endpoints asked for
+     * (rdps_transport_mode) and where it is (enum rdps_topic_path). Publishers send each datagram
+     * to dests[0..ndests): the group while they use it, and the unicast subscribers (fanout);
+     * ndests_unicast of them are unicast copies. send_ready: publishers may send.
+     */
+    uint8_t send_mode, send_path, recv_mode, recv_path;
+    bool send_ready;
+    uint32_t ndests, ndests_unicast;
+    const struct rdps_dest *const *dests;
+    struct rdps_fanout *fanout;            /* while pubs > 0 */
+    uint64_t send_since_ns, recv_since_ns; /* auto: when the side's join started */
+};
+
+/* Where one side of a topic is (rdps_topic.send_path, recv_path). */
+enum rdps_topic_path {
+    RDPS_PATH_NONE = 0,    /* no endpoint on this side */
+    RDPS_PATH_JOINING = 1, /* multicast or auto: the join has not completed */
+    RDPS_PATH_GROUP = 2,   /* on the group (publishers: plus copies to unicast subscribers) */
+    RDPS_PATH_UNICAST = 3, /* unicast mode, or auto fallen back: no group */
+    RDPS_PATH_FAILED = 4,  /* multicast mode: the join failed for good */
 };
 
 #define RDPS_TOPIC_TABLE_BUCKETS 64

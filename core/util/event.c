@@ -19,6 +19,7 @@ static const char *const event_names[] = {
     [RDPS_EVENT_SUBSCRIBER_SEEN] = "subscriber_seen",
     [RDPS_EVENT_SUBSCRIBER_GONE] = "subscriber_gone",
     [RDPS_EVENT_TOPIC_COLLISION] = "topic_collision",
+    [RDPS_EVENT_UNICAST_FALLBACK] = "unicast_fallback",
 };
 
 static const char *const loss_reason_names[] = {
@@ -35,6 +36,12 @@ static const char *const evict_reason_names[] = {
 static const char *const gone_reason_names[] = {
     [RDPS_GONE_LEFT] = "left",
     [RDPS_GONE_TIMED_OUT] = "timed_out",
+};
+
+static const char *const fallback_reason_names[] = {
+    [RDPS_FALLBACK_JOIN_FAILED] = "join_failed",
+    [RDPS_FALLBACK_JOIN_TIMED_OUT] = "join_timed_out",
+    [RDPS_FALLBACK_NO_MULTICAST] = "no_multicast",
 };
 
 static const char *lookup(const char *const *names, size_t count, int value)
@@ -61,6 +68,8 @@ const char *rdps_event_reason_name(const rdps_event *ev)
     case RDPS_EVENT_PUBLISHER_GONE:
     case RDPS_EVENT_SUBSCRIBER_GONE:
         return lookup(gone_reason_names, COUNT_OF(gone_reason_names), ev->reason);
+    case RDPS_EVENT_UNICAST_FALLBACK:
+        return lookup(fallback_reason_names, COUNT_OF(fallback_reason_names), ev->reason);
     default:
         return "";
     }

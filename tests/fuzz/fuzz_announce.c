@@ -106,6 +106,7 @@ static void check_round_trip(const struct rdps_announce *a)
         back.qkey != a->qkey || memcmp(back.gid, a->gid, 16) != 0 || back.reliable != a->reliable ||
         back.host != a->host || back.cm_port != a->cm_port || back.pid != a->pid ||
         back.interval_ms != a->interval_ms || back.leaving != a->leaving ||
+        back.unicast != a->unicast || back.receiver_id != a->receiver_id ||
         back.announce_seq != a->announce_seq)
         abort();
 }

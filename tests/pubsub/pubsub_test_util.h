@@ -35,7 +35,7 @@ static inline int test_loopback_ctx_with(struct rdps_loopback_fabric *fabric,
         t->ops->destroy(t);
         return rc;
     }
-    uint32_t qpn = rdps__loopback_qpn(t);
+    uint32_t qpn = rdps__loopback_qpn(t), host = rdps__loopback_ipv4(t);
     uint8_t gid[16];
     rdps__loopback_gid(t, gid);
     rc = rdps__ctx_wrap_loss_generator(&cfg, &t);
@@ -49,6 +49,7 @@ static inline int test_loopback_ctx_with(struct rdps_loopback_fabric *fabric,
         (*out)->self_qpn = qpn;
         memcpy((*out)->self_gid, gid, 16);
         (*out)->has_self_gid = true;
+        (*out)->self_host = host;
     }
     return rc;
 }

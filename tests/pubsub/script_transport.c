@@ -181,6 +181,19 @@ static int st_source_dest(struct rdps_transport *t, const struct rdps_source *sr
     }
 }
 
+/* Held destinations are the same never-evicted ones. */
+static int st_dest_acquire(struct rdps_transport *t, const struct rdps_source *src,
+                           const struct rdps_dest **out)
+{
+    return st_source_dest(t, src, out);
+}
+
+static void st_dest_release(struct rdps_transport *t, const struct rdps_dest *dest)
+{
+    (void)t;
+    (void)dest;
+}
+
 static void st_destroy(struct rdps_transport *t)
 {
     struct script_transport *st = to_script(t);
@@ -206,6 +219,8 @@ static const struct rdps_transport_ops script_ops = {
     .get_stats = st_get_stats,
     .destroy = st_destroy,
     .source_dest = st_source_dest,
+    .dest_acquire = st_dest_acquire,
+    .dest_release = st_dest_release,
 };
 
 int script_transport_create(uint32_t send_slots, struct rdps_transport **out)

@@ -24,6 +24,7 @@ static void make_valid(struct rdps_announce *a)
     a->reliable = true;
     a->flow_tag = 0xfeedu;
     a->receiver_id = 0xabcdef01u;
+    a->unicast = true;
     a->host = 0xa9fe4d01u;
     a->cm_port = 7471;
     a->pid = 4242;
@@ -52,6 +53,7 @@ static void test_round_trip(void **state)
     assert_true(out.reliable);
     assert_int_equal(out.flow_tag, 0xfeedu);
     assert_int_equal(out.receiver_id, 0xabcdef01u);
+    assert_true(out.unicast);
     assert_int_equal(out.host, in.host);
     assert_int_equal(out.cm_port, in.cm_port);
     assert_int_equal(out.pid, in.pid);

@@ -493,6 +493,51 @@ static void test_announces_local_endpoints_when_due(void **state)
     assert_string_equal(h->sent[1].topic, "md.x");
 }
 
+/*
+ * A subscriber that falls back to unicast announces it again with `unicast` set: the publisher's
+ * engine raises UPDATED once per change (nothing for a plain refresh), the SEEN and the GONE carry
+ * the flag as last announced, and our own endpoint's change is announced at once.
+ */
+static void test_unicast_change_updates_peer(void **state)
+{
+    struct harness *h = *state;
+    struct rdps_source a = source(1, 0x100);
+    struct rdps_announce mine = ann(RDPS_ROLE_PUBLISHER, "md.u", 0xbeef, 1000);
+    assert_int_equal(rdps__disc_local_add(&h->d, &mine, 0), 0);
+    struct rdps_announce sub = ann(RDPS_ROLE_SUBSCRIBER, "md.u", 0x5b, 1000);
+    rdps__disc_on_announce(&h->d, &a, &sub, 0);
+    assert_int_equal(h->event_count, 1);
+    assert_false(h->events[0].unicast);
+    rdps__disc_on_announce(&h->d, &a, &sub, 100 * MS); /* a refresh: no event */
+    assert_int_equal(h->event_count, 1);
+    sub.unicast = true;
+    rdps__disc_on_announce(&h->d, &a, &sub, 200 * MS);
+    assert_int_equal(h->event_count, 2);
+    assert_int_equal(h->events[1].type, RDPS_DISC_PEER_UPDATED);
+    assert_true(h->events[1].unicast);
+    assert_int_equal(h->events[1].session_id, 0x5b);
+    assert_memory_equal(&h->events[1].source, &a, sizeof(a));
+    rdps__disc_on_announce(&h->d, &a, &sub, 300 * MS);
+    assert_int_equal(h->event_count, 2);
+    sub.leaving = true;
+    rdps__disc_on_announce(&h->d, &a, &sub, 400 * MS);
+    assert_int_equal(h->events[2].type, RDPS_DISC_PEER_GONE);
+    assert_true(h->events[2].unicast);
+    check(h);
+
+    /* Our own endpoint: the change goes out at the next tick, carried by every announcement. */
+    rdps__disc_tick(&h->d, 0);
+    unsigned sent = h->sent_count;
+    assert_true(rdps__disc_next_deadline(&h->d) == 1000 * MS);
+    rdps__disc_local_set_unicast(&h->d, RDPS_ROLE_PUBLISHER, 0xbeef, true, 500 * MS);
+    assert_true(rdps__disc_next_deadline(&h->d) == 500 * MS);
+    rdps__disc_tick(&h->d, 500 * MS);
+    assert_int_equal(h->sent_count, sent + 1);
+    assert_true(h->sent[sent].unicast);
+    rdps__disc_local_set_unicast(&h->d, RDPS_ROLE_PUBLISHER, 0xdead, true, 600 * MS); /* none */
+    assert_true(rdps__disc_next_deadline(&h->d) == 1500 * MS);
+}
+
 static void test_counts_per_topic_and_role(void **state)
 {
     struct harness *h = *state;
@@ -832,6 +877,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_replay_gives_earlier_peers_once, setup, teardown),
         cmocka_unit_test(test_bad_config_refused),
         cmocka_unit_test_setup_teardown(test_churn_keeps_structures_consistent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unicast_change_updates_peer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_topic_collision_once_per_announcer_and_name, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_topic_collision_flood_is_bounded, setup, teardown),

@@ -176,12 +176,14 @@ static void test_event_names(void **state)
         {RDPS_EVENT_SUBSCRIBER_SEEN, "subscriber_seen"},
         {RDPS_EVENT_SUBSCRIBER_GONE, "subscriber_gone"},
         {RDPS_EVENT_TOPIC_COLLISION, "topic_collision"},
+        {RDPS_EVENT_UNICAST_FALLBACK, "unicast_fallback"},
     };
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
         assert_string_equal(rdps_event_name(types[i].type), types[i].name);
     assert_int_equal(RDPS_EVENT_SUBSCRIBER_SEEN, 9);
     assert_int_equal(RDPS_EVENT_SUBSCRIBER_GONE, 10);
     assert_int_equal(RDPS_EVENT_TOPIC_COLLISION, 11);
+    assert_int_equal(RDPS_EVENT_UNICAST_FALLBACK, 12);
     assert_string_equal(rdps_event_name((rdps_event_type)0), "unknown");
     assert_string_equal(rdps_event_name((rdps_event_type)-1), "unknown");
     assert_string_equal(rdps_event_name((rdps_event_type)1000), "unknown");
@@ -208,6 +210,10 @@ static void test_event_names(void **state)
         {RDPS_EVENT_SUBSCRIBER_GONE, RDPS_GONE_LEFT, "left"},
         {RDPS_EVENT_SUBSCRIBER_GONE, RDPS_GONE_TIMED_OUT, "timed_out"},
         {RDPS_EVENT_SUBSCRIBER_GONE, 0, "unknown"},
+        {RDPS_EVENT_UNICAST_FALLBACK, RDPS_FALLBACK_JOIN_FAILED, "join_failed"},
+        {RDPS_EVENT_UNICAST_FALLBACK, RDPS_FALLBACK_JOIN_TIMED_OUT, "join_timed_out"},
+        {RDPS_EVENT_UNICAST_FALLBACK, RDPS_FALLBACK_NO_MULTICAST, "no_multicast"},
+        {RDPS_EVENT_UNICAST_FALLBACK, 4, "unknown"},
         {RDPS_EVENT_GAP, 0, ""},
         {RDPS_EVENT_PUBLISHER_SEEN, 0, ""},
         {RDPS_EVENT_SUBSCRIBER_SEEN, 1, ""}, /* no reason in this type: nothing to name */

@@ -183,6 +183,30 @@ typedef struct rdps_config {
     const char *domain_key_file; /* see domain_key */
     uint32_t replay_senders;     /* keyed: senders the anti-replay table holds, least recently
                                     heard evicted (default 1024, 16..2^20) */
+    /*
+     * Fabrics without multicast (rdps(7), "Unicast"). peers: seed peers, "ip[:port],..." (at most
+     * 16 IPv4 addresses, port: the peer's cm_port, default 7471; on the loopback device a ctx's
+     * address is 127.77.0.N, N its endpoint number); NULL: $RDPS_PEERS when set, "": none. A ctx
+     * sends its announcements to its seeds by unicast, and to every peer that it learns from
+     * them (each shares up to 16 of the peers it has heard directly, every announce interval):
+     * discovery works where no multicast does. Every ctx answers peers that contact it, seeds
+     * configured or not, so a ctx may be a seed and nothing more. Announcements still go to the
+     * discovery group too while it is joined.
+     */
+    const char *peers;
+    uint32_t max_contacts; /* peers discovery talks to by unicast (default 256, 16..4096); of
+                              them at most 32 per host, and 16 only named by others (probed
+                              3 announce intervals, 8 new a interval at most) */
+    /*
+     * RDPS_TRANSPORT_AUTO topics use unicast when their group is not joined within this long,
+     * or when this long after the first announcement that came by unicast none came through a
+     * multicast group (default 3000, 10..600000).
+     */
+    uint32_t multicast_timeout_ms;
+    /* Subscribers one topic's publishers send unicast copies to (each a subscribing ctx; default
+     * 256, 1..4096, and at most half of send_slots); at most 32 per host. More are refused and
+     * counted (unicast_refused). */
+    uint32_t max_unicast_subscribers;
 } rdps_config;
 
 /* Size of a domain key (rdps_config.domain_key) and the largest key id. */
@@ -322,6 +346,27 @@ typedef enum rdps_flow_control {
                              flow_min_receivers of them are live (nothing is sent before) */
 } rdps_flow_control;
 
+/*
+ * How a topic's datagrams travel (rdps_pub_opts.transport, rdps_sub_opts.transport; rdps(7),
+ * "Unicast"). Publishers and subscribers of one topic in one ctx use one mode each side
+ * (RDPS_EINVAL otherwise); the two sides and other contexts may differ: a topic may have
+ * subscribers on its group and others by unicast, and each gets every datagram once.
+ */
+typedef enum rdps_transport_mode {
+    /* Default. A publisher sends each datagram to the topic's multicast group, plus one copy by
+     * unicast to each subscriber that asked for unicast; a subscriber joins the group. */
+    RDPS_TRANSPORT_MULTICAST = 0,
+    /* A publisher joins no group: it sends one copy of each datagram to each subscriber that
+     * discovery announced from its own address (as one work-request chain from one buffer); a
+     * subscriber joins no group and announces that it wants copies. Needs discovery to reach
+     * the other side: the discovery group, or seed peers (rdps_config.peers). */
+    RDPS_TRANSPORT_UNICAST = 1,
+    /* Multicast, and unicast when the group is not joined within multicast_timeout_ms, or when
+     * the ctx hears its peers by unicast only (rdps_config.multicast_timeout_ms):
+     * RDPS_EVENT_UNICAST_FALLBACK and the unicast_fallbacks counter say so. */
+    RDPS_TRANSPORT_AUTO = 2,
+} rdps_transport_mode;
+
 struct rdps_event; /* below, with the events and what each carries */
 typedef void (*rdps_event_cb)(void *user, const struct rdps_event *event);
 
@@ -374,6 +419,9 @@ typedef struct rdps_pub_opts {
      * way). The counter rate_waits says how often new data waited for it.
      */
     uint64_t rate_limit;
+    /* How the datagrams go: rdps_transport_mode (default multicast); a value outside the enum is
+     * RDPS_EINVAL, and so is another mode than the topic's other publishers in this ctx use. */
+    rdps_transport_mode transport;
 } rdps_pub_opts;
 
 /* Creates a publisher of `topic` (a name as described under "Topic names": RDPS_EINVAL
@@ -576,6 +624,11 @@ typedef enum rdps_event_type {
      * of the topic once per (announcer, other name) while the announcer keeps announcing, and
      * counted in topic_collisions. */
     RDPS_EVENT_TOPIC_COLLISION = 11,
+    /* To publishers and subscribers of RDPS_TRANSPORT_AUTO: the topic now goes by unicast in
+     * this ctx (reason: rdps_fallback_reason): its publishers send copies to every subscriber
+     * instead of the group, its subscribers left the group and ask for copies. Once per topic
+     * and side; it stays so. */
+    RDPS_EVENT_UNICAST_FALLBACK = 12,
 } rdps_event_type;
 
 /* rdps_event.reason of RDPS_EVENT_LOSS: why the datagrams could not be recovered. */
@@ -605,6 +658,15 @@ typedef enum rdps_gone_reason {
                                 partitioned, or its leaving announcement was lost) */
 } rdps_gone_reason;
 
+/* rdps_event.reason of RDPS_EVENT_UNICAST_FALLBACK. */
+typedef enum rdps_fallback_reason {
+    RDPS_FALLBACK_JOIN_FAILED = 1,    /* the fabric refused the group (e.g. no multicast in the
+                                         subnet manager) */
+    RDPS_FALLBACK_JOIN_TIMED_OUT = 2, /* the join did not complete within multicast_timeout_ms */
+    RDPS_FALLBACK_NO_MULTICAST = 3,   /* joined, but for multicast_timeout_ms after peers were
+                                         heard by unicast nothing came through a group */
+} rdps_fallback_reason;
+
 /*
  * What each event sets; every field not listed is 0 (NULL). topic is the name the receiving
  * endpoint was created with; session_id, first_seq and count are those of the frames.
@@ -631,6 +693,8 @@ typedef enum rdps_gone_reason {
  *   SUBSCRIBER_GONE   as SUBSCRIBER_SEEN; reason: rdps_gone_reason.
  *   TOPIC_COLLISION   session_id: the announced endpoint's (publisher session or subscriber
  *                     id); source: the announcer; other_topic: the name it announced.
+ *   UNICAST_FALLBACK  session_id: the publisher's session (to a subscriber: 0); source: this
+ *                     ctx's own QP; reason: rdps_fallback_reason.
  *
  * source is the sender as the device saw it, not authenticated (see rdps_source).
  */
@@ -642,7 +706,8 @@ typedef struct rdps_event {
     uint32_t count;
     rdps_source source;
     uint32_t receiver_id;
-    int reason; /* rdps_loss_reason, rdps_evict_reason or rdps_gone_reason by type, else 0 */
+    int reason; /* rdps_loss_reason, rdps_evict_reason, rdps_gone_reason or
+                   rdps_fallback_reason by type, else 0 */
     /* TOPIC_COLLISION: the announced name that has this topic's id (NULL for other events);
      * valid only during the callback. */
     const char *other_topic;
@@ -651,7 +716,7 @@ typedef struct rdps_event {
 /*
  * "gap", "publisher_seen", "publisher_gone", "qp_recovered", "receiver_evicted",
  * "receiver_resumed", "receiver_timed_out", "loss", "subscriber_seen", "subscriber_gone",
- * "topic_collision": the
+ * "topic_collision", "unicast_fallback": the
  * enumerator's name in lower case without RDPS_EVENT_. Never NULL: "unknown" for other values.
  */
 RDPS_EXPORT const char *rdps_event_name(rdps_event_type type);
@@ -659,8 +724,9 @@ RDPS_EXPORT const char *rdps_event_name(rdps_event_type type);
  * The name of ev->reason in the enum its type uses, in the same style: "below_ring",
  * "nak_retries", "deadline", "partial_message", "too_large", "session_dropped" (LOSS),
  * "lagged", "stalled" (RECEIVER_EVICTED), "left", "timed_out" (PUBLISHER_GONE,
- * SUBSCRIBER_GONE). Never NULL: "" for an event type without a reason (and for NULL),
- * "unknown" for a reason value its enum does not have.
+ * SUBSCRIBER_GONE), "join_failed", "join_timed_out", "no_multicast" (UNICAST_FALLBACK). Never NULL:
+ * "" for an event type without a reason (and for NULL), "unknown" for a reason value its enum does
+ * not have.
  */
 RDPS_EXPORT const char *rdps_event_reason_name(const rdps_event *ev);
 
@@ -692,6 +758,10 @@ typedef struct rdps_sub_opts {
     /* reliable: the group tag announced for publishers using RDPS_FLOW_TAGGED (0: none). */
     uint32_t flow_tag;
     void *event_user; /* on_event's first argument; NULL: rdps_sub_create's `user` */
+    /* How the datagrams come: rdps_transport_mode (default multicast); a value outside the enum
+     * is RDPS_EINVAL, and so is another mode than the topic's other subscribers in this ctx use.
+     * Unicast: ready at once, the publishers send copies once discovery told them. */
+    rdps_transport_mode transport;
 } rdps_sub_opts;
 
 /* Creates a subscriber of `topic` (a name as described under "Topic names": RDPS_EINVAL
@@ -798,7 +868,15 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
       "reliable subscribers: sessions whose publisher fell silent 5 s (NAK/STATUS stopped)")      \
     X(naks_limited,                                                                               \
       "reliable publishers: NAKed sequences not repaired: the host's allowance spent")            \
-    X(receivers_displaced, "reliable publishers: receivers dropped to make room for others")
+    X(receivers_displaced, "reliable publishers: receivers dropped to make room for others")      \
+    X(unicast_copies, "publishers: datagram copies posted by unicast to subscribers (fan-out)")   \
+    X(unicast_refused,                                                                            \
+      "publishers: unicast subscribers not served (topic or host cap, or no address)")            \
+    X(unicast_fallbacks, "auto topics (per side) that fell back to unicast")                      \
+    X(contacts_sent, "unicast discovery: peer lists sent to seeds and peers")                     \
+    X(contacts_received, "unicast discovery: peer lists received")                                \
+    X(contacts_refused, "unicast discovery: peers refused (table, host or probe caps, forged)")   \
+    X(seeds_unresolved, "unicast discovery: seed resolutions that failed (retried)")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
