@@ -132,14 +132,18 @@ _Static_assert(RDPS_STAT_ENTRY_OFF_KIND == RDPS_STAT_TOPIC_SIZE &&
                    RDPS_STAT_ENTRY_OFF_TOPIC_ID == RDPS_STAT_ENTRY_OFF_FLAGS + 4 &&
                    RDPS_STAT_ENTRY_OFF_SESSION_ID == RDPS_STAT_ENTRY_OFF_TOPIC_ID + 8 &&
                    RDPS_STAT_ENTRY_OFF_OWN_MASK == RDPS_STAT_ENTRY_OFF_SESSION_ID + 8 &&
-                   RDPS_STAT_ENTRY_FIXED == RDPS_STAT_ENTRY_OFF_OWN_MASK + 16,
+                   RDPS_STAT_ENTRY_OFF_UNICAST == RDPS_STAT_ENTRY_OFF_OWN_MASK + 16 &&
+                   RDPS_STAT_ENTRY_OFF_UNICAST_LIST == RDPS_STAT_ENTRY_OFF_UNICAST + 8 &&
+                   RDPS_STAT_ENTRY_FIXED ==
+                       RDPS_STAT_ENTRY_OFF_UNICAST_LIST + 24 * RDPS_STAT_UNICAST_LISTED,
                "stat entry layout");
 _Static_assert(RDPS_STAT_ENTRY_OFF_TOPIC_ID % 8 == 0 && RDPS_STAT_ENTRY_FIXED % 8 == 0,
                "stat entry words are aligned");
 
 void rdps__stat_write_entry(struct rdps_stat_writer *w, uint32_t index, uint32_t kind,
                             uint32_t flags, uint64_t topic_id, uint32_t session_id,
-                            const char *topic, const uint64_t own_mask[2], const uint64_t *counters)
+                            const char *topic, const uint64_t own_mask[2], const uint64_t *counters,
+                            uint32_t unicast_count, const struct rdps_stat_source *unicast)
 {
     const struct rdps_stat_layout *l = &w->layout;
     if (index >= l->entry_capacity)
@@ -164,6 +168,20 @@ void rdps__stat_write_entry(struct rdps_stat_writer *w, uint32_t index, uint32_t
     store_word(w->base, off + RDPS_STAT_ENTRY_OFF_SESSION_ID, word);
     store_word(w->base, off + RDPS_STAT_ENTRY_OFF_OWN_MASK, own_mask[0]);
     store_word(w->base, off + RDPS_STAT_ENTRY_OFF_OWN_MASK + 8, own_mask[1]);
+    pair[0] = unicast_count;
+    pair[1] = 0; /* reserved */
+    memcpy(&word, pair, 8);
+    store_word(w->base, off + RDPS_STAT_ENTRY_OFF_UNICAST, word);
+    uint8_t list[24 * RDPS_STAT_UNICAST_LISTED];
+    uint32_t listed =
+        unicast_count < RDPS_STAT_UNICAST_LISTED ? unicast_count : RDPS_STAT_UNICAST_LISTED;
+    memset(list, 0, sizeof(list));
+    if (listed > 0)
+        memcpy(list, unicast, 24u * listed);
+    for (uint32_t i = 0; i < sizeof(list); i += 8) {
+        memcpy(&word, list + i, 8);
+        store_word(w->base, off + RDPS_STAT_ENTRY_OFF_UNICAST_LIST + i, word);
+    }
     for (uint32_t i = 0; i < l->counter_count; i++)
         store_word(w->base, off + RDPS_STAT_ENTRY_FIXED + 8u * i, counters[i]);
 }
@@ -303,6 +321,11 @@ int rdps__stat_parse_prefix(const void *buf, size_t len, size_t file_len, struct
             return refuse(why, why_len, "entry %u: unknown kind %u", i, e.kind);
         if (e.flags & ~(uint32_t)RDPS_STAT_ENTRY_RELIABLE)
             return refuse(why, why_len, "entry %u: unknown flags 0x%x", i, e.flags);
+        if (e.kind == RDPS_STAT_ENTRY_SUB && e.unicast_count != 0)
+            return refuse(why, why_len, "entry %u: a subscriber with unicast destinations", i);
+        for (uint32_t k = 0; k < e.unicast_listed; k++)
+            if (e.unicast[k].has_gid > 1 || e.unicast[k].reserved != 0)
+                return refuse(why, why_len, "entry %u: unicast destination %u malformed", i, k);
         for (uint32_t bit = l.counter_count; bit < RDPS_STAT_MAX_COUNTERS; bit++)
             if (rdps__stat_entry_owns(&e, bit))
                 return refuse(why, why_len, "entry %u: own_mask names counter %u of %u", i, bit,
@@ -352,6 +375,11 @@ void rdps__stat_entry(const struct rdps_stat_view *v, uint32_t i, struct rdps_st
     memcpy(&e->session_id, p + RDPS_STAT_ENTRY_OFF_SESSION_ID, 4);
     e->own_mask[0] = get_u64(p + RDPS_STAT_ENTRY_OFF_OWN_MASK);
     e->own_mask[1] = get_u64(p + RDPS_STAT_ENTRY_OFF_OWN_MASK + 8);
+    memcpy(&e->unicast_count, p + RDPS_STAT_ENTRY_OFF_UNICAST, 4);
+    e->unicast_listed =
+        e->unicast_count < RDPS_STAT_UNICAST_LISTED ? e->unicast_count : RDPS_STAT_UNICAST_LISTED;
+    memset(e->unicast, 0, sizeof(e->unicast));
+    memcpy(e->unicast, p + RDPS_STAT_ENTRY_OFF_UNICAST_LIST, 24u * e->unicast_listed);
     e->counters_ = p + RDPS_STAT_ENTRY_FIXED;
 }
 

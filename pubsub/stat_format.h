@@ -27,9 +27,14 @@
  *   entries_off            entry_capacity * entry_size   one entry per publisher/subscriber
  *   entry:  0 topic[256] NUL-padded | 256 u32 kind | 260 u32 flags | 264 u64 topic_id
  *           | 272 u32 session_id | 276 u32 reserved (0) | 280 u64 own_mask[2]
- *           | 296 u64 counters[counter_count]
+ *           | 296 u32 unicast_count | 300 u32 reserved (0)
+ *           | 304 unicast[RDPS_STAT_UNICAST_LISTED] (24 bytes each: rdps_source's layout)
+ *           | 496 u64 counters[counter_count]
  *
- * Layout version 2 widened topic_id to 64 bits (the wire's topic id since frame version 2).
+ * Layout version 2 widened topic_id to 64 bits (the wire's topic id since frame version 2);
+ * version 3 added a publisher's unicast destinations: how many subscribing contexts its topic's
+ * datagrams are copied to by unicast (unicast_count), the first RDPS_STAT_UNICAST_LISTED of them
+ * listed (the rest zero; subscribers: 0).
  *
  * Everything up to ctx_off is written once, before the file appears under its name (it is
  * created under an unpredictable temporary name, so nobody can take that name first, and renamed;
@@ -63,27 +68,41 @@
  */
 
 #define RDPS_STAT_MAGIC          0x5441545353504452ull /* "RDPSSTAT" read as a little-endian u64 */
-#define RDPS_STAT_LAYOUT_VERSION 2u
+#define RDPS_STAT_LAYOUT_VERSION 3u
 #define RDPS_STAT_HEADER_SIZE    512u
 #define RDPS_STAT_NAME_SIZE      64u
 #define RDPS_STAT_HELP_SIZE      128u
 #define RDPS_STAT_TOPIC_SIZE     256u
-#define RDPS_STAT_ENTRY_FIXED    296u /* entry bytes before its counters */
+#define RDPS_STAT_ENTRY_FIXED    496u /* entry bytes before its counters */
+#define RDPS_STAT_UNICAST_LISTED 8u   /* unicast destinations an entry lists */
 /* Offsets inside an entry. */
-#define RDPS_STAT_ENTRY_OFF_KIND       256u
-#define RDPS_STAT_ENTRY_OFF_FLAGS      260u
-#define RDPS_STAT_ENTRY_OFF_TOPIC_ID   264u
-#define RDPS_STAT_ENTRY_OFF_SESSION_ID 272u
-#define RDPS_STAT_ENTRY_OFF_OWN_MASK   280u
-#define RDPS_STAT_MAX_COUNTERS         128u /* own_mask has 128 bits */
-#define RDPS_STAT_MAX_REJECTS          256u
-#define RDPS_STAT_MAX_ENTRIES          65536u
-#define RDPS_STAT_MAX_FILE             (1024u * 1024) /* a writer makes ~200 kB */
-#define RDPS_STAT_REFRESH_NS           100000000ull   /* 100 ms while counters move */
-#define RDPS_STAT_IDLE_NS              1000000000ull  /* 1 s heartbeat while they do not */
-#define RDPS_STAT_DEFAULT_DIR          "/dev/shm"
+#define RDPS_STAT_ENTRY_OFF_KIND         256u
+#define RDPS_STAT_ENTRY_OFF_FLAGS        260u
+#define RDPS_STAT_ENTRY_OFF_TOPIC_ID     264u
+#define RDPS_STAT_ENTRY_OFF_SESSION_ID   272u
+#define RDPS_STAT_ENTRY_OFF_OWN_MASK     280u
+#define RDPS_STAT_ENTRY_OFF_UNICAST      296u
+#define RDPS_STAT_ENTRY_OFF_UNICAST_LIST 304u
+#define RDPS_STAT_MAX_COUNTERS           128u /* own_mask has 128 bits */
+#define RDPS_STAT_MAX_REJECTS            256u
+#define RDPS_STAT_MAX_ENTRIES            65536u
+#define RDPS_STAT_MAX_FILE               (1024u * 1024) /* a writer makes ~200 kB */
+#define RDPS_STAT_REFRESH_NS             100000000ull   /* 100 ms while counters move */
+#define RDPS_STAT_IDLE_NS                1000000000ull  /* 1 s heartbeat while they do not */
+#define RDPS_STAT_DEFAULT_DIR            "/dev/shm"
 
 enum rdps_stat_counter_kind { RDPS_STAT_COUNTER = 1, RDPS_STAT_GAUGE = 2 };
+
+/* A unicast destination as an entry lists it: the subscribing ctx's QP, as rdps_source (rdps.h)
+ * lays it out. */
+struct rdps_stat_source {
+    uint8_t gid[16];
+    uint32_t qpn;
+    uint16_t lid;
+    uint8_t has_gid;
+    uint8_t reserved;
+};
+_Static_assert(sizeof(struct rdps_stat_source) == 24, "stat source size");
 enum rdps_stat_entry_kind { RDPS_STAT_ENTRY_PUB = 1, RDPS_STAT_ENTRY_SUB = 2 };
 enum rdps_stat_entry_flags { RDPS_STAT_ENTRY_RELIABLE = 0x1 };
 
@@ -160,11 +179,12 @@ void rdps__stat_write_end(struct rdps_stat_writer *w, uint32_t entry_count,
  * reject_count words). */
 void rdps__stat_write_ctx(struct rdps_stat_writer *w, const uint64_t *counters,
                           const uint64_t *rejects);
-/* Between begin and end: entry `index` (< entry_capacity). */
+/* Between begin and end: entry `index` (< entry_capacity); a publisher's unicast destinations:
+ * unicast_count of them, the first min(unicast_count, RDPS_STAT_UNICAST_LISTED) in unicast. */
 void rdps__stat_write_entry(struct rdps_stat_writer *w, uint32_t index, uint32_t kind,
                             uint32_t flags, uint64_t topic_id, uint32_t session_id,
-                            const char *topic, const uint64_t own_mask[2],
-                            const uint64_t *counters);
+                            const char *topic, const uint64_t own_mask[2], const uint64_t *counters,
+                            uint32_t unicast_count, const struct rdps_stat_source *unicast);
 
 /* ---- reader ---- */
 struct rdps_stat_entry_view {
@@ -173,6 +193,9 @@ struct rdps_stat_entry_view {
     uint64_t topic_id;
     uint32_t session_id;
     uint64_t own_mask[2];
+    uint32_t unicast_count;  /* a publisher's unicast destinations */
+    uint32_t unicast_listed; /* of them listed: min(unicast_count, RDPS_STAT_UNICAST_LISTED) */
+    struct rdps_stat_source unicast[RDPS_STAT_UNICAST_LISTED];
     const uint8_t *counters_; /* counter_count words; read with rdps__stat_entry_counter */
 };
 

@@ -289,9 +289,14 @@ uint64_t rdps__stat_shm_refresh(rdps_ctx_t *ctx, uint64_t now_ns)
         rdps_counters pc;
         rdps_pub_counters(p, &pc);
         counters_words(&pc, ew);
+        struct rdps_source ucast[RDPS_STAT_UNICAST_LISTED];
+        _Static_assert(sizeof(struct rdps_source) == sizeof(struct rdps_stat_source),
+                       "the file lists rdps_source as it is");
+        uint32_t nucast = rdps__fanout_sources(p->topic, ucast, RDPS_STAT_UNICAST_LISTED);
         rdps__stat_write_entry(&s->w, n++, RDPS_STAT_ENTRY_PUB,
                                p->rel != NULL ? RDPS_STAT_ENTRY_RELIABLE : 0, p->topic->id,
-                               p->session_id, p->topic->name, s->pub_own, ew);
+                               p->session_id, p->topic->name, s->pub_own, ew, nucast,
+                               (const struct rdps_stat_source *)ucast);
     }
     for (const struct rdps_sub *q = ctx->subs; q != NULL; q = q->next) {
         if (q->closed)
@@ -306,7 +311,7 @@ uint64_t rdps__stat_shm_refresh(rdps_ctx_t *ctx, uint64_t now_ns)
         counters_words(&sc, ew);
         rdps__stat_write_entry(&s->w, n++, RDPS_STAT_ENTRY_SUB,
                                q->reliable ? RDPS_STAT_ENTRY_RELIABLE : 0, q->topic->id, 0,
-                               q->topic->name, s->sub_own, ew);
+                               q->topic->name, s->sub_own, ew, 0, NULL);
     }
     rdps__stat_write_end(&s->w, n, dropped, rdps__clock_monotonic_ns(), rdps__clock_realtime_ns());
 

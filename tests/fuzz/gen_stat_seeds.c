@@ -38,7 +38,7 @@ static int write_seed(const char *dir, unsigned entries)
     for (unsigned e = 0; e < entries; e++)
         rdps__stat_write_entry(&w, e, e % 2 ? RDPS_STAT_ENTRY_SUB : RDPS_STAT_ENTRY_PUB,
                                e == 0 ? RDPS_STAT_ENTRY_RELIABLE : 0, 0xF1E2D3C4B5A69700ull + e,
-                               9 + e, "md.quotes", own, ctx);
+                               9 + e, "md.quotes", own, ctx, 0, NULL);
     rdps__stat_write_end(&w, entries, 0, 1000, 2000);
     char path[512];
     snprintf(path, sizeof(path), "%s/stat_parse/seed-%u", dir, entries);

@@ -70,9 +70,17 @@ static uint8_t *make_file(uint32_t capacity, uint32_t used, size_t *len)
         char topic[32];
         snprintf(topic, sizeof(topic), "topic.%u", e);
         uint64_t own[2] = {e % 2 ? 0x5u : 0x2u, 0};
+        /* Publisher e: 3 * e unicast destinations (listed up to 8), QPN 0x300 + k. */
+        struct rdps_stat_source ucast[RDPS_STAT_UNICAST_LISTED];
+        memset(ucast, 0, sizeof(ucast));
+        for (uint32_t k = 0; k < RDPS_STAT_UNICAST_LISTED; k++) {
+            ucast[k].has_gid = 1;
+            ucast[k].gid[15] = (uint8_t)k;
+            ucast[k].qpn = 0x300 + k;
+        }
         rdps__stat_write_entry(&w, e, e % 2 ? RDPS_STAT_ENTRY_SUB : RDPS_STAT_ENTRY_PUB,
                                e == 0 ? RDPS_STAT_ENTRY_RELIABLE : 0, 0xF1E2D3C4B5A69700ull + e,
-                               0x200 + e, topic, own, ent);
+                               0x200 + e, topic, own, ent, e % 2 ? 0 : 3 * e + 1, ucast);
     }
     rdps__stat_write_end(&w, used, 7, 123456789, 987654321);
     *len = l.file_size;
@@ -118,6 +126,11 @@ static void test_layout_round_trip(void **state)
         assert_int_equal(ev.flags, e == 0 ? RDPS_STAT_ENTRY_RELIABLE : 0);
         assert_true(ev.topic_id == 0xF1E2D3C4B5A69700ull + e); /* all 64 bits */
         assert_int_equal(ev.session_id, 0x200 + e);
+        uint32_t nucast = e % 2 ? 0 : 3 * e + 1, listed = nucast < 8 ? nucast : 8;
+        assert_int_equal(ev.unicast_count, nucast);
+        assert_int_equal(ev.unicast_listed, listed);
+        for (uint32_t k = 0; k < listed; k++)
+            assert_int_equal(ev.unicast[k].qpn, 0x300 + k);
         for (uint32_t i = 0; i < NCOUNTERS; i++) {
             assert_int_equal(rdps__stat_entry_counter(&ev, i), 1000u * (e + 1) + i);
             bool owned = e % 2 ? (i == 0 || i == 2) : i == 1;
@@ -172,11 +185,14 @@ static void test_hostile_files_refused(void **state)
     put64(HDR_FIELD(b, magic), __builtin_bswap64(RDPS_STAT_MAGIC));
     expect_refused(b, len, "other byte order");
     memcpy(b, good, len);
-    put32(HDR_FIELD(b, layout_version), 1); /* 32-bit topic ids: read as 2, entries shift */
-    expect_refused(b, len, "layout version 1, this reader knows 2");
+    put32(HDR_FIELD(b, layout_version), 1); /* 32-bit topic ids: read as 3, entries shift */
+    expect_refused(b, len, "layout version 1, this reader knows 3");
     memcpy(b, good, len);
-    put32(HDR_FIELD(b, layout_version), 3);
-    expect_refused(b, len, "layout version 3");
+    put32(HDR_FIELD(b, layout_version), 2); /* no unicast destinations: counters shift */
+    expect_refused(b, len, "layout version 2");
+    memcpy(b, good, len);
+    put32(HDR_FIELD(b, layout_version), 4);
+    expect_refused(b, len, "layout version 4");
     memcpy(b, good, len);
     put32(HDR_FIELD(b, header_size), 256);
     expect_refused(b, len, "header size");
@@ -243,6 +259,17 @@ static void test_hostile_files_refused(void **state)
     memcpy(b, good, len);
     put64(b + entries_off + RDPS_STAT_ENTRY_OFF_OWN_MASK, 1ull << NCOUNTERS);
     expect_refused(b, len, "own_mask names counter 5 of 5");
+    memcpy(b, good, len);
+    put32(b + entries_off + v.hdr.entry_size + RDPS_STAT_ENTRY_OFF_UNICAST, 2);
+    expect_refused(b, len, "entry 1: a subscriber with unicast destinations");
+    memcpy(b, good, len);
+    b[entries_off + RDPS_STAT_ENTRY_OFF_UNICAST_LIST + 22] = 2; /* has_gid */
+    expect_refused(b, len, "entry 0: unicast destination 0 malformed");
+    memcpy(b, good, len);
+    put32(b + entries_off + 2 * (uint64_t)v.hdr.entry_size + RDPS_STAT_ENTRY_OFF_UNICAST,
+          0xffffffffu); /* a count past the list is fine: only 8 are listed */
+    char why_ok[160] = "";
+    assert_int_equal(rdps__stat_parse(b, len, &v, why_ok, sizeof(why_ok)), 0);
     /* An unused entry's bytes are not looked at. */
     memcpy(b, good, len);
     memset(b + entries_off + 3 * (uint64_t)v.hdr.entry_size, 0xff, v.hdr.entry_size);
@@ -369,7 +396,8 @@ static void *race_writer(void *arg)
          * halfway, so without the seqlock it would keep the old front and the new back. */
         rdps__stat_write_begin(&w);
         for (uint32_t e = r->l.entry_capacity; e-- > 0;)
-            rdps__stat_write_entry(&w, e, RDPS_STAT_ENTRY_PUB, 0, k, (uint32_t)k, topic, own, vals);
+            rdps__stat_write_entry(&w, e, RDPS_STAT_ENTRY_PUB, 0, k, (uint32_t)k, topic, own, vals,
+                                   0, NULL);
         rdps__stat_write_ctx(&w, vals, rej);
         rdps__stat_write_end(&w, r->l.entry_capacity, k, k, k);
         __atomic_store_n(&r->writes, k, __ATOMIC_RELAXED);

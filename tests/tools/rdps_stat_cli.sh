@@ -46,14 +46,18 @@ grep -q "rdps-$fixpid-98.stat: refused: layout version" "$work/table" ||
 grep -q "^  pub fix.a session 0x" "$work/table" || fail "no publisher line"
 grep -q "^  sub fix.a (reliable)" "$work/table" || fail "no reliable subscriber line"
 grep -Eq "^    msgs_sent +100$" "$work/table" || fail "ctx msgs_sent is not 100"
+grep -Eq "^    unicast to 1: [0-9a-f:.]+/0x[0-9a-f]{6}$" "$work/table" ||
+    fail "the unicast publisher does not list its destination"
 
 # JSON: the figures the fixture produced, per ctx and per endpoint.
 expect_rc 0 "$stat" --json
 cp "$work/out" "$work/one.json"
 json "$work/one.json" "d['live']==2 and d['stale']==2 and d['refused']==1"
 json "$work/one.json" "sum(c['counters']['msgs_sent'] for c in d['contexts'] if c['state']=='live')==100"
-json "$work/one.json" "sorted(e['counters']['msgs_sent'] for c in d['contexts'] if c['state']=='live' for e in c['endpoints'] if e['kind']=='pub')==[50,50]"
-json "$work/one.json" "sorted(e['counters']['msgs_delivered'] for c in d['contexts'] if c['state']=='live' for e in c['endpoints'] if e['kind']=='sub')==[50,50]"
+json "$work/one.json" "sorted(e['counters']['msgs_sent'] for c in d['contexts'] if c['state']=='live' for e in c['endpoints'] if e['kind']=='pub')==[0,50,50]"
+json "$work/one.json" "sorted(e['counters']['msgs_delivered'] for c in d['contexts'] if c['state']=='live' for e in c['endpoints'] if e['kind']=='sub')==[0,50,50]"
+json "$work/one.json" "[(e['unicast_destinations'],len(e['unicast'])) for c in d['contexts'] if c['state']=='live' for e in c['endpoints'] if e['kind']=='pub' and e['topic']=='fix.u']==[(1,1)]"
+json "$work/one.json" "all(e['unicast_destinations']==0 for c in d['contexts'] if c['state']=='live' for e in c['endpoints'] if e['kind']=='pub' and e['topic']!='fix.u')"
 json "$work/one.json" "all('bad_frames' not in e['counters'] for c in d['contexts'] if c['state']=='live' for e in c['endpoints'])"
 json "$work/one.json" "all(c['bad_frames_by_reason']['SHORT']==0 for c in d['contexts'] if c['state']=='live')"
 json "$work/one.json" "'fix.b\"q\\\\' in [e['topic'] for c in d['contexts'] if c['state']=='live' for e in c['endpoints']]"

@@ -3,8 +3,9 @@
  * process's file, a reused pid's file and a corrupt one, in $RDPS_STAT_DIR.
  *
  * usage: stat_fixture N   publishes N messages on "fix.a" (reliable subscriber) and "fix.b",
- * then keeps both contexts alive, polling, until stdin closes. Prints "ready" on stdout once the
- * files hold the final counters.
+ * and none on "fix.u" (unicast: its publisher lists the subscribing ctx as a unicast
+ * destination), then keeps both contexts alive, polling, until stdin closes. Prints "ready" on
+ * stdout once the files hold the final counters.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -119,6 +120,18 @@ int main(int argc, char **argv)
     CHECK(rdps_sub_create(p.b, "fix.b\"q\\", on_message, &got_b, NULL, &sb) == 0);
     CHECK(rdps_pub_create(p.a, "fix.a", NULL, &pa) == 0);
     CHECK(rdps_pub_create(p.a, "fix.b\"q\\", NULL, &pb) == 0);
+    unsigned got_u = 0;
+    rdps_sub_t *su;
+    rdps_pub_t *pu;
+    rdps_sub_opts uni_sub = {.transport = RDPS_TRANSPORT_UNICAST};
+    rdps_pub_opts uni_pub = {.transport = RDPS_TRANSPORT_UNICAST};
+    CHECK(rdps_sub_create(p.b, "fix.u", on_message, &got_u, &uni_sub, &su) == 0);
+    CHECK(rdps_pub_create(p.a, "fix.u", &uni_pub, &pu) == 0);
+    for (int i = 0; i < 300 && rdps_pub_subscriber_count(pu) < 1; i++) {
+        pump(&p, 1);
+        usleep(10000);
+    }
+    CHECK(rdps_pub_subscriber_count(pu) == 1);
     for (int i = 0; i < 100 && !(rdps_pub_ready(pa) && rdps_pub_ready(pb)); i++)
         pump(&p, 1);
     uint8_t msg[64] = {0};

@@ -74,11 +74,41 @@ int tool_ctx_option(const char *prog, int code, const char *arg, struct tool_ctx
         return parse_loss_frames(prog, arg, &o->loss_frame_types) ? 1 : -1;
     case TOOL_OPT_LOSS_SEED:
         return tool_opt_u64(prog, "--loss-seed", arg, 0, UINT64_MAX, &o->loss_seed) ? 1 : -1;
+    case TOOL_OPT_TRANSPORT:
+        return tool_parse_transport(prog, arg, &o->transport) ? 1 : -1;
+    case TOOL_OPT_PEERS:
+        o->peers = arg;
+        return 1;
     case TOOL_OPT_VERSION:
         tool_version_exit(prog);
     default:
         return tool_key_option(code, arg, &o->key);
     }
+}
+
+bool tool_parse_transport(const char *prog, const char *arg, rdps_transport_mode *out)
+{
+    if (strcmp(arg, "multicast") == 0)
+        *out = RDPS_TRANSPORT_MULTICAST;
+    else if (strcmp(arg, "unicast") == 0)
+        *out = RDPS_TRANSPORT_UNICAST;
+    else if (strcmp(arg, "auto") == 0)
+        *out = RDPS_TRANSPORT_AUTO;
+    else {
+        tool_error(prog, "--transport: '%s' is not one of multicast, unicast, auto", arg);
+        return false;
+    }
+    return true;
+}
+
+void tool_transport_options_usage(FILE *out)
+{
+    fprintf(out,
+            "      --transport T   multicast (default), unicast (a copy to each subscriber, no\n"
+            "                      group) or auto (multicast, unicast when the group cannot be\n"
+            "                      joined or carries nothing)\n"
+            "      --peers LIST    seed peers ip[:port],... for discovery without multicast\n"
+            "                      (default $RDPS_PEERS)\n");
 }
 
 int tool_key_option(int code, const char *arg, struct tool_key_options *k)
@@ -146,6 +176,7 @@ void tool_ctx_options_usage(FILE *out)
             "      --loss-seed N   seed of the loss generator (default 1)\n"
             "      --loss-frames L frame types the loss generator drops, comma-separated:\n"
             "                      data, heartbeat, nak, status, announce, all (default data)\n");
+    tool_transport_options_usage(out);
     tool_key_options_usage(out);
     fprintf(out, "  -h, --help          this text\n"
                  "      --version       the tool's and librdps's version and git revision\n");
@@ -165,6 +196,7 @@ int tool_ctx_open(const char *prog, const struct tool_ctx_options *o, size_t max
     cfg.loss_frame_types = o->loss_frame_types;
     cfg.domain_key_file = o->key.file; /* NULL: the library reads $RDPS_DOMAIN_KEY_FILE */
     cfg.encrypt = o->key.encrypt;
+    cfg.peers = o->peers; /* NULL: the library reads $RDPS_PEERS */
     if (max_message > cfg.max_message_size)
         cfg.max_message_size = max_message;
     int rc = rdps_ctx_create(&cfg, ctx);

@@ -24,6 +24,8 @@ enum tool_ctx_option_code {
     TOOL_OPT_LOSS_FRAMES,
     TOOL_OPT_KEY_FILE,
     TOOL_OPT_ENCRYPT,
+    TOOL_OPT_TRANSPORT,
+    TOOL_OPT_PEERS,
 };
 
 /*
@@ -59,14 +61,16 @@ int tool_key_load(const char *prog, const struct tool_key_options *k,
  * --version (tool_cli.h) comes with them, so every tool built on a ctx has it.
  */
 #define TOOL_CTX_SHORT_OPTIONS "b:d:"
-#define TOOL_CTX_LONG_OPTIONS                                                              \
-    {"bind", required_argument, NULL, 'b'}, {"device", required_argument, NULL, 'd'},      \
-        {"group", required_argument, NULL, TOOL_OPT_GROUP},                                \
-        {"cm-port", required_argument, NULL, TOOL_OPT_CM_PORT},                            \
-        {"loss-rx", required_argument, NULL, TOOL_OPT_LOSS_RX},                            \
-        {"loss-tx", required_argument, NULL, TOOL_OPT_LOSS_TX},                            \
-        {"loss-frames", required_argument, NULL, TOOL_OPT_LOSS_FRAMES},                    \
-        {"loss-seed", required_argument, NULL, TOOL_OPT_LOSS_SEED}, TOOL_KEY_LONG_OPTIONS, \
+#define TOOL_CTX_LONG_OPTIONS                                                         \
+    {"bind", required_argument, NULL, 'b'}, {"device", required_argument, NULL, 'd'}, \
+        {"group", required_argument, NULL, TOOL_OPT_GROUP},                           \
+        {"cm-port", required_argument, NULL, TOOL_OPT_CM_PORT},                       \
+        {"loss-rx", required_argument, NULL, TOOL_OPT_LOSS_RX},                       \
+        {"loss-tx", required_argument, NULL, TOOL_OPT_LOSS_TX},                       \
+        {"loss-frames", required_argument, NULL, TOOL_OPT_LOSS_FRAMES},               \
+        {"loss-seed", required_argument, NULL, TOOL_OPT_LOSS_SEED},                   \
+        {"transport", required_argument, NULL, TOOL_OPT_TRANSPORT},                   \
+        {"peers", required_argument, NULL, TOOL_OPT_PEERS}, TOOL_KEY_LONG_OPTIONS,    \
         TOOL_VERSION_LONG_OPTION
 
 struct tool_ctx_options {
@@ -76,7 +80,16 @@ struct tool_ctx_options {
     uint64_t loss_seed;
     uint32_t loss_frame_types; /* rdps_config.loss_frame_types; 0: data only */
     struct tool_key_options key;
+    /* --transport: how the tool's topics travel (its publishers' and subscribers' mode); --peers:
+     * seed peers for discovery without multicast (NULL: $RDPS_PEERS, read by the library). */
+    rdps_transport_mode transport;
+    const char *peers;
 };
+
+/* --transport's value: "multicast", "unicast" or "auto" into *out; false (error printed) else. */
+bool tool_parse_transport(const char *prog, const char *arg, rdps_transport_mode *out);
+/* The --help lines of --transport and --peers (tools with their own option table). */
+void tool_transport_options_usage(FILE *out);
 
 void tool_ctx_options_init(struct tool_ctx_options *o);
 /*

@@ -257,8 +257,10 @@ static bool open_endpoints(struct book *b)
         ch->index = i;
         ch->book = b;
         md_channel_topic(topic, sizeof(topic), o->feed, i);
-        rdps_sub_opts so = {
-            .reliable = !o->unreliable, .on_event = on_event, .group = o->ctx.group};
+        rdps_sub_opts so = {.reliable = !o->unreliable,
+                            .on_event = on_event,
+                            .group = o->ctx.group,
+                            .transport = o->ctx.transport};
         int rc = rdps_sub_create(b->ctx, topic, on_packet, ch, &so, &ch->sub);
         if (rc < 0) {
             tool_error(prog, "cannot subscribe to '%s': %s (%s)", topic, rdps_strerror(rc),
@@ -268,7 +270,8 @@ static bool open_endpoints(struct book *b)
     }
     /* Late join: snapshots always come reliably, whatever the channels use. */
     md_snap_topic(topic, sizeof(topic), o->feed);
-    rdps_sub_opts snap_opts = {.reliable = true, .group = o->ctx.group};
+    rdps_sub_opts snap_opts = {
+        .reliable = true, .group = o->ctx.group, .transport = o->ctx.transport};
     int rc = rdps_sub_create(b->ctx, topic, on_snap_message, b, &snap_opts, &b->snap_sub);
     if (rc < 0) {
         tool_error(prog, "cannot subscribe to '%s': %s (%s)", topic, rdps_strerror(rc),
@@ -276,7 +279,8 @@ static bool open_endpoints(struct book *b)
         return false;
     }
     md_snapreq_topic(topic, sizeof(topic), o->feed);
-    rc = rdps_pub_create(b->ctx, topic, NULL, &b->snapreq_pub);
+    rdps_pub_opts po = {.transport = o->ctx.transport};
+    rc = rdps_pub_create(b->ctx, topic, &po, &b->snapreq_pub);
     if (rc < 0) {
         tool_error(prog, "cannot publish '%s': %s (%s)", topic, rdps_strerror(rc),
                    rdps_last_error_message());
@@ -284,7 +288,7 @@ static bool open_endpoints(struct book *b)
     }
     if (o->reflect_every != 0) {
         md_echo_topic(topic, sizeof(topic), o->feed);
-        rc = rdps_pub_create(b->ctx, topic, NULL, &b->echo_pub);
+        rc = rdps_pub_create(b->ctx, topic, &po, &b->echo_pub);
         if (rc < 0) {
             tool_error(prog, "cannot publish '%s': %s (%s)", topic, rdps_strerror(rc),
                        rdps_last_error_message());

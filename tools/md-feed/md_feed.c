@@ -430,7 +430,8 @@ static bool open_endpoints(struct feed *f)
     char topic[300];
     for (uint32_t ch = 0; ch < o->channels; ch++) {
         md_channel_topic(topic, sizeof(topic), o->feed, ch);
-        rdps_pub_opts po = {.reliable = !o->unreliable, .group = o->ctx.group};
+        rdps_pub_opts po = {
+            .reliable = !o->unreliable, .group = o->ctx.group, .transport = o->ctx.transport};
         md_snap_server_pub_opts(&f->snap, ch, &po); /* who may ask for its snapshot */
         int rc = rdps_pub_create(f->ctx, topic, &po, &f->pubs[ch]);
         if (rc < 0) {
@@ -440,21 +441,23 @@ static bool open_endpoints(struct feed *f)
         }
     }
     md_echo_topic(topic, sizeof(topic), o->feed);
-    int rc = rdps_sub_create(f->ctx, topic, on_echo, f, NULL, &f->echo_sub);
+    rdps_sub_opts so = {.transport = o->ctx.transport};
+    int rc = rdps_sub_create(f->ctx, topic, on_echo, f, &so, &f->echo_sub);
     if (rc < 0) {
         tool_error(prog, "cannot subscribe to '%s': %s (%s)", topic, rdps_strerror(rc),
                    rdps_last_error_message());
         return false;
     }
     md_snapreq_topic(topic, sizeof(topic), o->feed);
-    rc = rdps_sub_create(f->ctx, topic, md_snap_server_on_request, &f->snap, NULL, &f->snapreq_sub);
+    rc = rdps_sub_create(f->ctx, topic, md_snap_server_on_request, &f->snap, &so, &f->snapreq_sub);
     if (rc < 0) {
         tool_error(prog, "cannot subscribe to '%s': %s (%s)", topic, rdps_strerror(rc),
                    rdps_last_error_message());
         return false;
     }
     md_snap_topic(topic, sizeof(topic), o->feed);
-    rdps_pub_opts snap_opts = {.reliable = true, .group = o->ctx.group};
+    rdps_pub_opts snap_opts = {
+        .reliable = true, .group = o->ctx.group, .transport = o->ctx.transport};
     md_snap_server_pub_opts(&f->snap, MD_SNAP_SERVER_SNAP_TOPIC, &snap_opts);
     rc = rdps_pub_create(f->ctx, topic, &snap_opts, &f->snap_pub);
     if (rc < 0) {

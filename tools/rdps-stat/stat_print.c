@@ -2,6 +2,8 @@
 /* stat_print.c - rdps-stat's outputs: the table, one JSON line per sample, OpenMetrics text. */
 #include "stat_print.h"
 
+#include <arpa/inet.h>
+
 #include <inttypes.h>
 #include <string.h>
 
@@ -15,6 +17,21 @@ static const char *kind_name(uint32_t kind)
 static bool shown(const struct stat_ctx *c, const struct stat_print_opts *o)
 {
     return o->topic == NULL || stat_ctx_has_topic(c, o->topic);
+}
+
+/* A unicast destination as text: the IPv4 address of an IPv4-mapped GID (RoCE v2), else the GID
+ * in IPv6 notation, or the LID without a GRH; then the QPN. */
+static void format_source(const struct rdps_stat_source *src, char *buf, size_t len)
+{
+    static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    char addr[INET6_ADDRSTRLEN] = "";
+    if (!src->has_gid)
+        snprintf(addr, sizeof(addr), "lid %u", src->lid);
+    else if (memcmp(src->gid, v4_mapped, 12) == 0)
+        inet_ntop(AF_INET, src->gid + 12, addr, sizeof(addr));
+    else
+        inet_ntop(AF_INET6, src->gid, addr, sizeof(addr));
+    snprintf(buf, len, "%s/0x%06" PRIx32, addr, src->qpn);
 }
 
 static bool entry_shown(const struct rdps_stat_entry_view *e, const struct stat_print_opts *o)
@@ -103,6 +120,17 @@ static void table_ctx(FILE *out, const struct stat_scan *cur, const struct stat_
         if (ev.kind == RDPS_STAT_ENTRY_PUB)
             fprintf(out, " session 0x%08" PRIx32, ev.session_id);
         fputc('\n', out);
+        if (ev.unicast_count > 0) {
+            fprintf(out, "    unicast to %" PRIu32 ":", ev.unicast_count);
+            for (uint32_t k = 0; k < ev.unicast_listed; k++) {
+                char text[80];
+                format_source(&ev.unicast[k], text, sizeof(text));
+                fprintf(out, " %s", text);
+            }
+            if (ev.unicast_count > ev.unicast_listed)
+                fprintf(out, " (+%" PRIu32 ")", ev.unicast_count - ev.unicast_listed);
+            fputc('\n', out);
+        }
         for (uint32_t i = 0; i < h->counter_count; i++) {
             uint64_t val = rdps__stat_entry_counter(&ev, i);
             if (!rdps__stat_entry_owns(&ev, i) || (val == 0 && !o->all))
@@ -208,8 +236,17 @@ static void json_ctx(struct tool_json *j, const struct stat_scan *cur, const str
         tool_json_str(j, "kind", kind_name(ev.kind));
         tool_json_str(j, "topic", ev.topic);
         tool_json_u64(j, "topic_id", ev.topic_id);
-        if (ev.kind == RDPS_STAT_ENTRY_PUB)
+        if (ev.kind == RDPS_STAT_ENTRY_PUB) {
             tool_json_u64(j, "session", ev.session_id);
+            tool_json_u64(j, "unicast_destinations", ev.unicast_count);
+            tool_json_array_begin(j, "unicast");
+            for (uint32_t k = 0; k < ev.unicast_listed; k++) {
+                char text[80];
+                format_source(&ev.unicast[k], text, sizeof(text));
+                tool_json_str(j, NULL, text);
+            }
+            tool_json_array_end(j);
+        }
         tool_json_bool(j, "reliable", ev.flags & RDPS_STAT_ENTRY_RELIABLE);
         json_counters(j, "counters", v, &ev);
         int pi = p != NULL ? stat_entry_match(p, &ev) : -1;

@@ -406,6 +406,7 @@ int main(int argc, char **argv)
     struct pub_events events = {.verbose = opt.verbose};
     rdps_pub_opts popts = {
         .group = opt.ctx.group,
+        .transport = opt.ctx.transport,
         .reliable = opt.reliable,
         .ring_bytes = (size_t)opt.ring_bytes,
         .rate_limit = opt.rate_limit,

@@ -450,6 +450,7 @@ int main(int argc, char **argv)
     }
     rdps_sub_opts sopts = {
         .group = opt.ctx.group,
+        .transport = opt.ctx.transport,
         .on_event = on_event,
         .reliable = opt.reliable,
         .from_oldest = opt.from_oldest,
