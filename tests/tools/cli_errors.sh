@@ -91,7 +91,14 @@ expect 2 "--port needs an integer in 1..65535" "$ping" --listen --port 0
 expect 2 "-n needs a number in 1..100000000" "$ping" 10.0.0.1 -n 0
 expect 2 "--expect needs an integer in 1..256" "$ping" --group 239.1.1.1 --expect 300
 expect 2 "unknown option" "$ping" --no-such-option
-expect 2 "exactly one of" "$ping"
+expect 2 "give HOST_IP" "$ping"
+expect 2 "give HOST_IP" "$ping" 10.0.0.1 --peers 10.0.0.2
+expect 2 "--transport unicast needs --peers" "$ping" --group 239.1.1.1 --transport unicast
+expect 2 "--transport auto needs --group" "$ping" --peers 10.0.0.2 --transport auto
+expect 2 "is not a numeric IPv4" "$ping" --peers 10.0.0.2,nohost
+expect 2 "--peers is a client option" "$ping" --listen --peers 10.0.0.2
+expect 2 "is not one of multicast, unicast, auto" "$ping" --peers 10.0.0.2 --transport any
+expect 2 "is not one of multicast, unicast, auto" "$sub" -t t --transport broadcast
 expect 2 "16-byte header" "$ping" 10.0.0.1 -s 15
 expect 2 "bad group" "$ping" --group 10.0.0.1
 expect 2 "--port needs an integer in 1..255" "$info" -p 0

@@ -135,7 +135,8 @@ def main():
             f"device: {device}{', netem ' + netem if netem else ''}")
         add(f"seed {feed['seed']}, profile {feed['profile']}, {feed['channels']} channels, "
             f"{feed['symbols']} symbols, {'reliable' if feed['reliable'] else 'UNRELIABLE'}"
-            f"{', ' + read(os.path.join(d, 'keyed'), '') if os.path.exists(os.path.join(d, 'keyed')) else ''}")
+            f"{', ' + read(os.path.join(d, 'keyed'), '') if os.path.exists(os.path.join(d, 'keyed')) else ''}"
+            f"{', ' + read(os.path.join(d, 'no_multicast'), '') if os.path.exists(os.path.join(d, 'no_multicast')) else ''}")
         add("")
         add(f"feed: offered {feed['rate_offered']} msg/s, achieved {feed['msgs_per_s']:.0f} msg/s, "
             f"{feed['datagrams_per_s']:.0f} datagrams/s, {feed['bytes_per_s'] / 1e6:.2f} MB/s; "

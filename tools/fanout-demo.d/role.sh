@@ -36,7 +36,10 @@ if [ "$(cat "$out/late_book" 2>/dev/null)" = "$i" ]; then
     for _ in $(seq 1200); do [ -e "$out/feed.started" ] && break; sleep 0.1; done
     sleep "$(cat "$out/late_seconds")"
 fi
-"${book_cmd[@]}" --book-id "$i" --symbol-digests "$out/book$i.sym" \
+# --no-multicast: the books know the feed's address, discovery's seed; the rest they learn.
+seeds=()
+[ -e "$out/no_multicast" ] && seeds=(--peers "${ips[0]}")
+"${book_cmd[@]}" --book-id "$i" --symbol-digests "$out/book$i.sym" "${seeds[@]}" \
     >"$out/book$i.json" 2>"$out/book$i.err" &
 book=$!
 # A book ends when every channel ended; if the feed is gone without that, stop it after 30 s.

@@ -4,8 +4,12 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <ifaddrs.h>
 #include <infiniband/verbs.h>
 #include <net/if.h>
+#include <poll.h>
+#include <rdma/rdma_cma.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,12 +25,16 @@
 #define MAX_GIDS      256
 #define MAX_SA_RECS   64
 #define SA_TIMEOUT_MS 2000
+/* The group a join test joins: rdps's discovery group (rdps_config.control_group's default). */
+#define JOIN_TEST_GROUP      "239.192.0.1"
+#define JOIN_TEST_TIMEOUT_MS 3000
 
 struct options {
     const char *device;
     unsigned port; /* 0: all */
     const char *group;
     bool json;
+    bool no_join; /* --no-join-test */
 };
 
 /* ---- names ------------------------------------------------------------------------------ */
@@ -359,6 +367,161 @@ static void report_sa(struct tool_json *j, struct ibv_context *ctx, const char *
     }
 }
 
+/* ---- can the port join groups? ------------------------------------------------------------ */
+
+struct join_test {
+    const char *result; /* "joined", "failed", "timed_out", "skipped" */
+    char detail[160];
+    char local[INET_ADDRSTRLEN];
+    double ms;
+};
+
+/* An IPv4 address of the port: an IPv4-mapped GID (RoCE v2), else one of its netdevs'. */
+static bool port_ipv4(const struct gid_row *rows, int ngid, struct in_addr *out)
+{
+    static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    for (int i = 0; i < ngid; i++) {
+        if (memcmp(rows[i].gid, v4_mapped, 12) == 0) {
+            memcpy(&out->s_addr, rows[i].gid + 12, 4);
+            return true;
+        }
+    }
+    struct ifaddrs *ifs = NULL;
+    if (getifaddrs(&ifs) != 0)
+        return false;
+    bool found = false;
+    for (struct ifaddrs *a = ifs; a != NULL && !found; a = a->ifa_next) {
+        if (a->ifa_addr == NULL || a->ifa_addr->sa_family != AF_INET)
+            continue;
+        for (int i = 0; i < ngid && !found; i++) {
+            if (rows[i].netdev[0] != '\0' && strcmp(rows[i].netdev, a->ifa_name) == 0) {
+                *out = ((const struct sockaddr_in *)a->ifa_addr)->sin_addr;
+                found = true;
+            }
+        }
+    }
+    freeifaddrs(ifs);
+    return found;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/*
+ * Joins JOIN_TEST_GROUP through rdma_cm from the port's address and leaves it: what a ctx's join
+ * of a topic group does. On InfiniBand the subnet manager answers (a subnet without multicast
+ * refuses or never answers); on RoCE the join is local (an IGMP report), so it says nothing of
+ * whether the switches carry multicast.
+ */
+static void join_test(const char *dev, uint8_t port, const struct gid_row *rows, int ngid,
+                      struct join_test *r)
+{
+    struct in_addr local;
+    memset(r, 0, sizeof(*r));
+    r->result = "skipped";
+    if (!port_ipv4(rows, ngid, &local)) {
+        snprintf(r->detail, sizeof(r->detail), "no IPv4 address on this port");
+        return;
+    }
+    inet_ntop(AF_INET, &local, r->local, sizeof(r->local));
+    struct rdma_event_channel *ch = rdma_create_event_channel();
+    struct rdma_cm_id *id = NULL;
+    struct sockaddr_in src = {.sin_family = AF_INET, .sin_addr = local};
+    struct sockaddr_in grp = {.sin_family = AF_INET};
+    inet_pton(AF_INET, JOIN_TEST_GROUP, &grp.sin_addr);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    r->result = "failed";
+    if (ch == NULL || rdma_create_id(ch, &id, NULL, RDMA_PS_UDP) != 0) {
+        snprintf(r->detail, sizeof(r->detail), "rdma_cm: %s", strerror(errno));
+        goto out;
+    }
+    if (rdma_bind_addr(id, (struct sockaddr *)&src) != 0) {
+        snprintf(r->detail, sizeof(r->detail), "rdma_bind_addr(%s): %s", r->local, strerror(errno));
+        goto out;
+    }
+    if (id->verbs == NULL || strcmp(ibv_get_device_name(id->verbs->device), dev) != 0 ||
+        id->port_num != port) {
+        r->result = "skipped";
+        snprintf(r->detail, sizeof(r->detail), "%s is not this port's address", r->local);
+        goto out;
+    }
+    if (rdma_join_multicast(id, (struct sockaddr *)&grp, NULL) != 0) {
+        snprintf(r->detail, sizeof(r->detail), "rdma_join_multicast: %s", strerror(errno));
+        goto out;
+    }
+    struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
+    int n = poll(&pfd, 1, JOIN_TEST_TIMEOUT_MS);
+    struct rdma_cm_event *ev = NULL;
+    if (n <= 0 || rdma_get_cm_event(ch, &ev) != 0) {
+        r->result = "timed_out";
+        snprintf(r->detail, sizeof(r->detail), "no answer within %d ms", JOIN_TEST_TIMEOUT_MS);
+    } else if (ev->event == RDMA_CM_EVENT_MULTICAST_JOIN) {
+        r->result = "joined";
+    } else {
+        snprintf(r->detail, sizeof(r->detail), "%s (status %d)", rdma_event_str(ev->event),
+                 ev->status);
+    }
+    r->ms = ms_since(&t0);
+    if (ev != NULL)
+        rdma_ack_cm_event(ev);
+    rdma_leave_multicast(id, (struct sockaddr *)&grp);
+out:
+    if (id != NULL)
+        rdma_destroy_id(id);
+    if (ch != NULL)
+        rdma_destroy_event_channel(ch);
+}
+
+static void report_join(struct tool_json *j, const char *dev, uint8_t port,
+                        const struct ibv_port_attr *pa, const struct gid_row *rows, int ngid,
+                        const struct options *opt)
+{
+    bool roce = pa->link_layer == IBV_LINK_LAYER_ETHERNET;
+    struct join_test r;
+    if (opt->no_join) {
+        memset(&r, 0, sizeof(r));
+        r.result = "skipped";
+        snprintf(r.detail, sizeof(r.detail), "--no-join-test");
+    } else if (pa->state != IBV_PORT_ACTIVE) {
+        memset(&r, 0, sizeof(r));
+        r.result = "skipped";
+        snprintf(r.detail, sizeof(r.detail), "port not active");
+    } else {
+        join_test(dev, port, rows, ngid, &r);
+    }
+    const char *note = roce ? "RoCE joins are local (IGMP): the switches decide whether groups "
+                              "carry frames; where they do not, use --transport unicast or auto"
+                            : "InfiniBand joins go to the subnet manager: a failed join means "
+                              "no multicast here; use --transport unicast or auto";
+    if (j != NULL) {
+        tool_json_object_begin(j, "multicast");
+        tool_json_str(j, "join_test", r.result);
+        tool_json_str(j, "group", JOIN_TEST_GROUP);
+        if (r.local[0] != '\0')
+            tool_json_str(j, "local", r.local);
+        if (r.detail[0] != '\0')
+            tool_json_str(j, "detail", r.detail);
+        tool_json_double(j, "ms", r.ms);
+        tool_json_bool(j, "joins_are_local", roce);
+        tool_json_object_end(j);
+        return;
+    }
+    if (strcmp(r.result, "joined") == 0)
+        printf("        multicast: can join groups (%s from %s in %.1f ms); %s\n", JOIN_TEST_GROUP,
+               r.local, r.ms, note);
+    else if (strcmp(r.result, "skipped") == 0)
+        printf("        multicast: join test skipped: %s\n", r.detail);
+    else
+        printf("        multicast: CANNOT join groups (%s from %s: %s): use --transport unicast "
+               "or auto, and seed peers (--peers)\n",
+               JOIN_TEST_GROUP, r.local, r.detail);
+}
+
 /* ---- devices and ports ------------------------------------------------------------------ */
 
 static int report_port(struct tool_json *j, struct ibv_context *ctx, const char *dev, uint8_t port,
@@ -403,6 +566,7 @@ static int report_port(struct tool_json *j, struct ibv_context *ctx, const char 
         }
         tool_json_array_end(j);
         report_sa(j, ctx, dev, port, &pa, opt);
+        report_join(j, dev, port, &pa, rows, ngid, opt);
         tool_json_object_end(j);
         return 0;
     }
@@ -418,6 +582,7 @@ static int report_port(struct tool_json *j, struct ibv_context *ctx, const char 
                rows[i].netdev[0] != '\0' ? rows[i].netdev : "-");
     }
     report_sa(NULL, ctx, dev, port, &pa, opt);
+    report_join(NULL, dev, port, &pa, rows, ngid, opt);
     return 0;
 }
 
@@ -479,16 +644,18 @@ static int report_device(struct tool_json *j, struct ibv_device *device, const s
 
 static void usage(FILE *out)
 {
-    fprintf(out, "Usage: " PROG " [-d DEV] [-p PORT] [--group ADDR] [--json]\n"
+    fprintf(out, "Usage: " PROG " [-d DEV] [-p PORT] [--group ADDR] [--no-join-test] [--json]\n"
                  "Shows RDMA devices and ports as rdps sees them: state, link layer, active MTU,\n"
-                 "GID table (type RoCE v1/v2 and netdev), and on InfiniBand the subnet\n"
-                 "administrator's records for a multicast group.\n"
+                 "GID table (type RoCE v1/v2 and netdev), whether the port can join multicast\n"
+                 "groups (a join of " JOIN_TEST_GROUP " through rdma_cm, left at once), and on\n"
+                 "InfiniBand the subnet administrator's records for a multicast group.\n"
                  "\n"
                  "  -d, --device DEV   only this device (e.g. rxe0, mlx5_0)\n"
                  "  -p, --port N       only this port (1-based)\n"
                  "  -g, --group ADDR   IB: list the SA's MCMemberRecords for ADDR (an IPv4 group,\n"
                  "                     mapped to the MGID rdma_cm uses; an MGID such as ff12::1;\n"
                  "                     or 'all'); RoCE: says there is no SA\n"
+                 "      --no-join-test do not try joining a group\n"
                  "  -j, --json         one JSON document on stdout\n"
                  "  -h, --help         this text\n"
                  "      --version      the tool's and librdps's version and git revision\n"
@@ -503,6 +670,7 @@ int main(int argc, char **argv)
         {"port", required_argument, NULL, 'p'},
         {"group", required_argument, NULL, 'g'},
         {"json", no_argument, NULL, 'j'},
+        {"no-join-test", no_argument, NULL, 'J'},
         {"help", no_argument, NULL, 'h'},
         TOOL_VERSION_LONG_OPTION,
         {NULL, 0, NULL, 0},
@@ -529,6 +697,9 @@ int main(int argc, char **argv)
             break;
         case 'j':
             opt.json = true;
+            break;
+        case 'J':
+            opt.no_join = true;
             break;
         case 'h':
             usage(stdout);

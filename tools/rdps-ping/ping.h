@@ -13,8 +13,11 @@
 #include "rdps_addr.h"
 #include "rdps_verbs_transport.h"
 
-#define PROG             "rdps-ping"
-#define MAX_GROUPS       16
+#define PROG       "rdps-ping"
+#define MAX_GROUPS 16
+#define MAX_PEERS  16
+/* --transport auto: how long a group join may take before the client pings --peers instead. */
+#define AUTO_JOIN_NS     3000000000ull
 #define MAX_RESPONDER    256
 #define RX_BATCH         32
 #define RESOLVE_ATTEMPTS 3
@@ -27,6 +30,12 @@ struct options {
     const char *target; /* HOST[:PORT] */
     const char *groups[MAX_GROUPS];
     unsigned ngroups;
+    /* --peers: listeners pinged by unicast, each ping one chain from one buffer to all of them. */
+    const char *peer_list;
+    struct sockaddr_in peers[MAX_PEERS];
+    unsigned npeers;
+    rdps_transport_mode transport; /* --transport: group, peers, or the group falling back */
+    bool transport_set;
     const char *bind_ip, *device;
     uint16_t port;
     uint64_t count;
@@ -47,7 +56,13 @@ struct ping_ctx {
     struct rdps_addr *addr;
     struct rdps_addr_peer *peer;
     struct rdps_addr_group *groups[MAX_GROUPS];
-    const struct rdps_dest *dest;
+    struct rdps_addr_peer *peers[MAX_PEERS];
+    unsigned peer_attempts[MAX_PEERS];
+    /* Where each ping goes: the host, the group, or every --peers listener (fan-out). */
+    const struct rdps_dest *dests[MAX_PEERS];
+    unsigned ndests;
+    bool fanout;    /* several may answer a ping: a group or --peers */
+    bool fell_back; /* --transport auto: the group did not join, --peers are pinged */
     char target_text[80];
     struct sockaddr_in peer_addr;
     unsigned resolve_attempts;

@@ -84,7 +84,7 @@ static int send_ping(struct ping_ctx *pc, uint32_t seq)
     memset(buf.data + PING_HEADER_BYTES, 0xa5, pc->opt.size - PING_HEADER_BYTES);
     h.sent_ns = rdps__clock_monotonic_ns();
     ping_header_put(buf.data, &h);
-    err = pc->t->ops->submit(pc->t, &buf, (uint32_t)pc->opt.size, &pc->dest, 1);
+    err = pc->t->ops->submit(pc->t, &buf, (uint32_t)pc->opt.size, pc->dests, pc->ndests);
     if (err < 0)
         return err;
     return pc->t->ops->flush(pc->t);
@@ -163,7 +163,7 @@ int ping_run_client(struct ping_ctx *pc)
 
     memset(&cs, 0, sizeof(cs));
     cs.echoes_per_seq = calloc(o->count, sizeof(uint16_t));
-    cs.rtt_cap = o->count * (o->ngroups > 0 ? 8 : 1) + 64;
+    cs.rtt_cap = o->count * (pc->fanout ? (o->npeers > 8 ? o->npeers : 8) : 1) + 64;
     cs.rtt_ns = malloc(cs.rtt_cap * sizeof(uint64_t));
     if (cs.echoes_per_seq == NULL || cs.rtt_ns == NULL) {
         tool_error(PROG, "out of memory for %llu pings", (unsigned long long)o->count);
@@ -186,7 +186,7 @@ int ping_run_client(struct ping_ctx *pc)
                 h.sent_ns = rdps__clock_monotonic_ns();
                 ping_header_put(buf.data, &h);
                 memset(buf.data + PING_HEADER_BYTES, 0xa5, o->size - PING_HEADER_BYTES);
-                err = pc->t->ops->submit(pc->t, &buf, (uint32_t)o->size, &pc->dest, 1);
+                err = pc->t->ops->submit(pc->t, &buf, (uint32_t)o->size, pc->dests, pc->ndests);
                 if (err < 0)
                     break;
                 chain++;
@@ -231,7 +231,7 @@ int ping_run_client(struct ping_ctx *pc)
             sent++;
             uint64_t wait_until = t0 + o->wait_ms * 1000000ull;
             uint64_t next_send = t0 + o->interval_us * 1000ull;
-            unsigned want = o->ngroups > 0 ? (unsigned)o->expect : 1;
+            unsigned want = pc->fanout ? (unsigned)o->expect : 1;
             unsigned got = 0;
             for (;;) {
                 int m = drain_echoes(pc, &cs, seq);
@@ -257,8 +257,7 @@ int ping_run_client(struct ping_ctx *pc)
         }
         send_end = rdps__clock_monotonic_ns();
         /* Late echoes of the last pings still count. */
-        uint64_t linger =
-            rdps__clock_monotonic_ns() + (o->ngroups > 0 ? o->wait_ms : 0) * 1000000ull;
+        uint64_t linger = rdps__clock_monotonic_ns() + (pc->fanout ? o->wait_ms : 0) * 1000000ull;
         while (rdps__clock_monotonic_ns() < linger && !ping_stop_requested)
             if (drain_echoes(pc, &cs, UINT32_MAX) == 0)
                 ping_idle(pc, 10);

@@ -16,7 +16,8 @@ static void usage(FILE *out)
             "Usage:\n"
             "  " PROG " --listen [--group ADDR]... [-b BIND_IP | -d DEV] [--port P] [--sink]\n"
             "            [--timeout S] [--event] [--json]\n"
-            "  " PROG " (HOST_IP[:PORT] | --group ADDR) [-n COUNT] [-s SIZE] [-i INTERVAL_US]\n"
+            "  " PROG " (HOST_IP[:PORT] | --group ADDR | --peers LIST) [--transport T]\n"
+            "            [-n COUNT] [-s SIZE] [-i INTERVAL_US]\n"
             "            [--expect K] [--wait-ms MS] [--flood [--batch B]] [-b BIND_IP | -d DEV]\n"
             "            [--timeout S] [--event] [--json]\n"
             "\n"
@@ -29,6 +30,12 @@ static void usage(FILE *out)
             "  --listen          echo pings (until --timeout, or SIGINT/SIGTERM)\n"
             "  --sink            with --listen: count datagrams, do not echo (rate benchmark)\n"
             "  --group ADDR      multicast group (listener: join, may repeat; client: send to it)\n"
+            "  --peers LIST      client: ping every listener of ip[:port],... by unicast, each\n"
+            "                    ping one work-request chain from one buffer to all of them\n"
+            "                    (unicast fan-out; echoes counted as for a group)\n"
+            "  --transport T     multicast: the group; unicast: the --peers (a listener joins no\n"
+            "                    group); auto: the group, or the --peers when it does not join\n"
+            "                    within 3 s (default: whichever of --group, --peers is given)\n"
             "  -b, --bind IP     local IP: picks the RDMA device and port (through rdma_cm)\n"
             "  -d, --device DEV  RDMA device (default: the first ACTIVE port)\n"
             "  --port P          rdma_cm port the listener answers resolves on (default %d)\n"
@@ -92,6 +99,8 @@ int ping_parse_args(int argc, char **argv, struct options *o)
         OPT_EXPECT,
         OPT_WAIT,
         OPT_EVENT,
+        OPT_PEERS,
+        OPT_TRANSPORT,
     };
     static const struct option longopts[] = {
         {"listen", no_argument, NULL, OPT_LISTEN},
@@ -110,6 +119,8 @@ int ping_parse_args(int argc, char **argv, struct options *o)
         {"expect", required_argument, NULL, OPT_EXPECT},
         {"wait-ms", required_argument, NULL, OPT_WAIT},
         {"event", no_argument, NULL, OPT_EVENT},
+        {"peers", required_argument, NULL, OPT_PEERS},
+        {"transport", required_argument, NULL, OPT_TRANSPORT},
         {"help", no_argument, NULL, 'h'},
         TOOL_KEY_LONG_OPTIONS,
         TOOL_VERSION_LONG_OPTION,
@@ -184,6 +195,14 @@ int ping_parse_args(int argc, char **argv, struct options *o)
         case OPT_EVENT:
             o->event = true;
             break;
+        case OPT_PEERS:
+            o->peer_list = optarg;
+            break;
+        case OPT_TRANSPORT:
+            if (!tool_parse_transport(PROG, optarg, &o->transport))
+                return TOOL_EXIT_USAGE;
+            o->transport_set = true;
+            break;
         case OPT_BATCH:
             if (!tool_opt_u64(PROG, "--batch", optarg, 1, 1024, &o->batch))
                 return TOOL_EXIT_USAGE;
@@ -221,9 +240,36 @@ int ping_parse_args(int argc, char **argv, struct options *o)
         tool_error(PROG, "use either -b BIND_IP or -d DEV, not both");
         return TOOL_EXIT_USAGE;
     }
+    if (o->peer_list != NULL) {
+        /* Parsed after --port (the default port of every item). */
+        char list[1024];
+        snprintf(list, sizeof(list), "%s", o->peer_list);
+        for (char *save = NULL, *item = strtok_r(list, ",", &save); item != NULL;
+             item = strtok_r(NULL, ",", &save)) {
+            if (o->npeers == MAX_PEERS) {
+                tool_error(PROG, "--peers: at most %d listeners", MAX_PEERS);
+                return TOOL_EXIT_USAGE;
+            }
+            if (!ping_parse_ipv4(item, o->port, &o->peers[o->npeers++])) {
+                tool_error(PROG, "--peers: '%s' is not a numeric IPv4 HOST_IP[:PORT]", item);
+                return TOOL_EXIT_USAGE;
+            }
+        }
+        if (o->npeers == 0) {
+            tool_error(PROG, "--peers: empty list");
+            return TOOL_EXIT_USAGE;
+        }
+    }
+    if (!o->transport_set)
+        o->transport =
+            o->ngroups == 0 && o->npeers > 0 ? RDPS_TRANSPORT_UNICAST : RDPS_TRANSPORT_MULTICAST;
     if (o->listen) {
         if (o->target != NULL) {
             tool_error(PROG, "--listen takes no HOST argument");
+            return TOOL_EXIT_USAGE;
+        }
+        if (o->npeers > 0) {
+            tool_error(PROG, "--peers is a client option (a listener answers whoever pings it)");
             return TOOL_EXIT_USAGE;
         }
         if (o->flood) {
@@ -235,8 +281,17 @@ int ping_parse_args(int argc, char **argv, struct options *o)
             tool_error(PROG, "--sink needs --listen");
             return TOOL_EXIT_USAGE;
         }
-        if ((o->target == NULL) == (o->ngroups == 0)) {
-            tool_error(PROG, "give exactly one of HOST_IP[:PORT] or --group ADDR");
+        if ((o->target == NULL) == (o->ngroups == 0 && o->npeers == 0)) {
+            tool_error(PROG, "give HOST_IP[:PORT], or --group ADDR and/or --peers LIST");
+            return TOOL_EXIT_USAGE;
+        }
+        if (o->transport == RDPS_TRANSPORT_UNICAST && o->target == NULL && o->npeers == 0) {
+            tool_error(PROG, "--transport unicast needs --peers (or HOST_IP)");
+            return TOOL_EXIT_USAGE;
+        }
+        if (o->transport != RDPS_TRANSPORT_UNICAST && o->target == NULL && o->ngroups == 0) {
+            tool_error(PROG, "--transport %s needs --group",
+                       o->transport == RDPS_TRANSPORT_AUTO ? "auto" : "multicast");
             return TOOL_EXIT_USAGE;
         }
         if (o->ngroups > 1) {

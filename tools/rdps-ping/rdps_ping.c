@@ -24,8 +24,56 @@ static void on_signal(int sig)
     ping_stop_requested = 1;
 }
 
+/* A resolution that timed out or found no host is tried again (address resolution rides on UD
+ * too: a lost request or answer is retried), RESOLVE_ATTEMPTS times in all. */
+static int resolve_state(struct ping_ctx *pc, struct rdps_addr_peer **peer,
+                         const struct sockaddr_in *addr, unsigned *attempts,
+                         const struct rdps_dest **dest, uint64_t deadline_ns)
+{
+    int state = rdps__addr_peer_state(*peer, dest);
+    if ((state == RDPS_ETIMEDOUT || state == RDPS_EHOSTUNREACH) && ++*attempts < RESOLVE_ATTEMPTS &&
+        rdps__clock_monotonic_ns() < deadline_ns && !ping_stop_requested) {
+        rdps__addr_peer_release(*peer);
+        *peer = NULL;
+        int err = rdps__addr_resolve_start(pc->addr, (const struct sockaddr *)addr, peer);
+        return err < 0 ? err : 0;
+    }
+    return state;
+}
+
+/* The groups' state: 1 all joined (a client's group is its destination), 0, or negative. */
+static int groups_state(struct ping_ctx *pc)
+{
+    int state = 1;
+    for (unsigned i = 0; i < pc->opt.ngroups && state == 1; i++) {
+        const struct rdps_dest *d;
+        state = rdps__addr_group_state(pc->groups[i], &d);
+        if (state == 1 && !pc->opt.listen) {
+            pc->dests[0] = d;
+            pc->ndests = 1;
+        }
+    }
+    return state;
+}
+
+/* Leaves the groups: --transport auto found them unjoinable (the client pings --peers). */
+static void drop_groups(struct ping_ctx *pc, const char *why)
+{
+    for (unsigned i = 0; i < pc->opt.ngroups; i++) {
+        rdps__addr_leave(pc->groups[i]);
+        pc->groups[i] = NULL;
+    }
+    fprintf(stderr, PROG ": %s did not join (%s): going on by unicast%s\n",
+            pc->opt.ngroups == 1 ? pc->opt.groups[0] : "the groups", why,
+            pc->opt.listen ? " only" : " to --peers");
+    pc->opt.ngroups = 0;
+    pc->fell_back = true;
+}
+
 static int wait_ready(struct ping_ctx *pc, uint64_t deadline_ns, const char *what)
 {
+    const struct options *o = &pc->opt;
+    uint64_t auto_until = rdps__clock_monotonic_ns() + AUTO_JOIN_NS;
     for (;;) {
         int state = 1;
         int err = rdps__addr_process(pc->addr);
@@ -34,39 +82,35 @@ static int wait_ready(struct ping_ctx *pc, uint64_t deadline_ns, const char *wha
             return err;
         }
         if (pc->peer != NULL) {
-            state = rdps__addr_peer_state(pc->peer, &pc->dest);
-            /* Address resolution rides on UD too: a lost request or answer is retried. */
-            if ((state == RDPS_ETIMEDOUT || state == RDPS_EHOSTUNREACH) &&
-                ++pc->resolve_attempts < RESOLVE_ATTEMPTS &&
-                rdps__clock_monotonic_ns() < deadline_ns && !ping_stop_requested) {
-                rdps__addr_peer_release(pc->peer);
-                pc->peer = NULL;
-                err = rdps__addr_resolve_start(pc->addr, (struct sockaddr *)&pc->peer_addr,
-                                               &pc->peer);
-                if (err < 0) {
-                    tool_error(PROG, "resolve %s: %s", what, rdps_last_error_message());
-                    return err;
-                }
+            state = resolve_state(pc, &pc->peer, &pc->peer_addr, &pc->resolve_attempts,
+                                  &pc->dests[0], deadline_ns);
+            pc->ndests = 1;
+        }
+        for (unsigned i = 0; i < o->npeers && pc->peers[i] != NULL && state >= 0; i++) {
+            int st = resolve_state(pc, &pc->peers[i], &o->peers[i], &pc->peer_attempts[i],
+                                   &pc->dests[i], deadline_ns);
+            state = st < 0 ? st : st == 0 ? 0 : state;
+        }
+        if (o->npeers > 0 && state == 1)
+            pc->ndests = o->npeers;
+        if (state >= 0 && o->ngroups > 0) {
+            int gs = groups_state(pc);
+            /* auto: a group that fails, or does not join in time, is left for unicast. */
+            if (o->transport == RDPS_TRANSPORT_AUTO &&
+                (gs < 0 || (gs == 0 && rdps__clock_monotonic_ns() > auto_until))) {
+                drop_groups(pc, gs < 0 ? rdps_last_error_message() : "timed out");
                 continue;
             }
-        }
-        for (unsigned i = 0; i < pc->opt.ngroups && state == 1; i++) {
-            const struct rdps_dest *d;
-            state = rdps__addr_group_state(pc->groups[i], &d);
-            if (state == 1 && !pc->opt.listen)
-                pc->dest = d;
+            state = gs < 0 ? gs : gs == 0 ? 0 : state;
         }
         if (state == 1)
             return 0;
         if (state < 0) {
-            char attempts[32] = "";
-            if (pc->resolve_attempts > 0)
-                snprintf(attempts, sizeof(attempts), " (%u attempts)", pc->resolve_attempts);
             /* addr/'s detail message already names the peer or group. */
             if (rdps_last_error_message()[0] != '\0')
-                tool_error(PROG, "%s%s", rdps_last_error_message(), attempts);
+                tool_error(PROG, "%s", rdps_last_error_message());
             else
-                tool_error(PROG, "%s: %s%s", what, rdps_strerror(state), attempts);
+                tool_error(PROG, "%s: %s", what, rdps_strerror(state));
             return state;
         }
         if (ping_stop_requested || rdps__clock_monotonic_ns() > deadline_ns) {
@@ -172,15 +216,49 @@ static int setup(struct ping_ctx *pc)
         return err;
     uint64_t deadline =
         rdps__clock_monotonic_ns() + (o->timeout_s ? o->timeout_s : 30) * 1000000000ull;
+    /* A client with --group and --peers uses one of them: the group (multicast, auto while it
+     * joins) or the peers (unicast); a unicast listener joins no group. */
+    bool use_groups = o->transport != RDPS_TRANSPORT_UNICAST;
+    bool use_peers = o->npeers > 0 && (o->ngroups == 0 || o->transport != RDPS_TRANSPORT_MULTICAST);
+    if (!use_groups)
+        o->ngroups = 0;
     for (unsigned i = 0; i < o->ngroups; i++) {
         err =
             rdps__addr_join_start(pc->addr, (struct sockaddr *)&groups[i],
                                   o->listen ? RDPS_JOIN_FULL : RDPS_JOIN_SEND_ONLY, &pc->groups[i]);
+        if (err < 0 && o->transport == RDPS_TRANSPORT_AUTO) {
+            drop_groups(pc, rdps_last_error_message());
+            break;
+        }
         if (err < 0) {
             tool_error(PROG, "join %s: %s", o->groups[i], rdps_last_error_message());
             return TOOL_EXIT_FAILED;
         }
     }
+    /* auto with both: the peers are pinged only if the group falls through. */
+    if (use_peers && o->ngroups > 0 && o->transport == RDPS_TRANSPORT_AUTO) {
+        snprintf(pc->target_text, sizeof(pc->target_text), "group %s", o->groups[0]);
+        err = wait_ready(pc, deadline, pc->target_text);
+        if (err < 0)
+            return TOOL_EXIT_FAILED;
+        use_peers = pc->fell_back;
+    }
+    if (use_peers && !o->listen) {
+        for (unsigned i = 0; i < o->npeers; i++) {
+            err =
+                rdps__addr_resolve_start(pc->addr, (struct sockaddr *)&o->peers[i], &pc->peers[i]);
+            if (err < 0) {
+                tool_error(PROG, "resolve %s: %s", inet_ntoa(o->peers[i].sin_addr),
+                           rdps_last_error_message());
+                return TOOL_EXIT_FAILED;
+            }
+        }
+        snprintf(pc->target_text, sizeof(pc->target_text), "%u peer%s (--peers)", o->npeers,
+                 o->npeers == 1 ? "" : "s");
+    }
+    pc->fanout = o->ngroups > 0 || (use_peers && o->npeers > 0);
+    if (use_peers && o->ngroups == 0 && o->expect == 0)
+        o->expect = o->npeers; /* a ping is answered once every listener echoed it */
     if (o->target != NULL) {
         snprintf(pc->target_text, sizeof(pc->target_text), "%s:%u", inet_ntoa(peer.sin_addr),
                  ntohs(peer.sin_port));
@@ -193,12 +271,17 @@ static int setup(struct ping_ctx *pc)
     } else if (o->ngroups > 0) {
         snprintf(pc->target_text, sizeof(pc->target_text), "group %s", o->groups[0]);
     }
+    if (!use_peers)
+        o->npeers = 0; /* not pinged: wait_ready resolves none */
     err = wait_ready(pc, deadline, o->listen ? "joining groups" : pc->target_text);
     return err < 0 ? TOOL_EXIT_FAILED : TOOL_EXIT_OK;
 }
 
 static void teardown(struct ping_ctx *pc)
 {
+    for (unsigned i = 0; i < pc->opt.npeers; i++)
+        if (pc->peers[i] != NULL)
+            rdps__addr_peer_release(pc->peers[i]);
     for (unsigned i = 0; i < pc->opt.ngroups; i++) {
         if (pc->groups[i] != NULL)
             rdps__addr_leave(pc->groups[i]);

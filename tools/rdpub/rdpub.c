@@ -572,6 +572,11 @@ int main(int argc, char **argv)
         tool_json_u64(&j, "sends_lost", ctx_c.sends_lost);
         tool_json_u64(&j, "send_stalls", ctx_c.send_stalls);
         tool_json_u64(&j, "subscribers", (uint64_t)rdps_pub_subscriber_count(pub));
+        static const char *const modes[] = {"multicast", "unicast", "auto"};
+        tool_json_str(&j, "transport", modes[opt.ctx.transport]);
+        tool_json_u64(&j, "unicast_copies", c.unicast_copies);
+        tool_json_u64(&j, "unicast_refused", ctx_c.unicast_refused);
+        tool_json_u64(&j, "unicast_fallbacks", ctx_c.unicast_fallbacks);
         tool_json_bool(&j, "reliable", opt.reliable);
         tool_json_u64(&j, "rate_limit", opt.rate_limit);
         tool_json_u64(&j, "rate_waits", c.rate_waits);

@@ -362,6 +362,9 @@ static void print_json(const struct state *st, const rdps_sub_t *sub, const rdps
     tool_json_u64(&j, "control_send_failures", c->control_send_failures);
     tool_json_u64(&j, "unknown_topic", c->unknown_topic);
     tool_json_u64(&j, "topic_collisions", c->topic_collisions);
+    static const char *const modes[] = {"multicast", "unicast", "auto"};
+    tool_json_str(&j, "transport", modes[st->opt->ctx.transport]);
+    tool_json_u64(&j, "unicast_fallbacks", c->unicast_fallbacks);
     /* Reliable delivery (zero otherwise): lost above counts sequences given up. */
     tool_json_u64(&j, "loss_events", st->loss_events);
     tool_json_u64(&j, "naks_sent", c->naks_sent);

@@ -90,7 +90,31 @@ for peer in $RDPS_VM_IPS; do
 done
 
 # netem goes on after the barrier so that heavy loss cannot stall it.
-if [ -n "$RXEVM_NETEM" ]; then
+#
+# --no-multicast: the segment carries no multicast at all, as on fabrics whose switches drop it:
+# every frame to 224.0.0.0/4 is dropped on the netdev, both ways. Outgoing ones go to a band of
+# their own whose netem loses them all: a qdisc that reports the drop (a tc "drop" action,
+# netfilter) makes rxe retry the same work request for ever (the send looks transient to it), so
+# the loss must look like netem's, a frame the wire ate. The rest goes to the other band, under
+# --netem's arguments when given. Incoming ones are dropped at ingress (clsact). The kernel's own
+# loopback copy of a guest's multicast to itself never reaches the netdev.
+if [ "$RXEVM_NO_MULTICAST" = 1 ]; then
+	modprobe -d "$RXEVM_MODROOT" -a sch_prio sch_ingress cls_u32 act_gact ||
+		fail "modprobe of the tc modules failed"
+	tc qdisc add dev "$netdev" root handle 1: prio bands 2 priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 ||
+		fail "tc: prio root on $netdev failed"
+	tc qdisc add dev "$netdev" parent 1:1 handle 10: netem loss 100% ||
+		fail "tc: the multicast band's netem failed"
+	band=pfifo
+	[ -n "$RXEVM_NETEM" ] && band="netem $RXEVM_NETEM"
+	# shellcheck disable=SC2086 # qdisc arguments are words on purpose
+	tc qdisc add dev "$netdev" parent 1:2 handle 20: $band || fail "tc: the other band's $band failed"
+	tc filter add dev "$netdev" parent 1: protocol ip prio 1 u32 match ip dst 224.0.0.0/4 flowid 1:1 ||
+		fail "tc filter steering 224.0.0.0/4 to the dropping band failed"
+	tc qdisc add dev "$netdev" clsact || fail "tc qdisc add dev $netdev clsact failed"
+	tc filter add dev "$netdev" ingress protocol ip u32 match ip dst 224.0.0.0/4 action drop ||
+		fail "tc filter dropping incoming 224.0.0.0/4 failed"
+elif [ -n "$RXEVM_NETEM" ]; then
 	# shellcheck disable=SC2086 # netem arguments are words on purpose
 	tc qdisc add dev "$netdev" root netem $RXEVM_NETEM || fail "tc qdisc add dev $netdev root netem $RXEVM_NETEM failed"
 fi
