@@ -28,6 +28,10 @@
  * the publisher's flush (a memcpy into the receiver's buffer plus an eventfd
  * write when its ring goes non-empty), which a NIC does on real hardware;
  * the script lists those functions apart.
+ *
+ * Fan-out (fanout-instructions.sh): RDPS_BENCH_SUBSCRIBERS=K subscriber contexts (1..16) and
+ * RDPS_BENCH_TRANSPORT=unicast (default multicast) for both sides: every datagram is one submit
+ * of one buffer to K destinations; every subscriber must get all N in order.
  */
 
 #define MAX_DATAGRAM 1024 /* rxe on a 1500-byte netdev: active MTU 1024 */
@@ -92,13 +96,23 @@ static int make_ctx(struct rdps_loopback_fabric *fabric, rdps_ctx_t **out)
     return test_loopback_ctx_with(fabric, &cfg, &lc, out);
 }
 
-/* The subscriber's event loop: poll until nothing is left. Returns datagrams handled or < 0. */
+#define MAX_SUBS 16
+static rdps_ctx_t *extra_subs[MAX_SUBS]; /* subscriber contexts beyond the first (fan-out) */
+static unsigned n_extra;
+
+/* The subscribers' event loop: poll each until nothing is left. Returns datagrams handled or
+ * < 0. */
 __attribute__((noinline)) static int bench_poll_subscriber(rdps_ctx_t *ctx)
 {
     int total = 0, n;
-    while ((n = rdps_ctx_poll(ctx, 0)) > 0)
-        total += n;
-    return n < 0 ? n : total;
+    for (unsigned k = 0; k <= n_extra; k++) {
+        rdps_ctx_t *c = k == 0 ? ctx : extra_subs[k - 1];
+        while ((n = rdps_ctx_poll(c, 0)) > 0)
+            total += n;
+        if (n < 0)
+            return n;
+    }
+    return total;
 }
 
 /* The publisher's event loop turn: completions, discovery, timers. */
@@ -189,8 +203,20 @@ int main(int argc, char **argv)
     rdps_sub_t *sub = NULL;
     uint8_t *msg = NULL;
     struct bench_sink sink = {.msg_bytes = msg_bytes};
+    struct bench_sink extra_sinks[MAX_SUBS];
+    rdps_sub_t *extra_sub[MAX_SUBS];
     uint64_t eagain = 0;
     int status = 1, rc;
+    const char *subs_env = getenv("RDPS_BENCH_SUBSCRIBERS");
+    const char *transport_env = getenv("RDPS_BENCH_TRANSPORT");
+    unsigned long subs = subs_env != NULL ? parse_arg(subs_env, "RDPS_BENCH_SUBSCRIBERS") : 1;
+    rdps_transport_mode transport = transport_env != NULL && strcmp(transport_env, "unicast") == 0
+                                        ? RDPS_TRANSPORT_UNICAST
+                                        : RDPS_TRANSPORT_MULTICAST;
+    if (subs == 0 || subs > MAX_SUBS) {
+        fprintf(stderr, "pubsub_bench: RDPS_BENCH_SUBSCRIBERS must be 1..%d\n", MAX_SUBS);
+        return 2;
+    }
 
     if ((rc = rdps__loopback_fabric_create(&fabric)) < 0 || (rc = make_ctx(fabric, &pctx)) < 0 ||
         (rc = make_ctx(fabric, &sctx)) < 0) {
@@ -198,16 +224,28 @@ int main(int argc, char **argv)
                 rdps_strerror(rc), rdps_last_error_message());
         goto out;
     }
-    rdps_sub_opts sopts = {.on_event = on_event, .reliable = reliable};
-    rdps_pub_opts popts = {.reliable = reliable};
+    rdps_sub_opts sopts = {.on_event = on_event, .reliable = reliable, .transport = transport};
+    rdps_pub_opts popts = {.reliable = reliable, .transport = transport};
+    for (unsigned k = 0; k + 1 < subs; k++) {
+        extra_sinks[k] = (struct bench_sink){.msg_bytes = msg_bytes};
+        if ((rc = make_ctx(fabric, &extra_subs[k])) < 0 ||
+            (rc = rdps_sub_create(extra_subs[k], TOPIC, on_message, &extra_sinks[k], &sopts,
+                                  &extra_sub[k])) < 0) {
+            fprintf(stderr, "pubsub_bench: subscriber %u: %s (%s)\n", k + 2, rdps_strerror(rc),
+                    rdps_last_error_message());
+            goto out;
+        }
+        n_extra++;
+    }
     if ((rc = rdps_sub_create(sctx, TOPIC, on_message, &sink, &sopts, &sub)) < 0 ||
         (rc = rdps_pub_create(pctx, TOPIC, &popts, &pub)) < 0) {
         fprintf(stderr, "pubsub_bench: creating the endpoints: %s (%s)\n", rdps_strerror(rc),
                 rdps_last_error_message());
         goto out;
     }
-    /* Joins complete at once on loopback; the first polls also exchange discovery announces. */
-    for (int i = 0; i < 3; i++) {
+    /* Joins complete at once on loopback; the first polls also exchange discovery announces
+     * (a unicast publisher must know every subscriber before it sends). */
+    for (int i = 0; i < 3 || (i < 1000 && rdps_pub_subscriber_count(pub) < (int)subs); i++) {
         if (bench_poll_publisher(pctx) < 0 || bench_poll_subscriber(sctx) < 0)
             goto out;
     }
@@ -261,9 +299,19 @@ int main(int argc, char **argv)
                 (unsigned long long)sc.rq_empty);
         goto out;
     }
+    for (unsigned k = 0; k < n_extra; k++) {
+        if (extra_sinks[k].delivered != n || extra_sinks[k].out_of_order ||
+            extra_sinks[k].wrong_len) {
+            fprintf(stderr, "pubsub_bench: subscriber %u got %llu of %lu messages\n", k + 2,
+                    (unsigned long long)extra_sinks[k].delivered, n);
+            goto out;
+        }
+    }
     status = 0;
 out:
     free(msg);
+    for (unsigned k = 0; k < n_extra; k++)
+        rdps_ctx_destroy(extra_subs[k]);
     rdps_pub_destroy(pub);
     rdps_sub_destroy(sub);
     rdps_ctx_destroy(pctx);

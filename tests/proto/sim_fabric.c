@@ -359,11 +359,17 @@ static void pub_event(void *user, const struct rdps_rel_pub_event *ev)
     }
 }
 
-/* One action onto the wire: after the NIC's queue, copied once, fanned out. */
+/* One action onto the wire: after the NIC's queue, copied once, fanned out (or, unicast fan-out,
+ * one copy per receiver, each on the link in turn: dep is the last copy's departure). */
 static void transmit(struct sim *s, const struct rdps_rel_pub_action *a)
 {
-    uint64_t dep = (s->nic_free > s->now ? s->nic_free : s->now) + wire_ns(s, a->len);
+    bool copies = s->cfg.unicast_fanout && !a->unicast;
+    uint32_t n = copies ? s->cfg.receivers : 1;
+    uint64_t first = (s->nic_free > s->now ? s->nic_free : s->now) + wire_ns(s, a->len);
+    uint64_t dep = first + (uint64_t)(n - 1) * wire_ns(s, a->len);
     s->nic_free = dep;
+    s->res->wire_bytes += (uint64_t)a->len * n;
+    s->res->wire_frames += n;
     if (a->in_ring) {
         if (s->txq_count == s->txq_cap)
             abort(); /* the engine hands out at most max_inflight */
@@ -394,7 +400,8 @@ static void transmit(struct sim *s, const struct rdps_rel_pub_action *a)
             sim_link_send(&s->net, &s->down, &s->rx[k].down, WHO(EV_DOWN, k), b, dep);
     } else {
         for (uint32_t k = 0; k < s->cfg.receivers; k++)
-            sim_link_send(&s->net, &s->down, &s->rx[k].down, WHO(EV_DOWN, k), b, dep);
+            sim_link_send(&s->net, &s->down, &s->rx[k].down, WHO(EV_DOWN, k), b,
+                          copies ? first + (uint64_t)k * wire_ns(s, a->len) : dep);
     }
     sim_buf_put(&s->net, b);
 }

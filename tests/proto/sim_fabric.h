@@ -23,7 +23,10 @@
  * actions at link_gbps, one after the other, and reports each completion
  * (send_done) once the frame has left. A multicast frame is copied once and
  * fanned out to every receiver; a unicast one (repair, heartbeat) goes to
- * the receiver named by action.dest.
+ * the receiver named by action.dest. With unicast_fanout (a topic without
+ * multicast: rdps_pub_opts.transport unicast) every "multicast" action is N
+ * copies, one per receiver, each taking the publisher's link in turn (one
+ * work-request chain: the ring slot completes when its last copy left).
  *
  * Links: each receiver has a downlink (DATA, repairs, heartbeats) and an
  * uplink (NAK, STATUS to the publisher), each with a fixed delay drawn in
@@ -100,6 +103,7 @@ struct sim_config {
     uint64_t forge_interval_ns; /* the forger (see Model); 0: none */
     uint32_t forge_hosts;       /* its GIDs, 1 or 2 */
     bool forge_status;          /* it sends STATUS too */
+    bool unicast_fanout;        /* every "to the group" action is one copy per receiver */
 };
 
 /*
@@ -175,6 +179,7 @@ struct sim_result {
     uint64_t wait_ns[SIM_WAIT_COUNT];
     uint64_t pub_nak_seqs_suppressed, pub_repair_queue_full;
     uint64_t forged_bytes, forger_repair_bytes; /* the forger's frames; repairs sent to it */
+    uint64_t wire_bytes, wire_frames; /* what left the publisher's link (copies included) */
     /* First failure, for the test's message. */
     char failure[200];
 };

@@ -20,9 +20,10 @@
 #define MS             1000000ull
 #define MATRIX_64_FULL 15000
 
-/* `full N [SEED]`: the long matrix for N receivers (CTest label sim); `full special`: the small
- * ring, common loss and stall cases at length; `profile N MESSAGES`: the matrix for N receivers
- * at that length (where the time goes: the `sim profile` lines). */
+/* `unicast N MESSAGES [MODEL]`: multicast against unicast fan-out for N receivers (the README's
+ * rows). `full N [SEED]`: the long matrix for N receivers (CTest label sim); `full special`: the
+ * small ring, common loss and stall cases at length; `profile N MESSAGES`: the matrix for N
+ * receivers at that length (where the time goes: the `sim profile` lines). */
 static bool full;
 static uint64_t profile_messages; /* `profile N MESSAGES`: the matrix at that length */
 static uint32_t full_receivers;
@@ -502,6 +503,66 @@ static void test_forger_does_not_hurt_honest_receivers(void **state)
     assert_int_equal(forged.evictions, 0);
 }
 
+/*
+ * Unicast fan-out (a topic without multicast): every "to the group" action is one copy per
+ * receiver on the publisher's link. Every receiver still gets every message in order, lossless
+ * and under loss; the publisher's link carries N copies of each datagram, so its goodput is
+ * about 1/N of multicast's on the same link (the figure the README's rows compare).
+ */
+static uint32_t fanout_receivers = 8;
+static uint64_t fanout_messages = 2000;
+static const char *fanout_model;
+
+static void fanout_pair(const struct sim_loss *model, uint64_t seed, struct sim_result *mc,
+                        struct sim_result *uc)
+{
+    struct sim_config cfg;
+    for (int mode = 0; mode < 2; mode++) {
+        sim_config_default(&cfg);
+        cfg.receivers = fanout_receivers;
+        cfg.messages = fanout_messages;
+        cfg.seed = seed;
+        cfg.down = cfg.up = *model;
+        cfg.unicast_fanout = mode == 1;
+        cfg.time_limit_ns = 60000 * MS + cfg.messages * 2 * MS * fanout_receivers;
+        struct sim_result *res = mode ? uc : mc;
+        run(mode ? "unicast" : "multicast", &cfg, res);
+        expect_everything(&cfg, res);
+        print_message("sim fanout %s N=%u %s seed %llu: goodput %.3f of line rate, publisher "
+                      "wire bytes per delivered message %.1f, frames per delivered message "
+                      "%.3f, repairs %llu, NAKs %llu\n",
+                      mode ? "unicast" : "multicast", cfg.receivers, model->name,
+                      (unsigned long long)seed, sim_goodput(&cfg, res),
+                      (double)res->wire_bytes / (double)res->delivered,
+                      (double)res->wire_frames / (double)res->delivered,
+                      (unsigned long long)(res->repairs_unicast + res->repairs_multicast),
+                      (unsigned long long)res->naks_received);
+    }
+}
+
+static void test_unicast_fanout(void **state)
+{
+    (void)state;
+    for (unsigned m = 0; m < sim_model_count; m++) {
+        const struct sim_loss *model = &sim_models[m];
+        if (fanout_model != NULL
+                ? strcmp(model->name, fanout_model) != 0
+                : strcmp(model->name, "none") != 0 && strcmp(model->name, "uni5") != 0)
+            continue;
+        struct sim_result mc, uc;
+        fanout_pair(model, 1, &mc, &uc);
+        /* N copies of every datagram on the publisher's link; the same data delivered. */
+        assert_true(uc.wire_frames >= (uint64_t)fanout_receivers * uc.data_frames);
+        assert_true(mc.wire_frames < uc.wire_frames);
+        if (model->uniform == 0) {
+            double per_copy = (double)uc.wire_bytes / (double)mc.wire_bytes;
+            assert_true(per_copy > 0.9 * fanout_receivers && per_copy < 1.1 * fanout_receivers);
+        }
+        if (model->uniform > 0)
+            assert_true(uc.recovered > 0);
+    }
+}
+
 static void test_matrix_full(void **state)
 {
     (void)state;
@@ -531,6 +592,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_goodput_floor_one_receiver_5_percent),
         cmocka_unit_test(test_largest_messages_delivered_under_loss),
         cmocka_unit_test(test_forger_does_not_hurt_honest_receivers),
+        cmocka_unit_test(test_unicast_fanout),
     };
     const struct CMUnitTest special[] = {
         cmocka_unit_test(test_small_ring_repaired_or_reported_once),
@@ -546,6 +608,16 @@ int main(int argc, char **argv)
         if (full_receivers == 0 || profile_messages == 0)
             return 2;
         return cmocka_run_group_tests_name("rel_fabric_profile", matrix, NULL, NULL);
+    }
+    /* `unicast N MESSAGES [MODEL]`: multicast and unicast fan-out side by side (README rows). */
+    const struct CMUnitTest fanout[] = {cmocka_unit_test(test_unicast_fanout)};
+    if (argc > 3 && strcmp(argv[1], "unicast") == 0) {
+        fanout_receivers = (uint32_t)strtoul(argv[2], NULL, 10);
+        fanout_messages = strtoull(argv[3], NULL, 10);
+        fanout_model = argc > 4 ? argv[4] : NULL;
+        if (fanout_receivers == 0 || fanout_messages == 0)
+            return 2;
+        return cmocka_run_group_tests_name("rel_fabric_unicast", fanout, NULL, NULL);
     }
     if (argc > 1 && strcmp(argv[1], "known-catchup") == 0)
         return cmocka_run_group_tests_name("rel_fabric_known", known_catchup, NULL, NULL);

@@ -11,8 +11,8 @@
 #          sides fall back to unicast (no multicast heard); (d) rdps-ping --peers: every ping
 #          echoed by both listeners through one chain of copies.
 #   loss   (4 guests, --no-multicast, netem loss) guest 0 publishes reliably by unicast and is
-#          the seed; guest 1 verifies every message in order; guest 2 joins 3 s late and
-#          verifies a contiguous tail; guest 3 is killed with SIGKILL 4 s in: the publisher's
+#          the seed; guest 1 verifies every message in order; guest 2 joins 2 s late and
+#          verifies a contiguous tail; guest 3 is killed with SIGKILL 6 s in: the publisher's
 #          unicast destinations (rdps-stat) lose it within the receiver timeout (5 s).
 #   mixed  (3 guests, multicast works) one topic, one subscriber on the group, one by unicast:
 #          every message exactly once at each, one unicast copy per datagram.
@@ -124,7 +124,7 @@ scenario_three() {
 }
 
 scenario_loss() {
-    local n=4000 rate=400
+    local n=6000 rate=400
     if [ "$i" -eq 0 ]; then
         "$pub" -t rel --transport unicast --reliable --pattern -c $n -s 200 -r $rate \
             --wait-subs 2 --wait-timeout 60 --json >"$s/rel.pub" 2>"$s/rel.puberr" &
@@ -171,9 +171,9 @@ PY
         ;;
     2)
         for _ in $(seq 600); do [ -e "$s/started" ] && break; sleep 0.1; done
-        sleep 3
-        "$sub" -t rel --transport unicast --reliable -c $n --verify --timeout 120 -q --json \
-            >"$s/rel.sub2"
+        sleep 2
+        "$sub" -t rel --transport unicast --reliable -c $n --verify --timeout $((n / rate + 15)) \
+            -q --json >"$s/rel.sub2"
         local src=$?
         [ $src -eq 5 ] || fail "the late rdsub exited $src, expected 5 (joined live)"
         local f
@@ -186,7 +186,7 @@ PY
         "$sub" -t rel --transport unicast --reliable -q >/dev/null 2>&1 &
         local victim=$!
         touch "$s/started"
-        sleep 4
+        sleep 6
         kill -KILL $victim
         touch "$s/killed"
         wait $victim 2>/dev/null
