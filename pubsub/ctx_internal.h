@@ -201,6 +201,8 @@ struct rdps_disc_event;
 void rdps__pub_rel_on_receiver(rdps_ctx_t *ctx, struct rdps_topic *t,
                                const struct rdps_disc_event *ev);
 uint32_t rdps__pub_rel_receivers_behind(const rdps_pub_t *pub);
+/* The topic's publishers' path changed: without the group, repairs go to their askers only. */
+void rdps__pub_rel_topic_path(rdps_ctx_t *ctx, const struct rdps_topic *t);
 size_t rdps__pub_rel_max_message_size(const rdps_pub_t *pub);
 /* Posts the ring frames RDPS_SEND_MORE left unposted, as one chain per publisher. */
 void rdps__pub_rel_flush(rdps_ctx_t *ctx);

@@ -306,14 +306,11 @@ static int post_unless_more(rdps_ctx_t *ctx, unsigned flags)
     return ctx->transport->ops->flush(ctx->transport);
 }
 
-/*
- * Room in the send queue for a datagram's n copies (unicast fan-out), before its buffer is
- * claimed: flushes and reaps once when short. 0, or RDPS_EAGAIN (nothing claimed, nothing sent).
- */
-static int fanout_room(rdps_ctx_t *ctx, uint32_t n)
+/* fanout_room's work when a datagram has several copies (kept out of the one-copy path). */
+__attribute__((noinline)) static int fanout_room_copies(rdps_ctx_t *ctx, uint32_t n)
 {
     struct rdps_transport *t = ctx->transport;
-    if (n <= 1 || rdps__transport_send_room(t) > n)
+    if (rdps__transport_send_room(t) > n)
         return 0;
     int rc = t->ops->flush(t);
     if (rc == 0)
@@ -323,9 +320,19 @@ static int fanout_room(rdps_ctx_t *ctx, uint32_t n)
     return rdps__transport_send_room(t) > n ? 0 : RDPS_EAGAIN;
 }
 
+/*
+ * Room in the send queue for a datagram's n copies (unicast fan-out), before its buffer is
+ * claimed: flushes and reaps once when short. 0, or RDPS_EAGAIN (nothing claimed, nothing sent).
+ * One copy (the group, or one subscriber) needs nothing more than the claim's own check.
+ */
+static inline int fanout_room(rdps_ctx_t *ctx, uint32_t n)
+{
+    return n <= 1 ? 0 : fanout_room_copies(ctx, n);
+}
+
 /* A message nobody is to get over the fabric (unicast topic, no subscriber known yet): it takes
  * its sequences and reaches this ctx's own subscribers only. */
-static int send_nowhere(rdps_pub_t *pub, const void *data, size_t len)
+__attribute__((noinline)) static int send_nowhere(rdps_pub_t *pub, const void *data, size_t len)
 {
     uint64_t ts = rdps__clock_realtime_ns();
     uint32_t payload = pub->ctx->max_datagram - RDPS_FRAME_HEADER_LEN;
@@ -339,8 +346,12 @@ static int send_nowhere(rdps_pub_t *pub, const void *data, size_t len)
     return deliver_to_local_subs(pub, data, len, seq, ts, frames);
 }
 
-/* A message that fits one datagram: copied straight behind the header, no fragmenter. */
-static int send_single(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
+/*
+ * A message that fits one datagram: copied straight behind the header, no fragmenter. The
+ * datagram goes to the topic's destinations (one: the group, or the one unicast subscriber;
+ * more: unicast copies, room for them made first).
+ */
+static inline int send_single(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
 {
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_transport *t = ctx->transport;
@@ -390,10 +401,10 @@ int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned fla
                              ctx->cfg.max_message_size);
     if (pub->rel != NULL)
         return rdps__pub_rel_send(pub, data, len, flags);
+    if (len <= ctx->max_datagram - RDPS_FRAME_HEADER_LEN && topic->ndests != 0)
+        return send_single(pub, data, len, flags);
     if (topic->ndests == 0)
         return send_nowhere(pub, data, len);
-    if (len <= ctx->max_datagram - RDPS_FRAME_HEADER_LEN)
-        return send_single(pub, data, len, flags);
     uint64_t ts = rdps__clock_realtime_ns();
     uint32_t first_seq = pub->next_seq;
     int frames = rdps__frag_init(&it, pub->session_id, pub->topic->id, &pub->next_seq, data, len,
@@ -505,6 +516,22 @@ void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim)
     claim->data = NULL;
 }
 
+/* Commit's datagram with no copy (a unicast topic nobody subscribes yet: local subscribers
+ * only) or several (unicast fan-out): its buffer is submitted to all of them, or given back. */
+__attribute__((noinline)) static int commit_copies(rdps_pub_t *pub, struct rdps_tx_buf *buf,
+                                                   uint32_t flen)
+{
+    struct rdps_transport *t = pub->ctx->transport;
+    const struct rdps_topic *topic = pub->topic;
+    int rc = topic->ndests == 0 ? 0 : fanout_room(pub->ctx, topic->ndests);
+    if (topic->ndests == 0 || rc < 0) {
+        t->ops->abort(t, buf);
+        return rc;
+    }
+    rc = t->ops->submit(t, buf, flen, topic->dests, topic->ndests); /* takes the buffer */
+    return rc == 0 ? t->ops->flush(t) : rc;
+}
+
 int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len)
 {
     if (pub == NULL || claim == NULL)
@@ -541,15 +568,14 @@ int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len)
     uint32_t seq = pub->next_seq++;
     uint32_t flen = rdps__frame_put_data_header(buf.data, pub->session_id, pub->topic->id, seq,
                                                 (uint32_t)len, 0, (uint32_t)len, ts, 0);
-    int rc = 0;
-    if (topic->ndests == 0)
-        t->ops->abort(t, &buf); /* nobody to send it to (yet): local subscribers only */
-    else if ((rc = fanout_room(ctx, topic->ndests)) < 0)
-        t->ops->abort(t, &buf);
-    else
-        rc = t->ops->submit(t, &buf, flen, topic->dests, topic->ndests); /* takes the buffer */
-    if (rc == 0 && topic->ndests > 0)
-        rc = t->ops->flush(t);
+    int rc;
+    if (topic->ndests == 1) {
+        rc = t->ops->submit(t, &buf, flen, topic->dests, 1); /* takes the buffer, even on failure */
+        if (rc == 0)
+            rc = t->ops->flush(t);
+    } else {
+        rc = commit_copies(pub, &buf, flen);
+    }
     if (rc < 0)
         return rc;
     if (topic->ndests > 0) {

@@ -210,6 +210,7 @@ int rdps__pub_rel_attach(rdps_pub_t *pub, const rdps_pub_opts *opts)
         return rdps__prepend_err(rc, "reliable publisher: ");
     }
     g->deadline_ns = 0;
+    rdps__rel_pub_set_fanout(&g->engine, pub->topic->send_path == RDPS_PATH_UNICAST);
     /* Subscribers that announced before this publisher existed are expected too. */
     if (ctx->discovery != NULL)
         rdps__disc_for_each_remote(ctx->discovery, pub->topic->id, pub->topic->name,
@@ -494,6 +495,13 @@ void rdps__pub_rel_flush(rdps_ctx_t *ctx)
     for (rdps_pub_t *p = ctx->pubs; p != NULL; p = p->next)
         if (p->rel != NULL && !p->closed)
             pump(p, now, wall);
+}
+
+void rdps__pub_rel_topic_path(rdps_ctx_t *ctx, const struct rdps_topic *t)
+{
+    for (rdps_pub_t *p = ctx->pubs; p != NULL; p = p->next)
+        if (p->rel != NULL && p->topic == t)
+            rdps__rel_pub_set_fanout(&p->rel->engine, t->send_path == RDPS_PATH_UNICAST);
 }
 
 uint32_t rdps__pub_rel_receivers_behind(const rdps_pub_t *pub)

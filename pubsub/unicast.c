@@ -402,6 +402,7 @@ static void send_fall_back(rdps_ctx_t *ctx, struct rdps_topic *t, int reason)
     t->send_path = RDPS_PATH_UNICAST;
     t->send_ready = true;
     fanout_rebuild(t);
+    rdps__pub_rel_topic_path(ctx, t);
     raise_fallback(ctx, t, true, reason);
 }
 

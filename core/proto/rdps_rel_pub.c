@@ -326,6 +326,11 @@ void rdps__rel_pub_unpin(struct rdps_rel_pub *p)
         p->pins--;
 }
 
+void rdps__rel_pub_set_fanout(struct rdps_rel_pub *p, bool unicast_only)
+{
+    p->repairs_unicast_only = unicast_only;
+}
+
 /* ---- NAK ---- */
 
 static void owe_heartbeat(struct rdps_rel_pub *p, int32_t slot, uint64_t now_ns)
@@ -430,7 +435,8 @@ static uint32_t schedule_range(struct rdps_rel_pub *p, int32_t slot, uint32_t st
              * when discovery announced both and they are on different hosts (one host's QPNs and
              * receiver ids, or anyone unannounced, cannot fan repairs out to the group). */
             const struct rdps_rel_receiver *first = m->dest >= 0 ? &p->rx[m->dest] : NULL;
-            if (!answered && asker->announced && first->announced && first->host != asker->host)
+            if (!answered && asker->announced && first->announced && first->host != asker->host &&
+                !p->repairs_unicast_only)
                 dest = REL_MULTICAST;
         }
         /* Every repair the host's NAKs schedule spends its allowance for this interval. */

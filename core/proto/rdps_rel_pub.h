@@ -449,6 +449,10 @@ struct rdps_rel_pub {
     uint64_t reserve_pos; /* ring position of the frame */
     /* The trail does not pass pin_seq while pins > 0 (rdps__rel_pub_pin). */
     uint32_t pins, pin_seq;
+    /* The publisher's group carries nothing (unicast fan-out): every repair goes by unicast to
+     * its asker; a "multicast" one would be a copy to every subscriber (rdps__rel_pub_set_fanout).
+     */
+    bool repairs_unicast_only;
 };
 
 /*
@@ -506,6 +510,14 @@ void rdps__rel_pub_unreserve(struct rdps_rel_pub *p);
  */
 void rdps__rel_pub_pin(struct rdps_rel_pub *p, uint32_t seq);
 void rdps__rel_pub_unpin(struct rdps_rel_pub *p);
+
+/*
+ * Unicast fan-out (a topic whose publishers send a copy of each datagram to each subscriber):
+ * with unicast_only every repair goes by unicast to the receiver that asked, also when several
+ * hosts asked within the linger (on a group, one multicast repair serves them all; without one it
+ * would be a copy to every subscriber, asked or not). Default false; may change at any time.
+ */
+void rdps__rel_pub_set_fanout(struct rdps_rel_pub *p, bool unicast_only);
 
 /* The longest message append takes: max_msg_len, RDPS_REL_MAX_MSG_FRAMES datagrams, and what the
  * ring holds (its bytes and slots), whichever is least. */

@@ -28,9 +28,9 @@ static inline bool rdps__grh_is_ipv4(const uint8_t grh[40])
     return (w0 | w1 | w2) == 0 && (grh[20] >> 4) == 4;
 }
 
-static inline void rdps__grh_source_gid(const uint8_t grh[40], uint8_t gid[16])
+static inline void rdps__grh_source_gid_v4(const uint8_t grh[40], bool ipv4, uint8_t gid[16])
 {
-    if (rdps__grh_is_ipv4(grh)) {
+    if (ipv4) {
         memset(gid, 0, 10);
         gid[10] = 0xff;
         gid[11] = 0xff;
@@ -46,6 +46,11 @@ static inline void rdps__grh_source_gid(const uint8_t grh[40], uint8_t gid[16])
  * A datagram without a GRH (InfiniBand inside a subnet) was sent by unicast: IB multicast always
  * carries one.
  */
+static inline void rdps__grh_source_gid(const uint8_t grh[40], uint8_t gid[16])
+{
+    rdps__grh_source_gid_v4(grh, rdps__grh_is_ipv4(grh), gid);
+}
+
 static inline bool rdps__grh_to_multicast(const uint8_t grh[40])
 {
     return rdps__grh_is_ipv4(grh) ? (grh[20 + 16] >> 4) == 0xe : grh[24] == 0xff;
@@ -61,10 +66,11 @@ static inline void rdps__rx_fill_source(struct rdps_rx_datagram *d, const uint8_
                                         bool has_grh, uint16_t slid)
 {
     if (has_grh) {
-        rdps__grh_source_gid(grh, d->src_gid);
+        bool ipv4 = rdps__grh_is_ipv4(grh); /* once for both */
+        rdps__grh_source_gid_v4(grh, ipv4, d->src_gid);
         d->has_src_gid = true;
         d->src_lid = 0;
-        d->to_multicast = rdps__grh_to_multicast(grh);
+        d->to_multicast = ipv4 ? (grh[20 + 16] >> 4) == 0xe : grh[24] == 0xff;
     } else {
         memset(d->src_gid, 0, sizeof(d->src_gid));
         d->has_src_gid = false;

@@ -715,6 +715,8 @@ static int sim_setup(struct sim *s)
         fail(s, "setup: publisher: %s", rdps_last_error_message());
         return -1;
     }
+    /* As the library's glue does for a topic without a group: repairs to their askers only. */
+    rdps__rel_pub_set_fanout(&s->pub, c->unicast_fanout);
     for (uint32_t k = 0; k < c->receivers; k++) {
         if (rx_init(s, &s->rx[k], k) < 0) {
             fail(s, "setup: receiver %u: %s", k, rdps_last_error_message());

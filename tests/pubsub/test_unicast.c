@@ -671,6 +671,8 @@ static void test_reliable_over_unicast_with_loss(void **state)
     assert_true(c.retransmits > 0);
     counters_of_ctx(f->ctx[0], &c);
     assert_true(c.repairs_unicast > 0);
+    /* Without a group a "multicast" repair would be a copy to every subscriber: askers only. */
+    assert_int_equal(c.repairs_multicast, 0);
 }
 
 /* A late unicast subscriber hears the session from where it joined (reliable: live position);
