@@ -89,5 +89,5 @@ for n in 1 2 3; do
 	done
 	# shellcheck disable=SC2154 # set by the eval above
 	awk -v n="$n" -v su="$sub_unicast" -v sm="$sub_multicast" -v pu="$pub_unicast" -v pm="$pub_multicast" \
-		'BEGIN { printf "N=%d unicast/multicast: subscriber %.2f, publisher %.2f\n", n, sm > 0 ? su / sm : 0, pm > 0 ? pu / pm : 0 }'
+		'BEGIN { printf "N=%d unicast/multicast: subscriber %.2f, publisher %.2f\n", n, (sm > 0 ? su / sm : 0), (pm > 0 ? pu / pm : 0) }'
 done
