@@ -351,14 +351,15 @@ __attribute__((noinline)) static int send_nowhere(rdps_pub_t *pub, const void *d
  * datagram goes to the topic's destinations (one: the group, or the one unicast subscriber;
  * more: unicast copies, room for them made first).
  */
-static inline int send_single(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
+static inline __attribute__((always_inline)) int
+send_single(rdps_pub_t *pub, const void *data, size_t len, unsigned flags, bool copies)
 {
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_transport *t = ctx->transport;
     const struct rdps_topic *topic = pub->topic;
     struct rdps_tx_buf buf;
-    int rc = fanout_room(ctx, topic->ndests);
-    if (rc < 0)
+    int rc;
+    if (copies && (rc = fanout_room_copies(ctx, topic->ndests)) < 0)
         return refuse(pub, rc);
     rc = t->ops->claim(t, &buf);
     if (rc == RDPS_EAGAIN)
@@ -372,7 +373,7 @@ static inline int send_single(rdps_pub_t *pub, const void *data, size_t len, uns
     /* Session and topic ids are nonzero and len fits (checked by the caller): no validation. */
     uint32_t flen = rdps__frame_put_data_header(buf.data, pub->session_id, pub->topic->id, seq,
                                                 (uint32_t)len, 0, (uint32_t)len, ts, 0);
-    if ((rc = t->ops->submit(t, &buf, flen, topic->dests, topic->ndests)) < 0 ||
+    if ((rc = t->ops->submit(t, &buf, flen, topic->dests, copies ? topic->ndests : 1)) < 0 ||
         (rc = post_unless_more(ctx, flags)) < 0)
         return rc;
     count_sent(pub, 1, flen, len);
@@ -380,6 +381,13 @@ static inline int send_single(rdps_pub_t *pub, const void *data, size_t len, uns
     if (pub->topic->live_subs == 0)
         return 0;
     return deliver_to_local_subs(pub, data, len, seq, ts, 1);
+}
+
+/* send_single with several copies (unicast fan-out), out of the one-copy path. */
+__attribute__((noinline)) static int send_single_copies(rdps_pub_t *pub, const void *data,
+                                                        size_t len, unsigned flags)
+{
+    return send_single(pub, data, len, flags, true);
 }
 
 int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
@@ -401,8 +409,12 @@ int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned fla
                              ctx->cfg.max_message_size);
     if (pub->rel != NULL)
         return rdps__pub_rel_send(pub, data, len, flags);
-    if (len <= ctx->max_datagram - RDPS_FRAME_HEADER_LEN && topic->ndests != 0)
-        return send_single(pub, data, len, flags);
+    if (len <= ctx->max_datagram - RDPS_FRAME_HEADER_LEN) {
+        if (topic->ndests == 1) /* the group, or one subscriber */
+            return send_single(pub, data, len, flags, false);
+        if (topic->ndests > 1)
+            return send_single_copies(pub, data, len, flags);
+    }
     if (topic->ndests == 0)
         return send_nowhere(pub, data, len);
     uint64_t ts = rdps__clock_realtime_ns();
