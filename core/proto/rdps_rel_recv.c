@@ -357,6 +357,11 @@ int rdps__rel_on_data(struct rdps_reasm *r, int32_t si, const struct rdps_frame_
          * ask later. */
         RDPS_REL_COUNT(&r->rec, rs, beyond_window, 1);
         rel_track(r, si, seq, now_ns);
+        /* The publisher sent up to it: tracked as the window slides, like a heartbeat's. */
+        if (!rs->has_hb_next || rdps__seq_gt(seq + 1, rs->hb_next)) {
+            rs->hb_next = seq + 1;
+            rs->has_hb_next = true;
+        }
         return 0;
     }
     bool repair = (h->flags & RDPS_FRAME_F_RETRANSMIT) != 0;

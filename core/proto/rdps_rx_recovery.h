@@ -195,7 +195,8 @@ struct rdps_rx_rel {
     uint64_t rtt_fast_ns;        /* NAK -> repair, halving towards each sample (0: none yet) */
     uint64_t status_ns;          /* last STATUS sent */
     uint64_t hb_ts_ns, hb_rx_ns; /* latest heartbeat: its timestamp, when it arrived */
-    uint32_t hb_next;            /* the newest heartbeat's next sequence (valid if has_hb_next) */
+    uint32_t hb_next; /* the publisher sent everything before it, as the newest heartbeat or a
+                         frame dropped beyond the window said (valid if has_hb_next) */
     bool has_hb_next;
     bool extend; /* the consumed point moved while hb_next is untracked: track more at poll */
     /* The last extend stopped at the window's edge with these consumed and next: not again

@@ -102,7 +102,7 @@ static uint32_t msg_len(const struct sim *s, uint64_t id)
 {
     uint64_t h = mix(s->cfg.seed * 0x9E3779B97F4A7C15ull + id);
     uint32_t r = (uint32_t)(h >> 32);
-    if ((h & 255) == 0)
+    if (s->cfg.large_every != 0 ? id % s->cfg.large_every == 0 : (h & 255) == 0)
         return s->cfg.large_exact ? s->cfg.large_max : 1 + r % s->cfg.large_max;
     if ((h & 3) == 0)
         return 1 + r % (3 * s->payload);
@@ -116,20 +116,47 @@ static uint32_t msg_frags(const struct sim *s, uint32_t len)
 
 /*
  * pattern_byte(session, id, k) is a function of k plus one of (session, id): messages whose first
- * bytes agree share every byte, so 256 precomputed variants serve every id (checked at setup).
+ * bytes agree share every byte, so 256 variants serve every id (checked at setup). Up to 1 MiB
+ * they are built at setup, once per process for the longest message seen (never freed); longer
+ * ones when a message first needs them (a run of 16 MiB messages uses a few).
  */
-static const uint8_t *msg_pattern(const struct sim *s, uint64_t id)
-{
-    return s->patterns + (size_t)pattern_byte(SESSION, id, 0) * s->pattern_len;
-}
+#define PATTERN_EAGER_MAX (1u << 20)
 
-/* The variants, built once per process for the longest message seen (never freed). */
 static uint8_t *pattern_cache;
 static uint32_t pattern_cache_len;
+static uint8_t *pattern_lazy[256];
+static uint32_t pattern_lazy_len;
+
+static const uint8_t *msg_pattern(const struct sim *s, uint64_t id)
+{
+    unsigned v = pattern_byte(SESSION, id, 0);
+    if (s->patterns != NULL)
+        return s->patterns + (size_t)v * s->pattern_len;
+    if (pattern_lazy[v] == NULL) {
+        pattern_lazy[v] = malloc(pattern_lazy_len);
+        if (pattern_lazy[v] == NULL)
+            abort();
+        pattern_fill(pattern_lazy[v], pattern_lazy_len, SESSION, id);
+    }
+    return pattern_lazy[v];
+}
 
 static int patterns_init(struct sim *s)
 {
     uint32_t len = s->cfg.large_max > 3 * s->payload ? s->cfg.large_max : 3 * s->payload;
+    s->max_len = len;
+    if (len > PATTERN_EAGER_MAX) {
+        if (len != pattern_lazy_len) {
+            for (unsigned v = 0; v < 256; v++) {
+                free(pattern_lazy[v]);
+                pattern_lazy[v] = NULL;
+            }
+            pattern_lazy_len = len;
+        }
+        s->patterns = NULL;
+        s->pattern_len = len;
+        return 0;
+    }
     if (len > pattern_cache_len) {
         free(pattern_cache);
         pattern_cache_len = 0;
@@ -143,7 +170,6 @@ static int patterns_init(struct sim *s)
     }
     s->patterns = pattern_cache;
     s->pattern_len = pattern_cache_len;
-    s->max_len = len;
     for (uint64_t id = 256; id < 1024; id += 7)
         if (!pattern_check(msg_pattern(s, id), len < 4096 ? len : 4096, SESSION, id))
             return -1;
@@ -622,16 +648,17 @@ static int rx_init(struct sim *s, struct rx *x, uint32_t k)
     x->up.delay_ns = 5 * US + sim_draw_upto(&s->net, 45 * US);
     /*
      * As pubsub/receive.c configures the library's reassembler, with tables for one publisher and
-     * an arena of 17 MiB instead of 64: the 1024 parked messages the window allows (the partial
-     * quota) need 1024 chunks of 16 KiB, and the arena has 1088. The window is the library's.
+     * an arena of 17 MiB instead of 64 (two of the largest messages, if more): the 1024 parked
+     * messages the window allows (the partial quota) need 1024 chunks of 16 KiB, and the arena
+     * has 1088. The window is the library's.
      */
     struct rdps_reasm_config rc;
     rdps__reasm_config_default(&rc);
     rc.max_sessions = 4;
     rc.max_partials = 2048;
     rc.max_partials_per_source = 1024;
-    rc.reasm_cap_bytes = 17u << 20;
-    rc.max_bytes_per_source = 17u << 20;
+    rc.reasm_cap_bytes = s->max_len > (8u << 20) ? 2 * (size_t)s->max_len + (1u << 20) : 17u << 20;
+    rc.max_bytes_per_source = rc.reasm_cap_bytes;
     rc.chunk_bytes = 16u * 1024u;
     rc.partial_timeout_ns = 2000 * MS;
     rc.max_gap_ranges = 256;

@@ -34,7 +34,8 @@
  * generator, in event order: a run is a pure function of its config.
  *
  * Receivers: each one is a reassembler with rel.enabled, configured like the
- * library's (pubsub/receive.c), with its own source and receiver_id; the
+ * library's (pubsub/receive.c; its arena holds two of the largest messages,
+ * at least 17 MiB), with its own source and receiver_id; the
  * publisher expects each of them (as discovery does) and each is told the
  * exact receiver count once its stream exists. Every delivered message is
  * checked (id in order, length, fragment count, every byte), every loss
@@ -86,6 +87,7 @@ struct sim_config {
     uint32_t max_datagram;
     uint32_t large_max;      /* one message in 256 is up to this long (others: 1..3 payloads) */
     bool large_exact;        /* ... or exactly this long */
+    uint32_t large_every;    /* ... or every this many messages, from the first (0: 1 in 256) */
     double common_drop;      /* share of first DATA posts dropped before the fan-out */
     uint32_t receivers_told; /* the count given to rdps__reasm_rel_set_receivers (0: exact) */
     uint32_t stall_rx;       /* a receiver that stops polling (UINT32_MAX: none) ... */
