@@ -412,7 +412,10 @@ static uint32_t schedule_range(struct rdps_rel_pub *p, int32_t slot, uint32_t st
         uint32_t seq = start + k;
         struct rdps_rel_mark *m = &p->marks[seq & p->ring.slot_mask];
         int32_t dest = slot;
-        if (m->seq == seq && now_ns < m->linger_until) {
+        /* Queued and not sent yet (sent_ns 0, not forgotten): however long the repair budget
+         * makes it wait, a second entry would only send it twice. */
+        bool queued = m->sent_ns == 0 && m->linger_until != 0;
+        if (m->seq == seq && (queued || now_ns < m->linger_until)) {
             bool answered = m->dest == REL_MULTICAST || m->dest == slot;
             /* Overtaken: a repair the asker requested later reached it first, so this one
              * (already sent) was lost; a NAK crossing the repair cannot say that. */
@@ -675,6 +678,11 @@ static const struct rdps_pub_ring_slot *next_repair(struct rdps_rel_pub *p, bool
             }
         } else {
             p->counters.repairs_dropped += e->count - e->sent;
+            for (uint32_t k = e->sent; k < e->count; k++) { /* no longer queued */
+                struct rdps_rel_mark *m = &p->marks[(e->start + k) & p->ring.slot_mask];
+                if (m->seq == e->start + k && m->dest == e->dest && m->sent_ns == 0)
+                    m->linger_until = 0;
+            }
         }
         if (s == NULL) {
             p->rq_head = (p->rq_head + 1) % p->cfg.max_repairs;

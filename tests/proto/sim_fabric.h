@@ -49,6 +49,12 @@
  * audit's forger of 2026-11-28. The publisher's repairs to it take the link
  * like any frame and are dropped; its multicast ones reach every receiver.
  *
+ * Late joiner (join_rx): a receiver the fabric does not reach and the
+ * publisher does not know of until join_after messages were appended; then
+ * it is announced (rdps__rel_pub_expect_receiver) and its downlink carries
+ * frames. With join_oldest it joins at the publisher's oldest retained
+ * sequence, and must account for every message from there.
+ *
  * A run ends when every receiver has accounted for every sequence of every
  * message; one that does not end by time_limit_ns is a failure (a stall).
  */
@@ -102,6 +108,16 @@ struct sim_config {
     uint64_t forge_interval_ns; /* the forger (see Model); 0: none */
     uint32_t forge_hosts;       /* its GIDs, 1 or 2 */
     bool forge_status;          /* it sends STATUS too */
+    uint32_t fixed_len;         /* every message this long (0: the mix above) */
+    /* Late join: receiver join_rx gets nothing and is unknown to the publisher until
+     * join_after messages were appended; then discovery announces it (from_oldest: it joins at
+     * the ring's oldest sequence). UINT32_MAX: none. */
+    uint32_t join_rx;
+    uint64_t join_after;
+    bool join_oldest;
+    /* The application offers app_rate messages per second (0: as fast as flow control lets it),
+     * message i due app_rate^-1 * i after the first append. */
+    uint64_t app_rate;
 };
 
 /*
@@ -177,6 +193,13 @@ struct sim_result {
     uint64_t wait_ns[SIM_WAIT_COUNT];
     uint64_t pub_nak_seqs_suppressed, pub_repair_queue_full;
     uint64_t forged_bytes, forger_repair_bytes; /* the forger's frames; repairs sent to it */
+    /* Late join (join_rx): after the join, appends refused by the window or the ring, and those
+     * held while the joiner connects (announced, no STATUS yet: one round trip), how far behind
+     * its schedule the application got (app_rate; before the join too); receiver 0's largest
+     * delivery latency (append to delivery) before and after the join; when the joiner delivered
+     * the message live at its join (ns after the join). */
+    uint64_t refused_after_join, held_connecting_after_join, app_lag_before_ns, app_lag_after_ns;
+    uint64_t latency_before_ns, latency_after_ns, join_ns, caught_up_ns;
     /* First failure, for the test's message. */
     char failure[200];
 };

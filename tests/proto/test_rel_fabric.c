@@ -435,6 +435,56 @@ static void test_messages_longer_than_the_window(void **state)
     }
 }
 
+/*
+ * Late join from everything the ring retains: a receiver announced after 100 000 messages of
+ * 64 bytes (a 64 MiB ring keeps them all) joins from the oldest and gets every one of them in
+ * order, then the live ones, while the publisher offers one message per microsecond throughout
+ * (a market-data feed, not a greedy sender): under max and under min flow control no append is
+ * refused by the window or the ring after the join (under min, the announced joiner holds data
+ * for one round trip until its first STATUS, as every announced receiver does), the application
+ * stays on its schedule within that round trip, and the other receiver's delivery latency stays
+ * what it was. The joiner NAKs what its window allows, one window after
+ * the other, answered by unicast repairs within the publisher's budgets; it joins flow control
+ * once it is within its window of the live position. Before, from_oldest reached back 2048
+ * datagrams at most, and a joiner under min would have held the publisher at once.
+ */
+static void test_late_join_from_the_whole_ring(void **state)
+{
+    (void)state;
+    const enum rdps_rel_flow flows[] = {RDPS_REL_FLOW_MAX, RDPS_REL_FLOW_MIN};
+    const char *names[] = {"max", "min"};
+    for (unsigned f = 0; f < 2; f++) {
+        struct sim_config cfg;
+        struct sim_result res;
+        sim_config_default(&cfg);
+        cfg.receivers = 2;
+        cfg.messages = 130000;
+        cfg.fixed_len = 64;
+        cfg.ring_bytes = 64u << 20;
+        cfg.flow = flows[f];
+        cfg.join_rx = 1;
+        cfg.join_after = 100000;
+        cfg.join_oldest = true;
+        cfg.app_rate = 1000000;
+        run("late join", &cfg, &res);
+        print_message("late join (%s): caught up %.3f ms after the join; appends refused after "
+                      "it %llu, held while it connected %llu; application lag before/after "
+                      "%.1f/%.1f us; receiver 0's latency before/after %.1f/%.1f us\n",
+                      names[f], (double)res.caught_up_ns / 1e6,
+                      (unsigned long long)res.refused_after_join,
+                      (unsigned long long)res.held_connecting_after_join,
+                      (double)res.app_lag_before_ns / 1e3, (double)res.app_lag_after_ns / 1e3,
+                      (double)res.latency_before_ns / 1e3, (double)res.latency_after_ns / 1e3);
+        expect_everything(&cfg, &res); /* the joiner too: every message from the first */
+        assert_true(res.join_ns > 0);
+        assert_true(res.caught_up_ns > 0);
+        assert_int_equal(res.refused_after_join, 0);
+        assert_true(res.held_connecting_after_join <= 10);
+        assert_true(res.app_lag_after_ns <= res.app_lag_before_ns + 150000);
+        assert_true(res.latency_after_ns <= 2 * res.latency_before_ns + 150000);
+    }
+}
+
 /* A run with one fault injected; everything else as a small lossy N=2 matrix cell. */
 static void run_fault(enum sim_fault fault, struct sim_result *res)
 {
@@ -539,6 +589,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_catch_up_not_paced_by_heartbeats),
         cmocka_unit_test(test_goodput_floor_one_receiver_5_percent),
         cmocka_unit_test(test_messages_longer_than_the_window),
+        cmocka_unit_test(test_late_join_from_the_whole_ring),
         cmocka_unit_test(test_forger_does_not_hurt_honest_receivers),
     };
     const struct CMUnitTest special[] = {
