@@ -159,7 +159,8 @@ static int32_t stream_create(struct rdps_reasm *r, const struct rdps_source *sou
 
 /* The sequence pushed out of stream si's window by a push or forget was lost: counted, and its
  * pending range reported now. */
-static void window_lost(struct rdps_reasm *r, int32_t si, uint32_t lost)
+__attribute__((noinline, cold)) static void window_lost(struct rdps_reasm *r, int32_t si,
+                                                        uint32_t lost)
 {
     struct rdps_rx_stream *s = stream_of(r, si);
     r->counters.lost_seqs += lost;
@@ -370,26 +371,32 @@ _Static_assert(RDPS_FRAME_OFF_VERSION == 0 && RDPS_FRAME_OFF_TYPE == 1 &&
                    RDPS_FRAME_HEADER_LEN == 40 && RDPS_FRAME_VERSION != 0,
                "header prediction reads the header as five little-endian words");
 
-/* A reliable stream takes a predicted frame only when nothing waits before it: its consumed
- * point is next (no hole, nothing parked, no message streaming) and it is not joining. */
-static inline bool rel_in_order(const struct rdps_reasm *r, int32_t si,
-                                const struct rdps_rx_stream *s)
+/* A reliable stream takes a predicted frame only when nothing waits before it (its consumed
+ * point is next: no hole, nothing parked; it is not joining) and nothing falls due with it (a
+ * STATUS, tracking more): that frame takes the full path, once in a quarter of the credits. (A
+ * message streaming at the consumed point is made of fragments, which are never predicted.) */
+static inline bool rel_predictable(const struct rdps_reasm *r, int32_t si,
+                                   const struct rdps_rx_stream *s)
 {
-    return s->track.consumed == s->track.next && !r->rec.rel[si].joining &&
-           r->assembly.streams[si].pinned == RDPS_RX_NONE;
+    const struct rdps_rx_rel *rs = &r->rec.rel[si];
+    return s->track.consumed == s->track.next && !rs->joining && !rs->silent &&
+           !rdps__rx_rec_progress_is_due(&r->rec, rs, s->track.next + 1, s->track.consumed + 1);
 }
 
-/* The predicted frame of reliable stream si was admitted at its consumed point: the point moves
- * over it. */
-static inline void rel_delivered_in_order(struct rdps_reasm *r, int32_t si,
-                                          struct rdps_rx_stream *s)
+/* Fills the stream's delivery template for a predicted frame (w0: its first header word). */
+static inline const struct rdps_reasm_msg_info *predicted_info(struct rdps_reasm *r, int32_t si,
+                                                               const uint8_t *buf, uint64_t w0,
+                                                               uint32_t seq, uint32_t msg_len)
 {
-    struct rdps_rx_rel *rs = &r->rec.rel[si];
-    rdps__rx_rec_heard(&r->rec, rs);
-    s->track.consumed++;
-    rs->progressed = true;
-    RDPS_REL_COUNT(&r->rec, rs, delivered, 1);
-    rdps__rx_rec_progress(&r->rec, si, &s->track);
+    struct rdps_reasm_msg_info *info = &r->assembly.streams[si].single;
+    info->first_seq = seq;
+    info->msg_len = msg_len;
+    info->timestamp_ns = rdps__get_le64(buf + RDPS_FRAME_OFF_TIMESTAMP_NS);
+    info->retransmit = (w0 & (uint64_t)RDPS_FRAME_F_RETRANSMIT << 16) != 0;
+    info->reliable = (w0 & (uint64_t)RDPS_FRAME_F_RELIABLE << 16) != 0;
+    r->counters.msgs_delivered++;
+    r->counters.bytes_delivered += msg_len;
+    return info;
 }
 
 /*
@@ -421,24 +428,39 @@ static inline int predicted_frame(struct rdps_reasm *r, const struct rdps_source
         rdps__get_le64(buf + 24) != 0 || /* frag_offset and reserved */
         !rdps__source_equal(&s->id.source, source))
         return -1;
-    if (s->reliable && !rel_in_order(r, si, s))
+    /* Nothing but the delivery is called from here (the lost sequence a push would report, a
+     * reliable stream's due STATUS: the full path), so the fast path saves no registers. */
+    if (rdps__track_push_loses(&s->track) || (s->reliable && !rel_predictable(r, si, s)))
         return -1;
     uint32_t msg_len = (uint32_t)(len - RDPS_FRAME_HEADER_LEN);
     r->counters.data_frames++;
     s->last_active_ns = now_ns;
-    window_push(r, si, s);
-    if (s->reliable)
-        rel_delivered_in_order(r, si, s);
-    struct rdps_reasm_msg_info *info = &r->assembly.streams[si].single;
-    info->first_seq = s->track.next - 1;
-    info->msg_len = msg_len;
-    info->timestamp_ns = rdps__get_le64(buf + RDPS_FRAME_OFF_TIMESTAMP_NS);
-    info->retransmit = (w0 & (uint64_t)RDPS_FRAME_F_RETRANSMIT << 16) != 0;
-    info->reliable = (w0 & (uint64_t)RDPS_FRAME_F_RELIABLE << 16) != 0;
-    r->counters.msgs_delivered++;
-    r->counters.bytes_delivered += msg_len;
+    uint32_t seq = s->track.next;
+    rdps__track_push(&s->track);
+    if (s->reliable) { /* the consumed point moves over it */
+        struct rdps_rx_rel *rs = &r->rec.rel[si];
+        s->track.consumed++;
+        rs->progressed = true;
+        RDPS_REL_COUNT(&r->rec, rs, delivered, 1);
+    }
+    const struct rdps_reasm_msg_info *info = predicted_info(r, si, buf, w0, seq, msg_len);
     r->cfg.deliver(r->cfg.user, buf + RDPS_FRAME_HEADER_LEN, msg_len, info);
     return 1;
+}
+
+/* Every frame the prediction does not take: decoded in full. Out of line, so the predicted path
+ * keeps a small frame (no decoded view on its stack, few registers to save). */
+__attribute__((noinline)) static int input_decoded(struct rdps_reasm *r,
+                                                   const struct rdps_source *source,
+                                                   const uint8_t *buf, size_t len, uint64_t now_ns)
+{
+    struct rdps_frame_view v;
+    enum rdps_frame_reject reason = rdps__frame_decode(buf, len, &r->cfg.limits, &v);
+    if (reason != RDPS_FRAME_OK) {
+        r->counters.bad_frames[reason]++;
+        return RDPS_EBADFRAME;
+    }
+    return on_frame(r, source, &v, now_ns);
 }
 
 int rdps__reasm_input(struct rdps_reasm *r, const struct rdps_source *source, const uint8_t *buf,
@@ -450,13 +472,7 @@ int rdps__reasm_input(struct rdps_reasm *r, const struct rdps_source *source, co
     int delivered = predicted_frame(r, source, buf, len, now_ns);
     if (delivered >= 0)
         return delivered;
-    struct rdps_frame_view v;
-    enum rdps_frame_reject reason = rdps__frame_decode(buf, len, &r->cfg.limits, &v);
-    if (reason != RDPS_FRAME_OK) {
-        r->counters.bad_frames[reason]++;
-        return RDPS_EBADFRAME;
-    }
-    return on_frame(r, source, &v, now_ns);
+    return input_decoded(r, source, buf, len, now_ns);
 }
 
 uint64_t rdps__reasm_expire(struct rdps_reasm *r, uint64_t now_ns)

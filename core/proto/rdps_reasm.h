@@ -194,6 +194,13 @@ static inline bool rdps__reasm_gaps_pending(const struct rdps_reasm *r)
     return rdps__rx_gaps_pending(&r->gaps);
 }
 
+/* True while some partial message is held (it times out, or a reliable one is requeued): the
+ * caller must run rdps__reasm_expire() within partial_timeout_ns. */
+static inline bool rdps__reasm_partials_pending(const struct rdps_reasm *r)
+{
+    return r->assembly.age_head != RDPS_RX_NONE;
+}
+
 static inline const struct rdps_reasm_counters *rdps__reasm_counters(const struct rdps_reasm *r)
 {
     return &r->counters;

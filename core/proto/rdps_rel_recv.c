@@ -541,7 +541,7 @@ void rdps__reasm_rel_set_backlog(struct rdps_reasm *r, bool backlog)
 
 void rdps__reasm_rel_set_credits(struct rdps_reasm *r, uint32_t credits)
 {
-    r->rec.credits = credits;
+    rdps__rx_rec_set_credits(&r->rec, credits);
 }
 
 static int32_t rel_lookup(const struct rdps_reasm *r, const struct rdps_source *source,

@@ -17,7 +17,7 @@ int rdps__rx_rec_init(struct rdps_rx_recovery *rec, const struct rdps_rel_recv_c
     rec->cfg = *cfg;
     rec->user = user;
     rec->head = RDPS_RX_NONE;
-    rec->credits = RDPS_REL_CREDITS_MAX;
+    rdps__rx_rec_set_credits(rec, RDPS_REL_CREDITS_MAX);
     rec->rng = cfg->rng_seed ^ 0x5DEECE66Dull;
     rec->due_ns = UINT64_MAX;
     rec->rel = calloc(max_streams, sizeof(*rec->rel));
@@ -517,7 +517,8 @@ bool rdps__rx_rec_learn_head(struct rdps_rx_rel *rs, uint32_t consumed,
     return true;
 }
 
-void rdps__rx_rec_progress(struct rdps_rx_recovery *rec, int32_t si, const struct rdps_rx_track *t)
+void rdps__rx_rec_progress_due(struct rdps_rx_recovery *rec, int32_t si,
+                               const struct rdps_rx_track *t)
 {
     struct rdps_rx_rel *rs = &rec->rel[si];
     /* A heartbeat said more was sent than the window let us track: track the next part now
@@ -536,9 +537,8 @@ void rdps__rx_rec_progress(struct rdps_rx_recovery *rec, int32_t si, const struc
      * Checked whether or not the consumed point moved: under loss it moves a little at each
      * repair, and a publisher that had sent up to the edge then waited for the STATUS interval
      * (test_status_when_edge_moves_while_consumed_creeps). */
-    uint32_t credit_quarter = rdps__rx_rec_credits(rec) / 4;
     if ((rdps__seq_gt(t->next, rs->status_next) &&
-         t->next - rs->status_next >= (credit_quarter ? credit_quarter : 1)) ||
+         t->next - rs->status_next >= rec->credit_quarter) ||
         t->consumed - rs->status_consumed >= rs->status_quarter)
         rdps__rx_rec_status_now(rec, rs);
 }

@@ -228,7 +228,8 @@ struct rdps_rx_recovery {
     struct rdps_rx_rel *rel;
     int32_t head;
     uint32_t credits;
-    bool backlog; /* received datagrams wait unprocessed */
+    uint32_t credit_quarter; /* a STATUS is due after this many frames past the last one (>= 1) */
+    bool backlog;            /* received datagrams wait unprocessed */
     uint64_t rng;
     uint64_t due_ns; /* earliest pending action (a lower bound) */
     uint64_t now_ns; /* the latest time given */
@@ -275,6 +276,14 @@ static inline uint32_t rdps__rx_rec_credits(const struct rdps_rx_recovery *rec)
     return rec->credits < RDPS_REL_CREDITS_MAX ? rec->credits : RDPS_REL_CREDITS_MAX;
 }
 
+/* Free receive credits (datagrams): at most RDPS_REL_CREDITS_MAX count. */
+static inline void rdps__rx_rec_set_credits(struct rdps_rx_recovery *rec, uint32_t credits)
+{
+    rec->credits = credits;
+    uint32_t quarter = rdps__rx_rec_credits(rec) / 4;
+    rec->credit_quarter = quarter ? quarter : 1;
+}
+
 /* What the message at the consumed point still needs to complete or stream on (0: unknown). */
 static inline uint32_t rdps__rx_rec_head_need(const struct rdps_rx_rel *rs, uint32_t consumed)
 {
@@ -305,8 +314,25 @@ void rdps__rx_rec_gap_filled(struct rdps_rx_recovery *rec, int32_t si, struct rd
 bool rdps__rx_rec_learn_head(struct rdps_rx_rel *rs, uint32_t consumed,
                              const struct rdps_frame_view *v);
 /* After progress: a STATUS is due once its thresholds were passed; more is tracked at the next
- * poll when a heartbeat told of more than the window let track. */
-void rdps__rx_rec_progress(struct rdps_rx_recovery *rec, int32_t si, const struct rdps_rx_track *t);
+ * poll when a heartbeat told of more than the window let track. Inline, two compares when nothing
+ * is due (every in-order delivery of a reliable stream comes here). */
+void rdps__rx_rec_progress_due(struct rdps_rx_recovery *rec, int32_t si,
+                               const struct rdps_rx_track *t);
+/* Whether progress to (next, consumed) would make something due (the caller checks first). */
+static inline bool rdps__rx_rec_progress_is_due(const struct rdps_rx_recovery *rec,
+                                                const struct rdps_rx_rel *rs, uint32_t next,
+                                                uint32_t consumed)
+{
+    return next - rs->status_next >= rec->credit_quarter ||
+           consumed - rs->status_consumed >= rs->status_quarter ||
+           (rs->has_hb_next && rdps__seq_gt(rs->hb_next, next));
+}
+static inline void rdps__rx_rec_progress(struct rdps_rx_recovery *rec, int32_t si,
+                                         const struct rdps_rx_track *t)
+{
+    if (rdps__rx_rec_progress_is_due(rec, &rec->rel[si], t->next, t->consumed))
+        rdps__rx_rec_progress_due(rec, si, t);
+}
 /* A STATUS is due at the next poll. */
 static inline void rdps__rx_rec_status_now(struct rdps_rx_recovery *rec, struct rdps_rx_rel *rs)
 {

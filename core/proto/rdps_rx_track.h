@@ -104,6 +104,13 @@ static inline bool rdps__track_push(struct rdps_rx_track *t)
     return lost;
 }
 
+/* Whether rdps__track_push would push a lost sequence out (a caller that must not report it
+ * right now takes another path). */
+static inline bool rdps__track_push_loses(const struct rdps_rx_track *t)
+{
+    return !rdps__track_test(t, t->next) && rdps__track_lost_leaving(t);
+}
+
 /* next enters the window missing. True when the sequence leaving was lost. */
 static inline bool rdps__track_forget(struct rdps_rx_track *t)
 {
