@@ -450,9 +450,8 @@ static inline int predicted_frame(struct rdps_reasm *r, const struct rdps_source
 
 /* Every frame the prediction does not take: decoded in full. Out of line, so the predicted path
  * keeps a small frame (no decoded view on its stack, few registers to save). */
-__attribute__((noinline)) static int input_decoded(struct rdps_reasm *r,
-                                                   const struct rdps_source *source,
-                                                   const uint8_t *buf, size_t len, uint64_t now_ns)
+static inline int input_decoded(struct rdps_reasm *r, const struct rdps_source *source,
+                                const uint8_t *buf, size_t len, uint64_t now_ns)
 {
     struct rdps_frame_view v;
     enum rdps_frame_reject reason = rdps__frame_decode(buf, len, &r->cfg.limits, &v);

@@ -115,6 +115,9 @@ void rdps__rx_asm_fini(struct rdps_rx_assembly *a)
     memset(a, 0, sizeof(*a));
 }
 
+static void source_link(struct rdps_rx_assembly *a, int32_t src);
+static void source_unlink(struct rdps_rx_assembly *a, int32_t src);
+
 void rdps__rx_asm_stream_start(struct rdps_rx_assembly *a, int32_t si, int32_t src, int32_t host,
                                const struct rdps_rx_ident *id, bool reliable)
 {
@@ -132,10 +135,14 @@ void rdps__rx_asm_stream_start(struct rdps_rx_assembly *a, int32_t si, int32_t s
     s->single.session_id = id->session_id;
     s->single.topic_id = id->topic_id;
     s->single.frag_count = 1;
+    s->nlongs = s->anchors = 0;
     struct rdps_rx_asm_source *e = &a->sources[src];
-    if (e->partials == 0 && !e->linked) { /* a source index the caller reused, or a new one */
+    if (!e->linked || e->host != host) { /* a new source index, or one the caller reused */
+        if (e->linked)
+            source_unlink(a, src);
         e->host = host;
         e->part_head = e->part_tail = RDPS_RX_NONE;
+        source_link(a, src);
     }
 }
 
@@ -182,7 +189,8 @@ static void age_push_back(struct rdps_rx_assembly *a, int32_t pi)
     a->age_tail = pi;
 }
 
-/* Sources holding partials are linked to their host: the host's victim is chosen among them. */
+/* Sources are linked to their host from their first stream on (a freed one until its index is
+ * reused): the host's victim is chosen among them. */
 static void source_link(struct rdps_rx_assembly *a, int32_t src)
 {
     struct rdps_rx_asm_source *e = &a->sources[src];
@@ -209,9 +217,12 @@ static void source_unlink(struct rdps_rx_assembly *a, int32_t src)
 
 static void long_remove(struct rdps_rx_assembly *a, int32_t si, int32_t pi)
 {
-    for (uint32_t k = 0; k < RDPS_RX_LONG_MAX; k++)
-        if (a->streams[si].longs[k] == pi)
+    for (uint32_t k = 0; k < RDPS_RX_LONG_MAX; k++) {
+        if (a->streams[si].longs[k] == pi) {
             a->streams[si].longs[k] = RDPS_RX_NONE;
+            a->streams[si].nlongs--;
+        }
+    }
 }
 
 void rdps__rx_asm_release(struct rdps_rx_assembly *a, int32_t pi)
@@ -238,6 +249,8 @@ void rdps__rx_asm_release(struct rdps_rx_assembly *a, int32_t pi)
         s->pinned = RDPS_RX_NONE;
     if (p->is_long)
         long_remove(a, p->stream, pi);
+    if (p->frag_size == 0)
+        s->anchors--;
     if (p->stream_prev != RDPS_RX_NONE)
         a->partials[p->stream_prev].stream_next = p->stream_next;
     else
@@ -253,8 +266,6 @@ void rdps__rx_asm_release(struct rdps_rx_assembly *a, int32_t pi)
         a->partials[p->src_next].src_prev = p->src_prev;
     else
         src->part_tail = p->src_prev;
-    if (src->partials == 0 && src->linked)
-        source_unlink(a, p->src);
     p->stream = RDPS_RX_NONE;
     p->stream_next = a->partial_free;
     a->partial_free = pi;
@@ -474,8 +485,6 @@ static int32_t partial_create(struct rdps_rx_assembly *a, int32_t si, uint32_t m
     else
         src->part_head = pi;
     src->part_tail = pi;
-    if (!src->linked)
-        source_link(a, s->src);
     host->partials++;
     src->partials++;
     s->partials++;
@@ -512,7 +521,7 @@ static int long_slot(struct rdps_rx_assembly *a, int32_t si, int32_t keep)
 /* Enters partial pi in its stream's sequence map: every sequence it holds, or its END alone while
  * the layout is unknown; a partial spanning a window or more goes in the long list instead
  * (false: no room there). */
-static bool map_partial(struct rdps_rx_assembly *a, int32_t pi)
+static inline bool map_partial(struct rdps_rx_assembly *a, int32_t pi)
 {
     struct rdps_rx_partial *p = &a->partials[pi];
     if (p->frag_size != 0 && p->frag_total >= RDPS_SEQ_WINDOW) {
@@ -520,6 +529,7 @@ static bool map_partial(struct rdps_rx_assembly *a, int32_t pi)
         if (k < 0)
             return false;
         a->streams[p->stream].longs[k] = pi;
+        a->streams[p->stream].nlongs++;
         p->is_long = true;
         return true;
     }
@@ -532,10 +542,12 @@ static bool map_partial(struct rdps_rx_assembly *a, int32_t pi)
 }
 
 /* Fixes a partial's fragment layout and clears the bitmap words it uses. */
-static bool partial_set_layout(struct rdps_rx_assembly *a, int32_t pi, uint32_t frag_size,
-                               uint32_t first_seq, uint32_t frag_total)
+static inline bool partial_set_layout(struct rdps_rx_assembly *a, int32_t pi, uint32_t frag_size,
+                                      uint32_t first_seq, uint32_t frag_total)
 {
     struct rdps_rx_partial *p = &a->partials[pi];
+    if (p->frag_size == 0 && p->anchor_offset != 0) /* an anchor laid out */
+        a->streams[p->stream].anchors--;
     p->frag_size = frag_size;
     p->first_seq = first_seq;
     p->frag_total = frag_total;
@@ -603,11 +615,13 @@ static int32_t anchor_match(struct rdps_rx_assembly *a, int32_t pi, const struct
 static int32_t partial_find(struct rdps_rx_assembly *a, int32_t si, const struct rdps_frame_view *v)
 {
     const struct rdps_frame_header *h = &v->hdr;
+    if (a->streams[si].partials == 0)
+        return RDPS_RX_NONE; /* the common first fragment of a message */
     int32_t pi = rdps__rx_asm_partial_at(a, si, h->seq);
     if (pi != RDPS_RX_NONE && a->partials[pi].frag_size != 0)
         return laid_out_match(a, pi, v);
-    if ((h->flags & RDPS_FRAME_F_END) || h->frag_offset >= h->msg_len ||
-        h->frag_offset % v->payload_len != 0)
+    if ((h->flags & RDPS_FRAME_F_END) || a->streams[si].anchors == 0 ||
+        h->frag_offset >= h->msg_len || h->frag_offset % v->payload_len != 0)
         return RDPS_RX_NONE; /* an END that is no anchor's is new; a non-final one reassembles */
     uint32_t size = v->payload_len;
     uint32_t end_seq = h->seq + ((h->msg_len - 1) / size - h->frag_offset / size);
@@ -696,6 +710,7 @@ enum rdps_rx_placed rdps__rx_asm_fragment(struct rdps_rx_assembly *a, int32_t si
         if (is_final) {
             p->anchor_seq = h->seq;
             p->anchor_offset = h->frag_offset;
+            a->streams[si].anchors++;
             map_partial(a, pi);
         } else {
             uint32_t index = h->frag_offset / v->payload_len;

@@ -121,6 +121,8 @@ struct rdps_rx_asm_stream {
     uint32_t partials, chunks; /* held by its partials */
     int32_t pinned;            /* its pinned partial, RDPS_RX_NONE */
     bool reliable;
+    uint32_t nlongs;  /* entries of longs in use */
+    uint32_t anchors; /* partials of which only the END fragment is known */
     int32_t longs[RDPS_RX_LONG_MAX];
     /* Metadata of its single-datagram messages: the stream's part filled once, at its start. */
     struct rdps_reasm_msg_info single;
@@ -130,13 +132,13 @@ struct rdps_rx_asm_source {
     uint32_t partials, chunks;
     int32_t host;
     int32_t part_head, part_tail; /* its partials, oldest first */
-    int32_t host_prev, host_next; /* the host's sources holding partials */
+    int32_t host_prev, host_next; /* the host's sources (linked at their first stream) */
     bool linked;
 };
 
 struct rdps_rx_asm_host {
     uint32_t partials, chunks;
-    int32_t src_head; /* its sources holding partials */
+    int32_t src_head; /* its sources; a source freed by the caller stays until reused */
 };
 
 struct rdps_rx_assembly {
@@ -242,6 +244,8 @@ static inline int32_t rdps__rx_asm_partial_at(const struct rdps_rx_assembly *a, 
         rdps__rx_partial_holds(&a->partials[pi], seq))
         return pi;
     const struct rdps_rx_asm_stream *s = &a->streams[si];
+    if (s->nlongs == 0)
+        return RDPS_RX_NONE;
     for (uint32_t k = 0; k < RDPS_RX_LONG_MAX; k++)
         if (s->longs[k] >= 0 && rdps__rx_partial_holds(&a->partials[s->longs[k]], seq))
             return s->longs[k];
