@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_rel_pub.c - reliable publisher: append into the ring, NAK handling, repair and heartbeat
  * scheduling (model: rdps_rel_pub.h; receivers and flow control: rdps_rel_pub_rx.c). */
+/* Over 600 lines: one concern, what the publisher sends next (admission, the repair queue and
+ * its budgets, heartbeats, the rate limit), whose decisions read and write one scheduler state. */
 #include "rdps_rel_pub_internal.h"
 
 #include <stdlib.h>

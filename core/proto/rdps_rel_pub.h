@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_rel_pub.h - reliable publisher engine: ring, NAK repair, heartbeats, STATUS and flow
  * control, as sans-IO actions. */
+/* Over 600 lines: the publisher's contract is one model (below) over two files of one engine. */
 #ifndef RDPS_PROTO_REL_PUB_H
 #define RDPS_PROTO_REL_PUB_H
 

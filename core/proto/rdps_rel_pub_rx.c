@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_rel_pub_rx.c - reliable publisher: receiver and host tables, STATUS, flow control,
  * timeouts, evictions and bans (model: rdps_rel_pub.h). */
+/* Over 600 lines: one concern, the receivers the publisher keeps (their table, caps per host and
+ * source, states, flow control over them), each rule a check against hostile reports. */
 #include "rdps_rel_pub_internal.h"
 
 #include <stdlib.h>

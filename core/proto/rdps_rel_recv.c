@@ -13,11 +13,6 @@ static inline struct rdps_rx_stream *stream_of(struct rdps_reasm *r, int32_t si)
     return &r->streams.streams[si];
 }
 
-static inline uint32_t min_u32(uint32_t a, uint32_t b)
-{
-    return a < b ? a : b;
-}
-
 static inline uint64_t min_u64(uint64_t a, uint64_t b)
 {
     return a < b ? a : b;
@@ -34,7 +29,7 @@ static uint32_t free_share(const struct rdps_reasm *r, int32_t si)
     rdps__rx_asm_parked(&r->assembly, si, &held_partials, &held_chunks);
     park = park > held_partials ? park - held_partials : 0;
     chunks = chunks > held_chunks ? chunks - held_chunks : 0;
-    return min_u32(park, chunks);
+    return park < chunks ? park : chunks;
 }
 
 /* The window stream si offers now (rdps__track_window). */
@@ -530,84 +525,4 @@ uint64_t rdps__reasm_rel_poll(struct rdps_reasm *r, uint64_t now_ns, uint64_t wa
     if (next < rec->due_ns)
         rec->due_ns = next;
     return rec->due_ns;
-}
-
-/* ---- inputs and stats ------------------------------------------------------------------------ */
-
-void rdps__reasm_rel_set_backlog(struct rdps_reasm *r, bool backlog)
-{
-    r->rec.backlog = backlog;
-}
-
-void rdps__reasm_rel_set_credits(struct rdps_reasm *r, uint32_t credits)
-{
-    rdps__rx_rec_set_credits(&r->rec, credits);
-}
-
-static int32_t rel_lookup(const struct rdps_reasm *r, const struct rdps_source *source,
-                          uint32_t session_id)
-{
-    if (!r->cfg.rel.enabled)
-        return RDPS_RX_NONE;
-    int32_t si = rdps__rx_streams_lookup(&r->streams, source, session_id);
-    return si != RDPS_RX_NONE && r->streams.streams[si].reliable ? si : RDPS_RX_NONE;
-}
-
-int rdps__reasm_rel_set_receivers(struct rdps_reasm *r, const struct rdps_source *source,
-                                  uint32_t session_id, uint32_t receivers)
-{
-    int32_t si = rel_lookup(r, source, session_id);
-    if (si == RDPS_RX_NONE)
-        return RDPS_ENOENT;
-    r->rec.rel[si].receivers = receivers ? receivers : 1;
-    return 0;
-}
-
-static void stream_info(const struct rdps_reasm *r, int32_t si, struct rdps_rel_stream_info *out)
-{
-    const struct rdps_rx_rel *rs = &r->rec.rel[si];
-    const struct rdps_rx_track *t = &r->streams.streams[si].track;
-    memset(out, 0, sizeof(*out));
-    out->consumed_seq = t->consumed;
-    out->next_seq = t->next;
-    out->trail_seq = rs->trail;
-    out->gap_ranges = t->gaps.count;
-    out->receivers = rs->receivers;
-    out->srtt_ns = rs->srtt_ns;
-    out->have_trail = rs->have_trail;
-    out->joining = rs->joining;
-    out->counters = rs->c;
-}
-
-int rdps__reasm_rel_stream_info(const struct rdps_reasm *r, const struct rdps_source *source,
-                                uint32_t session_id, struct rdps_rel_stream_info *out)
-{
-    int32_t si = rel_lookup(r, source, session_id);
-    if (si == RDPS_RX_NONE)
-        return RDPS_ENOENT;
-    stream_info(r, si, out);
-    return 0;
-}
-
-unsigned rdps__reasm_rel_streams(const struct rdps_reasm *r, uint64_t topic_id,
-                                 rdps_rel_stream_fn fn, void *user)
-{
-    unsigned n = 0;
-    if (!r->cfg.rel.enabled)
-        return 0;
-    for (int32_t si = r->rec.head; si != RDPS_RX_NONE; si = r->rec.rel[si].next) {
-        const struct rdps_rx_ident *id = &r->streams.streams[si].id;
-        if (id->topic_id != topic_id)
-            continue;
-        struct rdps_rel_stream_info info;
-        stream_info(r, si, &info);
-        fn(user, &id->source, id->session_id, &info);
-        n++;
-    }
-    return n;
-}
-
-const struct rdps_rel_recv_counters *rdps__reasm_rel_counters(const struct rdps_reasm *r)
-{
-    return &r->rec.totals;
 }

@@ -188,12 +188,6 @@ static uint64_t retry_wait(struct rdps_rx_recovery *rec, const struct rdps_rx_re
     return wait + rdps__rel_nak_backoff_ns(&rec->rng, max, receivers);
 }
 
-static uint64_t retry_due(struct rdps_rx_recovery *rec, const struct rdps_rx_rel *rs,
-                          unsigned tries, uint64_t now_ns)
-{
-    return now_ns + retry_wait(rec, rs, tries);
-}
-
 /* The RTT estimate fell (the first sample replaced the default): retries scheduled with the old
  * one would wait for it (3 ms for 1 ms; the fabric's round trip is 10-100 us), so bring them in. */
 static void retries_rescale(struct rdps_rx_recovery *rec, int32_t si, struct rdps_rx_track *t)
@@ -477,7 +471,7 @@ uint64_t rdps__rx_rec_poll_naks(struct rdps_rx_recovery *rec, int32_t si, struct
         bool unanswered = g->tries > 0 && heard < g->nak_ns && now_ns - heard >= silence_grace;
         g->tries++;
         g->nak_ns = now_ns;
-        g->due_ns = retry_due(rec, rs, g->tries, now_ns);
+        g->due_ns = now_ns + retry_wait(rec, rs, g->tries);
         if (unanswered && g->due_ns - now_ns < now_ns - heard) {
             g->due_ns = now_ns + (now_ns - heard);
             rs->silent = true;

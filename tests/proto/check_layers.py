@@ -5,7 +5,8 @@
 Usage: check_layers.py [--cc CC] [--graph] [--max-lines N] SOURCE_DIR
 
 Compiles every core/proto/*.c of SOURCE_DIR with `CC -O0 -fcallgraph-info` (GCC 10 and later;
--O0 so that inline functions stay the calls they are in the source) and builds the call graph
+-O0 so that inline functions stay the calls they are in the source; gcc when CC has no such
+option) and builds the call graph
 between core/proto's files. A file and the header of the same name are one node (rdps_ranges.c
 and rdps_ranges.h); a function belongs to the file that defines it, an inline function of a
 header to that header. Calls through function pointers (the callbacks a layer is given at init)
@@ -24,6 +25,7 @@ import collections
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -55,6 +57,8 @@ def compile_callgraphs(cc, src, out):
                              capture_output=True, text=True)
         if run.returncode != 0:
             if "callgraph-info" in run.stderr:
+                if cc != "gcc" and shutil.which("gcc"):
+                    return compile_callgraphs("gcc", src, out)  # clang builds: ask gcc
                 print(f"check_layers: {cc} has no -fcallgraph-info: skipped", file=sys.stderr)
                 sys.exit(77)
             sys.exit(f"check_layers: {cc} failed on {rel}:\n{run.stderr}")
