@@ -410,8 +410,9 @@ static void join_at(struct rdps_reasm *r, int32_t si, uint32_t start, uint64_t n
     struct rdps_rx_rel *rs = &r->rec.rel[si];
     if (!rdps__seq_lt(start, t->consumed))
         return;
-    if (rdps__seq_ge(start, t->next - RDPS_SEQ_WINDOW)) {
-        /* Within a window of what arrived: kept, the sequences before it missing. */
+    if (rdps__seq_gt(start, t->next - RDPS_SEQ_WINDOW)) {
+        /* Within a window of what arrived (never a whole one: consumed and next would share a
+         * bit): kept, the sequences before it missing. */
         for (uint32_t q = start; q != t->consumed; q++)
             rdps__track_clear(t, q);
         rdps__rx_rec_gap_add(&r->rec, si, t, start, t->consumed - start, now_ns);
