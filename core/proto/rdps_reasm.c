@@ -330,7 +330,7 @@ static int on_frame_slow(struct rdps_reasm *r, const struct rdps_source *source,
     if ((h->flags & (RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END)) !=
         (RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END))
         return unreliable_fragment(r, si, v, now_ns);
-    return rdps__rx_asm_deliver_single(&r->assembly, si, v);
+    return rdps__rx_asm_deliver_single(&r->assembly, &stream_of(r, si)->single, v);
 }
 
 /*
@@ -353,7 +353,7 @@ static inline int on_frame(struct rdps_reasm *r, const struct rdps_source *sourc
     r->counters.data_frames++;
     s->last_active_ns = now_ns;
     window_push(r, si, s);
-    return rdps__rx_asm_deliver_single(&r->assembly, si, v);
+    return rdps__rx_asm_deliver_single(&r->assembly, &stream_of(r, si)->single, v);
 }
 
 int rdps__reasm_on_frame(struct rdps_reasm *r, const struct rdps_source *source,
@@ -388,7 +388,7 @@ static inline const struct rdps_reasm_msg_info *predicted_info(struct rdps_reasm
                                                                const uint8_t *buf, uint64_t w0,
                                                                uint32_t seq, uint32_t msg_len)
 {
-    struct rdps_reasm_msg_info *info = &r->assembly.streams[si].single;
+    struct rdps_reasm_msg_info *info = &r->streams.streams[si].single;
     info->first_seq = seq;
     info->msg_len = msg_len;
     info->timestamp_ns = rdps__get_le64(buf + RDPS_FRAME_OFF_TIMESTAMP_NS);
@@ -428,15 +428,16 @@ static inline int predicted_frame(struct rdps_reasm *r, const struct rdps_source
         rdps__get_le64(buf + 24) != 0 || /* frag_offset and reserved */
         !rdps__source_equal(&s->id.source, source))
         return -1;
-    /* Nothing but the delivery is called from here (the lost sequence a push would report, a
-     * reliable stream's due STATUS: the full path), so the fast path saves no registers. */
-    if (rdps__track_push_loses(&s->track) || (s->reliable && !rel_predictable(r, si, s)))
+    /* Nothing but the delivery is called from here (a reliable stream's due STATUS, the lost
+     * sequence a push would report: the full path). */
+    if (s->reliable && !rel_predictable(r, si, s))
+        return -1;
+    uint32_t seq = s->track.next;
+    if (!rdps__track_push_quiet(&s->track))
         return -1;
     uint32_t msg_len = (uint32_t)(len - RDPS_FRAME_HEADER_LEN);
     r->counters.data_frames++;
     s->last_active_ns = now_ns;
-    uint32_t seq = s->track.next;
-    rdps__track_push(&s->track);
     if (s->reliable) { /* the consumed point moves over it */
         struct rdps_rx_rel *rs = &r->rec.rel[si];
         s->track.consumed++;
@@ -453,6 +454,7 @@ static inline int predicted_frame(struct rdps_reasm *r, const struct rdps_source
 static inline int input_decoded(struct rdps_reasm *r, const struct rdps_source *source,
                                 const uint8_t *buf, size_t len, uint64_t now_ns)
 {
+    r->now_ns = r->rec.now_ns = now_ns; /* the predicted path needs no time but its frame's */
     struct rdps_frame_view v;
     enum rdps_frame_reject reason = rdps__frame_decode(buf, len, &r->cfg.limits, &v);
     if (reason != RDPS_FRAME_OK) {
@@ -467,7 +469,6 @@ int rdps__reasm_input(struct rdps_reasm *r, const struct rdps_source *source, co
 {
     r->counters.frames_in++;
     r->counters.bytes_in += len;
-    r->now_ns = r->rec.now_ns = now_ns;
     int delivered = predicted_frame(r, source, buf, len, now_ns);
     if (delivered >= 0)
         return delivered;

@@ -395,7 +395,7 @@ int rdps__rel_on_data(struct rdps_reasm *r, int32_t si, const struct rdps_frame_
         t->consumed = seq + 1;
         rs->progressed = true;
         RDPS_REL_COUNT(&r->rec, rs, delivered, 1);
-        int n = rdps__rx_asm_deliver_single(&r->assembly, si, v);
+        int n = rdps__rx_asm_deliver_single(&r->assembly, &stream_of(r, si)->single, v);
         return n + rel_release(r, si);
     }
     if (rdps__rx_asm_park_single(&r->assembly, si, v, now_ns) != RDPS_RX_NONE)

@@ -130,11 +130,6 @@ void rdps__rx_asm_stream_start(struct rdps_rx_assembly *a, int32_t si, int32_t s
     s->reliable = reliable;
     for (uint32_t k = 0; k < RDPS_RX_LONG_MAX; k++)
         s->longs[k] = RDPS_RX_NONE;
-    memset(&s->single, 0, sizeof(s->single));
-    s->single.source = id->source;
-    s->single.session_id = id->session_id;
-    s->single.topic_id = id->topic_id;
-    s->single.frag_count = 1;
     s->nlongs = s->anchors = 0;
     struct rdps_rx_asm_source *e = &a->sources[src];
     if (!e->linked || e->host != host) { /* a new source index, or one the caller reused */
@@ -149,7 +144,7 @@ void rdps__rx_asm_stream_start(struct rdps_rx_assembly *a, int32_t si, int32_t s
 /* ---- lists ------------------------------------------------------------------------------------
  */
 
-static void age_unlink(struct rdps_rx_assembly *a, int32_t pi)
+static inline void age_unlink(struct rdps_rx_assembly *a, int32_t pi)
 {
     struct rdps_rx_partial *p = &a->partials[pi];
     if (p->age_prev != RDPS_RX_NONE)
@@ -162,7 +157,7 @@ static void age_unlink(struct rdps_rx_assembly *a, int32_t pi)
         a->age_tail = p->age_prev;
 }
 
-static void age_push_back(struct rdps_rx_assembly *a, int32_t pi)
+static inline void age_push_back(struct rdps_rx_assembly *a, int32_t pi)
 {
     struct rdps_rx_partial *p = &a->partials[pi];
     p->age_next = RDPS_RX_NONE;

@@ -100,8 +100,6 @@ struct rdps_rx_asm_stream {
     uint32_t nlongs;  /* entries of longs in use */
     uint32_t anchors; /* partials of which only the END fragment is known */
     int32_t longs[RDPS_RX_LONG_MAX];
-    /* Metadata of its single-datagram messages: the stream's part filled once, at its start. */
-    struct rdps_reasm_msg_info single;
 };
 
 struct rdps_rx_asm_source {

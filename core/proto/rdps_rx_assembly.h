@@ -72,13 +72,13 @@ enum rdps_rx_placed rdps__rx_asm_fragment(struct rdps_rx_assembly *a, int32_t si
  * RDPS_RX_NONE if it cannot be held. */
 int32_t rdps__rx_asm_park_single(struct rdps_rx_assembly *a, int32_t si,
                                  const struct rdps_frame_view *v, uint64_t now_ns);
-/* Delivers single-datagram message v of stream si straight from the receive buffer (zero-copy);
- * returns 1. */
-static inline int rdps__rx_asm_deliver_single(struct rdps_rx_assembly *a, int32_t si,
+/* Delivers single-datagram message v straight from the receive buffer (zero-copy), with the
+ * metadata in *info (the stream's template: its identity filled by the caller); returns 1. */
+static inline int rdps__rx_asm_deliver_single(struct rdps_rx_assembly *a,
+                                              struct rdps_reasm_msg_info *info,
                                               const struct rdps_frame_view *v)
 {
     const struct rdps_frame_header *h = &v->hdr;
-    struct rdps_reasm_msg_info *info = &a->streams[si].single;
     info->first_seq = h->seq;
     info->msg_len = h->msg_len;
     info->timestamp_ns = h->timestamp_ns;

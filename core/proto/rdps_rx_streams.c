@@ -311,6 +311,10 @@ int32_t rdps__rx_streams_create(struct rdps_rx_streams *t, const struct rdps_sou
     s->topic_ok = accepted ? h->topic_id : 0;
     s->reliable = accepted && reliable;
     s->from_oldest = s->reliable && from_oldest;
+    s->single.source = *source;
+    s->single.session_id = h->session_id;
+    s->single.topic_id = h->topic_id;
+    s->single.frag_count = 1;
     /* A refused stream keeps 0: a nonzero version byte never matches it. */
     if (accepted)
         s->predict_w0 = RDPS_FRAME_VERSION | (uint64_t)RDPS_FRAME_DATA << 8 |

@@ -31,8 +31,8 @@
  * session_id), a table of max_sessions entries, open addressing with linear
  * probing and backward-shift deletion, and an LRU list of activity. A
  * stream record carries what the frames of its stream are checked against
- * (identity, accepted topic, the predicted next header), its mode, and its
- * sequence tracker
+ * (identity, accepted topic, the predicted next header), its mode, the
+ * metadata of its single-datagram messages, and its sequence tracker
  * (rdps_rx_track.h) with its range storage (max_gap_ranges per stream).
  *
  * Quotas. A host counts its streams against max_streams_per_host; a new
@@ -92,6 +92,8 @@ struct rdps_rx_stream {
     bool from_oldest; /* reliable: late join from the publisher's oldest retained sequence */
     int32_t src, host;
     int32_t lru_prev, lru_next; /* also the free-list link (lru_next) */
+    /* Metadata of its single-datagram messages: the stream's part filled once, at creation. */
+    struct rdps_reasm_msg_info single;
     struct rdps_rx_track track;
 };
 

@@ -104,11 +104,20 @@ static inline bool rdps__track_push(struct rdps_rx_track *t)
     return lost;
 }
 
-/* Whether rdps__track_push would push a lost sequence out (a caller that must not report it
- * right now takes another path). */
-static inline bool rdps__track_push_loses(const struct rdps_rx_track *t)
+/* rdps__track_push unless it would push a lost sequence out: then nothing changes and false (a
+ * caller that cannot report it now takes another path). */
+static inline bool rdps__track_push_quiet(struct rdps_rx_track *t)
 {
-    return !rdps__track_test(t, t->next) && rdps__track_lost_leaving(t);
+    uint32_t bit = t->next & RDPS_SEQ_WINDOW_MASK;
+    uint64_t mask = 1ull << (bit % 64);
+    uint64_t *word = &t->received[bit / 64];
+    if (!(*word & mask)) {
+        if (rdps__track_lost_leaving(t))
+            return false;
+        *word |= mask;
+    }
+    t->next++;
+    return true;
 }
 
 /* next enters the window missing. True when the sequence leaving was lost. */
