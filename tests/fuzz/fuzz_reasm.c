@@ -31,7 +31,7 @@
  * the first delivery (no message out of order, none twice, no loss event
  * over a delivered message), until the stream is dropped, and its tracker
  * stay within the window (consumed <= next <= consumed + window). Messages
- * go up to FUZZ_MAX_MSG bytes: in small datagrams (16-byte payloads and
+ * go up to FUZZ_MAX_MSG bytes: in small datagrams (8-byte payloads and
  * less) a reliable message is longer than the sequence window and streams
  * through it. Every NAK and STATUS the engine emits must decode.
  *
@@ -49,7 +49,7 @@
  *   op % 8 == 2 with op >> 3 odd: the pool frame goes as a repair (RETRANSMIT)
  * sel: bit 0 honest source, bit 1 session (1 or 2), bits 2-7 datagram size 48 + 8 x n.
  */
-#define FUZZ_MAX_MSG   40960u
+#define FUZZ_MAX_MSG   20480u
 #define HONEST         2
 #define HOSTILE        4
 #define SESSIONS       2
@@ -347,7 +347,7 @@ static void harness_init(struct harness *hx)
     hx->cfg.max_partials = 6;
     hx->cfg.reasm_cap_bytes = 3 * FUZZ_MAX_MSG;
     hx->cfg.chunk_bytes = 512;
-    hx->cfg.min_frag_payload = 16;
+    hx->cfg.min_frag_payload = 8; /* 2560 fragments: a reliable message may stream */
     hx->cfg.max_streams_per_source = 3;
     hx->cfg.max_partials_per_source = 3;
     hx->cfg.max_bytes_per_source = FUZZ_MAX_MSG + 2048;
