@@ -9,9 +9,12 @@
 #   poll        one rdps_ctx_poll of the subscriber with 32 reliable datagrams queued
 #   repair      rdps__reasm_input of a repair filling a hole with 12 messages parked behind it
 #               (engine_bench reliable-loss, its 200th repair)
+#   repair-frag the same with 1 KiB messages in 1024-byte datagrams (two fragments each)
 # From the function's entry until it returns, or N steps, gdb `step`s; each step's source file is
 # recorded. A "stay" is a run of consecutive steps in one file, a "return" a stay in a file the
-# walk had already left. --trace prints the files in order. Needs gdb.
+# walk had already left. Per module of core/proto (a file and its header together): the stays, and
+# the calls back into a module already on the stack below (a call cycle at run time, direct or
+# through a callback). --trace prints the files in order. Needs gdb.
 set -eu
 build=${1:?usage: datagram-walk.sh DEBUG_BUILD_DIR [SCENARIO...] [--steps N] [--trace]}
 shift
@@ -25,7 +28,7 @@ while [ $# -gt 0 ]; do
     *) scenarios+=("$1"); shift ;;
     esac
 done
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(unreliable reliable poll repair)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(unreliable reliable poll repair repair-frag)
 command -v gdb >/dev/null || { echo "datagram-walk: gdb not installed" >&2; exit 1; }
 grep -q 'CMAKE_BUILD_TYPE:STRING=Debug' "$build/CMakeCache.txt" 2>/dev/null ||
     echo "datagram-walk: $build is not a Debug build: inlined calls and merged lines hide steps" >&2
@@ -47,7 +50,17 @@ gdb.execute(f"ignore 1 {hits - 1}")
 gdb.execute("run", to_string=True)
 gdb.execute("delete")
 caller = gdb.selected_frame().older()
-files = []
+
+def module(path):
+    """core/proto/rdps_rx_track.h -> rdps_rx_track (a file and its header are one module)."""
+    return os.path.splitext(os.path.basename(path))[0] if path.startswith("core/proto/") else None
+
+def frame_file(frame):
+    sal = frame.find_sal()
+    return os.path.relpath(sal.symtab.fullname(), root) if sal.symtab else ""
+
+files, reentries = [], []
+prev_depth = None
 for _ in range(steps):
     frame = gdb.selected_frame()
     if frame == caller:
@@ -57,7 +70,19 @@ for _ in range(steps):
     if not path.startswith(root):  # libc (memcpy, memcmp): not ours, step back out
         gdb.execute("finish", to_string=True)
         continue
-    files.append(os.path.relpath(path, root))
+    rel = os.path.relpath(path, root)
+    files.append(rel)
+    # The modules of core/proto on the stack below this frame: a call into one of them is a
+    # call back up (a cycle at run time, directly or through a callback).
+    below, f, depth = [], frame.older(), 1
+    while f is not None and f != caller:
+        below.append(module(frame_file(f)))
+        f, depth = f.older(), depth + 1
+    mod = module(rel)
+    if prev_depth is not None and depth > prev_depth and mod is not None and \
+            below and below[0] != mod and mod in below[1:]:
+        reentries.append(f"{below[0]} -> {mod} ({frame.name()})")
+    prev_depth = depth
     gdb.execute("step", to_string=True)
 stays = [f for i, f in enumerate(files) if i == 0 or files[i - 1] != f]
 left, returns = set(), 0
@@ -70,6 +95,11 @@ done = "returned" if gdb.selected_frame() == caller else f"stopped at {steps}"
 print(f"WALK {name}: {len(files)} steps ({done}), {len(stays)} stays in {len(set(files))} files, "
       f"{returns} returns to a file already left")
 proto = sorted({f for f in files if f.startswith("core/proto/")})
+mods = [module(f) for f in files if module(f) is not None]
+mstays = [m for i, m in enumerate(mods) if i == 0 or mods[i - 1] != m]
+print(f"WALK {name} modules of core/proto (a file and its header): {len(set(mods))}, "
+      f"{len(mstays)} stays; calls back into a module already on the stack: {len(reentries)}"
+      + (f" ({'; '.join(sorted(set(reentries)))})" if reentries else ""))
 print(f"WALK {name} files: {', '.join(sorted(set(files)))}")
 print(f"WALK {name} core/proto: {len(proto)} files: {', '.join(os.path.basename(f) for f in proto)}")
 if trace:
@@ -92,6 +122,7 @@ for s in "${scenarios[@]}"; do
     reliable) walk "$s" rdps__receive_datagram 1000 "" "$build/tests/bench/pubsub_bench" 2000 reliable-send 32 64 ;;
     poll) walk "$s" bench_poll_subscriber 40 "" "$build/tests/bench/pubsub_bench" 2000 reliable-send 32 64 ;;
     repair) walk "$s" rdps__reasm_input 200 '(buf[2] & 4) != 0' "$build/tests/bench/engine_bench" 10000 64 1024 1 reliable-loss ;;
+    repair-frag) walk "$s" rdps__reasm_input 200 '(buf[2] & 4) != 0' "$build/tests/bench/engine_bench" 10000 1024 1024 1 reliable-loss ;;
     *) echo "datagram-walk: unknown scenario '$s'" >&2; exit 2 ;;
     esac
 done
