@@ -613,6 +613,33 @@ static void test_flow_tagged(void **state)
     rp_stop(&f);
 }
 
+/* A receiver discovery announces gets a heartbeat ahead of the data waiting to be posted: a busy
+ * publisher sends no idle heartbeat, and a from_oldest receiver learns the ring's oldest sequence
+ * only from one (before, it waited for a lull, and without one joined at the live position). */
+static void test_announced_receiver_heartbeat_ahead_of_data(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 256 * RP_DGRAM);
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    f.keep_hb = true;
+    rp_join(&f, 1, first, 64); /* max: one ACTIVE receiver, so a second one holds nothing */
+    rp_drain(&f, NULL, 8, 1);
+    for (uint64_t i = 0; i < 8; i++)
+        assert_int_equal(rp_append(&f, 10, i), 1);
+    struct rdps_source s2 = test_source(2);
+    assert_int_equal(rdps__rel_pub_expect_receiver(&f.p, &s2, 7, 0, f.now), 0);
+    assert_true(rdps__rel_pub_tick(&f.p, f.now) <= f.now);
+    struct rdps_rel_pub_action a[4];
+    assert_int_equal(rp_drain(&f, a, 2, 1), 2);
+    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_HEARTBEAT);
+    assert_int_equal(a[0].seq, first); /* nothing of the waiting data posted yet */
+    assert_int_equal(a[1].kind, RDPS_REL_PUB_POST_DATA);
+    assert_int_equal(a[1].seq, first);
+    rp_stop(&f);
+}
+
 /* A receiver discovery announced holds data until its first STATUS (max: only the first one). */
 static void test_connecting_receiver_holds_data(void **state)
 {
@@ -1263,6 +1290,7 @@ int main(void)
         cmocka_unit_test(test_flow_min),
         cmocka_unit_test(test_flow_tagged),
         cmocka_unit_test(test_connecting_receiver_holds_data),
+        cmocka_unit_test(test_announced_receiver_heartbeat_ahead_of_data),
         cmocka_unit_test(test_receiver_timeout),
         cmocka_unit_test(test_eviction_lagged),
         cmocka_unit_test(test_eviction_stalled_min),
