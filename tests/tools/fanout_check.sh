@@ -50,6 +50,15 @@ expect() {
 
 make_results "$tmp/good"
 expect 0 good
+# The latency breakdown: every echoed packet's stages add up to its round trip.
+make_results "$tmp/stages_good"
+printf '# seq rtt wake pack send wire_out apply echo wire_back (ns)\n5 700 100 0 50 250 25 25 250\n' \
+    >"$tmp/stages_good/stages.book1.dat"
+expect 0 stages_good
+make_results "$tmp/stages_off"
+printf '5 700 100 0 50 250 25 25 250\n10 9000 100 0 50 250 25 25 250\n' \
+    >"$tmp/stages_off/stages.book1.dat" # the second's stages sum to 700 ns, not 9000
+expect 1 stages_off
 make_results "$tmp/digest_differs" book2_digest=00c0ffee00c0fffe
 expect 1 digest_differs
 make_results "$tmp/missing_exit0" book2_missing=12 # a book that hides what is missing

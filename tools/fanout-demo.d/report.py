@@ -3,8 +3,9 @@
 """report.py - the fanout-demo report: report.txt, summary.json and gnuplot PNGs from a run's files.
 
 usage: report.py DIR DEVICE NETEM GIT_REVISION
-DIR holds feed.json, book*.json (+ .rc), reflector.book*.hgrm, timeseries.dat, baseline.txt
-(ib_send_lat -c UD), kernel. Missing pieces are reported as missing, never invented.
+DIR holds feed.json, book*.json (+ .rc), reflector.book*.hgrm, stages.book*.dat,
+timeseries.dat, baseline.txt (ib_send_lat -c UD -e), ping.json (rdps-ping --event), kernel.
+Missing pieces are reported as missing, never invented.
 """
 import json
 import os
@@ -43,6 +44,40 @@ def baseline(path):
     return None
 
 
+STAGES = ("wake", "pack", "send", "wire_out", "apply", "echo", "wire_back")
+STAGE_TEXT = {"wake": "feed takes it up late (its wakeup)", "pack": "waiting in the packer", "send": "feed hands it to rdps",
+              "wire_out": "wire out (rdps, devices, network, the book's poll)",
+              "apply": "book applies it", "echo": "book hands the echo to rdps",
+              "wire_back": "wire back (rdps, devices, network, the feed's poll)"}
+
+
+def ping_baseline(path):
+    """rdps-ping --event: half its round trip, in the reflector's columns (min p50 p99 p99.9)."""
+    j = load_json(path)
+    if not j or j.get("echoes", 0) == 0:
+        return None
+    return {k: j[f"rtt_{k}_us"] / 2 for k in ("min", "p50", "p99", "p999")} | {"count": j["echoes"]}
+
+
+def stage_percentiles(path):
+    """p50/p99 of each stage and of the round trip from a stages.bookN.dat file, in us."""
+    rows = []
+    for line in read(path).splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        try:
+            rows.append([int(x) for x in line.split()][1:])
+        except ValueError:
+            pass
+    if not rows:
+        return None
+    out = {"count": len(rows)}
+    for i, name in enumerate(("rtt",) + STAGES):
+        col = sorted(r[i] for r in rows)
+        out[name] = {"p50": col[len(col) // 2] / 1e3, "p99": col[min(len(col) - 1, int(len(col) * 0.99))] / 1e3}
+    return out
+
+
 def hgrm_rows(path):
     rows = []
     for line in read(path).splitlines():
@@ -53,6 +88,28 @@ def hgrm_rows(path):
             except ValueError:
                 pass
     return rows
+
+
+def plot_stages(d, stages):
+    """A stacked bar per book: the median of each stage of the round trip."""
+    if shutil.which("gnuplot") is None or not stages:
+        return []
+    dat = os.path.join(d, "breakdown.dat")
+    with open(dat, "w") as out:
+        out.write("# book " + " ".join(STAGES) + "\n")
+        for b, st in sorted(stages.items()):
+            out.write(f"book{b} " + " ".join(f"{st[n]['p50']:.1f}" for n in STAGES) + "\n")
+    cols = ", ".join(f"'' using {i + 2} title \"{STAGE_TEXT[n]}\"" if i else
+                     f"'{dat}' using 2:xtic(1) title \"{STAGE_TEXT[n]}\"" for i, n in enumerate(STAGES))
+    script = ["set terminal pngcairo size 900,500", "set grid y",
+              f"set output '{os.path.join(d, 'breakdown.png')}'",
+              "set style data histograms", "set style histogram rowstacked",
+              "set style fill solid 0.8 border -1", "set boxwidth 0.5", "set key below",
+              "set ylabel 'median (us)'",
+              "set title 'the round trip by stage, medians (rxe: functional)'",
+              "plot " + cols]
+    r = subprocess.run(["gnuplot"], input="\n".join(script), text=True, capture_output=True)
+    return ["breakdown.png"] if r.returncode == 0 else [f"(gnuplot failed: {r.stderr.strip()[:200]})"]
 
 
 def plot(d, books, have_series):
@@ -122,6 +179,10 @@ def main():
                    if n.startswith("book") and n.endswith(".json") and n[4:-5].isdigit())
     book_json = {b: load_json(os.path.join(d, f"book{b}.json")) for b in books}
     base = baseline(os.path.join(d, "baseline.txt"))
+    ping = ping_baseline(os.path.join(d, "ping.json"))
+    ping_loaded = ping_baseline(os.path.join(d, "ping_loaded.json"))
+    stages = {b: st for b in books
+              if (st := stage_percentiles(os.path.join(d, f"stages.book{b}.dat"))) is not None}
     have_series = os.path.getsize(os.path.join(d, "timeseries.dat")) > 0 \
         if os.path.exists(os.path.join(d, "timeseries.dat")) else False
     lines = []
@@ -159,13 +220,41 @@ def main():
         if ow and ow.get("count", 0) > 0:
             add(f"{b:>4}  one-way (1 clock) " + "".join(f"{ow[k]:9.1f}" for _, k in PCTS) +
                 f"  {ow['count']:6d}")
+    if ping:
+        add(f"base  rdps-ping RTT/2   {ping['min']:9.1f}{ping['p50']:9.1f}{'':>9}{ping['p99']:9.1f}"
+            f"{ping['p999']:9.1f}{'':>27}  {ping['count']:6d}   (event mode, 64 B, feed to book 1)")
+    else:
+        add("base  rdps-ping RTT/2   (not measured: see ping.err)")
+    if ping_loaded:
+        add(f"base  ... during flow   {ping_loaded['min']:9.1f}{ping_loaded['p50']:9.1f}{'':>9}"
+            f"{ping_loaded['p99']:9.1f}{ping_loaded['p999']:9.1f}{'':>27}  "
+            f"{ping_loaded['count']:6d}   (the same ping while the feed runs)")
     if base:
-        add(f"base  ib_send_lat UD    {base['t_min_us']:9.1f}{base['t_typical_us']:9.1f}"
-            f"{'':>9}{base['p99_us']:9.1f}{base['p999_us']:9.1f}   (64 B, same link, same run)")
+        add(f"base  ib_send_lat -e    {base['t_min_us']:9.1f}{base['t_typical_us']:9.1f}"
+            f"{'':>9}{base['p99_us']:9.1f}{base['p999_us']:9.1f}   (perftest, event mode, 64 B)")
     else:
         why = read(os.path.join(d, "baseline.txt"))
-        add("base  ib_send_lat UD    (" + (why if why.startswith("not measured") else
+        add("base  ib_send_lat -e    (" + (why if why.startswith("not measured") else
                                        "not measured: see baseline.txt") + ")")
+    if ping:
+        ratios = [f"book {b} {refl[b]['p50_us'] / ping['p50']:.2f}" for b in books
+                  if b in refl and refl[b]["count"] > 0 and ping["p50"] > 0]
+        if ratios:
+            add("reflector RTT/2 p50 over rdps-ping RTT/2 p50 (same run, same wait mode): " +
+                ", ".join(ratios))
+    if ping_loaded:
+        ratios = [f"book {b} {refl[b]['p50_us'] / ping_loaded['p50']:.2f}" for b in books
+                  if b in refl and refl[b]["count"] > 0 and ping_loaded["p50"] > 0]
+        if ratios:
+            add("... over the rdps-ping RTT/2 p50 measured during the flow: " + ", ".join(ratios))
+    if stages:
+        add("")
+        add("round trip in stages (us, p50 / p99; the feed's stages on its clock, the book's from "
+            "its echo, the wire legs halves of the rest)")
+        add("book  " + "".join(f"{n:>17}" for n in STAGES) + f"{'round trip':>17}  count")
+        for b, st in sorted(stages.items()):
+            add(f"{b:>4}  " + "".join(f"{st[n]['p50']:8.1f}/{st[n]['p99']:<8.1f}" for n in
+                                      STAGES + ("rtt",)) + f" {st['count']:6d}")
     add("")
     add("book  digest            match  symbols-differing  messages  missing  gaps  NAKs  "
         "recovered  lost  loss-events")
@@ -192,7 +281,7 @@ def main():
                 f"already covered, {lj['requests']} requests, {lj['snapshots_stale']} stale)")
     for note in late_notes:
         add(note)
-    plots = plot(d, books, have_series)
+    plots = plot(d, books, have_series) + plot_stages(d, stages)
     add("")
     add("plots: " + ", ".join(plots) if plots else "plots: none")
     if feed is not None and feed.get("snapshots", {}).get("sent", 0) > 0:
@@ -213,6 +302,7 @@ def main():
     summary = {"device": device, "netem": netem, "revision": rev,
                "kernel": read(os.path.join(d, "kernel"), None), "feed": feed,
                "books": {str(b): book_json[b] for b in books}, "baseline": base,
+               "ping_baseline": ping, "ping_during_flow": ping_loaded, "stages": {str(b): st for b, st in stages.items()},
                "plots": [p for p in plots if p.endswith(".png")]}
     json.dump(summary, open(os.path.join(d, "summary.json"), "w"), indent=1)
     return 0

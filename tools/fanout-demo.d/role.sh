@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# role.sh - one guest's part in tools/fanout-demo: guest 0 measures the perftest baseline and runs
-# md-feed, every other guest runs md-book. The commands come from OUT/feed.cmd and OUT/book.cmd.
+# role.sh - one guest's part in tools/fanout-demo: guest 0 measures the baselines against guest 1
+# and runs md-feed, every other guest runs md-book. The commands come from OUT/feed.cmd and
+# OUT/book.cmd. The baselines wait the way the md tools do (event mode: they sleep on the
+# completion channel), so the report compares like with like: ib_send_lat -e (perftest) and
+# rdps-ping --event (rdps's transport, with the run's key when it has one).
 # usage: role.sh OUT   (inside tools/rxe-vm; RDPS_VM_* describe the guest)
 set -u
 out=${1:?usage: role.sh OUT}
@@ -10,9 +13,13 @@ i=${RDPS_VM_INDEX:?run inside tools/rxe-vm}
 read -r -a ips <<<"$RDPS_VM_IPS"
 # shellcheck source=../../tests/bench/guest-lib.sh
 . "$here/../../tests/bench/guest-lib.sh"
-lat=(ib_send_lat -c UD -d "$RDPS_VM_DEV" -x "$(roce_v2_gid_index "$RDPS_VM_DEV")" -s 64 -n 2000 -F)
+lat=(ib_send_lat -c UD -e -d "$RDPS_VM_DEV" -x "$(roce_v2_gid_index "$RDPS_VM_DEV")" -s 64 -n 2000 -F)
 read -r -a feed_cmd <"$out/feed.cmd"
 read -r -a book_cmd <"$out/book.cmd"
+# rdps-ping beside md-feed in the build tree: BUILD/tools/md-feed/md-feed.
+ping=("$(dirname "$(dirname "${feed_cmd[0]}")")/rdps-ping/rdps-ping" -d "$RDPS_VM_DEV" --event
+      --port 7490)
+if [ -f "$out/domain.key" ]; then ping+=(--key-file "$out/domain.key"); fi
 # perftest's UD latency test waits forever for a lost datagram: no baseline on an impaired wire.
 netem=$(cat "$out/netem" 2>/dev/null)
 
@@ -21,16 +28,31 @@ if [ "$i" -eq 0 ]; then
     if [ -n "$netem" ]; then
         echo "not measured: perftest's UD latency test stalls on a lost datagram (netem $netem)" \
             >"$out/baseline.txt"
+        sleep 3
     else
         sleep 3 # guest 1's ib_send_lat server is listening by then
         timeout 60 "${lat[@]}" "${ips[1]}" >"$out/baseline.txt" 2>&1
     fi
+    sleep 2 # then guest 1's rdps-ping listener
+    # One ping a millisecond, 1 000 of them (a lost one waits 20 ms); half the round trip is the
+    # baseline.
+    timeout 60 "${ping[@]}" "${ips[1]}:7490" -n 1000 -i 1000 --wait-ms 20 -s 64 --json \
+        >"$out/ping.json" 2>"$out/ping.err"
     touch "$out/feed.started"
+    # The same ping under the run's load: 1 s of it, once the flow is under way.
+    { sleep 4 && timeout 60 "${ping[@]}" "${ips[1]}:7490" -n 1000 -i 1000 --wait-ms 20 -s 64 --json \
+        >"$out/ping_loaded.json" 2>"$out/ping_loaded.err"; } &
+    loaded=$!
     "${feed_cmd[@]}" >"$out/feed.json" 2>"$out/feed.err"
     echo $? >"$out/feed.rc"
+    wait "$loaded"
     exit 0
 fi
-[ "$i" -eq 1 ] && [ -z "$netem" ] && timeout 60 "${lat[@]}" >/dev/null 2>&1
+if [ "$i" -eq 1 ]; then
+    [ -z "$netem" ] && timeout 60 "${lat[@]}" >/dev/null 2>&1
+    timeout 600 "${ping[@]}" --listen --timeout "$(($(cat "$out/duration") + 40))" \
+        >/dev/null 2>&1 &
+fi
 # --late-book: the last book starts once the feed has been running that long.
 if [ "$(cat "$out/late_book" 2>/dev/null)" = "$i" ]; then
     for _ in $(seq 1200); do [ -e "$out/feed.started" ] && break; sleep 0.1; done

@@ -197,12 +197,17 @@ static bool parse_args(int argc, char **argv, struct options *o)
 }
 
 /* md_book_rx's hooks: echoes and snapshot requests go out on this ctx. */
-static void echo_hook(void *user, const struct md_packet_view *v)
+static void echo_hook(void *user, const struct md_packet_view *v, uint64_t received_real_ns)
 {
     struct book *b = user;
-    struct md_echo e = {
-        .book_id = (uint32_t)b->opt->book_id, .seq = v->seq, .intended_ns = v->intended_ns};
+    uint64_t applied = rdps__clock_realtime_ns();
+    struct md_echo e = {.book_id = (uint32_t)b->opt->book_id,
+                        .seq = v->seq,
+                        .intended_ns = v->intended_ns,
+                        .apply_ns = applied > received_real_ns ? applied - received_real_ns : 0};
     uint8_t buf[MD_ECHO_LEN];
+    uint64_t handed = rdps__clock_realtime_ns();
+    e.echo_ns = handed - applied;
     md_echo_encode(&e, buf);
     if (rdps_pub_send(b->echo_pub, buf, sizeof(buf)) == 0)
         b->echoes++;

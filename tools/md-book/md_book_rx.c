@@ -90,7 +90,7 @@ static void apply_packet(struct md_book_rx *rx, struct md_book_rx_channel *ch,
     }
     if (rx->cfg.reflect_every != 0 && !rx->replaying && ch->index == 0 &&
         ch->packets % rx->cfg.reflect_every == 0 && rx->hooks.echo != NULL)
-        rx->hooks.echo(rx->hooks.user, v);
+        rx->hooks.echo(rx->hooks.user, v, now_real_ns);
 }
 
 static void end_channel(struct md_book_rx *rx, struct md_book_rx_channel *ch, uint64_t end_seq)

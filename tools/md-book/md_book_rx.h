@@ -59,8 +59,9 @@ struct md_book_rx_hooks {
     void *user;
     /* Ask the feed for channel `what`'s snapshot, or MD_SNAPREQ_DIRECTORY for the directory. */
     void (*request)(void *user, uint32_t what);
-    /* Echo this packet of channel 0 to the feed (reflector latency); NULL: never. */
-    void (*echo)(void *user, const struct md_packet_view *v);
+    /* Echo this packet of channel 0 to the feed (reflector latency); NULL: never. Called right
+     * after the packet's messages were applied; received_real_ns: when its callback began. */
+    void (*echo)(void *user, const struct md_packet_view *v, uint64_t received_real_ns);
 };
 
 struct md_book_rx_channel {

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rdps/rdps.h>
 
@@ -39,6 +42,7 @@ enum profile { PROFILE_STEADY, PROFILE_OPEN, PROFILE_REPLAY };
 struct options {
     struct tool_ctx_options ctx;
     const char *feed, *hgrm_prefix, *timeseries, *replay, *write_itch, *symbol_digests;
+    const char *breakdown_prefix;
     uint64_t duration_s, rate, symbols, channels, seed, books, max_delay_us, warmup_ms;
     uint64_t wait_timeout_s, drain_timeout_s, snapshot_rate;
     double zipf;
@@ -46,9 +50,32 @@ struct options {
     bool unreliable, json;
 };
 
+/*
+ * The reflector's round trip in stages, per echoed packet of channel 0: the feed's own on its
+ * clock (how late its loop took up the first message after its intended time; waiting in the
+ * packer; handing the packet to rdps and its post), the book's from the durations its echo carries
+ * (applying the packet; handing the echo to rdps), and the two legs across the wire (rdps, the
+ * devices, the guests' network, and each side's wait to poll) as halves of what is left. They add
+ * up to the round trip from the intended time by construction; a sample whose book durations exceed
+ * what the feed saw between its post and the echo's arrival is counted as inconsistent, not
+ * recorded.
+ */
+enum stage { ST_WAKE, ST_PACK, ST_SEND, ST_WIRE_OUT, ST_APPLY, ST_ECHO, ST_WIRE_BACK, ST_COUNT };
+static const char *const stage_names[ST_COUNT] = {"wake",  "pack", "send",     "wire_out",
+                                                  "apply", "echo", "wire_back"};
+
+/* Channel 0's packets as sent, by sequence, until their echo may come back. */
+#define SENT_RING 4096
+struct sent_packet {
+    uint64_t seq, intended_ns, added_ns, packed_ns, posted_ns;
+};
+
 struct book_rtt {
     uint32_t id;
     struct lat_hist hist;
+    struct lat_hist stage[ST_COUNT];
+    uint64_t staged, inconsistent, unmatched;
+    FILE *samples; /* --breakdown: one line per echoed packet */
 };
 
 struct feed {
@@ -67,6 +94,8 @@ struct feed {
     uint64_t messages, datagrams, bytes, eagain, stalled_sends;
     struct book_rtt books[MAX_BOOKS];
     unsigned nbooks;
+    struct sent_packet sent[SENT_RING];
+    int wait_ep, wait_timer; /* run_flow's sleep: the ctx's fd and a timer for the schedule */
     uint64_t echoes, echoes_dropped;
     /* --profile replay: the file, and the book its messages build (the reference digest) */
     FILE *replay;
@@ -112,6 +141,8 @@ static void usage(FILE *out)
             "  --unreliable       publish without the ack/resend layer\n"
             "  --warmup-ms MS     leave the first MS of flow out of the latency (default 1000)\n"
             "  --hgrm PREFIX      write PREFIX.bookN.hgrm: reflector RTT/2 per book\n"
+            "  --breakdown PREFIX write PREFIX.bookN.dat: each echoed packet's round trip in\n"
+            "                     stages (ns): rtt wake pack send wire_out apply echo wire_back\n"
             "  --write-itch FILE  also write every message published as an ITCH 5.0 file (the\n"
             "                     format --profile replay reads)\n"
             "  --timeseries FILE  per second: offered and sent messages, datagrams, echoes and\n"
@@ -149,6 +180,7 @@ static bool parse_args(int argc, char **argv, struct options *o)
         O_DELAY,
         O_UNRELIABLE,
         O_WARMUP,
+        O_BREAKDOWN,
         O_HGRM,
         O_JSON,
         O_SERIES,
@@ -169,6 +201,7 @@ static bool parse_args(int argc, char **argv, struct options *o)
         {"max-delay-us", required_argument, NULL, O_DELAY},
         {"unreliable", no_argument, NULL, O_UNRELIABLE},
         {"warmup-ms", required_argument, NULL, O_WARMUP},
+        {"breakdown", required_argument, NULL, O_BREAKDOWN},
         {"hgrm", required_argument, NULL, O_HGRM},
         {"timeseries", required_argument, NULL, O_SERIES},
         {"write-itch", required_argument, NULL, O_WRITE},
@@ -254,6 +287,9 @@ static bool parse_args(int argc, char **argv, struct options *o)
         case O_WARMUP:
             ok = tool_opt_u64(prog, "--warmup-ms", optarg, 0, 3600000, &o->warmup_ms);
             break;
+        case O_BREAKDOWN:
+            o->breakdown_prefix = optarg;
+            break;
         case O_HGRM:
             o->hgrm_prefix = optarg;
             break;
@@ -319,10 +355,64 @@ static struct book_rtt *book_slot(struct feed *f, uint32_t id)
     for (unsigned i = 0; i < f->nbooks; i++)
         if (f->books[i].id == id)
             return &f->books[i];
-    if (f->nbooks == MAX_BOOKS || lat_hist_init(&f->books[f->nbooks].hist, 3) < 0)
+    if (f->nbooks == MAX_BOOKS)
         return NULL;
-    f->books[f->nbooks].id = id;
-    return &f->books[f->nbooks++];
+    struct book_rtt *b = &f->books[f->nbooks];
+    if (lat_hist_init(&b->hist, 3) < 0)
+        return NULL;
+    for (int s = 0; s < ST_COUNT; s++) {
+        if (lat_hist_init(&b->stage[s], 2) < 0) {
+            while (--s >= 0)
+                lat_hist_fini(&b->stage[s]);
+            lat_hist_fini(&b->hist);
+            return NULL;
+        }
+    }
+    b->id = id;
+    if (f->opt->breakdown_prefix != NULL) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s.book%u.dat", f->opt->breakdown_prefix, id);
+        if ((b->samples = fopen(path, "w")) == NULL)
+            tool_error(prog, "cannot write %s", path);
+        else
+            fprintf(b->samples, "# seq rtt wake pack send wire_out apply echo wire_back (ns)\n");
+    }
+    f->nbooks++;
+    return b;
+}
+
+/* One echoed packet's round trip in stages (enum stage), when the feed still has its record. */
+static void record_stages(struct book_rtt *b, const struct sent_packet *p, const struct md_echo *e,
+                          uint64_t arrival_ns, bool warm)
+{
+    if (p->seq != e->seq || p->intended_ns != e->intended_ns || p->posted_ns == 0) {
+        b->unmatched++;
+        return;
+    }
+    uint64_t book = e->apply_ns + e->echo_ns, away = arrival_ns - p->posted_ns;
+    if (p->added_ns < p->intended_ns || p->packed_ns < p->added_ns || p->posted_ns < p->packed_ns ||
+        arrival_ns < p->posted_ns || away < book) {
+        b->inconsistent++;
+        return;
+    }
+    uint64_t st[ST_COUNT];
+    st[ST_WAKE] = p->added_ns - p->intended_ns;
+    st[ST_PACK] = p->packed_ns - p->added_ns;
+    st[ST_SEND] = p->posted_ns - p->packed_ns;
+    st[ST_APPLY] = e->apply_ns;
+    st[ST_ECHO] = e->echo_ns;
+    st[ST_WIRE_OUT] = (away - book) / 2;
+    st[ST_WIRE_BACK] = away - book - st[ST_WIRE_OUT];
+    b->staged++;
+    if (warm)
+        for (int s = 0; s < ST_COUNT; s++)
+            lat_hist_record(&b->stage[s], st[s]);
+    if (b->samples != NULL)
+        fprintf(b->samples,
+                "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+                " %" PRIu64 " %" PRIu64 "\n",
+                e->seq, arrival_ns - p->intended_ns, st[ST_WAKE], st[ST_PACK], st[ST_SEND],
+                st[ST_WIRE_OUT], st[ST_APPLY], st[ST_ECHO], st[ST_WIRE_BACK]);
 }
 
 static void on_echo(void *user, const void *data, size_t len, const rdps_msg_info *info)
@@ -341,8 +431,10 @@ static void on_echo(void *user, const void *data, size_t len, const rdps_msg_inf
         return;
     }
     f->echoes++;
-    if (e.intended_ns >= f->warmup_end_real_ns)
+    bool warm = e.intended_ns >= f->warmup_end_real_ns;
+    if (warm)
         lat_hist_record(&b->hist, (now - e.intended_ns) / 2);
+    record_stages(b, &f->sent[e.seq % SENT_RING], &e, now, warm);
     if (f->series != NULL)
         lat_hist_record(&f->second_hist, (now - e.intended_ns) / 2);
 }
@@ -370,9 +462,22 @@ static int flush_channel(struct feed *f, uint32_t ch)
 {
     const uint8_t *data;
     size_t len;
-    if (md_packer_flush(&f->packers[ch], &data, &len) == 0)
+    struct md_packer *p = &f->packers[ch];
+    uint64_t seq = p->packet_seq, intended = p->base_ns, added = p->first_added_ns;
+    if (md_packer_flush(p, &data, &len) == 0)
         return 0;
-    return send_packet(f, ch, data, len);
+    if (ch != 0)
+        return send_packet(f, ch, data, len);
+    /* Channel 0's packets are the ones books echo: keep when each was packed and posted. */
+    struct sent_packet *r = &f->sent[seq % SENT_RING];
+    *r = (struct sent_packet){.seq = seq,
+                              .intended_ns = intended,
+                              .added_ns = added,
+                              .packed_ns = rdps__clock_realtime_ns()};
+    int rc = send_packet(f, ch, data, len);
+    if (rc == 0)
+        r->posted_ns = rdps__clock_realtime_ns();
+    return rc;
 }
 
 /* ---- late join: md_snap_server's hooks ---- */
@@ -572,6 +677,69 @@ static int replay_next(struct feed *f, struct itch_msg *m, uint8_t *buf, uint32_
     }
 }
 
+/* The sleep of the flow loop: rdps's fd and a timer for the schedule, in one epoll set. */
+static bool open_wait(struct feed *f)
+{
+    f->wait_ep = epoll_create1(EPOLL_CLOEXEC);
+    f->wait_timer = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (f->wait_ep < 0 || f->wait_timer < 0) {
+        tool_error(prog, "epoll/timerfd: %s", strerror(errno));
+        return false;
+    }
+    int fds[2] = {rdps_ctx_fd(f->ctx), f->wait_timer};
+    for (int i = 0; i < 2; i++) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = fds[i]};
+        if (epoll_ctl(f->wait_ep, EPOLL_CTL_ADD, fds[i], &ev) < 0) {
+            tool_error(prog, "epoll_ctl: %s", strerror(errno));
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * Sleeps until the next message is due (due_mono_ns), a partly filled packet must go (the
+ * packers' deadlines), a snapshot part may go, or rdps has work: rdps.h's event loop (drain,
+ * arm, wait on the ctx's fd bounded by its next timer) with a timer of the feed's own. The feed
+ * never spins: on soft-RoCE the kernel does the device's work on the same CPUs. Returns 0 or
+ * an rdps error.
+ */
+static int sleep_until(struct feed *f, uint64_t due_mono_ns)
+{
+    uint64_t now_mono = rdps__clock_monotonic_ns(), now_real = rdps__clock_realtime_ns();
+    uint64_t wake = due_mono_ns;
+    for (uint32_t ch = 0; ch < f->opt->channels; ch++) {
+        uint64_t d = md_packer_deadline(&f->packers[ch]);
+        if (d == UINT64_MAX)
+            continue;
+        uint64_t dm = d > now_real ? now_mono + (d - now_real) : now_mono;
+        if (dm < wake)
+            wake = dm;
+    }
+    if (f->snap_ok && md_snap_server_busy(&f->snap) && now_mono + 1000000ull < wake)
+        wake = now_mono + 1000000ull;
+    if (wake <= now_mono)
+        return 0;
+    int rc;
+    while ((rc = rdps_ctx_poll(f->ctx, 0)) > 0)
+        ;
+    if (rc < 0)
+        return rc;
+    if ((rc = rdps_ctx_arm(f->ctx)) == RDPS_EAGAIN)
+        return 0; /* work came in meanwhile: poll it first */
+    if (rc < 0)
+        return rc;
+    struct itimerspec its = {.it_value = {.tv_sec = (time_t)(wake / 1000000000ull),
+                                          .tv_nsec = (long)(wake % 1000000000ull)}};
+    timerfd_settime(f->wait_timer, TFD_TIMER_ABSTIME, &its, NULL);
+    struct epoll_event evs[2];
+    if (epoll_wait(f->wait_ep, evs, 2, rdps_ctx_next_timeout_ms(f->ctx)) < 0 && errno != EINTR)
+        return RDPS_EIO;
+    uint64_t expirations;
+    (void)!read(f->wait_timer, &expirations, sizeof(expirations)); /* non-blocking */
+    return 0;
+}
+
 static int run_flow(struct feed *f)
 {
     const struct options *o = f->opt;
@@ -625,9 +793,14 @@ static int run_flow(struct feed *f)
             f->second_messages++;
             next_ns += (uint64_t)(1e9 / rate_at(o, next_ns));
         }
-        uint64_t real = rdps__clock_realtime_ns();
+        /* A packet goes when it is due, and also when its deadline falls before the next
+         * message is due: nothing can join it before then, so waiting for a timer would only
+         * add the wakeup's delay to its messages. */
+        uint64_t real = rdps__clock_realtime_ns(), next_real = f->start_real_ns + next_ns;
         for (uint32_t ch = 0; ch < o->channels; ch++)
-            if (md_packer_due(&f->packers[ch], real) && flush_channel(f, ch) < 0)
+            if ((md_packer_due(&f->packers[ch], real) ||
+                 md_packer_deadline(&f->packers[ch]) <= next_real) &&
+                flush_channel(f, ch) < 0)
                 return TOOL_EXIT_FAILED;
         if (rdps_ctx_poll(f->ctx, 0) < 0)
             return TOOL_EXIT_RUNTIME;
@@ -635,8 +808,8 @@ static int run_flow(struct feed *f)
             return TOOL_EXIT_FAILED;
         now_rel = rdps__clock_monotonic_ns() - mono0;
         series_tick(f, now_rel);
-        if (next_ns > now_rel + 2000000ull)
-            rdps_ctx_wait(f->ctx, (int)((next_ns - now_rel) / 1000000ull) - 1);
+        if (next_ns < end_ns && sleep_until(f, mono0 + next_ns) < 0)
+            return TOOL_EXIT_RUNTIME;
     }
     for (uint32_t ch = 0; ch < o->channels; ch++) {
         const uint8_t *data;
@@ -757,6 +930,22 @@ static void print_json(struct feed *f, uint64_t elapsed_ns)
         tool_json_object_end(&j);
     }
     tool_json_array_end(&j);
+    tool_json_array_begin(&j, "breakdown");
+    for (unsigned i = 0; i < f->nbooks; i++) {
+        const struct book_rtt *b = &f->books[i];
+        tool_json_object_begin(&j, NULL);
+        tool_json_u64(&j, "book", b->id);
+        tool_json_u64(&j, "samples", b->staged);
+        tool_json_u64(&j, "inconsistent", b->inconsistent);
+        tool_json_u64(&j, "unmatched", b->unmatched);
+        for (int s = 0; s < ST_COUNT; s++) {
+            tool_json_object_begin(&j, stage_names[s]);
+            md_json_latency(&j, &b->stage[s]);
+            tool_json_object_end(&j);
+        }
+        tool_json_object_end(&j);
+    }
+    tool_json_array_end(&j);
     tool_json_object_end(&j);
     tool_json_finish(&j);
 }
@@ -764,7 +953,7 @@ static void print_json(struct feed *f, uint64_t elapsed_ns)
 int main(int argc, char **argv)
 {
     struct options opt;
-    struct feed f = {0};
+    struct feed f = {.wait_ep = -1, .wait_timer = -1};
     int status = TOOL_EXIT_OK;
     if (!parse_args(argc, argv, &opt)) {
         tool_usage_hint(prog);
@@ -822,6 +1011,10 @@ int main(int argc, char **argv)
         fprintf(f.series, "# second offered_msgs_per_s messages datagrams echoes "
                           "rtt2_p99_us\n");
     }
+    if (!open_wait(&f)) {
+        status = TOOL_EXIT_RUNTIME;
+        goto out;
+    }
     uint64_t t0 = rdps__clock_monotonic_ns();
     status = run_flow(&f);
     uint64_t elapsed = rdps__clock_monotonic_ns() - t0;
@@ -863,7 +1056,16 @@ out:
     if (f.packers != NULL)
         md_gen_fini(&f.gen);
     free(f.packers);
-    for (unsigned i = 0; i < f.nbooks; i++)
+    for (unsigned i = 0; i < f.nbooks; i++) {
         lat_hist_fini(&f.books[i].hist);
+        for (int s = 0; s < ST_COUNT; s++)
+            lat_hist_fini(&f.books[i].stage[s]);
+        if (f.books[i].samples != NULL)
+            fclose(f.books[i].samples);
+    }
+    if (f.wait_ep >= 0)
+        close(f.wait_ep);
+    if (f.wait_timer >= 0)
+        close(f.wait_timer);
     return status;
 }

@@ -51,15 +51,20 @@ static inline bool md_source_equal(const rdps_source *a, const rdps_source *b)
 
 /*
  * Reflector echo (book -> feed), little-endian: magic "ECHO", book id (u32), the echoed
- * message's channel sequence (u64) and intended send time (u64, the feed's CLOCK_REALTIME).
- * The feed records (now - intended) / 2: a one-way estimate that needs no shared clock.
+ * packet's channel sequence (u64) and intended send time (u64, the feed's CLOCK_REALTIME), then
+ * two durations measured on the book's clock: apply_ns, from the rdps callback's start to the
+ * packet's messages applied to the book, and echo_ns, from there to the echo handed to rdps
+ * (u64 each). The feed records (now - intended) / 2, a one-way estimate that needs no shared
+ * clock, and splits the round trip into stages: its own (packing, sending) on its clock, the
+ * book's from these durations, and the two wire legs as halves of what is left.
  */
-#define MD_ECHO_LEN   24
+#define MD_ECHO_LEN   40
 #define MD_ECHO_MAGIC 0x4f484345u /* "ECHO" */
 
 struct md_echo {
     uint32_t book_id;
     uint64_t seq, intended_ns;
+    uint64_t apply_ns, echo_ns; /* book-side durations */
 };
 
 static inline void md_echo_encode(const struct md_echo *e, uint8_t out[MD_ECHO_LEN])
@@ -68,6 +73,8 @@ static inline void md_echo_encode(const struct md_echo *e, uint8_t out[MD_ECHO_L
     rdps__put_le32(out + 4, e->book_id);
     rdps__put_le64(out + 8, e->seq);
     rdps__put_le64(out + 16, e->intended_ns);
+    rdps__put_le64(out + 24, e->apply_ns);
+    rdps__put_le64(out + 32, e->echo_ns);
 }
 
 /* 0, or -1 for anything that is not an echo. */
@@ -79,6 +86,8 @@ static inline int md_echo_decode(const void *data, size_t len, struct md_echo *e
     e->book_id = rdps__get_le32(p + 4);
     e->seq = rdps__get_le64(p + 8);
     e->intended_ns = rdps__get_le64(p + 16);
+    e->apply_ns = rdps__get_le64(p + 24);
+    e->echo_ns = rdps__get_le64(p + 32);
     return 0;
 }
 
