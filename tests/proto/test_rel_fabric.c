@@ -484,7 +484,8 @@ static void test_late_join_from_the_whole_ring(void **state)
         assert_int_equal(res.refused_after_join, 0);
         assert_true(res.held_connecting_after_join <= 10);
         /* Each sequence repaired about once: a NAK of a repair still queued is not queued again. */
-        assert_true(res.repairs_unicast + res.repairs_multicast <= cfg.messages + cfg.messages / 10);
+        assert_true(res.repairs_unicast + res.repairs_multicast <=
+                    cfg.messages + cfg.messages / 10);
         assert_true(res.app_lag_after_ns <= res.app_lag_before_ns + 150000);
         assert_true(res.latency_after_ns <= 2 * res.latency_before_ns + 150000);
     }
