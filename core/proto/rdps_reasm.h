@@ -27,8 +27,10 @@
  * globally and per host.
  *
  * It is a stack of layers that call downward only; a layer tells the one above through return
- * values or a callback it was given at init, and never includes an upper layer's private
- * header:
+ * values or a callback it was given at init (the assembly layer's on_evicted, the application's
+ * deliver, on_gap, send, on_loss), and never includes an upper layer's private header. Every
+ * layer takes its stream by the index the stream table gave it and keeps its own per-stream
+ * state:
  *
  *   receiver     rdps_reasm.c: decode (or predict) a frame, find its stream, drive the layers
  *                below; unreliable streams here, reliable ones in rdps_rel_recv.c
@@ -37,7 +39,9 @@
  *                and the window offered; one mechanism for reliable and unreliable streams
  *   3 loss       rdps_rx_gaps.h (unreliable: gaps after the reorder allowance) and
  *                rdps_rx_recovery.h (reliable: NAK, STATUS, loss decisions; sans-IO)
- *   4 assembly   rdps_rx_assembly.h: fragments into messages, the arena, parking, delivery
+ *   4 assembly   rdps_rx_assembly.h: fragments into messages, parking, in-order release,
+ *                delivery; over rdps_rx_arena.h: the partials' memory, the chunked arena, the
+ *                per-host quotas and their victims
  *
  * The contract of each is in its header; tests/proto/check_layers.py fails on a call cycle
  * among core/proto's files.

@@ -205,8 +205,7 @@ struct rdps_rx_rel {
     uint32_t extend_consumed, extend_next;
     uint64_t join_deadline_ns; /* joining: give up waiting for a heartbeat */
     bool have_trail, joining, hb_echo, status_now;
-    bool catching_up; /* late join: consumed more than a window behind the publisher */
-    bool reordering;  /* a missing sequence arrived late: first NAKs wait for reordering */
+    bool reordering; /* a missing sequence arrived late: first NAKs wait for reordering */
     /* How late missing originals arrived after their range was found (a decaying maximum). */
     uint64_t reorder_late_ns;
     /* The message at (or, streaming, holding) the consumed point spans head_span datagrams from
