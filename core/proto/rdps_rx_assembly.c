@@ -57,8 +57,10 @@ static inline bool map_partial(struct rdps_rx_assembly *a, int32_t pi)
 }
 
 /* Fixes a partial's fragment layout and clears the bitmap words it uses. */
-static inline bool partial_set_layout(struct rdps_rx_assembly *a, int32_t pi, uint32_t frag_size,
-                                      uint32_t first_seq, uint32_t frag_total)
+__attribute__((always_inline)) static inline bool partial_set_layout(struct rdps_rx_assembly *a,
+                                                                     int32_t pi, uint32_t frag_size,
+                                                                     uint32_t first_seq,
+                                                                     uint32_t frag_total)
 {
     struct rdps_rx_partial *p = &a->partials[pi];
     if (p->frag_size == 0 && p->anchor_offset != 0) /* an anchor laid out */
@@ -66,7 +68,11 @@ static inline bool partial_set_layout(struct rdps_rx_assembly *a, int32_t pi, ui
     p->frag_size = frag_size;
     p->first_seq = first_seq;
     p->frag_total = frag_total;
-    memset(rdps__rx_arena_bits(a, pi), 0, ((size_t)frag_total + 63) / 64 * sizeof(uint64_t));
+    uint64_t *bits = rdps__rx_arena_bits(a, pi);
+    if (frag_total <= 64)
+        bits[0] = 0; /* most messages: no call for one word */
+    else
+        memset(bits, 0, ((size_t)frag_total + 63) / 64 * sizeof(uint64_t));
     return map_partial(a, pi);
 }
 
