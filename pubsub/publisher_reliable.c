@@ -398,10 +398,10 @@ int rdps__pub_rel_send(rdps_pub_t *pub, const void *data, size_t len, unsigned f
     }
     if (frames == RDPS_EMSGSIZE && len > rdps__rel_pub_max_msg_len(&g->engine))
         return rdps__set_err(frames,
-                             "rdps_pub_send: reliable message of %zu bytes above %u bytes (%u "
-                             "datagrams: a receiver holds a whole message in its window; see "
+                             "rdps_pub_send: reliable message of %zu bytes above %u bytes (the "
+                             "ctx's max_message_size, or what the ring holds; see "
                              "rdps_pub_max_message_size)",
-                             len, rdps__rel_pub_max_msg_len(&g->engine), RDPS_REL_MAX_MSG_FRAMES);
+                             len, rdps__rel_pub_max_msg_len(&g->engine));
     if (frames < 0)
         return rdps__set_err(frames, "rdps_pub_send: message of %zu bytes refused by the ring",
                              len);

@@ -30,7 +30,7 @@ static inline void rx_source(const struct rdps_rx_datagram *rx, struct rdps_sour
     out->reserved_ = 0;
 }
 
-static void bump_delivered(rdps_counters *c, uint32_t len, uint32_t frags)
+static inline void bump_delivered(rdps_counters *c, uint32_t len, uint32_t frags)
 {
     c->msgs_delivered++;
     c->bytes_delivered += len;
@@ -38,12 +38,15 @@ static void bump_delivered(rdps_counters *c, uint32_t len, uint32_t frags)
 }
 
 /*
- * Calls every live subscriber of the topic. Callbacks run with the ctx's callback depth raised,
- * so a destroyed subscriber is only marked closed and stays linked: `next` stays valid.
+ * Counts the message and calls every live subscriber of the topic. Callbacks run with the ctx's
+ * callback depth raised, so a destroyed subscriber is only marked closed and stays linked: `next`
+ * stays valid. Inline (always): it is the end of the receive path of every message.
  */
-static void call_subscribers(struct rdps_topic *topic, const void *data, size_t len,
-                             const rdps_msg_info *info)
+__attribute__((always_inline)) static inline void deliver(rdps_ctx_t *ctx, struct rdps_topic *topic,
+                                                          const void *data, size_t len,
+                                                          const rdps_msg_info *info)
 {
+    bump_delivered(&ctx->counters, (uint32_t)len, info->fragments);
     for (struct rdps_sub *s = topic->subs, *next; s != NULL; s = next) {
         next = s->topic_next;
         if (s->closed)
@@ -51,13 +54,6 @@ static void call_subscribers(struct rdps_topic *topic, const void *data, size_t 
         bump_delivered(&s->counters, (uint32_t)len, info->fragments);
         s->on_message(s->user, data, len, info);
     }
-}
-
-static inline void deliver(rdps_ctx_t *ctx, struct rdps_topic *topic, const void *data, size_t len,
-                           const rdps_msg_info *info)
-{
-    bump_delivered(&ctx->counters, (uint32_t)len, info->fragments);
-    call_subscribers(topic, data, len, info);
 }
 
 void rdps__deliver_local(rdps_ctx_t *ctx, struct rdps_topic *topic, const void *data, size_t len,
@@ -90,7 +86,7 @@ static void on_deliver(void *user, const uint8_t *msg, uint32_t len,
         .retransmitted = ri->retransmit,
         .source = ri->source,
     };
-    rdps__deliver_local(ctx, topic, msg, len, &info);
+    deliver(ctx, topic, msg, len, &info);
 }
 
 void rdps__topic_notify(rdps_ctx_t *ctx, struct rdps_topic *topic, const rdps_event *ev)
@@ -280,7 +276,8 @@ static void receive_data(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx)
         return;
     }
     /* A partial started here expires no earlier than this: make sure the timer looks. */
-    rdps__ctx_timer_at(ctx, ctx->now_ns + ctx->reassembly_timeout_ns);
+    if (rdps__reasm_partials_pending(ctx->reasm))
+        rdps__ctx_timer_at(ctx, ctx->now_ns + ctx->reassembly_timeout_ns);
     /* A sequence skipped here is a gap only if it is still missing after the reorder allowance. */
     if (rdps__reasm_gaps_pending(ctx->reasm))
         rdps__ctx_timer_at(ctx, ctx->now_ns + ctx->reorder_allowance_ns);

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* rdps_reasm.c - receive side: source and stream tables, sequence window, single-datagram delivery
- * and the entry points (model: rdps_reasm.h; partial messages: rdps_reasm_partial.c; gap list:
- * rdps_reasm_gaps.c; reliable mode: rdps_rel_recv.c). About 770 lines of one concern: the tables
- * and the window every frame goes through, kept together so the hot path inlines. */
-#include "rdps_reasm_internal.h"
+/* rdps_reasm.c - the receive engine's entry: decodes or predicts each frame, finds its stream and
+ * drives the layers below it; unreliable streams here, reliable ones in rdps_rel_recv.c (model:
+ * rdps_reasm.h). */
+#include "rdps_reasm.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,33 +37,11 @@ void rdps__reasm_config_default(struct rdps_reasm_config *cfg)
     cfg->rel.join_wait_ns = 100000000ull;
 }
 
-static uint32_t clamp_quota(uint64_t quota, uint32_t cap)
-{
-    return quota == 0 || quota > cap ? cap : (uint32_t)quota;
-}
-
 int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg)
 {
     memset(r, 0, sizeof(*r));
     if (cfg->deliver == NULL)
         return rdps__set_err(RDPS_EINVAL, "reasm_init: no deliver callback");
-    if (cfg->max_sessions == 0 || cfg->max_sessions > MAX_TABLE_ENTRIES || cfg->max_partials == 0 ||
-        cfg->max_partials > MAX_TABLE_ENTRIES)
-        return rdps__set_err(RDPS_EINVAL,
-                             "reasm_init: max_sessions %u / max_partials %u not in 1..%u",
-                             cfg->max_sessions, cfg->max_partials, MAX_TABLE_ENTRIES);
-    if (cfg->chunk_bytes < MIN_CHUNK || (cfg->chunk_bytes & (cfg->chunk_bytes - 1)) != 0)
-        return rdps__set_err(RDPS_EINVAL, "reasm_init: chunk_bytes %u not a power of two >= %u",
-                             cfg->chunk_bytes, MIN_CHUNK);
-    if (cfg->reasm_cap_bytes < MIN_CHUNK ||
-        cfg->reasm_cap_bytes / MIN_CHUNK > (size_t)MAX_TABLE_ENTRIES * 64)
-        return rdps__set_err(RDPS_EINVAL, "reasm_init: reasm_cap_bytes %zu out of range",
-                             cfg->reasm_cap_bytes);
-    if (cfg->min_frag_payload == 0)
-        return rdps__set_err(RDPS_EINVAL, "reasm_init: min_frag_payload is 0");
-    if (cfg->max_gap_ranges == 0 || cfg->max_gap_ranges > 1024)
-        return rdps__set_err(RDPS_EINVAL, "reasm_init: max_gap_ranges %u not in 1..1024",
-                             cfg->max_gap_ranges);
     if (cfg->rel.enabled &&
         (cfg->rel.send == NULL || cfg->rel.nak_max_tries == 0 || cfg->rel.receivers == 0 ||
          cfg->rel.default_rtt_ns == 0 || cfg->rel.status_interval_ns == 0))
@@ -72,90 +49,49 @@ int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg)
                              "reasm_init: reliable mode needs a send callback, nak_max_tries, "
                              "receivers, default_rtt_ns and status_interval_ns above 0");
     r->cfg = *cfg;
-
-    uint32_t chunk = cfg->chunk_bytes;
-    while (chunk > cfg->reasm_cap_bytes)
-        chunk >>= 1;
-    while ((1u << r->chunk_shift) < chunk)
-        r->chunk_shift++;
-    r->cfg.chunk_bytes = chunk;
-    size_t chunks = cfg->reasm_cap_bytes >> r->chunk_shift;
-    if (chunks > MAX_TABLE_ENTRIES)
-        return rdps__set_err(RDPS_EINVAL, "reasm_init: %zu chunks of %u bytes: above %u", chunks,
-                             chunk, MAX_TABLE_ENTRIES);
-    r->chunk_count = (uint32_t)chunks;
-    uint64_t max_msg = cfg->limits.max_msg_len;
-    uint64_t arena_bytes = (uint64_t)r->chunk_count << r->chunk_shift;
-    r->max_frags = (uint32_t)((max_msg + cfg->min_frag_payload - 1) / cfg->min_frag_payload);
-    r->frag_words = r->max_frags > 64 ? (r->max_frags + 63) / 64 : 1;
-    uint64_t span = (max_msg + chunk - 1) >> r->chunk_shift;
-    r->map_len = span == 0 ? 1 : span > r->chunk_count ? r->chunk_count : (uint32_t)span;
-    r->bounce_bytes = max_msg > chunk ? (size_t)(max_msg < arena_bytes ? max_msg : arena_bytes) : 0;
-    r->host_max_streams = clamp_quota(cfg->max_streams_per_source, cfg->max_sessions);
-    r->host_max_partials = clamp_quota(cfg->max_partials_per_source, cfg->max_partials);
-    r->host_max_chunks =
-        clamp_quota((cfg->max_bytes_per_source + chunk - 1) >> r->chunk_shift, r->chunk_count);
-
-    uint32_t slots = 2;
-    while (slots < 2 * cfg->max_sessions)
-        slots <<= 1;
-    r->hash_mask = slots - 1;
-    r->src_mask = slots / 2 - 1;
-    r->hash_slots = malloc(slots * sizeof(*r->hash_slots));
-    r->src_buckets = malloc((slots / 2) * sizeof(*r->src_buckets));
-    r->host_buckets = malloc((slots / 2) * sizeof(*r->host_buckets));
-    r->streams = calloc(cfg->max_sessions, sizeof(*r->streams));
-    r->sources = calloc(cfg->max_sessions, sizeof(*r->sources));
-    r->hosts = calloc(cfg->max_sessions, sizeof(*r->hosts));
-    r->partials = calloc(cfg->max_partials, sizeof(*r->partials));
-    r->frag_bits = calloc((size_t)cfg->max_partials * r->frag_words, sizeof(*r->frag_bits));
-    r->chunk_maps = calloc((size_t)cfg->max_partials * r->map_len, sizeof(*r->chunk_maps));
-    r->chunk_next = calloc(r->chunk_count, sizeof(*r->chunk_next));
-    r->arena = malloc((size_t)arena_bytes);
-    r->gap_store = calloc((size_t)cfg->max_sessions * cfg->max_gap_ranges, sizeof(*r->gap_store));
-    if (cfg->rel.enabled)
-        r->rel = calloc(cfg->max_sessions, sizeof(*r->rel));
-    if (r->bounce_bytes > 0)
-        r->bounce = malloc(r->bounce_bytes);
-    if (r->hash_slots == NULL || r->src_buckets == NULL || r->host_buckets == NULL ||
-        r->streams == NULL || r->sources == NULL || r->hosts == NULL || r->partials == NULL ||
-        r->frag_bits == NULL || r->chunk_maps == NULL || r->chunk_next == NULL ||
-        r->arena == NULL || (r->bounce_bytes > 0 && r->bounce == NULL) || r->gap_store == NULL ||
-        (cfg->rel.enabled && r->rel == NULL)) {
+    struct rdps_rx_assembly_config ac = {
+        .max_streams = cfg->max_sessions,
+        .max_partials = cfg->max_partials,
+        .arena_bytes = cfg->reasm_cap_bytes,
+        .chunk_bytes = cfg->chunk_bytes,
+        .min_frag_payload = cfg->min_frag_payload,
+        .max_msg_len = cfg->limits.max_msg_len,
+        .max_partials_per_host = cfg->max_partials_per_source,
+        .max_bytes_per_host = cfg->max_bytes_per_source,
+        .partial_timeout_ns = cfg->partial_timeout_ns,
+        .deliver = cfg->deliver,
+        .user = cfg->user,
+        .on_evicted = rdps__rel_partial_evicted,
+        .evicted_user = r,
+        .counters = &r->counters,
+    };
+    int rc = rdps__rx_asm_init(&r->assembly, &ac);
+    if (rc < 0)
+        return rc;
+    struct rdps_rx_streams_config sc = {
+        .max_sessions = cfg->max_sessions,
+        .max_streams_per_host = cfg->max_streams_per_source,
+        .max_gap_ranges = cfg->max_gap_ranges,
+        .park_per_host = r->assembly.host_max_partials,
+        .chunks_per_host = r->assembly.host_max_chunks,
+        .idle_timeout_ns = cfg->session_idle_timeout_ns,
+        .hash_seed = cfg->hash_seed,
+        .counters = &r->counters,
+    };
+    struct rdps_rx_gaps_config gc = {
+        .max_streams = cfg->max_sessions,
+        .allowance_ns = cfg->reorder_allowance_ns,
+        .on_gap = cfg->on_gap,
+        .user = cfg->user,
+        .counters = &r->counters,
+    };
+    if ((rc = rdps__rx_streams_init(&r->streams, &sc)) < 0 ||
+        (rc = rdps__rx_gaps_init(&r->gaps, &gc)) < 0 ||
+        (cfg->rel.enabled &&
+         (rc = rdps__rx_rec_init(&r->rec, &cfg->rel, cfg->max_sessions, cfg->user)) < 0)) {
         rdps__reasm_fini(r);
-        return rdps__set_err(RDPS_ENOMEM,
-                             "reasm_init: cannot allocate %u sessions, %u partials, %zu "
-                             "arena bytes",
-                             cfg->max_sessions, cfg->max_partials, cfg->reasm_cap_bytes);
+        return rc;
     }
-
-    for (uint32_t i = 0; i < slots; i++)
-        r->hash_slots[i] = NO_INDEX;
-    for (uint32_t i = 0; i < slots / 2; i++)
-        r->src_buckets[i] = r->host_buckets[i] = NO_INDEX;
-    for (uint32_t i = 0; i < cfg->max_sessions; i++) {
-        int32_t next = i + 1 < cfg->max_sessions ? (int32_t)(i + 1) : NO_INDEX;
-        r->streams[i].lru_next = next;
-        r->sources[i].hash_next = next;
-        r->hosts[i].hash_next = next;
-    }
-    for (uint32_t i = 0; i < cfg->max_partials; i++)
-        r->partials[i].stream_next = i + 1 < cfg->max_partials ? (int32_t)(i + 1) : NO_INDEX;
-    for (uint32_t i = 0; i < r->chunk_count; i++)
-        r->chunk_next[i] = i + 1 < r->chunk_count ? (int32_t)(i + 1) : NO_INDEX;
-    r->stream_free = 0;
-    r->src_free = 0;
-    r->host_free = 0;
-    r->lru_head = r->lru_tail = NO_INDEX;
-    r->partial_free = 0;
-    r->age_head = r->age_tail = NO_INDEX;
-    r->chunk_free = 0;
-    r->chunks_free = r->chunk_count;
-    r->gap_head = NO_INDEX;
-    r->rel_head = NO_INDEX;
-    r->rel_credits = RDPS_REL_CREDITS_MAX;
-    r->rel_rng = cfg->rel.rng_seed ^ 0x5DEECE66Dull;
-    r->rel_due_ns = UINT64_MAX;
     return 0;
 }
 
@@ -163,459 +99,164 @@ void rdps__reasm_fini(struct rdps_reasm *r)
 {
     if (r == NULL)
         return;
-    free(r->rel);
-    free(r->gap_store);
-    r->rel = NULL;
-    r->gap_store = NULL;
-    free(r->bounce);
-    free(r->arena);
-    free(r->chunk_next);
-    free(r->chunk_maps);
-    free(r->frag_bits);
-    free(r->partials);
-    free(r->hosts);
-    free(r->sources);
-    free(r->streams);
-    free(r->host_buckets);
-    free(r->src_buckets);
-    free(r->hash_slots);
-    r->bounce = NULL;
-    r->arena = NULL;
-    r->chunk_next = NULL;
-    r->chunk_maps = NULL;
-    r->frag_bits = NULL;
-    r->partials = NULL;
-    r->hosts = NULL;
-    r->sources = NULL;
-    r->streams = NULL;
-    r->host_buckets = NULL;
-    r->src_buckets = NULL;
-    r->hash_slots = NULL;
-}
-
-/* ---- hosts and sources ----------------------------------------------------------------------- */
-
-/* Seeds differ from the stream table's and each other's: the tables do not collide together. */
-static uint32_t source_bucket(const struct rdps_reasm *r, const struct rdps_source *id)
-{
-    return (uint32_t)rdps__source_hash(id, ~r->cfg.hash_seed) & r->src_mask;
-}
-
-static uint32_t host_bucket(const struct rdps_reasm *r, const struct rdps_source *host_id)
-{
-    return (uint32_t)rdps__source_hash(host_id, r->cfg.hash_seed ^ 0x486f7374ull) & r->src_mask;
-}
-
-static int32_t source_find(const struct rdps_reasm *r, const struct rdps_source *id)
-{
-    for (int32_t i = r->src_buckets[source_bucket(r, id)]; i != NO_INDEX;
-         i = r->sources[i].hash_next)
-        if (rdps__source_equal(&r->sources[i].id, id))
-            return i;
-    return NO_INDEX;
-}
-
-/* The host of source `id`, NO_INDEX if none of its sources has a stream. */
-static int32_t host_find(const struct rdps_reasm *r, const struct rdps_source *id)
-{
-    struct rdps_source key = rdps__source_host(id);
-    for (int32_t i = r->host_buckets[host_bucket(r, &key)]; i != NO_INDEX;
-         i = r->hosts[i].hash_next)
-        if (rdps__source_equal(&r->hosts[i].id, &key))
-            return i;
-    return NO_INDEX;
-}
-
-/* Called with free entries available: hosts never outnumber sources, nor sources streams. */
-static int32_t source_create(struct rdps_reasm *r, const struct rdps_source *id)
-{
-    int32_t h = host_find(r, id);
-    if (h == NO_INDEX) {
-        h = r->host_free;
-        struct rdps_reasm_host *host = &r->hosts[h];
-        r->host_free = host->hash_next;
-        memset(host, 0, sizeof(*host));
-        host->id = rdps__source_host(id);
-        host->src_head = NO_INDEX;
-        uint32_t b = host_bucket(r, &host->id);
-        host->hash_next = r->host_buckets[b];
-        r->host_buckets[b] = h;
-    }
-    int32_t i = r->src_free;
-    struct rdps_reasm_src *e = &r->sources[i];
-    r->src_free = e->hash_next;
-    memset(e, 0, sizeof(*e));
-    e->id = *id;
-    e->part_head = e->part_tail = NO_INDEX;
-    e->host = h;
-    e->host_prev = NO_INDEX;
-    e->host_next = r->hosts[h].src_head;
-    if (e->host_next != NO_INDEX)
-        r->sources[e->host_next].host_prev = i;
-    r->hosts[h].src_head = i;
-    uint32_t b = source_bucket(r, id);
-    e->hash_next = r->src_buckets[b];
-    r->src_buckets[b] = i;
-    return i;
-}
-
-static void host_remove(struct rdps_reasm *r, int32_t h)
-{
-    int32_t *link = &r->host_buckets[host_bucket(r, &r->hosts[h].id)];
-    while (*link != h)
-        link = &r->hosts[*link].hash_next;
-    *link = r->hosts[h].hash_next;
-    r->hosts[h].hash_next = r->host_free;
-    r->host_free = h;
-}
-
-static void source_remove(struct rdps_reasm *r, int32_t i)
-{
-    struct rdps_reasm_src *e = &r->sources[i];
-    int32_t *link = &r->src_buckets[source_bucket(r, &e->id)];
-    while (*link != i)
-        link = &r->sources[*link].hash_next;
-    *link = e->hash_next;
-    if (e->host_prev != NO_INDEX)
-        r->sources[e->host_prev].host_next = e->host_next;
-    else
-        r->hosts[e->host].src_head = e->host_next;
-    if (e->host_next != NO_INDEX)
-        r->sources[e->host_next].host_prev = e->host_prev;
-    if (r->hosts[e->host].src_head == NO_INDEX)
-        host_remove(r, e->host);
-    e->hash_next = r->src_free;
-    r->src_free = i;
+    rdps__rx_rec_fini(&r->rec);
+    rdps__rx_gaps_fini(&r->gaps);
+    rdps__rx_streams_fini(&r->streams);
+    rdps__rx_asm_fini(&r->assembly);
 }
 
 /* ---- streams ------------------------------------------------------------------------------- */
 
-static uint64_t hash_key(const struct rdps_reasm *r, const struct rdps_source *source,
-                         uint32_t session_id)
+static inline struct rdps_rx_stream *stream_of(struct rdps_reasm *r, int32_t si)
 {
-    return rdps__source_hash(source,
-                             r->cfg.hash_seed ^ ((uint64_t)session_id * 0x9E3779B97F4A7C15ull));
+    return &r->streams.streams[si];
 }
 
-static void lru_unlink(struct rdps_reasm *r, int32_t si)
-{
-    struct rdps_reasm_stream *s = &r->streams[si];
-    if (s->lru_prev != NO_INDEX)
-        r->streams[s->lru_prev].lru_next = s->lru_next;
-    else
-        r->lru_head = s->lru_next;
-    if (s->lru_next != NO_INDEX)
-        r->streams[s->lru_next].lru_prev = s->lru_prev;
-    else
-        r->lru_tail = s->lru_prev;
-}
-
-static void lru_push_front(struct rdps_reasm *r, int32_t si)
-{
-    struct rdps_reasm_stream *s = &r->streams[si];
-    s->lru_prev = NO_INDEX;
-    s->lru_next = r->lru_head;
-    if (r->lru_head != NO_INDEX)
-        r->streams[r->lru_head].lru_prev = si;
-    else
-        r->lru_tail = si;
-    r->lru_head = si;
-}
-
-static uint32_t hash_find_slot(const struct rdps_reasm *r, const struct rdps_source *source,
-                               uint32_t session_id)
-{
-    uint32_t i = (uint32_t)hash_key(r, source, session_id) & r->hash_mask;
-    for (;;) {
-        int32_t si = r->hash_slots[i];
-        if (si == NO_INDEX || (r->streams[si].session_id == session_id &&
-                               rdps__source_equal(&r->streams[si].source, source)))
-            return i;
-        i = (i + 1) & r->hash_mask;
-    }
-}
-
-/* Backward-shift deletion keeps linear probing correct without tombstones. */
-static void hash_remove(struct rdps_reasm *r, uint32_t slot)
-{
-    uint32_t hole = slot;
-    uint32_t i = slot;
-    for (;;) {
-        i = (i + 1) & r->hash_mask;
-        int32_t si = r->hash_slots[i];
-        if (si == NO_INDEX)
-            break;
-        uint32_t home =
-            (uint32_t)hash_key(r, &r->streams[si].source, r->streams[si].session_id) & r->hash_mask;
-        /* Move entry i into the hole unless its home lies cyclically in (hole, i]. */
-        if (((i - home) & r->hash_mask) >= ((i - hole) & r->hash_mask)) {
-            r->hash_slots[hole] = si;
-            hole = i;
-        }
-    }
-    r->hash_slots[hole] = NO_INDEX;
-}
-
-void rdps__reasm_stream_drop_partials(struct rdps_reasm *r, struct rdps_reasm_stream *s)
-{
-    while (s->partial_head != NO_INDEX) {
-        r->counters.reasm_dropped_with_session++;
-        rdps__reasm_partial_release(r, s->partial_head);
-    }
-}
-
+/* Takes stream si out of every layer, then out of the table. */
 static void stream_remove(struct rdps_reasm *r, int32_t si)
 {
-    struct rdps_reasm_stream *s = &r->streams[si];
+    struct rdps_rx_stream *s = stream_of(r, si);
     if (s->reliable)
         rdps__rel_stream_stop(r, si);
     else
-        rdps__reasm_gaps_flush(r, si);
-    rdps__reasm_stream_drop_partials(r, s);
-    hash_remove(r, hash_find_slot(r, &s->source, s->session_id));
-    lru_unlink(r, si);
-    r->hosts[s->host].streams--;
-    if (--r->sources[s->src].streams == 0)
-        source_remove(r, s->src);
-    s->lru_next = r->stream_free;
-    r->stream_free = si;
+        rdps__rx_gaps_flush(&r->gaps, si, &s->track, &s->id);
+    rdps__rx_asm_stream_drop(&r->assembly, si, true);
+    rdps__rx_streams_remove(&r->streams, si);
 }
 
-/*
- * The least recently active stream of the heaviest source (most streams) of host `host`, or with
- * host == NO_INDEX of the heaviest source of the host holding the most streams. Walks the LRU
- * list from the tail (at most max_sessions entries), only when a table or quota is full.
- */
-static int32_t stream_victim(const struct rdps_reasm *r, int32_t host)
-{
-    int32_t best = NO_INDEX;
-    uint64_t best_weight = 0;
-    for (int32_t si = r->lru_tail; si != NO_INDEX; si = r->streams[si].lru_prev) {
-        const struct rdps_reasm_stream *s = &r->streams[si];
-        if (host != NO_INDEX && s->host != host)
-            continue;
-        uint64_t weight = (uint64_t)r->hosts[s->host].streams << 32 | r->sources[s->src].streams;
-        if (weight > best_weight) {
-            best_weight = weight;
-            best = si;
-        }
-    }
-    return best;
-}
-
-/* A new stream for (source, session) of a DATA frame, making room as the quotas say. */
 /* How a new stream whose first frame is h is handled (enum rdps_reasm_want). */
 static int want_mode(const struct rdps_reasm *r, const struct rdps_source *source,
                      const struct rdps_frame_header *h)
 {
-    if (r->rel == NULL || !(h->flags & RDPS_FRAME_F_RELIABLE))
+    if (!r->cfg.rel.enabled || !(h->flags & RDPS_FRAME_F_RELIABLE))
         return RDPS_REASM_WANT_UNRELIABLE;
     if (r->cfg.want_reliable != NULL)
         return r->cfg.want_reliable(r->cfg.user, source, h->session_id, h->topic_id);
     return r->cfg.rel.from_oldest ? RDPS_REASM_WANT_OLDEST : RDPS_REASM_WANT_LIVE;
 }
 
+/* A new stream for (source, session) of frame h, making room as the quotas say. */
 static int32_t stream_create(struct rdps_reasm *r, const struct rdps_source *source,
                              const struct rdps_frame_header *h, uint64_t now_ns)
 {
-    int32_t host = host_find(r, source);
-    int32_t src;
-    if (host != NO_INDEX && r->hosts[host].streams >= r->host_max_streams) {
-        r->counters.sessions_source_quota++;
-        stream_remove(r, stream_victim(r, host));
-        src = source_find(r, source); /* its last stream may have taken the entry along */
-    } else if (r->stream_free == NO_INDEX) {
-        r->counters.sessions_evicted++;
-        stream_remove(r, stream_victim(r, NO_INDEX));
-        src = source_find(r, source);
-    } else {
-        src = source_find(r, source);
-    }
-    if (src == NO_INDEX)
-        src = source_create(r, source);
-    uint32_t slot = hash_find_slot(r, source, h->session_id);
-    int32_t si = r->stream_free;
-    struct rdps_reasm_stream *s = &r->streams[si];
-    r->stream_free = s->lru_next;
-    memset(s, 0, sizeof(*s));
-    s->source = *source;
-    s->session_id = h->session_id;
-    s->topic_id = h->topic_id;
-    s->src = src;
-    s->host = r->sources[src].host;
-    s->partial_head = NO_INDEX;
-    s->last_active_ns = now_ns;
-    s->next_seq = h->seq;
-    s->loss_floor = h->seq;
-    rdps__ranges_init(&s->gaps, r->gap_store + (size_t)si * r->cfg.max_gap_ranges,
-                      (uint16_t)r->cfg.max_gap_ranges);
+    int32_t victim = rdps__rx_streams_victim(&r->streams, source);
+    if (victim != RDPS_RX_NONE)
+        stream_remove(r, victim);
     bool accepted =
         r->cfg.accept == NULL || r->cfg.accept(r->cfg.user, source, h->session_id, h->topic_id);
-    s->topic_ok = accepted ? h->topic_id : 0;
     int want = want_mode(r, source, h);
-    s->reliable = want != RDPS_REASM_WANT_UNRELIABLE;
-    s->from_oldest = want == RDPS_REASM_WANT_OLDEST;
-    s->single.source = *source;
-    s->single.session_id = h->session_id;
-    s->single.topic_id = h->topic_id;
-    s->single.frag_count = 1;
-    /* A refused stream keeps 0: a nonzero version byte never matches it. */
-    if (accepted)
-        s->predict_w0 = RDPS_FRAME_VERSION | (uint64_t)RDPS_FRAME_DATA << 8 |
-                        (uint64_t)(RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END) << 16 |
-                        (uint64_t)h->session_id << 32;
-    r->sources[src].streams++;
-    r->hosts[s->host].streams++;
-    r->hash_slots[slot] = si;
-    lru_push_front(r, si);
-    r->counters.sessions_created++;
-    if (s->reliable && accepted)
-        rdps__rel_stream_start(r, si, h, now_ns);
-    else
-        s->reliable = false;
+    int32_t si = rdps__rx_streams_create(&r->streams, source, h, accepted,
+                                         want != RDPS_REASM_WANT_UNRELIABLE,
+                                         want == RDPS_REASM_WANT_OLDEST, now_ns);
+    struct rdps_rx_stream *s = stream_of(r, si);
+    rdps__rx_asm_stream_start(&r->assembly, si, s->src, s->host, &s->id, s->reliable);
+    if (s->reliable)
+        rdps__rel_stream_start(r, si, h->seq, now_ns);
     return si;
 }
 
-int32_t rdps__reasm_stream_lookup(const struct rdps_reasm *r, const struct rdps_source *source,
-                                  uint32_t session_id)
+/* ---- sequence window (unreliable streams) ------------------------------------------------- */
+
+/* The sequence pushed out of stream si's window by a push or forget was lost: counted, and its
+ * pending range reported now. */
+__attribute__((noinline, cold)) static void window_lost(struct rdps_reasm *r, int32_t si,
+                                                        uint32_t lost)
 {
-    return r->hash_slots[hash_find_slot(r, source, session_id)];
+    struct rdps_rx_stream *s = stream_of(r, si);
+    r->counters.lost_seqs += lost;
+    rdps__rx_gaps_leaving(&r->gaps, si, &s->track, &s->id, s->track.next - RDPS_SEQ_WINDOW);
 }
 
-/* The stream for (source, session), NO_INDEX if there is none. Marks it active. */
-static inline int32_t stream_find(struct rdps_reasm *r, const struct rdps_source *source,
-                                  uint32_t session_id, uint64_t now_ns)
+/* next arrived in order. */
+static inline void window_push(struct rdps_reasm *r, int32_t si, struct rdps_rx_stream *s)
 {
-    /* Consecutive frames usually come from the same stream: skip the hash then. */
-    int32_t si = r->lru_head;
-    if (si != NO_INDEX && r->streams[si].session_id == session_id &&
-        rdps__source_equal(&r->streams[si].source, source)) {
-        r->streams[si].last_active_ns = now_ns;
-        return si;
-    }
-    si = r->hash_slots[hash_find_slot(r, source, session_id)];
-    if (si != NO_INDEX) {
-        lru_unlink(r, si);
-        lru_push_front(r, si);
-        r->streams[si].last_active_ns = now_ns;
-    }
-    return si;
-}
-
-/* ---- sequence window ----------------------------------------------------------------------- */
-
-/*
- * seq == next_seq enters the window as received; seq - WINDOW, sharing its
- * bit, leaves (lost if it never arrived, unless from before the start).
- */
-static inline void window_push(struct rdps_reasm *r, struct rdps_reasm_stream *s, uint32_t seq)
-{
-    uint32_t bit = seq & WINDOW_MASK;
-    uint64_t mask = 1ull << (bit % 64);
-    uint64_t *word = &s->received[bit / 64];
-    if (!(*word & mask)) {
-        if (rdps__seq_ge(seq - RDPS_REASM_WINDOW, s->loss_floor)) {
-            r->counters.lost_seqs++;
-            rdps__reasm_gaps_leaving(r, (int32_t)(s - r->streams), seq - RDPS_REASM_WINDOW);
-        }
-        *word |= mask;
-    }
-    s->next_seq = seq + 1;
+    if (__builtin_expect(rdps__track_push(&s->track), 0))
+        window_lost(r, si, 1);
 }
 
 /*
- * next_seq enters the window unreceived; the sequence leaving is given up
- * (lost if it never arrived). The one place a sequence is given up.
- */
-static inline void window_forget(struct rdps_reasm *r, struct rdps_reasm_stream *s)
-{
-    uint32_t seq = s->next_seq;
-    uint32_t bit = seq & WINDOW_MASK;
-    uint64_t mask = 1ull << (bit % 64);
-    uint64_t *word = &s->received[bit / 64];
-    if (*word & mask) {
-        *word &= ~mask;
-    } else if (rdps__seq_ge(seq - RDPS_REASM_WINDOW, s->loss_floor)) {
-        r->counters.lost_seqs++;
-        rdps__reasm_gaps_leaving(r, (int32_t)(s - r->streams), seq - RDPS_REASM_WINDOW);
-    }
-    s->next_seq = seq + 1;
-}
-
-/*
- * Moves next_seq forward to `upto` (a new frame's sequence). Up to a window
- * away the skipped sequences are a pending gap; further is a reset (reported
- * at once): nothing is slid over, partials go, and the window restarts at
- * `upto` with every earlier sequence marked received, so nothing from before
- * the jump is admitted.
+ * Moves next forward to `upto` (a new frame's sequence). Up to a window away the skipped
+ * sequences are a pending gap; further is a reset (reported at once): nothing is slid over,
+ * partials go, and the window restarts at `upto` with every earlier sequence marked received,
+ * so nothing from before the jump is admitted.
  */
 static void window_advance(struct rdps_reasm *r, int32_t si, uint32_t upto, uint64_t now_ns)
 {
-    struct rdps_reasm_stream *s = &r->streams[si];
-    uint32_t first = s->next_seq;
+    struct rdps_rx_stream *s = stream_of(r, si);
+    struct rdps_rx_track *t = &s->track;
+    uint32_t first = t->next;
     uint32_t distance = upto - first;
-    if (distance >= RDPS_REASM_WINDOW) {
+    if (distance >= RDPS_SEQ_WINDOW) {
         r->counters.session_resets++;
-        rdps__reasm_gaps_flush(r, si);
-        rdps__reasm_stream_drop_partials(r, s);
-        memset(s->received, 0xFF, sizeof(s->received));
-        s->next_seq = upto;
-        s->loss_floor = upto;
-        rdps__reasm_report_gap(r, s, first, distance);
-    } else {
-        while (s->next_seq != upto)
-            window_forget(r, s);
-        rdps__reasm_gaps_note(r, si, first, distance, now_ns);
+        rdps__rx_gaps_flush(&r->gaps, si, t, &s->id);
+        rdps__rx_asm_stream_drop(&r->assembly, si, true);
+        rdps__track_restart(t, upto);
+        rdps__rx_gaps_report(&r->gaps, &s->id, first, distance);
+        return;
     }
+    uint32_t lost = 0;
+    while (t->next != upto)
+        lost += rdps__track_forget(t);
+    if (lost > 0)
+        window_lost(r, si, lost);
+    rdps__rx_gaps_note(&r->gaps, si, t, &s->id, first, distance, now_ns);
 }
 
 /* Admits seq into the stream's window: true if it is new, false (counted) if not. */
 static bool window_admit_slow(struct rdps_reasm *r, int32_t si, uint32_t seq, uint64_t now_ns)
 {
-    struct rdps_reasm_stream *s = &r->streams[si];
-    int32_t d = rdps__seq_diff(seq, s->next_seq);
+    struct rdps_rx_stream *s = stream_of(r, si);
+    struct rdps_rx_track *t = &s->track;
+    int32_t d = rdps__seq_diff(seq, t->next);
     if (d > 0) {
         window_advance(r, si, seq, now_ns);
-        window_push(r, s, seq);
+        window_push(r, si, s);
         return true;
     }
-    if (d < -(int32_t)RDPS_REASM_WINDOW) {
+    if (d < -(int32_t)RDPS_SEQ_WINDOW) {
         r->counters.stale++;
         return false;
     }
-    uint32_t bit = seq & WINDOW_MASK;
-    uint64_t mask = 1ull << (bit % 64);
-    if (s->received[bit / 64] & mask) {
+    if (rdps__track_test(t, seq)) {
         r->counters.duplicates++;
         return false;
     }
-    s->received[bit / 64] |= mask;
+    rdps__track_set(t, seq);
     r->counters.reordered++;
-    rdps__reasm_gaps_fill(r, si, seq);
+    rdps__rx_gaps_fill(&r->gaps, si, t, &s->id, seq);
     return true;
 }
 
 static inline bool window_admit(struct rdps_reasm *r, int32_t si, uint32_t seq, uint64_t now_ns)
 {
-    struct rdps_reasm_stream *s = &r->streams[si];
-    if (seq == s->next_seq) { /* in order: the common case */
-        window_push(r, s, seq);
+    struct rdps_rx_stream *s = stream_of(r, si);
+    if (seq == s->track.next) { /* in order: the common case */
+        window_push(r, si, s);
         return true;
     }
     return window_admit_slow(r, si, seq, now_ns);
 }
 
-void rdps__reasm_seq_unreceive(struct rdps_reasm *r, int32_t si, uint32_t seq)
+/* A fragment of unreliable stream si (admitted). */
+static int unreliable_fragment(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v,
+                               uint64_t now_ns)
 {
-    rdps__reasm_window_clear(&r->streams[si], seq);
-    if (r->streams[si].reliable)
-        rdps__rel_unreceive(r, si, seq);
+    int32_t pi;
+    switch (rdps__rx_asm_fragment(&r->assembly, si, v, now_ns, &pi)) {
+    case RDPS_RX_DELIVERED:
+        return 1;
+    case RDPS_RX_CONFLICT: /* a forged frame must not use up the sequence of the real one */
+        rdps__track_clear(&stream_of(r, si)->track, v->hdr.seq);
+        return 0;
+    default:
+        return 0;
+    }
 }
 
 /* ---- entry points -------------------------------------------------------------------------- */
 
 /* Frames of a stream whose accept hook said no, or with another topic than the stream's. */
-static int drop_topic(struct rdps_reasm *r, const struct rdps_reasm_stream *s)
+static int drop_topic(struct rdps_reasm *r, const struct rdps_rx_stream *s)
 {
     if (s->topic_ok == 0)
         r->counters.filtered++;
@@ -630,23 +271,23 @@ static int on_heartbeat(struct rdps_reasm *r, const struct rdps_source *source,
     r->counters.heartbeats++;
     /* Only a reliable receiver lets heartbeats create streams (late join at the live position
      * or from the publisher's oldest retained sequence); otherwise they carry nothing to keep. */
-    int32_t si = stream_find(r, source, h->session_id, now_ns);
-    if (si == NO_INDEX) {
+    int32_t si = rdps__rx_streams_find(&r->streams, source, h->session_id, now_ns);
+    if (si == RDPS_RX_NONE) {
         if (want_mode(r, source, h) == RDPS_REASM_WANT_UNRELIABLE) {
             r->counters.heartbeats_unknown++;
             return 0;
         }
         si = stream_create(r, source, h, now_ns);
     }
-    if (h->topic_id != r->streams[si].topic_ok)
-        return drop_topic(r, &r->streams[si]);
-    if (r->streams[si].reliable)
+    struct rdps_rx_stream *s = stream_of(r, si);
+    if (h->topic_id != s->topic_ok)
+        return drop_topic(r, s);
+    if (s->reliable)
         return rdps__rel_on_heartbeat(r, si, h, now_ns);
     /* seq is the next sequence the publisher will use: anything before it is due. */
-    struct rdps_reasm_stream *s = &r->streams[si];
-    if (!rdps__seq_gt(h->seq, s->next_seq))
+    if (!rdps__seq_gt(h->seq, s->track.next))
         return 0;
-    if (h->seq - s->next_seq >= RDPS_REASM_WINDOW) {
+    if (h->seq - s->track.next >= RDPS_SEQ_WINDOW) {
         /* Data-less and cheap to forge: never moves a window by more than it tracks. */
         r->counters.heartbeat_jumps++;
         return 0;
@@ -667,19 +308,19 @@ static int on_frame_slow(struct rdps_reasm *r, const struct rdps_source *source,
         return 0;
     }
     r->counters.data_frames++;
-    int32_t si = stream_find(r, source, h->session_id, now_ns);
-    if (si == NO_INDEX) {
+    int32_t si = rdps__rx_streams_find(&r->streams, source, h->session_id, now_ns);
+    if (si == RDPS_RX_NONE) {
         /* A repair (for other receivers) is no live position to join at. */
-        if (r->rel != NULL &&
+        if (r->cfg.rel.enabled &&
             (h->flags & (RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_RETRANSMIT)) ==
                 (RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_RETRANSMIT) &&
             want_mode(r, source, h) != RDPS_REASM_WANT_OLDEST) {
-            r->rel_totals.repairs_before_join++;
+            r->rec.totals.repairs_before_join++;
             return 0;
         }
         si = stream_create(r, source, h, now_ns);
     }
-    struct rdps_reasm_stream *s = &r->streams[si];
+    struct rdps_rx_stream *s = stream_of(r, si);
     if (h->topic_id != s->topic_ok)
         return drop_topic(r, s);
     if (s->reliable)
@@ -688,8 +329,8 @@ static int on_frame_slow(struct rdps_reasm *r, const struct rdps_source *source,
         return 0;
     if ((h->flags & (RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END)) !=
         (RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END))
-        return rdps__reasm_reassemble(r, si, v, now_ns);
-    return rdps__reasm_deliver_single(r, s, v);
+        return unreliable_fragment(r, si, v, now_ns);
+    return rdps__rx_asm_deliver_single(&r->assembly, &stream_of(r, si)->single, v);
 }
 
 /*
@@ -700,25 +341,25 @@ static inline int on_frame(struct rdps_reasm *r, const struct rdps_source *sourc
                            const struct rdps_frame_view *v, uint64_t now_ns)
 {
     const struct rdps_frame_header *h = &v->hdr;
-    int32_t si = r->lru_head;
-    if (h->type != RDPS_FRAME_DATA || si == NO_INDEX ||
+    int32_t si = r->streams.lru_head;
+    if (h->type != RDPS_FRAME_DATA || si == RDPS_RX_NONE ||
         (h->flags & (RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END)) !=
             (RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END))
         return on_frame_slow(r, source, v, now_ns);
-    struct rdps_reasm_stream *s = &r->streams[si];
-    if (h->seq != s->next_seq || h->session_id != s->session_id || h->topic_id != s->topic_ok ||
-        s->reliable || !rdps__source_equal(&s->source, source))
+    struct rdps_rx_stream *s = stream_of(r, si);
+    if (h->seq != s->track.next || h->session_id != s->id.session_id ||
+        h->topic_id != s->topic_ok || s->reliable || !rdps__source_equal(&s->id.source, source))
         return on_frame_slow(r, source, v, now_ns);
     r->counters.data_frames++;
     s->last_active_ns = now_ns;
-    window_push(r, s, h->seq);
-    return rdps__reasm_deliver_single(r, s, v);
+    window_push(r, si, s);
+    return rdps__rx_asm_deliver_single(&r->assembly, &stream_of(r, si)->single, v);
 }
 
 int rdps__reasm_on_frame(struct rdps_reasm *r, const struct rdps_source *source,
                          const struct rdps_frame_view *v, uint64_t now_ns)
 {
-    r->now_ns = now_ns;
+    r->now_ns = r->rec.now_ns = now_ns;
     return on_frame(r, source, v, now_ns);
 }
 
@@ -730,6 +371,34 @@ _Static_assert(RDPS_FRAME_OFF_VERSION == 0 && RDPS_FRAME_OFF_TYPE == 1 &&
                    RDPS_FRAME_HEADER_LEN == 40 && RDPS_FRAME_VERSION != 0,
                "header prediction reads the header as five little-endian words");
 
+/* A reliable stream takes a predicted frame only when nothing waits before it (its consumed
+ * point is next: no hole, nothing parked; it is not joining) and nothing falls due with it (a
+ * STATUS, tracking more): that frame takes the full path, once in a quarter of the credits. (A
+ * message streaming at the consumed point is made of fragments, which are never predicted.) */
+static inline bool rel_predictable(const struct rdps_reasm *r, int32_t si,
+                                   const struct rdps_rx_stream *s)
+{
+    const struct rdps_rx_rel *rs = &r->rec.rel[si];
+    return s->track.consumed == s->track.next && !rs->joining && !rs->silent &&
+           !rdps__rx_rec_progress_is_due(&r->rec, rs, s->track.next + 1, s->track.consumed + 1);
+}
+
+/* Fills the stream's delivery template for a predicted frame (w0: its first header word). */
+static inline const struct rdps_reasm_msg_info *predicted_info(struct rdps_reasm *r, int32_t si,
+                                                               const uint8_t *buf, uint64_t w0,
+                                                               uint32_t seq, uint32_t msg_len)
+{
+    struct rdps_reasm_msg_info *info = &r->streams.streams[si].single;
+    info->first_seq = seq;
+    info->msg_len = msg_len;
+    info->timestamp_ns = rdps__get_le64(buf + RDPS_FRAME_OFF_TIMESTAMP_NS);
+    info->retransmit = (w0 & (uint64_t)RDPS_FRAME_F_RETRANSMIT << 16) != 0;
+    info->reliable = (w0 & (uint64_t)RDPS_FRAME_F_RELIABLE << 16) != 0;
+    r->counters.msgs_delivered++;
+    r->counters.bytes_delivered += msg_len;
+    return info;
+}
+
 /*
  * Header prediction (after Van Jacobson's TCP fast path). The next frame of
  * the stream that sent the previous one is, most of the time, a
@@ -740,54 +409,52 @@ _Static_assert(RDPS_FRAME_OFF_VERSION == 0 && RDPS_FRAME_OFF_TYPE == 1 &&
  * ends the message, msg_len within the limit, reserved 0, the stream's
  * non-zero session and accepted non-zero topic), so the message is delivered without the
  * general decoder; on a reliable stream only while its consumed point is
- * next_seq (in order, nothing parked). Returns -1 when the prediction
+ * next (in order, nothing parked). Returns -1 when the prediction
  * fails: decode as usual.
  */
 static inline int predicted_frame(struct rdps_reasm *r, const struct rdps_source *source,
                                   const uint8_t *buf, size_t len, uint64_t now_ns)
 {
-    int32_t si = r->lru_head;
-    if (si == NO_INDEX || len < RDPS_FRAME_HEADER_LEN ||
+    int32_t si = r->streams.lru_head;
+    if (si == RDPS_RX_NONE || len < RDPS_FRAME_HEADER_LEN ||
         len - RDPS_FRAME_HEADER_LEN > r->cfg.limits.max_msg_len)
         return -1;
-    struct rdps_reasm_stream *s = &r->streams[si];
+    struct rdps_rx_stream *s = stream_of(r, si);
     uint64_t w0 = rdps__get_le64(buf);
     uint64_t free_flags = (uint64_t)(RDPS_FRAME_F_RETRANSMIT | RDPS_FRAME_F_RELIABLE) << 16;
     if ((w0 & ~free_flags) != s->predict_w0 || rdps__get_le64(buf + 8) != s->topic_ok ||
-        rdps__get_le64(buf + 16) != (s->next_seq | (uint64_t)(len - RDPS_FRAME_HEADER_LEN) << 32) ||
+        rdps__get_le64(buf + 16) !=
+            (s->track.next | (uint64_t)(len - RDPS_FRAME_HEADER_LEN) << 32) ||
         rdps__get_le64(buf + 24) != 0 || /* frag_offset and reserved */
-        !rdps__source_equal(&s->source, source))
+        !rdps__source_equal(&s->id.source, source))
         return -1;
-    /* A reliable stream takes it only when nothing waits before it (no gap, nothing parked). */
-    if (s->reliable && !rdps__rel_in_order(r, si))
+    /* Nothing but the delivery is called from here (a reliable stream's due STATUS, the lost
+     * sequence a push would report: the full path). */
+    if (s->reliable && !rel_predictable(r, si, s))
+        return -1;
+    uint32_t seq = s->track.next;
+    if (!rdps__track_push_quiet(&s->track))
         return -1;
     uint32_t msg_len = (uint32_t)(len - RDPS_FRAME_HEADER_LEN);
     r->counters.data_frames++;
     s->last_active_ns = now_ns;
-    window_push(r, s, s->next_seq);
-    if (s->reliable)
-        rdps__rel_delivered_in_order(r, si);
-    struct rdps_reasm_msg_info *info = &s->single;
-    info->first_seq = s->next_seq - 1;
-    info->msg_len = msg_len;
-    info->timestamp_ns = rdps__get_le64(buf + RDPS_FRAME_OFF_TIMESTAMP_NS);
-    info->retransmit = (w0 & (uint64_t)RDPS_FRAME_F_RETRANSMIT << 16) != 0;
-    info->reliable = (w0 & (uint64_t)RDPS_FRAME_F_RELIABLE << 16) != 0;
-    r->counters.msgs_delivered++;
-    r->counters.bytes_delivered += msg_len;
+    if (s->reliable) { /* the consumed point moves over it */
+        struct rdps_rx_rel *rs = &r->rec.rel[si];
+        s->track.consumed++;
+        rs->progressed = true;
+        RDPS_REL_COUNT(&r->rec, rs, delivered, 1);
+    }
+    const struct rdps_reasm_msg_info *info = predicted_info(r, si, buf, w0, seq, msg_len);
     r->cfg.deliver(r->cfg.user, buf + RDPS_FRAME_HEADER_LEN, msg_len, info);
     return 1;
 }
 
-int rdps__reasm_input(struct rdps_reasm *r, const struct rdps_source *source, const uint8_t *buf,
-                      size_t len, uint64_t now_ns)
+/* Every frame the prediction does not take: decoded in full. Out of line, so the predicted path
+ * keeps a small frame (no decoded view on its stack, few registers to save). */
+static inline int input_decoded(struct rdps_reasm *r, const struct rdps_source *source,
+                                const uint8_t *buf, size_t len, uint64_t now_ns)
 {
-    r->counters.frames_in++;
-    r->counters.bytes_in += len;
-    r->now_ns = now_ns;
-    int delivered = predicted_frame(r, source, buf, len, now_ns);
-    if (delivered >= 0)
-        return delivered;
+    r->now_ns = r->rec.now_ns = now_ns; /* the predicted path needs no time but its frame's */
     struct rdps_frame_view v;
     enum rdps_frame_reject reason = rdps__frame_decode(buf, len, &r->cfg.limits, &v);
     if (reason != RDPS_FRAME_OK) {
@@ -797,75 +464,129 @@ int rdps__reasm_input(struct rdps_reasm *r, const struct rdps_source *source, co
     return on_frame(r, source, &v, now_ns);
 }
 
+int rdps__reasm_input(struct rdps_reasm *r, const struct rdps_source *source, const uint8_t *buf,
+                      size_t len, uint64_t now_ns)
+{
+    r->counters.frames_in++;
+    r->counters.bytes_in += len;
+    int delivered = predicted_frame(r, source, buf, len, now_ns);
+    if (delivered >= 0)
+        return delivered;
+    return input_decoded(r, source, buf, len, now_ns);
+}
+
 uint64_t rdps__reasm_expire(struct rdps_reasm *r, uint64_t now_ns)
 {
-    r->now_ns = now_ns;
-    /* Deadlines grow with creation order, so the oldest partial is the next to expire. A
-     * reliable stream's partial never times out (only loss declarations end it): requeued. */
-    while (r->age_head != NO_INDEX && r->partials[r->age_head].deadline_ns <= now_ns) {
-        int32_t pi = r->age_head;
-        if (r->streams[r->partials[pi].stream].reliable) {
-            uint64_t wait = r->cfg.partial_timeout_ns ? r->cfg.partial_timeout_ns : 1;
-            rdps__reasm_partial_requeue(r, pi, now_ns + wait > now_ns ? now_ns + wait : UINT64_MAX);
-            continue;
-        }
-        r->counters.reasm_timeouts++;
-        rdps__reasm_partial_release(r, pi);
-    }
-    uint64_t next = r->age_head != NO_INDEX ? r->partials[r->age_head].deadline_ns : UINT64_MAX;
-    next = rdps__reasm_gaps_expire(r, now_ns, next);
-    uint64_t idle = r->cfg.session_idle_timeout_ns;
-    if (idle != 0) {
-        while (r->lru_tail != NO_INDEX && r->streams[r->lru_tail].last_active_ns + idle <= now_ns &&
-               r->streams[r->lru_tail].last_active_ns + idle >= idle) {
-            r->counters.sessions_expired++;
-            stream_remove(r, r->lru_tail);
-        }
-        if (r->lru_tail != NO_INDEX) {
-            uint64_t last = r->streams[r->lru_tail].last_active_ns;
-            uint64_t stream_deadline = last + idle >= last ? last + idle : UINT64_MAX;
-            if (stream_deadline < next)
-                next = stream_deadline;
-        }
-    }
+    r->now_ns = r->rec.now_ns = now_ns;
+    uint64_t next = rdps__rx_asm_expire(&r->assembly, now_ns);
+    next = rdps__rx_gaps_expire(&r->gaps, now_ns, next);
+    int32_t si;
+    while ((si = rdps__rx_streams_idle(&r->streams, now_ns, &next)) != RDPS_RX_NONE)
+        stream_remove(r, si);
     return next;
 }
 
 uint32_t rdps__reasm_stream_count(const struct rdps_reasm *r)
 {
-    uint32_t n = 0;
-    for (int32_t si = r->lru_head; si != NO_INDEX; si = r->streams[si].lru_next)
-        n++;
-    return n;
+    return rdps__rx_streams_count(&r->streams);
 }
 
 uint32_t rdps__reasm_source_count(const struct rdps_reasm *r)
 {
-    uint32_t n = 0;
-    for (uint32_t b = 0; b <= r->src_mask; b++)
-        for (int32_t i = r->src_buckets[b]; i != NO_INDEX; i = r->sources[i].hash_next)
-            n++;
-    return n;
+    return rdps__rx_streams_source_count(&r->streams);
 }
 
 uint32_t rdps__reasm_host_count(const struct rdps_reasm *r)
 {
-    uint32_t n = 0;
-    for (uint32_t b = 0; b <= r->src_mask; b++)
-        for (int32_t i = r->host_buckets[b]; i != NO_INDEX; i = r->hosts[i].hash_next)
-            n++;
-    return n;
+    return rdps__rx_streams_host_count(&r->streams);
 }
 
 uint32_t rdps__reasm_partial_count(const struct rdps_reasm *r)
 {
-    uint32_t n = 0;
-    for (int32_t pi = r->age_head; pi != NO_INDEX; pi = r->partials[pi].age_next)
-        n++;
-    return n;
+    return rdps__rx_asm_partial_count(&r->assembly);
 }
 
 size_t rdps__reasm_arena_used(const struct rdps_reasm *r)
 {
-    return (size_t)(r->chunk_count - r->chunks_free) << r->chunk_shift;
+    return rdps__rx_asm_arena_used(&r->assembly);
+}
+
+/* ---- reliable streams: inputs and stats (model: rdps_rel_recv.h) ----------------------------- */
+
+void rdps__reasm_rel_set_backlog(struct rdps_reasm *r, bool backlog)
+{
+    r->rec.backlog = backlog;
+}
+
+void rdps__reasm_rel_set_credits(struct rdps_reasm *r, uint32_t credits)
+{
+    rdps__rx_rec_set_credits(&r->rec, credits);
+}
+
+static int32_t rel_lookup(const struct rdps_reasm *r, const struct rdps_source *source,
+                          uint32_t session_id)
+{
+    if (!r->cfg.rel.enabled)
+        return RDPS_RX_NONE;
+    int32_t si = rdps__rx_streams_lookup(&r->streams, source, session_id);
+    return si != RDPS_RX_NONE && r->streams.streams[si].reliable ? si : RDPS_RX_NONE;
+}
+
+int rdps__reasm_rel_set_receivers(struct rdps_reasm *r, const struct rdps_source *source,
+                                  uint32_t session_id, uint32_t receivers)
+{
+    int32_t si = rel_lookup(r, source, session_id);
+    if (si == RDPS_RX_NONE)
+        return RDPS_ENOENT;
+    r->rec.rel[si].receivers = receivers ? receivers : 1;
+    return 0;
+}
+
+static void stream_info(const struct rdps_reasm *r, int32_t si, struct rdps_rel_stream_info *out)
+{
+    const struct rdps_rx_rel *rs = &r->rec.rel[si];
+    const struct rdps_rx_track *t = &r->streams.streams[si].track;
+    memset(out, 0, sizeof(*out));
+    out->consumed_seq = t->consumed;
+    out->next_seq = t->next;
+    out->trail_seq = rs->trail;
+    out->gap_ranges = t->gaps.count;
+    out->receivers = rs->receivers;
+    out->srtt_ns = rs->srtt_ns;
+    out->have_trail = rs->have_trail;
+    out->joining = rs->joining;
+    out->counters = rs->c;
+}
+
+int rdps__reasm_rel_stream_info(const struct rdps_reasm *r, const struct rdps_source *source,
+                                uint32_t session_id, struct rdps_rel_stream_info *out)
+{
+    int32_t si = rel_lookup(r, source, session_id);
+    if (si == RDPS_RX_NONE)
+        return RDPS_ENOENT;
+    stream_info(r, si, out);
+    return 0;
+}
+
+unsigned rdps__reasm_rel_streams(const struct rdps_reasm *r, uint64_t topic_id,
+                                 rdps_rel_stream_fn fn, void *user)
+{
+    unsigned n = 0;
+    if (!r->cfg.rel.enabled)
+        return 0;
+    for (int32_t si = r->rec.head; si != RDPS_RX_NONE; si = r->rec.rel[si].next) {
+        const struct rdps_rx_ident *id = &r->streams.streams[si].id;
+        if (id->topic_id != topic_id)
+            continue;
+        struct rdps_rel_stream_info info;
+        stream_info(r, si, &info);
+        fn(user, &id->source, id->session_id, &info);
+        n++;
+    }
+    return n;
+}
+
+const struct rdps_rel_recv_counters *rdps__reasm_rel_counters(const struct rdps_reasm *r)
+{
+    return &r->rec.totals;
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_rel_pub.c - reliable publisher: append into the ring, NAK handling, repair and heartbeat
  * scheduling (model: rdps_rel_pub.h; receivers and flow control: rdps_rel_pub_rx.c). */
+/* Over 600 lines: one concern, what the publisher sends next (admission, the repair queue and
+ * its budgets, heartbeats, the rate limit), whose decisions read and write one scheduler state. */
 #include "rdps_rel_pub_internal.h"
 
 #include <stdlib.h>
@@ -14,9 +16,7 @@
 #include "rdps_reasm.h"
 #include "rdps_seq.h"
 
-_Static_assert(RDPS_REL_MAX_MSG_FRAMES < RDPS_REASM_WINDOW / 2 &&
-                   RDPS_REL_CREDITS_MAX < RDPS_REASM_WINDOW,
-               "a reliable message fits the receivers' sequence window, as do their credits");
+_Static_assert(RDPS_REL_CREDITS_MAX < RDPS_REASM_WINDOW, "the receivers' credits fit their window");
 
 /* While appends wait on the window, heartbeats back off to at most this many hb_min. */
 #define REL_HB_BLOCKED_MULT 8u
@@ -121,13 +121,12 @@ int rdps__rel_pub_init(struct rdps_rel_pub *p, const struct rdps_rel_pub_config 
     if (rc < 0)
         return rc;
     p->payload = cfg->max_datagram - RDPS_FRAME_HEADER_LEN;
-    /* A message fits the receivers' window and the ring: its frames laid from the start of the
-     * memory (where the ring puts one that fits nowhere else), one slot each. */
+    /* A message fits the ring: its frames laid from the start of the memory (where the ring puts
+     * one that fits nowhere else), one slot each. Not the receivers' window: a longer message
+     * streams through it (rdps_rel_recv.h), its posts paced by flow control. */
     uint64_t frames_max = p->ring.cap / rdps__pub_ring_stride(cfg->max_datagram);
     if (frames_max > (uint64_t)p->ring.slot_mask + 1u)
         frames_max = (uint64_t)p->ring.slot_mask + 1u;
-    if (frames_max > RDPS_REL_MAX_MSG_FRAMES)
-        frames_max = RDPS_REL_MAX_MSG_FRAMES;
     uint64_t msg_cap = frames_max * p->payload;
     p->max_msg_len = cfg->max_msg_len < msg_cap ? cfg->max_msg_len : (uint32_t)msg_cap;
     p->post_seq = cfg->first_seq;
@@ -420,7 +419,10 @@ static uint32_t schedule_range(struct rdps_rel_pub *p, int32_t slot, uint32_t st
         uint32_t seq = start + k;
         struct rdps_rel_mark *m = &p->marks[seq & p->ring.slot_mask];
         int32_t dest = slot;
-        if (m->seq == seq && now_ns < m->linger_until) {
+        /* Queued and not sent yet (sent_ns 0, not forgotten): however long the repair budget
+         * makes it wait, a second entry would only send it twice. */
+        bool queued = m->sent_ns == 0 && m->linger_until != 0;
+        if (m->seq == seq && (queued || now_ns < m->linger_until)) {
             bool answered = m->dest == REL_MULTICAST || m->dest == slot;
             /* Overtaken: a repair the asker requested later reached it first, so this one
              * (already sent) was lost; a NAK crossing the repair cannot say that. */
@@ -572,10 +574,12 @@ static inline uint64_t rate_ready_ns(const struct rdps_rel_pub *p)
     return p->rate_paid_ns - RDPS_REL_RATE_BURST_NS;
 }
 
+static inline bool data_waiting(struct rdps_rel_pub *p);
+
 /* New data waits in the ring for the rate limit only (a heartbeat would say nothing new). */
-static inline bool rate_paced(const struct rdps_rel_pub *p, uint64_t now_ns)
+static inline bool rate_paced(struct rdps_rel_pub *p, uint64_t now_ns)
 {
-    return p->post_seq != p->ring.head_seq && !rate_allows(p, now_ns);
+    return !rate_allows(p, now_ns) && data_waiting(p);
 }
 
 /* May waiting new data go now? Counts each wait for the rate limit once. */
@@ -682,6 +686,11 @@ static const struct rdps_pub_ring_slot *next_repair(struct rdps_rel_pub *p, bool
             }
         } else {
             p->counters.repairs_dropped += e->count - e->sent;
+            for (uint32_t k = e->sent; k < e->count; k++) { /* no longer queued */
+                struct rdps_rel_mark *m = &p->marks[(e->start + k) & p->ring.slot_mask];
+                if (m->seq == e->start + k && m->dest == e->dest && m->sent_ns == 0)
+                    m->linger_until = 0;
+            }
         }
         if (s == NULL) {
             p->rq_head = (p->rq_head + 1) % p->cfg.max_repairs;
@@ -756,6 +765,21 @@ static void heartbeat_action(struct rdps_rel_pub *p, struct rdps_rel_pub_action 
     a->frame = p->hb_buf;
 }
 
+/* May the next frame waiting in the ring be posted? Never at or past the flow-control limit: a
+ * message admitted whole because it is longer than the window goes as the window slides. */
+static inline bool post_within_window(struct rdps_rel_pub *p)
+{
+    if (p->fc_dirty)
+        rdps__rel_fc_recompute(p);
+    return !p->fc_limited || rdps__seq_lt(p->post_seq, p->fc_limit);
+}
+
+/* New data waits in the ring and may be posted (window), rate aside. */
+static inline bool data_waiting(struct rdps_rel_pub *p)
+{
+    return p->post_seq != p->ring.head_seq && post_within_window(p);
+}
+
 static int post_data(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a, uint64_t now_ns)
 {
     uint32_t seq = p->post_seq++;
@@ -774,13 +798,22 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
 {
     bool room = !rdps__pub_ring_inflight_full(&p->ring);
     /* Fast paths: new data with no repair waiting; nothing due at all. */
-    if (p->rq_count == 0 && p->owed_count == 0) {
+    if (p->rq_count == 0 && p->owed_count == 0 && !p->hb_urgent) {
         if (p->post_seq != p->ring.head_seq) {
-            if (room && data_may_go(p, now_ns))
+            if (room && post_within_window(p) && data_may_go(p, now_ns))
                 return post_data(p, a, now_ns);
         } else if (now_ns < p->hb_next) {
             return 0;
         }
+    }
+    if (p->hb_urgent) {
+        /* A receiver was announced: it learns the session and the ring's oldest sequence now,
+         * whatever data waits (a busy publisher sends no idle heartbeat). */
+        p->hb_urgent = false;
+        heartbeat_action(p, a, now_ns, wall_ns);
+        p->hb_next = now_ns + p->hb_interval; /* it is the heartbeat due */
+        p->counters.heartbeats++;
+        return 1;
     }
     if (room) {
         rdps__rel_refill(p, now_ns);
@@ -790,7 +823,7 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
          * put the publisher into debt beyond one burst. */
         const struct rdps_pub_ring_slot *rs =
             rate_allows(p, now_ns) ? next_repair(p, repairs_budgeted(p), &e, &shared) : NULL;
-        bool data = p->post_seq != p->ring.head_seq && data_may_go(p, now_ns);
+        bool data = data_waiting(p) && data_may_go(p, now_ns);
         if (rs != NULL && (!data || p->data_since_repair >= p->cfg.data_per_repair)) {
             uint32_t seq = e->start + e->sent;
             uint8_t *frame = p->ring.mem + rs->pos % p->ring.cap;
@@ -861,23 +894,6 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
     return 0;
 }
 
-bool rdps__rel_echo_rtt(const struct rdps_rel_pub *p, uint64_t echoed_ts, uint64_t held_ns,
-                        uint64_t now_ns, uint64_t *rtt_ns)
-{
-    uint32_t n = p->hb_sent_count < RDPS_REL_HB_SENT ? p->hb_sent_count : RDPS_REL_HB_SENT;
-    for (uint32_t k = 1; k <= n; k++) { /* newest first: the echo is usually of the latest */
-        const struct rdps_rel_hb_sent *sent =
-            &p->hb_sent[(p->hb_sent_count - k) % RDPS_REL_HB_SENT];
-        if (sent->wall_ns != echoed_ts)
-            continue;
-        if (now_ns < sent->mono_ns || now_ns - sent->mono_ns < held_ns)
-            return false; /* held longer than the round trip took */
-        *rtt_ns = now_ns - sent->mono_ns - held_ns;
-        return true;
-    }
-    return false;
-}
-
 void rdps__rel_pub_send_done(struct rdps_rel_pub *p, uint32_t n)
 {
     rdps__pub_ring_inflight_pop(&p->ring, n);
@@ -895,7 +911,7 @@ uint64_t rdps__rel_pub_tick(struct rdps_rel_pub *p, uint64_t now_ns)
     if (p->hb_next < next && !paced) /* paced: data goes next, not a heartbeat */
         next = p->hb_next;
     bool room = !rdps__pub_ring_inflight_full(&p->ring);
-    if (room && ((p->post_seq != p->ring.head_seq && !paced) || p->owed_count > 0))
+    if (p->hb_urgent || (room && ((data_waiting(p) && !paced) || p->owed_count > 0)))
         return now_ns;
     if (room && paced && rate_ready_ns(p) < next)
         next = rate_ready_ns(p);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_rel_pub.h - reliable publisher engine: ring, NAK repair, heartbeats, STATUS and flow
  * control, as sans-IO actions. */
+/* Over 600 lines: the publisher's contract is one model (below) over two files of one engine. */
 #ifndef RDPS_PROTO_REL_PUB_H
 #define RDPS_PROTO_REL_PUB_H
 
@@ -82,11 +83,14 @@
  *
  * Flow control over ACTIVE receivers (tagged: those carrying flow_tag):
  * limit = max (max mode) or min (min, tagged) of consumed + window; a
- * message of n frames goes when head + n <= limit, or when the receiver
- * defining the limit has consumed everything (a message larger than its
- * window must still go). No such receiver: no limit. Tagged with fewer than
- * flow_min_receivers tagged receivers: nothing goes (back-pressure, cause
- * receivers).
+ * message of n frames is admitted when head + n <= limit, or when the
+ * receiver defining the limit has consumed everything (a message larger
+ * than its window must still go), and no frame is posted at or past the
+ * limit: a message longer than the window leaves as the receivers' window
+ * slides over it (they release its fragments in order as they come,
+ * rdps_rel_recv.h), so a message is bounded by the ring, not by the window.
+ * No such receiver: no limit. Tagged with fewer than flow_min_receivers
+ * tagged receivers: nothing goes (back-pressure, cause receivers).
  *
  * Connecting receivers. Discovery tells the engine of a reliable receiver
  * before it has reported (rdps__rel_pub_expect_receiver): until its first
@@ -163,7 +167,16 @@
  * them); ring frames stay valid until their completion is reported.
  *
  * Late join: a receiver may NAK from rdps__rel_pub_oldest_seq(); one asker
- * means unicast repairs, paced by the repair budget.
+ * means unicast repairs, paced by the repair budget and the host's NAK
+ * allowance. A receiver joins flow control only once it is within its
+ * window of the live position (consumed + window >= post): a late joiner
+ * catching up on what the ring retains stays KNOWN (an EVICTED one comes
+ * back past where it was evicted, as above), so it holds neither a
+ * min/tagged publisher nor its ring (what the ring drops before the joiner
+ * gets there is lost to it, BELOW_RING) and under max never defines the
+ * limit; its NAKs are answered as any announced receiver's. A receiver
+ * discovery announces makes the next action a heartbeat, ahead of waiting
+ * data: a from_oldest receiver learns the ring's oldest sequence from it.
  *
  * Timers: rdps__rel_pub_tick() runs receiver timeouts and stall evictions
  * and returns the next deadline (heartbeat, repair budget refill, receiver
@@ -256,12 +269,7 @@ struct rdps_rel_pub_config {
 /* rate_bytes_per_s: at most one datagram per second up to 100 GB/s; bursts of 2 ms. */
 #define RDPS_REL_RATE_MAX      100000000000ull
 #define RDPS_REL_RATE_BURST_NS 2000000ull
-/* Datagrams of the largest reliable message: a receiver reassembles a message within its
- * sequence window (RDPS_REASM_WINDOW), so a longer one might never be delivered; half of it
- * leaves the window room for what follows. A message may exceed the receive credits: they count
- * from the newest datagram received, so its first part received opens the window for the rest. */
-#define RDPS_REL_MAX_MSG_FRAMES 1023u
-#define RDPS_REL_NO_ECHO        RDPS_FRAME_NO_ECHO
+#define RDPS_REL_NO_ECHO       RDPS_FRAME_NO_ECHO
 /* Heartbeats remembered for RTT echoes (their wall timestamp and monotonic departure). */
 #define RDPS_REL_HB_SENT 256u
 /* Stall-eviction bans of a host: none for the first eviction, then stall_evict_ns doubling per
@@ -389,8 +397,7 @@ struct rdps_rel_pub {
     struct rdps_pub_ring ring;
     uint32_t post_seq;    /* next frame to post: [trail, post) posted, [post, head) waiting */
     uint32_t payload;     /* max_datagram - header */
-    uint32_t max_msg_len; /* cfg.max_msg_len capped at RDPS_REL_MAX_MSG_FRAMES datagrams and at
-                             what the ring holds */
+    uint32_t max_msg_len; /* cfg.max_msg_len capped at what the ring holds */
     struct rdps_rel_mark *marks; /* per ring slot: last repair destination and linger */
     /* Repair queue (FIFO) and budget. */
     struct rdps_rel_repair *repairs;
@@ -453,6 +460,7 @@ struct rdps_rel_pub {
      * its asker; a "multicast" one would be a copy to every subscriber (rdps__rel_pub_set_fanout).
      */
     bool repairs_unicast_only;
+    bool hb_urgent; /* a receiver was announced: the next action is a heartbeat, ahead of data */
 };
 
 /*
@@ -519,8 +527,8 @@ void rdps__rel_pub_unpin(struct rdps_rel_pub *p);
  */
 void rdps__rel_pub_set_fanout(struct rdps_rel_pub *p, bool unicast_only);
 
-/* The longest message append takes: max_msg_len, RDPS_REL_MAX_MSG_FRAMES datagrams, and what the
- * ring holds (its bytes and slots), whichever is least. */
+/* The longest message append takes: max_msg_len and what the ring holds (its bytes and slots),
+ * whichever is less. Not the receivers' window: a longer message streams through it. */
 static inline uint32_t rdps__rel_pub_max_msg_len(const struct rdps_rel_pub *p)
 {
     return p->max_msg_len;

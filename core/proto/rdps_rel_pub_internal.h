@@ -94,9 +94,4 @@ void rdps__rel_refill(struct rdps_rel_pub *p, uint64_t now_ns);
 /* The host's NAK allowance this interval (filled at the first use in an interval). */
 int64_t *rdps__rel_host_nak_tokens(struct rdps_rel_pub *p, int32_t host);
 
-/* The RTT a heartbeat echo gives: the heartbeat's departure on the monotonic clock, looked up by
- * the wall-clock timestamp it carried. false: no heartbeat of ours had that timestamp. */
-bool rdps__rel_echo_rtt(const struct rdps_rel_pub *p, uint64_t echoed_ts, uint64_t held_ns,
-                        uint64_t now_ns, uint64_t *rtt_ns);
-
 #endif /* RDPS_PROTO_REL_PUB_INTERNAL_H */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* rdps_rel_pub_rx.c - reliable publisher: receiver and host tables, STATUS, flow control,
  * timeouts, evictions and bans (model: rdps_rel_pub.h). */
+/* Over 600 lines: one concern, the receivers the publisher keeps (their table, caps per host and
+ * source, states, flow control over them), each rule a check against hostile reports. */
 #include "rdps_rel_pub_internal.h"
 
 #include <stdlib.h>
@@ -387,14 +389,20 @@ static void strike(struct rdps_rel_pub *p, int32_t h, uint64_t now_ns)
     p->counters.host_bans++;
 }
 
-/* A reporting, announced receiver out of flow control joins it (KNOWN) or rejoins it (EVICTED:
- * past the position it was evicted at), unless its host is banned. */
+/* A reporting, announced receiver out of flow control joins it (KNOWN: once within its window of
+ * the live position) or rejoins it (EVICTED: past the position it was evicted at), unless its host
+ * is banned. */
 static void try_join(struct rdps_rel_pub *p, int32_t i, uint64_t now_ns)
 {
     struct rdps_rel_receiver *r = &p->rx[i];
     if (!r->announced || !r->reported || rdps__seq_lt(r->consumed_seq, p->ring.trail_seq))
         return;
     bool evicted = r->state == RDPS_REL_RX_EVICTED;
+    /* A first join waits until it has caught up (a late joiner NAKing its way through what the
+     * ring retains): within its window of the live position, or it would hold a min/tagged
+     * publisher. (An evicted receiver comes back past where it was evicted, as below.) */
+    if (!evicted && rdps__seq_lt(r->consumed_seq + r->window, p->post_seq))
+        return;
     if (now_ns < p->hosts[r->host].ban_until ||
         (evicted && !rdps__seq_gt(r->consumed_seq, r->evict_mark))) {
         p->counters.rejoins_refused++;
@@ -407,6 +415,26 @@ static void try_join(struct rdps_rel_pub *p, int32_t i, uint64_t now_ns)
         p->counters.resumes++;
         emit(p, RDPS_REL_PUB_EV_RESUMED, 0, r);
     }
+}
+
+/* The RTT a heartbeat echo gives: the heartbeat's departure on the monotonic clock, looked up by
+ * the wall-clock timestamp it carried. false: no heartbeat of ours had that timestamp (among the
+ * last RDPS_REL_HB_SENT), or it was held longer than the round trip took. */
+static bool echo_rtt(const struct rdps_rel_pub *p, uint64_t echoed_ts, uint64_t held_ns,
+                     uint64_t now_ns, uint64_t *rtt_ns)
+{
+    uint32_t n = p->hb_sent_count < RDPS_REL_HB_SENT ? p->hb_sent_count : RDPS_REL_HB_SENT;
+    for (uint32_t k = 1; k <= n; k++) { /* newest first: the echo is usually of the latest */
+        const struct rdps_rel_hb_sent *sent =
+            &p->hb_sent[(p->hb_sent_count - k) % RDPS_REL_HB_SENT];
+        if (sent->wall_ns != echoed_ts)
+            continue;
+        if (now_ns < sent->mono_ns || now_ns - sent->mono_ns < held_ns)
+            return false; /* held longer than the round trip took */
+        *rtt_ns = now_ns - sent->mono_ns - held_ns;
+        return true;
+    }
+    return false;
 }
 
 int rdps__rel_pub_on_status(struct rdps_rel_pub *p, const struct rdps_source *source,
@@ -425,8 +453,8 @@ int rdps__rel_pub_on_status(struct rdps_rel_pub *p, const struct rdps_source *so
     r->last_heard_ns = now_ns;
     if (st->echo_delay_us != RDPS_REL_NO_ECHO) {
         uint64_t sample;
-        if (rdps__rel_echo_rtt(p, st->echo_timestamp_ns, (uint64_t)st->echo_delay_us * 1000u,
-                               now_ns, &sample) &&
+        if (echo_rtt(p, st->echo_timestamp_ns, (uint64_t)st->echo_delay_us * 1000u, now_ns,
+                     &sample) &&
             sample < MAX_RTT_NS) {
             r->srtt_ns = r->srtt_ns == 0 ? sample : r->srtt_ns - r->srtt_ns / 8 + sample / 8;
             p->counters.rtt_samples++;
@@ -586,9 +614,11 @@ int rdps__rel_pub_expect_receiver(struct rdps_rel_pub *p, const struct rdps_sour
     }
     if (r->expected || p->cfg.connect_timeout_ns == 0)
         return 0;
-    /* Tell it the session now rather than after the idle heartbeat's backoff. */
+    /* Tell it the session (and the ring's oldest sequence) now, ahead of waiting data, rather
+     * than after the idle heartbeat's backoff. */
     p->hb_interval = p->hb_min;
     p->hb_next = now_ns;
+    p->hb_urgent = true;
     if (now_ns < p->hosts[r->host].connect_ban_until) {
         p->counters.connect_holds_refused++; /* an earlier one of its host never reported */
         return 0;

@@ -29,8 +29,11 @@
  * heartbeats with a fuzzer-chosen retained count, repairs with RETRANSMIT):
  * its deliveries and loss events must tile the sequence space in order from
  * the first delivery (no message out of order, none twice, no loss event
- * over a delivered message), until the stream is dropped. Every NAK and
- * STATUS the engine emits must decode.
+ * over a delivered message), until the stream is dropped, and its tracker
+ * stay within the window (consumed <= next <= consumed + window). Messages
+ * go up to FUZZ_MAX_MSG bytes: in small datagrams (8-byte payloads and
+ * less) a reliable message is longer than the sequence window and streams
+ * through it. Every NAK and STATUS the engine emits must decode.
  *
  * Input: a sequence of ops, each an op byte then its arguments:
  *   op % 8 == 0  publish and send in order:  [sel][len lo][len hi]
@@ -46,7 +49,7 @@
  *   op % 8 == 2 with op >> 3 odd: the pool frame goes as a repair (RETRANSMIT)
  * sel: bit 0 honest source, bit 1 session (1 or 2), bits 2-7 datagram size 48 + 8 x n.
  */
-#define FUZZ_MAX_MSG   8192u
+#define FUZZ_MAX_MSG   20480u
 #define HONEST         2
 #define HOSTILE        4
 #define SESSIONS       2
@@ -257,6 +260,14 @@ static void check_bounds(const struct harness *hx)
         rdps__reasm_partial_count(r) > hx->cfg.max_partials ||
         rdps__reasm_arena_used(r) > hx->cfg.reasm_cap_bytes)
         abort();
+    for (int src = 0; src < HONEST; src++) {
+        struct rdps_rel_stream_info in;
+        if (rdps__reasm_rel_stream_info(r, &hx->sources[src], RELIABLE_SESSION, &in) < 0)
+            continue;
+        uint32_t held = in.next_seq - in.consumed_seq;
+        if (held >= RDPS_REASM_WINDOW)
+            abort(); /* the window slid over an unreleased sequence, or next went backwards */
+    }
 }
 
 static void send(struct harness *hx, int source, const uint8_t *dgram, size_t len)
@@ -336,7 +347,7 @@ static void harness_init(struct harness *hx)
     hx->cfg.max_partials = 6;
     hx->cfg.reasm_cap_bytes = 3 * FUZZ_MAX_MSG;
     hx->cfg.chunk_bytes = 512;
-    hx->cfg.min_frag_payload = 16;
+    hx->cfg.min_frag_payload = 8; /* 2560 fragments: a reliable message may stream */
     hx->cfg.max_streams_per_source = 3;
     hx->cfg.max_partials_per_source = 3;
     hx->cfg.max_bytes_per_source = FUZZ_MAX_MSG + 2048;

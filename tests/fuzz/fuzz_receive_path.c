@@ -12,7 +12,6 @@
 #include "rdps_endian.h"
 #include "rdps_frag.h"
 #include "rdps_reasm.h"
-#include "rdps_reasm_internal.h"
 #include "receive_path_ops.h"
 #include "script_transport.h"
 
@@ -275,41 +274,51 @@ static uint64_t streams_dropped(void)
     return c->sessions_evicted + c->sessions_expired + c->sessions_source_quota;
 }
 
-/* Per-host quotas, read from the reassembler's private tables: every host within its streams,
- * partials and chunks and equal to the sum of its sources, and every arena chunk in use charged
- * to one source. */
+/* Per-host quotas, read from the layers' private tables: every host within its streams (the
+ * stream table) and its partials and chunks (the assembly layer), each the sum of its sources',
+ * and every arena chunk in use charged to one host. */
 static void check_source_quotas(const struct rdps_reasm *r)
 {
+    const struct rdps_rx_streams *t = &r->streams;
+    const struct rdps_rx_assembly *a = &r->assembly;
     uint32_t held = 0, hosts = 0, chunks = 0;
-    for (uint32_t b = 0; b <= r->src_mask; b++) {
-        for (int32_t i = r->src_buckets[b]; i != NO_INDEX; i = r->sources[i].hash_next) {
-            const struct rdps_reasm_src *e = &r->sources[i];
-            if (++held > r->cfg.max_sessions)
+    for (uint32_t b = 0; b <= t->src_mask; b++) {
+        for (int32_t i = t->src_buckets[b]; i != RDPS_RX_NONE; i = t->sources[i].hash_next) {
+            const struct rdps_rx_source *e = &t->sources[i];
+            if (++held > t->cfg.max_sessions)
                 FAIL("more sources than the table holds");
-            if (!rdps__source_same_host(&e->id, &r->hosts[e->host].id))
+            if (!rdps__source_same_host(&e->id, &t->hosts[e->host].id))
                 FAIL("a source under another host");
-            chunks += e->chunks;
         }
-        for (int32_t h = r->host_buckets[b]; h != NO_INDEX; h = r->hosts[h].hash_next) {
-            const struct rdps_reasm_host *e = &r->hosts[h];
-            uint32_t streams = 0, partials = 0, host_chunks = 0;
-            if (e->streams > r->host_max_streams || e->partials > r->host_max_partials ||
-                e->chunks > r->host_max_chunks)
-                FAIL("a host above its reassembly quota");
-            if (++hosts > r->cfg.max_sessions)
+        for (int32_t h = t->host_buckets[b]; h != RDPS_RX_NONE; h = t->hosts[h].hash_next) {
+            const struct rdps_rx_host *e = &t->hosts[h];
+            uint32_t streams = 0;
+            if (e->streams > t->host_max_streams)
+                FAIL("a host above its stream quota");
+            if (++hosts > t->cfg.max_sessions)
                 FAIL("more hosts than the table holds");
-            for (int32_t i = e->src_head; i != NO_INDEX; i = r->sources[i].host_next) {
-                streams += r->sources[i].streams;
-                partials += r->sources[i].partials;
-                host_chunks += r->sources[i].chunks;
-            }
-            if (streams != e->streams || partials != e->partials || host_chunks != e->chunks)
-                FAIL("a host's counts are not the sum of its sources'");
+            for (int32_t i = e->src_head; i != RDPS_RX_NONE; i = t->sources[i].host_next)
+                streams += t->sources[i].streams;
+            if (streams != e->streams)
+                FAIL("a host's streams are not the sum of its sources'");
         }
     }
+    for (uint32_t h = 0; h < t->cfg.max_sessions; h++) {
+        const struct rdps_rx_asm_host *e = &a->hosts[h];
+        uint32_t partials = 0, host_chunks = 0;
+        if (e->partials > a->host_max_partials || e->chunks > a->host_max_chunks)
+            FAIL("a host above its reassembly quota");
+        for (int32_t i = e->src_head; i != RDPS_RX_NONE; i = a->sources[i].host_next) {
+            partials += a->sources[i].partials;
+            host_chunks += a->sources[i].chunks;
+        }
+        if (partials != e->partials || host_chunks != e->chunks)
+            FAIL("a host's partials or chunks are not the sum of its sources'");
+        chunks += e->chunks;
+    }
     if (held != rdps__reasm_source_count(r) || hosts != rdps__reasm_host_count(r) ||
-        chunks != r->chunk_count - r->chunks_free)
-        FAIL("arena chunks or sources not accounted to a source");
+        chunks != a->chunk_count - a->chunks_free)
+        FAIL("arena chunks or sources not accounted to a host");
 }
 
 static void check_bounds(void)

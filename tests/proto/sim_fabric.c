@@ -43,6 +43,7 @@ struct rx {
     uint64_t next_id;   /* next message to account for */
     uint32_t accounted; /* next sequence to account for: all before were delivered or lost */
     bool started, told, stalled, done;
+    bool absent; /* a late joiner before its join: the fabric does not reach it */
     uint64_t delivered, lost_msgs, lost_seqs, loss_events;
 };
 
@@ -62,6 +63,9 @@ struct sim {
     uint64_t next_msg, last_append;
     uint32_t next_seq, end_seq, payload;
     uint32_t *first_off;         /* per message: its first sequence - FIRST_SEQ */
+    uint64_t *append_at;         /* per message: when it was appended */
+    uint64_t app_start;          /* app_rate: the first append */
+    bool joined;                 /* the late joiner was announced */
     bool all_appended, returned; /* returned: the stalled receiver polls again */
     bool blocked;                /* the application holds a message the engine refused */
     enum sim_wait block_cause;   /* RING, CONNECTING or STATUS_UNSENT for any window refusal */
@@ -100,9 +104,11 @@ static uint64_t mix(uint64_t z)
 /* Message `id`'s length: 1..3 payloads, one in 256 up to (or exactly) large_max. */
 static uint32_t msg_len(const struct sim *s, uint64_t id)
 {
+    if (s->cfg.fixed_len != 0)
+        return s->cfg.fixed_len;
     uint64_t h = mix(s->cfg.seed * 0x9E3779B97F4A7C15ull + id);
     uint32_t r = (uint32_t)(h >> 32);
-    if ((h & 255) == 0)
+    if (s->cfg.large_every != 0 ? id % s->cfg.large_every == 0 : (h & 255) == 0)
         return s->cfg.large_exact ? s->cfg.large_max : 1 + r % s->cfg.large_max;
     if ((h & 3) == 0)
         return 1 + r % (3 * s->payload);
@@ -116,20 +122,47 @@ static uint32_t msg_frags(const struct sim *s, uint32_t len)
 
 /*
  * pattern_byte(session, id, k) is a function of k plus one of (session, id): messages whose first
- * bytes agree share every byte, so 256 precomputed variants serve every id (checked at setup).
+ * bytes agree share every byte, so 256 variants serve every id (checked at setup). Up to 1 MiB
+ * they are built at setup, once per process for the longest message seen (never freed); longer
+ * ones when a message first needs them (a run of 16 MiB messages uses a few).
  */
-static const uint8_t *msg_pattern(const struct sim *s, uint64_t id)
-{
-    return s->patterns + (size_t)pattern_byte(SESSION, id, 0) * s->pattern_len;
-}
+#define PATTERN_EAGER_MAX (1u << 20)
 
-/* The variants, built once per process for the longest message seen (never freed). */
 static uint8_t *pattern_cache;
 static uint32_t pattern_cache_len;
+static uint8_t *pattern_lazy[256];
+static uint32_t pattern_lazy_len;
+
+static const uint8_t *msg_pattern(const struct sim *s, uint64_t id)
+{
+    unsigned v = pattern_byte(SESSION, id, 0);
+    if (s->patterns != NULL)
+        return s->patterns + (size_t)v * s->pattern_len;
+    if (pattern_lazy[v] == NULL) {
+        pattern_lazy[v] = malloc(pattern_lazy_len);
+        if (pattern_lazy[v] == NULL)
+            abort();
+        pattern_fill(pattern_lazy[v], pattern_lazy_len, SESSION, id);
+    }
+    return pattern_lazy[v];
+}
 
 static int patterns_init(struct sim *s)
 {
     uint32_t len = s->cfg.large_max > 3 * s->payload ? s->cfg.large_max : 3 * s->payload;
+    s->max_len = len;
+    if (len > PATTERN_EAGER_MAX) {
+        if (len != pattern_lazy_len) {
+            for (unsigned v = 0; v < 256; v++) {
+                free(pattern_lazy[v]);
+                pattern_lazy[v] = NULL;
+            }
+            pattern_lazy_len = len;
+        }
+        s->patterns = NULL;
+        s->pattern_len = len;
+        return 0;
+    }
     if (len > pattern_cache_len) {
         free(pattern_cache);
         pattern_cache_len = 0;
@@ -143,7 +176,6 @@ static int patterns_init(struct sim *s)
     }
     s->patterns = pattern_cache;
     s->pattern_len = pattern_cache_len;
-    s->max_len = len;
     for (uint64_t id = 256; id < 1024; id += 7)
         if (!pattern_check(msg_pattern(s, id), len < 4096 ? len : 4096, SESSION, id))
             return -1;
@@ -233,6 +265,17 @@ static void rx_deliver(void *user, const uint8_t *msg, uint32_t len,
         }
     }
     check_delivery(s, x, msg, len, info);
+    uint64_t id = info->timestamp_ns;
+    if (s->cfg.join_rx < s->cfg.receivers && id < s->next_msg) {
+        if (x->index == 0) {
+            uint64_t *worst =
+                id < s->cfg.join_after ? &s->res->latency_before_ns : &s->res->latency_after_ns;
+            if (s->now - s->append_at[id] > *worst)
+                *worst = s->now - s->append_at[id];
+        }
+        if (x->index == s->cfg.join_rx && id == s->cfg.join_after && s->joined)
+            s->res->caught_up_ns = s->now - s->t0 - s->res->join_ns;
+    }
 }
 
 static void rx_loss(void *user, const struct rdps_reasm_loss *loss)
@@ -400,16 +443,41 @@ static void transmit(struct sim *s, const struct rdps_rel_pub_action *a)
             sim_link_send(&s->net, &s->down, &s->rx[k].down, WHO(EV_DOWN, k), b, dep);
     } else {
         for (uint32_t k = 0; k < s->cfg.receivers; k++)
-            sim_link_send(&s->net, &s->down, &s->rx[k].down, WHO(EV_DOWN, k), b,
-                          copies ? first + (uint64_t)k * wire_ns(s, a->len) : dep);
+            if (!s->rx[k].absent)
+                sim_link_send(&s->net, &s->down, &s->rx[k].down, WHO(EV_DOWN, k), b,
+                              copies ? first + (uint64_t)k * wire_ns(s, a->len) : dep);
     }
     sim_buf_put(&s->net, b);
+}
+
+/* When message id is due (app_rate), 0 before the first append. */
+static uint64_t app_due(const struct sim *s, uint64_t id)
+{
+    if (s->cfg.app_rate == 0 || s->app_start == 0)
+        return 0;
+    return s->app_start + id * 1000000000ull / s->cfg.app_rate;
+}
+
+/* The late joiner is announced: it hears the fabric from now on. */
+static void late_join(struct sim *s)
+{
+    struct rx *x = &s->rx[s->cfg.join_rx];
+    s->joined = true;
+    x->absent = false;
+    s->res->join_ns = s->now - s->t0;
+    if (rdps__rel_pub_expect_receiver(&s->pub, &x->src, RX_ID + x->index, 0, s->now) < 0)
+        fail(s, "publisher refused the late joiner");
 }
 
 static void app_append(struct sim *s)
 {
     while (s->next_msg < s->cfg.messages) {
         uint64_t id = s->next_msg;
+        if (s->cfg.join_rx < s->cfg.receivers && !s->joined && id == s->cfg.join_after)
+            late_join(s);
+        uint64_t due = app_due(s, id);
+        if (due > s->now)
+            break; /* not offered yet */
         uint32_t len = msg_len(s, id);
         const struct rdps_rel_pub_counters *pc = rdps__rel_pub_counters(&s->pub);
         uint64_t ring = pc->backpressure_ring, connecting = pc->backpressure_connecting;
@@ -420,6 +488,10 @@ static void app_append(struct sim *s)
             s->block_cause = pc->backpressure_ring != ring               ? SIM_WAIT_RING
                              : pc->backpressure_connecting != connecting ? SIM_WAIT_CONNECTING
                                                                          : SIM_WAIT_STATUS_UNSENT;
+            if (s->joined && s->block_cause == SIM_WAIT_CONNECTING)
+                s->res->held_connecting_after_join++;
+            else if (s->joined)
+                s->res->refused_after_join++;
             break;
         }
         s->blocked = false;
@@ -429,6 +501,12 @@ static void app_append(struct sim *s)
             break;
         }
         s->first_off[id] = s->next_seq - FIRST_SEQ;
+        s->append_at[id] = s->now;
+        if (s->app_start == 0)
+            s->app_start = s->now;
+        uint64_t *lag = s->joined ? &s->res->app_lag_after_ns : &s->res->app_lag_before_ns;
+        if (due != 0 && s->now - due > *lag)
+            *lag = s->now - due;
         s->next_seq += (uint32_t)n;
         s->next_msg++;
         /* Throughput while a stalled receiver is away, and after it is back. */
@@ -486,6 +564,9 @@ static void pub_step(struct sim *s)
     }
     if (s->txq_count > 0 && s->nic_free < wake)
         wake = s->nic_free; /* completions free ring space and in-flight slots */
+    uint64_t due = app_due(s, s->next_msg);
+    if (s->next_msg < s->cfg.messages && due > s->now && due < wake)
+        wake = due; /* the application's next message */
     if (wake < s->pub_wake) {
         s->pub_wake = wake;
         sim_push(&s->net, wake, WHO(EV_PUB_WAKE, 0), 0);
@@ -617,6 +698,7 @@ void sim_config_default(struct sim_config *cfg)
     cfg->stall_rx = UINT32_MAX;
     cfg->link_gbps = 10.0;
     cfg->time_limit_ns = 60000 * MS;
+    cfg->join_rx = UINT32_MAX;
 }
 
 static int rx_init(struct sim *s, struct rx *x, uint32_t k)
@@ -629,16 +711,17 @@ static int rx_init(struct sim *s, struct rx *x, uint32_t k)
     x->up.delay_ns = 5 * US + sim_draw_upto(&s->net, 45 * US);
     /*
      * As pubsub/receive.c configures the library's reassembler, with tables for one publisher and
-     * an arena of 17 MiB instead of 64: the 1024 parked messages the window allows (the partial
-     * quota) need 1024 chunks of 16 KiB, and the arena has 1088. The window is the library's.
+     * an arena of 17 MiB instead of 64 (two of the largest messages, if more): the 1024 parked
+     * messages the window allows (the partial quota) need 1024 chunks of 16 KiB, and the arena
+     * has 1088. The window is the library's.
      */
     struct rdps_reasm_config rc;
     rdps__reasm_config_default(&rc);
     rc.max_sessions = 4;
     rc.max_partials = 2048;
     rc.max_partials_per_source = 1024;
-    rc.reasm_cap_bytes = 17u << 20;
-    rc.max_bytes_per_source = 17u << 20;
+    rc.reasm_cap_bytes = s->max_len > (8u << 20) ? 2 * (size_t)s->max_len + (1u << 20) : 17u << 20;
+    rc.max_bytes_per_source = rc.reasm_cap_bytes;
     rc.chunk_bytes = 16u * 1024u;
     rc.partial_timeout_ns = 2000 * MS;
     rc.max_gap_ranges = 256;
@@ -659,6 +742,7 @@ static int rx_init(struct sim *s, struct rx *x, uint32_t k)
         rc.rel.nak_max_tries = s->cfg.nak_max_tries;
     rc.rel.send = rx_send;
     rc.rel.on_loss = rx_loss;
+    rc.rel.from_oldest = k == s->cfg.join_rx && s->cfg.join_oldest;
     return rdps__reasm_init(&x->r, &rc);
 }
 
@@ -687,9 +771,11 @@ static int sim_setup(struct sim *s)
     }
     s->common_frames = (uint32_t)frames;
     s->first_off = malloc((c->messages + 1) * sizeof(*s->first_off));
+    s->append_at = malloc((c->messages + 1) * sizeof(*s->append_at));
     s->common = calloc(s->common_frames / 8 + 1, 1);
     s->rx = calloc(c->receivers, sizeof(*s->rx));
-    if (patterns_init(s) < 0 || s->first_off == NULL || s->common == NULL || s->rx == NULL) {
+    if (patterns_init(s) < 0 || s->first_off == NULL || s->append_at == NULL || s->common == NULL ||
+        s->rx == NULL) {
         fail(s, "setup: out of memory or pattern_byte no longer shifts by the id");
         return -1;
     }
@@ -722,6 +808,10 @@ static int sim_setup(struct sim *s)
             fail(s, "setup: receiver %u: %s", k, rdps_last_error_message());
             return -1;
         }
+        if (k == c->join_rx) { /* a late joiner: absent until announced */
+            s->rx[k].absent = true;
+            continue;
+        }
         /* Discovery announced it: the publisher holds data until its first STATUS. */
         if (rdps__rel_pub_expect_receiver(&s->pub, &s->rx[k].src, RX_ID + k, 0, s->now) < 0) {
             fail(s, "setup: publisher refused receiver %u", k);
@@ -741,6 +831,7 @@ static void sim_teardown(struct sim *s)
     free(s->ring);
     free(s->txq);
     free(s->first_off);
+    free(s->append_at);
     free(s->common);
     free(s->rx);
 }

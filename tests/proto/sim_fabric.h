@@ -37,7 +37,8 @@
  * generator, in event order: a run is a pure function of its config.
  *
  * Receivers: each one is a reassembler with rel.enabled, configured like the
- * library's (pubsub/receive.c), with its own source and receiver_id; the
+ * library's (pubsub/receive.c; its arena holds two of the largest messages,
+ * at least 17 MiB), with its own source and receiver_id; the
  * publisher expects each of them (as discovery does) and each is told the
  * exact receiver count once its stream exists. Every delivered message is
  * checked (id in order, length, fragment count, every byte), every loss
@@ -50,6 +51,12 @@
  * (forge_status) a STATUS {consumed = the ring's oldest, window 0}: the
  * audit's forger of 2026-11-28. The publisher's repairs to it take the link
  * like any frame and are dropped; its multicast ones reach every receiver.
+ *
+ * Late joiner (join_rx): a receiver the fabric does not reach and the
+ * publisher does not know of until join_after messages were appended; then
+ * it is announced (rdps__rel_pub_expect_receiver) and its downlink carries
+ * frames. With join_oldest it joins at the publisher's oldest retained
+ * sequence, and must account for every message from there.
  *
  * A run ends when every receiver has accounted for every sequence of every
  * message; one that does not end by time_limit_ns is a failure (a stall).
@@ -89,6 +96,7 @@ struct sim_config {
     uint32_t max_datagram;
     uint32_t large_max;      /* one message in 256 is up to this long (others: 1..3 payloads) */
     bool large_exact;        /* ... or exactly this long */
+    uint32_t large_every;    /* ... or every this many messages, from the first (0: 1 in 256) */
     double common_drop;      /* share of first DATA posts dropped before the fan-out */
     uint32_t receivers_told; /* the count given to rdps__reasm_rel_set_receivers (0: exact) */
     uint32_t stall_rx;       /* a receiver that stops polling (UINT32_MAX: none) ... */
@@ -104,6 +112,16 @@ struct sim_config {
     uint32_t forge_hosts;       /* its GIDs, 1 or 2 */
     bool forge_status;          /* it sends STATUS too */
     bool unicast_fanout;        /* every "to the group" action is one copy per receiver */
+    uint32_t fixed_len;         /* every message this long (0: the mix above) */
+    /* Late join: receiver join_rx gets nothing and is unknown to the publisher until
+     * join_after messages were appended; then discovery announces it (from_oldest: it joins at
+     * the ring's oldest sequence). UINT32_MAX: none. */
+    uint32_t join_rx;
+    uint64_t join_after;
+    bool join_oldest;
+    /* The application offers app_rate messages per second (0: as fast as flow control lets it),
+     * message i due app_rate^-1 * i after the first append. */
+    uint64_t app_rate;
 };
 
 /*
@@ -180,6 +198,13 @@ struct sim_result {
     uint64_t pub_nak_seqs_suppressed, pub_repair_queue_full;
     uint64_t forged_bytes, forger_repair_bytes; /* the forger's frames; repairs sent to it */
     uint64_t wire_bytes, wire_frames; /* what left the publisher's link (copies included) */
+    /* Late join (join_rx): after the join, appends refused by the window or the ring, and those
+     * held while the joiner connects (announced, no STATUS yet: one round trip), how far behind
+     * its schedule the application got (app_rate; before the join too); receiver 0's largest
+     * delivery latency (append to delivery) before and after the join; when the joiner delivered
+     * the message live at its join (ns after the join). */
+    uint64_t refused_after_join, held_connecting_after_join, app_lag_before_ns, app_lag_after_ns;
+    uint64_t latency_before_ns, latency_after_ns, join_ns, caught_up_ns;
     /* First failure, for the test's message. */
     char failure[200];
 };

@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "rdps_reasm_internal.h"
+#include "rdps_reasm.h"
 #include "rdps_rel_pub_internal.h"
 #include "rdps_seq.h"
 #include "sim_fabric.h"
@@ -42,20 +42,19 @@ enum sim_wait sim_wait_window(const struct rdps_rel_pub *p, const struct rdps_re
                               uint32_t known_consumed, uint32_t window, uint32_t need_end,
                               uint64_t now_ns, uint64_t rtt_ns)
 {
-    int32_t si = rdps__reasm_stream_lookup(r, pub_src, session_id);
-    if (si < 0 || !r->streams[si].reliable)
+    int32_t si = rdps__rx_streams_lookup(&r->streams, pub_src, session_id);
+    if (si < 0 || !r->streams.streams[si].reliable)
         return SIM_WAIT_DATA_FLIGHT;
-    const struct rdps_reasm_stream *s = &r->streams[si];
-    const struct rdps_rel_stream *rs = &r->rel[si];
+    const struct rdps_rx_track *t = &r->streams.streams[si].track;
+    const struct rdps_rx_rel *rs = &r->rec.rel[si];
     /* The receiver could take the message, and progressed by a STATUS-worth (a quarter window):
      * the publisher has not heard so yet. */
-    bool could = rs->consumed != known_consumed && rdps__seq_ge(rs->consumed + window, need_end);
-    if (could && rs->consumed - known_consumed >= window / 4)
-        return rs->status_consumed != rs->consumed ? SIM_WAIT_STATUS_UNSENT
-                                                   : SIM_WAIT_STATUS_FLIGHT;
-    if (s->gaps.count == 0)
+    bool could = t->consumed != known_consumed && rdps__seq_ge(t->consumed + window, need_end);
+    if (could && t->consumed - known_consumed >= window / 4)
+        return rs->status_consumed != t->consumed ? SIM_WAIT_STATUS_UNSENT : SIM_WAIT_STATUS_FLIGHT;
+    if (t->gaps.count == 0)
         return could ? SIM_WAIT_STATUS_QUARTER : SIM_WAIT_DATA_FLIGHT;
-    const struct rdps_gap_range *g = &s->gaps.r[0];
+    const struct rdps_gap_range *g = &t->gaps.r[0];
     if (g->tries == 0)
         return SIM_WAIT_FIRST_NAK;
     if (repair_queued(p, g->start))

@@ -90,22 +90,26 @@ static void test_slot_limit(void **state)
     rp_stop(&f);
 }
 
-/* A reliable message is at most RDPS_REL_MAX_MSG_FRAMES datagrams, whatever max_msg_len allows:
- * a longer one would never fit a receiver's window and would stall the session. */
-static void test_message_limit_is_the_receive_window(void **state)
+/* A reliable message is bounded by the ring, not by a receiver's window (a longer one streams
+ * through it): one of 3000 datagrams goes; one more than the ring holds is refused. */
+static void test_message_limit_is_the_ring(void **state)
 {
     (void)state;
     struct rp f;
     rp_config(&f, 4u << 20);
     f.cfg.max_msg_len = 16u << 20;
     assert_int_equal(rp_start(&f), 0);
-    uint32_t limit = RDPS_REL_MAX_MSG_FRAMES * RP_PAYLOAD;
+    uint32_t frames = (uint32_t)(f.p.ring.cap / rdps__pub_ring_stride(RP_DGRAM));
+    if (frames > f.p.ring.slot_mask + 1u)
+        frames = f.p.ring.slot_mask + 1u;
+    uint32_t limit = frames * RP_PAYLOAD;
+    assert_true(frames > RDPS_REASM_WINDOW);
     assert_int_equal(rdps__rel_pub_max_msg_len(&f.p), limit);
     uint32_t head = f.p.ring.head_seq;
     assert_int_equal(rp_append(&f, (size_t)limit + 1, 1), RDPS_EMSGSIZE);
     assert_int_equal(f.p.ring.head_seq, head); /* nothing written */
     assert_int_equal(f.p.counters.msgs_appended, 0);
-    assert_int_equal(rp_append(&f, limit, 2), (int)RDPS_REL_MAX_MSG_FRAMES);
+    assert_int_equal(rp_append(&f, 3000 * RP_PAYLOAD, 2), 3000);
     rp_stop(&f);
 
     /* A smaller configured limit stays the limit. */
@@ -606,6 +610,33 @@ static void test_flow_tagged(void **state)
     assert_int_equal(rp_append(&f, 10, 99), RDPS_EAGAIN);
     assert_int_equal(f.p.counters.backpressure_receivers, 3);
     (void)s3;
+    rp_stop(&f);
+}
+
+/* A receiver discovery announces gets a heartbeat ahead of the data waiting to be posted: a busy
+ * publisher sends no idle heartbeat, and a from_oldest receiver learns the ring's oldest sequence
+ * only from one (before, it waited for a lull, and without one joined at the live position). */
+static void test_announced_receiver_heartbeat_ahead_of_data(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 256 * RP_DGRAM);
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    f.keep_hb = true;
+    rp_join(&f, 1, first, 64); /* max: one ACTIVE receiver, so a second one holds nothing */
+    rp_drain(&f, NULL, 8, 1);
+    for (uint64_t i = 0; i < 8; i++)
+        assert_int_equal(rp_append(&f, 10, i), 1);
+    struct rdps_source s2 = test_source(2);
+    assert_int_equal(rdps__rel_pub_expect_receiver(&f.p, &s2, 7, 0, f.now), 0);
+    assert_true(rdps__rel_pub_tick(&f.p, f.now) <= f.now);
+    struct rdps_rel_pub_action a[4];
+    assert_int_equal(rp_drain(&f, a, 2, 1), 2);
+    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_HEARTBEAT);
+    assert_int_equal(a[0].seq, first); /* nothing of the waiting data posted yet */
+    assert_int_equal(a[1].kind, RDPS_REL_PUB_POST_DATA);
+    assert_int_equal(a[1].seq, first);
     rp_stop(&f);
 }
 
@@ -1238,7 +1269,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_wrap_and_retention),
         cmocka_unit_test(test_slot_limit),
-        cmocka_unit_test(test_message_limit_is_the_receive_window),
+        cmocka_unit_test(test_message_limit_is_the_ring),
         cmocka_unit_test(test_backpressure_before_write),
         cmocka_unit_test(test_ring_protects_flow_position),
         cmocka_unit_test(test_nak_linger_and_dedupe),
@@ -1259,6 +1290,7 @@ int main(void)
         cmocka_unit_test(test_flow_min),
         cmocka_unit_test(test_flow_tagged),
         cmocka_unit_test(test_connecting_receiver_holds_data),
+        cmocka_unit_test(test_announced_receiver_heartbeat_ahead_of_data),
         cmocka_unit_test(test_receiver_timeout),
         cmocka_unit_test(test_eviction_lagged),
         cmocka_unit_test(test_eviction_stalled_min),

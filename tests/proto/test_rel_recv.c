@@ -1133,6 +1133,121 @@ static void test_unrecoverable_by_heartbeat_trail(void **state)
     fixture_fini(&fx);
 }
 
+/* Feeds frame f of a message again as a repair (RETRANSMIT set). */
+static int repair_frame(struct fixture *fx, const struct frame *f)
+{
+    uint8_t buf[DGRAM];
+    memcpy(buf, f->data, f->len);
+    rdps__put_le16(
+        buf + RDPS_FRAME_OFF_FLAGS,
+        (uint16_t)(rdps__get_le16(buf + RDPS_FRAME_OFF_FLAGS) | RDPS_FRAME_F_RETRANSMIT));
+    return input(fx, buf, f->len);
+}
+
+/* Polls and answers every NAK with repairs of the message framed in fl from sequence `first`,
+ * until nothing is asked any more or `rounds` polls went. */
+static void answer_naks(struct fixture *fx, const struct frame_list *fl, uint32_t first, int rounds)
+{
+    for (int round = 0; round < rounds; round++) {
+        size_t before = fx->naks;
+        fx->now += 5 * MS;
+        poll(fx);
+        if (fx->naks == before)
+            return;
+        const struct sent *nak = last_nak(fx);
+        for (unsigned i = 0; i < nak->n; i++)
+            for (uint32_t k = 0; k < nak->ranges[i].count; k++) {
+                uint32_t seq = nak->ranges[i].start + k;
+                if (seq - first < fl->count)
+                    repair_frame(fx, &fl->items[seq - first]);
+            }
+    }
+}
+
+/*
+ * A message longer than the sequence window (3000 fragments; the window is 2048) streams through
+ * it: the consumed point moves into the message as its fragments come in order, what comes beyond
+ * the window is dropped and asked for as the window slides, and the message is delivered whole,
+ * in order between the one before and the one after. Before, a reliable stream refused a message
+ * of a window's fragments or more (lost as too_large).
+ */
+static void test_message_longer_than_the_window_streams(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, NULL);
+    struct frame_list fl = {0};
+    uint32_t seq = 1;
+    const uint32_t frags = 3000;
+    assert_int_equal(frames_add_message(&fl, 1, SESSION, TOPIC, &seq,
+                                        (size_t)frags * (DGRAM - RDPS_FRAME_HEADER_LEN),
+                                        RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 77,
+                                        RDPS_FRAME_F_RELIABLE),
+                     (int)frags);
+    data(&fx, 0, 0);
+    for (uint32_t i = 0; i < frags; i++)
+        if (i != 10)
+            input(&fx, fl.items[i].data, fl.items[i].len);
+    /* Held at the hole inside the message; the rest of the window parked, the tail dropped. */
+    assert_int_equal(info(&fx).consumed_seq, 11);
+    assert_true(info(&fx).counters.beyond_window > 0);
+    assert_int_equal(fx.rec.count, 1);
+    repair_frame(&fx, &fl.items[10]);
+    /* Past the hole: the point moved a window's worth into the undelivered message. */
+    uint32_t consumed = info(&fx).consumed_seq;
+    assert_true(consumed > 1 + RDPS_REASM_WINDOW);
+    assert_true(consumed < 1 + frags);
+    assert_int_equal(fx.rec.count, 1);
+    assert_int_equal(info(&fx).counters.streamed, 1);
+    answer_naks(&fx, &fl, 1, 50);
+    data(&fx, 1 + frags, 0);
+    assert_int_equal(fx.rec.count, 3);
+    assert_int_equal(fx.rec.items[1].first_seq, 1);
+    assert_int_equal(fx.rec.items[1].msg_id, 77);
+    assert_true(fx.rec.items[1].pattern_ok);
+    assert_int_equal(fx.rec.items[2].first_seq, 1 + frags);
+    assert_int_equal(fx.nloss, 0);
+    assert_int_equal(rdps__reasm_partial_count(&fx.r), 0);
+    assert_int_equal(rdps__reasm_arena_used(&fx.r), 0);
+    frames_free(&fl);
+    fixture_fini(&fx);
+}
+
+/*
+ * A streaming message whose missing fragment is given up goes whole: one loss event from its
+ * first sequence to its end, though part of it had passed the consumed point, and the next
+ * message is delivered.
+ */
+static void test_streaming_message_lost_whole(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, NULL);
+    struct frame_list fl = {0};
+    uint32_t seq = 0;
+    const uint32_t frags = 3000;
+    assert_int_equal(frames_add_message(&fl, 1, SESSION, TOPIC, &seq,
+                                        (size_t)frags * (DGRAM - RDPS_FRAME_HEADER_LEN),
+                                        RDPS_FRAME_DEFAULT_MAX_MSG_LEN, DGRAM, 78,
+                                        RDPS_FRAME_F_RELIABLE),
+                     (int)frags);
+    for (uint32_t i = 0; i < 1000; i++)
+        if (i != 5)
+            input(&fx, fl.items[i].data, fl.items[i].len);
+    assert_int_equal(info(&fx).consumed_seq, 5);   /* streaming, held at the hole */
+    heartbeat(&fx, frags + 1, frags + 1 - 100, 0); /* retains [100, 3001): 5 is gone */
+    assert_int_equal(fx.nloss, 1);
+    assert_int_equal(fx.loss[0].first_seq, 0);
+    assert_int_equal(fx.loss[0].count, frags);
+    assert_int_equal(fx.loss[0].reason, RDPS_LOSS_BELOW_RING);
+    assert_int_equal(rdps__reasm_partial_count(&fx.r), 0);
+    data(&fx, frags, 0);
+    assert_int_equal(fx.rec.count, 1);
+    assert_int_equal(fx.rec.items[0].first_seq, frags);
+    frames_free(&fl);
+    fixture_fini(&fx);
+}
+
 static void test_late_join_live(void **state)
 {
     (void)state;
@@ -1834,6 +1949,8 @@ int main(void)
         cmocka_unit_test(test_loss_partial_message),
         cmocka_unit_test(test_loss_too_large),
         cmocka_unit_test(test_loss_session_dropped),
+        cmocka_unit_test(test_message_longer_than_the_window_streams),
+        cmocka_unit_test(test_streaming_message_lost_whole),
         cmocka_unit_test(test_late_join_live),
         cmocka_unit_test(test_late_join_from_oldest),
         cmocka_unit_test(test_counters_and_latency_histogram),

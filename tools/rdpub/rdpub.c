@@ -426,7 +426,7 @@ int main(int argc, char **argv)
     if (opt.pattern && opt.size_max > rdps_pub_max_message_size(pub)) {
         tool_error(prog, "messages of up to %" PRIu64 " bytes: this publisher takes at most %zu%s",
                    opt.size_max, rdps_pub_max_message_size(pub),
-                   opt.reliable ? " (reliable: 1023 datagrams of the path MTU)" : "");
+                   opt.reliable ? " (reliable: what the ring holds; see --ring)" : "");
         status = TOOL_EXIT_USAGE;
         goto out;
     }

@@ -510,10 +510,13 @@ RDPS_EXPORT int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len);
 RDPS_EXPORT void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim);
 /*
  * The longest message the publisher takes: the ctx's max_message_size, and for a reliable
- * publisher at most 1023 datagrams of the path MTU (a receiver reassembles a message within its
- * sequence window of 2048 datagrams): 1023 * (MTU - 40) bytes, about 4 MiB at MTU 4096, 1 MiB at
- * MTU 1024; and at most what its ring holds (ring_bytes / MTU datagrams: 62 976 bytes with a
- * 64 KiB ring at MTU 1024). 0 for NULL or a closed publisher.
+ * publisher at most what its ring holds (ring_bytes / MTU datagrams of MTU - 40 bytes: 62 976
+ * bytes with a 64 KiB ring at MTU 1024, a little under 16 MiB with the default 16 MiB ring; a
+ * 32 MiB ring takes the default max_message_size of 16 MiB). Not a receiver's sequence window
+ * (2048 datagrams): a longer message streams through it, its datagrams released into the
+ * message in order as they come, so the window bounds a receiver's tracking, the message its
+ * reassembly memory (reassembly_memory, reassembly_memory_per_source). 0 for NULL or a closed
+ * publisher.
  */
 RDPS_EXPORT size_t rdps_pub_max_message_size(const rdps_pub_t *pub);
 /* The publisher's session id (random, nonzero); 0 for NULL. */
@@ -752,8 +755,13 @@ typedef struct rdps_sub_opts {
      */
     int reliable;
     /* reliable: a session joined late starts at the publisher's oldest retained message
-     * (at most 2048 datagrams back) instead of the live position. Per topic: one such
-     * subscriber makes the ctx join that topic's new sessions from the oldest. */
+     * (everything its ring still holds) instead of the live position, and catches up at the
+     * rate it drains: it NAKs one window of datagrams after the other, repaired by unicast
+     * within the publisher's repair budgets. Until it is within its window of the live
+     * position it takes no part in flow control (under RDPS_FLOW_MIN and _TAGGED it holds
+     * neither the publisher nor its ring; under any mode, what the ring drops before it gets
+     * there is an RDPS_EVENT_LOSS, below_ring). Per topic: one such subscriber makes the ctx
+     * join that topic's new sessions from the oldest. */
     int from_oldest;
     /* reliable: the group tag announced for publishers using RDPS_FLOW_TAGGED (0: none). */
     uint32_t flow_tag;

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* rdps_rx_gaps.h - loss reporting for unreliable streams: a missing sequence is a gap only once its
+ * reorder allowance is over (layer 3 of the receive engine, the unreliable counterpart of
+ * rdps_rx_recovery.h). */
+#ifndef RDPS_PROTO_RX_GAPS_H
+#define RDPS_PROTO_RX_GAPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rdps_rx_track.h"
+#include "rdps_rx_types.h"
+
+/*
+ * Model
+ * -----
+ * The missing sequences of an unreliable stream wait in its tracker's range
+ * list (rdps_rx_track.h, at most its capacity of ranges) for the reorder
+ * allowance: a late frame takes its sequence out (reordered, never a gap);
+ * what is still missing after reorder_allowance_ns, or when the window
+ * needs its slot (rdps__rx_gaps_leaving), is reported through on_gap and
+ * counted (gaps, gap_seqs). A full list reports its oldest range early
+ * (gap_ranges_full); a frame whose sequence was reported already is counted
+ * late_after_gap. Streams with pending ranges are linked in one list so
+ * rdps__rx_gaps_expire visits only them.
+ *
+ * State per stream index (max_streams entries, allocated at init): the
+ * stream's tracker and identity as given by rdps__rx_gaps_note (pointers
+ * into the caller's table, stable while the stream lives), and the links.
+ * Calls the tracker's range list only; tells the application through
+ * on_gap, a callback given at init.
+ */
+
+struct rdps_rx_gaps_config {
+    uint32_t max_streams;
+    uint64_t allowance_ns; /* 0: report at once */
+    rdps_gap_fn on_gap;    /* optional */
+    void *user;
+    struct rdps_reasm_counters *counters; /* gaps, gap_seqs, gap_ranges_full, late_after_gap */
+};
+
+struct rdps_rx_gaps_link {
+    struct rdps_rx_track *track;
+    const struct rdps_rx_ident *id;
+    int32_t prev, next;
+    bool linked;
+};
+
+struct rdps_rx_gaps {
+    struct rdps_rx_gaps_config cfg;
+    struct rdps_rx_gaps_link *links;
+    int32_t head; /* streams with pending ranges */
+};
+
+int rdps__rx_gaps_init(struct rdps_rx_gaps *g, const struct rdps_rx_gaps_config *cfg);
+void rdps__rx_gaps_fini(struct rdps_rx_gaps *g);
+
+/* Reports [first, first + count) of stream `id` now (a reset skipped it). */
+void rdps__rx_gaps_report(struct rdps_rx_gaps *g, const struct rdps_rx_ident *id, uint32_t first,
+                          uint32_t count);
+/* [first, first + count) of stream si went missing: reported after the allowance. */
+void rdps__rx_gaps_note(struct rdps_rx_gaps *g, int32_t si, struct rdps_rx_track *t,
+                        const struct rdps_rx_ident *id, uint32_t first, uint32_t count,
+                        uint64_t now_ns);
+/* A late frame filled seq (counted late_after_gap if it was reported already). */
+void rdps__rx_gaps_fill(struct rdps_rx_gaps *g, int32_t si, struct rdps_rx_track *t,
+                        const struct rdps_rx_ident *id, uint32_t seq);
+/* The window moved past `below` (its next - WINDOW): pending ranges before it are reported now. */
+void rdps__rx_gaps_leaving(struct rdps_rx_gaps *g, int32_t si, struct rdps_rx_track *t,
+                           const struct rdps_rx_ident *id, uint32_t below);
+/* Reports every pending range of stream si now (reset, removed). */
+void rdps__rx_gaps_flush(struct rdps_rx_gaps *g, int32_t si, struct rdps_rx_track *t,
+                         const struct rdps_rx_ident *id);
+/* Reports the ranges whose allowance ended; returns min(next, the next range deadline). */
+uint64_t rdps__rx_gaps_expire(struct rdps_rx_gaps *g, uint64_t now_ns, uint64_t next);
+
+/* Some stream has a range waiting out its allowance. */
+static inline bool rdps__rx_gaps_pending(const struct rdps_rx_gaps *g)
+{
+    return g->head != RDPS_RX_NONE;
+}
+
+#endif /* RDPS_PROTO_RX_GAPS_H */

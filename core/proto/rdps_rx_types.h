@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* rdps_rx_types.h - what every layer of the receive engine shares: a stream's identity, the
+ * metadata of a delivered message, the callbacks to the application and the counters. Types only.
+ */
+#ifndef RDPS_PROTO_RX_TYPES_H
+#define RDPS_PROTO_RX_TYPES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rdps_frame.h"
+#include "rdps_source.h"
+
+/* Index into the per-stream and per-partial tables of the layers; -1 for none. */
+#define RDPS_RX_NONE (-1)
+
+/* A stream is one publisher session seen from one source (rdps_rx_streams.h). */
+struct rdps_rx_ident {
+    struct rdps_source source; /* the exact sender */
+    uint32_t session_id;
+    uint64_t topic_id;
+};
+
+/* Metadata of a delivered message. */
+struct rdps_reasm_msg_info {
+    struct rdps_source source; /* the exact sender */
+    uint32_t session_id;
+    uint64_t topic_id;
+    uint32_t first_seq; /* sequence of the BEGIN fragment */
+    uint32_t msg_len;
+    uint32_t frag_count;
+    uint64_t timestamp_ns; /* publisher's clock at publish */
+    bool retransmit;       /* some fragment carried RETRANSMIT */
+    bool reliable;         /* the publisher asked for acks */
+};
+
+/*
+ * Delivery callback: `msg` points into the receive buffer (single datagram),
+ * an arena chunk or the delivery buffer, and is valid only during the call.
+ */
+typedef void (*rdps_deliver_fn)(void *user, const uint8_t *msg, uint32_t len,
+                                const struct rdps_reasm_msg_info *info);
+/*
+ * Gap callback (optional, unreliable streams): sequences [first_seq,
+ * first_seq + count) never arrived within the reorder allowance (or were
+ * skipped by a reset: count >= the sequence window). A sequence is reported at most once.
+ */
+typedef void (*rdps_gap_fn)(void *user, const struct rdps_source *source, uint32_t session_id,
+                            uint64_t topic_id, uint32_t first_seq, uint32_t count);
+
+/* Counters of the receive engine (each layer counts its own part); bad_frames is indexed by
+ * enum rdps_frame_reject. */
+struct rdps_reasm_counters {
+    uint64_t frames_in, bytes_in;
+    uint64_t data_frames, heartbeats, control_frames; /* control: NAK/STATUS/ANNOUNCE, ignored */
+    uint64_t heartbeats_unknown; /* heartbeats of streams not in the table (ignored) */
+    uint64_t msgs_delivered, bytes_delivered;
+    uint64_t gaps;            /* gap ranges reported (never arrived within the allowance) */
+    uint64_t gap_seqs;        /* sequences in them */
+    uint64_t gap_ranges_full; /* gap list full: its oldest range reported early */
+    uint64_t late_after_gap;  /* frames that arrived after their sequence was reported */
+    uint64_t lost_seqs;       /* sequences that left the window without arriving */
+    uint64_t reordered;       /* late frames that filled a gap */
+    uint64_t duplicates;      /* frames or fragments already received (inside the window) */
+    uint64_t stale;           /* frames older than the window (dropped) */
+    uint64_t session_resets;  /* DATA a window or more ahead: window restarted, partials dropped */
+    uint64_t heartbeat_jumps; /* heartbeats a window or more ahead (ignored) */
+    uint64_t filtered;        /* frames of streams the accept hook refused */
+    uint64_t topic_mismatch;
+    uint64_t reasm_started, reasm_timeouts, reasm_conflicts;
+    uint64_t reasm_evicted;         /* global cap (partials or chunks): heaviest host's oldest */
+    uint64_t reasm_source_partials; /* host at max_partials_per_source: its own oldest */
+    uint64_t reasm_source_bytes;    /* host at max_bytes_per_source: its own oldest */
+    uint64_t reasm_too_large;       /* message could never fit the arena or the source quota */
+    uint64_t reasm_too_many_frags;  /* layout with more than max_frags_per_msg fragments */
+    uint64_t reasm_dropped_with_session; /* partials dropped because their stream went or reset */
+    uint64_t sessions_created, sessions_evicted, sessions_expired;
+    uint64_t sessions_source_quota; /* streams evicted: their host at max_streams_per_source */
+    uint64_t bad_frames[RDPS_FRAME_REJECT_COUNT];
+};
+
+#endif /* RDPS_PROTO_RX_TYPES_H */
