@@ -11,9 +11,10 @@
 #          sides fall back to unicast (no multicast heard); (d) rdps-ping --peers: every ping
 #          echoed by both listeners through one chain of copies.
 #   loss   (4 guests, --no-multicast, netem loss) guest 0 publishes reliably by unicast and is
-#          the seed; guest 1 verifies every message in order; guest 2 joins 2 s late and
-#          verifies a contiguous tail; guest 3 is killed with SIGKILL 6 s in: the publisher's
-#          unicast destinations (rdps-stat) lose it within the receiver timeout (5 s).
+#          the seed; guest 1 verifies every message in order; guest 2 joins 2 s after the
+#          publisher starts sending and verifies a contiguous tail; guest 3 is killed with SIGKILL
+#          5 s after that start: the publisher's unicast destinations (rdps-stat) lose it within
+#          the receiver timeout (5 s).
 #   mixed  (3 guests, multicast works) one topic, one subscriber on the group, one by unicast:
 #          every message exactly once at each, one unicast copy per datagram.
 set -u
@@ -129,12 +130,16 @@ scenario_loss() {
         "$pub" -t rel --transport unicast --reliable --pattern -c $n -s 200 -r $rate \
             --wait-subs 2 --wait-timeout 60 --json >"$s/rel.pub" 2>"$s/rel.puberr" &
         local p=$!
-        # The publisher's unicast destinations, sampled: "TIME COUNT" lines.
+        # The publisher's unicast destinations, sampled: "TIME COUNT" lines; and the moment it
+        # starts sending, which lets the late subscriber in (before, it could be one of the two
+        # the publisher waits for, and guest 1 the late one).
         (
             for _ in $(seq 300); do
                 kill -0 $p 2>/dev/null || break
-                c=$("$build/tools/rdps-stat/rdps-stat" --json --pid $p 2>/dev/null |
-                    grep -o '"unicast_destinations":[0-9]*' | head -1 | cut -d: -f2)
+                js=$("$build/tools/rdps-stat/rdps-stat" --json --pid $p 2>/dev/null)
+                c=$(grep -o '"unicast_destinations":[0-9]*' <<<"$js" | head -1 | cut -d: -f2)
+                m=$(grep -o '"msgs_sent":[0-9]*' <<<"$js" | head -1 | cut -d: -f2)
+                [ "${m:-0}" -gt 0 ] && [ ! -e "$s/publishing" ] && touch "$s/publishing"
                 echo "$(date +%s.%N) ${c:-x}"
                 sleep 0.2
             done
@@ -170,7 +175,8 @@ PY
             "duplicates==0" || fail "subscriber figures"
         ;;
     2)
-        for _ in $(seq 600); do [ -e "$s/started" ] && break; sleep 0.1; done
+        for _ in $(seq 600); do [ -e "$s/publishing" ] && break; sleep 0.1; done
+        [ -e "$s/publishing" ] || fail "the publisher never started sending"
         sleep 2
         "$sub" -t rel --transport unicast --reliable -c $n --verify --timeout $((n / rate + 15)) \
             -q --json >"$s/rel.sub2"
@@ -185,8 +191,8 @@ PY
     3)
         "$sub" -t rel --transport unicast --reliable -q >/dev/null 2>&1 &
         local victim=$!
-        touch "$s/started"
-        sleep 6
+        for _ in $(seq 600); do [ -e "$s/publishing" ] && break; sleep 0.1; done
+        sleep 5 # the late subscriber (publishing + 2 s) is a destination by then
         kill -KILL $victim
         touch "$s/killed"
         wait $victim 2>/dev/null
