@@ -616,7 +616,8 @@ rdps__rel_pub_counters(const struct rdps_rel_pub *p)
     return &p->counters;
 }
 
-/* ACTIVE receivers that have not yet consumed every appended message (drain before exit). */
+/* ACTIVE receivers, and announced KNOWN ones that reported a position (catching up), that have
+ * not yet consumed every appended message (drain before exit). */
 uint32_t rdps__rel_pub_receivers_behind(const struct rdps_rel_pub *p);
 
 /* Receivers in the table; one receiver's state (0, or RDPS_ENOENT). */

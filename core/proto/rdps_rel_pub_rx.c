@@ -729,9 +729,15 @@ uint64_t rdps__rel_stall_check(struct rdps_rel_pub *p, uint64_t now_ns)
 uint32_t rdps__rel_pub_receivers_behind(const struct rdps_rel_pub *p)
 {
     uint32_t n = 0;
-    for (uint32_t i = 0; i < p->cfg.max_receivers; i++)
-        if (p->rx[i].state == RDPS_REL_RX_ACTIVE && p->rx[i].consumed_seq != p->ring.head_seq)
+    for (uint32_t i = 0; i < p->cfg.max_receivers; i++) {
+        const struct rdps_rel_receiver *r = &p->rx[i];
+        /* A receiver catching up (a late join from the ring, under min/tagged flow control) is
+         * not in flow control yet, but leaving now would cut it off: an announced one with a
+         * position of its own counts too. */
+        bool catching_up = r->state == RDPS_REL_RX_KNOWN && r->announced && r->reported;
+        if ((r->state == RDPS_REL_RX_ACTIVE || catching_up) && r->consumed_seq != p->ring.head_seq)
             n++;
+    }
     return n;
 }
 

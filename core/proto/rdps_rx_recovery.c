@@ -324,6 +324,7 @@ void rdps__rx_rec_gap_filled(struct rdps_rx_recovery *rec, int32_t si, struct rd
         }
     } else {
         RDPS_REL_COUNT(rec, rs, recovered, 1);
+        rs->repaired_ns = now_ns;
     }
     if (i < 0)
         return;
@@ -430,12 +431,15 @@ uint64_t rdps__rx_rec_poll_naks(struct rdps_rx_recovery *rec, int32_t si, struct
             continue;
         }
         if (cfg->loss_deadline_ns != 0) {
-            if (now_ns - g->detect_ns >= cfg->loss_deadline_ns) {
+            /* From detection or the stream's last repair: a late joiner's backlog takes as long
+             * as the publisher's repair budget makes it, while repairs keep coming. */
+            uint64_t since = g->detect_ns > rs->repaired_ns ? g->detect_ns : rs->repaired_ns;
+            if (now_ns - since >= cfg->loss_deadline_ns) {
                 g->lost_reason = RDPS_LOSS_DEADLINE;
                 *gave_up = true;
                 continue;
             }
-            next = min_u64(next, g->detect_ns + cfg->loss_deadline_ns);
+            next = min_u64(next, since + cfg->loss_deadline_ns);
         }
         if (now_ns < g->due_ns) {
             next = min_u64(next, g->due_ns);

@@ -51,10 +51,10 @@
  * range NAKed more than once (detection -> repair: an upper bound).
  *
  * Loss decisions (rdps__rx_rec_verdict). A range is given up after
- * nak_max_tries NAKs (NAK_RETRIES) or loss_deadline_ns after detection
- * (DEADLINE); one below the publisher's trail (its heartbeat's retained
- * count) at once (BELOW_RING), never NAKed. The caller releases in order
- * and raises the loss events.
+ * nak_max_tries NAKs (NAK_RETRIES) or loss_deadline_ns after detection or
+ * the stream's last repair, whichever is later (DEADLINE); one below the publisher's trail (its
+ * heartbeat's retained count) at once (BELOW_RING), never NAKed. The caller releases in order and
+ * raises the loss events.
  *
  * STATUS (unicast to the source): consumed_seq, the window the caller
  * computed (rdps__track_window) and receiver_id; due when the stream is new,
@@ -156,7 +156,8 @@ struct rdps_rel_recv_config {
                                     one above): the publisher's linger is then 2 of its RTTs */
     uint32_t nak_retry_min_rtts; /* alone: and at least this many RTTs */
     uint32_t nak_max_tries;      /* NAKs per range before RDPS_LOSS_NAK_RETRIES (>= 1) */
-    uint64_t loss_deadline_ns;   /* RDPS_LOSS_DEADLINE this long after detection; 0 = never */
+    uint64_t loss_deadline_ns;   /* RDPS_LOSS_DEADLINE this long after detection or the stream's
+                                    last repair, whichever is later; 0 = never */
     uint64_t status_interval_ns; /* STATUS at least this often (doubling while the publisher
                                     is silent) */
     uint64_t idle_ns;            /* publisher silent this long: no NAK or STATUS until it is
@@ -212,7 +213,8 @@ struct rdps_rx_rel {
      * head_seq (learnt from one of its non-final fragments): the window stretches to hold it. */
     uint32_t head_seq, head_span;
     bool has_head;
-    bool progressed; /* consumed moved by a delivery or a loss event since the join */
+    bool progressed;      /* consumed moved by a delivery or a loss event since the join */
+    uint64_t repaired_ns; /* a repair last filled one of its missing sequences (0: never) */
     /* STATUS intervals doubled status_backoff times (each STATUS sent with no frame heard since
      * the one before); `silent` makes the next frame of the stream bring the poll forward. */
     uint8_t status_backoff;

@@ -613,6 +613,34 @@ static void test_flow_tagged(void **state)
     rp_stop(&f);
 }
 
+/* Draining counts a late joiner catching up from the trail (announced, reporting, not yet in min
+ * flow control): a publisher that left when the others were done would cut it off. An
+ * unannounced reporter does not hold the drain. */
+static void test_receivers_behind_counts_catching_up(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 256 * RP_DGRAM);
+    f.cfg.flow = RDPS_REL_FLOW_MIN;
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    rp_join(&f, 1, first, 100);
+    for (uint64_t m = 0; m < 50; m++)
+        assert_int_equal(rp_append(&f, 10, m), 1);
+    assert_true(rp_drain(&f, NULL, 1000, 1) >= 50);
+    rp_status(&f, 1, first + 50, 100);
+    assert_int_equal(rdps__rel_pub_receivers_behind(&f.p), 0);
+    rp_join(&f, 2, first, 16); /* from the trail, 50 behind: more than its window */
+    assert_int_equal(rp_state(&f, 2), RDPS_REL_RX_KNOWN);
+    assert_int_equal(rdps__rel_pub_receivers_behind(&f.p), 1);
+    rp_status(&f, 3, first, 16); /* unannounced */
+    assert_int_equal(rdps__rel_pub_receivers_behind(&f.p), 1);
+    rp_status(&f, 2, first + 50, 16); /* caught up: in flow control, nothing behind */
+    assert_int_equal(rp_state(&f, 2), RDPS_REL_RX_ACTIVE);
+    assert_int_equal(rdps__rel_pub_receivers_behind(&f.p), 0);
+    rp_stop(&f);
+}
+
 /* A receiver discovery announces gets a heartbeat ahead of the data waiting to be posted: a busy
  * publisher sends no idle heartbeat, and a from_oldest receiver learns the ring's oldest sequence
  * only from one (before, it waited for a lull, and without one joined at the live position). */
@@ -1291,6 +1319,7 @@ int main(void)
         cmocka_unit_test(test_flow_tagged),
         cmocka_unit_test(test_connecting_receiver_holds_data),
         cmocka_unit_test(test_announced_receiver_heartbeat_ahead_of_data),
+        cmocka_unit_test(test_receivers_behind_counts_catching_up),
         cmocka_unit_test(test_receiver_timeout),
         cmocka_unit_test(test_eviction_lagged),
         cmocka_unit_test(test_eviction_stalled_min),

@@ -753,6 +753,44 @@ static void test_loss_deadline(void **state)
     fixture_fini(&fx);
 }
 
+static void tune_deadline_oldest(struct rdps_reasm_config *cfg)
+{
+    cfg->rel.loss_deadline_ns = 20 * MS;
+    cfg->rel.from_oldest = true;
+}
+
+/* A late joiner's backlog is repaired at the publisher's pace, for longer than the deadline:
+ * nothing is given up while repairs keep coming; once they stop, the rest is, one deadline after
+ * the last repair (it was all given up one deadline after the join). */
+static void test_loss_deadline_counts_from_last_repair(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_init(&fx, tune_deadline_oldest);
+    heartbeat(&fx, 300, 300, 0); /* retains [0, 300): all missing */
+    assert_int_equal(info(&fx).consumed_seq, 0);
+    poll(&fx);
+    uint32_t seq = 0;
+    for (int round = 0; round < 10; round++) { /* 20 every 5 ms: 50 ms, 2.5 deadlines */
+        fx.now += 5 * MS;
+        for (int i = 0; i < 20; i++)
+            repair(&fx, seq++);
+        poll(&fx);
+        assert_int_equal(fx.nloss, 0);
+    }
+    expect_delivered(&fx, 0, 200);
+    uint64_t last_repair = fx.now;
+    while (fx.nloss == 0) {
+        uint64_t due = poll(&fx);
+        assert_true(due <= last_repair + 20 * MS);
+        fx.now = due;
+    }
+    assert_int_equal(fx.now, last_repair + 20 * MS);
+    assert_int_equal(fx.loss[0].reason, RDPS_LOSS_DEADLINE);
+    assert_int_equal(fx.rec.count, 200);
+    fixture_fini(&fx);
+}
+
 /* NAKs 1 and 3 (missing between 0, 2 and 4) in one NAK at once (one receiver). */
 static void nak_two_holes(struct fixture *fx)
 {
@@ -1940,6 +1978,7 @@ int main(void)
         cmocka_unit_test(test_first_sample_despite_retries),
         cmocka_unit_test(test_retry_held_while_datagrams_queued),
         cmocka_unit_test(test_loss_deadline),
+        cmocka_unit_test(test_loss_deadline_counts_from_last_repair),
         cmocka_unit_test(test_suppression_by_seen_repair),
         cmocka_unit_test(test_overtaken_repair_asked_again_at_once),
         cmocka_unit_test(test_overtaken_only_when_unambiguous),

@@ -32,6 +32,12 @@ for flow in "${flows[@]}"; do
     started="$scratch/latejoin.$flow.started"
     out="$scratch/latejoin.$flow.$RDPS_VM_INDEX"
     limit=$((count / rate + 90))
+    # Every guest starts a round together: a late subscriber still waiting out the round before
+    # must not find this round's publisher gone.
+    touch "$scratch/latejoin.$flow.ready.$RDPS_VM_INDEX"
+    for g in 0 1 2; do
+        for _ in $(seq 1500); do [ -e "$scratch/latejoin.$flow.ready.$g" ] && break; sleep 0.2; done
+    done
     case $RDPS_VM_INDEX in
     0)
         touch "$started"

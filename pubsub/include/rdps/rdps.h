@@ -528,8 +528,9 @@ RDPS_EXPORT uint32_t rdps_pub_session(const rdps_pub_t *pub);
  */
 RDPS_EXPORT int rdps_pub_subscriber_count(const rdps_pub_t *pub);
 /*
- * Reliable publishers: receivers in flow control that have not yet reported every message sent
- * (0 once all caught up; always 0 for an unreliable publisher). Keep polling the ctx until it
+ * Reliable publishers: receivers in flow control, or catching up to it (a late join), that have
+ * not yet reported every message sent (0 once all caught up; always 0 for an unreliable
+ * publisher). Keep polling the ctx until it
  * is 0 before destroying the publisher, or the last messages' repairs are lost with it. 0 for
  * NULL or a closed publisher, never negative: `while (rdps_pub_receivers_behind(pub))` ends.
  */
@@ -639,7 +640,8 @@ typedef enum rdps_loss_reason {
     RDPS_LOSS_BELOW_RING = 1,      /* the publisher's ring no longer holds them (its oldest
                                       retained sequence, from its heartbeats, is past them) */
     RDPS_LOSS_NAK_RETRIES = 2,     /* NAKed 200 times without a repair */
-    RDPS_LOSS_DEADLINE = 3,        /* not repaired within 5 s of being found missing */
+    RDPS_LOSS_DEADLINE = 3,        /* not repaired within 5 s of being found missing or of
+                                      its stream's last repair, whichever is later */
     RDPS_LOSS_PARTIAL_MESSAGE = 4, /* fragments that did arrive of a message whose other
                                       fragments were lost (a message is delivered whole) */
     RDPS_LOSS_TOO_LARGE = 5,       /* a message this ctx cannot hold: above its reassembly
