@@ -1349,6 +1349,18 @@ static void test_late_join_from_oldest(void **state)
     expect_delivered(&fx, 40, 12);
     fixture_fini(&fx);
 
+    /* A heartbeat one publisher heartbeat gap (at most 100 ms) and a slow host's delay after the
+     * DATA still joins at the trail. */
+    fixture_init(&fx, tune_oldest);
+    data(&fx, 50, 0);
+    fx.now += 150 * MS;
+    poll(&fx);
+    assert_true(info(&fx).joining);
+    heartbeat(&fx, 51, 11, 0);
+    poll(&fx);
+    assert_int_equal(last_nak(&fx)->ranges[0].start, 40);
+    fixture_fini(&fx);
+
     /* No heartbeat within join_wait: start at the first frame seen. */
     fixture_init(&fx, tune_oldest);
     data(&fx, 50, 0);
