@@ -4,12 +4,13 @@
 # a subscriber of another topic that hashes to the same multicast group receives none of them.
 #
 # usage: rxe_fanout_one_guest.sh BUILD_DIR   (inside tools/rxe-vm; exits 77 elsewhere)
-# env:   RDPS_TEST_MESSAGES (default 10000), RDPS_TEST_RATE messages/s (default 60)
+# env:   RDPS_TEST_MESSAGES (default 3000, 50 s), RDPS_TEST_RATE messages/s
+#        (default 60)
 set -u
 build=${1:?usage: rxe_fanout_one_guest.sh BUILD_DIR}
 [ -n "${RDPS_VM_DEV:-}" ] || { echo "no rxe device (run inside tools/rxe-vm): skipped"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
-n=${RDPS_TEST_MESSAGES:-10000}
+n=${RDPS_TEST_MESSAGES:-3000}
 rate=${RDPS_TEST_RATE:-60}
 out=$(mktemp -d)
 sub="$build/tools/rdsub/rdsub"
