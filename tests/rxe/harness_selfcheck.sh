@@ -56,6 +56,10 @@ run_vm missingval exec --host
 check "--host without a value: status 2" eval '[[ $rc == 2 ]] && has missingval.err "needs an argument"'
 run_vm toomany exec --host 1 --host 2 --host 3 --host 4 --host 5 --host 6 --host 7 --host 8 --host 9
 check "9 guests: status 2" eval '[[ $rc == 2 ]] && has toomany.err "at most 8"'
+run_vm badloss exec --rx-loss 0:3 --host true
+check "--rx-loss 0:3: status 2 + message" eval '[[ $rc == 2 ]] && has badloss.err "rx-loss takes GUEST:PCT"'
+run_vm lossguest exec --rx-loss 1:20 --host true
+check "--rx-loss for a guest not run: status 2" eval '[[ $rc == 2 ]] && has lossguest.err "names guest 1"'
 run_vm help --help
 check "--help: status 0 + usage on stdout" eval '[[ $rc == 0 ]] && has help.out "Usage:"'
 

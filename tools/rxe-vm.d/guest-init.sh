@@ -119,6 +119,19 @@ elif [ -n "$RXEVM_NETEM" ]; then
 	tc qdisc add dev "$netdev" root netem $RXEVM_NETEM || fail "tc qdisc add dev $netdev root netem $RXEVM_NETEM failed"
 fi
 
+# --rx-loss: this guest alone loses incoming UDP datagrams (RoCEv2's among them) at random, one in
+# 100/PCT, as a receiver behind its own lossy link does; netem's loss is the sender's, common to
+# every receiver of a multicast frame. Dropped at ingress, before rxe sees them.
+if [ "${RXEVM_RX_LOSS:-0}" != 0 ]; then
+	modprobe -d "$RXEVM_MODROOT" -a sch_ingress cls_u32 act_gact ||
+		fail "modprobe of the tc modules failed"
+	tc qdisc show dev "$netdev" | grep -q clsact || tc qdisc add dev "$netdev" clsact ||
+		fail "tc qdisc add dev $netdev clsact failed"
+	tc filter add dev "$netdev" ingress protocol ip prio 2 u32 match ip protocol 17 0xff \
+		action gact ok random netrand drop $((100 / RXEVM_RX_LOSS)) ||
+		fail "tc filter losing ${RXEVM_RX_LOSS} % of incoming UDP failed"
+fi
+
 export RDPS_VM_NETDEV="$netdev" RDPS_VM_DEV="$dev" HOME=/root TERM=dumb
 for v in $RXEVM_EXPORTS; do
 	# shellcheck disable=SC2163 # v holds the name of the variable to export
