@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # late_join_role.sh - one guest's part in the late-join test across guests: a subscriber joins
-# --from-oldest after about 50 000 messages (24 receive windows) and gets the whole ring.
+# --from-oldest after about 100 000 messages (48 receive windows) and gets the whole ring.
 #
-# Guest 0 publishes 60 000 pattern messages of 64 bytes at 5000 per second with rdpub --reliable
+# Guest 0 publishes 120 000 pattern messages of 64 bytes at 5000 per second with rdpub --reliable
 # and a 64 MiB ring (it keeps them all), once it sees guest 1's subscriber; guest 1 verifies
 # every message from the start; guest 2 starts rdsub --reliable --from-oldest when about
-# 50 000 were sent (10 s after the publisher started, per the shared scratch directory) and must
+# 100 000 were sent (21 s after the publisher started, per the shared scratch directory) and must
 # verify every message from message 0 in order, the retained ones first, then the live ones.
 # Meanwhile the live subscriber and the publisher must not notice: guest 1 verifies every
 # message with no loss event, and the publisher keeps its rate (at least 90 % of 5000 per second
@@ -23,7 +23,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ -n "${RDPS_VM_INDEX:-}" ] || { echo "run inside tools/rxe-vm"; exit 2; }
 [ "${RDPS_VM_COUNT:-0}" -eq 3 ] || { echo "needs three guests"; exit 2; }
 scratch=${RDPS_VM_SCRATCH:?the guests share RDPS_VM_SCRATCH}
-count=60000 rate=5000 join_after_s=10
+count=120000 rate=5000 join_after_s=21
 flows=(max min)
 [ $# -gt 0 ] && flows=("$@")
 
