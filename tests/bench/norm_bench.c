@@ -62,6 +62,7 @@ struct opts {
     double timeout_s;
     double linger_s;
     double grtt_s;
+    double backoff;
     unsigned buffer_mb;
     double rx_loss_pct;
     bool loopback;
@@ -74,7 +75,8 @@ static void usage(FILE *out)
             "usage: norm_bench send --addr GROUP --port PORT --iface IFACE --count N --size S\n"
             "                       [--rate BITS_PER_S | --cc] [--block K] [--parity P]\n"
             "                       [--auto-parity A] [--segment BYTES] [--receivers R]\n"
-            "                       [--grtt SEC] [--buffer-mb MB] [--timeout SEC] [--loopback]\n"
+            "                       [--grtt SEC] [--backoff F] [--buffer-mb MB] [--timeout SEC] "
+            "[--loopback]\n"
             "                       [--json]\n"
             "       norm_bench recv --addr GROUP --port PORT --iface IFACE --count N --size S\n"
             "                       [--node-id ID] [--timeout SEC] [--linger SEC]\n"
@@ -104,6 +106,8 @@ static void usage(FILE *out)
             "  --receivers R      acknowledging receivers, node ids 2..R+1 (default 1)\n"
             "  --node-id ID       this receiver's NORM node id (default 2)\n"
             "  --grtt SEC         initial group round-trip estimate (default 0.001)\n"
+            "  --backoff F        NAK back-off factor, in GRTTs (NORM's default 4; 0 for\n"
+            "                     few receivers: NAK at once)\n"
             "  --buffer-mb MB     sender buffer / stream buffer / receiver buffer (default 64)\n"
             "  --timeout SEC      give up after SEC (default 300)\n"
             "  --linger SEC       recv: after the last message, wait up to SEC for the\n"
@@ -174,6 +178,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         O_TIMEOUT,
         O_LINGER,
         O_GRTT,
+        O_BACKOFF,
         O_BUFFER,
         O_LOOPBACK,
         O_RX_LOSS,
@@ -196,6 +201,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         {"timeout", required_argument, NULL, O_TIMEOUT},
         {"linger", required_argument, NULL, O_LINGER},
         {"grtt", required_argument, NULL, O_GRTT},
+        {"backoff", required_argument, NULL, O_BACKOFF},
         {"buffer-mb", required_argument, NULL, O_BUFFER},
         {"loopback", no_argument, NULL, O_LOOPBACK},
         {"rx-loss", required_argument, NULL, O_RX_LOSS},
@@ -216,6 +222,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
                        .timeout_s = 300,
                        .linger_s = 10,
                        .grtt_s = 0.001,
+                       .backoff = 4,
                        .buffer_mb = 64};
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -305,6 +312,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
         case O_GRTT:
             if (!parse_double(a, 1e-6, &o->grtt_s))
                 return arg_error("--grtt: '%s' is not a positive number of seconds", a);
+            break;
+        case O_BACKOFF:
+            if (!parse_double(a, 0, &o->backoff) || o->backoff > 100)
+                return arg_error("--backoff: '%s' is not 0..100", a);
             break;
         case O_BUFFER:
             if (!parse_u64(a, 1, 1024, &v))
@@ -515,6 +526,7 @@ static int run_send(const struct opts *o)
     }
     NormSetTxSocketBuffer(s, 8u << 20);
     NormSetGrttEstimate(s, o->grtt_s);
+    NormSetBackoffFactor(s, o->backoff);
     NormSetGroupSize(s, o->receivers > 0 ? o->receivers : 1);
     for (unsigned r = 0; r < o->receivers; r++)
         NormAddAckingNode(s, FIRST_RECV_NODE + r);
