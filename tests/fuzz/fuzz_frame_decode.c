@@ -50,6 +50,14 @@ static void check_round_trip(const uint8_t *data, size_t size, const struct rdps
         n = rdps__frame_encode_announce(out, size, h->session_id, h->topic_id, h->seq, v->payload,
                                         v->payload_len, h->timestamp_ns);
         break;
+    case RDPS_FRAME_PARITY:
+        n = rdps__frame_put_parity_header(out, h->session_id, h->topic_id, h->seq, v->parity_k,
+                                          v->parity_index, h->timestamp_ns);
+        if (n > 0) {
+            memcpy(out + RDPS_FRAME_HEADER_LEN, v->payload, v->payload_len);
+            n += (int)v->payload_len;
+        }
+        break;
     default:
         abort(); /* the decoder accepted an unknown type */
     }
