@@ -191,6 +191,8 @@ enum rdps_frame_reject rdps__frame_decode(const uint8_t *buf, size_t len,
     v->retained = 0;
     v->parity_k = 0;
     v->parity_index = 0;
+    v->hb_max_rtt_us = 0;
+    v->hb_receivers = 0;
 
     if (h->type < RDPS_FRAME_DATA || h->type > RDPS_FRAME_PARITY)
         return RDPS_FRAME_BAD_TYPE;
@@ -211,7 +213,8 @@ enum rdps_frame_reject rdps__frame_decode(const uint8_t *buf, size_t len,
     if (h->frag_offset != 0)
         return RDPS_FRAME_NONZERO_FIELD;
     if (h->type == RDPS_FRAME_HEARTBEAT) {
-        if (h->flags & ~RDPS_FRAME_F_RELIABLE)
+        if ((h->flags & ~(RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_PARITY)) ||
+            h->flags == RDPS_FRAME_F_PARITY)
             return RDPS_FRAME_BAD_FLAGS;
         if (h->msg_len != 0 && !(h->flags & RDPS_FRAME_F_RELIABLE))
             return RDPS_FRAME_NONZERO_FIELD;
@@ -219,9 +222,19 @@ enum rdps_frame_reject rdps__frame_decode(const uint8_t *buf, size_t len,
             return RDPS_FRAME_BAD_RETAINED;
         if (h->topic_id == 0)
             return RDPS_FRAME_ZERO_TOPIC;
-        if (v->payload_len != 0)
-            return RDPS_FRAME_BAD_BODY_LEN;
         v->retained = h->msg_len;
+        if (!(h->flags & RDPS_FRAME_F_PARITY))
+            return v->payload_len != 0 ? RDPS_FRAME_BAD_BODY_LEN : RDPS_FRAME_OK;
+        if (v->payload_len != RDPS_FRAME_HB_PARITY_LEN - RDPS_FRAME_HEADER_LEN)
+            return RDPS_FRAME_BAD_BODY_LEN;
+        if (rdps__get_le16(buf + RDPS_FRAME_HB_OFF_RESERVED) != 0)
+            return RDPS_FRAME_NONZERO_FIELD;
+        v->parity_k = rdps__get_le16(buf + RDPS_FRAME_HB_OFF_PARITY_K);
+        if (v->parity_k < 2 || v->parity_k > RDPS_FRAME_PARITY_MAX_K ||
+            (v->parity_k & (v->parity_k - 1)) != 0)
+            return RDPS_FRAME_BAD_BLOCK;
+        v->hb_max_rtt_us = rdps__get_le32(buf + RDPS_FRAME_HB_OFF_MAX_RTT);
+        v->hb_receivers = rdps__get_le32(buf + RDPS_FRAME_HB_OFF_RECEIVERS);
         return RDPS_FRAME_OK;
     }
     if (h->msg_len != 0)
@@ -335,6 +348,28 @@ int rdps__frame_encode_heartbeat_reliable(uint8_t *buf, size_t cap, uint32_t ses
         return RDPS_EINVAL;
     return encode_heartbeat(buf, cap, session_id, topic_id, next_seq, retained, timestamp_ns,
                             RDPS_FRAME_F_RELIABLE);
+}
+
+int rdps__frame_encode_heartbeat_parity(uint8_t *buf, size_t cap, uint32_t session_id,
+                                        uint64_t topic_id, uint32_t next_seq, uint32_t retained,
+                                        uint64_t timestamp_ns, uint32_t parity_k,
+                                        uint32_t max_rtt_us, uint32_t receivers)
+{
+    if (parity_k < 2 || parity_k > RDPS_FRAME_PARITY_MAX_K || (parity_k & (parity_k - 1)) != 0 ||
+        retained > RDPS_FRAME_MAX_RETAINED)
+        return RDPS_EINVAL;
+    if (cap < RDPS_FRAME_HB_PARITY_LEN)
+        return RDPS_ENOSPC;
+    int rc = encode_heartbeat(buf, cap, session_id, topic_id, next_seq, retained, timestamp_ns,
+                              RDPS_FRAME_F_RELIABLE);
+    if (rc < 0)
+        return rc;
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_PARITY);
+    rdps__put_le16(buf + RDPS_FRAME_HB_OFF_PARITY_K, (uint16_t)parity_k);
+    rdps__put_le16(buf + RDPS_FRAME_HB_OFF_RESERVED, 0);
+    rdps__put_le32(buf + RDPS_FRAME_HB_OFF_MAX_RTT, max_rtt_us);
+    rdps__put_le32(buf + RDPS_FRAME_HB_OFF_RECEIVERS, receivers);
+    return RDPS_FRAME_HB_PARITY_LEN;
 }
 
 int rdps__frame_encode_nak(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,

@@ -43,7 +43,11 @@
  *            frag_offset = 0; only the RELIABLE flag is allowed. With RELIABLE,
  *            msg_len = R, the number of sequences the publisher still retains
  *            for repair (its ring holds [seq - R, seq)), 0 <= R <= 2^31;
- *            without RELIABLE, msg_len = 0.
+ *            without RELIABLE, msg_len = 0. With RELIABLE | PARITY (a publisher with parity
+ *            repairs): a 12-byte body: parity_k u16 (its block size, a power of two 2..128),
+ *            reserved u16 (0), max_rtt_us u32 (the largest smoothed RTT it measured among the
+ *            receivers in flow control, 0: none), receivers u32 (receivers in flow control).
+ *            A receiver of an older release rejects it (BAD_FLAGS): parity is opt-in.
  * NAK:       receiver -> publisher (unicast); session/topic are the publisher's;
  *            seq = msg_len = frag_offset = 0; body: receiver_id u32,
  *            range_count u16, reserved u16 (0), range_count x {start u32, count u32}.
@@ -104,6 +108,12 @@
 #define RDPS_FRAME_STATUS_LEN              56
 /* echo_delay_us value of a STATUS that echoes no heartbeat. */
 #define RDPS_FRAME_NO_ECHO 0xFFFFFFFFu
+/* The body of a HEARTBEAT flagged PARITY. */
+#define RDPS_FRAME_HB_OFF_PARITY_K  40
+#define RDPS_FRAME_HB_OFF_RESERVED  42
+#define RDPS_FRAME_HB_OFF_MAX_RTT   44
+#define RDPS_FRAME_HB_OFF_RECEIVERS 48
+#define RDPS_FRAME_HB_PARITY_LEN    52
 /* Largest retained count R a reliable HEARTBEAT may carry (half the sequence space). */
 #define RDPS_FRAME_MAX_RETAINED 0x80000000u
 
@@ -223,8 +233,10 @@ struct rdps_frame_view {
     uint32_t echo_delay_us; /* RDPS_FRAME_NO_ECHO unless a STATUS echoes a heartbeat */
     /* HEARTBEAT with RELIABLE: R, sequences retained for repair (= hdr.msg_len); else 0. */
     uint32_t retained;
-    /* PARITY: the block's datagrams (= hdr.msg_len) and the parity index (= hdr.frag_offset). */
+    /* PARITY: the block's datagrams (= hdr.msg_len) and the parity index (= hdr.frag_offset);
+     * HEARTBEAT flagged PARITY: parity_k, and the group's largest RTT and receiver count. */
     uint32_t parity_k, parity_index;
+    uint32_t hb_max_rtt_us, hb_receivers;
 };
 
 /*
@@ -277,6 +289,11 @@ int rdps__frame_encode_heartbeat(uint8_t *buf, size_t cap, uint32_t session_id, 
 int rdps__frame_encode_heartbeat_reliable(uint8_t *buf, size_t cap, uint32_t session_id,
                                           uint64_t topic_id, uint32_t next_seq, uint32_t retained,
                                           uint64_t timestamp_ns);
+/* A reliable heartbeat of a publisher with parity repairs (RELIABLE | PARITY, 52 bytes). */
+int rdps__frame_encode_heartbeat_parity(uint8_t *buf, size_t cap, uint32_t session_id,
+                                        uint64_t topic_id, uint32_t next_seq, uint32_t retained,
+                                        uint64_t timestamp_ns, uint32_t parity_k,
+                                        uint32_t max_rtt_us, uint32_t receivers);
 int rdps__frame_encode_nak(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                            uint32_t receiver_id, const struct rdps_seq_range *ranges,
                            unsigned range_count, uint64_t timestamp_ns);

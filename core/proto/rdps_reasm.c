@@ -35,6 +35,9 @@ void rdps__reasm_config_default(struct rdps_reasm_config *cfg)
     cfg->rel.status_interval_ns = 100000000ull;
     cfg->rel.idle_ns = 5000000000ull;
     cfg->rel.join_wait_ns = 100000000ull;
+    cfg->rel.parity_blocks_per_stream = 16; /* parity off (parity_blocks 0) unless asked */
+    cfg->rel.parity_k_max = 64;
+    cfg->rel.parity_max_frame = 1024;
 }
 
 int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg)
@@ -88,7 +91,8 @@ int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg)
     if ((rc = rdps__rx_streams_init(&r->streams, &sc)) < 0 ||
         (rc = rdps__rx_gaps_init(&r->gaps, &gc)) < 0 ||
         (cfg->rel.enabled &&
-         (rc = rdps__rx_rec_init(&r->rec, &cfg->rel, cfg->max_sessions, cfg->user)) < 0)) {
+         (rc = rdps__rx_rec_init(&r->rec, &cfg->rel, cfg->max_sessions, cfg->user)) < 0) ||
+        (rc = rdps__rel_rx_parity_init(r)) < 0) {
         rdps__reasm_fini(r);
         return rc;
     }
@@ -100,6 +104,7 @@ void rdps__reasm_fini(struct rdps_reasm *r)
     if (r == NULL)
         return;
     rdps__rx_rec_fini(&r->rec);
+    rdps__rx_par_fini(&r->par);
     rdps__rx_gaps_fini(&r->gaps);
     rdps__rx_streams_fini(&r->streams);
     rdps__rx_asm_fini(&r->assembly);
@@ -266,8 +271,9 @@ static int drop_topic(struct rdps_reasm *r, const struct rdps_rx_stream *s)
 }
 
 static int on_heartbeat(struct rdps_reasm *r, const struct rdps_source *source,
-                        const struct rdps_frame_header *h, uint64_t now_ns)
+                        const struct rdps_frame_view *v, uint64_t now_ns)
 {
+    const struct rdps_frame_header *h = &v->hdr;
     r->counters.heartbeats++;
     /* Only a reliable receiver lets heartbeats create streams (late join at the live position
      * or from the publisher's oldest retained sequence); otherwise they carry nothing to keep. */
@@ -283,7 +289,7 @@ static int on_heartbeat(struct rdps_reasm *r, const struct rdps_source *source,
     if (h->topic_id != s->topic_ok)
         return drop_topic(r, s);
     if (s->reliable)
-        return rdps__rel_on_heartbeat(r, si, h, now_ns);
+        return rdps__rel_on_heartbeat(r, si, v, now_ns);
     /* seq is the next sequence the publisher will use: anything before it is due. */
     if (!rdps__seq_gt(h->seq, s->track.next))
         return 0;
@@ -303,7 +309,9 @@ static int on_frame_slow(struct rdps_reasm *r, const struct rdps_source *source,
     const struct rdps_frame_header *h = &v->hdr;
     if (h->type != RDPS_FRAME_DATA) {
         if (h->type == RDPS_FRAME_HEARTBEAT)
-            return on_heartbeat(r, source, h, now_ns);
+            return on_heartbeat(r, source, v, now_ns);
+        if (h->type == RDPS_FRAME_PARITY)
+            return rdps__rel_on_parity(r, source, v, now_ns);
         r->counters.control_frames++;
         return 0;
     }
@@ -379,7 +387,7 @@ static inline bool rel_predictable(const struct rdps_reasm *r, int32_t si,
                                    const struct rdps_rx_stream *s)
 {
     const struct rdps_rx_rel *rs = &r->rec.rel[si];
-    return s->track.consumed == s->track.next && !rs->joining && !rs->silent &&
+    return s->track.consumed == s->track.next && !rs->joining && !rs->silent && !rs->parity &&
            !rdps__rx_rec_progress_is_due(&r->rec, rs, s->track.next + 1, s->track.consumed + 1);
 }
 

@@ -172,6 +172,7 @@ int rdps__rel_pub_init(struct rdps_rel_pub *p, const struct rdps_rel_pub_config 
     p->linger_ns = cfg->repair_linger_ns;
     p->hb_interval = p->hb_min;
     p->hb_next = 0; /* the first heartbeat goes at once: receivers learn the session */
+    p->hb_urgent = cfg->parity_k != 0; /* ... and k, ahead of data */
     p->fc_dirty = true;
     p->rx_next_expiry = UINT64_MAX;
     return 0;
@@ -801,14 +802,25 @@ static void heartbeat_action(struct rdps_rel_pub *p, struct rdps_rel_pub_action 
     sent->wall_ns = wall_ns;
     sent->mono_ns = now_ns;
     /* Cannot fail: the buffer holds a header and retained <= ring slots <= 2^30. */
-    (void)rdps__frame_encode_heartbeat_reliable(p->hb_buf, sizeof(p->hb_buf), p->cfg.session_id,
-                                                p->cfg.topic_id, p->post_seq,
-                                                rdps__rel_pub_retained(p), wall_ns);
+    int len;
+    if (p->cfg.parity_k != 0) {
+        if (p->fc_dirty)
+            rdps__rel_fc_recompute(p);
+        uint64_t rtt_us = p->fc_rtt_max / 1000u;
+        len = rdps__frame_encode_heartbeat_parity(
+            p->hb_buf, sizeof(p->hb_buf), p->cfg.session_id, p->cfg.topic_id, p->post_seq,
+            rdps__rel_pub_retained(p), wall_ns, p->cfg.parity_k,
+            rtt_us > UINT32_MAX ? UINT32_MAX : (uint32_t)rtt_us, p->fc_members);
+    } else {
+        len = rdps__frame_encode_heartbeat_reliable(p->hb_buf, sizeof(p->hb_buf), p->cfg.session_id,
+                                                    p->cfg.topic_id, p->post_seq,
+                                                    rdps__rel_pub_retained(p), wall_ns);
+    }
     a->kind = RDPS_REL_PUB_POST_HEARTBEAT;
     a->unicast = false;
     a->in_ring = false;
     a->seq = p->post_seq;
-    a->len = RDPS_FRAME_HEADER_LEN;
+    a->len = (uint32_t)len;
     a->ring_offset = 0;
     a->frame = p->hb_buf;
 }
@@ -832,6 +844,11 @@ static int post_data(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a, uint
 {
     uint32_t seq = p->post_seq++;
     ring_action(p, a, RDPS_REL_PUB_POST_DATA, seq, &p->ring.slots[seq & p->ring.slot_mask]);
+    /* Parity: receivers learn k from heartbeats, which a busy publisher does not send; one
+     * goes after every RDPS_REL_PARITY_HB_BLOCKS blocks of data. */
+    if (p->cfg.parity_k != 0 &&
+        ((seq + 1u) & (p->cfg.parity_k * RDPS_REL_PARITY_HB_BLOCKS - 1u)) == 0)
+        p->hb_urgent = true;
     rate_charge(p, a->len, now_ns);
     p->counters.data_posted++;
     if (p->data_since_repair < p->cfg.data_per_repair)

@@ -177,11 +177,14 @@
  * last symbol left and lingered (or flagged RETRANSMIT after it left) starts a new round with
  * new indices (the receiver holds what arrived of the earlier ones). Parity goes by multicast
  * to an announced asker, by unicast to an unannounced one or under unicast fan-out (a second
- * asker of a unicast round gets its own symbols). Refused (counted): a block not aligned, a
- * count past it, a block not wholly posted (the receiver asks for the tail by sequence); a
- * block partly below the trail is unrecoverable (heartbeat, as above); a block that leaves
- * the ring before its symbols go drops them (parity_dropped). Parity spends the host's NAK
- * allowance, the repair budget and shares like retransmissions.
+ * asker of a unicast round gets its own symbols). Its heartbeats (flagged PARITY) tell
+ * receivers k, the largest smoothed RTT of the ACTIVE receivers and their count, so they
+ * spread their first NAKs without a default RTT; one goes after every
+ * RDPS_REL_PARITY_HB_BLOCKS blocks of data even while data waits. Refused (counted): a block not
+ * aligned, a count past it, a block not wholly posted (the receiver asks for the tail by sequence);
+ * a block partly below the trail is unrecoverable (heartbeat, as above); a block that leaves the
+ * ring before its symbols go drops them (parity_dropped). Parity spends the host's NAK allowance,
+ * the repair budget and shares like retransmissions.
  *
  * Late join: a receiver may NAK from rdps__rel_pub_oldest_seq(); one asker
  * means unicast repairs, paced by the repair budget and the host's NAK
@@ -302,6 +305,9 @@ struct rdps_rel_pub_config {
 #define RDPS_REL_STRIKE_DECAY_NS 60000000000ull
 #define RDPS_REL_CONNECT_BAN_NS  60000000000ull
 #define RDPS_REL_HOLD_REFILL     32u
+/* With parity, a heartbeat (telling k) goes after every this many blocks of data however busy
+ * the publisher is (64 KiB of 52-byte heartbeats per 1 GiB of 1 KiB datagrams at k = 64). */
+#define RDPS_REL_PARITY_HB_BLOCKS 16u
 
 /* A received STATUS, as decoded (rdps__rel_pub_on_frame fills it from the frame view). */
 struct rdps_rel_status {
@@ -445,7 +451,7 @@ struct rdps_rel_pub {
     uint64_t linger_ns; /* one receiver's linger (repair_linger_ns until an RTT sample) */
     struct rdps_rel_hb_sent hb_sent[RDPS_REL_HB_SENT]; /* the latest heartbeats, a ring */
     uint32_t hb_sent_count;
-    uint8_t hb_buf[RDPS_FRAME_HEADER_LEN];
+    uint8_t hb_buf[RDPS_FRAME_HB_PARITY_LEN];
     uint32_t *owed;     /* FIFO of receiver slots owed a unicast heartbeat (NAK below trail) */
     uint32_t *owed_gen; /* ... and their generations (a reused slot is skipped) */
     uint32_t owed_head, owed_count;
@@ -498,6 +504,7 @@ struct rdps_rel_pub {
     uint32_t parity_len; /* a parity datagram's bytes: max_datagram */
     uint8_t *parity_buf;
     struct rdps_pub_ring_slot parity_slot; /* len = parity_len: a parity entry in next_repair */
+    uint64_t fc_rtt_max; /* the largest smoothed RTT among ACTIVE receivers (heartbeats tell it) */
 };
 
 /*

@@ -26,7 +26,11 @@ static void check_round_trip(const uint8_t *data, size_t size, const struct rdps
             h->timestamp_ns, (uint16_t)(h->flags & ~(RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END)));
         break;
     case RDPS_FRAME_HEARTBEAT:
-        if (h->flags & RDPS_FRAME_F_RELIABLE)
+        if (h->flags & RDPS_FRAME_F_PARITY)
+            n = rdps__frame_encode_heartbeat_parity(out, size, h->session_id, h->topic_id, h->seq,
+                                                    v->retained, h->timestamp_ns, v->parity_k,
+                                                    v->hb_max_rtt_us, v->hb_receivers);
+        else if (h->flags & RDPS_FRAME_F_RELIABLE)
             n = rdps__frame_encode_heartbeat_reliable(out, size, h->session_id, h->topic_id, h->seq,
                                                       v->retained, h->timestamp_ns);
         else

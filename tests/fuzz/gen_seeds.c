@@ -91,6 +91,9 @@ static void frame_seeds(void)
     write_file("frame_decode", "nak_parity", buf, (size_t)n);
     rdps__put_le32(buf + RDPS_FRAME_NAK_OFF_RANGES + 4, 129);
     write_file("frame_decode", "nak_parity_bad_count", buf, (size_t)n);
+    n = rdps__frame_encode_heartbeat_parity(buf, sizeof(buf), 0x1234, topic, 0xFFFFFFC5u, 4096, 9,
+                                            64, 350, 8);
+    write_file("frame_decode", "heartbeat_parity", buf, (size_t)n);
     /* A version 1 DATA frame (32-byte header, 32-bit topic id): BAD_VERSION. */
     static const uint8_t v1_data[37] = {1, 1, 3, 0, 0x34, 0x12, 0,   0,   0x99, 0,   0,  0, 7,
                                         0, 0, 0, 5, 0,    0,    0,   0,   0,    0,   0,  1, 0,

@@ -862,6 +862,38 @@ static void test_parity_nak(void **state)
     assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_BAD_FLAGS);
 }
 
+/* A reliable heartbeat of a parity publisher: the body carries k, the group's RTT and receivers;
+ * hostile bodies are refused. */
+static void test_heartbeat_parity(void **state)
+{
+    (void)state;
+    uint8_t buf[64];
+    struct rdps_frame_view v;
+    int n = rdps__frame_encode_heartbeat_parity(buf, sizeof(buf), 3, 4, 1000, 200, 5, 64, 350, 8);
+    assert_int_equal(n, RDPS_FRAME_HB_PARITY_LEN);
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(v.retained, 200);
+    assert_int_equal(v.parity_k, 64);
+    assert_int_equal(v.hb_max_rtt_us, 350);
+    assert_int_equal(v.hb_receivers, 8);
+    assert_int_equal(rdps__get_le16(buf + RDPS_FRAME_OFF_FLAGS),
+                     RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_PARITY);
+    assert_int_equal(rdps__frame_decode(buf, 40, NULL, &v), RDPS_FRAME_BAD_BODY_LEN);
+    assert_int_equal(rdps__frame_decode(buf, 51, NULL, &v), RDPS_FRAME_BAD_BODY_LEN);
+    rdps__put_le16(buf + RDPS_FRAME_HB_OFF_PARITY_K, 48);
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_BAD_BLOCK);
+    rdps__put_le16(buf + RDPS_FRAME_HB_OFF_PARITY_K, 256);
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_BAD_BLOCK);
+    rdps__put_le16(buf + RDPS_FRAME_HB_OFF_PARITY_K, 64);
+    rdps__put_le16(buf + RDPS_FRAME_HB_OFF_RESERVED, 1);
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_NONZERO_FIELD);
+    assert_int_equal(
+        rdps__frame_encode_heartbeat_parity(buf, sizeof(buf), 3, 4, 1000, 200, 5, 3, 0, 0),
+        RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_heartbeat_parity(buf, 51, 3, 4, 1000, 200, 5, 64, 0, 0),
+                     RDPS_ENOSPC);
+}
+
 /* A DATA frame rebuilt from its symbol (bytes from seq on) gets back the exact original. */
 static void test_symbol_prefix_rebuilds_frame(void **state)
 {
@@ -918,6 +950,7 @@ int main(void)
         cmocka_unit_test(test_reject_hostile_parity),
         cmocka_unit_test(test_parity_nak),
         cmocka_unit_test(test_symbol_prefix_rebuilds_frame),
+        cmocka_unit_test(test_heartbeat_parity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
