@@ -82,6 +82,10 @@ int rdps__rel_on_parity(struct rdps_reasm *r, const struct rdps_source *source,
     rdps__rx_rec_heard(&r->rec, rs);
     if (!rs->parity)
         return 0;
+    uint64_t kept = r->par.c.parity_kept;
     int32_t bi = rdps__rx_par_parity(&r->par, si, v);
+    if (r->par.c.parity_kept != kept && bi == RDPS_RX_NONE)
+        rdps__rx_rec_block_heard(&r->rec, si, &r->streams.streams[si].track, v->hdr.seq,
+                                 v->parity_k, now_ns);
     return bi != RDPS_RX_NONE ? parity_decode(r, si, bi, now_ns) : 0;
 }

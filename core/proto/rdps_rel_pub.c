@@ -58,8 +58,8 @@ void rdps__rel_pub_config_default(struct rdps_rel_pub_config *cfg)
     cfg->unannounced_host_bytes = 16u * 1024u;
     cfg->heartbeat_min_ns = 100000ull;
     cfg->heartbeat_max_ns = 100000000ull;
-    cfg->parity_k = 0; /* no parity unless asked */
-    cfg->parity_max = 32;
+    cfg->parity_k = 0;                             /* no parity unless asked */
+    cfg->parity_max = RDPS_FRAME_PARITY_MAX_INDEX; /* every row GF(2^8) has for k <= 128 */
 }
 
 static uint32_t round_pow2(uint64_t v)
@@ -240,7 +240,7 @@ static int admit(struct rdps_rel_pub *p, uint32_t n, uint32_t last_len, uint64_t
     if (p->fc_limited && rdps__seq_gt(head + n, p->fc_limit) && p->fc_limit_consumed != head)
         return refuse(p, &p->counters.backpressure_window, 1, now_ns);
 
-    int rc = rdps__pub_ring_plan(&p->ring, n, p->cfg.max_datagram, last_len, plan);
+    int rc = rdps__pub_ring_plan(&p->ring, n, RDPS_FRAME_HEADER_LEN + p->payload, last_len, plan);
     if (rc < 0)
         return rc;
     if (plan->new_trail != p->ring.trail_seq) {
@@ -290,7 +290,7 @@ int rdps__rel_pub_append(struct rdps_rel_pub *p, const void *msg, size_t len, ui
     uint64_t pos = plan.start_pos;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t off = i * p->payload;
-        uint32_t flen = i + 1 == n ? last_len : p->cfg.max_datagram;
+        uint32_t flen = i + 1 == n ? last_len : RDPS_FRAME_HEADER_LEN + p->payload;
         uint32_t seq = p->ring.head_seq;
         uint8_t *buf = rdps__pub_ring_push(&p->ring, &pos, flen);
         if (flen > RDPS_FRAME_HEADER_LEN)
@@ -412,20 +412,6 @@ static void flush_run(struct rdps_rel_pub *p, uint32_t start, uint32_t count, in
     p->counters.repair_queue_full += count;
     for (uint32_t k = 0; k < count; k++)
         p->marks[(start + k) & p->ring.slot_mask].linger_until = 0;
-}
-
-/* How long after a repair left a NAK from receiver `slot` may still have been sent before the
- * repair reached it: its RTT and a quarter (clamped like a lone receiver's linger) once measured.
- */
-static inline uint64_t asker_linger(const struct rdps_rel_pub *p, int32_t slot)
-{
-    uint64_t srtt = p->rx[slot].srtt_ns;
-    if (srtt == 0)
-        return linger_of(p);
-    uint64_t l = srtt + srtt / 4;
-    return l < p->cfg.repair_linger_min_ns ? p->cfg.repair_linger_min_ns
-           : l > p->cfg.repair_linger_ns   ? p->cfg.repair_linger_ns
-                                           : l;
 }
 
 /* Per-sequence linger decision for [start, start + count) asked by receiver `slot`. A NAK from a

@@ -173,9 +173,10 @@
  * lacks; the engine answers with that many parity symbols of the block (rdps_fec.h), encoded
  * from the ring when sent: each repairs any one datagram of the block at every receiver that
  * lacks one. Per block a round: NAKs within it raise its target to the largest count asked
- * (not the sum; NORM's rule), a NAK asking no more is suppressed; a NAK after the round's
- * last symbol left and lingered (or flagged RETRANSMIT after it left) starts a new round with
- * new indices (the receiver holds what arrived of the earlier ones). Parity goes by multicast
+ * (not the sum; NORM's rule), a NAK asking no more is suppressed. A receiver counts what it
+ * lacks with the symbols it holds, so a NAK sent after the round's last symbol could reach it
+ * (later than its RTT and a quarter after that symbol left, or flagged RETRANSMIT) starts a
+ * new round with new indices: that many more symbols. Parity goes by multicast
  * to an announced asker, by unicast to an unannounced one or under unicast fan-out (a second
  * asker of a unicast round gets its own symbols). Its heartbeats (flagged PARITY) tell
  * receivers k, the largest smoothed RTT of the ACTIVE receivers and their count, so they

@@ -69,7 +69,7 @@ struct rdps_rel_block {
     uint32_t base, target, sent;
     int32_t dest; /* the round's destination: REL_MULTICAST or a receiver slot */
     bool used;
-    uint64_t linger_until; /* after the round's last symbol left */
+    uint64_t sent_ns; /* when its latest symbol left (0: none yet) */
 };
 
 /* Per ring slot: who sequence `seq` was last repaired to, until when that answer lingers, and
@@ -106,6 +106,20 @@ bool rdps__rel_connect_hold(struct rdps_rel_pub *p, uint64_t now_ns);
 static inline uint64_t linger_of(const struct rdps_rel_pub *p)
 {
     return p->fc_members <= 1 ? p->linger_ns : p->cfg.repair_linger_ns;
+}
+
+/* How long after a repair left a NAK from receiver `slot` may still have been sent before the
+ * repair reached it: its RTT and a quarter (clamped like a lone receiver's linger) once measured.
+ */
+static inline uint64_t asker_linger(const struct rdps_rel_pub *p, int32_t slot)
+{
+    uint64_t srtt = p->rx[slot].srtt_ns;
+    if (srtt == 0)
+        return linger_of(p);
+    uint64_t l = srtt + srtt / 4;
+    return l < p->cfg.repair_linger_min_ns ? p->cfg.repair_linger_min_ns
+           : l > p->cfg.repair_linger_ns   ? p->cfg.repair_linger_ns
+                                           : l;
 }
 
 /* rdps_rel_pub_parity.c */

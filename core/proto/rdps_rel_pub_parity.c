@@ -83,7 +83,11 @@ uint32_t rdps__rel_parity_nak(struct rdps_rel_pub *p, int32_t slot, struct rdps_
     int32_t to = asker->announced && !p->repairs_unicast_only ? REL_MULTICAST : slot;
     bool answered = b->dest == REL_MULTICAST || b->dest == slot;
     bool idle = b->sent == b->target; /* the round's symbols have all gone */
-    if (!answered || (idle && (overtaken || now_ns >= b->linger_until))) {
+    /* The asker counts what it lacks with what it holds: a NAK that cannot have crossed the
+     * round's last symbol counts beyond what was sent (a new round); one that may have crossed
+     * it counts from the round's start (the largest count of the round is sent). */
+    bool crossing = b->sent_ns != 0 && now_ns < b->sent_ns + asker_linger(p, slot);
+    if (!answered || (idle && (overtaken || !crossing))) {
         b->base = b->target; /* a new round: new indices */
         b->dest = to;
     } else if (to == REL_MULTICAST && b->dest != REL_MULTICAST) {
@@ -139,7 +143,7 @@ void rdps__rel_parity_action(struct rdps_rel_pub *p, uint32_t start, uint64_t no
     (void)rdps__fec_encode(p->fec, frames, lens, j, p->parity_buf + RDPS_FRAME_HEADER_LEN);
     (void)rdps__frame_put_parity_header(p->parity_buf, p->cfg.session_id, p->cfg.topic_id, start, k,
                                         j, wall_ns);
-    b->linger_until = now_ns + linger_of(p);
+    b->sent_ns = now_ns;
     a->kind = RDPS_REL_PUB_POST_PARITY;
     a->unicast = false;
     a->in_ring = false;

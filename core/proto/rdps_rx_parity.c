@@ -257,7 +257,9 @@ int32_t rdps__rx_par_missing(const struct rdps_rx_parity *par, int32_t si, uint3
         return NONE;
     const struct rdps_rx_par_block *b = &par->blocks[bi];
     uint32_t held = b->frames + b->parity, k = par->streams[si].k;
-    return held >= k ? (b->frames < k ? 1 : 0) : (int32_t)(k - held);
+    /* Holding k, the block was decoded: a hole left in it is a rebuilt datagram the stream
+     * refused (beyond its window, say): asked for by sequence. */
+    return held >= k ? NONE : (int32_t)(k - held);
 }
 
 int rdps__rx_par_decode(struct rdps_rx_parity *par, int32_t bi, uint32_t session_id,

@@ -129,8 +129,8 @@ int32_t rdps__rx_par_parity(struct rdps_rx_parity *par, int32_t si,
 
 /*
  * The datagrams stream si's record of the block starting at `start` still needs (k less the
- * datagrams and symbols held, at least 1 when any are missing), or -1 when there is no whole
- * record (ask by sequence).
+ * datagrams and symbols held), or -1 when there is no whole record, or it holds k (decoded: a
+ * hole left is a rebuilt datagram the stream refused): ask by sequence.
  */
 int32_t rdps__rx_par_missing(const struct rdps_rx_parity *par, int32_t si, uint32_t start);
 

@@ -74,28 +74,6 @@ void rdps__rx_rec_stream_stop(struct rdps_rx_recovery *rec, int32_t si)
 
 /* ---- timing ---------------------------------------------------------------------------------- */
 
-static uint64_t rng_next(uint64_t *state) /* splitmix64 */
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-uint64_t rdps__rel_nak_backoff_ns(uint64_t *rng, uint64_t max_ns, uint32_t receivers)
-{
-    if (receivers <= 1 || max_ns == 0)
-        return 0;
-    /* RFC 5401 section 3.5: t = T/lambda * ln(1 + u (e^lambda - 1)), lambda = ln(N) + 1: an
-     * increasing exponential density on [0, T], so few receivers fire early. */
-    double lambda = log((double)receivers) + 1.0;
-    double u = (double)(rng_next(rng) >> 11) * 0x1.0p-53;
-    double t = (double)max_ns / lambda * log1p(u * (exp(lambda) - 1.0));
-    if (!(t > 0))
-        return 0;
-    return t >= (double)max_ns ? max_ns : (uint64_t)t;
-}
-
 /* The stream's live receivers: discovery's count when the hook is there, else the set one. */
 static uint32_t stream_receivers(struct rdps_rx_recovery *rec, const struct rdps_rx_rel *rs)
 {
@@ -346,6 +324,26 @@ void rdps__rx_rec_gap_filled(struct rdps_rx_recovery *rec, int32_t si, struct rd
         repairs_overtaken(rec, si, t, seq, nak_ns, now_ns);
 }
 
+/* A parity symbol of the block [start, start + k) came: the rest of its round likely follows, and
+ * this receiver's count is right only with it: its ranges there wait an RTT, like the rest of a
+ * range behind a repair. */
+void rdps__rx_rec_block_heard(struct rdps_rx_recovery *rec, int32_t si, struct rdps_rx_track *t,
+                              uint32_t start, uint32_t k, uint64_t now_ns)
+{
+    struct rdps_rx_rel *rs = &rec->rel[si];
+    for (unsigned i = 0; i < t->gaps.count; i++) {
+        struct rdps_gap_range *g = &t->gaps.r[i];
+        if (g->start - start >= k && start - g->start >= g->count)
+            continue; /* neither starts in the block nor covers its start */
+        if (g->tries == 0 && !g->suppressed) {
+            g->suppressed = 1;
+            RDPS_REL_COUNT(rec, rs, naks_suppressed, 1);
+        }
+        if (g->due_ns < now_ns + rs->srtt_ns)
+            g->due_ns = now_ns + rs->srtt_ns;
+    }
+}
+
 /* ---- NAKs ---------------------------------------------------------------------------------- */
 
 static void send_nak(struct rdps_rx_recovery *rec, int32_t si, const struct rdps_seq_range *ranges,
@@ -427,9 +425,11 @@ uint64_t rdps__rx_rec_poll_naks(struct rdps_rx_recovery *rec, int32_t si, struct
             continue;
         }
         /* A first NAK waits for its block to be sent whole (a block's time, well under a
-         * round trip): then it asks for the block's count, which one parity answer serves at
-         * every receiver, rather than for this receiver's sequences. */
-        if (parity && g->tries == 0 && rdps__rx_par_wait(rec->par, si, g->start, g->count, sent)) {
+         * round trip), up to a round trip (the tail of a burst may stay short): then it asks
+         * for the block's count, which one parity answer serves at every receiver, rather than
+         * for this receiver's sequences. */
+        if (parity && g->tries == 0 && now_ns - g->detect_ns < rs->srtt_ns &&
+            rdps__rx_par_wait(rec->par, si, g->start, g->count, sent)) {
             g->due_ns =
                 now_ns + (rs->srtt_ns / 8 > REL_PARITY_WAIT_MIN_NS ? rs->srtt_ns / 8
                                                                    : REL_PARITY_WAIT_MIN_NS);

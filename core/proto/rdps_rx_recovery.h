@@ -323,6 +323,9 @@ void rdps__rx_rec_gap_add(struct rdps_rx_recovery *rec, int32_t si, struct rdps_
  * suppression and overtaken repairs follow. */
 void rdps__rx_rec_gap_filled(struct rdps_rx_recovery *rec, int32_t si, struct rdps_rx_track *t,
                              uint32_t seq, bool repair, uint64_t now_ns);
+/* A parity symbol of block [start, start + k) of stream si arrived: its ranges wait an RTT. */
+void rdps__rx_rec_block_heard(struct rdps_rx_recovery *rec, int32_t si, struct rdps_rx_track *t,
+                              uint32_t start, uint32_t k, uint64_t now_ns);
 /* Learns the span of the message at the consumed point from non-final fragment v; true when it
  * learnt something (the window may have grown: the caller decides whether a STATUS is due). */
 bool rdps__rx_rec_learn_head(struct rdps_rx_rel *rs, uint32_t consumed,

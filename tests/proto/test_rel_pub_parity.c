@@ -218,6 +218,13 @@ static void test_payload_and_config(void **state)
     start(0, 0);
     assert_int_equal(rp_append(&f, RP_DGRAM - 40 - RDPS_FRAME_PARITY_OVERHEAD, 1), 1);
     assert_int_equal(rp_append(&f, RP_DGRAM - 40 - RDPS_FRAME_PARITY_OVERHEAD + 1, 2), 2);
+    assert_int_equal(rp_append(&f, 5 * RP_DGRAM, 3), 6);
+    struct rdps_rel_pub_action a[16];
+    int n = rp_drain(&f, a, 16, 0); /* every frame decodes (rp_action_ok) */
+    assert_int_equal(n, 9);
+    for (int i = 0; i < n; i++)
+        assert_true(a[i].len <= RP_DGRAM - RDPS_FRAME_PARITY_OVERHEAD);
+    rdps__rel_pub_send_done(&f.p, (uint32_t)n);
     rp_stop(&f);
     static const uint32_t bad_k[] = {1, 3, 256};
     for (size_t i = 0; i < sizeof(bad_k) / sizeof(bad_k[0]); i++) {
