@@ -446,8 +446,7 @@ int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_f
         rs->parity = rdps__rx_par_k(&r->par, si) != 0;
         /* The group as the publisher counts it, and its largest RTT until this receiver has a
          * sample of its own: several receivers spread their first NAKs over it. */
-        if (r->cfg.rel.receivers_of == NULL && v->hb_receivers > rs->receivers)
-            rs->receivers = v->hb_receivers;
+        rs->hb_receivers = v->hb_receivers < 65536 ? v->hb_receivers : 65536;
         if (rs->c.rtt_samples == 0 && v->hb_max_rtt_us != 0)
             rs->srtt_ns = (uint64_t)v->hb_max_rtt_us * 1000u;
     }

@@ -77,10 +77,9 @@ void rdps__rx_rec_stream_stop(struct rdps_rx_recovery *rec, int32_t si)
 /* The stream's live receivers: discovery's count when the hook is there, else the set one. */
 static uint32_t stream_receivers(struct rdps_rx_recovery *rec, const struct rdps_rx_rel *rs)
 {
-    if (rec->cfg.receivers_of == NULL)
-        return rs->receivers;
-    uint32_t n = rec->cfg.receivers_of(rec->user, rs->id.topic_id);
-    return n ? n : 1;
+    uint32_t n = rec->cfg.receivers_of == NULL ? rs->receivers
+                                               : rec->cfg.receivers_of(rec->user, rs->id.topic_id);
+    return n > rs->hb_receivers ? (n ? n : 1) : rs->hb_receivers; /* or what the publisher says */
 }
 
 static uint64_t first_nak_due(struct rdps_rx_recovery *rec, const struct rdps_rx_rel *rs,

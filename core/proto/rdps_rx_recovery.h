@@ -230,8 +230,9 @@ struct rdps_rx_rel {
      * the one before); `silent` makes the next frame of the stream bring the poll forward. */
     uint8_t status_backoff;
     bool silent, idle;
-    bool parity;        /* the publisher has parity repairs and this receiver keeps its blocks */
-    int32_t prev, next; /* the recovery's stream list */
+    bool parity;           /* the publisher has parity repairs and this receiver keeps its blocks */
+    uint32_t hb_receivers; /* the receivers its heartbeats count in flow control (0: none) */
+    int32_t prev, next;    /* the recovery's stream list */
     struct rdps_rel_recv_counters c;
 };
 
