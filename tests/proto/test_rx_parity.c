@@ -226,12 +226,82 @@ static void test_common_loss_at_most_three_naks_per_block(void **state)
     teardown();
 }
 
+/* Forged parity frames from the publisher's own source: each is a counted drop, and a forged
+ * symbol that makes a block decode to garbage rebuilds nothing (the rebuilt frame fails its
+ * checks); every message still arrives once, in order, repaired by sequence. */
+static bool drop_nothing(unsigned rx, uint32_t off)
+{
+    (void)rx;
+    return off == 2 * K + 3 || off == 2 * K + 4; /* two holes in the third block */
+}
+
+static void inject_parity(uint32_t block, uint32_t k, uint32_t j, uint32_t len, uint8_t fill)
+{
+    uint8_t frame[RP_DGRAM + 64];
+    struct rdps_source pub = test_source(PUB_SRC);
+    assert_int_equal(rdps__frame_put_parity_header(frame, RP_SESSION, RP_TOPIC, block, k, j, 1),
+                     RDPS_FRAME_HEADER_LEN);
+    memset(frame + RDPS_FRAME_HEADER_LEN, fill, len);
+    (void)rdps__reasm_input(&rxs[0].r, &pub, frame, RDPS_FRAME_HEADER_LEN + len, f.now);
+}
+
+static void test_hostile_parity_frames(void **state)
+{
+    (void)state;
+    setup(2, 64); /* two receivers: parity NAKs */
+    uint32_t first = f.cfg.first_seq, block = first + 2 * K;
+    uint32_t sym = f.p.parity_len - RDPS_FRAME_HEADER_LEN;
+    /* The first three blocks go out; receiver 0 misses two datagrams of the third. */
+    for (uint32_t m = 0; m < 3 * K; m++)
+        assert_int_equal(rp_append(&f, 200, m + 1), 1);
+    for (int i = 0; i < 8; i++) {
+        struct rdps_rel_pub_action a;
+        struct rdps_source pub = test_source(PUB_SRC);
+        while (rdps__rel_pub_next_action(&f.p, f.now, f.now, &a) == 1) {
+            for (unsigned k = 0; k < nrx; k++)
+                if (a.kind != RDPS_REL_PUB_POST_DATA || k != 0 || !drop_nothing(k, a.seq - first))
+                    (void)rdps__reasm_input(&rxs[k].r, &pub, a.frame, a.len, f.now);
+            if (a.in_ring)
+                rdps__rel_pub_send_done(&f.p, 1);
+        }
+    }
+    const struct rdps_rx_parity_counters *c = &rxs[0].r.par.c;
+    inject_parity(block, 32, 0, sym, 1); /* another k than the heartbeats said */
+    assert_int_equal(c->parity_bad, 1);
+    inject_parity(block, K, 0, sym, 0x5A); /* a forged symbol of the right shape: kept */
+    assert_int_equal(c->parity_kept, 1);
+    inject_parity(block, K, 0, sym, 0x5A); /* the same index again */
+    assert_int_equal(c->parity_bad, 2);
+    inject_parity(block, K, 1, sym - 2, 0x5A); /* another length than the first symbol's */
+    assert_int_equal(c->parity_bad, 3);
+    inject_parity(first + 64 * K, K, 0, sym, 0x5A); /* a block never seen */
+    assert_int_equal(c->parity_useless, 1);
+    /* A second forged symbol completes the block: it decodes to garbage, nothing is rebuilt. */
+    inject_parity(block, K, 1, sym, 0xA5);
+    assert_int_equal(c->decodes + c->rebuilt_bad > 0, 1);
+    assert_int_equal(c->rebuilt, 0);
+    assert_int_equal(rxs[0].rec.count, 2 * K + 3);
+    /* The holes are asked for by sequence and repaired: everything, in order, once. */
+    for (int rounds = 0; rounds < 20000 && rxs[0].rec.count < 3 * K; rounds++)
+        step(drop_nothing);
+    for (unsigned k = 0; k < nrx; k++) {
+        assert_int_equal(rxs[k].rec.count, 3 * K);
+        for (uint32_t i = 0; i < 3 * K; i++) {
+            assert_int_equal(rxs[k].rec.items[i].msg_id, i + 1);
+            assert_true(rxs[k].rec.items[i].pattern_ok);
+        }
+        assert_int_equal(rxs[k].losses, 0);
+    }
+    teardown();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_independent_losses_repaired_by_parity),
         cmocka_unit_test(test_receivers_without_parity),
         cmocka_unit_test(test_common_loss_at_most_three_naks_per_block),
+        cmocka_unit_test(test_hostile_parity_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
