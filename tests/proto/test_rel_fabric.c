@@ -679,7 +679,8 @@ static void test_parity_repairs(void **state)
                    parity_receivers, models[m], (unsigned long long)seed, parity_k, goodput[0],
                    goodput[1], goodput[1] / goodput[0], (unsigned long long)rebuilt);
             fflush(stdout);
-            assert_true(rebuilt > 0); /* parity did the repairs */
+            if (parity_receivers > 1)
+                assert_true(rebuilt > 0); /* parity did the repairs (a lone receiver: none) */
         }
     }
 }
