@@ -189,10 +189,6 @@ enum rdps_frame_reject rdps__frame_decode(const uint8_t *buf, size_t len,
     v->window = 0;
     v->echo_delay_us = RDPS_FRAME_NO_ECHO;
     v->retained = 0;
-    v->parity_k = 0;
-    v->parity_index = 0;
-    v->hb_max_rtt_us = 0;
-    v->hb_receivers = 0;
 
     if (h->type < RDPS_FRAME_DATA || h->type > RDPS_FRAME_PARITY)
         return RDPS_FRAME_BAD_TYPE;
@@ -223,6 +219,7 @@ enum rdps_frame_reject rdps__frame_decode(const uint8_t *buf, size_t len,
         if (h->topic_id == 0)
             return RDPS_FRAME_ZERO_TOPIC;
         v->retained = h->msg_len;
+        v->parity_k = v->hb_max_rtt_us = v->hb_receivers = 0;
         if (!(h->flags & RDPS_FRAME_F_PARITY))
             return v->payload_len != 0 ? RDPS_FRAME_BAD_BODY_LEN : RDPS_FRAME_OK;
         if (v->payload_len != RDPS_FRAME_HB_PARITY_LEN - RDPS_FRAME_HEADER_LEN)

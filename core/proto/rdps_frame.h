@@ -234,7 +234,8 @@ struct rdps_frame_view {
     /* HEARTBEAT with RELIABLE: R, sequences retained for repair (= hdr.msg_len); else 0. */
     uint32_t retained;
     /* PARITY: the block's datagrams (= hdr.msg_len) and the parity index (= hdr.frag_offset);
-     * HEARTBEAT flagged PARITY: parity_k, and the group's largest RTT and receiver count. */
+     * HEARTBEAT: parity_k, the group's largest RTT and receiver count (0 without PARITY).
+     * Set for those types only (left as they were for the others). */
     uint32_t parity_k, parity_index;
     uint32_t hb_max_rtt_us, hb_receivers;
 };

@@ -35,9 +35,6 @@ void rdps__reasm_config_default(struct rdps_reasm_config *cfg)
     cfg->rel.status_interval_ns = 100000000ull;
     cfg->rel.idle_ns = 5000000000ull;
     cfg->rel.join_wait_ns = 100000000ull;
-    cfg->rel.parity_blocks_per_stream = 16; /* parity off (parity_blocks 0) unless asked */
-    cfg->rel.parity_k_max = 64;
-    cfg->rel.parity_max_frame = 1024;
 }
 
 int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg)
@@ -331,8 +328,10 @@ static int on_frame_slow(struct rdps_reasm *r, const struct rdps_source *source,
     struct rdps_rx_stream *s = stream_of(r, si);
     if (h->topic_id != s->topic_ok)
         return drop_topic(r, s);
-    if (s->reliable)
-        return rdps__rel_on_data(r, si, v, now_ns);
+    if (s->reliable) { /* then the decode of a block it made decodable, if it did */
+        int n = rdps__rel_on_data_frame(r, si, v, now_ns);
+        return r->par_pending == RDPS_RX_NONE ? n : n + rdps__rel_parity_pending(r, si, now_ns);
+    }
     if (!window_admit(r, si, h->seq, now_ns))
         return 0;
     if ((h->flags & (RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END)) !=
@@ -387,7 +386,7 @@ static inline bool rel_predictable(const struct rdps_reasm *r, int32_t si,
                                    const struct rdps_rx_stream *s)
 {
     const struct rdps_rx_rel *rs = &r->rec.rel[si];
-    return s->track.consumed == s->track.next && !rs->joining && !rs->silent && !rs->parity &&
+    return s->track.consumed == s->track.next && !rs->joining && !rs->silent &&
            !rdps__rx_rec_progress_is_due(&r->rec, rs, s->track.next + 1, s->track.consumed + 1);
 }
 

@@ -11,9 +11,9 @@ int rdps__rel_rx_parity_init(struct rdps_reasm *r)
     struct rdps_rx_parity_config pc = {
         .max_streams = r->cfg.max_sessions,
         .blocks = rel->enabled ? rel->parity_blocks : 0,
-        .blocks_per_stream = rel->parity_blocks_per_stream,
-        .k_max = rel->parity_k_max,
-        .max_frame = rel->parity_max_frame,
+        .blocks_per_stream = rel->parity_blocks_per_stream ? rel->parity_blocks_per_stream : 16,
+        .k_max = rel->parity_k_max ? rel->parity_k_max : 64,
+        .max_frame = rel->parity_max_frame ? rel->parity_max_frame : 1024,
     };
     r->rec.par = &r->par;
     r->par_pending = RDPS_RX_NONE;
@@ -54,16 +54,11 @@ static int parity_decode(struct rdps_reasm *r, int32_t si, int32_t bi, uint64_t 
     return c.delivered;
 }
 
-int rdps__rel_on_data(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v,
-                      uint64_t now_ns)
+int rdps__rel_parity_pending(struct rdps_reasm *r, int32_t si, uint64_t now_ns)
 {
-    int n = rdps__rel_on_data_frame(r, si, v, now_ns);
-    if (r->par_pending != RDPS_RX_NONE && !r->par_feeding) {
-        int32_t bi = r->par_pending;
-        r->par_pending = RDPS_RX_NONE;
-        n += parity_decode(r, si, bi, now_ns);
-    }
-    return n;
+    int32_t bi = r->par_pending;
+    r->par_pending = RDPS_RX_NONE;
+    return r->par_feeding ? 0 : parity_decode(r, si, bi, now_ns);
 }
 
 int rdps__rel_on_parity(struct rdps_reasm *r, const struct rdps_source *source,

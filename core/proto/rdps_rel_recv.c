@@ -444,6 +444,8 @@ int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_f
     if ((h->flags & RDPS_FRAME_F_PARITY) && rdps__rx_par_enabled(&r->par)) {
         rdps__rx_par_set_k(&r->par, si, v->parity_k);
         rs->parity = rdps__rx_par_k(&r->par, si) != 0;
+        if (rs->parity) /* every frame takes the full path (kept for its block): no prediction */
+            stream_of(r, si)->predict_w0 = 0;
         /* The group as the publisher counts it, and its largest RTT until this receiver has a
          * sample of its own: several receivers spread their first NAKs over it. */
         rs->hb_receivers = v->hb_receivers < 65536 ? v->hb_receivers : 65536;

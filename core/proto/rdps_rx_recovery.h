@@ -177,7 +177,8 @@ struct rdps_rel_recv_config {
      * backoff then follows receivers joining and leaving). 0 is taken as 1. */
     rdps_rel_receivers_fn receivers_of;
     /* Parity repairs (rdps_rx_parity.h): block records in the pool (0: none, every NAK names
-     * sequences), at most this many per stream, the largest block and DATA frame kept. */
+     * sequences), at most this many per stream (0: 16), the largest block (0: 64) and DATA
+     * frame kept (0: 1024 bytes). */
     uint32_t parity_blocks;
     uint32_t parity_blocks_per_stream;
     uint32_t parity_k_max;
