@@ -45,6 +45,7 @@ void rdps__config_defaults(rdps_config *cfg)
     cfg->max_contacts = 256;
     cfg->multicast_timeout_ms = 3000;
     cfg->max_unicast_subscribers = 256;
+    cfg->parity_blocks = 0;
 }
 
 void rdps_config_init_sized(rdps_config *cfg, size_t size)
@@ -117,7 +118,8 @@ int rdps__config_validate(const rdps_config *cfg, struct rdps_group_range *range
         (rc = check_range("encrypt", (uint64_t)(unsigned)cfg->encrypt, 0, 1)) < 0 ||
         (rc = check_range("max_contacts", cfg->max_contacts, 16, 4096)) < 0 ||
         (rc = check_range("multicast_timeout_ms", cfg->multicast_timeout_ms, 10, 600000)) < 0 ||
-        (rc = check_range("max_unicast_subscribers", cfg->max_unicast_subscribers, 1, 4096)) < 0)
+        (rc = check_range("max_unicast_subscribers", cfg->max_unicast_subscribers, 1, 4096)) < 0 ||
+        (rc = check_range("parity_blocks", cfg->parity_blocks, 0, 4096)) < 0)
         return rc;
     if (cfg->loss_frame_types & ~0x3eu)
         return rdps__set_err(RDPS_EINVAL,

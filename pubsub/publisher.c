@@ -27,6 +27,7 @@ static int check_opts(const rdps_pub_opts *opts)
                                 : opts->flow_min_receivers != 0  ? "flow_min_receivers"
                                 : opts->receiver_timeout_ms != 0 ? "receiver_timeout_ms"
                                 : opts->rate_limit != 0          ? "rate_limit"
+                                : opts->parity_k != 0            ? "parity_k"
                                                                  : NULL;
     if (reliable_only != NULL)
         return rdps__set_err(RDPS_EINVAL,

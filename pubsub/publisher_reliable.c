@@ -147,6 +147,11 @@ int rdps__pub_rel_check_opts(const rdps_pub_opts *opts)
         return rdps__set_err(RDPS_EINVAL, "rdps_pub_create: %s needs flow = RDPS_FLOW_TAGGED",
                              opts->flow_tag != 0 ? "flow_tag" : "flow_min_receivers");
     }
+    if (opts->parity_k != 0 && (opts->parity_k < 2 || opts->parity_k > RDPS_FRAME_PARITY_MAX_K ||
+                                (opts->parity_k & (opts->parity_k - 1)) != 0))
+        return rdps__set_err(RDPS_EINVAL,
+                             "rdps_pub_create: parity_k %u is not a power of two in 2..%u",
+                             opts->parity_k, RDPS_FRAME_PARITY_MAX_K);
     if (opts->ring_bytes != 0 &&
         (opts->ring_bytes < 64u * 1024u || opts->ring_bytes > (1ull << 32)))
         return rdps__set_err(RDPS_EINVAL, "rdps_pub_create: ring_bytes %zu outside 64 KiB..4 GiB",
@@ -194,6 +199,7 @@ int rdps__pub_rel_attach(rdps_pub_t *pub, const rdps_pub_opts *opts)
     if (opts->receiver_timeout_ms != 0)
         cfg.receiver_timeout_ns = (uint64_t)opts->receiver_timeout_ms * 1000000ull;
     cfg.rate_bytes_per_s = opts->rate_limit; /* its bounds: rel_pub_init */
+    cfg.parity_k = opts->parity_k;           /* checked by rdps__pub_rel_check_opts */
     /* A repair is posted behind whatever data the send queue already holds; 128 instead of
      * 1024 showed no repair-latency gain on rxe within the noise of a loaded TCG host. */
     cfg.max_inflight = RDPS_REL_INFLIGHT;
@@ -517,6 +523,9 @@ void rdps__pub_rel_counters(const rdps_pub_t *pub, rdps_counters *out)
     out->naks_suppressed += c->nak_seqs_suppressed;
     out->repairs_unicast += c->repairs_unicast;
     out->repairs_multicast += c->repairs_multicast;
+    out->repair_bytes += c->repair_bytes;
+    out->parity_sent += c->parity_sent;
+    out->parity_bytes += c->parity_bytes;
     out->rate_waits += c->rate_waits;
     out->receivers_refused += c->receivers_refused;
     out->repair_queue_full += c->repair_queue_full;

@@ -218,6 +218,12 @@ int rdps__receive_init(rdps_ctx_t *ctx)
     rc.rel.send = send_control;
     rc.rel.on_loss = on_loss;
     rc.rel.receivers_of = receivers_of;
+    /* Parity repairs: blocks of up to 64 datagrams of this path's MTU; one stream the window's
+     * worth (2048 datagrams: 32 blocks). */
+    rc.rel.parity_blocks = ctx->cfg.parity_blocks;
+    rc.rel.parity_blocks_per_stream = ctx->cfg.parity_blocks < 32 ? ctx->cfg.parity_blocks : 32;
+    rc.rel.parity_k_max = 64;
+    rc.rel.parity_max_frame = ctx->max_datagram;
     rc.on_gap = on_gap;
     rc.user = ctx;
 
@@ -319,6 +325,17 @@ void rdps__receive_datagram(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx)
             rdps__ctx_timer_at(ctx, ctx->now_ns + ctx->reorder_allowance_ns);
         return;
     }
+    case RDPS_FRAME_PARITY: { /* a reliable stream's parity datagram: as a heartbeat */
+        struct rdps_topic *topic = rdps__ctx_topic_find(ctx, v.hdr.topic_id);
+        if (topic == NULL || topic->live_subs == 0) {
+            ctx->counters.unknown_topic++;
+            return;
+        }
+        ctx->rx_topic = topic;
+        rdps__reasm_on_frame(ctx->reasm, &ctx->rx_source, &v, ctx->now_ns);
+        ctx->rx_topic = NULL;
+        return;
+    }
     case RDPS_FRAME_ANNOUNCE:
         rdps__discovery_on_frame(ctx, &ctx->rx_source, &v, rx->to_multicast);
         return;
@@ -372,6 +389,7 @@ void rdps__receive_counters(const rdps_ctx_t *ctx, rdps_counters *out)
         out->repair_rtts_p50_milli = rdps__rel_rtts_quantile_milli(rel->repair_rtts, 0.5);
         out->repair_rtts_p99_milli = rdps__rel_rtts_quantile_milli(rel->repair_rtts, 0.99);
         out->lost = lost_total(rel);
+        out->parity_rebuilt = rel->parity_rebuilt;
     }
 }
 

@@ -37,8 +37,8 @@ struct rdps_fec {
     uint32_t k, max_parity, max_frame, symbol_len;
     /* (k + max_parity) x k: identity on top, then the parity rows. */
     uint8_t matrix[(RDPS_FEC_MAX_K + RDPS_FEC_MAX_PARITY) * RDPS_FEC_MAX_K];
-    uint8_t tables[32 * RDPS_FEC_MAX_K * RDPS_FEC_MAX_K]; /* scratch for one decode */
-    uint8_t work[RDPS_FEC_MAX_K * RDPS_FEC_MAX_K * 2];    /* scratch matrices for one decode */
+    uint8_t tables[32 * RDPS_FEC_MAX_K]; /* one output row's tables (ec_init_tables, 1 row) */
+    uint8_t work[RDPS_FEC_MAX_K * RDPS_FEC_MAX_K * 2]; /* scratch matrices for one decode */
 };
 
 /*

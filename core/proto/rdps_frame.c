@@ -111,7 +111,31 @@ static enum rdps_frame_reject decode_nak(struct rdps_frame_view *v,
         struct rdps_seq_range r = rdps__frame_nak_range(v, i);
         if (r.count == 0 || r.count > RDPS_FRAME_NAK_MAX_RANGE_COUNT)
             return RDPS_FRAME_BAD_RANGE;
+        /* A parity range counts a block's missing datagrams; a block starts at a multiple of
+         * its size, at least 2. */
+        if ((v->hdr.flags & RDPS_FRAME_F_PARITY) &&
+            (r.count > RDPS_FRAME_PARITY_MAX_K || (r.start & 1) != 0))
+            return RDPS_FRAME_BAD_RANGE;
     }
+    return RDPS_FRAME_OK;
+}
+
+static enum rdps_frame_reject decode_parity(struct rdps_frame_view *v)
+{
+    const struct rdps_frame_header *h = &v->hdr;
+    if (h->flags != (RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_RETRANSMIT))
+        return RDPS_FRAME_BAD_FLAGS;
+    if (h->topic_id == 0)
+        return RDPS_FRAME_ZERO_TOPIC;
+    uint32_t k = h->msg_len;
+    if (k < 2 || k > RDPS_FRAME_PARITY_MAX_K || (k & (k - 1)) != 0 || (h->seq & (k - 1)) != 0)
+        return RDPS_FRAME_BAD_BLOCK;
+    if (h->frag_offset >= RDPS_FRAME_PARITY_MAX_INDEX)
+        return RDPS_FRAME_BAD_PARITY_INDEX;
+    if (v->payload_len < RDPS_FRAME_PARITY_MIN_BODY || v->payload_len > RDPS_FRAME_PARITY_MAX_BODY)
+        return RDPS_FRAME_BAD_BODY_LEN;
+    v->parity_k = k;
+    v->parity_index = h->frag_offset;
     return RDPS_FRAME_OK;
 }
 
@@ -166,24 +190,27 @@ enum rdps_frame_reject rdps__frame_decode(const uint8_t *buf, size_t len,
     v->echo_delay_us = RDPS_FRAME_NO_ECHO;
     v->retained = 0;
 
-    if (h->type < RDPS_FRAME_DATA || h->type > RDPS_FRAME_ANNOUNCE)
+    if (h->type < RDPS_FRAME_DATA || h->type > RDPS_FRAME_PARITY)
         return RDPS_FRAME_BAD_TYPE;
     if (h->session_id == 0)
         return RDPS_FRAME_ZERO_SESSION;
     /* Bits no frame type defines, before any other field (what the dissector's heuristic
      * looks at: it leaves such a datagram unclaimed). */
-    if (h->flags & ~RDPS_FRAME_F_DATA_MASK)
+    if (h->flags & ~RDPS_FRAME_F_ALL_MASK)
         return RDPS_FRAME_BAD_FLAGS;
     if (rdps__get_le32(buf + RDPS_FRAME_OFF_RESERVED) != 0)
         return RDPS_FRAME_NONZERO_FIELD;
     if (h->type == RDPS_FRAME_DATA)
         return decode_data(v, limits);
+    if (h->type == RDPS_FRAME_PARITY)
+        return decode_parity(v);
 
     /* Control frames: no fragment, no message (a reliable heartbeat's msg_len is R). */
     if (h->frag_offset != 0)
         return RDPS_FRAME_NONZERO_FIELD;
     if (h->type == RDPS_FRAME_HEARTBEAT) {
-        if (h->flags & ~RDPS_FRAME_F_RELIABLE)
+        if ((h->flags & ~(RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_PARITY)) ||
+            h->flags == RDPS_FRAME_F_PARITY)
             return RDPS_FRAME_BAD_FLAGS;
         if (h->msg_len != 0 && !(h->flags & RDPS_FRAME_F_RELIABLE))
             return RDPS_FRAME_NONZERO_FIELD;
@@ -191,16 +218,28 @@ enum rdps_frame_reject rdps__frame_decode(const uint8_t *buf, size_t len,
             return RDPS_FRAME_BAD_RETAINED;
         if (h->topic_id == 0)
             return RDPS_FRAME_ZERO_TOPIC;
-        if (v->payload_len != 0)
-            return RDPS_FRAME_BAD_BODY_LEN;
         v->retained = h->msg_len;
+        v->parity_k = v->hb_max_rtt_us = v->hb_receivers = 0;
+        if (!(h->flags & RDPS_FRAME_F_PARITY))
+            return v->payload_len != 0 ? RDPS_FRAME_BAD_BODY_LEN : RDPS_FRAME_OK;
+        if (v->payload_len != RDPS_FRAME_HB_PARITY_LEN - RDPS_FRAME_HEADER_LEN)
+            return RDPS_FRAME_BAD_BODY_LEN;
+        if (rdps__get_le16(buf + RDPS_FRAME_HB_OFF_RESERVED) != 0)
+            return RDPS_FRAME_NONZERO_FIELD;
+        v->parity_k = rdps__get_le16(buf + RDPS_FRAME_HB_OFF_PARITY_K);
+        if (v->parity_k < 2 || v->parity_k > RDPS_FRAME_PARITY_MAX_K ||
+            (v->parity_k & (v->parity_k - 1)) != 0)
+            return RDPS_FRAME_BAD_BLOCK;
+        v->hb_max_rtt_us = rdps__get_le32(buf + RDPS_FRAME_HB_OFF_MAX_RTT);
+        v->hb_receivers = rdps__get_le32(buf + RDPS_FRAME_HB_OFF_RECEIVERS);
         return RDPS_FRAME_OK;
     }
     if (h->msg_len != 0)
         return RDPS_FRAME_NONZERO_FIELD;
     switch (h->type) {
     case RDPS_FRAME_NAK:
-        if (h->flags & ~RDPS_FRAME_F_RETRANSMIT) /* RETRANSMIT: the repairs were overtaken */
+        /* RETRANSMIT: the repairs were overtaken; PARITY: ranges count a block's losses. */
+        if (h->flags & ~(RDPS_FRAME_F_RETRANSMIT | RDPS_FRAME_F_PARITY))
             return RDPS_FRAME_BAD_FLAGS;
         if (h->seq != 0)
             return RDPS_FRAME_NONZERO_FIELD;
@@ -308,6 +347,28 @@ int rdps__frame_encode_heartbeat_reliable(uint8_t *buf, size_t cap, uint32_t ses
                             RDPS_FRAME_F_RELIABLE);
 }
 
+int rdps__frame_encode_heartbeat_parity(uint8_t *buf, size_t cap, uint32_t session_id,
+                                        uint64_t topic_id, uint32_t next_seq, uint32_t retained,
+                                        uint64_t timestamp_ns, uint32_t parity_k,
+                                        uint32_t max_rtt_us, uint32_t receivers)
+{
+    if (parity_k < 2 || parity_k > RDPS_FRAME_PARITY_MAX_K || (parity_k & (parity_k - 1)) != 0 ||
+        retained > RDPS_FRAME_MAX_RETAINED)
+        return RDPS_EINVAL;
+    if (cap < RDPS_FRAME_HB_PARITY_LEN)
+        return RDPS_ENOSPC;
+    int rc = encode_heartbeat(buf, cap, session_id, topic_id, next_seq, retained, timestamp_ns,
+                              RDPS_FRAME_F_RELIABLE);
+    if (rc < 0)
+        return rc;
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_PARITY);
+    rdps__put_le16(buf + RDPS_FRAME_HB_OFF_PARITY_K, (uint16_t)parity_k);
+    rdps__put_le16(buf + RDPS_FRAME_HB_OFF_RESERVED, 0);
+    rdps__put_le32(buf + RDPS_FRAME_HB_OFF_MAX_RTT, max_rtt_us);
+    rdps__put_le32(buf + RDPS_FRAME_HB_OFF_RECEIVERS, receivers);
+    return RDPS_FRAME_HB_PARITY_LEN;
+}
+
 int rdps__frame_encode_nak(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                            uint32_t receiver_id, const struct rdps_seq_range *ranges,
                            unsigned range_count, uint64_t timestamp_ns)
@@ -321,11 +382,15 @@ int rdps__frame_encode_nak_flags(uint8_t *buf, size_t cap, uint32_t session_id, 
                                  unsigned range_count, uint64_t timestamp_ns, uint16_t flags)
 {
     if (session_id == 0 || range_count == 0 || range_count > RDPS_FRAME_NAK_MAX_RANGES ||
-        (flags & ~RDPS_FRAME_F_RETRANSMIT))
+        (flags & ~(RDPS_FRAME_F_RETRANSMIT | RDPS_FRAME_F_PARITY)))
         return RDPS_EINVAL;
-    for (unsigned i = 0; i < range_count; i++)
+    for (unsigned i = 0; i < range_count; i++) {
         if (ranges[i].count == 0 || ranges[i].count > RDPS_FRAME_NAK_MAX_RANGE_COUNT)
             return RDPS_EINVAL;
+        if ((flags & RDPS_FRAME_F_PARITY) &&
+            (ranges[i].count > RDPS_FRAME_PARITY_MAX_K || (ranges[i].start & 1) != 0))
+            return RDPS_EINVAL;
+    }
     size_t len = rdps__frame_nak_len(range_count);
     if (cap < len)
         return RDPS_ENOSPC;
@@ -346,6 +411,48 @@ int rdps__frame_encode_nak_flags(uint8_t *buf, size_t cap, uint32_t session_id, 
         rdps__put_le32(p + 4, ranges[i].count);
     }
     return (int)len;
+}
+
+int rdps__frame_put_parity_header(uint8_t *buf, uint32_t session_id, uint64_t topic_id,
+                                  uint32_t block_start, uint32_t k, uint32_t j,
+                                  uint64_t timestamp_ns)
+{
+    if (session_id == 0 || topic_id == 0 || k < 2 || k > RDPS_FRAME_PARITY_MAX_K ||
+        (k & (k - 1)) != 0 || (block_start & (k - 1)) != 0 || j >= RDPS_FRAME_PARITY_MAX_INDEX)
+        return RDPS_EINVAL;
+    struct rdps_frame_header h = {
+        .type = RDPS_FRAME_PARITY,
+        .flags = RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_RETRANSMIT,
+        .session_id = session_id,
+        .topic_id = topic_id,
+        .seq = block_start,
+        .msg_len = k,
+        .frag_offset = j,
+        .timestamp_ns = timestamp_ns,
+    };
+    put_header(buf, &h);
+    return RDPS_FRAME_HEADER_LEN;
+}
+
+bool rdps__frame_put_symbol_prefix(uint8_t *frame, uint32_t len, uint32_t session_id,
+                                   uint64_t topic_id)
+{
+    _Static_assert(RDPS_FRAME_SYMBOL_OFF == RDPS_FRAME_OFF_SEQ, "a symbol starts at seq");
+    if (len < RDPS_FRAME_HEADER_LEN)
+        return false;
+    uint32_t msg_len = rdps__get_le32(frame + RDPS_FRAME_OFF_MSG_LEN);
+    uint32_t frag_offset = rdps__get_le32(frame + RDPS_FRAME_OFF_FRAG_OFFSET);
+    uint16_t flags = RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_RETRANSMIT;
+    if (frag_offset == 0)
+        flags |= RDPS_FRAME_F_BEGIN;
+    if ((uint64_t)frag_offset + (len - RDPS_FRAME_HEADER_LEN) == msg_len)
+        flags |= RDPS_FRAME_F_END;
+    frame[RDPS_FRAME_OFF_VERSION] = RDPS_FRAME_VERSION;
+    frame[RDPS_FRAME_OFF_TYPE] = RDPS_FRAME_DATA;
+    rdps__put_le16(frame + RDPS_FRAME_OFF_FLAGS, flags);
+    rdps__put_le32(frame + RDPS_FRAME_OFF_SESSION_ID, session_id);
+    rdps__put_le64(frame + RDPS_FRAME_OFF_TOPIC_ID, topic_id);
+    return true;
 }
 
 int rdps__frame_encode_status_echo(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,

@@ -43,7 +43,11 @@
  *            frag_offset = 0; only the RELIABLE flag is allowed. With RELIABLE,
  *            msg_len = R, the number of sequences the publisher still retains
  *            for repair (its ring holds [seq - R, seq)), 0 <= R <= 2^31;
- *            without RELIABLE, msg_len = 0.
+ *            without RELIABLE, msg_len = 0. With RELIABLE | PARITY (a publisher with parity
+ *            repairs): a 12-byte body: parity_k u16 (its block size, a power of two 2..128),
+ *            reserved u16 (0), max_rtt_us u32 (the largest smoothed RTT it measured among the
+ *            receivers in flow control, 0: none), receivers u32 (receivers in flow control).
+ *            A receiver of an older release rejects it (BAD_FLAGS): parity is opt-in.
  * NAK:       receiver -> publisher (unicast); session/topic are the publisher's;
  *            seq = msg_len = frag_offset = 0; body: receiver_id u32,
  *            range_count u16, reserved u16 (0), range_count x {start u32, count u32}.
@@ -58,6 +62,18 @@
  *            RDPS_FRAME_NO_ECHO = nothing echoed). Any echo_delay_us is valid.
  * ANNOUNCE:  control plane; body is opaque protobuf bytes; topic_id may be 0;
  *            seq is the announcer's own counter; msg_len = frag_offset = 0.
+ * PARITY:    publisher -> receivers; a parity symbol of a block of a reliable stream
+ *            (rdps_fec.h): seq = the block's first sequence, msg_len = k (its datagrams: a
+ *            power of two, 2..RDPS_FEC_MAX_K, and seq a multiple of it), frag_offset = j (the
+ *            parity index, < RDPS_FEC_MAX_PARITY); flags exactly RELIABLE | RETRANSMIT; payload =
+ *            the symbol, RDPS_FEC_LEN_BYTES + the stream's largest symbol source (66..65537
+ *            bytes). A block's source symbols are its DATA frames from offset
+ *            RDPS_FRAME_SYMBOL_OFF (seq onwards): a receiver that rebuilds one knows the first
+ *            16 bytes (version, type, session, topic; the flags follow from the rest) and
+ *            checks the rebuilt seq is the one it lacks.
+ *            NAK flag PARITY: every range is {start = a block's first sequence, count =
+ *            datagrams of that block the receiver lacks (1..RDPS_FEC_MAX_K)}, and asks for
+ *            that many parity symbols of the block.
  * STATUS and ANNOUNCE carry no flags.
  */
 #define RDPS_FRAME_VERSION    2
@@ -92,6 +108,12 @@
 #define RDPS_FRAME_STATUS_LEN              56
 /* echo_delay_us value of a STATUS that echoes no heartbeat. */
 #define RDPS_FRAME_NO_ECHO 0xFFFFFFFFu
+/* The body of a HEARTBEAT flagged PARITY. */
+#define RDPS_FRAME_HB_OFF_PARITY_K  40
+#define RDPS_FRAME_HB_OFF_RESERVED  42
+#define RDPS_FRAME_HB_OFF_MAX_RTT   44
+#define RDPS_FRAME_HB_OFF_RECEIVERS 48
+#define RDPS_FRAME_HB_PARITY_LEN    52
 /* Largest retained count R a reliable HEARTBEAT may carry (half the sequence space). */
 #define RDPS_FRAME_MAX_RETAINED 0x80000000u
 
@@ -104,6 +126,7 @@ enum rdps_frame_type {
     RDPS_FRAME_NAK = 3,
     RDPS_FRAME_STATUS = 4,
     RDPS_FRAME_ANNOUNCE = 5,
+    RDPS_FRAME_PARITY = 6,
 };
 
 enum rdps_frame_flag {
@@ -114,6 +137,23 @@ enum rdps_frame_flag {
 };
 #define RDPS_FRAME_F_DATA_MASK \
     (RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END | RDPS_FRAME_F_RETRANSMIT | RDPS_FRAME_F_RELIABLE)
+/* NAK only: the ranges count a block's missing datagrams and ask for parity symbols. */
+#define RDPS_FRAME_F_PARITY   0x10
+#define RDPS_FRAME_F_ALL_MASK (RDPS_FRAME_F_DATA_MASK | RDPS_FRAME_F_PARITY)
+
+/* Parity (see PARITY above). A block's largest k and parity index (rdps_fec.h's limits). */
+#define RDPS_FRAME_PARITY_MAX_K     128
+#define RDPS_FRAME_PARITY_MAX_INDEX 128
+/* Where a DATA frame's part covered by a parity symbol starts (its seq). */
+#define RDPS_FRAME_SYMBOL_OFF 16
+/* The length prefix of a symbol, and a symbol's least and largest length. */
+#define RDPS_FRAME_SYMBOL_LEN_BYTES 2
+#define RDPS_FRAME_PARITY_MIN_BODY  (RDPS_FRAME_SYMBOL_LEN_BYTES + 64)
+#define RDPS_FRAME_PARITY_MAX_BODY  (RDPS_FRAME_SYMBOL_LEN_BYTES + 0xFFFF)
+/* A parity datagram is this much longer than the stream's longest DATA frame: a stream with
+ * parity keeps its DATA frames this much under the path MTU. */
+#define RDPS_FRAME_PARITY_OVERHEAD \
+    (RDPS_FRAME_HEADER_LEN + RDPS_FRAME_SYMBOL_LEN_BYTES - RDPS_FRAME_SYMBOL_OFF)
 
 /*
  * Why a datagram was rejected. X(name, text). The list generates the enum,
@@ -136,7 +176,9 @@ enum rdps_frame_flag {
     X(BAD_RANGE_COUNT, "NAK range count zero, above the limit, or not matching the length") \
     X(BAD_RANGE, "NAK range with count zero or spanning half the sequence space")           \
     X(BODY_TOO_LARGE, "announce body above the configured maximum")                         \
-    X(BAD_RETAINED, "heartbeat retained count above 2^31")
+    X(BAD_RETAINED, "heartbeat retained count above 2^31")                                  \
+    X(BAD_BLOCK, "parity block size not a power of two up to 128, or seq not its start")    \
+    X(BAD_PARITY_INDEX, "parity index above the limit")
 
 enum rdps_frame_reject {
 #define RDPS_FRAME_REJECT_ENUM_(name, text) RDPS_FRAME_##name,
@@ -191,6 +233,11 @@ struct rdps_frame_view {
     uint32_t echo_delay_us; /* RDPS_FRAME_NO_ECHO unless a STATUS echoes a heartbeat */
     /* HEARTBEAT with RELIABLE: R, sequences retained for repair (= hdr.msg_len); else 0. */
     uint32_t retained;
+    /* PARITY: the block's datagrams (= hdr.msg_len) and the parity index (= hdr.frag_offset);
+     * HEARTBEAT: parity_k, the group's largest RTT and receiver count (0 without PARITY).
+     * Set for those types only (left as they were for the others). */
+    uint32_t parity_k, parity_index;
+    uint32_t hb_max_rtt_us, hb_receivers;
 };
 
 /*
@@ -243,6 +290,11 @@ int rdps__frame_encode_heartbeat(uint8_t *buf, size_t cap, uint32_t session_id, 
 int rdps__frame_encode_heartbeat_reliable(uint8_t *buf, size_t cap, uint32_t session_id,
                                           uint64_t topic_id, uint32_t next_seq, uint32_t retained,
                                           uint64_t timestamp_ns);
+/* A reliable heartbeat of a publisher with parity repairs (RELIABLE | PARITY, 52 bytes). */
+int rdps__frame_encode_heartbeat_parity(uint8_t *buf, size_t cap, uint32_t session_id,
+                                        uint64_t topic_id, uint32_t next_seq, uint32_t retained,
+                                        uint64_t timestamp_ns, uint32_t parity_k,
+                                        uint32_t max_rtt_us, uint32_t receivers);
 int rdps__frame_encode_nak(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                            uint32_t receiver_id, const struct rdps_seq_range *ranges,
                            unsigned range_count, uint64_t timestamp_ns);
@@ -251,6 +303,22 @@ int rdps__frame_encode_nak(uint8_t *buf, size_t cap, uint32_t session_id, uint64
 int rdps__frame_encode_nak_flags(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                                  uint32_t receiver_id, const struct rdps_seq_range *ranges,
                                  unsigned range_count, uint64_t timestamp_ns, uint16_t flags);
+/*
+ * A parity datagram's header at buf (payload, the symbol, at buf + RDPS_FRAME_HEADER_LEN is the
+ * caller's): flags RELIABLE | RETRANSMIT. Returns RDPS_FRAME_HEADER_LEN or RDPS_EINVAL for values
+ * the decoder would reject (k, block start, index; zero session or topic).
+ */
+int rdps__frame_put_parity_header(uint8_t *buf, uint32_t session_id, uint64_t topic_id,
+                                  uint32_t block_start, uint32_t k, uint32_t j,
+                                  uint64_t timestamp_ns);
+/*
+ * A DATA frame rebuilt from a parity symbol: frame[RDPS_FRAME_SYMBOL_OFF, len) hold the rebuilt
+ * part; writes the 16 bytes before it (version, type DATA, flags BEGIN / END as the rest implies
+ * plus RELIABLE | RETRANSMIT, session, topic). The caller decodes the result like any datagram.
+ * len must be at least RDPS_FRAME_HEADER_LEN (else nothing is written and false is returned).
+ */
+bool rdps__frame_put_symbol_prefix(uint8_t *frame, uint32_t len, uint32_t session_id,
+                                   uint64_t topic_id);
 /* STATUS echoing no heartbeat (echo_delay_us = RDPS_FRAME_NO_ECHO; timestamp = receiver's clock).
  */
 int rdps__frame_encode_status(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,

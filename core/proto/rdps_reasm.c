@@ -90,7 +90,8 @@ int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg)
     if ((rc = rdps__rx_streams_init(&r->streams, &sc)) < 0 ||
         (rc = rdps__rx_gaps_init(&r->gaps, &gc)) < 0 ||
         (cfg->rel.enabled &&
-         (rc = rdps__rx_rec_init(&r->rec, &cfg->rel, cfg->max_sessions, cfg->user)) < 0)) {
+         (rc = rdps__rx_rec_init(&r->rec, &cfg->rel, cfg->max_sessions, cfg->user)) < 0) ||
+        (rc = rdps__rel_rx_parity_init(r)) < 0) {
         rdps__reasm_fini(r);
         return rc;
     }
@@ -102,6 +103,7 @@ void rdps__reasm_fini(struct rdps_reasm *r)
     if (r == NULL)
         return;
     rdps__rx_rec_fini(&r->rec);
+    rdps__rx_par_fini(&r->par);
     rdps__rx_gaps_fini(&r->gaps);
     rdps__rx_streams_fini(&r->streams);
     rdps__rx_asm_fini(&r->assembly);
@@ -268,8 +270,9 @@ static int drop_topic(struct rdps_reasm *r, const struct rdps_rx_stream *s)
 }
 
 static int on_heartbeat(struct rdps_reasm *r, const struct rdps_source *source,
-                        const struct rdps_frame_header *h, uint64_t now_ns)
+                        const struct rdps_frame_view *v, uint64_t now_ns)
 {
+    const struct rdps_frame_header *h = &v->hdr;
     r->counters.heartbeats++;
     /* Only a reliable receiver lets heartbeats create streams (late join at the live position
      * or from the publisher's oldest retained sequence); otherwise they carry nothing to keep. */
@@ -285,7 +288,7 @@ static int on_heartbeat(struct rdps_reasm *r, const struct rdps_source *source,
     if (h->topic_id != s->topic_ok)
         return drop_topic(r, s);
     if (s->reliable)
-        return rdps__rel_on_heartbeat(r, si, h, now_ns);
+        return rdps__rel_on_heartbeat(r, si, v, now_ns);
     /* seq is the next sequence the publisher will use: anything before it is due. */
     if (!rdps__seq_gt(h->seq, s->track.next))
         return 0;
@@ -305,7 +308,9 @@ static int on_frame_slow(struct rdps_reasm *r, const struct rdps_source *source,
     const struct rdps_frame_header *h = &v->hdr;
     if (h->type != RDPS_FRAME_DATA) {
         if (h->type == RDPS_FRAME_HEARTBEAT)
-            return on_heartbeat(r, source, h, now_ns);
+            return on_heartbeat(r, source, v, now_ns);
+        if (h->type == RDPS_FRAME_PARITY)
+            return rdps__rel_on_parity(r, source, v, now_ns);
         r->counters.control_frames++;
         return 0;
     }
@@ -325,8 +330,10 @@ static int on_frame_slow(struct rdps_reasm *r, const struct rdps_source *source,
     struct rdps_rx_stream *s = stream_of(r, si);
     if (h->topic_id != s->topic_ok)
         return drop_topic(r, s);
-    if (s->reliable)
-        return rdps__rel_on_data(r, si, v, now_ns);
+    if (s->reliable) { /* then the decode of a block it made decodable, if it did */
+        int n = rdps__rel_on_data_frame(r, si, v, now_ns);
+        return r->par_pending == RDPS_RX_NONE ? n : n + rdps__rel_parity_pending(r, si, now_ns);
+    }
     if (!window_admit(r, si, h->seq, now_ns))
         return 0;
     if ((h->flags & (RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END)) !=

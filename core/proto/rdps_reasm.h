@@ -12,6 +12,7 @@
 #include "rdps_rel_recv.h"
 #include "rdps_rx_assembly.h"
 #include "rdps_rx_gaps.h"
+#include "rdps_rx_parity.h"
 #include "rdps_rx_recovery.h"
 #include "rdps_rx_streams.h"
 #include "rdps_rx_track.h"
@@ -145,6 +146,9 @@ struct rdps_reasm {
     struct rdps_rx_recovery rec;      /* layer 3, reliable streams (cfg.rel.enabled) */
     struct rdps_rx_assembly assembly; /* layer 4 */
     uint64_t now_ns;                  /* the latest now_ns given */
+    struct rdps_rx_parity par;        /* parity repairs' block store (cfg.rel.parity_blocks) */
+    int32_t par_pending;              /* a record the frame being processed made decodable */
+    bool par_feeding;                 /* rebuilt frames are being fed (not kept again) */
 };
 
 /*

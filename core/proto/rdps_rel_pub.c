@@ -58,6 +58,8 @@ void rdps__rel_pub_config_default(struct rdps_rel_pub_config *cfg)
     cfg->unannounced_host_bytes = 16u * 1024u;
     cfg->heartbeat_min_ns = 100000ull;
     cfg->heartbeat_max_ns = 100000000ull;
+    cfg->parity_k = 0;                             /* no parity unless asked */
+    cfg->parity_max = RDPS_FRAME_PARITY_MAX_INDEX; /* every row GF(2^8) has for k <= 128 */
 }
 
 static uint32_t round_pow2(uint64_t v)
@@ -102,6 +104,18 @@ static int check_config(const struct rdps_rel_pub_config *c)
                              "rel_pub_init: rate limit %llu bytes/s outside one datagram per "
                              "second..%llu",
                              (unsigned long long)c->rate_bytes_per_s, RDPS_REL_RATE_MAX);
+    if (c->parity_k != 0 &&
+        (c->parity_k < 2 || c->parity_k > RDPS_FRAME_PARITY_MAX_K ||
+         (c->parity_k & (c->parity_k - 1)) != 0 || c->parity_max < 1 ||
+         c->parity_max > RDPS_FRAME_PARITY_MAX_INDEX ||
+         c->max_datagram < RDPS_FRAME_PARITY_MIN_BODY + RDPS_FRAME_PARITY_OVERHEAD +
+                               RDPS_FRAME_SYMBOL_OFF + RDPS_FRAME_HEADER_LEN ||
+         c->max_datagram - RDPS_FRAME_PARITY_OVERHEAD - RDPS_FRAME_SYMBOL_OFF > 0xFFFFu))
+        return rdps__set_err(RDPS_EINVAL,
+                             "rel_pub_init: parity blocks of %u (a power of two, 2..%u), %u parity "
+                             "symbols (1..%u), datagrams of %u bytes",
+                             c->parity_k, RDPS_FRAME_PARITY_MAX_K, c->parity_max,
+                             RDPS_FRAME_PARITY_MAX_INDEX, c->max_datagram);
     if (c->heartbeat_min_ns == 0 || c->heartbeat_max_ns < c->heartbeat_min_ns ||
         c->receiver_timeout_ns == 0 || c->unannounced_timeout_ns == 0 || c->repair_linger_ns == 0)
         return rdps__set_err(RDPS_EINVAL, "rel_pub_init: zero heartbeat, timeout or linger");
@@ -120,7 +134,16 @@ int rdps__rel_pub_init(struct rdps_rel_pub *p, const struct rdps_rel_pub_config 
                              cfg->max_inflight ? cfg->max_inflight : 1024, cfg->first_seq);
     if (rc < 0)
         return rc;
-    p->payload = cfg->max_datagram - RDPS_FRAME_HEADER_LEN;
+    if (cfg->parity_k != 0 && cfg->parity_k * 4u > p->ring.slot_mask + 1u) {
+        rdps__pub_ring_fini(&p->ring);
+        return rdps__set_err(RDPS_EINVAL,
+                             "rel_pub_init: parity blocks of %u above a quarter "
+                             "of the ring's %u slots",
+                             cfg->parity_k, p->ring.slot_mask + 1u);
+    }
+    /* With parity, a DATA frame leaves room for its parity datagram's overhead. */
+    p->payload = cfg->max_datagram - RDPS_FRAME_HEADER_LEN -
+                 (cfg->parity_k != 0 ? RDPS_FRAME_PARITY_OVERHEAD : 0);
     /* A message fits the ring: its frames laid from the start of the memory (where the ring puts
      * one that fits nowhere else), one slot each. Not the receivers' window: a longer message
      * streams through it (rdps_rel_recv.h), its posts paced by flow control. */
@@ -139,12 +162,17 @@ int rdps__rel_pub_init(struct rdps_rel_pub *p, const struct rdps_rel_pub_config 
         rdps__rel_pub_fini(p);
         return rdps__set_err(RDPS_ENOMEM, "rel_pub_init: out of memory");
     }
+    if ((rc = rdps__rel_parity_init(p)) < 0) {
+        rdps__rel_pub_fini(p);
+        return rc;
+    }
     p->repair_tokens = cfg->repair_budget_bytes;
     p->share_pool = cfg->repair_share_total_bytes;
     p->hb_min = cfg->heartbeat_min_ns;
     p->linger_ns = cfg->repair_linger_ns;
     p->hb_interval = p->hb_min;
     p->hb_next = 0; /* the first heartbeat goes at once: receivers learn the session */
+    p->hb_urgent = cfg->parity_k != 0; /* ... and k, ahead of data */
     p->fc_dirty = true;
     p->rx_next_expiry = UINT64_MAX;
     return 0;
@@ -154,6 +182,7 @@ void rdps__rel_pub_fini(struct rdps_rel_pub *p)
 {
     rdps__pub_ring_fini(&p->ring);
     rdps__rel_rx_fini(p);
+    rdps__rel_parity_fini(p);
     free(p->marks);
     free(p->repairs);
     free(p->owed);
@@ -211,7 +240,7 @@ static int admit(struct rdps_rel_pub *p, uint32_t n, uint32_t last_len, uint64_t
     if (p->fc_limited && rdps__seq_gt(head + n, p->fc_limit) && p->fc_limit_consumed != head)
         return refuse(p, &p->counters.backpressure_window, 1, now_ns);
 
-    int rc = rdps__pub_ring_plan(&p->ring, n, p->cfg.max_datagram, last_len, plan);
+    int rc = rdps__pub_ring_plan(&p->ring, n, RDPS_FRAME_HEADER_LEN + p->payload, last_len, plan);
     if (rc < 0)
         return rc;
     if (plan->new_trail != p->ring.trail_seq) {
@@ -261,7 +290,7 @@ int rdps__rel_pub_append(struct rdps_rel_pub *p, const void *msg, size_t len, ui
     uint64_t pos = plan.start_pos;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t off = i * p->payload;
-        uint32_t flen = i + 1 == n ? last_len : p->cfg.max_datagram;
+        uint32_t flen = i + 1 == n ? last_len : RDPS_FRAME_HEADER_LEN + p->payload;
         uint32_t seq = p->ring.head_seq;
         uint8_t *buf = rdps__pub_ring_push(&p->ring, &pos, flen);
         if (flen > RDPS_FRAME_HEADER_LEN)
@@ -344,13 +373,15 @@ static void owe_heartbeat(struct rdps_rel_pub *p, int32_t slot, uint64_t now_ns)
 }
 
 /* Queues [start, start + count) to dest; false (nothing queued) when the queue is full. */
-static bool queue_repair(struct rdps_rel_pub *p, uint32_t start, uint32_t count, int32_t dest)
+static bool queue_repair(struct rdps_rel_pub *p, uint32_t start, uint32_t count, int32_t dest,
+                         bool parity)
 {
     uint32_t gen = dest == REL_MULTICAST ? 0 : p->rx[dest].gen;
     if (p->rq_count > 0) {
         struct rdps_rel_repair *last =
             &p->repairs[(p->rq_head + p->rq_count - 1) % p->cfg.max_repairs];
-        if (last->dest == dest && last->gen == gen && last->start + last->count == start &&
+        if (last->dest == dest && last->gen == gen && last->parity == parity &&
+            (parity ? last->start == start : last->start + last->count == start) &&
             last->count + count < 0x40000000u) {
             last->count += count;
             return true;
@@ -364,6 +395,7 @@ static bool queue_repair(struct rdps_rel_pub *p, uint32_t start, uint32_t count,
     e->sent = 0;
     e->dest = dest;
     e->gen = gen;
+    e->parity = parity;
     return true;
 }
 
@@ -372,7 +404,7 @@ static void flush_run(struct rdps_rel_pub *p, uint32_t start, uint32_t count, in
 {
     if (count == 0)
         return;
-    if (queue_repair(p, start, count, dest)) {
+    if (queue_repair(p, start, count, dest, false)) {
         *scheduled += count;
         return;
     }
@@ -380,28 +412,6 @@ static void flush_run(struct rdps_rel_pub *p, uint32_t start, uint32_t count, in
     p->counters.repair_queue_full += count;
     for (uint32_t k = 0; k < count; k++)
         p->marks[(start + k) & p->ring.slot_mask].linger_until = 0;
-}
-
-/* How long a repair answers its sequence: a lone receiver's RTT-scaled linger, else the whole
- * configured linger (other receivers' NAKs come spread over their backoff). Receivers in flow
- * control count; NAKs from anyone else do not make the publisher linger longer. */
-static inline uint64_t linger_of(const struct rdps_rel_pub *p)
-{
-    return p->fc_members <= 1 ? p->linger_ns : p->cfg.repair_linger_ns;
-}
-
-/* How long after a repair left a NAK from receiver `slot` may still have been sent before the
- * repair reached it: its RTT and a quarter (clamped like a lone receiver's linger) once measured.
- */
-static inline uint64_t asker_linger(const struct rdps_rel_pub *p, int32_t slot)
-{
-    uint64_t srtt = p->rx[slot].srtt_ns;
-    if (srtt == 0)
-        return linger_of(p);
-    uint64_t l = srtt + srtt / 4;
-    return l < p->cfg.repair_linger_min_ns ? p->cfg.repair_linger_min_ns
-           : l > p->cfg.repair_linger_ns   ? p->cfg.repair_linger_ns
-                                           : l;
 }
 
 /* Per-sequence linger decision for [start, start + count) asked by receiver `slot`. A NAK from a
@@ -494,6 +504,24 @@ int rdps__rel_pub_on_nak(struct rdps_rel_pub *p, const struct rdps_source *sourc
         struct rdps_seq_range rg = rdps__frame_nak_range(v, i);
         uint32_t start = rg.start, count = rg.count;
         p->counters.nak_ranges++;
+        if (v->hdr.flags & RDPS_FRAME_F_PARITY) {
+            int32_t dest = slot;
+            bool gone;
+            uint32_t n = budget == 0 ? 0
+                                     : rdps__rel_parity_nak(p, slot, rg, overtaken, now_ns,
+                                                            allowance, &dest, &gone);
+            if (gone) {
+                p->counters.nak_ranges_unrecoverable++;
+                owe_heartbeat(p, slot, now_ns);
+            } else if (n > 0 && queue_repair(p, rg.start, n, dest, true)) {
+                budget = n < budget ? budget - n : 0;
+                p->counters.nak_ranges_answered++;
+            } else if (n > 0) {
+                p->counters.repair_queue_full += n;
+                rdps__rel_parity_unqueue(p, rg.start, n);
+            }
+            continue;
+        }
         if (count == 0 || count > RDPS_FRAME_NAK_MAX_RANGE_COUNT)
             continue; /* the decoder refuses these; a caller passing a raw view gets nothing */
         if (rdps__seq_lt(start, trail)) {
@@ -678,7 +706,14 @@ static const struct rdps_pub_ring_slot *next_repair(struct rdps_rel_pub *p, bool
         bool gone = e->dest != REL_MULTICAST &&
                     (p->rx[e->dest].state == RDPS_REL_RX_FREE || p->rx[e->dest].gen != e->gen);
         const struct rdps_pub_ring_slot *s = NULL;
-        if (!gone) {
+        if (e->parity) {
+            /* The block's frames, whole, or its symbols cannot be made. */
+            if (!gone && rdps__rel_parity_whole(p, e->start)) {
+                s = &p->parity_slot; /* its len: what the budget is asked for */
+            } else {
+                p->counters.parity_dropped += e->count - e->sent;
+            }
+        } else if (!gone) {
             while (e->sent < e->count &&
                    (s = rdps__pub_ring_find(&p->ring, e->start + e->sent)) == NULL) {
                 e->sent++; /* fell below the trail since it was scheduled */
@@ -753,14 +788,25 @@ static void heartbeat_action(struct rdps_rel_pub *p, struct rdps_rel_pub_action 
     sent->wall_ns = wall_ns;
     sent->mono_ns = now_ns;
     /* Cannot fail: the buffer holds a header and retained <= ring slots <= 2^30. */
-    (void)rdps__frame_encode_heartbeat_reliable(p->hb_buf, sizeof(p->hb_buf), p->cfg.session_id,
-                                                p->cfg.topic_id, p->post_seq,
-                                                rdps__rel_pub_retained(p), wall_ns);
+    int len;
+    if (p->cfg.parity_k != 0) {
+        if (p->fc_dirty)
+            rdps__rel_fc_recompute(p);
+        uint64_t rtt_us = p->fc_rtt_max / 1000u;
+        len = rdps__frame_encode_heartbeat_parity(
+            p->hb_buf, sizeof(p->hb_buf), p->cfg.session_id, p->cfg.topic_id, p->post_seq,
+            rdps__rel_pub_retained(p), wall_ns, p->cfg.parity_k,
+            rtt_us > UINT32_MAX ? UINT32_MAX : (uint32_t)rtt_us, p->fc_members);
+    } else {
+        len = rdps__frame_encode_heartbeat_reliable(p->hb_buf, sizeof(p->hb_buf), p->cfg.session_id,
+                                                    p->cfg.topic_id, p->post_seq,
+                                                    rdps__rel_pub_retained(p), wall_ns);
+    }
     a->kind = RDPS_REL_PUB_POST_HEARTBEAT;
     a->unicast = false;
     a->in_ring = false;
     a->seq = p->post_seq;
-    a->len = RDPS_FRAME_HEADER_LEN;
+    a->len = (uint32_t)len;
     a->ring_offset = 0;
     a->frame = p->hb_buf;
 }
@@ -784,6 +830,11 @@ static int post_data(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a, uint
 {
     uint32_t seq = p->post_seq++;
     ring_action(p, a, RDPS_REL_PUB_POST_DATA, seq, &p->ring.slots[seq & p->ring.slot_mask]);
+    /* Parity: receivers learn k from heartbeats, which a busy publisher does not send; one
+     * goes after every RDPS_REL_PARITY_HB_BLOCKS blocks of data. */
+    if (p->cfg.parity_k != 0 &&
+        ((seq + 1u) & (p->cfg.parity_k * RDPS_REL_PARITY_HB_BLOCKS - 1u)) == 0)
+        p->hb_urgent = true;
     rate_charge(p, a->len, now_ns);
     p->counters.data_posted++;
     if (p->data_since_repair < p->cfg.data_per_repair)
@@ -824,6 +875,24 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
         const struct rdps_pub_ring_slot *rs =
             rate_allows(p, now_ns) ? next_repair(p, repairs_budgeted(p), &e, &shared) : NULL;
         bool data = data_waiting(p) && data_may_go(p, now_ns);
+        if (rs != NULL && (!data || p->data_since_repair >= p->cfg.data_per_repair) && e->parity) {
+            rdps__rel_parity_action(p, e->start, now_ns, wall_ns, a);
+            if (e->dest != REL_MULTICAST)
+                fill_dest(p, a, e->dest);
+            if (!shared)
+                charge_share(p, e->dest, a->len);
+            p->counters.parity_sent++;
+            p->counters.parity_bytes += a->len;
+            p->counters.repair_bytes += a->len;
+            p->repair_tokens -= a->len;
+            rate_charge(p, a->len, now_ns);
+            p->data_since_repair = 0;
+            if (++e->sent == e->count) {
+                p->rq_head = (p->rq_head + 1) % p->cfg.max_repairs;
+                p->rq_count--;
+            }
+            return 1;
+        }
         if (rs != NULL && (!data || p->data_since_repair >= p->cfg.data_per_repair)) {
             uint32_t seq = e->start + e->sent;
             uint8_t *frame = p->ring.mem + rs->pos % p->ring.cap;

@@ -166,6 +166,27 @@
  * frames live in the engine (valid until the next call: copy or inline
  * them); ring frames stay valid until their completion is reported.
  *
+ * Parity (parity_k != 0; rdps_rel_pub_parity.c). The ring's sequences form blocks of parity_k
+ * (block of s: s & ~(parity_k - 1), so blocks survive the wrap), and DATA frames leave
+ * RDPS_FRAME_PARITY_OVERHEAD bytes of the datagram unused so a parity datagram of their block
+ * is max_datagram long. A NAK flagged PARITY counts, per block, the datagrams the receiver
+ * lacks; the engine answers with that many parity symbols of the block (rdps_fec.h), encoded
+ * from the ring when sent: each repairs any one datagram of the block at every receiver that
+ * lacks one. Per block a round: NAKs within it raise its target to the largest count asked
+ * (not the sum; NORM's rule), a NAK asking no more is suppressed. A receiver counts what it
+ * lacks with the symbols it holds, so a NAK sent after the round's last symbol could reach it
+ * (later than its RTT and a quarter after that symbol left, or flagged RETRANSMIT) starts a
+ * new round with new indices: that many more symbols. Parity goes by multicast
+ * to an announced asker, by unicast to an unannounced one or under unicast fan-out (a second
+ * asker of a unicast round gets its own symbols). Its heartbeats (flagged PARITY) tell
+ * receivers k, the largest smoothed RTT of the ACTIVE receivers and their count, so they
+ * spread their first NAKs without a default RTT; one goes after every
+ * RDPS_REL_PARITY_HB_BLOCKS blocks of data even while data waits. Refused (counted): a block not
+ * aligned, a count past it, a block not wholly posted (the receiver asks for the tail by sequence);
+ * a block partly below the trail is unrecoverable (heartbeat, as above); a block that leaves the
+ * ring before its symbols go drops them (parity_dropped). Parity spends the host's NAK allowance,
+ * the repair budget and shares like retransmissions.
+ *
  * Late join: a receiver may NAK from rdps__rel_pub_oldest_seq(); one asker
  * means unicast repairs, paced by the repair budget and the host's NAK
  * allowance. A receiver joins flow control only once it is within its
@@ -263,6 +284,10 @@ struct rdps_rel_pub_config {
     uint64_t hash_seed;             /* random per process */
     rdps_rel_pub_event_fn on_event; /* optional */
     void *user;
+    /* Parity repairs (see Parity): datagrams per block (0: none; a power of two, 2..128, at most
+     * a quarter of the ring's slots) and parity symbols one block may get (1..128). */
+    uint32_t parity_k;
+    uint32_t parity_max;
 };
 
 #define RDPS_REL_PUB_DEFAULT_RING (16u * 1024u * 1024u)
@@ -281,6 +306,9 @@ struct rdps_rel_pub_config {
 #define RDPS_REL_STRIKE_DECAY_NS 60000000000ull
 #define RDPS_REL_CONNECT_BAN_NS  60000000000ull
 #define RDPS_REL_HOLD_REFILL     32u
+/* With parity, a heartbeat (telling k) goes after every this many blocks of data however busy
+ * the publisher is (64 KiB of 52-byte heartbeats per 1 GiB of 1 KiB datagrams at k = 64). */
+#define RDPS_REL_PARITY_HB_BLOCKS 16u
 
 /* A received STATUS, as decoded (rdps__rel_pub_on_frame fills it from the frame view). */
 struct rdps_rel_status {
@@ -297,6 +325,7 @@ enum rdps_rel_pub_action_kind {
     RDPS_REL_PUB_POST_DATA = 1, /* first post of a frame (multicast) */
     RDPS_REL_PUB_POST_REPAIR,   /* retransmission (multicast or unicast) */
     RDPS_REL_PUB_POST_HEARTBEAT,
+    RDPS_REL_PUB_POST_PARITY, /* a parity datagram of a block (engine buffer, like heartbeats) */
 };
 
 /* One frame to post. dest and receiver_* are set only when unicast. */
@@ -361,7 +390,14 @@ struct rdps_rel_pub_action {
       "receivers removed to make room for another host's or an announced one")                     \
     X(connect_holds_refused, "announced receivers held no data: host banned or hold bucket empty") \
     X(rejoins_refused, "STATUS of evicted receivers kept out: no progress, or host banned")        \
-    X(host_bans, "hosts banned from flow control after a stall eviction")
+    X(host_bans, "hosts banned from flow control after a stall eviction")                          \
+    X(parity_nak_ranges, "NAK ranges asking for parity symbols of a block")                        \
+    X(parity_nak_refused,                                                                          \
+      "parity NAK ranges refused: no parity, block misaligned, count past it, not whole posted")   \
+    X(parity_nak_suppressed, "parity NAK ranges asking no more than the block's round sends")      \
+    X(parity_sent, "parity datagrams sent")                                                        \
+    X(parity_bytes, "bytes of parity datagrams")                                                   \
+    X(parity_dropped, "scheduled parity symbols dropped: the block left the ring")
 
 struct rdps_rel_pub_counters {
 #define RDPS_REL_PUB_COUNTER_FIELD_(name, text) uint64_t name;
@@ -416,7 +452,7 @@ struct rdps_rel_pub {
     uint64_t linger_ns; /* one receiver's linger (repair_linger_ns until an RTT sample) */
     struct rdps_rel_hb_sent hb_sent[RDPS_REL_HB_SENT]; /* the latest heartbeats, a ring */
     uint32_t hb_sent_count;
-    uint8_t hb_buf[RDPS_FRAME_HEADER_LEN];
+    uint8_t hb_buf[RDPS_FRAME_HB_PARITY_LEN];
     uint32_t *owed;     /* FIFO of receiver slots owed a unicast heartbeat (NAK below trail) */
     uint32_t *owed_gen; /* ... and their generations (a reused slot is skipped) */
     uint32_t owed_head, owed_count;
@@ -461,6 +497,15 @@ struct rdps_rel_pub {
      */
     bool repairs_unicast_only;
     bool hb_urgent; /* a receiver was announced: the next action is a heartbeat, ahead of data */
+    /* Parity (cfg.parity_k != 0): the codec, per block of the ring its repair round
+     * (rdps_rel_block, block_mask + 1 of them), the parity datagram being sent. */
+    struct rdps_fec *fec;
+    struct rdps_rel_block *blocks;
+    uint32_t block_mask;
+    uint32_t parity_len; /* a parity datagram's bytes: max_datagram */
+    uint8_t *parity_buf;
+    struct rdps_pub_ring_slot parity_slot; /* len = parity_len: a parity entry in next_repair */
+    uint64_t fc_rtt_max; /* the largest smoothed RTT among ACTIVE receivers (heartbeats tell it) */
 };
 
 /*

@@ -59,6 +59,17 @@ struct rdps_rel_repair {
     uint32_t start, count, sent;
     int32_t dest; /* receiver slot or REL_MULTICAST */
     uint32_t gen; /* the receiver's generation when scheduled */
+    bool parity;  /* `count` parity symbols of the block starting at `start` */
+};
+
+/* A block's parity round (rdps_rel_pub_parity.c): symbols [0, sent) have gone (indices modulo
+ * parity_max), target is what the round asked so far, base where the round began. */
+struct rdps_rel_block {
+    uint32_t start;
+    uint32_t base, target, sent;
+    int32_t dest; /* the round's destination: REL_MULTICAST or a receiver slot */
+    bool used;
+    uint64_t sent_ns; /* when its latest symbol left (0: none yet) */
 };
 
 /* Per ring slot: who sequence `seq` was last repaired to, until when that answer lingers, and
@@ -88,6 +99,45 @@ uint64_t rdps__rel_rx_expire(struct rdps_rel_pub *p, uint64_t now_ns);
 uint64_t rdps__rel_stall_check(struct rdps_rel_pub *p, uint64_t now_ns);
 /* Whether connecting receivers may hold data now: the hold bucket (see Connecting) has room. */
 bool rdps__rel_connect_hold(struct rdps_rel_pub *p, uint64_t now_ns);
+
+/* How long a repair answers its sequence: a lone receiver's RTT-scaled linger, else the whole
+ * configured linger (other receivers' NAKs come spread over their backoff). Receivers in flow
+ * control count; NAKs from anyone else do not make the publisher linger longer. */
+static inline uint64_t linger_of(const struct rdps_rel_pub *p)
+{
+    return p->fc_members <= 1 ? p->linger_ns : p->cfg.repair_linger_ns;
+}
+
+/* How long after a repair left a NAK from receiver `slot` may still have been sent before the
+ * repair reached it: its RTT and a quarter (clamped like a lone receiver's linger) once measured.
+ */
+static inline uint64_t asker_linger(const struct rdps_rel_pub *p, int32_t slot)
+{
+    uint64_t srtt = p->rx[slot].srtt_ns;
+    if (srtt == 0)
+        return linger_of(p);
+    uint64_t l = srtt + srtt / 4;
+    return l < p->cfg.repair_linger_min_ns ? p->cfg.repair_linger_min_ns
+           : l > p->cfg.repair_linger_ns   ? p->cfg.repair_linger_ns
+                                           : l;
+}
+
+/* rdps_rel_pub_parity.c */
+int rdps__rel_parity_init(struct rdps_rel_pub *p);
+void rdps__rel_parity_fini(struct rdps_rel_pub *p);
+/* What a parity NAK range {block start, missing count} from receiver `slot` adds to the block's
+ * round: the symbols to queue (0: none) and their destination; charges the host's allowance.
+ * *unrecoverable: the block is partly or wholly below the trail. */
+uint32_t rdps__rel_parity_nak(struct rdps_rel_pub *p, int32_t slot, struct rdps_seq_range rg,
+                              bool overtaken, uint64_t now_ns, int64_t *allowance, int32_t *dest,
+                              bool *unrecoverable);
+/* n symbols rdps__rel_parity_nak granted were not queued (the queue is full): take them back. */
+void rdps__rel_parity_unqueue(struct rdps_rel_pub *p, uint32_t start, uint32_t n);
+/* Whether the block starting at `start` is still wholly in the ring. */
+bool rdps__rel_parity_whole(const struct rdps_rel_pub *p, uint32_t start);
+/* The block's next parity symbol into the engine's buffer, as action *a. */
+void rdps__rel_parity_action(struct rdps_rel_pub *p, uint32_t start, uint64_t now_ns,
+                             uint64_t wall_ns, struct rdps_rel_pub_action *a);
 
 /* Refills the repair budget when an interval passed (rdps_rel_pub.c). */
 void rdps__rel_refill(struct rdps_rel_pub *p, uint64_t now_ns);

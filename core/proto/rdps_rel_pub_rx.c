@@ -523,6 +523,7 @@ void rdps__rel_fc_recompute(struct rdps_rel_pub *p)
     uint64_t rtt = 0;
     p->fc_limited = p->fc_protected = p->lag_any = false;
     p->fc_tagged = p->fc_members = 0;
+    p->fc_rtt_max = 0;
     for (uint32_t i = 0; i < p->cfg.max_receivers; i++) {
         const struct rdps_rel_receiver *r = &p->rx[i];
         if (r->state == RDPS_REL_RX_KNOWN && r->expected && (!tagged || r->tag == p->cfg.flow_tag))
@@ -530,6 +531,8 @@ void rdps__rel_fc_recompute(struct rdps_rel_pub *p)
         if (r->state != RDPS_REL_RX_ACTIVE)
             continue;
         p->fc_members++;
+        if (r->srtt_ns > p->fc_rtt_max)
+            p->fc_rtt_max = r->srtt_ns;
         if (r->srtt_ns != 0 && (rtt == 0 || r->srtt_ns < rtt))
             rtt = r->srtt_ns;
         if (!p->lag_any || rdps__seq_lt(r->consumed_seq, p->lag_min))

@@ -280,6 +280,7 @@ void rdps__rel_stream_stop(struct rdps_reasm *r, int32_t si)
         emit_loss(r, si, from, t->next - from, RDPS_LOSS_SESSION_DROPPED);
     }
     t->gaps.count = 0;
+    rdps__rx_par_stream_stop(&r->par, si);
     rdps__rx_rec_stream_stop(&r->rec, si);
     s->reliable = false;
 }
@@ -326,8 +327,8 @@ void rdps__rel_partial_evicted(void *user, int32_t si, int32_t pi)
 
 /* ---- frames -------------------------------------------------------------------------------- */
 
-int rdps__rel_on_data(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v,
-                      uint64_t now_ns)
+int rdps__rel_on_data_frame(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v,
+                            uint64_t now_ns)
 {
     struct rdps_rx_track *t = &stream_of(r, si)->track;
     struct rdps_rx_rel *rs = &r->rec.rel[si];
@@ -373,6 +374,11 @@ int rdps__rel_on_data(struct rdps_reasm *r, int32_t si, const struct rdps_frame_
         }
         rdps__track_set(t, seq);
         rdps__rx_rec_gap_filled(&r->rec, si, t, seq, repair, now_ns);
+    }
+    if (rs->parity && !r->par_feeding) {
+        int32_t bi = rdps__rx_par_keep(&r->par, si, t, v);
+        if (bi != RDPS_RX_NONE)
+            r->par_pending = bi; /* decoded once this frame is processed */
     }
     if ((h->flags & (RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END)) !=
         (RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END)) {
@@ -429,11 +435,23 @@ static void join_at(struct rdps_reasm *r, int32_t si, uint32_t start, uint64_t n
     RDPS_REL_COUNT(&r->rec, rs, late_joins, 1);
 }
 
-int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_frame_header *h,
+int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v,
                            uint64_t now_ns)
 {
+    const struct rdps_frame_header *h = &v->hdr;
     struct rdps_rx_track *t = &stream_of(r, si)->track;
     struct rdps_rx_rel *rs = &r->rec.rel[si];
+    if ((h->flags & RDPS_FRAME_F_PARITY) && rdps__rx_par_enabled(&r->par)) {
+        rdps__rx_par_set_k(&r->par, si, v->parity_k);
+        rs->parity = rdps__rx_par_k(&r->par, si) != 0;
+        if (rs->parity) /* every frame takes the full path (kept for its block): no prediction */
+            stream_of(r, si)->predict_w0 = 0;
+        /* The group as the publisher counts it, and its largest RTT until this receiver has a
+         * sample of its own: several receivers spread their first NAKs over it. */
+        rs->hb_receivers = v->hb_receivers < 65536 ? v->hb_receivers : 65536;
+        if (rs->c.rtt_samples == 0 && v->hb_max_rtt_us != 0)
+            rs->srtt_ns = (uint64_t)v->hb_max_rtt_us * 1000u;
+    }
     RDPS_REL_COUNT(&r->rec, rs, heartbeats, 1);
     rdps__rx_rec_heard(&r->rec, rs);
     uint32_t next = h->seq;

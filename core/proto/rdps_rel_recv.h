@@ -78,6 +78,13 @@
  * the live position (rdps_rel_pub.h). What the ring drops before the joiner
  * gets there is lost (BELOW_RING).
  *
+ * Parity repairs (rdps_rx_parity.h, with rel.parity_blocks): a heartbeat flagged PARITY tells
+ * the publisher's block size; from then on the stream's admitted datagrams are kept per block
+ * (its header prediction off: every frame takes the full path), NAKs ask for a block's
+ * missing count (rdps_rx_recovery.h), and a block holding k datagrams and parity symbols is
+ * decoded: each rebuilt datagram is decoded like a received one and taken as a repair, so
+ * tracking, in-order release, loss events and assembly are those of retransmissions.
+ *
  * Timers: rdps__reasm_rel_poll() sends what is due and returns the next
  * deadline; call it after each batch of received frames and at the deadline.
  */
@@ -152,10 +159,18 @@ const struct rdps_rel_recv_counters *rdps__reasm_rel_counters(const struct rdps_
 void rdps__rel_stream_start(struct rdps_reasm *r, int32_t si, uint32_t seq, uint64_t now_ns);
 void rdps__rel_stream_stop(struct rdps_reasm *r, int32_t si);
 /* A DATA frame / a heartbeat of reliable stream si; returns the messages delivered. */
-int rdps__rel_on_data(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v,
-                      uint64_t now_ns);
-int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_frame_header *h,
+int rdps__rel_on_data_frame(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v,
+                            uint64_t now_ns);
+/* rdps_rel_parity.c: the decode a frame made due (r->par_pending set); the messages it
+ * delivered. */
+int rdps__rel_parity_pending(struct rdps_reasm *r, int32_t si, uint64_t now_ns);
+int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v,
                            uint64_t now_ns);
+/* rdps_rel_parity.c: the block store set up from cfg.rel (0 or an rdps error); a parity
+ * datagram from `source` (its stream looked up; returns the messages its decode delivered). */
+int rdps__rel_rx_parity_init(struct rdps_reasm *r);
+int rdps__rel_on_parity(struct rdps_reasm *r, const struct rdps_source *source,
+                        const struct rdps_frame_view *v, uint64_t now_ns);
 /* The assembly layer's eviction callback (user: the struct rdps_reasm): the sequences of a
  * reliable stream's partial about to be evicted are asked for again. */
 void rdps__rel_partial_evicted(void *user, int32_t si, int32_t pi);

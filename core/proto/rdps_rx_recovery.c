@@ -74,35 +74,12 @@ void rdps__rx_rec_stream_stop(struct rdps_rx_recovery *rec, int32_t si)
 
 /* ---- timing ---------------------------------------------------------------------------------- */
 
-static uint64_t rng_next(uint64_t *state) /* splitmix64 */
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-uint64_t rdps__rel_nak_backoff_ns(uint64_t *rng, uint64_t max_ns, uint32_t receivers)
-{
-    if (receivers <= 1 || max_ns == 0)
-        return 0;
-    /* RFC 5401 section 3.5: t = T/lambda * ln(1 + u (e^lambda - 1)), lambda = ln(N) + 1: an
-     * increasing exponential density on [0, T], so few receivers fire early. */
-    double lambda = log((double)receivers) + 1.0;
-    double u = (double)(rng_next(rng) >> 11) * 0x1.0p-53;
-    double t = (double)max_ns / lambda * log1p(u * (exp(lambda) - 1.0));
-    if (!(t > 0))
-        return 0;
-    return t >= (double)max_ns ? max_ns : (uint64_t)t;
-}
-
 /* The stream's live receivers: discovery's count when the hook is there, else the set one. */
 static uint32_t stream_receivers(struct rdps_rx_recovery *rec, const struct rdps_rx_rel *rs)
 {
-    if (rec->cfg.receivers_of == NULL)
-        return rs->receivers;
-    uint32_t n = rec->cfg.receivers_of(rec->user, rs->id.topic_id);
-    return n ? n : 1;
+    uint32_t n = rec->cfg.receivers_of == NULL ? rs->receivers
+                                               : rec->cfg.receivers_of(rec->user, rs->id.topic_id);
+    return n > rs->hb_receivers ? (n ? n : 1) : rs->hb_receivers; /* or what the publisher says */
 }
 
 static uint64_t first_nak_due(struct rdps_rx_recovery *rec, const struct rdps_rx_rel *rs,
@@ -230,38 +207,6 @@ static void latency_record(struct rdps_rx_recovery *rec, struct rdps_rx_rel *rs,
 }
 
 /* The bucket below which fraction q of the n-bucket histogram's samples lie; -1: no sample. */
-static int hist_quantile(const uint64_t *hist, unsigned n, double q)
-{
-    uint64_t total = 0;
-    for (unsigned b = 0; b < n; b++)
-        total += hist[b];
-    if (total == 0)
-        return -1;
-    uint64_t seen = 0;
-    for (unsigned b = 0; b < n; b++) {
-        seen += hist[b];
-        if ((double)seen >= q * (double)total)
-            return (int)b;
-    }
-    return (int)n - 1;
-}
-
-uint64_t rdps__rel_latency_quantile_us(const uint64_t hist[RDPS_REL_LATENCY_BUCKETS], double q)
-{
-    int b = hist_quantile(hist, RDPS_REL_LATENCY_BUCKETS, q);
-    return b < 0 ? 0 : 1ull << b;
-}
-
-uint64_t rdps__rel_rtts_quantile_milli(const uint64_t hist[RDPS_REL_RTT_BUCKETS], double q)
-{
-    int b = hist_quantile(hist, RDPS_REL_RTT_BUCKETS, q);
-    if (b < 0)
-        return 0;
-    if (b < RDPS_REL_RTT_LINEAR)
-        return (uint64_t)(b + 1) * 250;
-    return (RDPS_REL_RTT_LINEAR * 250ull) << (b - RDPS_REL_RTT_LINEAR + 1);
-}
-
 /* ---- ranges -------------------------------------------------------------------------------- */
 
 void rdps__rx_rec_gap_add(struct rdps_rx_recovery *rec, int32_t si, struct rdps_rx_track *t,
@@ -379,20 +324,41 @@ void rdps__rx_rec_gap_filled(struct rdps_rx_recovery *rec, int32_t si, struct rd
         repairs_overtaken(rec, si, t, seq, nak_ns, now_ns);
 }
 
+/* A parity symbol of the block [start, start + k) came: the rest of its round likely follows, and
+ * this receiver's count is right only with it: its ranges there wait an RTT, like the rest of a
+ * range behind a repair. */
+void rdps__rx_rec_block_heard(struct rdps_rx_recovery *rec, int32_t si, struct rdps_rx_track *t,
+                              uint32_t start, uint32_t k, uint64_t now_ns)
+{
+    struct rdps_rx_rel *rs = &rec->rel[si];
+    for (unsigned i = 0; i < t->gaps.count; i++) {
+        struct rdps_gap_range *g = &t->gaps.r[i];
+        if (g->start - start >= k && start - g->start >= g->count)
+            continue; /* neither starts in the block nor covers its start */
+        if (g->tries == 0 && !g->suppressed) {
+            g->suppressed = 1;
+            RDPS_REL_COUNT(rec, rs, naks_suppressed, 1);
+        }
+        if (g->due_ns < now_ns + rs->srtt_ns)
+            g->due_ns = now_ns + rs->srtt_ns;
+    }
+}
+
 /* ---- NAKs ---------------------------------------------------------------------------------- */
 
 static void send_nak(struct rdps_rx_recovery *rec, int32_t si, const struct rdps_seq_range *ranges,
-                     unsigned n, bool overtaken, uint64_t wall_ns)
+                     unsigned n, uint16_t flags, uint64_t wall_ns)
 {
     struct rdps_rx_rel *rs = &rec->rel[si];
     uint8_t frame[RDPS_FRAME_NAK_OFF_RANGES + RDPS_FRAME_NAK_MAX_RANGES * RDPS_FRAME_NAK_RANGE_LEN];
     int len = rdps__frame_encode_nak_flags(frame, sizeof(frame), rs->id.session_id, rs->id.topic_id,
-                                           rec->cfg.receiver_id, ranges, n, wall_ns,
-                                           overtaken ? RDPS_FRAME_F_RETRANSMIT : 0);
+                                           rec->cfg.receiver_id, ranges, n, wall_ns, flags);
     if (len < 0)
         return;
     RDPS_REL_COUNT(rec, rs, naks_sent, 1);
     RDPS_REL_COUNT(rec, rs, nak_ranges_sent, n);
+    if (flags & RDPS_FRAME_F_PARITY)
+        RDPS_REL_COUNT(rec, rs, parity_ranges_sent, n);
     rec->cfg.send(rec->user, &rs->id.source, rs->id.session_id, frame, (size_t)len);
 }
 
@@ -400,6 +366,9 @@ static inline uint64_t min_u64(uint64_t a, uint64_t b)
 {
     return a < b ? a : b;
 }
+
+/* A first NAK waiting for its block re-polls at least this far apart. */
+#define REL_PARITY_WAIT_MIN_NS 2000ull
 
 /* A live publisher heartbeats at least every 100 ms (the status interval): silence shorter than
  * this many intervals changes nothing (a heartbeat or two lost). */
@@ -423,6 +392,9 @@ uint64_t rdps__rx_rec_poll_naks(struct rdps_rx_recovery *rec, int32_t si, struct
     unsigned n[2] = {0, 0};
     uint64_t next = UINT64_MAX;
     uint64_t silence_grace = REL_SILENCE_GRACE_INTERVALS * cfg->status_interval_ns;
+    /* What the publisher sent: up to the newest sequence seen, or a heartbeat's next. */
+    bool parity = rs->parity && stream_receivers(rec, rs) > 1;
+    uint32_t sent = rs->has_hb_next && rdps__seq_gt(rs->hb_next, t->next) ? rs->hb_next : t->next;
     rdps__ranges_trim_below(&t->gaps, t->consumed);
     for (unsigned i = 0; i < t->gaps.count; i++) {
         struct rdps_gap_range *g = &t->gaps.r[i];
@@ -453,6 +425,18 @@ uint64_t rdps__rx_rec_poll_naks(struct rdps_rx_recovery *rec, int32_t si, struct
                 RDPS_REL_COUNT(rec, rs, retries_held, 1);
             g->held = 1;
             next = now_ns; /* asked again once the queue is processed */
+            continue;
+        }
+        /* A first NAK waits for its block to be sent whole (a block's time, well under a
+         * round trip), up to a round trip (the tail of a burst may stay short): then it asks
+         * for the block's count, which one parity answer serves at every receiver, rather than
+         * for this receiver's sequences. */
+        if (parity && g->tries == 0 && now_ns - g->detect_ns < rs->srtt_ns &&
+            rdps__rx_par_wait(rec->par, si, g->start, g->count, sent)) {
+            g->due_ns =
+                now_ns + (rs->srtt_ns / 8 > REL_PARITY_WAIT_MIN_NS ? rs->srtt_ns / 8
+                                                                   : REL_PARITY_WAIT_MIN_NS);
+            next = min_u64(next, g->due_ns);
             continue;
         }
         if (g->tries >= cfg->nak_max_tries) {
@@ -486,9 +470,17 @@ uint64_t rdps__rx_rec_poll_naks(struct rdps_rx_recovery *rec, int32_t si, struct
      * range asked in the same poll below a repaired sequence for asked before it. Sent second,
      * a re-asked range below a first-asked one was repaired after it and taken for lost again
      * (one more re-ask, and a duplicate repair). */
-    for (unsigned k = 2; k-- > 0;)
+    for (unsigned k = 2; k-- > 0;) {
+        if (n[k] > 0 && parity) {
+            struct rdps_seq_range blocks[RDPS_FRAME_NAK_MAX_RANGES];
+            unsigned nb = rdps__rx_par_by_block(rec->par, si, ranges[k], &n[k], blocks, sent);
+            if (nb > 0)
+                send_nak(rec, si, blocks, nb,
+                         RDPS_FRAME_F_PARITY | (k == 1 ? RDPS_FRAME_F_RETRANSMIT : 0), wall_ns);
+        }
         if (n[k] > 0)
-            send_nak(rec, si, ranges[k], n[k], k == 1, wall_ns);
+            send_nak(rec, si, ranges[k], n[k], k == 1 ? RDPS_FRAME_F_RETRANSMIT : 0, wall_ns);
+    }
     return next;
 }
 

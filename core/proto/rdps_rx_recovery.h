@@ -11,6 +11,7 @@
 #include <rdps/rdps.h>
 
 #include "rdps_frame.h"
+#include "rdps_rx_parity.h"
 #include "rdps_rx_track.h"
 #include "rdps_rx_types.h"
 
@@ -32,7 +33,11 @@
  * nak_retry_max_ns; a lone receiver waits at least its RTO, smoothed RTT +
  * 4 mean deviations of the NAK -> repair samples, RFC 6298) plus a new
  * backoff. Every range due at one poll goes in one NAK (up to 64 ranges),
- * by unicast to the stream's source.
+ * by unicast to the stream's source. A stream with parity repairs (several receivers, the
+ * publisher's block size known, a whole record of the block in the block store, the block
+ * wholly sent as far as its frames and heartbeats tell) asks for a block's missing datagrams by
+ * count instead, in a NAK flagged PARITY: {block start, datagrams and symbols it still lacks}; a
+ * lone receiver, and blocks without a whole record, ask by sequence.
  * Suppression: a repair (DATA with RETRANSMIT) that fills a sequence of a
  * range cancels that part, and pushes the rest of the range back by an RTT
  * (its repair is likely in flight); one never NAKed counts naks_suppressed.
@@ -125,6 +130,8 @@ struct rdps_rel_recv_counters {
     uint64_t
         streamed; /* messages longer than the window, released into their buffer as they came */
     uint64_t late_joins; /* from_oldest joins that moved back to the publisher's oldest sequence */
+    uint64_t parity_ranges_sent; /* NAK ranges asking for parity symbols of a block */
+    uint64_t parity_rebuilt;     /* missing sequences rebuilt from parity symbols */
 };
 
 /*
@@ -170,6 +177,13 @@ struct rdps_rel_recv_config {
     /* Optional: asked when a first NAK is scheduled; overrides the per-stream count (the NAK
      * backoff then follows receivers joining and leaving). 0 is taken as 1. */
     rdps_rel_receivers_fn receivers_of;
+    /* Parity repairs (rdps_rx_parity.h): block records in the pool (0: none, every NAK names
+     * sequences), at most this many per stream (0: 16), the largest block (0: 64) and DATA
+     * frame kept (0: 1024 bytes). */
+    uint32_t parity_blocks;
+    uint32_t parity_blocks_per_stream;
+    uint32_t parity_k_max;
+    uint32_t parity_max_frame;
 };
 
 /* Receive credits: datagrams a receiver lets be in flight past the newest one it received. Half
@@ -219,7 +233,9 @@ struct rdps_rx_rel {
      * the one before); `silent` makes the next frame of the stream bring the poll forward. */
     uint8_t status_backoff;
     bool silent, idle;
-    int32_t prev, next; /* the recovery's stream list */
+    bool parity;           /* the publisher has parity repairs and this receiver keeps its blocks */
+    uint32_t hb_receivers; /* the receivers its heartbeats count in flow control (0: none) */
+    int32_t prev, next;    /* the recovery's stream list */
     struct rdps_rel_recv_counters c;
 };
 
@@ -235,6 +251,7 @@ struct rdps_rx_recovery {
     uint64_t due_ns; /* earliest pending action (a lower bound) */
     uint64_t now_ns; /* the latest time given */
     struct rdps_rel_recv_counters totals;
+    const struct rdps_rx_parity *par; /* the block store (parity NAKs count its holes) */
 };
 
 /* Adds n to a reliable stream's counter and to the totals. */
@@ -310,6 +327,9 @@ void rdps__rx_rec_gap_add(struct rdps_rx_recovery *rec, int32_t si, struct rdps_
  * suppression and overtaken repairs follow. */
 void rdps__rx_rec_gap_filled(struct rdps_rx_recovery *rec, int32_t si, struct rdps_rx_track *t,
                              uint32_t seq, bool repair, uint64_t now_ns);
+/* A parity symbol of block [start, start + k) of stream si arrived: its ranges wait an RTT. */
+void rdps__rx_rec_block_heard(struct rdps_rx_recovery *rec, int32_t si, struct rdps_rx_track *t,
+                              uint32_t start, uint32_t k, uint64_t now_ns);
 /* Learns the span of the message at the consumed point from non-final fragment v; true when it
  * learnt something (the window may have grown: the caller decides whether a STATUS is due). */
 bool rdps__rx_rec_learn_head(struct rdps_rx_rel *rs, uint32_t consumed,

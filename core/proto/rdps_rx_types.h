@@ -77,6 +77,7 @@ struct rdps_reasm_counters {
     uint64_t sessions_created, sessions_evicted, sessions_expired;
     uint64_t sessions_source_quota; /* streams evicted: their host at max_streams_per_source */
     uint64_t bad_frames[RDPS_FRAME_REJECT_COUNT];
+    uint64_t parity_frames; /* PARITY datagrams (rdps_rx_parity.h counts what became of them) */
 };
 
 #endif /* RDPS_PROTO_RX_TYPES_H */

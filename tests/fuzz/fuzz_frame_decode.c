@@ -26,7 +26,11 @@ static void check_round_trip(const uint8_t *data, size_t size, const struct rdps
             h->timestamp_ns, (uint16_t)(h->flags & ~(RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END)));
         break;
     case RDPS_FRAME_HEARTBEAT:
-        if (h->flags & RDPS_FRAME_F_RELIABLE)
+        if (h->flags & RDPS_FRAME_F_PARITY)
+            n = rdps__frame_encode_heartbeat_parity(out, size, h->session_id, h->topic_id, h->seq,
+                                                    v->retained, h->timestamp_ns, v->parity_k,
+                                                    v->hb_max_rtt_us, v->hb_receivers);
+        else if (h->flags & RDPS_FRAME_F_RELIABLE)
             n = rdps__frame_encode_heartbeat_reliable(out, size, h->session_id, h->topic_id, h->seq,
                                                       v->retained, h->timestamp_ns);
         else
@@ -49,6 +53,14 @@ static void check_round_trip(const uint8_t *data, size_t size, const struct rdps
     case RDPS_FRAME_ANNOUNCE:
         n = rdps__frame_encode_announce(out, size, h->session_id, h->topic_id, h->seq, v->payload,
                                         v->payload_len, h->timestamp_ns);
+        break;
+    case RDPS_FRAME_PARITY:
+        n = rdps__frame_put_parity_header(out, h->session_id, h->topic_id, h->seq, v->parity_k,
+                                          v->parity_index, h->timestamp_ns);
+        if (n > 0) {
+            memcpy(out + RDPS_FRAME_HEADER_LEN, v->payload, v->payload_len);
+            n += (int)v->payload_len;
+        }
         break;
     default:
         abort(); /* the decoder accepted an unknown type */

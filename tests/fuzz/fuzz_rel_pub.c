@@ -24,7 +24,9 @@
  *   op % 8 == 2  complete the n oldest in-flight frames: [n]
  *   op % 8 == 3  NAK from source [src] receiver [rid], (op >> 3) % 8 + 1 ranges of
  *                [start lo][start hi][count lo][count hi], start relative to the trail
- *                (signed 16 bits) unless op bit 6 (then raw 32-bit start from those bytes x2)
+ *                (signed 16 bits) unless op bit 6 (then raw 32-bit start from those bytes x2);
+ *                op bit 7: a parity NAK (start made even, count 1..128)
+ * Parity repairs (blocks of 2, or 4 with bit 6) when bit 5 of the second byte is set.
  *   op % 8 == 4  STATUS from [src][rid]: [consumed lo][consumed hi] relative to the trail
  *                (signed), [window][echo delay][echo: bit 7 one of the last heartbeats]
  *   op % 8 == 5  time passes by (op >> 3) x 97 us (x 50 ms when bit 7), then tick
@@ -135,7 +137,7 @@ static void account_repair(struct repaired *r, uint32_t gen, uint32_t len, uint6
 
 static void check_repair_share(const struct rdps_rel_pub_action *a)
 {
-    if (a->kind != RDPS_REL_PUB_POST_REPAIR)
+    if (a->kind != RDPS_REL_PUB_POST_REPAIR && a->kind != RDPS_REL_PUB_POST_PARITY)
         return;
     account_repair(&repaired_all, 0, a->len, f.cfg.repair_share_total_bytes);
     if (!a->unicast)
@@ -195,6 +197,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     f.cfg.receiver_timeout_ns = 500000000ull;
     if (data[0] & 0x80) /* rate-limited: 1..8 datagrams per millisecond */
         f.cfg.rate_bytes_per_s = (1u + (data[1] >> 5)) * 1000ull * RP_DGRAM;
+    if (data[1] & 0x20) /* parity repairs, blocks of 2 or 4 */
+        f.cfg.parity_k = data[1] & 0x40 ? 4 : 2;
     f.keep_hb = true;
     if (rp_start(&f) < 0)
         abort();
@@ -228,14 +232,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (left < 2 + 4 * (size_t)n)
                 goto out;
             struct rdps_seq_range ranges[8];
+            bool parity = (op & 0x80) != 0; /* {block start, missing count} ranges */
             for (unsigned k = 0; k < n; k++) {
                 const uint8_t *q = b + 2 + 4 * k;
                 ranges[k].start = op & 0x40 ? rdps__get_le32(q) : rel(q);
                 ranges[k].count = (uint32_t)(q[2] | q[3] << 8) % 300 + 1;
+                if (parity) {
+                    ranges[k].start &= ~1u;
+                    ranges[k].count = ranges[k].count % RDPS_FRAME_PARITY_MAX_K + 1;
+                }
             }
             uint8_t buf[RDPS_FRAME_NAK_OFF_RANGES + 8 * RDPS_FRAME_NAK_RANGE_LEN];
-            int len = rdps__frame_encode_nak(buf, sizeof(buf), RP_SESSION, RP_TOPIC, b[1] % 4u,
-                                             ranges, n, f.now);
+            int len =
+                rdps__frame_encode_nak_flags(buf, sizeof(buf), RP_SESSION, RP_TOPIC, b[1] % 4u,
+                                             ranges, n, f.now, parity ? RDPS_FRAME_F_PARITY : 0);
             struct rdps_frame_view v;
             if (len < 0 || rdps__frame_decode(buf, (size_t)len, NULL, &v) != RDPS_FRAME_OK)
                 abort();

@@ -73,6 +73,27 @@ static void frame_seeds(void)
     rdps__put_le32(buf + RDPS_FRAME_OFF_RESERVED, 1);
     write_file("frame_decode", "data_reserved", buf, (size_t)n);
     write_file("frame_decode", "short", buf, RDPS_FRAME_HEADER_LEN - 1);
+    /* Parity: a symbol of block 0xFFFFFFC0 (k 64, the last block before the wrap), a parity
+     * NAK, and hostile variants (k not a power of two, index past the limit, short symbol). */
+    n = rdps__frame_put_parity_header(buf, 0x1234, topic, 0xFFFFFFC0u, 64, 5, 8);
+    memset(buf + RDPS_FRAME_HEADER_LEN, 0x5A, 100);
+    write_file("frame_decode", "parity", buf, (size_t)n + 100);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, 48);
+    write_file("frame_decode", "parity_bad_k", buf, (size_t)n + 100);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, 64);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_FRAG_OFFSET, 128);
+    write_file("frame_decode", "parity_bad_index", buf, (size_t)n + 100);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_FRAG_OFFSET, 5);
+    write_file("frame_decode", "parity_short", buf, (size_t)n + 10);
+    struct rdps_seq_range blocks[2] = {{0xFFFFFFC0u, 3}, {0, 64}};
+    n = rdps__frame_encode_nak_flags(buf, sizeof(buf), 0x1234, topic, 5, blocks, 2, 5,
+                                     RDPS_FRAME_F_PARITY);
+    write_file("frame_decode", "nak_parity", buf, (size_t)n);
+    rdps__put_le32(buf + RDPS_FRAME_NAK_OFF_RANGES + 4, 129);
+    write_file("frame_decode", "nak_parity_bad_count", buf, (size_t)n);
+    n = rdps__frame_encode_heartbeat_parity(buf, sizeof(buf), 0x1234, topic, 0xFFFFFFC5u, 4096, 9,
+                                            64, 350, 8);
+    write_file("frame_decode", "heartbeat_parity", buf, (size_t)n);
     /* A version 1 DATA frame (32-byte header, 32-bit topic id): BAD_VERSION. */
     static const uint8_t v1_data[37] = {1, 1, 3, 0, 0x34, 0x12, 0,   0,   0x99, 0,   0,  0, 7,
                                         0, 0, 0, 5, 0,    0,    0,   0,   0,    0,   0,  1, 0,

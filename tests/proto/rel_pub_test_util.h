@@ -114,10 +114,17 @@ static inline int rp_action_ok(const struct rp *f, const struct rdps_rel_pub_act
         return 1;
     }
     struct rdps_frame_view v;
-    return a->kind == RDPS_REL_PUB_POST_HEARTBEAT && a->len == RDPS_FRAME_HEADER_LEN &&
+    if (a->kind == RDPS_REL_PUB_POST_PARITY) /* a parity datagram of the block at a->seq */
+        return a->len == f->p.parity_len &&
+               rdps__frame_decode(a->frame, a->len, NULL, &v) == RDPS_FRAME_OK &&
+               v.hdr.type == RDPS_FRAME_PARITY && v.hdr.seq == a->seq &&
+               v.parity_k == f->cfg.parity_k && v.parity_index < f->cfg.parity_max;
+    uint16_t hb_flags = RDPS_FRAME_F_RELIABLE | (f->cfg.parity_k != 0 ? RDPS_FRAME_F_PARITY : 0);
+    return a->kind == RDPS_REL_PUB_POST_HEARTBEAT &&
+           a->len == (f->cfg.parity_k != 0 ? RDPS_FRAME_HB_PARITY_LEN : RDPS_FRAME_HEADER_LEN) &&
            rdps__frame_decode(a->frame, a->len, NULL, &v) == RDPS_FRAME_OK &&
-           v.hdr.type == RDPS_FRAME_HEARTBEAT && v.hdr.flags == RDPS_FRAME_F_RELIABLE &&
-           v.hdr.seq == a->seq && v.retained == v.hdr.msg_len;
+           v.hdr.type == RDPS_FRAME_HEARTBEAT && v.hdr.flags == hb_flags && v.hdr.seq == a->seq &&
+           v.retained == v.hdr.msg_len;
 }
 
 /* Heartbeat fields: next sequence and retained count. */

@@ -13,6 +13,7 @@
 #include <rdps/rdps.h>
 
 #include "proto_test_util.h"
+#include "rdps_fec.h"
 #include "rdps_frame.h"
 #include "rdps_reasm.h"
 #include "rdps_seq.h"
@@ -346,8 +347,12 @@ static void rx_frame(struct sim *s, struct rx *x, uint32_t b)
         s->fault_done = true;
     }
     int rc = rdps__reasm_input(&x->r, &s->pub_src, frame, len, s->now);
-    if (rc < 0)
-        fail(s, "receiver %u: frame refused (%d)", x->index, rc);
+    if (rc < 0) {
+        struct rdps_frame_view v;
+        enum rdps_frame_reject why = rdps__frame_decode(frame, len, &x->r.cfg.limits, &v);
+        fail(s, "receiver %u: frame of type %u, %u bytes refused (%d: %s)", x->index,
+             frame[RDPS_FRAME_OFF_TYPE], len, rc, rdps__frame_reject_name(why));
+    }
     if (!x->told) {
         uint32_t n = s->cfg.receivers_told ? s->cfg.receivers_told : s->cfg.receivers;
         x->told = rdps__reasm_rel_set_receivers(&x->r, &s->pub_src, SESSION, n) == 0;
@@ -743,6 +748,12 @@ static int rx_init(struct sim *s, struct rx *x, uint32_t k)
     rc.rel.send = rx_send;
     rc.rel.on_loss = rx_loss;
     rc.rel.from_oldest = k == s->cfg.join_rx && s->cfg.join_oldest;
+    if (s->cfg.parity_k != 0) { /* records for the window: 2048 datagrams, 4096 at most */
+        rc.rel.parity_k_max = RDPS_FEC_MAX_K;
+        rc.rel.parity_blocks_per_stream = 2048 / s->cfg.parity_k;
+        rc.rel.parity_blocks = rc.rel.parity_blocks_per_stream;
+        rc.rel.parity_max_frame = s->cfg.max_datagram;
+    }
     return rdps__reasm_init(&x->r, &rc);
 }
 
@@ -750,7 +761,8 @@ static int sim_setup(struct sim *s)
 {
     const struct sim_config *c = &s->cfg;
     sim_net_init(&s->net, mix(c->seed), c->max_datagram);
-    s->payload = c->max_datagram - RDPS_FRAME_HEADER_LEN;
+    s->payload = c->max_datagram - RDPS_FRAME_HEADER_LEN -
+                 (c->parity_k != 0 ? RDPS_FRAME_PARITY_OVERHEAD : 0); /* the publisher's */
     sim_thresholds_of(&s->down, &c->down);
     sim_thresholds_of(&s->up, &c->up);
     s->pub_src = test_source(PUB_NUM);
@@ -788,6 +800,7 @@ static int sim_setup(struct sim *s)
     pc.max_msg_len = s->max_len;
     pc.ring_bytes = c->ring_bytes;
     pc.flow = c->flow;
+    pc.parity_k = c->parity_k;
     pc.hash_seed = mix(c->seed ^ 0xABCDEF);
     if (c->repair_linger_ns != 0)
         pc.repair_linger_ns = c->repair_linger_ns;
@@ -850,6 +863,8 @@ static void collect(struct sim *s)
     res->sim_ns = s->now - s->t0;
     res->pub_nak_seqs_suppressed = pc->nak_seqs_suppressed;
     res->pub_repair_queue_full = pc->repair_queue_full;
+    res->parity_sent = pc->parity_sent;
+    res->parity_bytes = pc->parity_bytes;
     res->frames_dropped = s->net.dropped;
     res->frames_duplicated = s->net.duplicated;
     res->delivered_min = UINT64_MAX;
@@ -859,6 +874,7 @@ static void collect(struct sim *s)
         res->naks_sent += rc->naks_sent;
         res->status_sent += rc->status_sent;
         res->recovered += rc->recovered;
+        res->parity_rebuilt += rc->parity_rebuilt;
         res->park_evicted += rc->park_evicted;
         res->beyond_window += rc->beyond_window;
         res->rx_duplicates += rc->duplicates;
@@ -962,7 +978,8 @@ void sim_print(const char *label, const struct sim_config *cfg, const struct sim
     double goodput = sim_goodput(cfg, res);
     printf("sim %-8s N=%-2u %-7s seed=%llu msgs=%llu dgrams=%llu naks=%llu (at pub %llu) "
            "repairs uc/mc=%llu/%llu recovered=%llu ctl/data=%.4f lost=%llu evict=%llu "
-           "park_ev=%llu sim_ms=%.1f goodput=%.4f cpu_s=%.2f\n",
+           "park_ev=%llu parity k=%u sent/rebuilt=%llu/%llu sim_ms=%.1f goodput=%.4f "
+           "cpu_s=%.2f\n",
            label, cfg->receivers, cfg->down.name, (unsigned long long)cfg->seed,
            (unsigned long long)res->messages, (unsigned long long)res->data_frames,
            (unsigned long long)res->naks_sent, (unsigned long long)res->naks_received,
@@ -970,6 +987,8 @@ void sim_print(const char *label, const struct sim_config *cfg, const struct sim
            (unsigned long long)res->recovered,
            res->data_frames ? (double)ctl / (double)res->data_frames : 0.0,
            (unsigned long long)res->lost_msgs, (unsigned long long)res->evictions,
-           (unsigned long long)res->park_evicted, (double)res->sim_ns / 1e6, goodput, res->cpu_s);
+           (unsigned long long)res->park_evicted, cfg->parity_k,
+           (unsigned long long)res->parity_sent, (unsigned long long)res->parity_rebuilt,
+           (double)res->sim_ns / 1e6, goodput, res->cpu_s);
     fflush(stdout);
 }

@@ -122,6 +122,8 @@ struct sim_config {
     /* The application offers app_rate messages per second (0: as fast as flow control lets it),
      * message i due app_rate^-1 * i after the first append. */
     uint64_t app_rate;
+    /* Parity repairs: the publisher's block size (0: none); the receivers keep blocks for it. */
+    uint32_t parity_k;
 };
 
 /*
@@ -205,6 +207,8 @@ struct sim_result {
      * the message live at its join (ns after the join). */
     uint64_t refused_after_join, held_connecting_after_join, app_lag_before_ns, app_lag_after_ns;
     uint64_t latency_before_ns, latency_after_ns, join_ns, caught_up_ns;
+    /* Parity: datagrams and bytes the publisher sent, datagrams the receivers rebuilt (summed). */
+    uint64_t parity_sent, parity_bytes, parity_rebuilt;
     /* First failure, for the test's message. */
     char failure[200];
 };

@@ -461,7 +461,7 @@ static void test_reject_bad_type(void **state)
     size_t n = make_data(buf);
     buf[1] = 0;
     assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_TYPE);
-    buf[1] = 6;
+    buf[1] = 7;
     assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_TYPE);
     buf[1] = 0xFF;
     assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_TYPE);
@@ -473,7 +473,8 @@ static void test_reject_bad_flags(void **state)
     uint8_t buf[256];
     size_t n = make_data(buf);
     for (int bit = 4; bit < 16; bit++) {
-        rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, (uint16_t)(1u << bit));
+        rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS,
+                       (uint16_t)(1u << bit | RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END));
         assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_FLAGS);
     }
     /* Heartbeats accept RELIABLE only; NAKs RETRANSMIT only (their repairs were overtaken);
@@ -710,7 +711,210 @@ static void test_reject_body_too_large(void **state)
 static void test_every_reject_reason_is_reachable(void **state)
 {
     (void)state;
-    assert_int_equal(RDPS_FRAME_REJECT_COUNT, 17);
+    assert_int_equal(RDPS_FRAME_REJECT_COUNT, 19);
+}
+
+/* A parity frame of block 64..127 (k 64), index 3, with a symbol of sym_len bytes. */
+static size_t make_parity(uint8_t *buf, uint32_t sym_len)
+{
+    assert_int_equal(rdps__frame_put_parity_header(buf, 7, 9, 64, 64, 3, 11),
+                     RDPS_FRAME_HEADER_LEN);
+    memset(buf + RDPS_FRAME_HEADER_LEN, 0xA5, sym_len);
+    return RDPS_FRAME_HEADER_LEN + sym_len;
+}
+
+/* The layout of a parity frame, written by hand, and its decoded view. */
+static void test_parity_byte_exact(void **state)
+{
+    (void)state;
+    static const uint8_t expected[40] = {
+        0x02, 0x06, 0x0C, 0x00,                         /* version 2, PARITY, RETRANSMIT|RELIABLE */
+        0x07, 0x00, 0x00, 0x00,                         /* session 7 */
+        0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* topic 9 */
+        0x40, 0x00, 0x00, 0x00,                         /* seq = block start 64 */
+        0x40, 0x00, 0x00, 0x00,                         /* msg_len = k 64 */
+        0x03, 0x00, 0x00, 0x00,                         /* frag_offset = index 3 */
+        0x00, 0x00, 0x00, 0x00,                         /* reserved */
+        0x0B, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* timestamp 11 */
+    };
+    uint8_t buf[256];
+    size_t n = make_parity(buf, 100);
+    assert_memory_equal(buf, expected, sizeof(expected));
+    struct rdps_frame_view v;
+    assert_int_equal(rdps__frame_decode(buf, n, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(v.hdr.type, RDPS_FRAME_PARITY);
+    assert_int_equal(v.parity_k, 64);
+    assert_int_equal(v.parity_index, 3);
+    assert_int_equal(v.payload_len, 100);
+    assert_int_equal(RDPS_FRAME_PARITY_OVERHEAD, 26);
+    /* Blocks survive the wrap: the last block of the sequence space. */
+    assert_int_equal(rdps__frame_put_parity_header(buf, 7, 9, 0xFFFFFF80u, 128, 127, 0), 40);
+    assert_int_equal(rdps__frame_decode(buf, n, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(v.parity_k, 128);
+    assert_int_equal(v.parity_index, 127);
+    /* The encoder refuses what the decoder would. */
+    assert_int_equal(rdps__frame_put_parity_header(buf, 7, 9, 64, 48, 0, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_put_parity_header(buf, 7, 9, 32, 64, 0, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_put_parity_header(buf, 7, 9, 0, 256, 0, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_put_parity_header(buf, 7, 9, 0, 64, 128, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_put_parity_header(buf, 0, 9, 0, 64, 0, 0), RDPS_EINVAL);
+    assert_int_equal(rdps__frame_put_parity_header(buf, 7, 0, 0, 64, 0, 0), RDPS_EINVAL);
+}
+
+/* Hostile parity frames: every field the decoder checks, one at a time. */
+static void test_reject_hostile_parity(void **state)
+{
+    (void)state;
+    uint8_t buf[512];
+    size_t n = make_parity(buf, 100);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_OK);
+    /* k: zero, one, not a power of two, above the limit, huge. */
+    static const uint32_t bad_k[] = {0, 1, 3, 48, 256, 0x80000000u, 0xFFFFFFFFu};
+    for (size_t i = 0; i < sizeof(bad_k) / sizeof(bad_k[0]); i++) {
+        make_parity(buf, 100);
+        rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, bad_k[i]);
+        assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_BLOCK);
+    }
+    /* seq not the start of a block of k. */
+    make_parity(buf, 100);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_SEQ, 65);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_BLOCK);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_SEQ, 96);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_BLOCK);
+    /* j past the codec's parity rows. */
+    make_parity(buf, 100);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_FRAG_OFFSET, 128);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_PARITY_INDEX);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_FRAG_OFFSET, 0xFFFFFFFFu);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_PARITY_INDEX);
+    /* Symbols shorter than the codec's least, or empty. */
+    n = make_parity(buf, RDPS_FRAME_PARITY_MIN_BODY);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_OK);
+    assert_int_equal(decode(buf, n - 1), RDPS_FRAME_BAD_BODY_LEN);
+    assert_int_equal(decode(buf, RDPS_FRAME_HEADER_LEN), RDPS_FRAME_BAD_BODY_LEN);
+    /* Flags other than exactly RELIABLE | RETRANSMIT; zero topic, zero session; reserved. */
+    static const uint16_t bad_flags[] = {
+        0, RDPS_FRAME_F_RELIABLE, RDPS_FRAME_F_RETRANSMIT,
+        RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_RETRANSMIT | RDPS_FRAME_F_PARITY,
+        RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_RETRANSMIT | RDPS_FRAME_F_BEGIN};
+    n = make_parity(buf, 100);
+    for (size_t i = 0; i < sizeof(bad_flags) / sizeof(bad_flags[0]); i++) {
+        rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, bad_flags[i]);
+        assert_int_equal(decode(buf, n), RDPS_FRAME_BAD_FLAGS);
+    }
+    make_parity(buf, 100);
+    rdps__put_le64(buf + RDPS_FRAME_OFF_TOPIC_ID, 0);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_ZERO_TOPIC);
+    make_parity(buf, 100);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_SESSION_ID, 0);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_ZERO_SESSION);
+    make_parity(buf, 100);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_RESERVED, 1);
+    assert_int_equal(decode(buf, n), RDPS_FRAME_NONZERO_FIELD);
+}
+
+/* A NAK with the PARITY flag: ranges {block start, missing count}; the count is at most a
+ * block, the start even; the flag belongs to NAKs only. */
+static void test_parity_nak(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    struct rdps_frame_view v;
+    struct rdps_seq_range r[2] = {{0xFFFFFFC0u, 3}, {0, 128}};
+    int n = rdps__frame_encode_nak_flags(buf, sizeof(buf), 1, 1, 5, r, 2, 0, RDPS_FRAME_F_PARITY);
+    assert_int_equal(n, 64);
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(v.hdr.flags, RDPS_FRAME_F_PARITY);
+    assert_int_equal(rdps__frame_nak_range(&v, 0).start, 0xFFFFFFC0u);
+    assert_int_equal(rdps__frame_nak_range(&v, 1).count, 128);
+    n = rdps__frame_encode_nak_flags(buf, sizeof(buf), 1, 1, 5, r, 2, 0,
+                                     RDPS_FRAME_F_PARITY | RDPS_FRAME_F_RETRANSMIT);
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_OK);
+    /* Count past the largest block; odd block start: refused by the encoder and the decoder. */
+    r[1].count = 129;
+    assert_int_equal(
+        rdps__frame_encode_nak_flags(buf, sizeof(buf), 1, 1, 5, r, 2, 0, RDPS_FRAME_F_PARITY),
+        RDPS_EINVAL);
+    n = rdps__frame_encode_nak_flags(buf, sizeof(buf), 1, 1, 5, r, 2, 0, 0);
+    assert_int_equal(n, 64);
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_PARITY);
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_BAD_RANGE);
+    rdps__put_le32(buf + RDPS_FRAME_NAK_OFF_RANGES + 12, 0xFFFFFFFFu);
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_BAD_RANGE);
+    rdps__put_le32(buf + RDPS_FRAME_NAK_OFF_RANGES + 12, 1);
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_OK);
+    rdps__put_le32(buf + RDPS_FRAME_NAK_OFF_RANGES + 8, 1); /* odd start */
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_BAD_RANGE);
+    r[1] = (struct rdps_seq_range){3, 1};
+    assert_int_equal(
+        rdps__frame_encode_nak_flags(buf, sizeof(buf), 1, 1, 5, r, 2, 0, RDPS_FRAME_F_PARITY),
+        RDPS_EINVAL);
+    /* PARITY on other frame types. */
+    rdps__frame_encode_heartbeat(buf, sizeof(buf), 1, 1, 5, 0, 0);
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_PARITY);
+    assert_int_equal(rdps__frame_decode(buf, 40, NULL, &v), RDPS_FRAME_BAD_FLAGS);
+    rdps__frame_encode_status(buf, sizeof(buf), 1, 1, 1, 1, 1, 0);
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_PARITY);
+    assert_int_equal(rdps__frame_decode(buf, 56, NULL, &v), RDPS_FRAME_BAD_FLAGS);
+    n = (int)make_data(buf);
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS,
+                   RDPS_FRAME_F_PARITY | RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END);
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_BAD_FLAGS);
+}
+
+/* A reliable heartbeat of a parity publisher: the body carries k, the group's RTT and receivers;
+ * hostile bodies are refused. */
+static void test_heartbeat_parity(void **state)
+{
+    (void)state;
+    uint8_t buf[64];
+    struct rdps_frame_view v;
+    int n = rdps__frame_encode_heartbeat_parity(buf, sizeof(buf), 3, 4, 1000, 200, 5, 64, 350, 8);
+    assert_int_equal(n, RDPS_FRAME_HB_PARITY_LEN);
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(v.retained, 200);
+    assert_int_equal(v.parity_k, 64);
+    assert_int_equal(v.hb_max_rtt_us, 350);
+    assert_int_equal(v.hb_receivers, 8);
+    assert_int_equal(rdps__get_le16(buf + RDPS_FRAME_OFF_FLAGS),
+                     RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_PARITY);
+    assert_int_equal(rdps__frame_decode(buf, 40, NULL, &v), RDPS_FRAME_BAD_BODY_LEN);
+    assert_int_equal(rdps__frame_decode(buf, 51, NULL, &v), RDPS_FRAME_BAD_BODY_LEN);
+    rdps__put_le16(buf + RDPS_FRAME_HB_OFF_PARITY_K, 48);
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_BAD_BLOCK);
+    rdps__put_le16(buf + RDPS_FRAME_HB_OFF_PARITY_K, 256);
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_BAD_BLOCK);
+    rdps__put_le16(buf + RDPS_FRAME_HB_OFF_PARITY_K, 64);
+    rdps__put_le16(buf + RDPS_FRAME_HB_OFF_RESERVED, 1);
+    assert_int_equal(rdps__frame_decode(buf, (size_t)n, NULL, &v), RDPS_FRAME_NONZERO_FIELD);
+    assert_int_equal(
+        rdps__frame_encode_heartbeat_parity(buf, sizeof(buf), 3, 4, 1000, 200, 5, 3, 0, 0),
+        RDPS_EINVAL);
+    assert_int_equal(rdps__frame_encode_heartbeat_parity(buf, 51, 3, 4, 1000, 200, 5, 64, 0, 0),
+                     RDPS_ENOSPC);
+}
+
+/* A DATA frame rebuilt from its symbol (bytes from seq on) gets back the exact original. */
+static void test_symbol_prefix_rebuilds_frame(void **state)
+{
+    (void)state;
+    uint8_t frame[200], rebuilt[200];
+    static const struct {
+        uint32_t msg_len, frag_offset, payload;
+    } cases[] = {{100, 0, 100}, {300, 0, 100}, {300, 100, 100}, {300, 200, 100}, {0, 0, 0}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        memset(frame + RDPS_FRAME_HEADER_LEN, (int)i, cases[i].payload);
+        uint32_t len = rdps__frame_put_data_header(frame, 7, 0x123456789ull, 42, cases[i].msg_len,
+                                                   cases[i].frag_offset, cases[i].payload, 99,
+                                                   RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_RETRANSMIT);
+        memset(rebuilt, 0xEE, sizeof(rebuilt));
+        memcpy(rebuilt + RDPS_FRAME_SYMBOL_OFF, frame + RDPS_FRAME_SYMBOL_OFF,
+               len - RDPS_FRAME_SYMBOL_OFF);
+        assert_true(rdps__frame_put_symbol_prefix(rebuilt, len, 7, 0x123456789ull));
+        assert_memory_equal(rebuilt, frame, len);
+        assert_int_equal(decode(rebuilt, len), RDPS_FRAME_OK);
+    }
+    assert_false(rdps__frame_put_symbol_prefix(rebuilt, RDPS_FRAME_HEADER_LEN - 1, 7, 1));
 }
 
 int main(void)
@@ -742,6 +946,11 @@ int main(void)
         cmocka_unit_test(test_reject_body_too_large),
         cmocka_unit_test(test_reject_bad_retained),
         cmocka_unit_test(test_every_reject_reason_is_reachable),
+        cmocka_unit_test(test_parity_byte_exact),
+        cmocka_unit_test(test_reject_hostile_parity),
+        cmocka_unit_test(test_parity_nak),
+        cmocka_unit_test(test_symbol_prefix_rebuilds_frame),
+        cmocka_unit_test(test_heartbeat_parity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

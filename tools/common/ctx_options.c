@@ -79,6 +79,8 @@ int tool_ctx_option(const char *prog, int code, const char *arg, struct tool_ctx
     case TOOL_OPT_PEERS:
         o->peers = arg;
         return 1;
+    case TOOL_OPT_PARITY_BLOCKS:
+        return tool_opt_u64(prog, "--parity-blocks", arg, 0, 4096, &o->parity_blocks) ? 1 : -1;
     case TOOL_OPT_VERSION:
         tool_version_exit(prog);
     default:
@@ -175,7 +177,9 @@ void tool_ctx_options_usage(FILE *out)
             "      --loss-tx RATE  drop data frames before sending with probability RATE\n"
             "      --loss-seed N   seed of the loss generator (default 1)\n"
             "      --loss-frames L frame types the loss generator drops, comma-separated:\n"
-            "                      data, heartbeat, nak, status, announce, all (default data)\n");
+            "                      data, heartbeat, nak, status, announce, all (default data)\n"
+            "      --parity-blocks N  reliable subscribers: keep N blocks for parity repairs\n"
+            "                      (publishers with --parity-k; 32 covers the window; 0: none)\n");
     tool_transport_options_usage(out);
     tool_key_options_usage(out);
     fprintf(out, "  -h, --help          this text\n"
@@ -197,6 +201,7 @@ int tool_ctx_open(const char *prog, const struct tool_ctx_options *o, size_t max
     cfg.domain_key_file = o->key.file; /* NULL: the library reads $RDPS_DOMAIN_KEY_FILE */
     cfg.encrypt = o->key.encrypt;
     cfg.peers = o->peers; /* NULL: the library reads $RDPS_PEERS */
+    cfg.parity_blocks = (uint32_t)o->parity_blocks;
     if (max_message > cfg.max_message_size)
         cfg.max_message_size = max_message;
     int rc = rdps_ctx_create(&cfg, ctx);

@@ -26,6 +26,7 @@ enum tool_ctx_option_code {
     TOOL_OPT_ENCRYPT,
     TOOL_OPT_TRANSPORT,
     TOOL_OPT_PEERS,
+    TOOL_OPT_PARITY_BLOCKS,
 };
 
 /*
@@ -61,16 +62,17 @@ int tool_key_load(const char *prog, const struct tool_key_options *k,
  * --version (tool_cli.h) comes with them, so every tool built on a ctx has it.
  */
 #define TOOL_CTX_SHORT_OPTIONS "b:d:"
-#define TOOL_CTX_LONG_OPTIONS                                                         \
-    {"bind", required_argument, NULL, 'b'}, {"device", required_argument, NULL, 'd'}, \
-        {"group", required_argument, NULL, TOOL_OPT_GROUP},                           \
-        {"cm-port", required_argument, NULL, TOOL_OPT_CM_PORT},                       \
-        {"loss-rx", required_argument, NULL, TOOL_OPT_LOSS_RX},                       \
-        {"loss-tx", required_argument, NULL, TOOL_OPT_LOSS_TX},                       \
-        {"loss-frames", required_argument, NULL, TOOL_OPT_LOSS_FRAMES},               \
-        {"loss-seed", required_argument, NULL, TOOL_OPT_LOSS_SEED},                   \
-        {"transport", required_argument, NULL, TOOL_OPT_TRANSPORT},                   \
-        {"peers", required_argument, NULL, TOOL_OPT_PEERS}, TOOL_KEY_LONG_OPTIONS,    \
+#define TOOL_CTX_LONG_OPTIONS                                                                      \
+    {"bind", required_argument, NULL, 'b'}, {"device", required_argument, NULL, 'd'},              \
+        {"group", required_argument, NULL, TOOL_OPT_GROUP},                                        \
+        {"cm-port", required_argument, NULL, TOOL_OPT_CM_PORT},                                    \
+        {"loss-rx", required_argument, NULL, TOOL_OPT_LOSS_RX},                                    \
+        {"loss-tx", required_argument, NULL, TOOL_OPT_LOSS_TX},                                    \
+        {"loss-frames", required_argument, NULL, TOOL_OPT_LOSS_FRAMES},                            \
+        {"loss-seed", required_argument, NULL, TOOL_OPT_LOSS_SEED},                                \
+        {"transport", required_argument, NULL, TOOL_OPT_TRANSPORT},                                \
+        {"peers", required_argument, NULL, TOOL_OPT_PEERS},                                        \
+        {"parity-blocks", required_argument, NULL, TOOL_OPT_PARITY_BLOCKS}, TOOL_KEY_LONG_OPTIONS, \
         TOOL_VERSION_LONG_OPTION
 
 struct tool_ctx_options {
@@ -84,6 +86,7 @@ struct tool_ctx_options {
      * seed peers for discovery without multicast (NULL: $RDPS_PEERS, read by the library). */
     rdps_transport_mode transport;
     const char *peers;
+    uint64_t parity_blocks; /* --parity-blocks: rdps_config.parity_blocks (0: none) */
 };
 
 /* --transport's value: "multicast", "unicast" or "auto" into *out; false (error printed) else. */

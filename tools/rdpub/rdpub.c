@@ -35,7 +35,7 @@ struct options {
     uint64_t wait_subs, wait_timeout_s, linger_ms;
     bool reliable;
     rdps_flow_control flow;
-    uint64_t flow_tag, flow_min, ring_bytes, rate_limit, drain_timeout_s;
+    uint64_t flow_tag, flow_min, ring_bytes, rate_limit, drain_timeout_s, parity_k;
     bool verbose;
 };
 
@@ -51,7 +51,7 @@ static void usage(FILE *out)
         "             [-r RATE] [--pattern [--seed N]] [--json] [-v] [--wait-subs N]\n"
         "             [--wait-timeout SEC] [--linger MS] [--group ADDR] [--cm-port P]\n"
         "             [--reliable [--flow max|min|tagged:TAG:N] [--ring BYTES]\n"
-        "              [--rate-limit BYTES] [--drain-timeout SEC]]\n"
+        "              [--rate-limit BYTES] [--parity-k K] [--drain-timeout SEC]]\n"
         "             [--loss-rx RATE] [--loss-tx RATE] [--loss-seed N] [FILE|-]\n"
         "Publishes each line of FILE (or stdin) as a message, or with --pattern COUNT\n"
         "generated messages that rdsub --verify can check byte for byte.\n"
@@ -79,6 +79,8 @@ static void usage(FILE *out)
         "                        wire, repairs included, sent evenly (k/m/g; default: none).\n"
         "                        Set it a little below what the subscribers drain: faster,\n"
         "                        repairs queue behind the excess\n"
+        "      --parity-k K      --reliable: parity repairs in blocks of K datagrams (a power\n"
+        "                        of two, 2..128; subscribers need --parity-blocks)\n"
         "      --drain-timeout S --reliable: after the last message, wait up to S s\n"
         "                        (default 10) until every receiver has reported it all\n");
     tool_ctx_options_usage(out);
@@ -164,6 +166,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         OPT_FLOW,
         OPT_RING,
         OPT_RATE_LIMIT,
+        OPT_PARITY_K,
         OPT_DRAIN_TIMEOUT,
     };
     static const struct option longopts[] = {
@@ -183,6 +186,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         {"flow", required_argument, NULL, OPT_FLOW},
         {"ring", required_argument, NULL, OPT_RING},
         {"rate-limit", required_argument, NULL, OPT_RATE_LIMIT},
+        {"parity-k", required_argument, NULL, OPT_PARITY_K},
         {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
         {"help", no_argument, NULL, 'h'},
         TOOL_CTX_LONG_OPTIONS,
@@ -266,6 +270,10 @@ static bool parse_args(int argc, char **argv, struct options *opt)
                                &opt->rate_limit))
                 return false;
             break;
+        case OPT_PARITY_K:
+            if (!tool_opt_u64(prog, "--parity-k", optarg, 2, 128, &opt->parity_k))
+                return false;
+            break;
         case OPT_DRAIN_TIMEOUT:
             if (!tool_opt_u64(prog, "--drain-timeout", optarg, 0, 86400, &opt->drain_timeout_s))
                 return false;
@@ -310,6 +318,10 @@ static bool parse_args(int argc, char **argv, struct options *opt)
     if (!opt->reliable &&
         (opt->flow != RDPS_FLOW_MAX || opt->ring_bytes != 0 || opt->rate_limit != 0)) {
         tool_error(prog, "--flow, --ring and --rate-limit need --reliable");
+        return false;
+    }
+    if (!opt->reliable && opt->parity_k != 0) {
+        tool_error(prog, "--parity-k needs --reliable");
         return false;
     }
     return true;
@@ -410,6 +422,7 @@ int main(int argc, char **argv)
         .reliable = opt.reliable,
         .ring_bytes = (size_t)opt.ring_bytes,
         .rate_limit = opt.rate_limit,
+        .parity_k = (uint32_t)opt.parity_k,
         .flow = opt.flow,
         .flow_tag = (uint32_t)opt.flow_tag,
         .flow_min_receivers = (uint32_t)opt.flow_min,
@@ -584,6 +597,10 @@ int main(int argc, char **argv)
         tool_json_u64(&j, "repairs", c.retransmits);
         tool_json_u64(&j, "repairs_unicast", c.repairs_unicast);
         tool_json_u64(&j, "repairs_multicast", c.repairs_multicast);
+        tool_json_u64(&j, "parity_k", opt.parity_k);
+        tool_json_u64(&j, "repair_bytes", c.repair_bytes);
+        tool_json_u64(&j, "parity_sent", c.parity_sent);
+        tool_json_u64(&j, "parity_bytes", c.parity_bytes);
         tool_json_u64(&j, "naks_suppressed", c.naks_suppressed);
         tool_json_u64(&j, "heartbeats", c.heartbeats_sent);
         tool_json_u64(&j, "receivers_refused", c.receivers_refused);

@@ -370,6 +370,7 @@ static void print_json(const struct state *st, const rdps_sub_t *sub, const rdps
     tool_json_u64(&j, "naks_sent", c->naks_sent);
     tool_json_u64(&j, "status_sent", c->status_sent);
     tool_json_u64(&j, "recovered", c->recovered);
+    tool_json_u64(&j, "parity_rebuilt", c->parity_rebuilt);
     tool_json_u64(&j, "repairs", c->recovered);
     tool_json_u64(&j, "frames_out_of_order", c->out_of_order);
     tool_json_u64(&j, "evictions", c->receiver_evictions);

@@ -207,6 +207,11 @@ typedef struct rdps_config {
      * 256, 1..4096, and at most half of send_slots); at most 32 per host. More are refused and
      * counted (unicast_refused). */
     uint32_t max_unicast_subscribers;
+    /* Reliable subscribers: block records kept for parity repairs (rdps_pub_opts.parity_k; 0:
+     * none, such a publisher's losses are repaired by retransmission; at most 4096). A record
+     * holds a block of up to 64 datagrams: parity_blocks x 64 x the path MTU bytes (32 records
+     * cover the default window: 2 MiB at MTU 1024), one stream at most 32 of them. */
+    uint32_t parity_blocks;
 } rdps_config;
 
 /* Size of a domain key (rdps_config.domain_key) and the largest key id. */
@@ -422,6 +427,16 @@ typedef struct rdps_pub_opts {
     /* How the datagrams go: rdps_transport_mode (default multicast); a value outside the enum is
      * RDPS_EINVAL, and so is another mode than the topic's other publishers in this ctx use. */
     rdps_transport_mode transport;
+    /*
+     * Reliable publishers: parity repairs (0: none; else a power of two, 2..128; 64 suits most).
+     * A NAK from subscribers with parity_blocks counts a block's missing datagrams, and the
+     * publisher answers with that many parity datagrams (Reed-Solomon) of the block: each one
+     * repairs any one missing datagram at every subscriber that misses one, so a repair serves
+     * many receivers with different losses. Datagrams carry 26 bytes less payload (room for a
+     * parity datagram's header); heartbeats carry the block size, which subscribers of rdps
+     * before 1.1 refuse: set it only where every subscriber runs 1.1 or later.
+     */
+    uint32_t parity_k;
 } rdps_pub_opts;
 
 /* Creates a publisher of `topic` (a name as described under "Topic names": RDPS_EINVAL
@@ -886,7 +901,11 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(contacts_sent, "unicast discovery: peer lists sent to seeds and peers")                     \
     X(contacts_received, "unicast discovery: peer lists received")                                \
     X(contacts_refused, "unicast discovery: peers refused (table, host or probe caps, forged)")   \
-    X(seeds_unresolved, "unicast discovery: seed resolutions that failed (retried)")
+    X(seeds_unresolved, "unicast discovery: seed resolutions that failed (retried)")              \
+    X(repair_bytes, "reliable publishers: bytes of repair datagrams, retransmissions and parity") \
+    X(parity_sent, "reliable publishers: parity datagrams sent (rdps_pub_opts.parity_k)")         \
+    X(parity_bytes, "reliable publishers: bytes of parity datagrams")                             \
+    X(parity_rebuilt, "reliable subscribers: missing datagrams rebuilt from parity datagrams")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
