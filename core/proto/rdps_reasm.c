@@ -34,8 +34,7 @@ void rdps__reasm_config_default(struct rdps_reasm_config *cfg)
     cfg->rel.loss_deadline_ns = 5000000000ull;
     cfg->rel.status_interval_ns = 100000000ull;
     cfg->rel.idle_ns = 5000000000ull;
-    /* Several of a publisher's longest heartbeat gaps (100 ms): at one, a joiner that saw DATA
-     * first raced the next heartbeat and on a slow host started live instead of from_oldest. */
+    /* 5 of a publisher's longest heartbeat gaps: at one, a slow host's joiner started live. */
     cfg->rel.join_wait_ns = 500000000ull;
 }
 
