@@ -1,0 +1,983 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* rdps.h - public API of rdps, publish/subscribe over RDMA Unreliable Datagram QPs. */
+#ifndef RDPS_RDPS_H
+#define RDPS_RDPS_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(RDPS_BUILDING_LIBRARY)
+#define RDPS_EXPORT __attribute__((visibility("default")))
+#else
+#define RDPS_EXPORT
+#endif
+
+/*
+ * The version of this header (the README's "Versioning" says when each number moves). A program
+ * built against it needs a librdps of the same major version and at least this minor one:
+ * rdps_ctx_create() checks (RDPS_ENOTSUP otherwise), because fields this header added to the
+ * structs the library fills in (rdps_msg_info, rdps_event) would be garbage from an older one.
+ */
+#define RDPS_VERSION_MAJOR 1
+#define RDPS_VERSION_MINOR 2
+#define RDPS_VERSION_PATCH 0
+#define RDPS_VERSION_NUMBER \
+    ((RDPS_VERSION_MAJOR << 16) | (RDPS_VERSION_MINOR << 8) | RDPS_VERSION_PATCH)
+
+/*
+ * ABI. librdps keeps its binary interface within a major version (SONAME librdps.so.MAJOR,
+ * symbol versions RDPS_MAJOR.MINOR): a program built against an older 1.x header runs against a
+ * newer 1.y library. Structs the caller allocates (rdps_config, rdps_pub_opts, rdps_sub_opts,
+ * rdps_counters, rdps_session_stats) grow only at their end, and the functions that take them
+ * are called through the static inline wrappers below, which pass the size this header gives
+ * them (sizeof): the library reads the fields both know, keeps its defaults for the ones the
+ * caller's header did not have, and never writes past the caller's size. Bindings from other
+ * languages call the *_sized functions with their struct's size. rdps_claim and rdps_source
+ * never change size within a major version; structs the library hands to callbacks
+ * (rdps_msg_info, rdps_event) grow only at their end.
+ */
+
+/*
+ * Error codes. Every function that can fail returns 0 (or a non-negative
+ * count) on success and one of these negative codes on failure. OS and verbs
+ * errors map to -errno; rdps's own conditions live below -4000.
+ * X(name, value, message)
+ */
+#define RDPS_ERROR_MAP(X)                                                             \
+    X(EPERM, -EPERM, "operation not permitted")                                       \
+    X(ENOENT, -ENOENT, "no such entry")                                               \
+    X(EINTR, -EINTR, "interrupted")                                                   \
+    X(EIO, -EIO, "I/O error")                                                         \
+    X(EAGAIN, -EAGAIN, "resource temporarily unavailable (back-pressure), try again") \
+    X(ENOMEM, -ENOMEM, "out of memory")                                               \
+    X(EACCES, -EACCES, "permission denied")                                           \
+    X(EBUSY, -EBUSY, "resource busy")                                                 \
+    X(EEXIST, -EEXIST, "already exists")                                              \
+    X(ENODEV, -ENODEV, "no such RDMA device or port")                                 \
+    X(EINVAL, -EINVAL, "invalid argument")                                            \
+    X(ENOSPC, -ENOSPC, "no space left (queue or pool full)")                          \
+    X(ERANGE, -ERANGE, "value out of range")                                          \
+    X(ENOSYS, -ENOSYS, "not implemented")                                             \
+    X(ENOTSUP, -ENOTSUP, "operation not supported on this device or link layer")      \
+    X(EMSGSIZE, -EMSGSIZE, "message too long")                                        \
+    X(EPROTO, -EPROTO, "protocol error")                                              \
+    X(EADDRNOTAVAIL, -EADDRNOTAVAIL, "address not available")                         \
+    X(ENETDOWN, -ENETDOWN, "network (port) is down")                                  \
+    X(ENETUNREACH, -ENETUNREACH, "network unreachable")                               \
+    X(EHOSTUNREACH, -EHOSTUNREACH, "host unreachable")                                \
+    X(ETIMEDOUT, -ETIMEDOUT, "timed out")                                             \
+    X(ECONNREFUSED, -ECONNREFUSED, "connection refused")                              \
+    X(ECANCELED, -ECANCELED, "operation canceled")                                    \
+    X(EOVERFLOW, -EOVERFLOW, "value too large for defined data type")                 \
+    X(ESHUTDOWN, -ESHUTDOWN, "context is shutting down")                              \
+    X(EDEVFATAL, -4001, "RDMA device reported a fatal error")                         \
+    X(EBADFRAME, -4002, "malformed frame")                                            \
+    X(ENOTJOINED, -4003, "multicast group not joined yet")                            \
+    X(ECLOSED, -4004, "handle already closed")
+
+enum rdps_error {
+#define RDPS_ERROR_ENUM_(name, value, message) RDPS_##name = (value),
+    RDPS_ERROR_MAP(RDPS_ERROR_ENUM_)
+#undef RDPS_ERROR_ENUM_
+};
+
+/* Human-readable text for an error code (never NULL; unknown codes get a generic text). */
+RDPS_EXPORT const char *rdps_strerror(int err);
+/* Symbolic name of an error code, e.g. "RDPS_EAGAIN" (never NULL). */
+RDPS_EXPORT const char *rdps_err_name(int err);
+/*
+ * Details of the last slow-path failure on the calling thread (create, join,
+ * resolve, ...), e.g. "rdps_ctx_create: ibv_create_qp: Cannot allocate memory".
+ * Empty string when there is none. Hot paths return codes only.
+ */
+RDPS_EXPORT const char *rdps_last_error_message(void);
+
+/* Library version as "MAJOR.MINOR.PATCH". */
+RDPS_EXPORT const char *rdps_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Handles. A ctx owns one RDMA port and ONE shared UD queue pair; every
+ * publisher and subscriber created on it multiplexes over that QP. A ctx and
+ * everything on it belong to one thread; nothing happens in the background:
+ * progress is made by rdps_ctx_poll(). */
+typedef struct rdps_ctx rdps_ctx_t;
+typedef struct rdps_pub rdps_pub_t;
+typedef struct rdps_sub rdps_sub_t;
+
+/* Context configuration. Always start from rdps_config_init(); zero/NULL
+ * fields keep the defaults. */
+typedef struct rdps_config {
+    /*
+     * RDMA device, e.g. "rxe0"; NULL: $RDPS_DEVICE when set, else the device of bind_ip, else the
+     * first active port. "loopback": the in-process device, for developing and testing without
+     * RDMA: every ctx of this process on it shares one fabric (contexts of different threads
+     * too), with UD's semantics except the wire (1024-byte datagrams, multicast groups and
+     * discovery, unicast NAK/STATUS and repairs, a full receive queue drops, the loss generator);
+     * no other process is reachable; bind_ip, cm_port and qkey do not apply.
+     */
+    const char *device;
+    const char *bind_ip;       /* local IPv4 address selecting the device/port (optional) */
+    uint8_t port_num;          /* 0: first ACTIVE port */
+    uint16_t cm_port;          /* rdma_cm UDP port answering unicast resolution; 0 (default):
+                                  7471, or the next free port when another ctx has it */
+    uint32_t qkey;             /* domain Q_Key (default 0x01234567, rdma_cm's UDP Q_Key) */
+    const char *group_range;   /* topic groups: CIDR, default "239.192.0.0/16" */
+    const char *control_group; /* discovery group, default "239.192.0.1" */
+    size_t max_message_size;   /* default 16 MiB */
+    size_t reassembly_memory;  /* cap on partially assembled messages, default 64 MiB */
+    uint32_t
+        reassembly_timeout_ms; /* partial messages older than this are dropped (default 2000) */
+    uint32_t max_sessions;     /* publisher sessions tracked at once (default 1024) */
+    /* Per-host quotas (a host is every source QP of one GID, or of one LID without a GRH: the
+     * QPN is the sender's choice, so a host is not made larger by using more QPs): what one host
+     * can take from the reassembler before it evicts its own state instead of others'. Within a
+     * host each QPN's share is the quota divided among the host's QPNs: the QPN holding the most
+     * loses first. A quota above its total (max_sessions, max_partials, reassembly_memory)
+     * means the total. The names say "source" for compatibility. */
+    uint32_t max_sessions_per_source; /* default 64 */
+    uint32_t max_partials; /* messages being reassembled, or parked by reliable streams until
+                              the holes before them are repaired (default 4096) */
+    uint32_t max_partials_per_source;    /* default 2048: a reliable stream's whole window */
+    size_t reassembly_memory_per_source; /* default 32 MiB */
+    uint32_t announce_interval_ms;       /* discovery announce period (default 1000) */
+    /* Discovery's table of remote publishers and subscribers (every entry comes from the fabric,
+     * so it is capped; what does not fit is refused and counted in peers_refused). */
+    uint32_t max_peers;             /* remote endpoints tracked (default 4096) */
+    uint32_t max_remote_only_peers; /* of which of topics with no local endpoint (default 64) */
+    uint32_t peer_interval_min_ms;  /* announced intervals are clamped to */
+    uint32_t peer_interval_max_ms;  /*   [min, max] (default 10..60000); liveness is 3 of them */
+    uint32_t send_slots;            /* registered send buffers (default 1024) */
+    uint32_t recv_slots;            /* registered receive buffers (default 4096) */
+    /* Built-in loss generator for tests and demos (seeded, per frame type). */
+    double loss_rx_rate;       /* probability of dropping a received frame, 0..1 */
+    double loss_tx_rate;       /* probability of dropping a frame to be sent, 0..1 */
+    uint32_t loss_frame_types; /* bit (1 << frame type): DATA=1, HEARTBEAT=2, NAK=3,
+                                  STATUS=4, ANNOUNCE=5; 0: DATA only */
+    uint64_t loss_seed;
+    /* 1: no live-counters file. By default every ctx publishes its counters (the ctx's, every
+     * publisher's and subscriber's, bad frames by reason) for rdps-stat in
+     * /dev/shm/rdps-PID-N.stat ($RDPS_STAT_DIR overrides the directory; RDPS_STAT=0 in the
+     * environment turns it off for the process), refreshed from rdps_ctx_poll at most every
+     * 100 ms and removed by rdps_ctx_destroy. */
+    int stats_off;
+    /*
+     * Authenticated domain (rdps 1.1; rdps(7), "Authenticated domains"). With a key, every frame
+     * this ctx sends carries a tag under it (XChaCha20-Poly1305, 40 bytes per datagram), and a
+     * received frame without a valid tag under an installed key is dropped and counted
+     * (auth_* counters) before it touches any state; a replayed control frame (NAK, STATUS,
+     * heartbeat, announcement) is dropped too. Every host of the domain needs the key; a keyless
+     * ctx drops keyed frames (bad_frames, reserved field) and a keyed one keyless frames.
+     * domain_key: RDPS_DOMAIN_KEY_BYTES secret bytes, copied by rdps_ctx_create (not kept).
+     * NULL: the key file domain_key_file names (format: rdps_domain_key_read); domain_key_file
+     * NULL: the file $RDPS_DOMAIN_KEY_FILE names, when set and not empty; domain_key_file "":
+     * no key whatever the environment says. Rollover without a restart: rdps_ctx_key_add.
+     */
+    const uint8_t *domain_key;
+    uint32_t domain_key_id;      /* domain_key's id, 1..RDPS_DOMAIN_KEY_ID_MAX (0: 1) */
+    int encrypt;                 /* 1: payloads encrypted too, not only authenticated (a key) */
+    const char *domain_key_file; /* see domain_key */
+    uint32_t replay_senders;     /* keyed: senders the anti-replay table holds, least recently
+                                    heard evicted (default 1024, 16..2^20) */
+    /*
+     * Fabrics without multicast (rdps(7), "Unicast"). peers: seed peers, "ip[:port],..." (at most
+     * 16 IPv4 addresses, port: the peer's cm_port, default 7471; on the loopback device a ctx's
+     * address is 127.77.0.N, N its endpoint number); NULL: $RDPS_PEERS when set, "": none. A ctx
+     * sends its announcements to its seeds by unicast, and to every peer that it learns from
+     * them (each shares up to 16 of the peers it has heard directly, every announce interval):
+     * discovery works where no multicast does. Every ctx answers peers that contact it, seeds
+     * configured or not, so a ctx may be a seed and nothing more. Announcements still go to the
+     * discovery group too while it is joined.
+     */
+    const char *peers;
+    uint32_t max_contacts; /* peers discovery talks to by unicast (default 256, 16..4096); of
+                              them at most 32 per host, and 16 only named by others (probed
+                              3 announce intervals, 8 new a interval at most) */
+    /*
+     * RDPS_TRANSPORT_AUTO topics use unicast when their group is not joined within this long,
+     * or when this long after the first announcement that came by unicast none came through a
+     * multicast group (default 3000, 10..600000).
+     */
+    uint32_t multicast_timeout_ms;
+    /* Subscribers one topic's publishers send unicast copies to (each a subscribing ctx; default
+     * 256, 1..4096, and at most half of send_slots); at most 32 per host. More are refused and
+     * counted (unicast_refused). */
+    uint32_t max_unicast_subscribers;
+    /* Reliable subscribers: block records kept for parity repairs (rdps_pub_opts.parity_k; 0:
+     * none, such a publisher's losses are repaired by retransmission; at most 4096). A record
+     * holds a block of up to 64 datagrams: parity_blocks x 64 x the path MTU bytes (32 records
+     * cover the default window: 2 MiB at MTU 1024), one stream at most 32 of them. */
+    uint32_t parity_blocks;
+} rdps_config;
+
+/* Size of a domain key (rdps_config.domain_key) and the largest key id. */
+#define RDPS_DOMAIN_KEY_BYTES  32
+#define RDPS_DOMAIN_KEY_ID_MAX 0xFFFFFFu
+
+/* Fills the first `size` bytes of *cfg with the defaults (zero past the library's own struct). */
+RDPS_EXPORT void rdps_config_init_sized(rdps_config *cfg, size_t size);
+/* Fills *cfg with the defaults. */
+static inline void rdps_config_init(rdps_config *cfg)
+{
+    rdps_config_init_sized(cfg, sizeof(*cfg));
+}
+
+/*
+ * rdps_ctx_create with the caller's sizeof(rdps_config) and RDPS_VERSION_NUMBER. RDPS_EINVAL
+ * when size is below the first 1.0 struct's, or when the caller's struct is larger than the
+ * library's and a field the library does not know is set; RDPS_ENOTSUP when the caller's
+ * header is of another major version or a newer minor one than the library.
+ */
+RDPS_EXPORT int rdps_ctx_create_sized(const rdps_config *cfg, size_t size, unsigned header_version,
+                                      rdps_ctx_t **out);
+/* Opens the device port, creates the shared QP and buffer pools, joins the
+ * discovery group. Returns 0 and *out, or a negative code (details in
+ * rdps_last_error_message()). */
+static inline int rdps_ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
+{
+    return rdps_ctx_create_sized(cfg, sizeof(*cfg), RDPS_VERSION_NUMBER, out);
+}
+/* Destroys every publisher and subscriber still open, leaves groups, frees everything. NULL ok. */
+RDPS_EXPORT void rdps_ctx_destroy(rdps_ctx_t *ctx);
+/* Makes progress: completions, receives (callbacks run here), joins, discovery,
+ * timers. Handles at most `budget` received datagrams (<= 0: a default batch).
+ * Returns the number of datagrams handled, or a negative code on a fatal error. */
+RDPS_EXPORT int rdps_ctx_poll(rdps_ctx_t *ctx, int budget);
+/*
+ * Running a ctx from an application's own event loop (epoll, libuv, libevent, ...):
+ *
+ *     add rdps_ctx_fd(ctx) to the loop, for reading;
+ *     for (;;) {
+ *         while (rdps_ctx_poll(ctx, 0) > 0)      // 1. drain: callbacks run here
+ *             ;
+ *         if (rdps_ctx_arm(ctx) == RDPS_EAGAIN)  // 2. arm; work came in meanwhile:
+ *             continue;                          //    poll again instead of sleeping
+ *         wait for the fd (and your own fds) for at most rdps_ctx_next_timeout_ms(ctx) ms;
+ *     }
+ *
+ * rdps_ctx_fd() is readable when, after an rdps_ctx_arm() that returned 0, a datagram arrived,
+ * a send completed that a blocked sender waits for, a multicast join or leave progressed, or the
+ * device reported an event: it means "call rdps_ctx_poll()". It is level-triggered and stays
+ * readable until the next rdps_ctx_arm() consumes it; rdps_ctx_poll() alone never does (a
+ * busy-polling application pays no system call for notifications it never sleeps on). So after
+ * a wakeup, drain and arm again before sleeping; the loop above wakes once per burst of work and
+ * never for nothing. Edge-triggered loops (EPOLLET) work with the same rule.
+ *
+ * The race rule: rdps_ctx_arm() requests the next notification and only then looks once more
+ * for work that landed before the request; when it finds some it returns RDPS_EAGAIN (poll,
+ * do not sleep), so nothing is slept on between the last poll and the wait. Timers (heartbeats,
+ * announcements, repairs, timeouts) raise nothing on the fd: bound every wait by
+ * rdps_ctx_next_timeout_ms(), and rdps_ctx_arm() returns RDPS_EAGAIN when one is already due.
+ * rdps_ctx_wait() is this loop's body for applications without a loop of their own.
+ */
+/* The ctx's event fd (see above); the same fd for the ctx's lifetime. RDPS_EINVAL for NULL. */
+RDPS_EXPORT int rdps_ctx_fd(rdps_ctx_t *ctx);
+/*
+ * Prepares to sleep on rdps_ctx_fd(): posts sends queued with RDPS_SEND_MORE, consumes the fd's
+ * readiness and requests the next notification. Returns 0 when armed with nothing waiting (sleep
+ * on the fd, at most rdps_ctx_next_timeout_ms()), RDPS_EAGAIN when work is already waiting or a
+ * timer is due (call rdps_ctx_poll(), then arm again), RDPS_EBUSY from inside a callback, or
+ * another negative code on a device error.
+ */
+RDPS_EXPORT int rdps_ctx_arm(rdps_ctx_t *ctx);
+/* Milliseconds until the ctx's next timer (heartbeat, announce, timeout): 0..60000, never
+ * negative (0 for NULL: a negative timeout would make an epoll_wait block for ever). */
+RDPS_EXPORT int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx);
+/* Polls, arms and waits up to timeout_ms (bounded by the next timer) for work, then polls again:
+ * the event loop above in one call. */
+RDPS_EXPORT int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms);
+/* Largest payload of one datagram (active MTU minus the rdps header, and minus the 40-byte
+ * trailer on a keyed ctx); 0 for NULL. */
+RDPS_EXPORT size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx);
+
+/*
+ * Domain keys (rdps 1.1). A key file holds one key: 64 hexadecimal characters (32 bytes),
+ * optionally preceded by its id in decimal and a colon ("7:00112233..."; no id: 1); blank lines,
+ * lines starting with '#' and whitespace around the key are ignored. Like ssh with a private
+ * key, rdps refuses a file that its group or others may read or write (RDPS_EACCES: chmod 600).
+ * rdps_domain_key_read fills key and *key_id (key_id may be NULL) and returns 0, or RDPS_ENOENT,
+ * RDPS_EACCES or RDPS_EINVAL (a malformed file), the reason in rdps_last_error_message().
+ *
+ * Rollover on a keyed ctx, without a restart and without losing a frame: (1) on every host
+ * rdps_ctx_key_add(next): frames under it are accepted from now on; (2) once every host has it,
+ * rdps_ctx_key_use(next) on each: frames are sent under it; (3) once every host sends under it,
+ * rdps_ctx_key_remove(old). A ctx holds two keys at most: add returns RDPS_ENOSPC with two,
+ * RDPS_EEXIST for an id it has; use returns RDPS_ENOENT for an id it does not have; remove
+ * refuses the key in use (RDPS_EBUSY). On a ctx created without a key: RDPS_ENOTSUP. NULL ctx or
+ * key, or an id outside 1..RDPS_DOMAIN_KEY_ID_MAX: RDPS_EINVAL. rdps_ctx_key_in_use returns the
+ * id frames are sent under, 0 for a keyless (or NULL) ctx.
+ */
+RDPS_EXPORT int rdps_domain_key_read(const char *path, uint8_t key[RDPS_DOMAIN_KEY_BYTES],
+                                     uint32_t *key_id);
+RDPS_EXPORT int rdps_ctx_key_add(rdps_ctx_t *ctx, const uint8_t key[RDPS_DOMAIN_KEY_BYTES],
+                                 uint32_t key_id);
+RDPS_EXPORT int rdps_ctx_key_use(rdps_ctx_t *ctx, uint32_t key_id);
+RDPS_EXPORT int rdps_ctx_key_remove(rdps_ctx_t *ctx, uint32_t key_id);
+RDPS_EXPORT uint32_t rdps_ctx_key_in_use(const rdps_ctx_t *ctx);
+
+/* ------------------------------------------------------------------------ */
+/*
+ * Topic names. A topic is named by 1..RDPS_TOPIC_NAME_MAX bytes of printable ASCII without
+ * spaces (0x21 '!' .. 0x7e '~'), e.g. "md.quotes.AAPL"; names are compared byte for byte
+ * (case-sensitive) and carry no hierarchy. rdps_pub_create, rdps_sub_create,
+ * rdps_ctx_map_topic and rdps_topic_group return RDPS_EINVAL for any other name (NULL, empty,
+ * too long, a space, a control or non-ASCII byte), with the reason in
+ * rdps_last_error_message(); rdps_topic_id returns 0 for it.
+ *
+ * A name maps to a 64-bit topic id carried in every frame (rdps_topic_id) and, unless mapped
+ * explicitly, to a multicast group in group_range. Groups are shared by many names; ids are
+ * what keep names apart: a subscriber receives only frames carrying its own name's id. Two
+ * names with the same id (about one chance in 40 million among a million names) are refused in one
+ * ctx (RDPS_EEXIST) and, across hosts, detected through discovery: RDPS_EVENT_TOPIC_COLLISION
+ * and the topic_collisions counter.
+ */
+#define RDPS_TOPIC_NAME_MAX 255
+
+/* ------------------------------------------------------------------------ */
+/* Publishing. */
+/* Reliable publishers: whose progress gates the publisher (flow control). */
+typedef enum rdps_flow_control {
+    RDPS_FLOW_MAX = 0,    /* the fastest receiver (default): slower ones that fall further behind
+                             than the ring holds are evicted (RDPS_EVENT_RECEIVER_EVICTED) */
+    RDPS_FLOW_MIN = 1,    /* the slowest live receiver; one silent for receiver_timeout_ms, or
+                             holding the publisher back for 2 s without progress, is dropped
+                             (it rejoins once past where it was dropped; a host's second drop
+                             within a minute keeps its receivers out 2 s, doubling) */
+    RDPS_FLOW_TAGGED = 2, /* the slowest live receiver carrying flow_tag, once at least
+                             flow_min_receivers of them are live (nothing is sent before) */
+} rdps_flow_control;
+
+/*
+ * How a topic's datagrams travel (rdps_pub_opts.transport, rdps_sub_opts.transport; rdps(7),
+ * "Unicast"). Publishers and subscribers of one topic in one ctx use one mode each side
+ * (RDPS_EINVAL otherwise); the two sides and other contexts may differ: a topic may have
+ * subscribers on its group and others by unicast, and each gets every datagram once.
+ */
+typedef enum rdps_transport_mode {
+    /* Default. A publisher sends each datagram to the topic's multicast group, plus one copy by
+     * unicast to each subscriber that asked for unicast; a subscriber joins the group. */
+    RDPS_TRANSPORT_MULTICAST = 0,
+    /* A publisher joins no group: it sends one copy of each datagram to each subscriber that
+     * discovery announced from its own address (as one work-request chain from one buffer); a
+     * subscriber joins no group and announces that it wants copies. Needs discovery to reach
+     * the other side: the discovery group, or seed peers (rdps_config.peers). */
+    RDPS_TRANSPORT_UNICAST = 1,
+    /* Multicast, and unicast when the group is not joined within multicast_timeout_ms, or when
+     * the ctx hears its peers by unicast only (rdps_config.multicast_timeout_ms):
+     * RDPS_EVENT_UNICAST_FALLBACK and the unicast_fallbacks counter say so. */
+    RDPS_TRANSPORT_AUTO = 2,
+} rdps_transport_mode;
+
+struct rdps_event; /* below, with the events and what each carries */
+typedef void (*rdps_event_cb)(void *user, const struct rdps_event *event);
+
+/*
+ * Publisher options; zero-initialize, NULL for all defaults. An option that cannot apply is
+ * refused by rdps_pub_create with RDPS_EINVAL (rdps_last_error_message() names it and says why),
+ * never silently ignored: ring_bytes, flow, flow_tag, flow_min_receivers, receiver_timeout_ms
+ * and rate_limit need reliable = 1 (left zero otherwise); flow_tag and flow_min_receivers need
+ * flow = RDPS_FLOW_TAGGED. Out of range, also RDPS_EINVAL: flow not one of the rdps_flow_control
+ * values; RDPS_FLOW_TAGGED with flow_tag 0, or with flow_min_receivers above 256 (the receivers
+ * a publisher tracks: it would never send); ring_bytes outside 64 KiB..4 GiB (0: the default);
+ * rate_limit outside one datagram per second..100 GB/s (0: none). group, on_event and event_user
+ * are taken by every publisher.
+ */
+typedef struct rdps_pub_opts {
+    const char *group; /* explicit multicast group (dotted IPv4); NULL: hash of the topic name */
+    /*
+     * 1: reliable publishing. Frames are written once into a retransmission ring of ring_bytes
+     * (default 16 MiB, registered with the device); subscribers that ask for reliability NAK
+     * what they miss and report their progress (STATUS); repairs go by unicast to one asker,
+     * by multicast when several, on different hosts, asked. rdps_pub_send (and rdps_pub_claim,
+     * for one datagram) returns RDPS_EAGAIN, before anything is written, when the ring or the
+     * flow-control window cannot take the whole message, or while a reliable subscriber
+     * discovery announced has not reported its position yet (at most 1 s; under RDPS_FLOW_MAX
+     * only before the first subscriber has reported), so a first burst is not sent into a
+     * window nobody has opened. Only subscribers discovery announced from their own address
+     * take part in flow control; a host whose announced subscriber never reported holds
+     * nothing for a minute (doubling), and such holds together last at most 1 s, then 1/32 of
+     * the time. Anyone else's NAKs get bounded repairs (see the README's security model).
+     */
+    int reliable;
+    size_t ring_bytes;
+    rdps_flow_control flow;
+    uint32_t flow_tag;            /* RDPS_FLOW_TAGGED: the tag receivers announce (nonzero) */
+    uint32_t flow_min_receivers;  /* RDPS_FLOW_TAGGED: tagged receivers needed to start */
+    uint32_t receiver_timeout_ms; /* a receiver silent this long leaves flow control (5000) */
+    /* optional: RDPS_EVENT_SUBSCRIBER_SEEN/_GONE, RDPS_EVENT_TOPIC_COLLISION, and for a
+     * reliable publisher RDPS_EVENT_RECEIVER_* (see rdps_event); called with event_user */
+    rdps_event_cb on_event;
+    void *event_user;
+    /*
+     * Reliable publishers: at most this many datagram bytes per second on the wire, new data
+     * and repairs together (0: no limit; else at least one datagram per second, at most
+     * 100 GB/s). Messages wait in the ring and leave evenly (bursts of 2 ms worth), repairs
+     * first within the same limit (at most 3 new datagrams between two repairs when both wait);
+     * rdps_pub_send returns RDPS_EAGAIN once the window is full of waiting frames. A
+     * publisher sending faster than its receivers drain builds a queue that every repair
+     * waits behind, and the window waits on the repair: set the limit a little below what the
+     * slowest receiver you keep drains (PGM and LBT-RM publishers are rate-limited the same
+     * way). The counter rate_waits says how often new data waited for it.
+     */
+    uint64_t rate_limit;
+    /* How the datagrams go: rdps_transport_mode (default multicast); a value outside the enum is
+     * RDPS_EINVAL, and so is another mode than the topic's other publishers in this ctx use. */
+    rdps_transport_mode transport;
+    /*
+     * Reliable publishers: parity repairs (0: none; else a power of two, 2..128; 64 suits most).
+     * A NAK from subscribers with parity_blocks counts a block's missing datagrams, and the
+     * publisher answers with that many parity datagrams (Reed-Solomon) of the block: each one
+     * repairs any one missing datagram at every subscriber that misses one, so a repair serves
+     * many receivers with different losses. Datagrams carry 26 bytes less payload (room for a
+     * parity datagram's header); heartbeats carry the block size, which subscribers of rdps
+     * before 1.1 refuse: set it only where every subscriber runs 1.1 or later.
+     */
+    uint32_t parity_k;
+} rdps_pub_opts;
+
+/* Creates a publisher of `topic` (a name as described under "Topic names": RDPS_EINVAL
+ * otherwise; RDPS_EEXIST when another topic of this ctx has the same id). */
+RDPS_EXPORT int rdps_pub_create_sized(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
+                                      size_t opts_size, rdps_pub_t **out);
+static inline int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
+                                  rdps_pub_t **out)
+{
+    return rdps_pub_create_sized(ctx, topic, opts, sizeof(*opts), out);
+}
+RDPS_EXPORT void rdps_pub_destroy(rdps_pub_t *pub);
+/*
+ * 1 once the publisher's multicast group is joined and sends can go out; otherwise 0, never
+ * negative: before, for NULL or a closed publisher (destroyed from a callback), and when the join
+ * failed for good (rdps_pub_send then returns RDPS_ENOTJOINED, and rdps_last_error_message()
+ * says why).
+ */
+RDPS_EXPORT int rdps_pub_ready(const rdps_pub_t *pub);
+/* Publishes one message of 0..rdps_pub_max_message_size() bytes (copied; the
+ * buffer is free on return). Returns 0, RDPS_EAGAIN when not ready or the send
+ * queue is full (nothing was sent: poll and retry; when it persists, wait with
+ * rdps_ctx_wait() rather than spin: on soft-RoCE the kernel does the device's
+ * work on the same CPUs), RDPS_EMSGSIZE when too long, RDPS_EBUSY while the
+ * publisher has a claim outstanding (rdps_pub_claim). */
+RDPS_EXPORT int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len);
+/*
+ * rdps_pub_send with flags. RDPS_SEND_MORE: more messages follow at once, so
+ * leave this one's datagrams queued and post them together with the next
+ * send (one work-request chain, one doorbell). Queued datagrams go out at the
+ * next send without the flag, rdps_ctx_flush() or rdps_ctx_poll().
+ */
+#define RDPS_SEND_MORE 0x1u
+RDPS_EXPORT int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned flags);
+/* Posts every datagram queued with RDPS_SEND_MORE. */
+RDPS_EXPORT int rdps_ctx_flush(rdps_ctx_t *ctx);
+
+/*
+ * Zero-copy send of a message of one datagram: claim room, write the message into claim.data (up
+ * to claim.capacity bytes), commit. The same rules on every publisher:
+ *
+ * rdps_pub_claim: an unreliable publisher lends a registered send buffer; a reliable one reserves
+ * the room in its retransmission ring, where the frame is posted and repaired from, so the
+ * message is never copied. claim.capacity is one datagram's payload
+ * (rdps_ctx_max_datagram_payload()), at most the ctx's max_message_size. Returns 0, or (with
+ * claim.data NULL and nothing held) RDPS_EAGAIN when a send could not go either (group still
+ * joining; the send pool full; reliable: the ring or the flow-control window cannot take one
+ * more datagram, or a subscriber has not reported yet, as rdps_pub_send; counted in
+ * send_backpressure: poll and retry), RDPS_EBUSY when the publisher has a claim outstanding,
+ * RDPS_EINVAL, RDPS_ECLOSED, RDPS_ENOTJOINED.
+ *
+ * One claim per publisher: until it is committed or aborted, a second rdps_pub_claim and
+ * rdps_pub_send / rdps_pub_send_ex on that publisher return RDPS_EBUSY (nothing sent, not
+ * counted as back-pressure). Other publishers, rdps_ctx_poll, rdps_ctx_wait and rdps_ctx_flush
+ * go on as usual; a reliable publisher keeps posting, repairing and answering receivers.
+ *
+ * rdps_pub_commit sends the first len bytes of the claim (sequence and timestamp are assigned
+ * now) like rdps_pub_send: queued to the device, or appended to the ring and posted under the
+ * same flow control and rate limit; delivered at once to subscribers in the same ctx; counted in
+ * msgs_sent. Admission was decided at claim: commit never returns RDPS_EAGAIN for the window or
+ * the ring. Commit ends the claim whatever it returns, except RDPS_EINVAL:
+ *   0              sent.
+ *   RDPS_EMSGSIZE  len above claim.capacity (as the claim gave it): nothing sent.
+ *   RDPS_ECLOSED   the publisher was destroyed from a callback or the ctx is being destroyed:
+ *                  nothing sent; or, after the message was sent, a callback of a local
+ *                  subscriber destroyed the ctx (as rdps_pub_send).
+ *   RDPS_EINVAL    pub or claim NULL, or claim is not the publisher's outstanding claim (already
+ *                  committed or aborted, a copy of one, another publisher's, never claimed):
+ *                  nothing happens, never a second send.
+ *   other codes    unreliable publishers: the device refused the datagram (RDPS_EAGAIN when
+ *                  sends made since the claim filled its send queue, RDPS_EDEVFATAL, ...): not
+ *                  sent.
+ * rdps_pub_abort gives the claim back unsent: no sequence is used, nothing is left behind; a claim
+ * that is not outstanding is ignored.
+ *
+ * Lifetime: claim.data is valid from a successful claim until its commit or abort. Destroying the
+ * publisher (or its ctx) releases an outstanding claim; claim.data is invalid from then on.
+ */
+typedef struct rdps_claim {
+    void *data;
+    size_t capacity;
+    uint64_t opaque_[3];
+} rdps_claim;
+RDPS_EXPORT int rdps_pub_claim(rdps_pub_t *pub, rdps_claim *claim);
+RDPS_EXPORT int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len);
+RDPS_EXPORT void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim);
+/*
+ * The longest message the publisher takes: the ctx's max_message_size, and for a reliable
+ * publisher at most what its ring holds (ring_bytes / MTU datagrams of MTU - 40 bytes: 62 976
+ * bytes with a 64 KiB ring at MTU 1024, a little under 16 MiB with the default 16 MiB ring; a
+ * 32 MiB ring takes the default max_message_size of 16 MiB). Not a receiver's sequence window
+ * (2048 datagrams): a longer message streams through it, its datagrams released into the
+ * message in order as they come, so the window bounds a receiver's tracking, the message its
+ * reassembly memory (reassembly_memory, reassembly_memory_per_source). 0 for NULL or a closed
+ * publisher.
+ */
+RDPS_EXPORT size_t rdps_pub_max_message_size(const rdps_pub_t *pub);
+/* The publisher's session id (random, nonzero); 0 for NULL. */
+RDPS_EXPORT uint32_t rdps_pub_session(const rdps_pub_t *pub);
+/*
+ * Live subscribers of the topic: those of other contexts discovery knows (announcing, not left:
+ * the ones RDPS_EVENT_SUBSCRIBER_SEEN told of) plus this ctx's own. 0 for NULL or a closed
+ * publisher, never negative.
+ */
+RDPS_EXPORT int rdps_pub_subscriber_count(const rdps_pub_t *pub);
+/*
+ * Reliable publishers: receivers in flow control, or catching up to it (a late join), that have
+ * not yet reported every message sent (0 once all caught up; always 0 for an unreliable
+ * publisher). Keep polling the ctx until it
+ * is 0 before destroying the publisher, or the last messages' repairs are lost with it. 0 for
+ * NULL or a closed publisher, never negative: `while (rdps_pub_receivers_behind(pub))` ends.
+ */
+RDPS_EXPORT int rdps_pub_receivers_behind(const rdps_pub_t *pub);
+/* Datagrams of this ctx posted but not yet known complete by the device. Completion of
+ * unsignaled sends is learnt from a later signaled one, so after a burst this can stay
+ * above zero until more is sent: wait on it with a deadline. 0 for NULL, never negative. */
+RDPS_EXPORT int rdps_ctx_sends_pending(const rdps_ctx_t *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Subscribing. */
+
+/*
+ * Who sent a message or caused an event, as the receiving device saw it: the
+ * sender's QP number, its GID (from the GRH; RoCE always has one) and, on
+ * InfiniBand without a GRH, its LID. Not authenticated: anyone on the
+ * partition/VLAN can forge a GID (see the README's security model); use it
+ * to tell publishers apart and to drop what you do not expect.
+ */
+typedef struct rdps_source {
+    uint8_t gid[16]; /* all zero when has_gid is 0 */
+    uint32_t qpn;
+    uint16_t lid;    /* InfiniBand without GRH; 0 otherwise */
+    uint8_t has_gid; /* 1 when gid is valid */
+    uint8_t reserved_;
+} rdps_source;
+
+typedef struct rdps_msg_info {
+    const char *topic;
+    uint64_t topic_id;        /* rdps_topic_id(topic) */
+    uint32_t session_id;      /* publisher session */
+    uint32_t seq;             /* sequence of the message's first datagram */
+    uint64_t publisher_ts_ns; /* publisher's CLOCK_REALTIME when it sent the message */
+    uint32_t fragments;       /* datagrams the message arrived in */
+    int retransmitted;        /* some fragment was a retransmission */
+    rdps_source source;       /* the publisher's QP (for messages published in this ctx: ours) */
+} rdps_msg_info;
+
+/*
+ * Called for every complete message: from rdps_ctx_poll()/rdps_ctx_wait(), and from
+ * rdps_pub_send*()/rdps_pub_commit() for subscribers in the same ctx as the publisher. `data` is
+ * valid only during the call.
+ *
+ * Callbacks (message and event callbacks alike) may call:
+ *   - rdps_pub_send*, claim/commit/abort, rdps_ctx_flush: sends work as anywhere else;
+ *   - rdps_pub_create / rdps_sub_create;
+ *   - rdps_pub_destroy / rdps_sub_destroy on any handle of the ctx, the calling subscriber
+ *     included: the handle is closed at once (no further callbacks; calls on it return
+ *     RDPS_ECLOSED) and freed when the outermost rdps_* call that ran the callback returns;
+ *   - rdps_ctx_destroy: the ctx is freed when that outermost call returns, which then returns
+ *     RDPS_ECLOSED (touch neither the ctx nor its handles afterwards);
+ *   - rdps_ctx_poll / rdps_ctx_wait: they do not handle received datagrams (the outer poll is
+ *     in the middle of a batch); they post queued sends, reap send completions, so a
+ *     `while (rdps_pub_send(...) == RDPS_EAGAIN) rdps_ctx_poll(ctx, 0);` retry loop makes
+ *     progress, and return RDPS_EBUSY;
+ *   - counters, ready checks and everything else that only reads.
+ * A callback must not block for long: the ctx's thread is the only one making progress.
+ */
+typedef void (*rdps_msg_cb)(void *user, const void *data, size_t len, const rdps_msg_info *info);
+
+/*
+ * Events. A subscriber's on_event (rdps_sub_opts) hears about its topic's publishers and the
+ * data it receives; a publisher's on_event (rdps_pub_opts) about its topic's subscribers and,
+ * for a reliable publisher, their flow control. Events are raised from rdps_ctx_poll() /
+ * rdps_ctx_wait() (the callback rules above apply) and the rdps_event is valid during the call
+ * only. Discovery events (SEEN/GONE) concern endpoints of other contexts (one ctx's publishers
+ * and subscribers reach each other directly) and come in pairs: an endpoint hears SEEN once for
+ * every remote endpoint of its topic the ctx knows, those known before it was created
+ * included (at its first poll), then GONE once when that one leaves or times out.
+ */
+typedef enum rdps_event_type {
+    /* To subscribers. */
+    RDPS_EVENT_GAP = 1,            /* unreliable session: datagrams that never arrived */
+    RDPS_EVENT_PUBLISHER_SEEN = 2, /* discovery: a publisher of the topic announced itself */
+    RDPS_EVENT_PUBLISHER_GONE = 3, /* discovery: it left or stopped announcing (reason) */
+    RDPS_EVENT_QP_RECOVERED = 4,   /* the ctx's queue pair failed and was reset: datagrams
+                                      received or sent meanwhile are lost */
+    /* To reliable publishers: a receiver (a reliable subscriber's ctx) in flow control; raised
+     * only for receivers discovery announced that took part in it. */
+    RDPS_EVENT_RECEIVER_EVICTED = 5,   /* dropped from flow control (reason) */
+    RDPS_EVENT_RECEIVER_RESUMED = 6,   /* an evicted receiver is back at the live position */
+    RDPS_EVENT_RECEIVER_TIMED_OUT = 7, /* silent for receiver_timeout_ms: out of flow control */
+    /* To reliable subscribers: datagrams [first_seq, first_seq + count) of the session could
+     * not be recovered (reason); delivery continues after them. Raised once per run, in
+     * sequence order with the messages. */
+    RDPS_EVENT_LOSS = 8,
+    /* To publishers. */
+    RDPS_EVENT_SUBSCRIBER_SEEN = 9,  /* discovery: a subscriber of the topic announced itself */
+    RDPS_EVENT_SUBSCRIBER_GONE = 10, /* discovery: it left or stopped announcing (reason) */
+    /* To publishers and subscribers. Discovery: another host announced a topic whose 64-bit id
+     * equals this topic's but whose name differs (other_topic); source is the announcer, session_id
+     * the announced endpoint's (publisher session or subscriber receiver id). The two names cannot
+     * be told apart on the wire: frames of the other name would be delivered to this topic's
+     * subscribers. Rename one of them. Raised to every local subscriber's and publisher's on_event
+     * of the topic once per (announcer, other name) while the announcer keeps announcing, and
+     * counted in topic_collisions. */
+    RDPS_EVENT_TOPIC_COLLISION = 11,
+    /* To publishers and subscribers of RDPS_TRANSPORT_AUTO: the topic now goes by unicast in
+     * this ctx (reason: rdps_fallback_reason): its publishers send copies to every subscriber
+     * instead of the group, its subscribers left the group and ask for copies. Once per topic
+     * and side; it stays so. */
+    RDPS_EVENT_UNICAST_FALLBACK = 12,
+} rdps_event_type;
+
+/* rdps_event.reason of RDPS_EVENT_LOSS: why the datagrams could not be recovered. */
+typedef enum rdps_loss_reason {
+    RDPS_LOSS_BELOW_RING = 1,      /* the publisher's ring no longer holds them (its oldest
+                                      retained sequence, from its heartbeats, is past them) */
+    RDPS_LOSS_NAK_RETRIES = 2,     /* NAKed 200 times without a repair */
+    RDPS_LOSS_DEADLINE = 3,        /* not repaired within 5 s of being found missing or of
+                                      its stream's last repair, whichever is later */
+    RDPS_LOSS_PARTIAL_MESSAGE = 4, /* fragments that did arrive of a message whose other
+                                      fragments were lost (a message is delivered whole) */
+    RDPS_LOSS_TOO_LARGE = 5,       /* a message this ctx cannot hold: above its reassembly
+                                      limits, or of more datagrams than the reliable window */
+    RDPS_LOSS_SESSION_DROPPED = 6, /* the ctx dropped the session before delivering them (its
+                                      session table or the sender's quota full, or idle) */
+} rdps_loss_reason;
+
+/* rdps_event.reason of RDPS_EVENT_RECEIVER_EVICTED. */
+typedef enum rdps_evict_reason {
+    RDPS_EVICT_LAGGED = 1,  /* fell further behind than the ring holds (RDPS_FLOW_MAX) */
+    RDPS_EVICT_STALLED = 2, /* held a min/tagged publisher back for 2 s without progress */
+} rdps_evict_reason;
+
+/* rdps_event.reason of RDPS_EVENT_PUBLISHER_GONE and RDPS_EVENT_SUBSCRIBER_GONE. */
+typedef enum rdps_gone_reason {
+    RDPS_GONE_LEFT = 1,      /* it sent its leaving announcement (destroyed cleanly) */
+    RDPS_GONE_TIMED_OUT = 2, /* no announcement for 3 of its announce intervals (crashed,
+                                partitioned, or its leaving announcement was lost) */
+} rdps_gone_reason;
+
+/* rdps_event.reason of RDPS_EVENT_UNICAST_FALLBACK. */
+typedef enum rdps_fallback_reason {
+    RDPS_FALLBACK_JOIN_FAILED = 1,    /* the fabric refused the group (e.g. no multicast in the
+                                         subnet manager) */
+    RDPS_FALLBACK_JOIN_TIMED_OUT = 2, /* the join did not complete within multicast_timeout_ms */
+    RDPS_FALLBACK_NO_MULTICAST = 3,   /* joined, but for multicast_timeout_ms after peers were
+                                         heard by unicast nothing came through a group */
+} rdps_fallback_reason;
+
+/*
+ * What each event sets; every field not listed is 0 (NULL). topic is the name the receiving
+ * endpoint was created with; session_id, first_seq and count are those of the frames.
+ *
+ *   GAP               session_id: the publisher's session; first_seq: the first missing
+ *                     datagram sequence; count: the datagrams missing; source: the publisher.
+ *   PUBLISHER_SEEN    session_id: the publisher's session; source: the announcer.
+ *   PUBLISHER_GONE    as PUBLISHER_SEEN; reason: rdps_gone_reason.
+ *   QP_RECOVERED      count: datagrams this ctx had posted that were lost with the queue pair
+ *                     (since the previous QP_RECOVERED); source: this ctx's own QP.
+ *   RECEIVER_EVICTED  session_id: this publisher's session; source: the receiver's QP;
+ *                     receiver_id: the receiver's id (a reliable subscriber's ctx, also in
+ *                     its SUBSCRIBER_SEEN); first_seq: its position as it last reported it
+ *                     (the first sequence it had not consumed); count: how far that lies
+ *                     behind the ring's oldest sequence (0 if it does not); reason:
+ *                     rdps_evict_reason.
+ *   RECEIVER_RESUMED  as RECEIVER_EVICTED, without reason (count is 0).
+ *   RECEIVER_TIMED_OUT  as RECEIVER_EVICTED, without reason.
+ *   LOSS              session_id: the publisher's session; first_seq, count: the datagrams
+ *                     given up; source: the publisher; reason: rdps_loss_reason.
+ *   SUBSCRIBER_SEEN   session_id: the subscriber's own id (random, as it announces itself; it
+ *                     pairs SEEN with GONE); source: the announcer; receiver_id: a reliable
+ *                     subscriber's receiver id (0 for an unreliable one).
+ *   SUBSCRIBER_GONE   as SUBSCRIBER_SEEN; reason: rdps_gone_reason.
+ *   TOPIC_COLLISION   session_id: the announced endpoint's (publisher session or subscriber
+ *                     id); source: the announcer; other_topic: the name it announced.
+ *   UNICAST_FALLBACK  session_id: the publisher's session (to a subscriber: 0); source: this
+ *                     ctx's own QP; reason: rdps_fallback_reason.
+ *
+ * source is the sender as the device saw it, not authenticated (see rdps_source).
+ */
+typedef struct rdps_event {
+    rdps_event_type type;
+    const char *topic;
+    uint32_t session_id;
+    uint32_t first_seq;
+    uint32_t count;
+    rdps_source source;
+    uint32_t receiver_id;
+    int reason; /* rdps_loss_reason, rdps_evict_reason, rdps_gone_reason or
+                   rdps_fallback_reason by type, else 0 */
+    /* TOPIC_COLLISION: the announced name that has this topic's id (NULL for other events);
+     * valid only during the callback. */
+    const char *other_topic;
+} rdps_event;
+
+/*
+ * "gap", "publisher_seen", "publisher_gone", "qp_recovered", "receiver_evicted",
+ * "receiver_resumed", "receiver_timed_out", "loss", "subscriber_seen", "subscriber_gone",
+ * "topic_collision", "unicast_fallback": the
+ * enumerator's name in lower case without RDPS_EVENT_. Never NULL: "unknown" for other values.
+ */
+RDPS_EXPORT const char *rdps_event_name(rdps_event_type type);
+/*
+ * The name of ev->reason in the enum its type uses, in the same style: "below_ring",
+ * "nak_retries", "deadline", "partial_message", "too_large", "session_dropped" (LOSS),
+ * "lagged", "stalled" (RECEIVER_EVICTED), "left", "timed_out" (PUBLISHER_GONE,
+ * SUBSCRIBER_GONE), "join_failed", "join_timed_out", "no_multicast" (UNICAST_FALLBACK). Never NULL:
+ * "" for an event type without a reason (and for NULL), "unknown" for a reason value its enum does
+ * not have.
+ */
+RDPS_EXPORT const char *rdps_event_reason_name(const rdps_event *ev);
+
+/*
+ * Subscriber options; zero-initialize, NULL for all defaults. from_oldest and flow_tag need
+ * reliable = 1: set on an unreliable subscriber, rdps_sub_create refuses them with RDPS_EINVAL
+ * (rdps_last_error_message() names the option) rather than ignore them.
+ */
+typedef struct rdps_sub_opts {
+    const char *group; /* explicit multicast group; NULL: hash of the topic name */
+    /* optional: RDPS_EVENT_GAP, _PUBLISHER_SEEN/_GONE, _QP_RECOVERED, _LOSS, _TOPIC_COLLISION;
+     * called with event_user, or with rdps_sub_create's `user` when event_user is NULL */
+    rdps_event_cb on_event;
+    /*
+     * 1: every message of every reliable publisher of the topic, in order, exactly once per
+     * session, or an RDPS_EVENT_LOSS naming what could not be recovered: the ctx NAKs what is
+     * missing and reports its progress (STATUS) to the publisher. Sessions of publishers that
+     * are not reliable are delivered as usual. Decided when a session is first seen: a session
+     * already followed unreliably by this ctx stays so. A session whose publisher falls silent
+     * backs its STATUS off and, after 5 s, sends no NAK or STATUS until the publisher is heard
+     * again (sessions_idle); the NAK backoff counts other reliable subscribers by host (at most
+     * 4 per host, announced from their own address and announced again).
+     */
+    int reliable;
+    /* reliable: a session joined late starts at the publisher's oldest retained message
+     * (everything its ring still holds) instead of the live position, and catches up at the
+     * rate it drains: it NAKs one window of datagrams after the other, repaired by unicast
+     * within the publisher's repair budgets. Until it is within its window of the live
+     * position it takes no part in flow control (under RDPS_FLOW_MIN and _TAGGED it holds
+     * neither the publisher nor its ring; under any mode, what the ring drops before it gets
+     * there is an RDPS_EVENT_LOSS, below_ring). Per topic: one such subscriber makes the ctx
+     * join that topic's new sessions from the oldest. */
+    int from_oldest;
+    /* reliable: the group tag announced for publishers using RDPS_FLOW_TAGGED (0: none). */
+    uint32_t flow_tag;
+    void *event_user; /* on_event's first argument; NULL: rdps_sub_create's `user` */
+    /* How the datagrams come: rdps_transport_mode (default multicast); a value outside the enum
+     * is RDPS_EINVAL, and so is another mode than the topic's other subscribers in this ctx use.
+     * Unicast: ready at once, the publishers send copies once discovery told them. */
+    rdps_transport_mode transport;
+} rdps_sub_opts;
+
+/* Creates a subscriber of `topic` (a name as described under "Topic names": RDPS_EINVAL
+ * otherwise; RDPS_EEXIST when another topic of this ctx has the same id). */
+RDPS_EXPORT int rdps_sub_create_sized(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message,
+                                      void *user, const rdps_sub_opts *opts, size_t opts_size,
+                                      rdps_sub_t **out);
+static inline int rdps_sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message,
+                                  void *user, const rdps_sub_opts *opts, rdps_sub_t **out)
+{
+    return rdps_sub_create_sized(ctx, topic, on_message, user, opts, sizeof(*opts), out);
+}
+RDPS_EXPORT void rdps_sub_destroy(rdps_sub_t *sub);
+/*
+ * 1 once the subscriber's group is joined (messages can arrive); otherwise 0, never negative:
+ * before, for NULL or a closed subscriber, and when the join failed for good
+ * (rdps_last_error_message() says why).
+ */
+RDPS_EXPORT int rdps_sub_ready(const rdps_sub_t *sub);
+
+/* ------------------------------------------------------------------------ */
+/* Topic naming: the id carried in frames and the group a name hashes to. */
+/*
+ * The 64-bit id of a topic name (see "Topic names" above): 64-bit FNV-1a of the name's bytes
+ * through murmur3's fmix64 finalizer (0 would become 1), the same on every host; 0 for a name
+ * that breaks the rules (NULL, empty, longer than RDPS_TOPIC_NAME_MAX, a byte outside
+ * 0x21..0x7e).
+ */
+RDPS_EXPORT uint64_t rdps_topic_id(const char *topic);
+/* Writes the dotted IPv4 group `topic` maps to in `ctx` (explicit maps honoured). */
+RDPS_EXPORT int rdps_topic_group(const rdps_ctx_t *ctx, const char *topic, char *buf, size_t len);
+/* Maps a topic name to a group explicitly (before creating its endpoints). */
+RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const char *group);
+
+/* ------------------------------------------------------------------------ */
+/* Counters: one X-macro gives the fields, their names and their order. */
+#define RDPS_COUNTER_MAP(X)                                                                       \
+    X(msgs_sent, "messages published")                                                            \
+    X(bytes_sent, "message bytes published")                                                      \
+    X(frames_sent, "datagrams sent")                                                              \
+    X(frame_bytes_sent, "datagram bytes sent")                                                    \
+    X(send_backpressure, "sends refused with RDPS_EAGAIN")                                        \
+    X(msgs_delivered, "messages delivered to subscribers")                                        \
+    X(bytes_delivered, "message bytes delivered")                                                 \
+    X(frames_received, "datagrams received")                                                      \
+    X(frame_bytes_received, "datagram bytes received")                                            \
+    X(fragments_received, "data fragments accepted")                                              \
+    X(gaps, "datagram sequence gaps (missing datagrams)")                                         \
+    X(duplicates, "duplicate datagrams dropped")                                                  \
+    X(reasm_evictions, "partial messages evicted by the memory cap")                              \
+    X(reasm_timeouts, "partial messages dropped after the timeout")                               \
+    X(sessions_evicted, "publisher sessions evicted from the table")                              \
+    X(bad_frames, "malformed datagrams dropped")                                                  \
+    X(unknown_topic, "datagrams for topics with no local subscriber")                             \
+    X(own_frames, "own datagrams looped back by the fabric and dropped")                          \
+    X(rq_empty, "receive queue ran empty")                                                        \
+    X(announces_sent, "discovery announcements sent")                                             \
+    X(announces_received, "discovery announcements received")                                     \
+    X(bad_announces, "malformed discovery announcements dropped")                                 \
+    X(naks_sent, "NAK frames sent")                                                               \
+    X(naks_received, "NAK frames received")                                                       \
+    X(retransmits, "datagrams retransmitted")                                                     \
+    X(recovered, "missing datagrams recovered")                                                   \
+    X(lost, "datagrams declared unrecoverable")                                                   \
+    X(loss_dropped_rx, "received datagrams dropped by the loss generator")                        \
+    X(loss_dropped_tx, "datagrams to send dropped by the loss generator")                         \
+    X(peers_refused,                                                                              \
+      "discovery announcements refused (table full, foreign-topic cap, forged leave)")            \
+    X(qp_recoveries, "times the queue pair was reset after entering the error state")             \
+    X(sends_lost, "datagrams in flight lost when the queue pair entered the error state")         \
+    X(reasm_quota_drops, "partials or sessions a host lost for exceeding its per-host quota")     \
+    X(session_resets, "sessions restarted by a sequence jump larger than the tracked window")     \
+    X(heartbeats_sent, "reliable publishers: heartbeats sent (idle, or answering a NAK)")         \
+    X(naks_suppressed, "reliable publishers: NAKed sequences not repaired again (linger)")        \
+    X(receiver_evictions, "reliable publishers: receivers evicted (lagged or stalled)")           \
+    X(control_send_failures, "reliable subscribers: NAK/STATUS frames that could not be sent")    \
+    X(out_of_order, "reliable subscribers: missing datagrams that arrived late (not repaired)")   \
+    X(loss_events, "reliable subscribers: RDPS_EVENT_LOSS events raised")                         \
+    X(status_sent, "reliable subscribers: STATUS frames sent")                                    \
+    X(repair_latency_p50_us, "reliable subscribers: gap detection to repair, median (us, gauge)") \
+    X(repair_latency_p99_us, "reliable subscribers: gap detection to repair, 99th pct (gauge)")   \
+    X(repairs_unicast, "reliable publishers: repair datagrams sent by unicast")                   \
+    X(repairs_multicast, "reliable publishers: repair datagrams sent by multicast")               \
+    X(rtt_us, "reliable publishers: latest round-trip time from a heartbeat echo (us, gauge)")    \
+    X(send_stalls, "times no send completed for 2 s with sends posted (device or link stalled)")  \
+    X(rate_waits, "reliable publishers: times new data waited for rdps_pub_opts.rate_limit")      \
+    X(receivers_refused, "reliable publishers: NAK/STATUS refused: table, host or source full")   \
+    X(repair_queue_full, "reliable publishers: NAKed sequences not queued (queue full; retried)") \
+    X(repair_share_spent,                                                                         \
+      "reliable publishers: times a host's repair share (256 KiB/ms) or all shares ran out")      \
+    X(repair_rtts_p50_milli,                                                                      \
+      "reliable subscribers: gap detection to repair, median, in 1/1000 RTT (gauge)")             \
+    X(repair_rtts_p99_milli,                                                                      \
+      "reliable subscribers: gap detection to repair, 99th pct, in 1/1000 RTT (gauge)")           \
+    X(topic_collisions, "discovery: announced topics with a local topic's id but another name "   \
+                        "(per announcer+name)")                                                   \
+    X(auth_unsigned, "keyed ctx: frames without a tag (a keyless sender), dropped")               \
+    X(auth_short, "keyed ctx: frames shorter than header and trailer, dropped")                   \
+    X(auth_unknown_key, "keyed ctx: frames under a key id not installed, dropped")                \
+    X(auth_bad_tag, "keyed ctx: frames whose tag did not verify, dropped")                        \
+    X(auth_replayed, "keyed ctx: control frames replayed (counter seen or too old), dropped")     \
+    X(auth_senders_evicted, "keyed ctx: senders evicted from the anti-replay table (LRU)")        \
+    X(sessions_idle,                                                                              \
+      "reliable subscribers: sessions whose publisher fell silent 5 s (NAK/STATUS stopped)")      \
+    X(naks_limited,                                                                               \
+      "reliable publishers: NAKed sequences not repaired: the host's allowance spent")            \
+    X(receivers_displaced, "reliable publishers: receivers dropped to make room for others")      \
+    X(unicast_copies, "publishers: datagram copies posted by unicast to subscribers (fan-out)")   \
+    X(unicast_refused,                                                                            \
+      "publishers: unicast subscribers not served (topic or host cap, or no address)")            \
+    X(unicast_fallbacks, "auto topics (per side) that fell back to unicast")                      \
+    X(contacts_sent, "unicast discovery: peer lists sent to seeds and peers")                     \
+    X(contacts_received, "unicast discovery: peer lists received")                                \
+    X(contacts_refused, "unicast discovery: peers refused (table, host or probe caps, forged)")   \
+    X(seeds_unresolved, "unicast discovery: seed resolutions that failed (retried)")              \
+    X(repair_bytes, "reliable publishers: bytes of repair datagrams, retransmissions and parity") \
+    X(parity_sent, "reliable publishers: parity datagrams sent (rdps_pub_opts.parity_k)")         \
+    X(parity_bytes, "reliable publishers: bytes of parity datagrams")                             \
+    X(parity_rebuilt, "reliable subscribers: missing datagrams rebuilt from parity datagrams")
+
+typedef struct rdps_counters {
+#define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
+    RDPS_COUNTER_MAP(RDPS_COUNTER_FIELD_)
+#undef RDPS_COUNTER_FIELD_
+} rdps_counters;
+
+/* Number of counters and their names/descriptions, in struct order. */
+RDPS_EXPORT size_t rdps_counter_count(void);
+RDPS_EXPORT const char *rdps_counter_name(size_t index);
+RDPS_EXPORT const char *rdps_counter_description(size_t index);
+
+/* Whole-ctx counters, and the ones attributable to one publisher or subscriber: the first `size`
+ * bytes of *out (counters this library does not have read 0). Return 0, or RDPS_EINVAL for a
+ * NULL argument or a size below the 1.0 struct's (then *out, if given, is zeroed). */
+RDPS_EXPORT int rdps_ctx_counters_sized(const rdps_ctx_t *ctx, rdps_counters *out, size_t size);
+RDPS_EXPORT int rdps_pub_counters_sized(const rdps_pub_t *pub, rdps_counters *out, size_t size);
+RDPS_EXPORT int rdps_sub_counters_sized(const rdps_sub_t *sub, rdps_counters *out, size_t size);
+static inline int rdps_ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out)
+{
+    return rdps_ctx_counters_sized(ctx, out, sizeof(*out));
+}
+static inline int rdps_pub_counters(const rdps_pub_t *pub, rdps_counters *out)
+{
+    return rdps_pub_counters_sized(pub, out, sizeof(*out));
+}
+static inline int rdps_sub_counters(const rdps_sub_t *sub, rdps_counters *out)
+{
+    return rdps_sub_counters_sized(sub, out, sizeof(*out));
+}
+
+/*
+ * A reliable publisher session as a subscriber's ctx receives it: the reliable layer's figures for
+ * that one sender (rdps_sub_counters has their sums over the ctx).
+ */
+typedef struct rdps_session_stats {
+    uint32_t session_id;
+    rdps_source source;
+    uint32_t consumed_seq;    /* every datagram sequence before it delivered or declared lost */
+    uint32_t gap_ranges;      /* missing ranges being asked for */
+    uint64_t delivered;       /* messages delivered in order */
+    uint64_t naks_sent;       /* NAK datagrams */
+    uint64_t naks_suppressed; /* NAKs a repair seen first made unnecessary */
+    uint64_t recovered;       /* missing datagrams filled by a repair */
+    uint64_t out_of_order;    /* missing datagrams filled by a late original */
+    uint64_t duplicates;      /* datagrams received twice (or after their message) */
+    uint64_t lost;            /* datagrams given up (RDPS_EVENT_LOSS), every reason */
+    uint64_t loss_events;
+    uint64_t status_sent;
+    uint64_t rtt_us; /* smoothed NAK-to-repair round trip (1000 until measured) */
+    uint64_t repair_latency_p50_us, repair_latency_p99_us; /* histogram bucket bounds; 0: none */
+    /* The same latencies over the session's RTT estimate when each repair came (before its own
+     * sample), in thousandths of a round trip (bucket bounds: 250, 500, ..., 4000 in quarters,
+     * then 8000, 16000, ...; 0: none): about 1000 for repairs that came at the first NAK's
+     * round trip, more for retries and NAK backoff. */
+    uint64_t repair_rtts_p50_milli, repair_rtts_p99_milli;
+} rdps_session_stats;
+/*
+ * Fills out[0..max) with the reliable sessions of the subscriber's topic its ctx tracks (newest
+ * first) and returns how many there are, which may exceed max; RDPS_EINVAL (NULL subscriber, or
+ * NULL out with max > 0), RDPS_ECLOSED (closed subscriber): test the result with `> 0`, not for
+ * truth. Sessions of a topic are shared by its subscribers in one ctx. The _sized form takes the
+ * caller's sizeof(rdps_session_stats) as the array's stride (RDPS_EINVAL below the 1.0 struct's).
+ */
+RDPS_EXPORT int rdps_sub_sessions_sized(const rdps_sub_t *sub, rdps_session_stats *out, size_t max,
+                                        size_t elem_size);
+static inline int rdps_sub_sessions(const rdps_sub_t *sub, rdps_session_stats *out, size_t max)
+{
+    return rdps_sub_sessions_sized(sub, out, max, sizeof(*out));
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RDPS_RDPS_H */
