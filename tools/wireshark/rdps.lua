@@ -101,7 +101,7 @@ local pf = {
     hb_parity_k = ProtoField.uint16("rdps.heartbeat.parity_k", "Parity block size k", base.DEC),
     hb_reserved = ProtoField.uint16("rdps.heartbeat.reserved", "Reserved", base.HEX),
     hb_max_rtt = ProtoField.uint32("rdps.heartbeat.max_rtt_us", "Largest receiver RTT (us)",
-                                   base.DEC, { [0] = "none measured" }),
+                                   base.DEC),
     hb_receivers = ProtoField.uint32("rdps.heartbeat.receivers", "Receivers in flow control",
                                      base.DEC),
     -- NAK
@@ -340,7 +340,8 @@ local function add_body(tvb, tree, h, len, caplen, info)
         if band(h.flags, F_PARITY) ~= 0 and caplen >= HEADER_LEN + HB_PARITY_BODY then
             tree:add_le(pf.hb_parity_k, tvb(40, 2))
             tree:add_le(pf.hb_reserved, tvb(42, 2))
-            tree:add_le(pf.hb_max_rtt, tvb(44, 4))
+            local rt = tree:add_le(pf.hb_max_rtt, tvb(44, 4))
+            if tvb(44, 4):le_uint() == 0 then rt:append_text(" (none measured)") end
             tree:add_le(pf.hb_receivers, tvb(48, 4))
             info[#info + 1] = string.format("k=%u max_rtt=%uus receivers=%u", tvb(40, 2):le_uint(),
                                             tvb(44, 4):le_uint(), tvb(48, 4):le_uint())
