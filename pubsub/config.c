@@ -121,7 +121,7 @@ int rdps__config_validate(const rdps_config *cfg, struct rdps_group_range *range
         (rc = check_range("max_unicast_subscribers", cfg->max_unicast_subscribers, 1, 4096)) < 0 ||
         (rc = check_range("parity_blocks", cfg->parity_blocks, 0, 4096)) < 0)
         return rc;
-    if (cfg->loss_frame_types & ~0x3eu)
+    if (cfg->loss_frame_types & ~0x7eu) /* DATA .. PARITY */
         return rdps__set_err(RDPS_EINVAL,
                              "config loss_frame_types 0x%x has bits for unknown frame types",
                              cfg->loss_frame_types);

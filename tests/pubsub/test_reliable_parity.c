@@ -32,8 +32,11 @@ static void par_on_event(void *user, const rdps_event *ev)
  * with parity_blocks they NAK counts per block, and the publisher's parity datagrams rebuild what
  * each lacks: every message in order, exactly once, at both; parity did the repairs.
  * `parity_blocks` 0 at the subscribers: the same run repaired by retransmission.
+ * `c_drops_parity`: subscriber c loses no data but its loss generator drops every PARITY
+ * datagram it receives (loss_frame_types 1 << RDPS_FRAME_PARITY, rate 1): it hears the parity
+ * the publisher multicasts for b, drops it (loss_dropped_rx) and rebuilds nothing.
  */
-static void parity_run(uint32_t parity_blocks)
+static void parity_run(uint32_t parity_blocks, bool c_drops_parity)
 {
     struct rdps_loopback_fabric *fabric;
     rdps_ctx_t *a, *sub_ctx[2];
@@ -47,6 +50,10 @@ static void parity_run(uint32_t parity_blocks)
         lossy.loss_frame_types = 1u << RDPS_FRAME_DATA;
         lossy.loss_seed = 3 + 2 * (uint64_t)k;
         lossy.parity_blocks = parity_blocks;
+        if (c_drops_parity && k == 1) {
+            lossy.loss_rx_rate = 1.0;
+            lossy.loss_frame_types = 1u << RDPS_FRAME_PARITY;
+        }
         assert_int_equal(test_loopback_ctx(fabric, &lossy, 0, &sub_ctx[k]), 0);
     }
     struct parity_sub ps[2];
@@ -107,7 +114,12 @@ static void parity_run(uint32_t parity_blocks)
         print_message("subscriber %d: dropped %llu, recovered %llu, rebuilt from parity %llu\n", k,
                       (unsigned long long)sc.loss_dropped_rx, (unsigned long long)sc.recovered,
                       (unsigned long long)sc.parity_rebuilt);
-        if (parity_blocks != 0)
+        if (c_drops_parity && k == 1) {
+            /* Every drop was a parity datagram: c lost no data, so nothing to recover. */
+            assert_true(sc.loss_dropped_rx <= pc.parity_sent);
+            assert_int_equal(sc.parity_rebuilt, 0);
+            assert_int_equal(sc.recovered, 0);
+        } else if (parity_blocks != 0)
             /* How many of the losses parity heals depends on how the three contexts' polls
              * interleave on real clocks (0.4 to 0.8 of them over 40 runs); the rest are the
              * tail of a burst or blocks asked for by sequence. */
@@ -133,13 +145,20 @@ static void parity_run(uint32_t parity_blocks)
 static void test_parity_repairs_two_subscribers(void **state)
 {
     (void)state;
-    parity_run(32);
+    parity_run(32, false);
 }
 
 static void test_subscribers_without_parity_get_retransmissions(void **state)
 {
     (void)state;
-    parity_run(0);
+    parity_run(0, false);
+}
+
+/* The loss generator's PARITY bit: a subscriber's ctx drops the parity datagrams it receives. */
+static void test_loss_generator_drops_parity(void **state)
+{
+    (void)state;
+    parity_run(32, true);
 }
 
 /* parity_k must be a power of two in 2..128, and only on a reliable publisher. */
@@ -169,6 +188,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parity_repairs_two_subscribers),
         cmocka_unit_test(test_subscribers_without_parity_get_retransmissions),
+        cmocka_unit_test(test_loss_generator_drops_parity),
         cmocka_unit_test(test_parity_k_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

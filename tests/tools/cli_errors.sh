@@ -69,6 +69,7 @@ expect 2 "checks at most 4294967296" "$sub" -t t --verify -c 4294967297
 expect 2 "--seed needs an integer" "$sub" -t t --seed 1x
 expect 2 "rate in" "$sub" -t t --loss-rx 1.5
 expect 2 "rate in" "$pub" -t t --loss-tx abc
+expect 2 "announce, parity, all" "$sub" -t t --loss-frames fec
 expect 2 "1..65535" "$pub" -t t --cm-port 70000
 expect 2 "MIN <= MAX" "$pub" -t t --pattern --size-range 9:3
 expect 2 "k/m/g suffix" "$pub" -t t --pattern -s 5x

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* test_tool_cli.c - the tool layer: numeric options (values, ranges, one-line errors) and the
- * nested JSON writer with its escaper. */
+/* test_tool_cli.c - the tool layer: numeric options (values, ranges, one-line errors), the
+ * loss generator's frame types, and the nested JSON writer with its escaper. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ctx_options.h"
+#include "rdps_frame.h"
 #include "tool_cli.h"
 #include "tool_json.h"
 
@@ -165,6 +167,60 @@ static void test_opt_errors_are_one_line(void **state)
     }
 }
 
+struct loss_call {
+    const char *arg;
+    struct tool_ctx_options o;
+};
+
+static bool call_loss_frames(void *p)
+{
+    struct loss_call *c = p;
+    tool_ctx_options_init(&c->o);
+    return tool_ctx_option("prog", TOOL_OPT_LOSS_FRAMES, c->arg, &c->o) == 1;
+}
+
+/* --loss-frames names every frame type, parity repairs included: bit 1 << type each. */
+static void test_loss_frames_names(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *arg;
+        uint32_t bits;
+    } good[] = {
+        {"data", 1u << RDPS_FRAME_DATA},
+        {"parity", 1u << RDPS_FRAME_PARITY},
+        {"data,parity", (1u << RDPS_FRAME_DATA) | (1u << RDPS_FRAME_PARITY)},
+        {"heartbeat,nak,status,announce", (1u << RDPS_FRAME_HEARTBEAT) | (1u << RDPS_FRAME_NAK) |
+                                              (1u << RDPS_FRAME_STATUS) |
+                                              (1u << RDPS_FRAME_ANNOUNCE)},
+        {"all", (1u << RDPS_FRAME_DATA) | (1u << RDPS_FRAME_HEARTBEAT) | (1u << RDPS_FRAME_NAK) |
+                    (1u << RDPS_FRAME_STATUS) | (1u << RDPS_FRAME_ANNOUNCE) |
+                    (1u << RDPS_FRAME_PARITY)},
+    };
+    bool ok;
+    struct loss_call c;
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        c.arg = good[i].arg;
+        char *err = stderr_of(call_loss_frames, &c, &ok);
+        assert_true(ok);
+        assert_int_equal(c.o.loss_frame_types, good[i].bits);
+        assert_string_equal(err, "");
+        free(err);
+    }
+    const char *bad[] = {"fec", "", "parity,bogus", "data,,parity"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        c.arg = bad[i];
+        char *err = stderr_of(call_loss_frames, &c, &ok);
+        assert_false(ok);
+        assert_non_null(strstr(err, "--loss-frames"));
+        free(err);
+    }
+    c.arg = "fec";
+    char *err = stderr_of(call_loss_frames, &c, &ok);
+    assert_non_null(strstr(err, "announce, parity, all"));
+    free(err);
+}
+
 static void test_json_nesting(void **state)
 {
     FILE *f;
@@ -276,6 +332,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_u64),
         cmocka_unit_test(test_opt_errors_are_one_line),
+        cmocka_unit_test(test_loss_frames_names),
         cmocka_unit_test(test_json_nesting),
         cmocka_unit_test(test_json_finish_closes_open_levels),
         cmocka_unit_test(test_json_too_deep_stays_well_formed),

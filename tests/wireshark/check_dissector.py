@@ -39,6 +39,10 @@ FIELDS = [
     ("range_cnt", "rdps.nak.range.count"), ("st_receiver_id", "rdps.status.receiver_id"),
     ("consumed_seq", "rdps.status.consumed_seq"), ("window", "rdps.status.window"),
     ("echo_delay_us", "rdps.status.echo_delay_us"), ("retained", "rdps.heartbeat.retained"),
+    ("block_start", "rdps.nak.block.start"), ("block_missing", "rdps.nak.block.missing"),
+    ("hb_parity_k", "rdps.heartbeat.parity_k"), ("max_rtt_us", "rdps.heartbeat.max_rtt_us"),
+    ("receivers", "rdps.heartbeat.receivers"), ("par_start", "rdps.parity.block_start"),
+    ("par_k", "rdps.parity.k"), ("par_index", "rdps.parity.index"),
     ("key_id", "rdps.auth.key_id"), ("encrypted", "rdps.auth.encrypted"),
     ("counter", "rdps.auth.counter"), ("ciphertext_len", "rdps.auth.ciphertext"),
     ("reject", "rdps.reject"), ("lua_error", "_ws.lua.error"), ("malformed", "_ws.malformed"),
@@ -140,8 +144,15 @@ def compare(pcap, tshark, lua, helper):
             diffs = [f"{k} {row[k]} != {v[k]}" for k in HEADER if num(row[k]) != int(v[k])]
             t = int(v["type"])
             if t == 3:
-                ranges = ",".join(f"{a}:{b}" for a, b in zip(row["range_start"].split(","),
-                                                            row["range_cnt"].split(",")))
+                # PARITY: the ranges are blocks {start, missing}, shown as such (and only so)
+                parity = int(v["flags"]) & 0x10
+                starts, counts = ("block_start", "block_missing") if parity else \
+                    ("range_start", "range_cnt")
+                other = ("range_start", "block_start")[0 if parity else 1]
+                if row[other]:
+                    diffs.append(f"NAK ranges shown as both ranges and blocks ({other})")
+                ranges = ",".join(f"{a}:{b}" for a, b in zip(row[starts].split(","),
+                                                            row[counts].split(",")))
                 if ranges != v["ranges"] or num(row["nak_receiver_id"]) != int(v["receiver_id"]) \
                         or int(row["range_count"]) != int(v["range_count"]):
                     diffs.append(f"NAK body {row['nak_receiver_id']} {ranges} != "
@@ -152,8 +163,18 @@ def compare(pcap, tshark, lua, helper):
                         diffs.append(f"{k} {row[k]} != {v[k]}")
                 if num(row["st_receiver_id"]) != int(v["receiver_id"]):
                     diffs.append("status receiver_id")
-            elif t == 2 and int(row["retained"]) != int(v["retained"]):
-                diffs.append(f"retained {row['retained']} != {v['retained']}")
+            elif t == 2:
+                if int(row["retained"]) != int(v["retained"]):
+                    diffs.append(f"retained {row['retained']} != {v['retained']}")
+                shown = [row[k] for k in ("hb_parity_k", "max_rtt_us", "receivers")]
+                want = [v.get(k, "") for k in ("parity_k", "max_rtt_us", "receivers")]
+                if [int(x) if x else None for x in shown] != [int(x) if x else None for x in want]:
+                    diffs.append(f"heartbeat parity body {shown} != {want}")
+            elif t == 6:
+                shown = [row[k] for k in ("par_start", "par_k", "par_index")]
+                want = [v["seq"], v["parity_k"], v["parity_index"]]
+                if not all(shown) or [int(x) for x in shown] != [int(x) for x in want]:
+                    diffs.append(f"parity block/k/index {shown} != {want}")
             if diffs:
                 problems.append(f"{where}: fields differ: {'; '.join(diffs)}")
         elif row["reject"] != reason:
@@ -179,6 +200,8 @@ def synthetic_frames(seed=10):
         struct.pack("<II", a, b) for a, b in ranges)
     status = lambda echo, extra=b"": hdr(4, 0, S, T, 0, 0, 0) + struct.pack(  # noqa: E731
         "<IIII", 0x12345678, 41, 900, echo) + extra
+    def hb_parity(k, rtt, rcv, res=0):
+        return hdr(2, 8 | 16, S, T, 96, 64, 0) + struct.pack("<HHII", k, res, rtt, rcv)
     frames = [
         (hdr(1, 3, S, T, 1, 5, 0) + b"hello", "OK"),
         (hdr(1, 3, S, T, 2, 0, 0), "OK"),                              # empty message
@@ -198,6 +221,16 @@ def synthetic_frames(seed=10):
         (hdr(5, 0, S, 0, 78, 0, 0), "OK"),
         (hdr(5, 0, S, T, 79, 0, 0) + bytes(4096), "OK"),
         (hdr(1, 3, S, 1 << 63, 7, 5, 0) + b"hello", "OK"),             # only the top bit set
+        # parity repairs: PARITY frames (block start, k, index; the symbol), the parity NAK
+        # (blocks and their missing counts) and the parity heartbeat (k, largest RTT, receivers)
+        (hdr(6, 12, S, T, 64, 16, 0) + bytes(range(66)), "OK"),
+        (hdr(6, 12, S, T, 0xFFFFFF80, 128, 127) + bytes(1402), "OK"),
+        (nak([(64, 3)], fl=16), "OK"),
+        (nak([(64, 3), (128, 128), (0xFFFFFFFE, 1)], fl=16), "OK"),
+        (nak([(64, 1)], fl=16 | 4), "OK"),
+        (hb_parity(16, 250, 3), "OK"),
+        (hb_parity(128, 0, 0), "OK"),
+        (hb_parity(2, 0xFFFFFFFF, 0xFFFFFFFF), "OK"),
         # malformed, still recognisably rdps
         (hdr(1, 3, S, T, 1, 5, 0)[:20], "SHORT"),
         (hdr(1, 1, S, T, 1, 5, 0) + b"hello", "BEGIN_END_MISMATCH"),
@@ -230,6 +263,32 @@ def synthetic_frames(seed=10):
         (hdr(4, 0, S, T, 0, 7, 0) + bytes(16), "NONZERO_FIELD"),
         (hdr(5, 8, S, T, 1, 0, 0), "BAD_FLAGS"),
         (hdr(5, 0, S, T, 1, 0, 0) + bytes(4097), "BODY_TOO_LARGE"),
+        (hdr(6, 8, S, T, 64, 16, 0) + bytes(66), "BAD_FLAGS"),
+        (hdr(6, 12 | 16, S, T, 64, 16, 0) + bytes(66), "BAD_FLAGS"),
+        (hdr(6, 12, S, 0, 64, 16, 0) + bytes(66), "ZERO_TOPIC"),
+        (hdr(6, 12, S, T, 64, 12, 0) + bytes(66), "BAD_BLOCK"),           # k not a power of 2
+        (hdr(6, 12, S, T, 64, 256, 0) + bytes(66), "BAD_BLOCK"),          # k above 128
+        (hdr(6, 12, S, T, 64, 1, 0) + bytes(66), "BAD_BLOCK"),
+        (hdr(6, 12, S, T, 72, 16, 0) + bytes(66), "BAD_BLOCK"),           # seq not the start
+        (hdr(6, 12, S, T, 64, 16, 128) + bytes(66), "BAD_PARITY_INDEX"),
+        (hdr(6, 12, S, T, 64, 16, 0) + bytes(65), "BAD_BODY_LEN"),
+        # (a symbol above the largest, 2 + 65535 bytes, does not fit a RoCEv2 UDP datagram)
+        (hdr(6, 12, S, T, 64, 16, 0, reserved=0x80000000) + bytes(66), "NONZERO_FIELD"),
+        (hdr(1, 3 | 16, S, T, 1, 5, 0) + b"hello", "BAD_FLAGS"),          # DATA flagged PARITY
+        (nak([(64, 129)], fl=16), "BAD_RANGE"),
+        (nak([(65, 1)], fl=16), "BAD_RANGE"),
+        (nak([(64, 0)], fl=16), "BAD_RANGE"),
+        (nak([(64, 1)], fl=16 | 8), "BAD_FLAGS"),
+        (hdr(2, 16, S, T, 6, 0, 0) + struct.pack("<HHII", 16, 0, 1, 1), "BAD_FLAGS"),
+        (hdr(2, 8 | 16, S, T, 6, 100, 0), "BAD_BODY_LEN"),
+        (hb_parity(16, 250, 3) + b"\0", "BAD_BODY_LEN"),
+        (hb_parity(16, 250, 3, res=1), "NONZERO_FIELD"),
+        (hb_parity(24, 250, 3), "BAD_BLOCK"),
+        (hb_parity(0, 250, 3), "BAD_BLOCK"),
+        (hb_parity(256, 250, 3), "BAD_BLOCK"),
+        (hdr(2, 8 | 16, S, T, 6, 0x80000001, 0) + struct.pack("<HHII", 16, 0, 1, 1),
+         "BAD_RETAINED"),
+        (hdr(2, 8 | 16, S, T, 6, 1, 4) + struct.pack("<HHII", 16, 0, 1, 1), "NONZERO_FIELD"),
         # not rdps at all (the heuristic must leave them alone)
         (bytes([3]) + hdr(1, 3, S, T, 1, 5, 0)[1:] + b"hello", "BAD_VERSION"),
         (hdr(1, 3, S, T, 1, 5, 0, version=1) + b"hello", "BAD_VERSION"),    # version 1 DATA
@@ -262,6 +321,10 @@ def synthetic_frames(seed=10):
         (keyed(nak([(10, 2)], rc=2), 3, False), "BAD_RANGE_COUNT"),
         (keyed(hdr(3, 0, S, T, 0, 0, 0) + bytes(12), 3, True), "BAD_RANGE_COUNT"),
         (keyed(hdr(4, 0, S, T, 0, 0, 0) + bytes(12), 3, True), "BAD_BODY_LEN"),
+        (keyed(hb_parity(24, 250, 3), 3, False), "BAD_BLOCK"),
+        (keyed(nak([(65, 1)], fl=16), 3, False), "BAD_RANGE"),
+        (keyed(hdr(6, 12, S, T, 64, 16, 0) + bytes(65), 3, True), "BAD_BODY_LEN"),
+        (keyed(hdr(2, 8 | 16, S, T, 6, 1, 0) + bytes(11), 3, True), "BAD_BODY_LEN"),
         (keyed(hdr(2, 8, S, T, 6, 1, 0), 0x1000000 >> 1, False), "OK"),
         # the reserved bits of the auth word, or no room for a trailer: a plain frame's reject
         (hdr(1, 3, S, T, 1, 45, 0, reserved=0x2000001) + bytes(45), "NONZERO_FIELD"),

@@ -51,8 +51,8 @@ static uint32_t get_le32(const uint8_t *p)
  * decodes what is left once its interceptor strips the trailer and clears the word, so that
  * is the verdict here (the tag is not checked: no key). An encrypted body is opaque: it is
  * replaced by what the lengths allow (zeros; a NAK's range count from its length, ranges of
- * one sequence), so only the header and the lengths are judged, as the dissector can.
- * Printed first: auth=1 key_id=N encrypted=0|1 counter=N.
+ * one sequence; a parity heartbeat's k = 2), so only the header and the lengths are judged, as the
+ * dissector can. Printed first: auth=1 key_id=N encrypted=0|1 counter=N.
  */
 static size_t unwrap_keyed(uint8_t *buf, size_t len)
 {
@@ -77,6 +77,9 @@ static size_t unwrap_keyed(uint8_t *buf, size_t len)
             for (size_t i = 0; i < n; i++)
                 buf[RDPS_FRAME_NAK_OFF_RANGES + i * RDPS_FRAME_NAK_RANGE_LEN + 4] = 1;
         }
+        /* A parity heartbeat's body: the least valid k (the rest is zero). */
+        if (buf[RDPS_FRAME_OFF_TYPE] == RDPS_FRAME_HEARTBEAT && len == RDPS_FRAME_HB_PARITY_LEN)
+            buf[RDPS_FRAME_HB_OFF_PARITY_K] = 2;
     }
     return len;
 }
@@ -107,6 +110,11 @@ static void print_verdict(uint8_t *buf, size_t len)
                    v.receiver_id, v.consumed_seq, v.window, v.echo_delay_us);
         } else if (h->type == RDPS_FRAME_HEARTBEAT) {
             printf(" retained=%" PRIu32, v.retained);
+            if (h->flags & RDPS_FRAME_F_PARITY)
+                printf(" parity_k=%" PRIu32 " max_rtt_us=%" PRIu32 " receivers=%" PRIu32,
+                       v.parity_k, v.hb_max_rtt_us, v.hb_receivers);
+        } else if (h->type == RDPS_FRAME_PARITY) {
+            printf(" parity_k=%" PRIu32 " parity_index=%" PRIu32, v.parity_k, v.parity_index);
         }
     }
     putchar('\n');

@@ -8,14 +8,15 @@
 #include "rdps_clock.h"
 #include "tool_cli.h"
 
-/* --loss-frames data,heartbeat,nak,status,announce | all: bits (1 << frame type). */
+/* --loss-frames data,heartbeat,nak,status,announce,parity | all: bits (1 << frame type). */
 static bool parse_loss_frames(const char *prog, const char *arg, uint32_t *out)
 {
     static const struct {
         const char *name;
         uint32_t bits;
     } names[] = {{"data", 1u << 1},   {"heartbeat", 1u << 2}, {"nak", 1u << 3},
-                 {"status", 1u << 4}, {"announce", 1u << 5},  {"all", 0x3eu}};
+                 {"status", 1u << 4}, {"announce", 1u << 5},  {"parity", 1u << 6},
+                 {"all", 0x7eu}};
     uint32_t bits = 0;
     const char *p = arg;
     while (*p != '\0') {
@@ -30,7 +31,7 @@ static bool parse_loss_frames(const char *prog, const char *arg, uint32_t *out)
         if (!found) {
             tool_error(prog,
                        "--loss-frames: '%.*s' is not one of data, heartbeat, nak, status, "
-                       "announce, all",
+                       "announce, parity, all",
                        (int)len, p);
             return false;
         }
@@ -177,7 +178,8 @@ void tool_ctx_options_usage(FILE *out)
             "      --loss-tx RATE  drop data frames before sending with probability RATE\n"
             "      --loss-seed N   seed of the loss generator (default 1)\n"
             "      --loss-frames L frame types the loss generator drops, comma-separated:\n"
-            "                      data, heartbeat, nak, status, announce, all (default data)\n"
+            "                      data, heartbeat, nak, status, announce, parity, all\n"
+            "                      (default data)\n"
             "      --parity-blocks N  reliable subscribers: keep N blocks for parity repairs\n"
             "                      (publishers with --parity-k; 32 covers the window; 0: none)\n");
     tool_transport_options_usage(out);

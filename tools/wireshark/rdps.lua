@@ -4,7 +4,7 @@
 -- Wireshark's InfiniBand dissector decodes RoCEv2 (UDP 4791) and offers the payload of a
 -- SEND, after BTH and DETH, to the "infiniband.payload" heuristic dissectors. This file
 -- registers one that claims a UD payload only when it starts like an rdps header: version 2,
--- a known frame type, no flag bits outside the four defined ones and a nonzero session
+-- a known frame type, no flag bits outside the five defined ones and a nonzero session
 -- (rdps has no magic number; these are the fields every rdps datagram carries). Frames of
 -- version 1 (32-byte header, 32-bit topic id; the library rejects them as BAD_VERSION) are
 -- left unclaimed like any other foreign payload. A claimed
@@ -17,6 +17,12 @@
 --       or copy it to ~/.local/lib/wireshark/plugins/ (Wireshark >= 3.6 personal plugins).
 -- Filter: rdps, rdps.type == 3, rdps.session == 0x..., rdps.seq, rdps.frag_offset,
 --         rdps.flags.retransmit, rdps.nak.range.start, rdps.status.window, rdps.reject, ...
+-- Parity repairs: a PARITY frame (type 6) is a parity symbol of a block of a reliable stream:
+--         rdps.parity.block_start (= seq), rdps.parity.k (= msg_len), rdps.parity.index
+--         (= frag_offset), rdps.parity.symbol. A NAK flagged PARITY (rdps.flags.parity) asks
+--         for parity symbols: each range is a block, rdps.nak.block.start and
+--         rdps.nak.block.missing (datagrams of the block the receiver lacks). A reliable
+--         HEARTBEAT flagged PARITY carries rdps.heartbeat.parity_k, .max_rtt_us, .receivers.
 -- Authenticated domains (rdps_config.domain_key): a keyed frame has its reserved word set to
 --         the auth word (key id in bits 0..23, ENCRYPTED bit 24) and a 40-byte trailer
 --         (nonce prefix 16, counter u64, Poly1305 tag 16; core/transport/rdps_auth.h). It is
@@ -40,6 +46,12 @@ local MAX_NAK_RANGES = 64
 local MAX_ANNOUNCE_LEN = 4096
 local MAX_RANGE_COUNT = 0x7FFFFFFF
 local MAX_RETAINED = 0x80000000
+-- Parity (rdps_frame.h): largest block size k and parity index; a symbol's length bounds.
+local PARITY_MAX_K = 128
+local PARITY_MAX_INDEX = 128
+local PARITY_MIN_BODY = 2 + 64
+local PARITY_MAX_BODY = 2 + 0xFFFF
+local HB_PARITY_BODY = 12
 local NO_ECHO = 0xFFFFFFFF
 -- Authenticated domains: the auth word and the trailer (core/transport/rdps_auth.h).
 local TRAILER_LEN = 40
@@ -47,13 +59,15 @@ local AUTH_KEY_MASK = 0xFFFFFF
 local AUTH_ENCRYPTED = 0x1000000
 local AUTH_RESERVED = 0xFE000000
 
-local T_DATA, T_HEARTBEAT, T_NAK, T_STATUS, T_ANNOUNCE = 1, 2, 3, 4, 5
+local T_DATA, T_HEARTBEAT, T_NAK, T_STATUS, T_ANNOUNCE, T_PARITY = 1, 2, 3, 4, 5, 6
 local type_names = {
     [T_DATA] = "DATA", [T_HEARTBEAT] = "HEARTBEAT", [T_NAK] = "NAK",
-    [T_STATUS] = "STATUS", [T_ANNOUNCE] = "ANNOUNCE",
+    [T_STATUS] = "STATUS", [T_ANNOUNCE] = "ANNOUNCE", [T_PARITY] = "PARITY",
 }
-local F_BEGIN, F_END, F_RETRANSMIT, F_RELIABLE = 0x1, 0x2, 0x4, 0x8
-local F_DEFINED = 0xF
+local F_BEGIN, F_END, F_RETRANSMIT, F_RELIABLE, F_PARITY = 0x1, 0x2, 0x4, 0x8, 0x10
+local F_DATA = 0xF      -- the flags a DATA frame may carry
+local F_DEFINED = 0x1F  -- every flag some frame type defines
+local F_UNDEFINED = 0xFFFF - F_DEFINED
 
 local band = bit32.band
 
@@ -65,7 +79,9 @@ local pf = {
     f_end = ProtoField.bool("rdps.flags.end", "END", 16, nil, F_END),
     f_retransmit = ProtoField.bool("rdps.flags.retransmit", "RETRANSMIT", 16, nil, F_RETRANSMIT),
     f_reliable = ProtoField.bool("rdps.flags.reliable", "RELIABLE", 16, nil, F_RELIABLE),
-    f_unknown = ProtoField.uint16("rdps.flags.unknown", "Undefined bits", base.HEX, nil, 0xFFF0),
+    f_parity = ProtoField.bool("rdps.flags.parity", "PARITY", 16, nil, F_PARITY),
+    f_unknown = ProtoField.uint16("rdps.flags.unknown", "Undefined bits", base.HEX, nil,
+                                  F_UNDEFINED),
     session = ProtoField.uint32("rdps.session", "Session", base.HEX),
     topic = ProtoField.uint64("rdps.topic", "Topic id", base.HEX),
     seq = ProtoField.uint32("rdps.seq", "Sequence", base.DEC),
@@ -82,6 +98,12 @@ local pf = {
     hb_next = ProtoField.uint32("rdps.heartbeat.next_seq", "Next sequence", base.DEC),
     hb_retained = ProtoField.uint32("rdps.heartbeat.retained", "Retained for repair", base.DEC),
     hb_oldest = ProtoField.uint32("rdps.heartbeat.oldest_seq", "Oldest retained sequence", base.DEC),
+    hb_parity_k = ProtoField.uint16("rdps.heartbeat.parity_k", "Parity block size k", base.DEC),
+    hb_reserved = ProtoField.uint16("rdps.heartbeat.reserved", "Reserved", base.HEX),
+    hb_max_rtt = ProtoField.uint32("rdps.heartbeat.max_rtt_us", "Largest receiver RTT (us)",
+                                   base.DEC),
+    hb_receivers = ProtoField.uint32("rdps.heartbeat.receivers", "Receivers in flow control",
+                                     base.DEC),
     -- NAK
     nak_receiver = ProtoField.uint32("rdps.nak.receiver_id", "Receiver id", base.HEX),
     nak_count = ProtoField.uint16("rdps.nak.range_count", "Range count", base.DEC),
@@ -91,6 +113,13 @@ local pf = {
     nak_rcount = ProtoField.uint32("rdps.nak.range.count", "Count", base.DEC),
     nak_last = ProtoField.uint32("rdps.nak.range.last", "Last", base.DEC),
     nak_missing = ProtoField.uint32("rdps.nak.missing", "Sequences asked for", base.DEC),
+    -- NAK flagged PARITY: a range is {block start, datagrams of the block missing}
+    nak_block = ProtoField.none("rdps.nak.block", "Block"),
+    nak_block_start = ProtoField.uint32("rdps.nak.block.start", "Block start", base.DEC),
+    nak_block_missing = ProtoField.uint32("rdps.nak.block.missing",
+                                          "Datagrams of the block missing", base.DEC),
+    nak_symbols = ProtoField.uint32("rdps.nak.parity_symbols", "Parity symbols asked for",
+                                    base.DEC),
     -- STATUS
     st_receiver = ProtoField.uint32("rdps.status.receiver_id", "Receiver id", base.HEX),
     st_consumed = ProtoField.uint32("rdps.status.consumed_seq", "Consumed sequence", base.DEC),
@@ -99,6 +128,13 @@ local pf = {
                                 { [NO_ECHO] = "no echo" }),
     -- ANNOUNCE
     ann_body = ProtoField.bytes("rdps.announce.body", "Announcement (protobuf)"),
+    -- PARITY
+    par_block_start = ProtoField.uint32("rdps.parity.block_start", "Block start", base.DEC),
+    par_block_last = ProtoField.uint32("rdps.parity.block_last", "Block last sequence", base.DEC),
+    par_k = ProtoField.uint32("rdps.parity.k", "Block size k (datagrams)", base.DEC),
+    par_index = ProtoField.uint32("rdps.parity.index", "Parity index", base.DEC),
+    par_symbol = ProtoField.bytes("rdps.parity.symbol",
+                                  "Parity symbol (coded length prefix and frame part)"),
     -- authenticated domains
     auth = ProtoField.none("rdps.auth", "Authentication"),
     auth_key_id = ProtoField.uint32("rdps.auth.key_id", "Key id", base.DEC, nil, AUTH_KEY_MASK),
@@ -134,6 +170,8 @@ local reject_text = {
     BAD_RANGE = "NAK range with count zero or spanning half the sequence space",
     BODY_TOO_LARGE = "announce body above the configured maximum",
     BAD_RETAINED = "heartbeat retained count above 2^31",
+    BAD_BLOCK = "parity block size not a power of two up to 128, or seq not its start",
+    BAD_PARITY_INDEX = "parity index above the limit",
 }
 local experts = {}
 local expert_list = {}
@@ -148,6 +186,8 @@ local ex_no_echo = ProtoExpert.new("rdps.status.no_echo", "STATUS echoes no hear
                                    expert.group.SEQUENCE, expert.severity.CHAT)
 local ex_retransmit = ProtoExpert.new("rdps.retransmit", "repair (retransmitted DATA)",
                                       expert.group.SEQUENCE, expert.severity.NOTE)
+local ex_parity = ProtoExpert.new("rdps.parity", "repair (parity symbol of a block)",
+                                  expert.group.SEQUENCE, expert.severity.NOTE)
 local ex_keyed = ProtoExpert.new("rdps.auth.unverified",
                                  "authenticated frame (tag not verified: no key here)",
                                  expert.group.SECURITY, expert.severity.CHAT)
@@ -155,6 +195,7 @@ expert_list[#expert_list + 1] = ex_keyed
 expert_list[#expert_list + 1] = ex_truncated
 expert_list[#expert_list + 1] = ex_no_echo
 expert_list[#expert_list + 1] = ex_retransmit
+expert_list[#expert_list + 1] = ex_parity
 rdps.experts = expert_list
 
 -- Only UD SENDs carry rdps: the InfiniBand dissector adds a DETH for them. Its payload
@@ -168,17 +209,26 @@ local function flag_names(flags)
     if band(flags, F_END) ~= 0 then out[#out + 1] = "END" end
     if band(flags, F_RETRANSMIT) ~= 0 then out[#out + 1] = "RETRANSMIT" end
     if band(flags, F_RELIABLE) ~= 0 then out[#out + 1] = "RELIABLE" end
-    if band(flags, 0xFFF0) ~= 0 then out[#out + 1] = string.format("0x%x", band(flags, 0xFFF0)) end
+    if band(flags, F_PARITY) ~= 0 then out[#out + 1] = "PARITY" end
+    if band(flags, F_UNDEFINED) ~= 0 then
+        out[#out + 1] = string.format("0x%x", band(flags, F_UNDEFINED))
+    end
     return table.concat(out, ",")
+end
+
+-- A parity block size: a power of two, 2..PARITY_MAX_K.
+local function is_block_size(k)
+    return k >= 2 and k <= PARITY_MAX_K and band(k, k - 1) == 0
 end
 
 -- The rule rdps__frame_decode() applies first that the frame breaks, or nil if it is valid.
 -- h holds the header fields; len is the datagram's length, caplen the bytes captured of it.
 local function verdict(tvb, h, len, caplen)
     local body = len - HEADER_LEN
-    if band(h.flags, 0xFFFF - F_DEFINED) ~= 0 then return "BAD_FLAGS" end
+    if band(h.flags, F_UNDEFINED) ~= 0 then return "BAD_FLAGS" end
     if h.reserved ~= 0 and not h.keyed then return "NONZERO_FIELD" end
     if h.type == T_DATA then
+        if band(h.flags, 0xFFFF - F_DATA) ~= 0 then return "BAD_FLAGS" end
         if h.topic_zero then return "ZERO_TOPIC" end
         if h.msg_len > rdps.prefs.max_message_size then return "MSG_TOO_LARGE" end
         local frag_end = h.frag_offset + body
@@ -190,18 +240,40 @@ local function verdict(tvb, h, len, caplen)
         if not is_end and body == 0 then return "EMPTY_FRAGMENT" end
         return nil
     end
+    if h.type == T_PARITY then
+        if h.flags ~= F_RELIABLE + F_RETRANSMIT then return "BAD_FLAGS" end
+        if h.topic_zero then return "ZERO_TOPIC" end
+        if not is_block_size(h.msg_len) or band(h.seq, h.msg_len - 1) ~= 0 then
+            return "BAD_BLOCK"
+        end
+        if h.frag_offset >= PARITY_MAX_INDEX then return "BAD_PARITY_INDEX" end
+        if body < PARITY_MIN_BODY or body > PARITY_MAX_BODY then return "BAD_BODY_LEN" end
+        return nil
+    end
     if h.frag_offset ~= 0 then return "NONZERO_FIELD" end
     if h.type == T_HEARTBEAT then
-        if band(h.flags, 0xFFFF - F_RELIABLE) ~= 0 then return "BAD_FLAGS" end
+        -- RELIABLE, optionally with PARITY (a publisher with parity repairs; 12-byte body).
+        if band(h.flags, 0xFFFF - F_RELIABLE - F_PARITY) ~= 0 or h.flags == F_PARITY then
+            return "BAD_FLAGS"
+        end
         if h.msg_len ~= 0 and band(h.flags, F_RELIABLE) == 0 then return "NONZERO_FIELD" end
         if h.msg_len > MAX_RETAINED then return "BAD_RETAINED" end
         if h.topic_zero then return "ZERO_TOPIC" end
-        if body ~= 0 then return "BAD_BODY_LEN" end
+        if band(h.flags, F_PARITY) == 0 then
+            if body ~= 0 then return "BAD_BODY_LEN" end
+            return nil
+        end
+        if body ~= HB_PARITY_BODY then return "BAD_BODY_LEN" end
+        if h.encrypted or caplen < HEADER_LEN + HB_PARITY_BODY then return nil end
+        if tvb(42, 2):le_uint() ~= 0 then return "NONZERO_FIELD" end
+        if not is_block_size(tvb(40, 2):le_uint()) then return "BAD_BLOCK" end
         return nil
     end
     if h.msg_len ~= 0 then return "NONZERO_FIELD" end
-    -- A NAK may carry RETRANSMIT: its repairs were overtaken by later ones (lost), answer now.
-    if h.type == T_NAK and h.flags == F_RETRANSMIT then
+    -- A NAK may carry RETRANSMIT (its repairs were overtaken by later ones (lost), answer now)
+    -- and PARITY (its ranges count a block's missing datagrams and ask for parity symbols).
+    if h.type == T_NAK then
+        if band(h.flags, 0xFFFF - F_RETRANSMIT - F_PARITY) ~= 0 then return "BAD_FLAGS" end
     elseif h.flags ~= 0 then return "BAD_FLAGS" end
     if h.type == T_NAK then
         if h.seq ~= 0 then return "NONZERO_FIELD" end
@@ -220,8 +292,13 @@ local function verdict(tvb, h, len, caplen)
         for i = 0, n - 1 do
             local off = 48 + 8 * i
             if off + 8 > caplen then break end
-            local count = tvb(off + 4, 4):le_uint()
+            local start, count = tvb(off, 4):le_uint(), tvb(off + 4, 4):le_uint()
             if count == 0 or count > MAX_RANGE_COUNT then return "BAD_RANGE" end
+            -- a parity range: a block (starting at a multiple of its size, at least 2) and
+            -- at most k of its datagrams
+            if band(h.flags, F_PARITY) ~= 0 and (count > PARITY_MAX_K or band(start, 1) ~= 0) then
+                return "BAD_RANGE"
+            end
         end
         return nil
     end
@@ -239,8 +316,8 @@ local function looks_like_rdps(tvb, len, caplen)
     if caplen < 4 then return false end
     if tvb(0, 1):uint() ~= VERSION then return false end
     local t = tvb(1, 1):uint()
-    if t < T_DATA or t > T_ANNOUNCE then return false end
-    if band(tvb(2, 2):le_uint(), 0xFFF0) ~= 0 then return false end
+    if t < T_DATA or t > T_PARITY then return false end
+    if band(tvb(2, 2):le_uint(), F_UNDEFINED) ~= 0 then return false end
     if caplen >= 8 and tvb(4, 4):le_uint() == 0 then return false end
     -- A datagram shorter than the header shows as a SHORT rdps frame only with a whole session.
     if len < HEADER_LEN and caplen < 8 then return false end
@@ -260,29 +337,53 @@ local function add_body(tvb, tree, h, len, caplen, info)
             tree:add(pf.hb_oldest, (h.seq - h.msg_len) % 0x100000000):set_generated()
         end
         info[#info + 1] = string.format("next=%u retained=%u", h.seq, h.msg_len)
+        if band(h.flags, F_PARITY) ~= 0 and caplen >= HEADER_LEN + HB_PARITY_BODY then
+            tree:add_le(pf.hb_parity_k, tvb(40, 2))
+            tree:add_le(pf.hb_reserved, tvb(42, 2))
+            local rt = tree:add_le(pf.hb_max_rtt, tvb(44, 4))
+            if tvb(44, 4):le_uint() == 0 then rt:append_text(" (none measured)") end
+            tree:add_le(pf.hb_receivers, tvb(48, 4))
+            info[#info + 1] = string.format("k=%u max_rtt=%uus receivers=%u", tvb(40, 2):le_uint(),
+                                            tvb(44, 4):le_uint(), tvb(48, 4):le_uint())
+        end
     elseif h.type == T_NAK then
         if caplen >= 48 then
             tree:add_le(pf.nak_receiver, tvb(40, 4))
             local n = tvb(44, 2):le_uint()
             tree:add_le(pf.nak_count, tvb(44, 2))
             tree:add_le(pf.nak_reserved, tvb(46, 2))
+            -- PARITY: each range is a block {start, datagrams of it missing}, not sequences.
+            local parity = band(h.flags, F_PARITY) ~= 0
             local missing, shown = 0, {}
             for i = 0, n - 1 do
                 local off = 48 + 8 * i
                 if off + 8 > caplen then break end
                 local start, count = tvb(off, 4):le_uint(), tvb(off + 4, 4):le_uint()
-                local last = (start + count - 1) % 0x100000000
-                local rt = tree:add(pf.nak_range, tvb(off, 8))
-                rt:set_text(string.format("Range %u: %u..%u (%u)", i, start, last, count))
-                rt:add_le(pf.nak_start, tvb(off, 4))
-                rt:add_le(pf.nak_rcount, tvb(off + 4, 4))
-                rt:add(pf.nak_last, last):set_generated()
+                if parity then
+                    local bt = tree:add(pf.nak_block, tvb(off, 8))
+                    bt:set_text(string.format("Block %u: start %u, %u missing", i, start, count))
+                    bt:add_le(pf.nak_block_start, tvb(off, 4))
+                    bt:add_le(pf.nak_block_missing, tvb(off + 4, 4))
+                    if #shown < 4 then
+                        shown[#shown + 1] = string.format("%u:-%u", start, count)
+                    end
+                else
+                    local last = (start + count - 1) % 0x100000000
+                    local rt = tree:add(pf.nak_range, tvb(off, 8))
+                    rt:set_text(string.format("Range %u: %u..%u (%u)", i, start, last, count))
+                    rt:add_le(pf.nak_start, tvb(off, 4))
+                    rt:add_le(pf.nak_rcount, tvb(off + 4, 4))
+                    rt:add(pf.nak_last, last):set_generated()
+                    if #shown < 4 then
+                        shown[#shown + 1] = string.format("%u+%u", start, count)
+                    end
+                end
                 missing = missing + count
-                if #shown < 4 then shown[#shown + 1] = string.format("%u+%u", start, count) end
             end
-            tree:add(pf.nak_missing, missing):set_generated()
-            info[#info + 1] = string.format("receiver=0x%08x ranges=%u [%s%s]", tvb(40, 4):le_uint(),
-                                            n, table.concat(shown, " "), n > #shown and " ..." or "")
+            tree:add(parity and pf.nak_symbols or pf.nak_missing, missing):set_generated()
+            info[#info + 1] = string.format("receiver=0x%08x %s=%u [%s%s]", tvb(40, 4):le_uint(),
+                                            parity and "blocks" or "ranges", n,
+                                            table.concat(shown, " "), n > #shown and " ..." or "")
         end
     elseif h.type == T_STATUS then
         if caplen >= 56 then
@@ -297,6 +398,16 @@ local function add_body(tvb, tree, h, len, caplen, info)
                                             tvb(48, 4):le_uint(),
                                             echo == NO_ECHO and "" or string.format(" echo=%uus", echo))
         end
+    elseif h.type == T_PARITY then
+        tree:add(pf.par_block_start, h.seq):set_generated()
+        tree:add(pf.par_k, h.msg_len):set_generated()
+        tree:add(pf.par_block_last, (h.seq + h.msg_len - 1) % 0x100000000):set_generated()
+        tree:add(pf.par_index, h.frag_offset):set_generated()
+        if caplen > HEADER_LEN then
+            tree:add(pf.par_symbol, tvb(HEADER_LEN, caplen - HEADER_LEN))
+        end
+        info[#info + 1] = string.format("block=%u k=%u index=%u symbol=%u", h.seq, h.msg_len,
+                                        h.frag_offset, body)
     else -- ANNOUNCE
         if caplen > HEADER_LEN then tree:add(pf.ann_body, tvb(HEADER_LEN, caplen - HEADER_LEN)) end
         info[#info + 1] = string.format("body=%u", body)
@@ -316,6 +427,7 @@ local function dissect(tvb, pinfo, root, len, caplen)
     ft:add_le(pf.f_end, tvb(2, 2))
     ft:add_le(pf.f_retransmit, tvb(2, 2))
     ft:add_le(pf.f_reliable, tvb(2, 2))
+    ft:add_le(pf.f_parity, tvb(2, 2))
     ft:add_le(pf.f_unknown, tvb(2, 2))
     local tname = type_names[t] or "?"
     if len < HEADER_LEN or caplen < HEADER_LEN then
@@ -387,6 +499,8 @@ local function dissect(tvb, pinfo, root, len, caplen)
     if flags ~= 0 then info[#info + 1] = "[" .. flag_names(flags) .. "]" end
     if band(flags, F_RETRANSMIT) ~= 0 and t == T_DATA then
         ft:add_proto_expert_info(ex_retransmit)
+    elseif t == T_PARITY then
+        ft:add_proto_expert_info(ex_parity)
     end
     local reason = verdict(tvb, h, len, caplen)
     if encrypted then -- opaque: only the header and the lengths mean anything
