@@ -157,7 +157,7 @@ typedef struct rdps_config {
     double loss_rx_rate;       /* probability of dropping a received frame, 0..1 */
     double loss_tx_rate;       /* probability of dropping a frame to be sent, 0..1 */
     uint32_t loss_frame_types; /* bit (1 << frame type): DATA=1, HEARTBEAT=2, NAK=3,
-                                  STATUS=4, ANNOUNCE=5; 0: DATA only */
+                                  STATUS=4, ANNOUNCE=5, PARITY=6; 0: DATA only */
     uint64_t loss_seed;
     /* 1: no live-counters file. By default every ctx publishes its counters (the ctx's, every
      * publisher's and subscriber's, bad frames by reason) for rdps-stat in
