@@ -13,12 +13,13 @@
 # (rdps --rate-limit 3 MB/s of datagrams, repairs included; NORM --rate 24 Mbit/s).
 # Goodput: the slower receiver's bytes over its first-to-last-message time. Prints each
 # configuration's median goodput per loss and its ratio over its own lossless median.
+# env: RDPS_PARITY_K (rdpub --parity-k, default 64).
 set -euo pipefail
 if [ "${1:-}" = --guest ]; then
     shift
     build=$1 n=$2 losses=$3 rounds=$4
     s=$RDPS_VM_SCRATCH i=$RDPS_VM_INDEX
-    size=900 rate_bytes=3000000
+    size=900 rate_bytes=3000000 pk=${RDPS_PARITY_K:-64}
     norm=$build/tests/bench/norm_bench
     barrier() { # every guest arrived (at most 180 s)
         touch "$s/$1.$i"
@@ -50,7 +51,7 @@ print(int(d.get("bytes",0)/e) if e else 0)' "$1"
                 case $cfg in
                 parity | plain)
                     popt=() sopt=()
-                    [ $cfg = parity ] && popt=(--parity-k 64) sopt=(--parity-blocks 32)
+                    [ $cfg = parity ] && popt=(--parity-k "$pk") sopt=(--parity-blocks 32)
                     if [ "$i" -eq 0 ]; then
                         "$build/tools/rdpub/rdpub" -t "pv.$k" --reliable "${popt[@]}" --pattern \
                             -c "$n" -s $size --rate-limit $rate_bytes --wait-subs 2 \
