@@ -506,7 +506,7 @@ int rdps__rel_pub_on_nak(struct rdps_rel_pub *p, const struct rdps_source *sourc
         p->counters.nak_ranges++;
         if (v->hdr.flags & RDPS_FRAME_F_PARITY) {
             int32_t dest = slot;
-            bool gone;
+            bool gone = false;
             uint32_t n = budget == 0 ? 0
                                      : rdps__rel_parity_nak(p, slot, rg, overtaken, now_ns,
                                                             allowance, &dest, &gone);
