@@ -403,7 +403,7 @@ struct rdps_rel_pub_action {
     X(parity_nak_suppressed, "parity NAK ranges asking no more than the block's round sends")      \
     X(parity_sent, "parity datagrams sent")                                                        \
     X(parity_bytes, "bytes of parity datagrams")                                                   \
-    X(parity_dropped, "scheduled parity symbols dropped: the block left the ring")            \
+    X(parity_dropped, "scheduled parity symbols dropped: the block left the ring")                 \
     X(parity_proactive, "parity datagrams sent unasked (parity_proactive; within parity_sent)")
 
 struct rdps_rel_pub_counters {

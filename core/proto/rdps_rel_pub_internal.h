@@ -68,7 +68,7 @@ struct rdps_rel_block {
     uint32_t start;
     uint32_t base, target, sent;
     uint32_t proactive; /* symbols [0, proactive) were queued unasked (parity_proactive) */
-    int32_t dest; /* the round's destination: REL_MULTICAST or a receiver slot */
+    int32_t dest;       /* the round's destination: REL_MULTICAST or a receiver slot */
     bool used;
     uint64_t sent_ns; /* when its latest symbol left (0: none yet) */
 };

@@ -914,7 +914,7 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(repair_bytes, "reliable publishers: bytes of repair datagrams, retransmissions and parity") \
     X(parity_sent, "reliable publishers: parity datagrams sent (rdps_pub_opts.parity_k)")         \
     X(parity_bytes, "reliable publishers: bytes of parity datagrams")                             \
-    X(parity_rebuilt, "reliable subscribers: missing datagrams rebuilt from parity datagrams")   \
+    X(parity_rebuilt, "reliable subscribers: missing datagrams rebuilt from parity datagrams")    \
     X(parity_proactive,                                                                           \
       "reliable publishers: parity datagrams sent unasked (rdps_pub_opts.parity_proactive)")
 
