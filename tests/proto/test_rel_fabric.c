@@ -688,7 +688,9 @@ static void test_parity_repairs(void **state)
                 cfg.parity_proactive = with && share > 0 ? (uint32_t)share : 0;
                 assert_int_equal(sim_run(&cfg, &res), 0);
                 if (parity_full)
-                    sim_print(with ? (parity_shares != NULL ? "proactive" : "parity") : "noparity",
+                    sim_print(parity_shares != NULL ? (with ? "proactive" : "parity")
+                              : with                ? "parity"
+                                                    : "noparity",
                               &cfg, &res);
                 expect_everything(&cfg, &res);
                 goodput[with] = sim_goodput(&cfg, &res);
