@@ -692,6 +692,8 @@ static void test_parity_repairs(void **state)
                               : with                ? "parity"
                                                     : "noparity",
                               &cfg, &res);
+                if (parity_shares != NULL)
+                    sim_print_profile(with ? "proactive" : "parity", &cfg, &res);
                 expect_everything(&cfg, &res);
                 goodput[with] = sim_goodput(&cfg, &res);
                 if (with)
