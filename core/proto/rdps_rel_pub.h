@@ -176,8 +176,7 @@
  * (not the sum; NORM's rule), a NAK asking no more is suppressed. A receiver counts what it
  * lacks with the symbols it holds, so a NAK sent after the round's last symbol could reach it
  * (later than its RTT and a quarter after that symbol left, or flagged RETRANSMIT) starts a
- * new round with new indices: that many more symbols (receivers flag the NAK of a block
- * whose parity symbols they hold: its count is past them). Parity goes by multicast
+ * new round with new indices: that many more symbols. Parity goes by multicast
  * to an announced asker, by unicast to an unannounced one or under unicast fan-out (a second
  * asker of a unicast round gets its own symbols). Its heartbeats (flagged PARITY) tell
  * receivers k, the largest smoothed RTT of the ACTIVE receivers and their count, so they

@@ -262,22 +262,6 @@ int32_t rdps__rx_par_missing(const struct rdps_rx_parity *par, int32_t si, uint3
     return held >= k ? NONE : (int32_t)(k - held);
 }
 
-unsigned rdps__rx_par_split_heard(const struct rdps_rx_parity *par, int32_t si,
-                                  struct rdps_seq_range *blocks, unsigned *nb,
-                                  struct rdps_seq_range *heard)
-{
-    unsigned nh = 0, keep = 0;
-    for (unsigned i = 0; i < *nb; i++) {
-        int32_t bi = block_find(par, si, blocks[i].start);
-        if (bi != NONE && par->blocks[bi].parity > 0)
-            heard[nh++] = blocks[i];
-        else
-            blocks[keep++] = blocks[i];
-    }
-    *nb = keep;
-    return nh;
-}
-
 int rdps__rx_par_decode(struct rdps_rx_parity *par, int32_t bi, uint32_t session_id,
                         uint64_t topic_id, rdps_rx_par_rebuilt_fn fn, void *user)
 {

@@ -143,11 +143,6 @@ int32_t rdps__rx_par_missing(const struct rdps_rx_parity *par, int32_t si, uint3
 unsigned rdps__rx_par_by_block(const struct rdps_rx_parity *par, int32_t si,
                                struct rdps_seq_range *ranges, unsigned *n,
                                struct rdps_seq_range *blocks, uint32_t sent);
-/* Moves the block ranges of `blocks` whose records hold parity symbols (their counts are past
- * those symbols: the NAK flags them) to `heard`; returns how many, *nb what stays. */
-unsigned rdps__rx_par_split_heard(const struct rdps_rx_parity *par, int32_t si,
-                                  struct rdps_seq_range *blocks, unsigned *nb,
-                                  struct rdps_seq_range *heard);
 /* Whether a first NAK of [start, start + count) should wait: its last block is not sent whole
  * (before `sent`) and has a whole record (the NAK will ask for its count). */
 bool rdps__rx_par_wait(const struct rdps_rx_parity *par, int32_t si, uint32_t start, uint32_t count,

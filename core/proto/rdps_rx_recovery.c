@@ -474,16 +474,9 @@ uint64_t rdps__rx_rec_poll_naks(struct rdps_rx_recovery *rec, int32_t si, struct
         if (n[k] > 0 && parity) {
             struct rdps_seq_range blocks[RDPS_FRAME_NAK_MAX_RANGES];
             unsigned nb = rdps__rx_par_by_block(rec->par, si, ranges[k], &n[k], blocks, sent);
-            /* Blocks whose parity reached it count past it: flagged (a new round). */
-            struct rdps_seq_range after[RDPS_FRAME_NAK_MAX_RANGES];
-            unsigned na = k == 0 ? rdps__rx_par_split_heard(rec->par, si, blocks, &nb, after) : 0,
-                     nb2 = nb;
-            if (nb2 > 0)
-                send_nak(rec, si, blocks, nb2,
+            if (nb > 0)
+                send_nak(rec, si, blocks, nb,
                          RDPS_FRAME_F_PARITY | (k == 1 ? RDPS_FRAME_F_RETRANSMIT : 0), wall_ns);
-            if (na > 0)
-                send_nak(rec, si, after, na, RDPS_FRAME_F_PARITY | RDPS_FRAME_F_RETRANSMIT,
-                         wall_ns);
         }
         if (n[k] > 0)
             send_nak(rec, si, ranges[k], n[k], k == 1 ? RDPS_FRAME_F_RETRANSMIT : 0, wall_ns);

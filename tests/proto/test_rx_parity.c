@@ -261,38 +261,6 @@ static void test_proactive_parity_needs_no_nak(void **state)
     teardown();
 }
 
-/* Proactive parity of 2 per block, a receiver losing 4 of each: it holds the 2 symbols and
- * NAKs the 2 more it lacks flagged as counted past them, so the publisher answers with 2 new
- * symbols at once; unflagged, such a NAK looked like part of the proactive round (it asks no
- * more than that round sent) and was suppressed until a retry. */
-static bool drop_four_at_first(unsigned rx, uint32_t off)
-{
-    return rx == 0 && off < 39 * K && off % K >= 1 && off % K <= 4;
-}
-
-static void test_proactive_parity_then_more(void **state)
-{
-    (void)state;
-    proactive = 2;
-    setup(2, 512);
-    proactive = 0;
-    run(40 * K, drop_four_at_first);
-    const struct rdps_rel_pub_counters *pc = rdps__rel_pub_counters(&f.p);
-    uint64_t rebuilt = rdps__reasm_rel_counters(&rxs[0].r)->parity_rebuilt;
-    print_message("proactive 2, 4 lost: %llu parity sent (%llu unasked), %llu suppressed, %llu "
-                  "rebuilt, %u NAKs\n",
-                  (unsigned long long)pc->parity_sent, (unsigned long long)pc->parity_proactive,
-                  (unsigned long long)pc->parity_nak_suppressed, (unsigned long long)rebuilt,
-                  naks_at_pub);
-    assert_int_equal(rebuilt, 39 * 4);
-    /* About one NAK per block (36; 51 unflagged), few suppressed (9: NAKs sent while the
-     * proactive symbols were on their way; 27 unflagged). */
-    assert_true(pc->parity_nak_suppressed <= 13);
-    assert_true(naks_at_pub <= 39 + 3);
-    assert_int_equal(pc->parity_sent, 40 * 2 + 39 * 2);
-    teardown();
-}
-
 /* Forged parity frames from the publisher's own source: each is a counted drop, and a forged
  * symbol that makes a block decode to garbage rebuilds nothing (the rebuilt frame fails its
  * checks); every message still arrives once, in order, repaired by sequence. */
@@ -369,7 +337,6 @@ int main(void)
         cmocka_unit_test(test_receivers_without_parity),
         cmocka_unit_test(test_common_loss_at_most_three_naks_per_block),
         cmocka_unit_test(test_proactive_parity_needs_no_nak),
-        cmocka_unit_test(test_proactive_parity_then_more),
         cmocka_unit_test(test_hostile_parity_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
