@@ -28,6 +28,7 @@ static int check_opts(const rdps_pub_opts *opts)
                                 : opts->receiver_timeout_ms != 0 ? "receiver_timeout_ms"
                                 : opts->rate_limit != 0          ? "rate_limit"
                                 : opts->parity_k != 0            ? "parity_k"
+                                : opts->parity_proactive != 0    ? "parity_proactive"
                                                                  : NULL;
     if (reliable_only != NULL)
         return rdps__set_err(RDPS_EINVAL,

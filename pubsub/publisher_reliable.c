@@ -152,6 +152,11 @@ int rdps__pub_rel_check_opts(const rdps_pub_opts *opts)
         return rdps__set_err(RDPS_EINVAL,
                              "rdps_pub_create: parity_k %u is not a power of two in 2..%u",
                              opts->parity_k, RDPS_FRAME_PARITY_MAX_K);
+    if (opts->parity_proactive > opts->parity_k)
+        return rdps__set_err(
+            RDPS_EINVAL, "rdps_pub_create: parity_proactive %u above parity_k %u (%s)",
+            opts->parity_proactive, opts->parity_k,
+            opts->parity_k == 0 ? "proactive parity needs parity_k" : "at most one block's worth");
     if (opts->ring_bytes != 0 &&
         (opts->ring_bytes < 64u * 1024u || opts->ring_bytes > (1ull << 32)))
         return rdps__set_err(RDPS_EINVAL, "rdps_pub_create: ring_bytes %zu outside 64 KiB..4 GiB",
@@ -198,8 +203,9 @@ int rdps__pub_rel_attach(rdps_pub_t *pub, const rdps_pub_opts *opts)
     cfg.flow_min_receivers = opts->flow_min_receivers;
     if (opts->receiver_timeout_ms != 0)
         cfg.receiver_timeout_ns = (uint64_t)opts->receiver_timeout_ms * 1000000ull;
-    cfg.rate_bytes_per_s = opts->rate_limit; /* its bounds: rel_pub_init */
-    cfg.parity_k = opts->parity_k;           /* checked by rdps__pub_rel_check_opts */
+    cfg.rate_bytes_per_s = opts->rate_limit;       /* its bounds: rel_pub_init */
+    cfg.parity_k = opts->parity_k;                 /* checked by rdps__pub_rel_check_opts */
+    cfg.parity_proactive = opts->parity_proactive; /* ... likewise */
     /* A repair is posted behind whatever data the send queue already holds; 128 instead of
      * 1024 showed no repair-latency gain on rxe within the noise of a loaded TCG host. */
     cfg.max_inflight = RDPS_REL_INFLIGHT;
@@ -526,6 +532,7 @@ void rdps__pub_rel_counters(const rdps_pub_t *pub, rdps_counters *out)
     out->repair_bytes += c->repair_bytes;
     out->parity_sent += c->parity_sent;
     out->parity_bytes += c->parity_bytes;
+    out->parity_proactive += c->parity_proactive;
     out->rate_waits += c->rate_waits;
     out->receivers_refused += c->receivers_refused;
     out->repair_queue_full += c->repair_queue_full;

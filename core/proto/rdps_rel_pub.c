@@ -110,12 +110,15 @@ static int check_config(const struct rdps_rel_pub_config *c)
          c->parity_max > RDPS_FRAME_PARITY_MAX_INDEX ||
          c->max_datagram < RDPS_FRAME_PARITY_MIN_BODY + RDPS_FRAME_PARITY_OVERHEAD +
                                RDPS_FRAME_SYMBOL_OFF + RDPS_FRAME_HEADER_LEN ||
-         c->max_datagram - RDPS_FRAME_PARITY_OVERHEAD - RDPS_FRAME_SYMBOL_OFF > 0xFFFFu))
+         c->max_datagram - RDPS_FRAME_PARITY_OVERHEAD - RDPS_FRAME_SYMBOL_OFF > 0xFFFFu ||
+         c->parity_proactive > c->parity_k || c->parity_proactive > c->parity_max))
         return rdps__set_err(RDPS_EINVAL,
                              "rel_pub_init: parity blocks of %u (a power of two, 2..%u), %u parity "
-                             "symbols (1..%u), datagrams of %u bytes",
+                             "symbols (1..%u), %u proactive (at most both), datagrams of %u bytes",
                              c->parity_k, RDPS_FRAME_PARITY_MAX_K, c->parity_max,
-                             RDPS_FRAME_PARITY_MAX_INDEX, c->max_datagram);
+                             RDPS_FRAME_PARITY_MAX_INDEX, c->parity_proactive, c->max_datagram);
+    if (c->parity_k == 0 && c->parity_proactive != 0)
+        return rdps__set_err(RDPS_EINVAL, "rel_pub_init: parity_proactive without parity_k");
     if (c->heartbeat_min_ns == 0 || c->heartbeat_max_ns < c->heartbeat_min_ns ||
         c->receiver_timeout_ns == 0 || c->unannounced_timeout_ns == 0 || c->repair_linger_ns == 0)
         return rdps__set_err(RDPS_EINVAL, "rel_pub_init: zero heartbeat, timeout or linger");
@@ -835,6 +838,14 @@ static int post_data(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a, uint
     if (p->cfg.parity_k != 0 &&
         ((seq + 1u) & (p->cfg.parity_k * RDPS_REL_PARITY_HB_BLOCKS - 1u)) == 0)
         p->hb_urgent = true;
+    /* Proactive parity: the block is whole with its last datagram; its symbols follow. */
+    if (p->cfg.parity_proactive != 0 && ((seq + 1u) & (p->cfg.parity_k - 1u)) == 0) {
+        uint32_t start = seq + 1u - p->cfg.parity_k, n = rdps__rel_parity_proactive(p, start);
+        if (!queue_repair(p, start, n, REL_MULTICAST, true)) {
+            p->counters.repair_queue_full += n;
+            rdps__rel_parity_unqueue(p, start, n);
+        }
+    }
     rate_charge(p, a->len, now_ns);
     p->counters.data_posted++;
     if (p->data_since_repair < p->cfg.data_per_repair)

@@ -185,7 +185,9 @@
  * aligned, a count past it, a block not wholly posted (the receiver asks for the tail by sequence);
  * a block partly below the trail is unrecoverable (heartbeat, as above); a block that leaves the
  * ring before its symbols go drops them (parity_dropped). Parity spends the host's NAK allowance,
- * the repair budget and shares like retransmissions.
+ * the repair budget and shares like retransmissions. With parity_proactive n, posting a block's
+ * last datagram queues its first n symbols by multicast as if a NAK had asked for n (no host
+ * allowance spent): a receiver losing at most n of the block rebuilds them without a NAK.
  *
  * Late join: a receiver may NAK from rdps__rel_pub_oldest_seq(); one asker
  * means unicast repairs, paced by the repair budget and the host's NAK
@@ -288,6 +290,10 @@ struct rdps_rel_pub_config {
      * a quarter of the ring's slots) and parity symbols one block may get (1..128). */
     uint32_t parity_k;
     uint32_t parity_max;
+    /* Proactive parity: symbols of each block sent unasked, by multicast, right after its last
+     * datagram (0: none; at most parity_k and parity_max). They go like answers to a NAK asking
+     * that many (queue, budget, rate); a later NAK of the block gets indices after them. */
+    uint32_t parity_proactive;
 };
 
 #define RDPS_REL_PUB_DEFAULT_RING (16u * 1024u * 1024u)
@@ -397,7 +403,8 @@ struct rdps_rel_pub_action {
     X(parity_nak_suppressed, "parity NAK ranges asking no more than the block's round sends")      \
     X(parity_sent, "parity datagrams sent")                                                        \
     X(parity_bytes, "bytes of parity datagrams")                                                   \
-    X(parity_dropped, "scheduled parity symbols dropped: the block left the ring")
+    X(parity_dropped, "scheduled parity symbols dropped: the block left the ring")                 \
+    X(parity_proactive, "parity datagrams sent unasked (parity_proactive; within parity_sent)")
 
 struct rdps_rel_pub_counters {
 #define RDPS_REL_PUB_COUNTER_FIELD_(name, text) uint64_t name;

@@ -67,7 +67,8 @@ struct rdps_rel_repair {
 struct rdps_rel_block {
     uint32_t start;
     uint32_t base, target, sent;
-    int32_t dest; /* the round's destination: REL_MULTICAST or a receiver slot */
+    uint32_t proactive; /* symbols [0, proactive) were queued unasked (parity_proactive) */
+    int32_t dest;       /* the round's destination: REL_MULTICAST or a receiver slot */
     bool used;
     uint64_t sent_ns; /* when its latest symbol left (0: none yet) */
 };
@@ -133,6 +134,9 @@ uint32_t rdps__rel_parity_nak(struct rdps_rel_pub *p, int32_t slot, struct rdps_
                               bool *unrecoverable);
 /* n symbols rdps__rel_parity_nak granted were not queued (the queue is full): take them back. */
 void rdps__rel_parity_unqueue(struct rdps_rel_pub *p, uint32_t start, uint32_t n);
+/* Proactive parity: the block starting at `start` was wholly posted; opens its round with
+ * cfg.parity_proactive symbols to the group and returns that count (the caller queues them). */
+uint32_t rdps__rel_parity_proactive(struct rdps_rel_pub *p, uint32_t start);
 /* Whether the block starting at `start` is still wholly in the ring. */
 bool rdps__rel_parity_whole(const struct rdps_rel_pub *p, uint32_t start);
 /* The block's next parity symbol into the engine's buffer, as action *a. */

@@ -110,11 +110,27 @@ uint32_t rdps__rel_parity_nak(struct rdps_rel_pub *p, int32_t slot, struct rdps_
     return n;
 }
 
+uint32_t rdps__rel_parity_proactive(struct rdps_rel_pub *p, uint32_t start)
+{
+    struct rdps_rel_block *b = block_of(p, start);
+    uint32_t n = p->cfg.parity_proactive;
+    memset(b, 0, sizeof(*b));
+    b->used = true;
+    b->start = start;
+    b->dest = REL_MULTICAST;
+    b->target = n; /* a round of n from index 0: a NAK past it starts the next round */
+    b->proactive = n;
+    return n;
+}
+
 void rdps__rel_parity_unqueue(struct rdps_rel_pub *p, uint32_t start, uint32_t n)
 {
     struct rdps_rel_block *b = block_of(p, start);
-    if (b->used && b->start == start && b->target - b->sent >= n)
+    if (b->used && b->start == start && b->target - b->sent >= n) {
         b->target -= n;
+        if (b->proactive > b->target)
+            b->proactive = b->target;
+    }
 }
 
 void rdps__rel_parity_action(struct rdps_rel_pub *p, uint32_t start, uint64_t now_ns,
@@ -135,6 +151,8 @@ void rdps__rel_parity_action(struct rdps_rel_pub *p, uint32_t start, uint64_t no
         frames[i] = p->ring.mem + s->pos % p->ring.cap + RDPS_FRAME_SYMBOL_OFF;
         lens[i] = s->len - RDPS_FRAME_SYMBOL_OFF;
     }
+    if (b->sent < b->proactive)
+        p->counters.parity_proactive++;
     uint32_t j = b->sent++ % p->cfg.parity_max;
     if (b->sent > b->target)
         b->target = b->sent;

@@ -801,6 +801,7 @@ static int sim_setup(struct sim *s)
     pc.ring_bytes = c->ring_bytes;
     pc.flow = c->flow;
     pc.parity_k = c->parity_k;
+    pc.parity_proactive = c->parity_proactive;
     pc.hash_seed = mix(c->seed ^ 0xABCDEF);
     if (c->repair_linger_ns != 0)
         pc.repair_linger_ns = c->repair_linger_ns;

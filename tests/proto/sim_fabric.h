@@ -124,6 +124,8 @@ struct sim_config {
     uint64_t app_rate;
     /* Parity repairs: the publisher's block size (0: none); the receivers keep blocks for it. */
     uint32_t parity_k;
+    /* ... and the parity symbols of each block it sends unasked (parity_proactive; 0: none). */
+    uint32_t parity_proactive;
 };
 
 /*

@@ -634,13 +634,29 @@ static void test_unicast_fanout(void **state)
     }
 }
 
-/* `parity N MESSAGES [K]`: the issue's matrix (uni1, uni5, uni20, ge, all; 3 seeds) for N
- * receivers without parity and with blocks of K (default 64), invariants checked, one line each
- * with both goodputs (the README's parity table). Quick: N = 8, 4000 messages, uni5 and all. */
+/* `parity N MESSAGES [K [SHARES]]`: the issue's matrix (uni1, uni5, uni20, ge, all; 3 seeds)
+ * for N receivers without parity and with blocks of K (default 64), invariants checked, one line
+ * each with both goodputs (the README's parity table). With SHARES ("uni1:2,uni5:6,..."), the
+ * models listed only, parity on demand against proactive parity of that many symbols per block.
+ * Quick: N = 8, 4000 messages, uni5 and all. */
 static uint32_t parity_receivers = 8;
 static uint64_t parity_messages = 4000;
 static uint32_t parity_k = 64;
 static bool parity_full;
+static const char *parity_shares; /* NULL: no proactive parity */
+
+/* The proactive share SHARES gives `model`; -1 when it names none. */
+static long parity_share_of(const char *model)
+{
+    size_t len = strlen(model);
+    for (const char *p = parity_shares; p != NULL && *p != '\0';) {
+        if (strncmp(p, model, len) == 0 && p[len] == ':')
+            return strtol(p + len + 1, NULL, 10);
+        p = strchr(p, ',');
+        p = p != NULL ? p + 1 : NULL;
+    }
+    return -1;
+}
 
 static void test_parity_repairs(void **state)
 {
@@ -648,6 +664,9 @@ static void test_parity_repairs(void **state)
     static const char *const models[] = {"uni1", "uni5", "uni20", "ge", "all"};
     for (unsigned m = 0; m < sizeof(models) / sizeof(models[0]); m++) {
         if (!parity_full && strcmp(models[m], "uni5") != 0 && strcmp(models[m], "all") != 0)
+            continue;
+        long share = parity_share_of(models[m]);
+        if (parity_shares != NULL && share < 0)
             continue;
         unsigned model = 0;
         while (model < sim_model_count && strcmp(sim_models[model].name, models[m]) != 0)
@@ -665,24 +684,37 @@ static void test_parity_repairs(void **state)
                 cfg.time_limit_ns = 60000 * MS + cfg.messages * 2 * MS;
                 cfg.seed = seed;
                 cfg.down = cfg.up = sim_models[model];
-                cfg.parity_k = with ? parity_k : 0;
+                cfg.parity_k = with || parity_shares != NULL ? parity_k : 0;
+                cfg.parity_proactive = with && share > 0 ? (uint32_t)share : 0;
                 assert_int_equal(sim_run(&cfg, &res), 0);
                 if (parity_full)
-                    sim_print(with ? "parity" : "noparity", &cfg, &res);
+                    sim_print(parity_shares != NULL ? (with ? "proactive" : "parity")
+                              : with                ? "parity"
+                                                    : "noparity",
+                              &cfg, &res);
+                if (parity_shares != NULL)
+                    sim_print_profile(with ? "proactive" : "parity", &cfg, &res);
                 expect_everything(&cfg, &res);
                 goodput[with] = sim_goodput(&cfg, &res);
                 if (with)
                     rebuilt = res.parity_rebuilt;
             }
-            printf("sim parity   N=%-2u %-5s seed=%llu k=%u goodput without %.4f with %.4f "
-                   "(%.2fx) rebuilt=%llu\n",
-                   parity_receivers, models[m], (unsigned long long)seed, parity_k, goodput[0],
-                   goodput[1], goodput[1] / goodput[0], (unsigned long long)rebuilt);
+            if (parity_shares != NULL)
+                printf("sim proactive N=%-2u %-5s seed=%llu k=%u share=%ld goodput on demand %.4f "
+                       "proactive %.4f (%.2fx) rebuilt=%llu\n",
+                       parity_receivers, models[m], (unsigned long long)seed, parity_k, share,
+                       goodput[0], goodput[1], goodput[1] / goodput[0],
+                       (unsigned long long)rebuilt);
+            else
+                printf("sim parity   N=%-2u %-5s seed=%llu k=%u goodput without %.4f with %.4f "
+                       "(%.2fx) rebuilt=%llu\n",
+                       parity_receivers, models[m], (unsigned long long)seed, parity_k, goodput[0],
+                       goodput[1], goodput[1] / goodput[0], (unsigned long long)rebuilt);
             fflush(stdout);
             if (parity_receivers > 1)
                 assert_true(rebuilt > 0); /* parity did the repairs (a lone receiver: none) */
             /* Several receivers: never below retransmissions alone (1.07x-7x in the README). */
-            if (parity_full && parity_receivers >= 8)
+            if (parity_full && parity_receivers >= 8 && parity_shares == NULL)
                 assert_true(goodput[1] >= goodput[0]);
         }
     }
@@ -754,6 +786,7 @@ int main(int argc, char **argv)
         parity_receivers = (uint32_t)strtoul(argv[2], NULL, 10);
         parity_messages = strtoull(argv[3], NULL, 10);
         parity_k = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 10) : 64;
+        parity_shares = argc > 5 ? argv[5] : NULL;
         parity_full = true;
         if (parity_receivers == 0 || parity_messages == 0)
             return 2;

@@ -244,12 +244,81 @@ static void test_payload_and_config(void **state)
     rp_stop(&f);
 }
 
+/* parity_proactive 3: each block's last datagram queues its parity indices 0..2 by multicast,
+ * with no NAK; they rebuild any 3 losses of the block; a later NAK of the block gets the indices
+ * after them; parity_proactive above K, or without parity_k, is refused. */
+static void test_proactive_parity_unasked(void **state)
+{
+    (void)state;
+    rp_config(&f, 1u << 20);
+    f.cfg.parity_k = K;
+    f.cfg.parity_max = 8;
+    f.cfg.parity_proactive = 3;
+    assert_int_equal(rp_start(&f), 0);
+    rp_join(&f, 1, FIRST, 4096);
+    rp_join(&f, 2, FIRST, 4096);
+    for (uint32_t m = 0; m < 2 * K + 5; m++)
+        assert_int_equal(rp_append(&f, 100 + m, m + 1), 1);
+    static uint8_t copies[6][RP_DGRAM];
+    struct rdps_rel_pub_action par[6], a;
+    uint32_t data = 0, npar = 0;
+    while (rp_drain(&f, &a, 1, 1) == 1) {
+        if (a.kind == RDPS_REL_PUB_POST_DATA) {
+            data++;
+            continue;
+        }
+        assert_int_equal(a.kind, RDPS_REL_PUB_POST_PARITY);
+        assert_false(a.unicast);
+        assert_true(npar < 6);
+        uint32_t block = FIRST + (npar / 3) * K, j = npar % 3;
+        assert_int_equal(a.seq, block);
+        assert_int_equal(rdps__get_le32(a.frame + RDPS_FRAME_OFF_FRAG_OFFSET), j);
+        assert_true(data >= block - FIRST + K); /* after the block's last datagram */
+        memcpy(copies[npar], a.frame, a.len);
+        par[npar] = a;
+        par[npar].frame = copies[npar];
+        npar++;
+    }
+    assert_int_equal(data, 2 * K + 5);
+    assert_int_equal(npar, 6); /* two whole blocks, the third not yet */
+    assert_int_equal(f.p.counters.naks_received, 0);
+    assert_int_equal(f.p.counters.parity_sent, 6);
+    assert_int_equal(f.p.counters.parity_proactive, 6);
+    assert_int_equal(f.p.counters.parity_bytes, 6 * RP_DGRAM);
+    static const uint32_t lost[] = {1, 8, 15};
+    check_rebuild(FIRST, lost, 3, par, 3);
+    check_rebuild(FIRST + K, lost + 1, 2, par + 3, 2);
+    /* A receiver lacking 2 more of the first block, later: indices 3 and 4. */
+    f.now += 10 * f.cfg.repair_linger_ns;
+    nak_parity(1, FIRST, 2, 0);
+    for (uint32_t i = 0; i < 2; i++) {
+        assert_int_equal(rp_drain(&f, &a, 1, 1), 1);
+        assert_int_equal(a.kind, RDPS_REL_PUB_POST_PARITY);
+        assert_int_equal(rdps__get_le32(a.frame + RDPS_FRAME_OFF_FRAG_OFFSET), 3 + i);
+    }
+    assert_int_equal(f.p.counters.parity_proactive, 6);
+    assert_int_equal(f.p.counters.parity_sent, 8);
+    rp_stop(&f);
+    static const uint32_t bad[][2] = {{0, 1}, {K, K + 1}, {K, 9}}; /* {k, proactive}; max 8 */
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        rp_config(&f, 1u << 20);
+        f.cfg.parity_k = bad[i][0];
+        f.cfg.parity_max = 8;
+        f.cfg.parity_proactive = bad[i][1];
+        assert_int_equal(rp_start(&f), RDPS_EINVAL);
+        rp_stop(&f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_largest_count_not_sum), cmocka_unit_test(test_common_loss_one_symbol),
-        cmocka_unit_test(test_hostile_parity_naks),   cmocka_unit_test(test_block_left_the_ring),
+        cmocka_unit_test(test_largest_count_not_sum),
+        cmocka_unit_test(test_common_loss_one_symbol),
+        cmocka_unit_test(test_hostile_parity_naks),
+        cmocka_unit_test(test_block_left_the_ring),
         cmocka_unit_test(test_payload_and_config),
+        cmocka_unit_test(test_proactive_parity_unasked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,6 +30,7 @@ static unsigned nrx;
 /* Control frames from receivers, delivered to the publisher at the next step. */
 static struct frame_list to_pub;
 static uint32_t naks_at_pub;
+static uint32_t proactive; /* the next setup's parity_proactive */
 
 static void rx_send(void *user, const struct rdps_source *dest, uint32_t session_id,
                     const uint8_t *frame, size_t len)
@@ -54,6 +55,7 @@ static void setup(unsigned receivers, uint32_t parity_blocks)
     f.cfg.parity_k = K;
     f.cfg.parity_max = 16;
     f.cfg.repair_linger_ns = 300 * US;
+    f.cfg.parity_proactive = proactive;
     assert_int_equal(rp_start(&f), 0);
     nrx = receivers;
     memset(&to_pub, 0, sizeof(to_pub));
@@ -226,6 +228,39 @@ static void test_common_loss_at_most_three_naks_per_block(void **state)
     teardown();
 }
 
+/* Proactive parity of 2 per block: every receiver loses 2 datagrams of each block (its own ones,
+ * none in the last block) and rebuilds them from the symbols sent unasked: no NAK at all. */
+static bool drop_two_per_block(unsigned rx, uint32_t off)
+{
+    return off < 39 * K && (off % K == rx % K || off % K == (rx + 5) % K);
+}
+
+static void test_proactive_parity_needs_no_nak(void **state)
+{
+    (void)state;
+    proactive = 2;
+    setup(NRX, 512);
+    proactive = 0;
+    run(40 * K, drop_two_per_block);
+    uint64_t rebuilt = 0, ranges = 0;
+    for (unsigned k = 0; k < nrx; k++) {
+        rebuilt += rdps__reasm_rel_counters(&rxs[k].r)->parity_rebuilt;
+        ranges += rdps__reasm_rel_counters(&rxs[k].r)->parity_ranges_sent;
+    }
+    const struct rdps_rel_pub_counters *pc = rdps__rel_pub_counters(&f.p);
+    print_message("proactive 2: %llu parity sent (%llu unasked), %llu rebuilt, %u NAKs\n",
+                  (unsigned long long)pc->parity_sent, (unsigned long long)pc->parity_proactive,
+                  (unsigned long long)rebuilt, naks_at_pub);
+    /* Every loss rebuilt (receiver 0's first datagram always arrives). */
+    assert_int_equal(rebuilt, 39 * 2 * NRX - 1);
+    assert_int_equal(naks_at_pub, 0);
+    assert_int_equal(ranges, 0);
+    assert_int_equal(pc->parity_sent, 40 * 2);
+    assert_int_equal(pc->parity_proactive, 40 * 2);
+    assert_int_equal(pc->repairs_unicast + pc->repairs_multicast, 0);
+    teardown();
+}
+
 /* Forged parity frames from the publisher's own source: each is a counted drop, and a forged
  * symbol that makes a block decode to garbage rebuilds nothing (the rebuilt frame fails its
  * checks); every message still arrives once, in order, repaired by sequence. */
@@ -301,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_independent_losses_repaired_by_parity),
         cmocka_unit_test(test_receivers_without_parity),
         cmocka_unit_test(test_common_loss_at_most_three_naks_per_block),
+        cmocka_unit_test(test_proactive_parity_needs_no_nak),
         cmocka_unit_test(test_hostile_parity_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

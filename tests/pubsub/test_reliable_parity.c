@@ -161,7 +161,8 @@ static void test_loss_generator_drops_parity(void **state)
     parity_run(32, true);
 }
 
-/* parity_k must be a power of two in 2..128, and only on a reliable publisher. */
+/* parity_k must be a power of two in 2..128, and only on a reliable publisher; parity_proactive
+ * at most parity_k (so none without it), named by the error. */
 static void test_parity_k_checked(void **state)
 {
     (void)state;
@@ -175,6 +176,19 @@ static void test_parity_k_checked(void **state)
     }
     rdps_pub_opts plain = {.parity_k = 64};
     assert_int_equal(rdps_pub_create(f.a, "rel.k", &plain, &pub), RDPS_EINVAL);
+    static const uint32_t bad_share[][2] = {{0, 1}, {16, 17}, {64, 65}}; /* {k, proactive} */
+    for (size_t i = 0; i < sizeof(bad_share) / sizeof(bad_share[0]); i++) {
+        rdps_pub_opts o = {
+            .reliable = 1, .parity_k = bad_share[i][0], .parity_proactive = bad_share[i][1]};
+        assert_int_equal(rdps_pub_create(f.a, "rel.k", &o, &pub), RDPS_EINVAL);
+        assert_non_null(strstr(rdps_last_error_message(), "parity_proactive"));
+    }
+    rdps_pub_opts unrel = {.parity_proactive = 1};
+    assert_int_equal(rdps_pub_create(f.a, "rel.k", &unrel, &pub), RDPS_EINVAL);
+    assert_non_null(strstr(rdps_last_error_message(), "parity_proactive"));
+    rdps_pub_opts good = {.reliable = 1, .parity_k = 16, .parity_proactive = 16};
+    assert_int_equal(rdps_pub_create(f.a, "rel.k", &good, &pub), 0);
+    rdps_pub_destroy(pub);
     rdps_config cfg;
     rdps_config_init(&cfg);
     cfg.parity_blocks = 4097;

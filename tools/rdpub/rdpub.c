@@ -36,6 +36,7 @@ struct options {
     bool reliable;
     rdps_flow_control flow;
     uint64_t flow_tag, flow_min, ring_bytes, rate_limit, drain_timeout_s, parity_k;
+    uint64_t parity_proactive;
     bool verbose;
 };
 
@@ -51,7 +52,8 @@ static void usage(FILE *out)
         "             [-r RATE] [--pattern [--seed N]] [--json] [-v] [--wait-subs N]\n"
         "             [--wait-timeout SEC] [--linger MS] [--group ADDR] [--cm-port P]\n"
         "             [--reliable [--flow max|min|tagged:TAG:N] [--ring BYTES]\n"
-        "              [--rate-limit BYTES] [--parity-k K] [--drain-timeout SEC]]\n"
+        "              [--rate-limit BYTES] [--parity-k K] [--parity-proactive N]\n"
+        "              [--drain-timeout SEC]]\n"
         "             [--loss-rx RATE] [--loss-tx RATE] [--loss-seed N] [FILE|-]\n"
         "Publishes each line of FILE (or stdin) as a message, or with --pattern COUNT\n"
         "generated messages that rdsub --verify can check byte for byte.\n"
@@ -81,6 +83,8 @@ static void usage(FILE *out)
         "                        repairs queue behind the excess\n"
         "      --parity-k K      --reliable: parity repairs in blocks of K datagrams (a power\n"
         "                        of two, 2..128; subscribers need --parity-blocks)\n"
+        "      --parity-proactive N --parity-k: send N parity datagrams of each block\n"
+        "                        unasked (0..K; for links with steady loss)\n"
         "      --drain-timeout S --reliable: after the last message, wait up to S s\n"
         "                        (default 10) until every receiver has reported it all\n");
     tool_ctx_options_usage(out);
@@ -167,6 +171,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         OPT_RING,
         OPT_RATE_LIMIT,
         OPT_PARITY_K,
+        OPT_PARITY_PROACTIVE,
         OPT_DRAIN_TIMEOUT,
     };
     static const struct option longopts[] = {
@@ -187,6 +192,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         {"ring", required_argument, NULL, OPT_RING},
         {"rate-limit", required_argument, NULL, OPT_RATE_LIMIT},
         {"parity-k", required_argument, NULL, OPT_PARITY_K},
+        {"parity-proactive", required_argument, NULL, OPT_PARITY_PROACTIVE},
         {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
         {"help", no_argument, NULL, 'h'},
         TOOL_CTX_LONG_OPTIONS,
@@ -274,6 +280,10 @@ static bool parse_args(int argc, char **argv, struct options *opt)
             if (!tool_opt_u64(prog, "--parity-k", optarg, 2, 128, &opt->parity_k))
                 return false;
             break;
+        case OPT_PARITY_PROACTIVE:
+            if (!tool_opt_u64(prog, "--parity-proactive", optarg, 0, 128, &opt->parity_proactive))
+                return false;
+            break;
         case OPT_DRAIN_TIMEOUT:
             if (!tool_opt_u64(prog, "--drain-timeout", optarg, 0, 86400, &opt->drain_timeout_s))
                 return false;
@@ -322,6 +332,10 @@ static bool parse_args(int argc, char **argv, struct options *opt)
     }
     if (!opt->reliable && opt->parity_k != 0) {
         tool_error(prog, "--parity-k needs --reliable");
+        return false;
+    }
+    if (opt->parity_proactive > opt->parity_k) {
+        tool_error(prog, "--parity-proactive needs --parity-k K and at most K");
         return false;
     }
     return true;
@@ -423,6 +437,7 @@ int main(int argc, char **argv)
         .ring_bytes = (size_t)opt.ring_bytes,
         .rate_limit = opt.rate_limit,
         .parity_k = (uint32_t)opt.parity_k,
+        .parity_proactive = (uint32_t)opt.parity_proactive,
         .flow = opt.flow,
         .flow_tag = (uint32_t)opt.flow_tag,
         .flow_min_receivers = (uint32_t)opt.flow_min,
@@ -601,6 +616,7 @@ int main(int argc, char **argv)
         tool_json_u64(&j, "repair_bytes", c.repair_bytes);
         tool_json_u64(&j, "parity_sent", c.parity_sent);
         tool_json_u64(&j, "parity_bytes", c.parity_bytes);
+        tool_json_u64(&j, "parity_proactive", c.parity_proactive);
         tool_json_u64(&j, "naks_suppressed", c.naks_suppressed);
         tool_json_u64(&j, "heartbeats", c.heartbeats_sent);
         tool_json_u64(&j, "receivers_refused", c.receivers_refused);

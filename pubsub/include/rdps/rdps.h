@@ -437,6 +437,15 @@ typedef struct rdps_pub_opts {
      * before 1.1 refuse: set it only where every subscriber runs 1.1 or later.
      */
     uint32_t parity_k;
+    /*
+     * Reliable publishers with parity_k: parity datagrams of each block sent unasked, by
+     * multicast, right after its last datagram (0: none, the default; at most parity_k, else
+     * RDPS_EINVAL, and so without parity_k). For links with steady loss: a subscriber losing at
+     * most this many of a block rebuilds them without a NAK round; a NAK for more gets the
+     * following parity datagrams. They cost this many datagrams per parity_k, every block, and
+     * spend the repair budget like repairs (counters parity_sent, parity_proactive).
+     */
+    uint32_t parity_proactive;
 } rdps_pub_opts;
 
 /* Creates a publisher of `topic` (a name as described under "Topic names": RDPS_EINVAL
@@ -905,7 +914,9 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(repair_bytes, "reliable publishers: bytes of repair datagrams, retransmissions and parity") \
     X(parity_sent, "reliable publishers: parity datagrams sent (rdps_pub_opts.parity_k)")         \
     X(parity_bytes, "reliable publishers: bytes of parity datagrams")                             \
-    X(parity_rebuilt, "reliable subscribers: missing datagrams rebuilt from parity datagrams")
+    X(parity_rebuilt, "reliable subscribers: missing datagrams rebuilt from parity datagrams")    \
+    X(parity_proactive,                                                                           \
+      "reliable publishers: parity datagrams sent unasked (rdps_pub_opts.parity_proactive)")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
