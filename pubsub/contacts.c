@@ -4,11 +4,11 @@
 #include "contacts.h"
 
 #include <arpa/inet.h>
-#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "control.pb-c.h"
+#include "pb_arena.h"
 #include "discovery.h"
 #include "rdps_error.h"
 #include "topic.h"
@@ -67,37 +67,12 @@ static int bad(const char *why)
     return rdps__set_err(RDPS_EBADFRAME, "bad contacts: %s", why);
 }
 
-/* As the announcement decoder: protobuf-c allocates from a bump arena on the stack, never malloc
- * (every received message, forged or not, is decoded). 512 bytes of input need far less. */
-struct decode_arena {
-    size_t used;
-    alignas(max_align_t) uint8_t bytes[16384];
-};
-
-static void *arena_alloc(void *data, size_t size)
-{
-    struct decode_arena *a = data;
-    size = (size + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
-    if (size > sizeof(a->bytes) - a->used)
-        return NULL;
-    void *p = a->bytes + a->used;
-    a->used += size;
-    return p;
-}
-
-static void arena_free(void *data, void *ptr)
-{
-    (void)data, (void)ptr;
-}
-
 int rdps__contacts_decode(const uint8_t *buf, size_t len, struct rdps_contacts_msg *out)
 {
     if (len > RDPS_ANNOUNCE_MAX_BYTES)
         return bad("too long");
-    struct decode_arena arena;
-    arena.used = 0;
-    ProtobufCAllocator allocator = {
-        .alloc = arena_alloc, .free = arena_free, .allocator_data = &arena};
+    struct rdps_pb_arena arena;
+    ProtobufCAllocator allocator = rdps__pb_arena_allocator(&arena);
     Rdps__Contacts *msg = rdps__contacts__unpack(&allocator, len, buf);
     if (msg == NULL)
         return bad("not a valid protobuf Contacts");

@@ -4,11 +4,11 @@
 #include "discovery.h"
 
 #include <arpa/inet.h>
-#include <stdalign.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "control.pb-c.h"
+#include "pb_arena.h"
 #include "rdps_error.h"
 
 int rdps__announce_encode(const struct rdps_announce *a, uint8_t *buf, size_t cap)
@@ -48,42 +48,12 @@ static int bad(const char *why)
     return rdps__set_err(RDPS_EBADFRAME, "bad announcement: %s", why);
 }
 
-/*
- * protobuf-c allocates the unpacked message, its strings, its unknown fields and, past 16
- * fields, its scan slabs: here from a bump arena on the stack, so decoding (which every
- * received announcement does, forged or not) never calls malloc. RDPS_ANNOUNCE_MAX_BYTES of
- * input need well under this (at most 256 two-byte fields); were it short, the allocation
- * fails and the announcement is rejected like any other malformed one.
- */
-struct decode_arena {
-    size_t used;
-    alignas(max_align_t) uint8_t bytes[16384];
-};
-
-static void *arena_alloc(void *data, size_t size)
-{
-    struct decode_arena *a = data;
-    size = (size + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
-    if (size > sizeof(a->bytes) - a->used)
-        return NULL;
-    void *p = a->bytes + a->used;
-    a->used += size;
-    return p;
-}
-
-static void arena_free(void *data, void *ptr)
-{
-    (void)data, (void)ptr; /* the whole arena goes when the decode returns */
-}
-
 int rdps__announce_decode(const uint8_t *buf, size_t len, struct rdps_announce *out)
 {
     if (len > RDPS_ANNOUNCE_MAX_BYTES)
         return bad("too long");
-    struct decode_arena arena;
-    arena.used = 0;
-    ProtobufCAllocator allocator = {
-        .alloc = arena_alloc, .free = arena_free, .allocator_data = &arena};
+    struct rdps_pb_arena arena;
+    ProtobufCAllocator allocator = rdps__pb_arena_allocator(&arena);
     Rdps__Announce *msg = rdps__announce__unpack(&allocator, len, buf);
     if (msg == NULL)
         return bad("not a valid protobuf Announce");
