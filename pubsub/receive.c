@@ -312,7 +312,9 @@ void rdps__receive_datagram(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx)
         return;
     }
     switch (v.hdr.type) {
-    case RDPS_FRAME_HEARTBEAT: {
+    case RDPS_FRAME_HEARTBEAT:
+    case RDPS_FRAME_PARITY: { /* a reliable stream's parity datagram goes where its heartbeat does
+                               */
         struct rdps_topic *topic = rdps__ctx_topic_find(ctx, v.hdr.topic_id);
         if (topic == NULL || topic->live_subs == 0) {
             ctx->counters.unknown_topic++;
@@ -323,17 +325,6 @@ void rdps__receive_datagram(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx)
         ctx->rx_topic = NULL;
         if (rdps__reasm_gaps_pending(ctx->reasm)) /* a heartbeat revealed tail loss */
             rdps__ctx_timer_at(ctx, ctx->now_ns + ctx->reorder_allowance_ns);
-        return;
-    }
-    case RDPS_FRAME_PARITY: { /* a reliable stream's parity datagram: as a heartbeat */
-        struct rdps_topic *topic = rdps__ctx_topic_find(ctx, v.hdr.topic_id);
-        if (topic == NULL || topic->live_subs == 0) {
-            ctx->counters.unknown_topic++;
-            return;
-        }
-        ctx->rx_topic = topic;
-        rdps__reasm_on_frame(ctx->reasm, &ctx->rx_source, &v, ctx->now_ns);
-        ctx->rx_topic = NULL;
         return;
     }
     case RDPS_FRAME_ANNOUNCE:
