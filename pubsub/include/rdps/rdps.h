@@ -24,7 +24,7 @@ extern "C" {
  * structs the library fills in (rdps_msg_info, rdps_event) would be garbage from an older one.
  */
 #define RDPS_VERSION_MAJOR 1
-#define RDPS_VERSION_MINOR 2
+#define RDPS_VERSION_MINOR 3
 #define RDPS_VERSION_PATCH 0
 #define RDPS_VERSION_NUMBER \
     ((RDPS_VERSION_MAJOR << 16) | (RDPS_VERSION_MINOR << 8) | RDPS_VERSION_PATCH)
