@@ -56,7 +56,7 @@ runs() {
 }
 
 # build_example SRC ROOT PCDIR LIBDIR OUT: compiles SRC/tools/examples/hello_pubsub.c with the
-# flags pkg-config gives from PCDIR and the README's RUNPATH to rdps's libdir (a prefix outside
+# flags pkg-config gives from PCDIR and the RUNPATH docs/building.md gives, to rdps's libdir (a prefix outside
 # the loader's search path), checks the header came from ROOT and the program loads librdps from
 # LIBDIR (inside ROOT) and runs, with no LD_LIBRARY_PATH.
 build_example() {

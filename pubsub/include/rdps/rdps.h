@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 /*
- * The version of this header (the README's "Versioning" says when each number moves). A program
+ * The version of this header (docs/versioning.md says when each number moves). A program
  * built against it needs a librdps of the same major version and at least this minor one:
  * rdps_ctx_create() checks (RDPS_ENOTSUP otherwise), because fields this header added to the
  * structs the library fills in (rdps_msg_info, rdps_event) would be garbage from an older one.
@@ -400,7 +400,7 @@ typedef struct rdps_pub_opts {
      * window nobody has opened. Only subscribers discovery announced from their own address
      * take part in flow control; a host whose announced subscriber never reported holds
      * nothing for a minute (doubling), and such holds together last at most 1 s, then 1/32 of
-     * the time. Anyone else's NAKs get bounded repairs (see the README's security model).
+     * the time. Anyone else's NAKs get bounded repairs (see docs/security.md).
      */
     int reliable;
     size_t ring_bytes;
@@ -571,7 +571,7 @@ RDPS_EXPORT int rdps_ctx_sends_pending(const rdps_ctx_t *ctx);
  * Who sent a message or caused an event, as the receiving device saw it: the
  * sender's QP number, its GID (from the GRH; RoCE always has one) and, on
  * InfiniBand without a GRH, its LID. Not authenticated: anyone on the
- * partition/VLAN can forge a GID (see the README's security model); use it
+ * partition/VLAN can forge a GID (see docs/security.md); use it
  * to tell publishers apart and to drop what you do not expect.
  */
 typedef struct rdps_source {
