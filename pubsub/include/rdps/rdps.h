@@ -63,7 +63,7 @@ extern "C" {
     X(ENOSPC, -ENOSPC, "no space left (queue or pool full)")                          \
     X(ERANGE, -ERANGE, "value out of range")                                          \
     X(ENOSYS, -ENOSYS, "not implemented")                                             \
-    X(ENOTSUP, -ENOTSUP, "operation not supported on this device or link layer")      \
+    X(ENOTSUP, -ENOTSUP, "not supported here (device, link, ctx or library version)") \
     X(EMSGSIZE, -EMSGSIZE, "message too long")                                        \
     X(EPROTO, -EPROTO, "protocol error")                                              \
     X(EADDRNOTAVAIL, -EADDRNOTAVAIL, "address not available")                         \
@@ -91,9 +91,15 @@ RDPS_EXPORT const char *rdps_strerror(int err);
 /* Symbolic name of an error code, e.g. "RDPS_EAGAIN" (never NULL). */
 RDPS_EXPORT const char *rdps_err_name(int err);
 /*
- * Details of the last slow-path failure on the calling thread (create, join,
- * resolve, ...), e.g. "rdps_ctx_create: ibv_create_qp: Cannot allocate memory".
- * Empty string when there is none. Hot paths return codes only.
+ * Why the calling thread's last rdps call that returns an error code failed, naming the call:
+ * "rdps_ctx_create: ibv_create_qp: Cannot allocate memory", "rdps_pub_send: the send queue is
+ * full: ...". The rule: every function that returns an int code sets it when it returns a
+ * negative code and empties it ("") when it succeeds, so after such a call the message is
+ * non-empty exactly when the call failed, and is about that call. Functions that return no code
+ * (void, sizes, ids, names, and queries that are never negative) leave it as it was, except
+ * rdps_pub_ready and rdps_sub_ready, which set it when they return 0 because the join failed
+ * for good. RDPS_EAGAIN's message says why (not ready, send queue full, window closed, ring
+ * full, ...). Never NULL; valid until the thread's next rdps call.
  */
 RDPS_EXPORT const char *rdps_last_error_message(void);
 
@@ -109,8 +115,13 @@ typedef struct rdps_ctx rdps_ctx_t;
 typedef struct rdps_pub rdps_pub_t;
 typedef struct rdps_sub rdps_sub_t;
 
-/* Context configuration. Always start from rdps_config_init(); zero/NULL
- * fields keep the defaults. */
+/*
+ * Context configuration. Start from rdps_config_init(); a field left zero (NULL) keeps its
+ * default whichever way the struct was filled (rdps_ctx_create puts the default in), so
+ * `rdps_config cfg = {0}` is a valid configuration too. Fields whose zero is a value of its own
+ * say so: port_num and cm_port (their defaults), the loss generator's fields (no loss, DATA
+ * only, seed 0), stats_off, domain_key_id (1), encrypt, parity_blocks (none).
+ */
 typedef struct rdps_config {
     /*
      * RDMA device, e.g. "rxe0"; NULL: $RDPS_DEVICE when set, else the device of bind_ip, else the
@@ -128,7 +139,7 @@ typedef struct rdps_config {
     uint32_t qkey;             /* domain Q_Key (default 0x01234567, rdma_cm's UDP Q_Key) */
     const char *group_range;   /* topic groups: CIDR, default "239.192.0.0/16" */
     const char *control_group; /* discovery group, default "239.192.0.1" */
-    size_t max_message_size;   /* default 16 MiB */
+    size_t max_message_size;   /* default 16 MiB; at most 4 GiB - 1 */
     size_t reassembly_memory;  /* cap on partially assembled messages, default 64 MiB */
     uint32_t
         reassembly_timeout_ms; /* partial messages older than this are dropped (default 2000) */
@@ -470,7 +481,9 @@ RDPS_EXPORT int rdps_pub_ready(const rdps_pub_t *pub);
  * queue is full (nothing was sent: poll and retry; when it persists, wait with
  * rdps_ctx_wait() rather than spin: on soft-RoCE the kernel does the device's
  * work on the same CPUs), RDPS_EMSGSIZE when too long, RDPS_EBUSY while the
- * publisher has a claim outstanding (rdps_pub_claim). */
+ * publisher has a claim outstanding (rdps_pub_claim). rdps_last_error_message()
+ * says which (a reliable publisher's RDPS_EAGAIN: ring full, flow-control window
+ * closed, a subscriber not reported yet, too few tagged receivers). */
 RDPS_EXPORT int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len);
 /*
  * rdps_pub_send with flags. RDPS_SEND_MORE: more messages follow at once, so
