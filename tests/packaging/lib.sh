@@ -207,4 +207,11 @@ check_tools() {
     else
         fail "man -l rdpub.1.gz does not render its options"
     fi
+    # One page per function: a function that shares a page is a link to it (man rdps_pub_send_ex).
+    local alias=$root/share/man/man3/rdps_pub_send_ex.3.gz
+    if [ ! -L "$alias" ] || [ "$(readlink "$alias")" != rdps_pub_send.3.gz ]; then
+        fail "$alias is not a link to rdps_pub_send.3.gz"
+    elif command -v man >/dev/null && ! man -l "$alias" 2>/dev/null | grep -q 'RDPS_ETIMEDOUT'; then
+        fail "man -l rdps_pub_send_ex.3.gz does not render rdps_pub_send(3)'s ERRORS"
+    fi
 }

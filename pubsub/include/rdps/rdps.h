@@ -247,7 +247,10 @@ RDPS_EXPORT int rdps_ctx_create_sized(const rdps_config *cfg, size_t size, unsig
                                       rdps_ctx_t **out);
 /* Opens the device port, creates the shared QP and buffer pools, joins the
  * discovery group. Returns 0 and *out, or a negative code (details in
- * rdps_last_error_message()). */
+ * rdps_last_error_message()): RDPS_EINVAL (NULL cfg or out, a field out of range, a bad
+ * address, seed list or key file), RDPS_ENOTSUP (header and library versions), RDPS_ENODEV (no
+ * such device or port), RDPS_ENETDOWN (no ACTIVE port), RDPS_ENOENT or RDPS_EACCES (the key
+ * file), RDPS_ENOMEM, or another negative errno from verbs, rdma_cm or the OS. */
 static inline int rdps_ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
 {
     return rdps_ctx_create_sized(cfg, sizeof(*cfg), RDPS_VERSION_NUMBER, out);
@@ -256,7 +259,9 @@ static inline int rdps_ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
 RDPS_EXPORT void rdps_ctx_destroy(rdps_ctx_t *ctx);
 /* Makes progress: completions, receives (callbacks run here), joins, discovery,
  * timers. Handles at most `budget` received datagrams (<= 0: a default batch).
- * Returns the number of datagrams handled, or a negative code on a fatal error. */
+ * Returns the number of datagrams handled, or RDPS_EINVAL (NULL), RDPS_EBUSY (called
+ * from a callback: queued sends were posted, nothing received), RDPS_ECLOSED (a
+ * callback destroyed the ctx), RDPS_EDEVFATAL or another negative errno (the device). */
 RDPS_EXPORT int rdps_ctx_poll(rdps_ctx_t *ctx, int budget);
 /*
  * Running a ctx from an application's own event loop (epoll, libuv, libevent, ...):
@@ -291,15 +296,16 @@ RDPS_EXPORT int rdps_ctx_fd(rdps_ctx_t *ctx);
  * Prepares to sleep on rdps_ctx_fd(): posts sends queued with RDPS_SEND_MORE, consumes the fd's
  * readiness and requests the next notification. Returns 0 when armed with nothing waiting (sleep
  * on the fd, at most rdps_ctx_next_timeout_ms()), RDPS_EAGAIN when work is already waiting or a
- * timer is due (call rdps_ctx_poll(), then arm again), RDPS_EBUSY from inside a callback, or
- * another negative code on a device error.
+ * timer is due (call rdps_ctx_poll(), then arm again), RDPS_EBUSY from inside a callback,
+ * RDPS_EINVAL for NULL, or RDPS_EDEVFATAL or another negative errno on a device error.
  */
 RDPS_EXPORT int rdps_ctx_arm(rdps_ctx_t *ctx);
 /* Milliseconds until the ctx's next timer (heartbeat, announce, timeout): 0..60000, never
  * negative (0 for NULL: a negative timeout would make an epoll_wait block for ever). */
 RDPS_EXPORT int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx);
 /* Polls, arms and waits up to timeout_ms (bounded by the next timer) for work, then polls again:
- * the event loop above in one call. */
+ * the event loop above in one call. Returns what rdps_ctx_poll returns (RDPS_EINVAL, RDPS_EBUSY,
+ * RDPS_ECLOSED, RDPS_EDEVFATAL, ...), or a negative errno of epoll_wait. */
 RDPS_EXPORT int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms);
 /* Largest payload of one datagram (active MTU minus the rdps header, and minus the 40-byte
  * trailer on a keyed ctx); 0 for NULL. */
@@ -311,8 +317,12 @@ RDPS_EXPORT size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx);
  * lines starting with '#' and whitespace around the key are ignored. Like ssh with a private
  * key, rdps refuses a file that its group or others may read or write (RDPS_EACCES: chmod 600).
  * rdps_domain_key_read fills key and *key_id (key_id may be NULL) and returns 0, or RDPS_ENOENT,
- * RDPS_EACCES or RDPS_EINVAL (a malformed file), the reason in rdps_last_error_message().
- *
+ * RDPS_EACCES or RDPS_EINVAL (a malformed file, NULL path or key), or another negative errno of
+ * open/read, the reason in rdps_last_error_message().
+ */
+RDPS_EXPORT int rdps_domain_key_read(const char *path, uint8_t key[RDPS_DOMAIN_KEY_BYTES],
+                                     uint32_t *key_id);
+/*
  * Rollover on a keyed ctx, without a restart and without losing a frame: (1) on every host
  * rdps_ctx_key_add(next): frames under it are accepted from now on; (2) once every host has it,
  * rdps_ctx_key_use(next) on each: frames are sent under it; (3) once every host sends under it,
@@ -322,8 +332,6 @@ RDPS_EXPORT size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx);
  * key, or an id outside 1..RDPS_DOMAIN_KEY_ID_MAX: RDPS_EINVAL. rdps_ctx_key_in_use returns the
  * id frames are sent under, 0 for a keyless (or NULL) ctx.
  */
-RDPS_EXPORT int rdps_domain_key_read(const char *path, uint8_t key[RDPS_DOMAIN_KEY_BYTES],
-                                     uint32_t *key_id);
 RDPS_EXPORT int rdps_ctx_key_add(rdps_ctx_t *ctx, const uint8_t key[RDPS_DOMAIN_KEY_BYTES],
                                  uint32_t key_id);
 RDPS_EXPORT int rdps_ctx_key_use(rdps_ctx_t *ctx, uint32_t key_id);
@@ -460,7 +468,9 @@ typedef struct rdps_pub_opts {
 } rdps_pub_opts;
 
 /* Creates a publisher of `topic` (a name as described under "Topic names": RDPS_EINVAL
- * otherwise; RDPS_EEXIST when another topic of this ctx has the same id). */
+ * otherwise, and for NULL ctx or out and options that cannot apply; RDPS_EEXIST when another
+ * topic of this ctx has the same id; RDPS_ECLOSED while the ctx is being destroyed; RDPS_ENOMEM;
+ * a negative errno when starting the group's join or registering a reliable ring fails). */
 RDPS_EXPORT int rdps_pub_create_sized(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
                                       size_t opts_size, rdps_pub_t **out);
 static inline int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
@@ -481,19 +491,26 @@ RDPS_EXPORT int rdps_pub_ready(const rdps_pub_t *pub);
  * queue is full (nothing was sent: poll and retry; when it persists, wait with
  * rdps_ctx_wait() rather than spin: on soft-RoCE the kernel does the device's
  * work on the same CPUs), RDPS_EMSGSIZE when too long, RDPS_EBUSY while the
- * publisher has a claim outstanding (rdps_pub_claim). rdps_last_error_message()
- * says which (a reliable publisher's RDPS_EAGAIN: ring full, flow-control window
- * closed, a subscriber not reported yet, too few tagged receivers). */
+ * publisher has a claim outstanding (rdps_pub_claim), RDPS_EINVAL (NULL pub, NULL
+ * data with len > 0), RDPS_ECLOSED (destroyed from a callback, or the ctx is being
+ * destroyed; after the send: a local subscriber's callback destroyed the ctx),
+ * RDPS_ENOTJOINED (the group's join failed for good), RDPS_ETIMEDOUT (send buffers
+ * did not come back within 5 s in the middle of a message), RDPS_EDEVFATAL or another
+ * negative errno (the device). rdps_last_error_message() says which (a reliable
+ * publisher's RDPS_EAGAIN: ring full, flow-control window closed, a subscriber not
+ * reported yet, too few tagged receivers). */
 RDPS_EXPORT int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len);
 /*
  * rdps_pub_send with flags. RDPS_SEND_MORE: more messages follow at once, so
  * leave this one's datagrams queued and post them together with the next
  * send (one work-request chain, one doorbell). Queued datagrams go out at the
- * next send without the flag, rdps_ctx_flush() or rdps_ctx_poll().
+ * next send without the flag, rdps_ctx_flush() or rdps_ctx_poll(). Returns what
+ * rdps_pub_send returns, and RDPS_EINVAL for a flag other than RDPS_SEND_MORE.
  */
 #define RDPS_SEND_MORE 0x1u
 RDPS_EXPORT int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned flags);
-/* Posts every datagram queued with RDPS_SEND_MORE. */
+/* Posts every datagram queued with RDPS_SEND_MORE. Returns 0, RDPS_EINVAL (NULL), or
+ * RDPS_EDEVFATAL or another negative errno when the device refuses the post. */
 RDPS_EXPORT int rdps_ctx_flush(rdps_ctx_t *ctx);
 
 /*
@@ -812,7 +829,9 @@ typedef struct rdps_sub_opts {
 } rdps_sub_opts;
 
 /* Creates a subscriber of `topic` (a name as described under "Topic names": RDPS_EINVAL
- * otherwise; RDPS_EEXIST when another topic of this ctx has the same id). */
+ * otherwise, and for NULL ctx, out or on_message and options that cannot apply; RDPS_EEXIST when
+ * another topic of this ctx has the same id; RDPS_ECLOSED while the ctx is being destroyed;
+ * RDPS_ENOMEM; a negative errno when starting the group's join fails). */
 RDPS_EXPORT int rdps_sub_create_sized(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message,
                                       void *user, const rdps_sub_opts *opts, size_t opts_size,
                                       rdps_sub_t **out);
@@ -838,9 +857,12 @@ RDPS_EXPORT int rdps_sub_ready(const rdps_sub_t *sub);
  * 0x21..0x7e).
  */
 RDPS_EXPORT uint64_t rdps_topic_id(const char *topic);
-/* Writes the dotted IPv4 group `topic` maps to in `ctx` (explicit maps honoured). */
+/* Writes the dotted IPv4 group `topic` maps to in `ctx` (explicit maps honoured) into buf, at
+ * least 16 bytes. 0, or RDPS_EINVAL (NULL, a short buffer, a name that breaks the rules). */
 RDPS_EXPORT int rdps_topic_group(const rdps_ctx_t *ctx, const char *topic, char *buf, size_t len);
-/* Maps a topic name to a group explicitly (before creating its endpoints). */
+/* Maps a topic name to a group explicitly (before creating its endpoints). 0, or RDPS_EINVAL (NULL,
+ * a bad name or group, a topic already on another group), RDPS_EEXIST (another name of this ctx
+ * has its id), RDPS_ENOMEM. */
 RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const char *group);
 
 /* ------------------------------------------------------------------------ */
