@@ -222,7 +222,7 @@ static int check_key_id(uint32_t key_id)
 
 static int ctx_key_add(rdps_ctx_t *ctx, const uint8_t key[RDPS_DOMAIN_KEY_BYTES], uint32_t key_id)
 {
-    struct rdps_transport *t;
+    struct rdps_transport *t = NULL; /* set by ctx_auth on success (GCC 12 -O2 cannot tell) */
     int rc = ctx_auth(ctx, &t);
     if (rc == 0 && key == NULL)
         rc = rdps__set_err_static(RDPS_EINVAL, "NULL key");
@@ -237,7 +237,7 @@ int rdps_ctx_key_add(rdps_ctx_t *ctx, const uint8_t key[RDPS_DOMAIN_KEY_BYTES], 
 
 int rdps_ctx_key_use(rdps_ctx_t *ctx, uint32_t key_id)
 {
-    struct rdps_transport *t;
+    struct rdps_transport *t = NULL; /* set by ctx_auth on success (GCC 12 -O2 cannot tell) */
     rdps__api_enter();
     int rc = ctx_auth(ctx, &t);
     if (rc == 0)
@@ -249,7 +249,7 @@ int rdps_ctx_key_use(rdps_ctx_t *ctx, uint32_t key_id)
 
 int rdps_ctx_key_remove(rdps_ctx_t *ctx, uint32_t key_id)
 {
-    struct rdps_transport *t;
+    struct rdps_transport *t = NULL; /* set by ctx_auth on success (GCC 12 -O2 cannot tell) */
     rdps__api_enter();
     int rc = ctx_auth(ctx, &t);
     if (rc == 0)
