@@ -6,7 +6,8 @@
 #                 symbols, each with a symbol version RDPS_N.M)
 #   librdps-dev   rdps/rdps.h, the librdps.so link, rdps.pc, the CMake package (rdps::rdps),
 #                 rdps(3), rdps(7) and the examples' sources
-#   rdps-tools    rdpub, rdsub, rdps-ping, rdps-info, rdps-stat, md-feed, md-book and their pages
+#   rdps-tools    rdpub, rdsub, rdps-ping, rdps-info, rdps-stat, rdps-keygen, md-feed, md-book and
+#                 their pages
 #
 # The components are the install rules' (lib, dev: pubsub/; tools: everything under tools/; doc,
 # the share/doc/rdps of `cmake --install`, is in no package). Files go under /usr; library
@@ -85,4 +86,4 @@ cpack_add_component(lib DISPLAY_NAME "librdps" DESCRIPTION
 cpack_add_component(dev DISPLAY_NAME "librdps development files" DEPENDS lib DESCRIPTION
   "header, pkg-config file and man pages of the rdps API")
 cpack_add_component(tools DISPLAY_NAME "rdps tools" DEPENDS lib DESCRIPTION
-  "rdpub, rdsub, rdps-ping, rdps-info and the market-data demo tools")
+  "rdpub, rdsub, rdps-ping, rdps-info, rdps-keygen and the market-data demo tools")
