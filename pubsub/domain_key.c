@@ -222,7 +222,7 @@ static int check_key_id(uint32_t key_id)
 
 static int ctx_key_add(rdps_ctx_t *ctx, const uint8_t key[RDPS_DOMAIN_KEY_BYTES], uint32_t key_id)
 {
-    struct rdps_transport *t;
+    struct rdps_transport *t = NULL; /* set by ctx_auth on success (GCC 12 -O3 cannot tell) */
     int rc = ctx_auth(ctx, &t);
     if (rc == 0 && key == NULL)
         rc = rdps__set_err_static(RDPS_EINVAL, "NULL key");
@@ -235,28 +235,28 @@ int rdps_ctx_key_add(rdps_ctx_t *ctx, const uint8_t key[RDPS_DOMAIN_KEY_BYTES], 
     return rdps__api_return(ctx_key_add(ctx, key, key_id), "rdps_ctx_key_add");
 }
 
-int rdps_ctx_key_use(rdps_ctx_t *ctx, uint32_t key_id)
+/* rdps_ctx_key_use and _remove: a keyed ctx, a valid id, then the interceptor's own rule. */
+static int ctx_key_by_id(rdps_ctx_t *ctx, uint32_t key_id,
+                         int (*op)(struct rdps_transport *t, uint32_t key_id))
 {
-    struct rdps_transport *t;
-    rdps__api_enter();
+    struct rdps_transport *t = NULL; /* set by ctx_auth on success (GCC 12 -O3 cannot tell) */
     int rc = ctx_auth(ctx, &t);
     if (rc == 0)
         rc = check_key_id(key_id);
-    if (rc == 0)
-        rc = rdps__auth_key_use(t, key_id);
-    return rdps__api_return(rc, "rdps_ctx_key_use");
+    return rc < 0 ? rc : op(t, key_id);
+}
+
+int rdps_ctx_key_use(rdps_ctx_t *ctx, uint32_t key_id)
+{
+    rdps__api_enter();
+    return rdps__api_return(ctx_key_by_id(ctx, key_id, rdps__auth_key_use), "rdps_ctx_key_use");
 }
 
 int rdps_ctx_key_remove(rdps_ctx_t *ctx, uint32_t key_id)
 {
-    struct rdps_transport *t;
     rdps__api_enter();
-    int rc = ctx_auth(ctx, &t);
-    if (rc == 0)
-        rc = check_key_id(key_id);
-    if (rc == 0)
-        rc = rdps__auth_key_remove(t, key_id);
-    return rdps__api_return(rc, "rdps_ctx_key_remove");
+    return rdps__api_return(ctx_key_by_id(ctx, key_id, rdps__auth_key_remove),
+                            "rdps_ctx_key_remove");
 }
 
 uint32_t rdps_ctx_key_in_use(const rdps_ctx_t *ctx)
