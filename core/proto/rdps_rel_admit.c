@@ -55,7 +55,8 @@ void rdps__rel_adm_fini(struct rdps_rel_admission *adm)
 }
 
 /* cause: 1 window, 0 ring, -1 missing tagged receivers (nobody to evict: no stall clock). */
-static int refuse(struct rdps_rel_admission *adm, uint64_t *counter, int by_window, uint64_t now_ns)
+static inline int refuse(struct rdps_rel_admission *adm, uint64_t *counter, int by_window,
+                         uint64_t now_ns)
 {
     (*counter)++;
     if (rdps__rel_flow_refused(adm->fc, by_window, now_ns))

@@ -110,27 +110,6 @@ bool rdps__rel_flow_connect_hold(struct rdps_rel_flowctl *fc, uint64_t now_ns)
     return true;
 }
 
-bool rdps__rel_flow_refused(struct rdps_rel_flowctl *fc, int by_window, uint64_t now_ns)
-{
-    bool began = false;
-    if (by_window == 0)
-        fc->ring_blocked = true;
-    if (by_window == 1 && !fc->window_blocked) {
-        fc->window_blocked = true;
-        began = true;
-    }
-    if (fc->cfg->flow == RDPS_REL_FLOW_MAX || by_window < 0)
-        return began;
-    /* A stall is a position that does not move: the clock restarts when it moved. */
-    uint32_t mark = by_window ? fc->limit : fc->protect;
-    if (fc->blocked_since == 0 || fc->blocked_by_window != by_window || fc->blocked_mark != mark) {
-        fc->blocked_since = now_ns ? now_ns : 1;
-        fc->blocked_by_window = by_window;
-        fc->blocked_mark = mark;
-    }
-    return began;
-}
-
 void rdps__rel_flow_evict_lagging(struct rdps_rel_flowctl *fc)
 {
     const struct rdps_rel_receivers *t = fc->rxt;

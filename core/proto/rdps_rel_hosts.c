@@ -49,7 +49,7 @@ static void host_key(const struct rdps_source *s, struct rdps_source *key)
     }
 }
 
-static uint32_t host_bucket(const struct rdps_rel_hosts *hs, const struct rdps_source *key)
+static inline uint32_t host_bucket(const struct rdps_rel_hosts *hs, const struct rdps_source *key)
 {
     return (uint32_t)rdps__source_hash(key, hs->cfg->hash_seed ^ 0x6a09e667f3bcc909ull) & hs->mask;
 }

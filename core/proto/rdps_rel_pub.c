@@ -556,12 +556,11 @@ uint64_t rdps__rel_pub_tick(struct rdps_rel_pub *p, uint64_t now_ns)
     if (p->hb.urgent || (room && ((rdps__rel_adm_data_waiting(&p->adm) && !paced) ||
                                   rdps__rel_rxt_owed_any(&p->rxt))))
         return now_ns;
-    uint64_t ready = rdps__rel_adm_rate_ready_ns(&p->adm);
-    if (room && paced && ready < next)
-        next = ready;
+    if (room && paced && rdps__rel_adm_rate_ready_ns(&p->adm) < next)
+        next = rdps__rel_adm_rate_ready_ns(&p->adm);
     if (room && !rdps__rel_rq_empty(&p->rq) && !rdps__rel_adm_rate_allows(&p->adm, now_ns)) {
-        if (ready < next)
-            next = ready; /* repairs wait for the rate limit too */
+        if (rdps__rel_adm_rate_ready_ns(&p->adm) < next)
+            next = rdps__rel_adm_rate_ready_ns(&p->adm); /* repairs wait for the rate limit too */
     } else if (room && !rdps__rel_rq_empty(&p->rq)) {
         rdps__rel_rq_refill(&p->rq, now_ns);
         struct rdps_rel_repair *e;

@@ -23,6 +23,7 @@ int rdps__rel_rxt_init(struct rdps_rel_receivers *t, const struct rdps_rel_pub_c
     t->c = c;
     t->ring = ring;
     t->beat = beat;
+    t->hash_seed = cfg->hash_seed;
     t->rx_next_expiry = UINT64_MAX;
     t->changed = true;
     uint32_t n = cfg->max_receivers, buckets = rdps__rel_hash_buckets(n);
@@ -57,11 +58,10 @@ void rdps__rel_rxt_fini(struct rdps_rel_receivers *t)
 
 /* ---- receivers ---- */
 
-static uint32_t bucket_of(const struct rdps_rel_receivers *t, const struct rdps_source *s,
-                          uint32_t id)
+static inline uint32_t bucket_of(const struct rdps_rel_receivers *t, const struct rdps_source *s,
+                                 uint32_t id)
 {
-    return (uint32_t)rdps__source_hash(s, t->cfg->hash_seed ^ (id * 0x9e3779b97f4a7c15ull)) &
-           t->rx_mask;
+    return (uint32_t)rdps__source_hash(s, t->hash_seed ^ (id * 0x9e3779b97f4a7c15ull)) & t->rx_mask;
 }
 
 int32_t rdps__rel_rxt_find(const struct rdps_rel_receivers *t, const struct rdps_source *source,
@@ -500,22 +500,4 @@ uint32_t rdps__rel_rxt_behind(const struct rdps_rel_receivers *t)
             n++;
     }
     return n;
-}
-
-int rdps__rel_rxt_info(const struct rdps_rel_receivers *t, const struct rdps_source *source,
-                       uint32_t receiver_id, struct rdps_rel_pub_receiver_info *info)
-{
-    int32_t i = rdps__rel_rxt_find(t, source, receiver_id);
-    if (i < 0)
-        return RDPS_ENOENT;
-    const struct rdps_rel_receiver *r = &t->rx[i];
-    info->source = r->source;
-    info->receiver_id = r->receiver_id;
-    info->state = (enum rdps_rel_rx_state)r->state;
-    info->consumed_seq = r->consumed_seq;
-    info->window = r->window;
-    info->tag = r->tag;
-    info->srtt_ns = r->srtt_ns;
-    info->last_heard_ns = r->last_heard_ns;
-    return 0;
 }

@@ -40,8 +40,11 @@
  * RDPS_REL_STRIKE_DECAY_NS without one). A receiver unheard for receiver_timeout_ns is removed.
  *
  * STATUS: consumed_seq (never moves back; beyond what was posted is bogus and ignored), window
- * (at most RDPS_REASM_WINDOW - 1, what a receiver can track), and an optional heartbeat echo
- * looked up in the heartbeat clock (rdps_rel_beat.h): srtt += (sample - srtt) / 8.
+ * (at most RDPS_REASM_WINDOW - 1, what a receiver can track), and an optional heartbeat echo:
+ * the echoed timestamp is looked up among the last RDPS_REL_HB_SENT heartbeats this engine sent
+ * (rdps_rel_beat.h), and RTT = now - that heartbeat's departure (monotonic) - echo delay; an echo
+ * of anything else gives no sample (so neither a forged echo nor a step of the wall clock makes
+ * one), srtt += (sample - srtt) / 8.
  *
  * Connecting: an announced receiver that has not reported holds data (rdps_rel_flow.h) until its
  * first STATUS or connect_timeout_ns; one that never reported bans its host from holding data for
@@ -83,6 +86,7 @@ struct rdps_rel_receivers {
     struct rdps_rel_pub_counters *c;       /* the engine's */
     const struct rdps_pub_ring *ring;      /* the trail and head */
     const struct rdps_rel_beat *beat;      /* heartbeats sent (echoes) */
+    uint64_t hash_seed;                    /* cfg's, read on every lookup */
     struct rdps_rel_receiver *rx;
     int32_t *rx_buckets;
     uint32_t rx_mask, rx_count, rx_gen;
@@ -171,7 +175,23 @@ static inline bool rdps__rel_rxt_gone_since(const struct rdps_rel_receivers *t, 
 
 /* ACTIVE receivers, and announced KNOWN ones that reported a position, behind the head. */
 uint32_t rdps__rel_rxt_behind(const struct rdps_rel_receivers *t);
-int rdps__rel_rxt_info(const struct rdps_rel_receivers *t, const struct rdps_source *source,
-                       uint32_t receiver_id, struct rdps_rel_pub_receiver_info *info);
+static inline int rdps__rel_rxt_info(const struct rdps_rel_receivers *t,
+                                     const struct rdps_source *source, uint32_t receiver_id,
+                                     struct rdps_rel_pub_receiver_info *info)
+{
+    int32_t i = rdps__rel_rxt_find(t, source, receiver_id);
+    if (i < 0)
+        return RDPS_ENOENT;
+    const struct rdps_rel_receiver *r = &t->rx[i];
+    info->source = r->source;
+    info->receiver_id = r->receiver_id;
+    info->state = (enum rdps_rel_rx_state)r->state;
+    info->consumed_seq = r->consumed_seq;
+    info->window = r->window;
+    info->tag = r->tag;
+    info->srtt_ns = r->srtt_ns;
+    info->last_heard_ns = r->last_heard_ns;
+    return 0;
+}
 
 #endif /* RDPS_PROTO_REL_RECEIVERS_H */

@@ -36,27 +36,6 @@ void rdps__rel_rq_fini(struct rdps_rel_repairs *rq)
     rq->queue = NULL;
 }
 
-void rdps__rel_rq_refill(struct rdps_rel_repairs *rq, uint64_t now_ns)
-{
-    if (now_ns < rq->tokens_at + rq->cfg->repair_interval_ns)
-        return;
-    uint64_t intervals = (now_ns - rq->tokens_at) / rq->cfg->repair_interval_ns;
-    rq->tokens_at += intervals * rq->cfg->repair_interval_ns;
-    rq->tokens = rq->cfg->repair_budget_bytes; /* the budget does not accumulate */
-    rq->share_pool = rq->cfg->repair_share_total_bytes;
-}
-
-static inline struct rdps_rel_mark *mark_of(const struct rdps_rel_repairs *rq, uint32_t seq)
-{
-    return &rq->marks[seq & rq->ring->slot_mask];
-}
-
-static inline void pop(struct rdps_rel_repairs *rq)
-{
-    rq->head = (rq->head + 1) % rq->cfg->max_repairs;
-    rq->count--;
-}
-
 bool rdps__rel_rq_queue(struct rdps_rel_repairs *rq, uint32_t start, uint32_t count, int32_t dest,
                         bool parity)
 {
@@ -95,7 +74,7 @@ static void flush_run(struct rdps_rel_repairs *rq, uint32_t start, uint32_t coun
     /* Not scheduled: forget the marks so the receiver's retry is answered. */
     rq->c->repair_queue_full += count;
     for (uint32_t k = 0; k < count; k++)
-        mark_of(rq, start + k)->linger_until = 0;
+        rdps__rel_rq_mark(rq, start + k)->linger_until = 0;
 }
 
 /* A NAK from a receiver the repair was for (or after a multicast one) is suppressed while the
@@ -112,7 +91,7 @@ uint32_t rdps__rel_rq_schedule(struct rdps_rel_repairs *rq, int32_t slot, uint32
     const struct rdps_rel_receiver *asker = &rq->rxt->rx[slot];
     for (uint32_t k = 0; k < count; k++) {
         uint32_t seq = start + k;
-        struct rdps_rel_mark *m = mark_of(rq, seq);
+        struct rdps_rel_mark *m = rdps__rel_rq_mark(rq, seq);
         int32_t dest = slot;
         /* Queued and not sent yet (sent_ns 0, not forgotten): however long the repair budget
          * makes it wait, a second entry would only send it twice. */
@@ -174,24 +153,6 @@ static bool within_share(struct rdps_rel_repairs *rq, int32_t slot)
     return *share >= full && rq->share_pool >= full;
 }
 
-/* Charges a repair past the budget to the shares' pool and, unicast (slot >= 0), its host. */
-static void charge_share(struct rdps_rel_repairs *rq, int32_t slot, uint32_t len)
-{
-    int64_t full = rq->cfg->max_datagram;
-    rq->share_pool -= len;
-    bool spent = rq->share_pool < full;
-    if (slot >= 0) {
-        /* Filled this interval: within_share asked before the repair went. */
-        int64_t *share = rdps__rel_rxt_share(rq->rxt, slot, rq->tokens_at);
-        *share -= len;
-        spent = spent || *share < full;
-    }
-    /* Once per host and interval, and once when the total runs out: within_share says no after
-     * either. */
-    if (spent)
-        rq->c->repair_share_spent++;
-}
-
 /* A pass visits each entry once, and a receiver's entries move in queue order, so a lone receiver
  * still gets its repairs in the order it asked (it takes a repair that overtakes an earlier one as
  * that one lost). */
@@ -220,13 +181,13 @@ const struct rdps_pub_ring_slot *rdps__rel_rq_next(struct rdps_rel_repairs *rq, 
         } else {
             rq->c->repairs_dropped += e->count - e->sent;
             for (uint32_t k = e->sent; k < e->count; k++) { /* no longer queued */
-                struct rdps_rel_mark *m = mark_of(rq, e->start + k);
+                struct rdps_rel_mark *m = rdps__rel_rq_mark(rq, e->start + k);
                 if (m->seq == e->start + k && m->dest == e->dest && m->sent_ns == 0)
                     m->linger_until = 0;
             }
         }
         if (s == NULL) {
-            pop(rq);
+            rdps__rel_rq_pop(rq);
             continue;
         }
         if (budgeted) {
@@ -251,24 +212,4 @@ const struct rdps_pub_ring_slot *rdps__rel_rq_next(struct rdps_rel_repairs *rq, 
         return s;
     }
     return NULL;
-}
-
-void rdps__rel_rq_sent(struct rdps_rel_repairs *rq, struct rdps_rel_repair *e, uint32_t len,
-                       bool shared, uint64_t now_ns)
-{
-    if (!shared)
-        charge_share(rq, e->dest, len);
-    if (!e->parity) {
-        uint32_t seq = e->start + e->sent;
-        struct rdps_rel_mark *m = mark_of(rq, seq);
-        if (m->seq == seq) { /* the linger counts from the repair's departure */
-            m->linger_until = now_ns + rdps__rel_flow_linger(rq->fc);
-            m->sent_ns = now_ns;
-        }
-    }
-    rq->c->repair_bytes += len;
-    rq->tokens -= len;
-    rq->data_since_repair = 0;
-    if (++e->sent == e->count)
-        pop(rq);
 }

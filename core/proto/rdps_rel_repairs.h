@@ -90,7 +90,15 @@ int rdps__rel_rq_init(struct rdps_rel_repairs *rq, const struct rdps_rel_pub_con
 void rdps__rel_rq_fini(struct rdps_rel_repairs *rq);
 
 /* Refills the budget and the shares' pool when an interval passed. */
-void rdps__rel_rq_refill(struct rdps_rel_repairs *rq, uint64_t now_ns);
+static inline void rdps__rel_rq_refill(struct rdps_rel_repairs *rq, uint64_t now_ns)
+{
+    if (now_ns < rq->tokens_at + rq->cfg->repair_interval_ns)
+        return;
+    uint64_t intervals = (now_ns - rq->tokens_at) / rq->cfg->repair_interval_ns;
+    rq->tokens_at += intervals * rq->cfg->repair_interval_ns;
+    rq->tokens = rq->cfg->repair_budget_bytes; /* the budget does not accumulate */
+    rq->share_pool = rq->cfg->repair_share_total_bytes;
+}
 /* When the next refill is due. */
 static inline uint64_t rdps__rel_rq_refill_at(const struct rdps_rel_repairs *rq)
 {
@@ -116,10 +124,61 @@ uint32_t rdps__rel_rq_schedule(struct rdps_rel_repairs *rq, int32_t slot, uint32
 const struct rdps_pub_ring_slot *rdps__rel_rq_next(struct rdps_rel_repairs *rq, bool budgeted,
                                                    uint32_t post, struct rdps_rel_repair **entry,
                                                    bool *shared);
+/* The front entry is done (or dead). */
+static inline void rdps__rel_rq_pop(struct rdps_rel_repairs *rq)
+{
+    rq->head = (rq->head + 1) % rq->cfg->max_repairs;
+    rq->count--;
+}
+
+/* The mark of sequence seq's ring slot. */
+static inline struct rdps_rel_mark *rdps__rel_rq_mark(const struct rdps_rel_repairs *rq,
+                                                      uint32_t seq)
+{
+    return &rq->marks[seq & rq->ring->slot_mask];
+}
+
+/* Charges a repair past the budget to the shares' pool and, unicast (slot >= 0), its host. */
+static inline void rdps__rel_rq_charge_share(struct rdps_rel_repairs *rq, int32_t slot,
+                                             uint32_t len)
+{
+    int64_t full = rq->cfg->max_datagram;
+    rq->share_pool -= len;
+    bool spent = rq->share_pool < full;
+    if (slot >= 0) {
+        /* Filled this interval: rdps__rel_rq_next asked before the repair went. */
+        int64_t *share = rdps__rel_rxt_share(rq->rxt, slot, rq->tokens_at);
+        *share -= len;
+        spent = spent || *share < full;
+    }
+    /* Once per host and interval, and once when the total runs out: the share says no after
+     * either. */
+    if (spent)
+        rq->c->repair_share_spent++;
+}
+
 /* The next frame of entry e (rdps__rel_rq_next) of len bytes went now: charged (to the budget;
- * to the shares too unless `shared`), its linger starts, the entry advances. */
-void rdps__rel_rq_sent(struct rdps_rel_repairs *rq, struct rdps_rel_repair *e, uint32_t len,
-                       bool shared, uint64_t now_ns);
+ * to the shares too unless `shared`), its linger starts, the entry advances. Inline: the engine
+ * calls it for every repair. */
+static inline void rdps__rel_rq_sent(struct rdps_rel_repairs *rq, struct rdps_rel_repair *e,
+                                     uint32_t len, bool shared, uint64_t now_ns)
+{
+    if (!shared)
+        rdps__rel_rq_charge_share(rq, e->dest, len);
+    if (!e->parity) {
+        uint32_t seq = e->start + e->sent;
+        struct rdps_rel_mark *m = rdps__rel_rq_mark(rq, seq);
+        if (m->seq == seq) { /* the linger counts from the repair's departure */
+            m->linger_until = now_ns + rdps__rel_flow_linger(rq->fc);
+            m->sent_ns = now_ns;
+        }
+    }
+    rq->c->repair_bytes += len;
+    rq->tokens -= len;
+    rq->data_since_repair = 0;
+    if (++e->sent == e->count)
+        rdps__rel_rq_pop(rq);
+}
 
 static inline bool rdps__rel_rq_empty(const struct rdps_rel_repairs *rq)
 {
