@@ -444,8 +444,7 @@ int rdps__pub_rel_commit(rdps_pub_t *pub, size_t len)
 {
     struct rdps_rel_pub_glue *g = pub->rel;
     uint64_t now = rdps__ctx_now(pub->ctx), wall = rdps__clock_realtime_ns();
-    const uint8_t *payload =
-        g->engine.ring.mem + g->engine.reserve_pos % g->engine.ring.cap + RDPS_FRAME_HEADER_LEN;
+    const uint8_t *payload = rdps__rel_pub_reserved_payload(&g->engine);
 
     int frames = rdps__rel_pub_commit(&g->engine, len, wall);
     if (frames < 0) { /* the caller checked the length against the claim: not reached */

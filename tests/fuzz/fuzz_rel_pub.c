@@ -11,7 +11,7 @@
 
 #include "rdps_endian.h"
 #include "rdps_seq.h"
-#include "rdps_rel_pub_internal.h"
+#include "rdps_rel_pub.h"
 #include "rel_pub_test_util.h"
 
 /*
@@ -56,10 +56,10 @@ static struct rp f; /* big: static, reinitialised per input */
 static void check_invariants(void)
 {
     const struct rdps_rel_pub *p = &f.p;
-    const struct rdps_pub_ring *r = &p->ring;
+    const struct rdps_pub_ring *r = &p->adm.ring;
     if (rdps__rel_pub_receiver_count(p) > MAX_RX)
         abort();
-    if (rdps__seq_gt(r->trail_seq, p->post_seq) || rdps__seq_gt(p->post_seq, r->head_seq))
+    if (rdps__seq_gt(r->trail_seq, p->adm.post_seq) || rdps__seq_gt(p->adm.post_seq, r->head_seq))
         abort();
     if (rdps__pub_ring_used(r) > r->cap || rdps__pub_ring_retained(r) > r->slot_mask + 1u)
         abort();
@@ -71,36 +71,36 @@ static void check_invariants(void)
     uint32_t min;
     if (rdps__pub_ring_inflight_min(r, &min) && rdps__seq_lt(min, r->trail_seq))
         abort();
-    if (p->rq_count > p->cfg.max_repairs)
+    if (p->rq.count > p->cfg.max_repairs)
         abort();
     /* Receivers per host (GID) and per source, as the caps say. */
     for (uint32_t i = 0; i < p->cfg.max_receivers; i++) {
-        if (p->rx[i].state == RDPS_REL_RX_FREE)
+        if (p->rxt.rx[i].state == RDPS_REL_RX_FREE)
             continue;
         uint32_t same_host = 0, same_source = 0;
         for (uint32_t k = 0; k < p->cfg.max_receivers; k++) {
-            if (p->rx[k].state == RDPS_REL_RX_FREE)
+            if (p->rxt.rx[k].state == RDPS_REL_RX_FREE)
                 continue;
-            same_host += memcmp(p->rx[k].source.gid, p->rx[i].source.gid, 16) == 0;
-            same_source += rdps__source_equal(&p->rx[k].source, &p->rx[i].source);
+            same_host += memcmp(p->rxt.rx[k].source.gid, p->rxt.rx[i].source.gid, 16) == 0;
+            same_source += rdps__source_equal(&p->rxt.rx[k].source, &p->rxt.rx[i].source);
         }
         if (same_host > MAX_PER_HOST || same_source > MAX_PER_SRC)
             abort();
-        if (p->rx[i].state == RDPS_REL_RX_ACTIVE && !p->rx[i].announced)
+        if (p->rxt.rx[i].state == RDPS_REL_RX_ACTIVE && !p->rxt.rx[i].announced)
             abort(); /* only announced receivers take part in flow control */
     }
     /* Repairs never put a rate-limited publisher into debt beyond one burst. */
     if (p->cfg.rate_bytes_per_s != 0 &&
-        p->rate_paid_ns > f.now + RDPS_REL_RATE_BURST_NS +
-                              (uint64_t)RP_DGRAM * 1000000000ull / p->cfg.rate_bytes_per_s + 1)
+        p->adm.rate_paid_ns > f.now + RDPS_REL_RATE_BURST_NS +
+                                  (uint64_t)RP_DGRAM * 1000000000ull / p->cfg.rate_bytes_per_s + 1)
         abort();
 }
 
 /* An echoed timestamp: (bit 7) one of the last four heartbeats sent, else b microseconds ago. */
 static uint64_t echo_ts(uint8_t b)
 {
-    if (b & 0x80 && f.p.hb_sent_count > 0)
-        return f.p.hb_sent[(f.p.hb_sent_count - 1u - b % 4u) % RDPS_REL_HB_SENT].wall_ns;
+    if (b & 0x80 && f.p.hb.sent_count > 0)
+        return f.p.hb.sent[(f.p.hb.sent_count - 1u - b % 4u) % RDPS_REL_HB_SENT].wall_ns;
     return f.now - (uint64_t)b * 1000u;
 }
 
@@ -125,8 +125,8 @@ static struct repaired repaired_all;
 
 static void account_repair(struct repaired *r, uint32_t gen, uint32_t len, uint64_t limit)
 {
-    if (r->epoch != f.p.tokens_at || r->gen != gen) {
-        r->epoch = f.p.tokens_at;
+    if (r->epoch != f.p.rq.tokens_at || r->gen != gen) {
+        r->epoch = f.p.rq.tokens_at;
         r->gen = gen;
         r->bytes = 0;
     }
@@ -157,7 +157,8 @@ static void take_actions(unsigned max, uint8_t mask)
             abort();
         check_repair_share(&a);
         if (a.kind == RDPS_REL_PUB_POST_HEARTBEAT &&
-            (rp_hb_seq(&a) != f.p.post_seq || rp_hb_retained(&a) != rdps__rel_pub_retained(&f.p)))
+            (rp_hb_seq(&a) != f.p.adm.post_seq ||
+             rp_hb_retained(&a) != rdps__rel_pub_retained(&f.p)))
             abort();
         if (a.unicast && rdps__rel_pub_receiver_count(&f.p) == 0)
             abort();
@@ -168,7 +169,7 @@ static void take_actions(unsigned max, uint8_t mask)
 
 static uint32_t rel(const uint8_t *b)
 {
-    return f.p.ring.trail_seq + (uint32_t)(int32_t)(int16_t)(b[0] | b[1] << 8);
+    return f.p.adm.ring.trail_seq + (uint32_t)(int32_t)(int16_t)(b[0] | b[1] << 8);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

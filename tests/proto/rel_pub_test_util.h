@@ -94,10 +94,10 @@ static inline int rp_append(struct rp *f, size_t len, uint64_t msg_id)
 static inline int rp_action_ok(const struct rp *f, const struct rdps_rel_pub_action *a)
 {
     if (a->in_ring) {
-        if (a->ring_offset + a->len > f->p.ring.cap || a->frame != f->mem + a->ring_offset)
+        if (a->ring_offset + a->len > f->p.adm.ring.cap || a->frame != f->mem + a->ring_offset)
             return 0;
-        const struct rdps_pub_ring_slot *s = rdps__pub_ring_find(&f->p.ring, a->seq);
-        if (s == NULL || s->len != a->len || s->pos % f->p.ring.cap != a->ring_offset)
+        const struct rdps_pub_ring_slot *s = rdps__pub_ring_find(&f->p.adm.ring, a->seq);
+        if (s == NULL || s->len != a->len || s->pos % f->p.adm.ring.cap != a->ring_offset)
             return 0;
         struct rdps_frame_view v;
         if (rdps__frame_decode(a->frame, a->len, NULL, &v) != RDPS_FRAME_OK)
@@ -115,7 +115,7 @@ static inline int rp_action_ok(const struct rp *f, const struct rdps_rel_pub_act
     }
     struct rdps_frame_view v;
     if (a->kind == RDPS_REL_PUB_POST_PARITY) /* a parity datagram of the block at a->seq */
-        return a->len == f->p.parity_len &&
+        return a->len == f->p.par.len &&
                rdps__frame_decode(a->frame, a->len, NULL, &v) == RDPS_FRAME_OK &&
                v.hdr.type == RDPS_FRAME_PARITY && v.hdr.seq == a->seq &&
                v.parity_k == f->cfg.parity_k && v.parity_index < f->cfg.parity_max;
@@ -206,7 +206,7 @@ static inline void rp_status(struct rp *f, uint64_t src, uint32_t consumed, uint
 static inline uint64_t rp_beat(struct rp *f)
 {
     struct rdps_rel_pub_action a;
-    f->p.hb_next = f->now;
+    f->p.hb.next = f->now;
     while (rdps__rel_pub_next_action(&f->p, f->now, f->now, &a) == 1) {
         if (a.in_ring)
             rdps__rel_pub_send_done(&f->p, 1);

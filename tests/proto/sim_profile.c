@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "rdps_reasm.h"
-#include "rdps_rel_pub_internal.h"
+#include "rdps_rel_pub.h"
 #include "rdps_seq.h"
 #include "sim_fabric.h"
 
@@ -29,8 +29,8 @@ const char *const sim_wait_names[SIM_WAIT_COUNT] = {
 /* Is seq waiting in the publisher's repair queue (scheduled, not yet sent)? */
 static bool repair_queued(const struct rdps_rel_pub *p, uint32_t seq)
 {
-    for (uint32_t i = 0; i < p->rq_count; i++) {
-        const struct rdps_rel_repair *e = &p->repairs[(p->rq_head + i) % p->cfg.max_repairs];
+    for (uint32_t i = 0; i < p->rq.count; i++) {
+        const struct rdps_rel_repair *e = &p->rq.queue[(p->rq.head + i) % p->cfg.max_repairs];
         if (seq - (e->start + e->sent) < e->count - e->sent)
             return true;
     }

@@ -18,7 +18,7 @@
 /* Appends and posts one single-frame message; returns its sequence. */
 static uint32_t send_one(struct rp *f, uint64_t id)
 {
-    uint32_t seq = f->p.ring.head_seq;
+    uint32_t seq = f->p.adm.ring.head_seq;
     assert_int_equal(rp_append(f, RP_PAYLOAD, id), 1);
     struct rdps_rel_pub_action a[4];
     int n = rp_drain(f, a, 4, 1);
@@ -38,7 +38,7 @@ static void test_ring_wrap_and_retention(void **state)
     for (uint64_t i = 0; i < 100; i++) {
         uint32_t seq = send_one(&f, i);
         assert_int_equal(seq, first + (uint32_t)i);
-        assert_true(rdps__pub_ring_used(&f.p.ring) <= f.p.ring.cap);
+        assert_true(rdps__pub_ring_used(&f.p.adm.ring) <= f.p.adm.ring.cap);
         assert_true(rdps__rel_pub_retained(&f.p) <= 8);
         assert_int_equal(rdps__rel_pub_oldest_seq(&f.p) + rdps__rel_pub_retained(&f.p),
                          rdps__rel_pub_next_seq(&f.p));
@@ -46,15 +46,15 @@ static void test_ring_wrap_and_retention(void **state)
     /* Wrapped past 2^32 and around the memory 12 times: the last 8 frames are all retained. */
     assert_int_equal(rdps__rel_pub_retained(&f.p), 8);
     for (uint32_t s = first + 92; s != first + 100; s++) {
-        const struct rdps_pub_ring_slot *slot = rdps__pub_ring_find(&f.p.ring, s);
+        const struct rdps_pub_ring_slot *slot = rdps__pub_ring_find(&f.p.adm.ring, s);
         assert_non_null(slot);
         struct rdps_frame_view v;
         assert_int_equal(
-            rdps__frame_decode(rdps__pub_ring_frame(&f.p.ring, slot), slot->len, NULL, &v), 0);
+            rdps__frame_decode(rdps__pub_ring_frame(&f.p.adm.ring, slot), slot->len, NULL, &v), 0);
         assert_int_equal(v.hdr.seq, s);
         assert_true(pattern_check(v.payload, v.payload_len, RP_SESSION, s - first));
     }
-    assert_null(rdps__pub_ring_find(&f.p.ring, first + 91));
+    assert_null(rdps__pub_ring_find(&f.p.adm.ring, first + 91));
     assert_int_equal(f.p.counters.msgs_appended, 100);
     assert_int_equal(f.p.counters.data_posted, 100);
 
@@ -63,11 +63,11 @@ static void test_ring_wrap_and_retention(void **state)
         int rc = rp_append(&f, i % 3 == 0 ? 3 * RP_PAYLOAD - 5 : 40, 1000 + i);
         assert_true(rc == 1 || rc == 3);
         assert_true(rp_drain(&f, NULL, 8, 1) >= rc);
-        for (uint32_t s = f.p.ring.trail_seq; s != f.p.ring.head_seq; s++) {
-            const struct rdps_pub_ring_slot *slot = rdps__pub_ring_find(&f.p.ring, s);
-            assert_true(slot->pos % f.p.ring.cap + slot->len <= f.p.ring.cap);
+        for (uint32_t s = f.p.adm.ring.trail_seq; s != f.p.adm.ring.head_seq; s++) {
+            const struct rdps_pub_ring_slot *slot = rdps__pub_ring_find(&f.p.adm.ring, s);
+            assert_true(slot->pos % f.p.adm.ring.cap + slot->len <= f.p.adm.ring.cap);
         }
-        assert_true(rdps__pub_ring_used(&f.p.ring) <= f.p.ring.cap);
+        assert_true(rdps__pub_ring_used(&f.p.adm.ring) <= f.p.adm.ring.cap);
     }
     /* A message larger than the ring can never go. */
     assert_int_equal(rp_append(&f, 9 * RP_PAYLOAD, 1), RDPS_EMSGSIZE);
@@ -99,15 +99,15 @@ static void test_message_limit_is_the_ring(void **state)
     rp_config(&f, 4u << 20);
     f.cfg.max_msg_len = 16u << 20;
     assert_int_equal(rp_start(&f), 0);
-    uint32_t frames = (uint32_t)(f.p.ring.cap / rdps__pub_ring_stride(RP_DGRAM));
-    if (frames > f.p.ring.slot_mask + 1u)
-        frames = f.p.ring.slot_mask + 1u;
+    uint32_t frames = (uint32_t)(f.p.adm.ring.cap / rdps__pub_ring_stride(RP_DGRAM));
+    if (frames > f.p.adm.ring.slot_mask + 1u)
+        frames = f.p.adm.ring.slot_mask + 1u;
     uint32_t limit = frames * RP_PAYLOAD;
     assert_true(frames > RDPS_REASM_WINDOW);
     assert_int_equal(rdps__rel_pub_max_msg_len(&f.p), limit);
-    uint32_t head = f.p.ring.head_seq;
+    uint32_t head = f.p.adm.ring.head_seq;
     assert_int_equal(rp_append(&f, (size_t)limit + 1, 1), RDPS_EMSGSIZE);
-    assert_int_equal(f.p.ring.head_seq, head); /* nothing written */
+    assert_int_equal(f.p.adm.ring.head_seq, head); /* nothing written */
     assert_int_equal(f.p.counters.msgs_appended, 0);
     assert_int_equal(rp_append(&f, 3000 * RP_PAYLOAD, 2), 3000);
     rp_stop(&f);
@@ -136,10 +136,10 @@ static void test_backpressure_before_write(void **state)
         assert_int_equal(rp_append(&f, 100, i), 1);
     uint8_t *snap = malloc(f.cfg.ring_bytes);
     memcpy(snap, f.mem, f.cfg.ring_bytes);
-    uint32_t head = f.p.ring.head_seq;
+    uint32_t head = f.p.adm.ring.head_seq;
     /* 3 frames do not fit in the 2 credits left: nothing of the message is written. */
     assert_int_equal(rp_append(&f, 3 * RP_PAYLOAD, 9), RDPS_EAGAIN);
-    assert_int_equal(f.p.ring.head_seq, head);
+    assert_int_equal(f.p.adm.ring.head_seq, head);
     assert_memory_equal(snap, f.mem, f.cfg.ring_bytes);
     assert_int_equal(f.p.counters.backpressure_window, 1);
     assert_int_equal(rp_append(&f, 2 * RP_PAYLOAD, 9), 2); /* exactly the window */
@@ -155,14 +155,14 @@ static void test_backpressure_before_write(void **state)
     uint64_t id = 100;
     while ((rc = rp_append(&f, RP_PAYLOAD, id++)) == 1) {
         assert_int_equal(rp_drain(&f, NULL, 1, 0), 1);
-        rp_status(&f, 1, f.p.post_seq, 1000);
+        rp_status(&f, 1, f.p.adm.post_seq, 1000);
     }
     assert_int_equal(rc, RDPS_EAGAIN);
     assert_true(f.p.counters.backpressure_ring >= 1);
     uint32_t inflight_min;
-    assert_true(rdps__pub_ring_inflight_min(&f.p.ring, &inflight_min));
+    assert_true(rdps__pub_ring_inflight_min(&f.p.adm.ring, &inflight_min));
     assert_int_equal(inflight_min, first + 4);
-    assert_int_equal(f.p.ring.trail_seq, first + 4);
+    assert_int_equal(f.p.adm.ring.trail_seq, first + 4);
     memcpy(snap, f.mem, f.cfg.ring_bytes);
     assert_int_equal(rp_append(&f, RP_PAYLOAD, id), RDPS_EAGAIN);
     assert_memory_equal(snap, f.mem, f.cfg.ring_bytes);
@@ -466,7 +466,7 @@ static void test_rate_limit_paces_data(void **state)
     f.now += 1 * MS;
     assert_int_equal(rp_drain(&f, a, 32, 1), 1);
     assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_REPAIR);
-    assert_true(f.p.rate_paid_ns <= f.now + RDPS_REL_RATE_BURST_NS + 1 * MS);
+    assert_true(f.p.adm.rate_paid_ns <= f.now + RDPS_REL_RATE_BURST_NS + 1 * MS);
     /* Idle time is saved up to the burst only: after 50 ms, 3 datagrams at once again. */
     f.now += 50 * MS;
     assert_int_equal(rp_drain(&f, a, 32, 1), 3);
@@ -520,7 +520,7 @@ static void test_heartbeat_backoff_and_reset(void **state)
         expect = expect * 2 > 100 * MS ? 100 * MS : expect * 2;
         at = f.now + expect;
     }
-    assert_int_equal(f.p.hb_interval, 100 * MS);
+    assert_int_equal(f.p.hb.interval, 100 * MS);
     assert_int_equal(f.p.counters.heartbeats, 15);
     /* New data resets the backoff. */
     send_one(&f, 3);
@@ -777,7 +777,7 @@ static void test_eviction_lagged(void **state)
     rp_join(&f, 2, first, 1000); /* slow: never moves */
     for (uint64_t i = 0; i < 8; i++) {
         send_one(&f, i);
-        rp_status(&f, 1, f.p.post_seq, 1000);
+        rp_status(&f, 1, f.p.adm.post_seq, 1000);
     }
     assert_int_equal(f.nev, 0);
     send_one(&f, 8); /* the ring drops `first`: receiver 2 can no longer be repaired */
@@ -793,7 +793,7 @@ static void test_eviction_lagged(void **state)
     rp_status(&f, 2, first, 1000);
     assert_int_equal(f.nev, 1);
     /* It jumps to the live position: back in flow control. */
-    rp_status(&f, 2, f.p.post_seq, 1000);
+    rp_status(&f, 2, f.p.adm.post_seq, 1000);
     assert_int_equal(rp_state(&f, 2), RDPS_REL_RX_ACTIVE);
     assert_int_equal(f.nev, 2);
     assert_int_equal(f.ev[1].kind, RDPS_REL_PUB_EV_RESUMED);
@@ -818,7 +818,7 @@ static void test_eviction_stalled_min(void **state)
     assert_int_equal(rp_append(&f, 10, 4), RDPS_EAGAIN);
     /* Receiver 1 keeps up (and keeps the window moving a bit); receiver 2 is stuck. */
     uint64_t t0 = f.now;
-    rp_status(&f, 1, f.p.post_seq, 4);
+    rp_status(&f, 1, f.p.adm.post_seq, 4);
     uint64_t deadline = rdps__rel_pub_tick(&f.p, f.now);
     assert_true(deadline <= t0 + 100 * MS); /* heartbeats come first */
     f.now += 50 * MS;
@@ -1109,7 +1109,7 @@ static void test_repair_queue_full(void **state)
     rp_nak1(&f, 3, first + 24, 2); /* no room */
     assert_int_equal(f.p.counters.repair_queue_full, 2);
     struct rdps_rel_pub_action a[64];
-    for (int k = 0; k < 20 && f.p.rq_count > 0; k++) {
+    for (int k = 0; k < 20 && f.p.rq.count > 0; k++) {
         assert_true(rp_drain(&f, a, 64, 1) >= 0);
         f.now += f.cfg.repair_interval_ns;
     }

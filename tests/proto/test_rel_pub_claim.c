@@ -72,7 +72,7 @@ static void test_reserve_capacity_and_place(void **state)
     assert_int_equal(rdps__rel_pub_reserve(&f.p, f.now, &payload, &cap), 0);
     assert_int_equal(cap, 100);
     assert_int_equal(rdps__rel_pub_commit(&f.p, 101, 1), RDPS_EMSGSIZE);
-    assert_true(f.p.reserved); /* a refused commit leaves the reservation: the caller decides */
+    assert_true(f.p.adm.reserved); /* a refused commit leaves the reservation: the caller decides */
     pattern_fill(payload, 100, RP_SESSION, 5);
     assert_int_equal(rdps__rel_pub_commit(&f.p, 100, 5), 1);
     assert_int_equal(rp_drain(&f, NULL, 4, 1), 1);
@@ -90,8 +90,8 @@ static void test_reserve_excludes_and_unreserve_leaves_nothing(void **state)
     rp_config(&f, 16 * RP_DGRAM);
     assert_int_equal(rp_start(&f), 0);
     assert_int_equal(rp_append(&f, 300, 1), 1);
-    uint32_t head = f.p.ring.head_seq;
-    uint64_t head_pos = f.p.ring.head_pos;
+    uint32_t head = f.p.adm.ring.head_seq;
+    uint64_t head_pos = f.p.adm.ring.head_pos;
 
     assert_int_equal(rdps__rel_pub_reserve(&f.p, f.now, &payload, &cap), 0);
     assert_int_equal(rdps__rel_pub_reserve(&f.p, f.now, &again, &cap), RDPS_EBUSY);
@@ -100,15 +100,15 @@ static void test_reserve_excludes_and_unreserve_leaves_nothing(void **state)
     assert_int_equal(rp_drain(&f, NULL, 4, 1), 1);
     memset(payload, 0x55, cap); /* the application writes, then changes its mind */
     rdps__rel_pub_unreserve(&f.p);
-    assert_int_equal(f.p.ring.head_seq, head);
-    assert_int_equal(f.p.ring.head_pos, head_pos);
+    assert_int_equal(f.p.adm.ring.head_seq, head);
+    assert_int_equal(f.p.adm.ring.head_pos, head_pos);
     assert_int_equal(f.p.counters.msgs_appended, 1);
     assert_int_equal(rdps__rel_pub_commit(&f.p, 10, 3), RDPS_EINVAL);
     assert_int_equal(rp_drain(&f, NULL, 4, 1), 0); /* nothing was appended */
 
     /* The room is reused by the next message, whichever way it comes. */
     assert_int_equal(rp_append(&f, 20, 4), 1);
-    assert_int_equal(f.p.ring.slots[head & f.p.ring.slot_mask].pos, head_pos);
+    assert_int_equal(f.p.adm.ring.slots[head & f.p.adm.ring.slot_mask].pos, head_pos);
     assert_int_equal(rp_drain(&f, NULL, 4, 1), 1);
     rp_stop(&f);
 }
@@ -129,7 +129,7 @@ static void test_reserve_backpressure(void **state)
     assert_int_equal(claim_commit(&f, 10, 1), 1);
     assert_int_equal(claim_commit(&f, 10, 2), 1);
     assert_int_equal(rdps__rel_pub_reserve(&f.p, f.now, &payload, &cap), RDPS_EAGAIN);
-    assert_false(f.p.reserved);
+    assert_false(f.p.adm.reserved);
     assert_int_equal(f.p.counters.backpressure_window, 1);
     assert_int_equal(rp_drain(&f, NULL, 8, 1), 2);
     rp_status(&f, 1, first + 2, 1000);
@@ -141,15 +141,15 @@ static void test_reserve_backpressure(void **state)
     uint64_t id = 10;
     while (id < 100 && (rc = claim_commit(&f, RP_PAYLOAD, id++)) == 1) {
         assert_int_equal(rp_drain(&f, NULL, 1, 0), 1);
-        rp_status(&f, 1, f.p.post_seq, 1000);
+        rp_status(&f, 1, f.p.adm.post_seq, 1000);
     }
     assert_int_equal(rc, RDPS_EAGAIN);
-    assert_false(f.p.reserved);
+    assert_false(f.p.adm.reserved);
     assert_true(f.p.counters.backpressure_ring >= 1);
-    uint32_t head = f.p.ring.head_seq;
+    uint32_t head = f.p.adm.ring.head_seq;
     rdps__rel_pub_send_done(&f.p, 1000);
     assert_int_equal(claim_commit(&f, RP_PAYLOAD, id), 1);
-    assert_int_equal(f.p.ring.head_seq, head + 1);
+    assert_int_equal(f.p.adm.ring.head_seq, head + 1);
     rp_stop(&f);
 }
 
@@ -166,14 +166,15 @@ static void test_reserve_wraps_the_ring(void **state)
         size_t len = (size_t)(i * 331u) % (RP_PAYLOAD + 1);
         assert_int_equal(i % 3 ? claim_commit(&f, len, i) : rp_append(&f, len, i), 1);
         assert_int_equal(rp_drain(&f, NULL, 4, 1), 1);
-        assert_true(rdps__pub_ring_used(&f.p.ring) <= f.p.ring.cap);
-        for (uint32_t s = f.p.ring.trail_seq; s != f.p.ring.head_seq; s++) {
-            const struct rdps_pub_ring_slot *slot = rdps__pub_ring_find(&f.p.ring, s);
+        assert_true(rdps__pub_ring_used(&f.p.adm.ring) <= f.p.adm.ring.cap);
+        for (uint32_t s = f.p.adm.ring.trail_seq; s != f.p.adm.ring.head_seq; s++) {
+            const struct rdps_pub_ring_slot *slot = rdps__pub_ring_find(&f.p.adm.ring, s);
             assert_non_null(slot);
-            assert_true(slot->pos % f.p.ring.cap + slot->len <= f.p.ring.cap);
+            assert_true(slot->pos % f.p.adm.ring.cap + slot->len <= f.p.adm.ring.cap);
             struct rdps_frame_view v;
             assert_int_equal(
-                rdps__frame_decode(rdps__pub_ring_frame(&f.p.ring, slot), slot->len, NULL, &v), 0);
+                rdps__frame_decode(rdps__pub_ring_frame(&f.p.adm.ring, slot), slot->len, NULL, &v),
+                0);
             assert_int_equal(v.hdr.seq, s);
             assert_true(pattern_check(v.payload, v.payload_len, RP_SESSION, s - first));
         }
@@ -202,15 +203,15 @@ static void test_pin_holds_the_trail(void **state)
     }
     assert_int_equal(rc, RDPS_EAGAIN);
     assert_int_equal(id, 4); /* three more fit beside it */
-    assert_int_equal(f.p.ring.trail_seq, first);
-    const struct rdps_pub_ring_slot *slot = rdps__pub_ring_find(&f.p.ring, first);
-    assert_true(pattern_check(rdps__pub_ring_frame(&f.p.ring, slot) + RDPS_FRAME_HEADER_LEN,
+    assert_int_equal(f.p.adm.ring.trail_seq, first);
+    const struct rdps_pub_ring_slot *slot = rdps__pub_ring_find(&f.p.adm.ring, first);
+    assert_true(pattern_check(rdps__pub_ring_frame(&f.p.adm.ring, slot) + RDPS_FRAME_HEADER_LEN,
                               RP_PAYLOAD, RP_SESSION, 0));
     rdps__rel_pub_unpin(&f.p);
     assert_int_equal(rp_append(&f, RP_PAYLOAD, id), RDPS_EAGAIN); /* still pinned once */
     rdps__rel_pub_unpin(&f.p);
     assert_int_equal(rp_append(&f, RP_PAYLOAD, id), 1);
-    assert_null(rdps__pub_ring_find(&f.p.ring, first));
+    assert_null(rdps__pub_ring_find(&f.p.adm.ring, first));
     rp_stop(&f);
 }
 

@@ -116,7 +116,7 @@ static uint64_t run_connect_flood(unsigned hosts)
         take(&f, NULL);
         rdps__rel_pub_tick(&f.p, f.now);
         if (step % 10 == 0)
-            rp_status(&f, 1, f.p.post_seq, 1000);
+            rp_status(&f, 1, f.p.adm.post_seq, 1000);
         if (hosts > 0 && f.now >= t0 + 500 * MS + forged * 400 * MS) {
             struct rdps_source s = host_src(100 + forged % hosts, 5000 + forged);
             rdps__rel_pub_expect_receiver(&f.p, &s, 0xBAD + forged, 0, f.now);
@@ -166,7 +166,7 @@ static uint64_t run_min_status(bool forger)
         take(&f, NULL);
         rdps__rel_pub_tick(&f.p, f.now);
         if (step % 100 == 0)
-            rp_status(&f, 1, f.p.post_seq, 1000);
+            rp_status(&f, 1, f.p.adm.post_seq, 1000);
         if (forger && step % 1000 == 0)
             status_from(&f, &forged, 7, rdps__rel_pub_oldest_seq(&f.p), 0);
     }
@@ -315,19 +315,19 @@ static void test_stalled_receiver_earns_its_way_back(void **state)
             assert_int_equal(rp_append(&f, 10, id), 1);
             take(&f, NULL);
         }
-        rp_status(&f, 1, f.p.post_seq, 100);
+        rp_status(&f, 1, f.p.adm.post_seq, 100);
         rp_status(&f, 2, at, 0);
         assert_int_equal(rp_state(&f, 2), RDPS_REL_RX_EVICTED);
         /* Past it: back at once the first time; after a ban of 100 ms, then 200 ms. */
         uint64_t ban = round == 0 ? 0 : round == 1 ? 100 * MS : 200 * MS;
         if (ban > 0) {
             f.now += ban - 1 * MS;
-            rp_status(&f, 1, f.p.post_seq, 100);
+            rp_status(&f, 1, f.p.adm.post_seq, 100);
             rp_status(&f, 2, at + 1, 0);
             assert_int_equal(rp_state(&f, 2), RDPS_REL_RX_EVICTED);
             f.now += 1 * MS;
         }
-        rp_status(&f, 1, f.p.post_seq, 100);
+        rp_status(&f, 1, f.p.adm.post_seq, 100);
         rp_status(&f, 2, at + 1, 0);
         assert_int_equal(rp_state(&f, 2), RDPS_REL_RX_ACTIVE);
         assert_int_equal(f.ev[f.nev - 1].kind, RDPS_REL_PUB_EV_RESUMED);
@@ -381,7 +381,7 @@ static void test_repairs_budgeted_in_every_state(void **state)
     assert_true(w.max_bin_bytes <= limit);
 
     /* New data waits (the window opened): at most the budget per interval. */
-    rp_status(&f, 1, f.p.post_seq, 2047);
+    rp_status(&f, 1, f.p.adm.post_seq, 2047);
     memset(&w, 0, sizeof(w));
     t0 = f.now;
     for (uint32_t step = 0; f.now < t0 + 100 * MS; step++) {
@@ -390,11 +390,11 @@ static void test_repairs_budgeted_in_every_state(void **state)
             if (rp_append(&f, RP_PAYLOAD, id) == 1)
                 id++;
         if (step % 5 == 0)
-            nak_from(&f, forgers[step / 5 % 2], 7, f.p.ring.trail_seq + step / 10 % 2 * 1023, 1024,
-                     NULL);
+            nak_from(&f, forgers[step / 5 % 2], 7, f.p.adm.ring.trail_seq + step / 10 % 2 * 1023,
+                     1024, NULL);
         take(&f, &w);
         if (step % 10 == 0)
-            rp_status(&f, 1, f.p.post_seq, 2047);
+            rp_status(&f, 1, f.p.adm.post_seq, 2047);
     }
     printf("finding 4 (data waiting): worst 1 ms %llu repair bytes, budget %u\n",
            (unsigned long long)w.max_bin_bytes, f.cfg.repair_budget_bytes);
@@ -461,7 +461,7 @@ static void test_no_rate_debt_after_nak_storm(void **state)
         take(&f, &w);
     }
     uint64_t end = f.now;
-    uint64_t debt = f.p.rate_paid_ns > end ? f.p.rate_paid_ns - end : 0;
+    uint64_t debt = f.p.adm.rate_paid_ns > end ? f.p.adm.rate_paid_ns - end : 0;
     /* After the attack: the next new datagram goes within a burst and a datagram's time. */
     uint64_t posted = w.data, next_data_at = 0;
     assert_int_equal(rp_append(&f, 64, id), 1);
@@ -501,12 +501,13 @@ static unsigned run_max_fastest(bool forger)
         take(&f, NULL);
         rdps__rel_pub_tick(&f.p, f.now);
         if (step % 100 == 0) {
-            consumed = rdps__seq_lt(consumed + 100, f.p.post_seq) ? consumed + 100 : f.p.post_seq;
+            consumed =
+                rdps__seq_lt(consumed + 100, f.p.adm.post_seq) ? consumed + 100 : f.p.adm.post_seq;
             if (rdps__seq_lt(consumed, rdps__rel_pub_oldest_seq(&f.p)))
-                consumed = f.p.post_seq; /* evicted: it jumps to the live position */
+                consumed = f.p.adm.post_seq; /* evicted: it jumps to the live position */
             rp_status(&f, 1, consumed, 1000);
             if (forger)
-                status_from(&f, &forged, 7, f.p.post_seq, 1u << 30);
+                status_from(&f, &forged, 7, f.p.adm.post_seq, 1u << 30);
         }
     }
     unsigned evicted = 0;
@@ -600,7 +601,7 @@ static void test_no_events_for_forged_receivers(void **state)
     struct rdps_source forged = host_src(666, 1);
     status_from(&f, &forged, 0x77, first, 100); /* below the trail */
     nak_from(&f, &forged, 0x78, first + 18, 1, NULL);
-    status_from(&f, &forged, 0x79, f.p.post_seq, 100); /* at the live position, then behind */
+    status_from(&f, &forged, 0x79, f.p.adm.post_seq, 100); /* at the live position, then behind */
     status_from(&f, &forged, 0x79, first, 100);
     f.now += 10000 * MS;
     rdps__rel_pub_tick(&f.p, f.now);
@@ -608,12 +609,12 @@ static void test_no_events_for_forged_receivers(void **state)
     assert_int_equal(f.nev, 0);
     assert_int_equal(f.p.counters.evictions, 0);
     /* A receiver in flow control that the ring overruns does raise one. */
-    rp_join(&f, 1, f.p.post_seq, 100);
-    rp_join(&f, 2, f.p.post_seq, 100);
+    rp_join(&f, 1, f.p.adm.post_seq, 100);
+    rp_join(&f, 2, f.p.adm.post_seq, 100);
     for (uint64_t i = 0; i < 10; i++) {
         assert_int_equal(rp_append(&f, RP_PAYLOAD, 20 + i), 1);
         take(&f, NULL);
-        rp_status(&f, 2, f.p.post_seq, 100);
+        rp_status(&f, 2, f.p.adm.post_seq, 100);
     }
     assert_int_equal(f.nev, 1);
     assert_int_equal(f.ev[0].kind, RDPS_REL_PUB_EV_EVICTED);

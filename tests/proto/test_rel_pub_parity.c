@@ -53,9 +53,9 @@ static void check_rebuild(uint32_t start, const uint32_t *lost, uint32_t nlost,
     uint8_t *out[K];
     uint32_t out_lens[K];
     for (uint32_t i = 0; i < K; i++) {
-        const struct rdps_pub_ring_slot *s = rdps__pub_ring_find(&f.p.ring, start + i);
+        const struct rdps_pub_ring_slot *s = rdps__pub_ring_find(&f.p.adm.ring, start + i);
         assert_non_null(s);
-        frames[i] = f.mem + s->pos % f.p.ring.cap + RDPS_FRAME_SYMBOL_OFF;
+        frames[i] = f.mem + s->pos % f.p.adm.ring.cap + RDPS_FRAME_SYMBOL_OFF;
         lens[i] = s->len - RDPS_FRAME_SYMBOL_OFF;
         have[i] = true;
         out[i] = rebuilt[i] + RDPS_FRAME_SYMBOL_OFF;
@@ -194,14 +194,14 @@ static void test_block_left_the_ring(void **state)
         assert_int_equal(rp_append(&f, 900, m + 1), 1);
     assert_int_equal(rp_drain(&f, NULL, 1000, 1), (int)(2 * K));
     nak_parity(1, FIRST, 2, 0); /* unannounced: unicast, queued */
-    f.p.data_since_repair = 0;
+    f.p.rq.data_since_repair = 0;
     while (rdps__seq_le(rdps__rel_pub_oldest_seq(&f.p), FIRST)) {
         assert_int_equal(rp_append(&f, 900, ++m), 1);
         struct rdps_rel_pub_action a;
         assert_int_equal(rdps__rel_pub_next_action(&f.p, f.now, f.now, &a), 1);
         assert_int_equal(a.kind, RDPS_REL_PUB_POST_DATA); /* data first: data_per_repair */
         rdps__rel_pub_send_done(&f.p, 1);
-        f.p.data_since_repair = 0; /* keep the repair behind the data in this test */
+        f.p.rq.data_since_repair = 0; /* keep the repair behind the data in this test */
     }
     assert_int_equal(rp_drain(&f, NULL, 1000, 1), 0);
     assert_int_equal(f.p.counters.parity_dropped, 2);

@@ -285,7 +285,7 @@ static void test_hostile_parity_frames(void **state)
     (void)state;
     setup(2, 64); /* two receivers: parity NAKs */
     uint32_t first = f.cfg.first_seq, block = first + 2 * K;
-    uint32_t sym = f.p.parity_len - RDPS_FRAME_HEADER_LEN;
+    uint32_t sym = f.p.par.len - RDPS_FRAME_HEADER_LEN;
     /* The first three blocks go out; receiver 0 misses two datagrams of the third. */
     for (uint32_t m = 0; m < 3 * K; m++)
         assert_int_equal(rp_append(&f, 200, m + 1), 1);

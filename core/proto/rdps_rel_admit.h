@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* rdps_rel_admit.h - the reliable publisher's admission: messages into the ring under flow
+ * control (append, reserve/commit, pins), the post cursor and the rate limit (rdps_rel_pub.h). */
+#ifndef RDPS_PROTO_REL_ADMIT_H
+#define RDPS_PROTO_REL_ADMIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rdps_pub_ring.h"
+#include "rdps_rel_beat.h"
+#include "rdps_rel_flow.h"
+#include "rdps_rel_pub_types.h"
+#include "rdps_seq.h"
+
+/*
+ * Model
+ * -----
+ * Ring (rdps_pub_ring.h, owned here). Append fragments a message into DATA frames (RELIABLE
+ * flag) written once into caller memory. Sequences [trail, post) have been handed out, [post,
+ * head) are written and wait to be posted: `post_seq` is the post cursor, which the engine
+ * advances as it posts (rdps__rel_adm_take_post). Append returns RDPS_EAGAIN before anything is
+ * written when flow control (rdps_rel_flow.h: the window, missing tagged receivers, a connecting
+ * hold) or the ring cannot take the whole message; it never waits. Reserve and commit append a
+ * one-datagram message the caller writes in place (zero copy), admitted by the same rules.
+ *
+ * The trail moves only when an append needs room, and only over frames that are (a) posted, (b)
+ * not in flight (completions are reported in posting order), (c) below flow control's protection
+ * point, and (d) below a pinned sequence. Moving it evicts the receivers it passed (LAGGED,
+ * rdps_rel_flow.h). Each refusal is counted by cause and reported to flow control (its stall
+ * clock); when the window begins to refuse, an idle publisher's heartbeat comes sooner
+ * (rdps_rel_beat.h).
+ *
+ * Rate limit (rate_bytes_per_s): GCRA over every datagram put on the wire, new data and repairs
+ * together: rate_paid_ns is when the bytes charged so far are paid off, and a datagram goes while
+ * it is at most RDPS_REL_RATE_BURST_NS ahead of now. Repairs wait for the allowance like new
+ * data (ahead of it), so they never put the publisher into debt beyond one burst.
+ *
+ * Calls flow control, the heartbeat clock and the ring; the engine above decides what to post.
+ */
+
+struct rdps_rel_admission {
+    const struct rdps_rel_pub_config *cfg; /* the engine's */
+    struct rdps_rel_pub_counters *c;       /* the engine's */
+    struct rdps_rel_flowctl *fc;           /* admits, is told of refusals and successes */
+    struct rdps_rel_beat *beat;            /* sooner when the window begins to refuse */
+    /* cfg's, read for every message (a copy saves a load on the hot path) */
+    uint32_t session_id;
+    uint64_t topic_id;
+    enum rdps_rel_flow flow;
+    uint64_t rate_bytes_per_s;
+    struct rdps_pub_ring ring;
+    uint32_t post_seq;    /* next frame to post: [trail, post) posted, [post, head) waiting */
+    uint32_t payload;     /* max_datagram - header (- the parity overhead) */
+    uint32_t max_msg_len; /* cfg.max_msg_len capped at what the ring holds */
+    /* Zero-copy: room for one datagram reserved at the head (rdps__rel_adm_reserve). */
+    bool reserved;
+    uint32_t reserve_cap; /* payload bytes it holds */
+    uint64_t reserve_pos; /* ring position of the frame */
+    /* The trail does not pass pin_seq while pins > 0 (rdps__rel_adm_pin). */
+    uint32_t pins, pin_seq;
+    /* Rate limit (cfg.rate_bytes_per_s): the time the bytes charged so far are paid off; new
+     * data goes while it is at most RDPS_REL_RATE_BURST_NS ahead of now (GCRA). */
+    uint64_t rate_paid_ns;
+    bool rate_waiting; /* new data is waiting for the limit (counted once per wait) */
+};
+
+/* The ring over cfg->ring_mem (its slot and in-flight tables: RDPS_EINVAL, RDPS_ENOMEM) and the
+ * longest message it takes. */
+int rdps__rel_adm_init(struct rdps_rel_admission *adm, const struct rdps_rel_pub_config *cfg,
+                       struct rdps_rel_pub_counters *c, struct rdps_rel_flowctl *fc,
+                       struct rdps_rel_beat *beat);
+void rdps__rel_adm_fini(struct rdps_rel_admission *adm);
+
+/* rdps__rel_pub_append, _reserve, _commit, _unreserve, _pin, _unpin (rdps_rel_pub.h). */
+int rdps__rel_adm_append(struct rdps_rel_admission *adm, const void *msg, size_t len,
+                         uint64_t now_ns, uint64_t wall_ns);
+int rdps__rel_adm_reserve(struct rdps_rel_admission *adm, uint64_t now_ns, uint8_t **payload,
+                          uint32_t *capacity);
+int rdps__rel_adm_commit(struct rdps_rel_admission *adm, size_t len, uint64_t wall_ns);
+static inline void rdps__rel_adm_unreserve(struct rdps_rel_admission *adm)
+{
+    adm->reserved = false;
+}
+static inline void rdps__rel_adm_pin(struct rdps_rel_admission *adm, uint32_t seq)
+{
+    if (adm->pins++ == 0)
+        adm->pin_seq = seq;
+}
+static inline void rdps__rel_adm_unpin(struct rdps_rel_admission *adm)
+{
+    if (adm->pins > 0)
+        adm->pins--;
+}
+
+/* New data waits in the ring and may be posted (window), rate aside. */
+static inline bool rdps__rel_adm_data_waiting(struct rdps_rel_admission *adm)
+{
+    return adm->post_seq != adm->ring.head_seq && rdps__rel_flow_may_post(adm->fc, adm->post_seq);
+}
+/* Hands out the next waiting frame's sequence (the caller checked it may go). */
+static inline uint32_t rdps__rel_adm_take_post(struct rdps_rel_admission *adm)
+{
+    return adm->post_seq++;
+}
+
+/* Rate limit: may a datagram go now? */
+static inline bool rdps__rel_adm_rate_allows(const struct rdps_rel_admission *adm, uint64_t now_ns)
+{
+    return adm->rate_bytes_per_s == 0 || adm->rate_paid_ns <= now_ns + RDPS_REL_RATE_BURST_NS;
+}
+/* When a datagram may go again (rate_allows is false before). */
+static inline uint64_t rdps__rel_adm_rate_ready_ns(const struct rdps_rel_admission *adm)
+{
+    return adm->rate_paid_ns - RDPS_REL_RATE_BURST_NS;
+}
+/* New data waits in the ring for the rate limit only (a heartbeat would say nothing new). */
+static inline bool rdps__rel_adm_rate_paced(struct rdps_rel_admission *adm, uint64_t now_ns)
+{
+    return !rdps__rel_adm_rate_allows(adm, now_ns) && rdps__rel_adm_data_waiting(adm);
+}
+/* May waiting new data go now? Counts each wait for the rate limit once. */
+static inline bool rdps__rel_adm_data_may_go(struct rdps_rel_admission *adm, uint64_t now_ns)
+{
+    if (rdps__rel_adm_rate_allows(adm, now_ns)) {
+        adm->rate_waiting = false;
+        return true;
+    }
+    if (!adm->rate_waiting) {
+        adm->rate_waiting = true;
+        adm->c->rate_waits++;
+    }
+    return false;
+}
+/* Charges a datagram of len bytes to the rate limit. */
+static inline void rdps__rel_adm_rate_charge(struct rdps_rel_admission *adm, uint32_t len,
+                                             uint64_t now_ns)
+{
+    if (adm->rate_bytes_per_s == 0)
+        return;
+    if (adm->rate_paid_ns < now_ns)
+        adm->rate_paid_ns = now_ns; /* idle time is not saved up beyond the burst */
+    adm->rate_paid_ns += (uint64_t)len * 1000000000ull / adm->rate_bytes_per_s;
+}
+
+#endif /* RDPS_PROTO_REL_ADMIT_H */
