@@ -988,6 +988,22 @@ static inline int rdps_sub_sessions(const rdps_sub_t *sub, rdps_session_stats *o
     return rdps_sub_sessions_sized(sub, out, max, sizeof(*out));
 }
 
+/* ------------------------------------------------------------------------ */
+/* rdps 1.3: recorded history (rdps_archive.h) finds the topics a prefix names through this. */
+/*
+ * Called for every announcement discovery hears from a publisher of a topic that this ctx has no
+ * publisher or subscriber of (yet) and whose name starts with the watched prefix: once a second
+ * or so per such publisher (its announce interval) until the ctx creates an endpoint of the
+ * topic, which the callback may do (the callback rules of rdps_msg_cb apply). source is the
+ * announcer, not authenticated.
+ */
+typedef void (*rdps_publisher_watch_cb)(void *user, const char *topic, const rdps_source *source);
+/* Watches for publishers of topics starting with `prefix` ("" for every topic; copied). One watch
+ * per ctx: a second call replaces it, a NULL cb removes it. 0, or RDPS_EINVAL (NULL ctx or prefix,
+ * a prefix longer than RDPS_TOPIC_NAME_MAX). */
+RDPS_EXPORT int rdps_ctx_watch_publishers(rdps_ctx_t *ctx, const char *prefix,
+                                          rdps_publisher_watch_cb cb, void *user);
+
 #ifdef __cplusplus
 }
 #endif
