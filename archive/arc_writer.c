@@ -202,6 +202,9 @@ static int write_chunk(struct rdps_arc_writer *w, long len, uint64_t mono_ns)
     w->seg_off += (uint64_t)len;
     w->idx_off += n * RDPS_ARC_INDEX_ENTRY_LEN;
     w->stats.chunks++;
+    w->stats.written_records += h.records;
+    w->stats.written_messages += w->chunk_messages;
+    w->chunk_messages = 0;
     w->stats.stored_bytes += (uint64_t)len;
     w->stats.raw_bytes += w->sealed_raw;
     if (!w->unsynced) {
@@ -355,6 +358,7 @@ int rdps__arc_writer_append(struct rdps_arc_writer *w, struct rdps_arc_record *r
     switch (r->type) {
     case RDPS_ARC_REC_MESSAGE:
         w->stats.messages++;
+        w->chunk_messages++;
         break;
     case RDPS_ARC_REC_LOSS:
         w->stats.loss_events++;

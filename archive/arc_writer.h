@@ -43,6 +43,7 @@ struct rdps_arc_writer_opts {
 struct rdps_arc_writer_stats {
     uint64_t recording_id;
     uint64_t records, messages, loss_events, gap_events, overrun_messages;
+    uint64_t written_records, written_messages; /* in chunks written (write(2) returned) */
     uint64_t chunks, segments, stored_bytes, raw_bytes, fsyncs, segments_deleted;
 };
 

@@ -49,6 +49,7 @@ struct rdps_arc_writer {
     uint64_t last_ts;
     uint64_t chunk_deadline;
     bool chunk_has_topics;
+    uint64_t chunk_messages; /* messages in the chunk being built */
     bool unsynced;
     uint64_t sync_deadline;
 

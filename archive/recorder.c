@@ -507,7 +507,8 @@ int rdps_recorder_stats_sized(const rdps_recorder_t *rec, rdps_recorder_stats *o
     s.records = r->records;
     s.messages = r->messages;
     s.message_bytes = r->message_bytes;
-    s.written_records = w.records;
+    s.written_records = w.written_records;
+    s.written_messages = w.written_messages;
     s.chunks = w.chunks;
     s.segments = w.segments;
     s.stored_bytes = w.stored_bytes;

@@ -373,6 +373,47 @@ static void test_full_disk(void **state)
     scratch_remove(dir);
 }
 
+/* The flush rule on a fake clock: a chunk is written when it holds chunk_bytes, or flush_ns after
+ * its first record (tick), not before; fsync follows fsync_ns after the first unsynced write. */
+static void test_flush_rule(void **state)
+{
+    (void)state;
+    char dir[256];
+    scratch_dir(dir, sizeof(dir), "arc-flush");
+    struct rdps_arc_writer_opts o;
+    writer_opts(&o, dir);
+    o.flush_ns = 5000000;
+    o.fsync_ns = 20000000;
+    struct rdps_arc_writer *w;
+    char report[256];
+    uint8_t body[128];
+    assert_int_equal(rdps__arc_writer_open(&w, &o, BASE_TS, report, sizeof(report)), 0);
+    const struct rdps_arc_writer_stats *st = rdps__arc_writer_stats(w);
+    struct rdps_arc_record r = test_record(1, body, BASE_TS);
+    assert_int_equal(rdps__arc_writer_append(w, &r, test_topic(1), 1000), 0);
+    assert_int_equal(rdps__arc_writer_deadline(w), 1000 + o.flush_ns);
+    assert_int_equal(rdps__arc_writer_tick(w, 1000 + o.flush_ns - 1), 0);
+    assert_int_equal(st->chunks, 0);
+    assert_int_equal(rdps__arc_writer_tick(w, 1000 + o.flush_ns), 0);
+    assert_int_equal(st->chunks, 1);
+    assert_int_equal(st->written_messages, 1);
+    assert_int_equal(st->fsyncs, 0);
+    assert_int_equal(rdps__arc_writer_deadline(w), 1000 + o.flush_ns + o.fsync_ns);
+    assert_int_equal(rdps__arc_writer_tick(w, 1000 + o.flush_ns + o.fsync_ns), 0);
+    assert_int_equal(st->fsyncs, 1);
+    assert_int_equal(rdps__arc_writer_deadline(w), UINT64_MAX);
+    /* chunk_bytes of records seal at once, whatever the clock. */
+    uint64_t i = 2;
+    while (st->chunks == 1) {
+        r = test_record(i, body, BASE_TS);
+        assert_int_equal(rdps__arc_writer_append(w, &r, test_topic(i), 2000000000), 0);
+        i++;
+    }
+    assert_true(i * 48 >= o.chunk_bytes / 2);
+    rdps__arc_writer_close(w, BASE_TS);
+    scratch_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -382,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_retention),
         cmocka_unit_test(test_torn_tail_every_byte),
         cmocka_unit_test(test_full_disk),
+        cmocka_unit_test(test_flush_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

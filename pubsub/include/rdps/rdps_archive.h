@@ -236,8 +236,11 @@ RDPS_EXPORT void rdps_recorder_destroy(rdps_recorder_t *rec);
 typedef struct rdps_recorder_stats {
     uint64_t recording_id;
     uint64_t records, messages, message_bytes;  /* taken into the queue */
-    uint64_t written_records, chunks, segments; /* on disk (written, not yet fsynced) */
-    uint64_t stored_bytes, raw_bytes;           /* chunk bytes on disk / before compression */
+    uint64_t written_records, written_messages; /* in chunks written to disk (write(2) done:
+                                                   they survive the process, not yet a power
+                                                   loss before the next fsync) */
+    uint64_t chunks, segments;
+    uint64_t stored_bytes, raw_bytes; /* chunk bytes on disk / before compression */
     uint64_t loss_events, gap_events, sessions_started, sessions_ended;
     uint64_t overrun_messages, overrun_events;
     uint64_t queue_high_water; /* largest queue fill seen, bytes */
