@@ -128,6 +128,9 @@ int rdps__arc_catalog_open(struct rdps_arc_catalog *cat, const char *dir, bool f
     char path[RDPS_ARC_PATH_MAX];
     if (snprintf(path, sizeof(path), "%s/%s", dir, RDPS_ARC_CATALOG) >= (int)sizeof(path))
         return RDPS_EINVAL;
+    int checked = rdps__arc_check_private(dir);
+    if (checked != 0)
+        return checked;
     int fd = open(path, (for_append ? O_RDWR : O_RDONLY) | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT && for_append) {
         fd = create_catalog(path);

@@ -14,6 +14,8 @@
 
 #include <rdps/rdps.h>
 
+#include "rdps_error.h"
+
 int rdps__arc_recording_dir(char *out, size_t cap, const char *dir, uint64_t id)
 {
     int n = snprintf(out, cap, "%s/rec-%08" PRIu64, dir, id);
@@ -60,6 +62,23 @@ ssize_t rdps__arc_pread_full(int fd, void *buf, size_t len, off_t off)
         got += (size_t)n;
     }
     return (ssize_t)got;
+}
+
+int rdps__arc_check_private(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return -errno;
+    uid_t me = geteuid();
+    if (me != 0 && st.st_uid != me)
+        return rdps__set_err(RDPS_EACCES, "%s belongs to uid %u, not to this user (%u)", dir,
+                             (unsigned)st.st_uid, (unsigned)me);
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+        return rdps__set_err(RDPS_EACCES,
+                             "%s is writable by others (mode %03o): its recordings could be "
+                             "forged; chmod go-w",
+                             dir, (unsigned)(st.st_mode & 0777));
+    return 0;
 }
 
 int rdps__arc_fsync_dir(const char *dir)

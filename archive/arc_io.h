@@ -28,6 +28,9 @@ int rdps__arc_segment_path(char *out, size_t cap, const char *dir, uint64_t id, 
 int rdps__arc_write_all(int fd, const void *buf, size_t len);
 /* pread() until len bytes or the end of the file: the bytes read, or -errno. */
 ssize_t rdps__arc_pread_full(int fd, void *buf, size_t len, off_t off);
+/* A recording directory is believed only when it is the caller's (or the caller is root) and
+ * no one else may write into it: 0, or RDPS_EACCES with the reason recorded. */
+int rdps__arc_check_private(const char *dir);
 /* fsync of a directory (new entries durable). */
 int rdps__arc_fsync_dir(const char *dir);
 

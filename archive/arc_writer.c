@@ -473,7 +473,7 @@ int rdps__arc_writer_open(struct rdps_arc_writer **out, const struct rdps_arc_wr
         rc = take_lock(w);
     if (rc == 0) {
         rc = rdps__arc_catalog_open(&w->cat, o->dir, true);
-        if (rc != 0)
+        if (rc != 0 && rc != RDPS_EACCES) /* EACCES says why itself */
             rdps__set_err(rc, "%s/%s: %s", o->dir, RDPS_ARC_CATALOG,
                           rc == RDPS_EPROTO ? "not a catalog" : rdps_strerror(rc));
     }

@@ -40,6 +40,8 @@ int rdps_archive_list(const char *dir, rdps_archive_info_cb cb, void *user)
         return RDPS_EINVAL;
     struct rdps_arc_catalog cat;
     int rc = rdps__arc_catalog_open(&cat, dir, false);
+    if (rc == RDPS_EACCES)
+        return rc;
     if (rc != 0)
         return rdps__set_err(rc, "%s/%s: %s", dir, RDPS_ARC_CATALOG,
                              rc == RDPS_EPROTO ? "not a recording catalog" : rdps_strerror(rc));
@@ -213,6 +215,8 @@ int rdps_archive_verify(const char *dir, uint64_t id,
         return RDPS_EINVAL;
     struct rdps_arc_catalog cat;
     int rc = rdps__arc_catalog_open(&cat, dir, false);
+    if (rc == RDPS_EACCES)
+        return rc;
     if (rc != 0)
         return rdps__set_err(rc, "%s: no recording catalog (%s)", dir, rdps_strerror(rc));
     if (id == 0)

@@ -521,6 +521,9 @@ int rdps_archive_reader_open(const char *dir, uint64_t id, rdps_archive_reader_t
     if (dir == NULL || out == NULL)
         return RDPS_EINVAL;
     *out = NULL;
+    int checked = rdps__arc_check_private(dir);
+    if (checked == RDPS_EACCES)
+        return checked;
     if (id == 0) {
         struct rdps_arc_catalog cat;
         int rc = rdps__arc_catalog_open(&cat, dir, false);

@@ -122,6 +122,13 @@ else
     fail "rdps-record: $(cat "$work/out" "$work/err")"
 fi
 
+# A directory others may write into is not believed (its recordings could be forged).
+chmod 777 "$dir"
+if expect_exit 4 "$archive" list "$dir" && grep -q "writable by others" "$work/err"; then
+    ok "a directory others can write is refused: $(head -1 "$work/err")"
+fi
+chmod 700 "$dir"
+
 # A flipped byte in a chunk: verify says so and exits 1.
 seg=$dir/rec-00000001/seg-00000000.rdpa
 printf '\xff' | dd of="$seg" bs=1 seek=1000 conv=notrunc status=none
