@@ -129,7 +129,8 @@ int rdps__arc_list_segments(const char *rec_dir, uint32_t **segments, size_t *co
         list[n++] = seg;
     }
     closedir(d);
-    qsort(list, n, sizeof(*list), cmp_u32);
+    if (n > 1) /* qsort(NULL, 0) is undefined */
+        qsort(list, n, sizeof(*list), cmp_u32);
     *segments = list;
     *count = n;
     return 0;
