@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rdps/rdps_archive.h>
 
@@ -364,7 +365,11 @@ void rdps_recorder_destroy(rdps_recorder_t *rec)
         rdps_sub_destroy(rec->topics[i].sub);
     if (rec->prefix != NULL && rec->ctx != NULL)
         rdps_ctx_watch_publishers(rec->ctx, "", NULL, NULL);
-    (void)flush_overrun(rec);
+    /* The last overrun's marker waits for room: the writer is draining the queue. */
+    while (rec->thread_started && atomic_load(&rec->error) == 0 && !flush_overrun(rec)) {
+        record_queue_wake(&rec->q);
+        nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+    }
     if (rec->thread_started) {
         atomic_store(&rec->stop, 1);
         record_queue_wake(&rec->q);
