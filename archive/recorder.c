@@ -13,6 +13,7 @@
 #include <rdps/rdps_archive.h>
 
 #include "arc_writer.h"
+#include "history_server.h"
 #include "rdps_clock.h"
 #include "rdps_error.h"
 #include "record_queue.h"
@@ -43,6 +44,7 @@ struct rec_topic {
     uint64_t id;
     uint32_t index;
     rdps_sub_t *sub;
+    rdps_sub_t *history_sub; /* requests for its history (history_server.h) */
     struct rdps_recorder *rec;
 };
 
@@ -72,6 +74,9 @@ struct rdps_recorder {
     bool thread_started;
     _Atomic int stop;
     _Atomic int error;
+    _Atomic int flush_now; /* a history SYNC waits for the chunk being built */
+    struct hist_server hist;
+    bool serving;
     bool stopped_reported;
 
     /* ctx thread */
@@ -112,6 +117,8 @@ static void *writer_main(void *arg)
         }
         uint64_t now = rdps__clock_monotonic_ns();
         int err = rdps__arc_writer_tick(rec->w, now);
+        if (err == 0 && atomic_exchange(&rec->flush_now, 0))
+            err = rdps__arc_writer_flush(rec->w, now);
         if (stopping && err == 0)
             err = rdps__arc_writer_flush(rec->w, now);
         if (err != 0)
@@ -214,6 +221,8 @@ static void on_message(void *user, const void *data, size_t len, const rdps_msg_
     rec->messages++;
     rec->message_bytes += len;
     record(rec, &r, t->index);
+    if (rec->serving)
+        hist_server_on_message(&rec->hist, t->id, info->session_id, info->seq + info->fragments);
 }
 
 static void on_event(void *user, const rdps_event *ev)
@@ -290,6 +299,13 @@ static int add_topic(struct rdps_recorder *rec, const char *name)
         .from_oldest = !rec->opts.reliable_off && rec->opts.from_oldest,
     };
     int rc = rdps_sub_create(rec->ctx, name, on_message, t, &so, &t->sub);
+    if (rc == 0 && rec->serving) {
+        rc = hist_server_add_topic(&rec->hist, id, &t->history_sub);
+        if (rc != 0) {
+            rdps_sub_destroy(t->sub);
+            t->sub = NULL;
+        }
+    }
     if (rc != 0)
         return rc;
     rec->ntopics++;
@@ -361,8 +377,12 @@ void rdps_recorder_destroy(rdps_recorder_t *rec)
 {
     if (rec == NULL)
         return;
-    for (uint32_t i = 0; i < rec->ntopics; i++)
+    if (rec->serving)
+        hist_server_fini(&rec->hist);
+    for (uint32_t i = 0; i < rec->ntopics; i++) {
         rdps_sub_destroy(rec->topics[i].sub);
+        rdps_sub_destroy(rec->topics[i].history_sub);
+    }
     if (rec->prefix != NULL && rec->ctx != NULL)
         rdps_ctx_watch_publishers(rec->ctx, "", NULL, NULL);
     /* The last overrun's marker waits for room: the writer is draining the queue. */
@@ -434,6 +454,11 @@ int rdps_recorder_create_sized(rdps_ctx_t *ctx, const rdps_recorder_opts *opts, 
     rc = record_queue_init(&rec->q, o.queue_bytes);
     if (rc == 0)
         rc = rdps__arc_writer_open(&rec->w, &wo, rdps__clock_realtime_ns(), rec->recovered, 8192);
+    if (rc == 0 && !o.history_off) {
+        rc = hist_server_init(&rec->hist, ctx, rec->dir,
+                              rdps__arc_writer_stats(rec->w)->recording_id);
+        rec->serving = rc == 0;
+    }
     if (rc == 0) {
         rec->shared = *rdps__arc_writer_stats(rec->w);
         rc = -pthread_create(&rec->thread, NULL, writer_main, rec);
@@ -482,6 +507,14 @@ int rdps_recorder_poll(rdps_recorder_t *rec)
     }
     rec->nrefused = 0;
     (void)flush_overrun(rec);
+    if (rec->serving) {
+        pthread_mutex_lock(&rec->shared_lock);
+        uint64_t written = rec->shared.written_records;
+        pthread_mutex_unlock(&rec->shared_lock);
+        hist_server_poll(&rec->hist, rec->records, written, rdps__clock_monotonic_ns());
+        if (rec->hist.flush_wanted && !atomic_exchange(&rec->flush_now, 1))
+            record_queue_wake(&rec->q);
+    }
     if (rec->overrun_messages > rec->overrun_reported) {
         rdps_recorder_event ev = {.type = RDPS_RECORDER_OVERRUN,
                                   .count = rec->overrun_messages - rec->overrun_reported};
@@ -528,6 +561,8 @@ int rdps_recorder_stats_sized(const rdps_recorder_t *rec, rdps_recorder_stats *o
     s.fsyncs = w.fsyncs;
     s.segments_deleted = w.segments_deleted;
     s.topics = r->ntopics;
+    s.replays_served = r->hist.served;
+    s.replays_refused = r->hist.refused;
     s.error = atomic_load(&r->error);
     memcpy(out, &s, size < sizeof(s) ? size : sizeof(s));
     return 0;

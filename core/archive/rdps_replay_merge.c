@@ -305,6 +305,23 @@ void rdps__merge_history_done(struct rdps_merge *m)
     }
 }
 
+uint32_t rdps__merge_waiting(const struct rdps_merge *m, uint32_t *sessions, uint32_t *seqs,
+                             uint32_t max)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->nsessions; i++) {
+        const struct rdps_merge_session *s = &m->sessions[i];
+        if (s->live || !s->have_first)
+            continue;
+        if (n < max) {
+            sessions[n] = s->id;
+            seqs[n] = s->first;
+        }
+        n++;
+    }
+    return n;
+}
+
 bool rdps__merge_all_live(const struct rdps_merge *m)
 {
     for (uint32_t i = 0; i < m->nsessions; i++)

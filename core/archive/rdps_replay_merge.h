@@ -104,6 +104,11 @@ void rdps__merge_history_caught_up(struct rdps_merge *m, uint32_t session, bool 
                                    uint32_t next);
 /* The replay ended: every session still in HISTORY is caught up where history left it. */
 void rdps__merge_history_done(struct rdps_merge *m);
+/* Sessions waiting at the seam (live buffered, history short of it): fills up to max with the
+ * session and the sequence history must reach (its oldest buffered live one); returns how many
+ * there are. */
+uint32_t rdps__merge_waiting(const struct rdps_merge *m, uint32_t *sessions, uint32_t *seqs,
+                             uint32_t max);
 /* 1 when every session seen is LIVE and nothing is buffered. */
 bool rdps__merge_all_live(const struct rdps_merge *m);
 const struct rdps_merge_counters *rdps__merge_counters(const struct rdps_merge *m);

@@ -661,17 +661,19 @@ typedef enum rdps_event_type {
 
 /* rdps_event.reason of RDPS_EVENT_LOSS: why the datagrams could not be recovered. */
 typedef enum rdps_loss_reason {
-    RDPS_LOSS_BELOW_RING = 1,      /* the publisher's ring no longer holds them (its oldest
-                                      retained sequence, from its heartbeats, is past them) */
-    RDPS_LOSS_NAK_RETRIES = 2,     /* NAKed 200 times without a repair */
-    RDPS_LOSS_DEADLINE = 3,        /* not repaired within 5 s of being found missing or of
-                                      its stream's last repair, whichever is later */
-    RDPS_LOSS_PARTIAL_MESSAGE = 4, /* fragments that did arrive of a message whose other
-                                      fragments were lost (a message is delivered whole) */
-    RDPS_LOSS_TOO_LARGE = 5,       /* a message this ctx cannot hold: above its reassembly
-                                      limits, or of more datagrams than the reliable window */
-    RDPS_LOSS_SESSION_DROPPED = 6, /* the ctx dropped the session before delivering them (its
-                                      session table or the sender's quota full, or idle) */
+    RDPS_LOSS_BELOW_RING = 1,       /* the publisher's ring no longer holds them (its oldest
+                                       retained sequence, from its heartbeats, is past them) */
+    RDPS_LOSS_NAK_RETRIES = 2,      /* NAKed 200 times without a repair */
+    RDPS_LOSS_DEADLINE = 3,         /* not repaired within 5 s of being found missing or of
+                                       its stream's last repair, whichever is later */
+    RDPS_LOSS_PARTIAL_MESSAGE = 4,  /* fragments that did arrive of a message whose other
+                                       fragments were lost (a message is delivered whole) */
+    RDPS_LOSS_TOO_LARGE = 5,        /* a message this ctx cannot hold: above its reassembly
+                                       limits, or of more datagrams than the reliable window */
+    RDPS_LOSS_SESSION_DROPPED = 6,  /* the ctx dropped the session before delivering them (its
+                                       session table or the sender's quota full, or idle) */
+    RDPS_LOSS_NOT_IN_RECORDING = 7, /* rdps 1.3, history subscribers (rdps_archive.h): the
+                                       recording stops short of where the live stream began */
 } rdps_loss_reason;
 
 /* rdps_event.reason of RDPS_EVENT_RECEIVER_EVICTED. */
@@ -751,7 +753,8 @@ typedef struct rdps_event {
 RDPS_EXPORT const char *rdps_event_name(rdps_event_type type);
 /*
  * The name of ev->reason in the enum its type uses, in the same style: "below_ring",
- * "nak_retries", "deadline", "partial_message", "too_large", "session_dropped" (LOSS),
+ * "nak_retries", "deadline", "partial_message", "too_large", "session_dropped",
+ * "not_in_recording" (LOSS),
  * "lagged", "stalled" (RECEIVER_EVICTED), "left", "timed_out" (PUBLISHER_GONE,
  * SUBSCRIBER_GONE), "join_failed", "join_timed_out", "no_multicast" (UNICAST_FALLBACK). Never NULL:
  * "" for an event type without a reason (and for NULL), "unknown" for a reason value its enum does

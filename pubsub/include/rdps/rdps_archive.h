@@ -206,6 +206,9 @@ typedef struct rdps_recorder_opts {
                                (default 64 MiB, >= 1 MiB): what absorbs a slow disk */
     rdps_recorder_event_cb on_event;
     void *event_user;
+    /* 1: do not serve replay-merge requests for the recorded topics (default: serve them;
+     * docs/replay-merge.md). */
+    int history_off;
 } rdps_recorder_opts;
 
 /*
@@ -246,7 +249,8 @@ typedef struct rdps_recorder_stats {
     uint64_t queue_high_water; /* largest queue fill seen, bytes */
     uint64_t fsyncs, segments_deleted;
     uint32_t topics;
-    int error; /* 0, or what stopped the recording */
+    int error;                                /* 0, or what stopped the recording */
+    uint64_t replays_served, replays_refused; /* replay-merge requests (history subscribers) */
 } rdps_recorder_stats;
 /* Fills the first `size` bytes of *out with the recorder's figures (on the ctx's thread). 0, or
  * RDPS_EINVAL for NULL arguments. */
@@ -256,6 +260,53 @@ static inline int rdps_recorder_get_stats(const rdps_recorder_t *rec, rdps_recor
 {
     return rdps_recorder_stats_sized(rec, out, sizeof(*out));
 }
+
+/* ------------------------------------------------------------------------ */
+/* Late join from history (replay-merge; docs/replay-merge.md). */
+
+typedef struct rdps_history_sub rdps_history_sub_t;
+
+/* History subscriber options: start from zero; zero fields take the defaults. */
+typedef struct rdps_history_opts {
+    uint64_t from_ns;       /* history from this recorder time (CLOCK_REALTIME ns; 0: from the
+                               start of the recorder's current recording) */
+    int from_session_start; /* 1: from the first record of each of the topic's publisher sessions
+                               the recording has not seen end (instead of from_ns) */
+    size_t buffer_bytes;    /* live messages held while history catches up (default 64 MiB,
+                               at least 64 KiB): beyond, the oldest go and history covers them */
+    uint32_t timeout_ms;    /* no recorder answers, or the replay stalls, this long: the topic
+                               goes live (rdps_history_sub_poll returns RDPS_ETIMEDOUT once;
+                               default 10000) */
+    rdps_event_cb
+        on_event;     /* the live subscriber's events, and LOSS where the recording had a
+                         hole or stops short of the live stream (RDPS_LOSS_NOT_IN_RECORDING) */
+    void *event_user; /* NULL: the create call's user */
+} rdps_history_opts;
+
+/*
+ * A reliable subscriber of `topic` that first receives the topic's history from a recorder
+ * serving it (found through discovery: a recorder announces a subscriber of the topic's request
+ * topic), then moves onto the live stream: per publisher session every message once, in order,
+ * with no gap and no duplicate at the seam, and RDPS_EVENT_LOSS only where the recording has a
+ * hole. The callbacks follow rdps_msg_cb's rules; history messages carry the recorded session,
+ * sequence and publisher timestamp. Call rdps_history_sub_poll after rdps_ctx_poll on the ctx's
+ * thread. Returns 0, RDPS_EINVAL, RDPS_ENOMEM, or rdps_sub_create's codes.
+ */
+RDPS_EXPORT int rdps_history_sub_create_sized(rdps_ctx_t *ctx, const char *topic,
+                                              rdps_msg_cb on_message, void *user,
+                                              const rdps_history_opts *opts, size_t opts_size,
+                                              rdps_history_sub_t **out);
+static inline int rdps_history_sub_create(rdps_ctx_t *ctx, const char *topic,
+                                          rdps_msg_cb on_message, void *user,
+                                          const rdps_history_opts *opts, rdps_history_sub_t **out)
+{
+    return rdps_history_sub_create_sized(ctx, topic, on_message, user, opts, sizeof(*opts), out);
+}
+/* Progress (requests, syncs, timeouts): 1 once every session is live, 0 while merging,
+ * RDPS_ETIMEDOUT once when no recorder answered in time (the topic then goes live), or
+ * RDPS_EPROTO when the recorder refused (busy, no recording). */
+RDPS_EXPORT int rdps_history_sub_poll(rdps_history_sub_t *hs);
+RDPS_EXPORT void rdps_history_sub_destroy(rdps_history_sub_t *hs);
 
 #ifdef __cplusplus
 }
