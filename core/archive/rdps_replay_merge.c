@@ -228,6 +228,11 @@ void rdps__merge_live(struct rdps_merge *m, const struct rdps_merge_msg *l)
         return;
     }
     if (s->live) {
+        /* History may have run ahead of where live began: live repeats it until it passes. */
+        if (s->have_next && !seq_before(s->next, l->seq + count)) {
+            m->counters.live_duplicates++;
+            return;
+        }
         m->counters.live_delivered++;
         m->deliver(m->user, l, false);
         return;

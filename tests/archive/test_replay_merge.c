@@ -113,6 +113,28 @@ static void test_seam_live_racing_ahead(void **state)
     rdps__merge_fini(&m);
 }
 
+/* History ahead of where live began (the recorder had more than the subscriber when it joined):
+ * live's repeats of it are dropped after the switch too. Found by fuzz_replay_merge. */
+static void test_history_ahead_of_live(void **state)
+{
+    (void)state;
+    struct rdps_merge m;
+    uint8_t buf[16];
+    memset(&out, 0, sizeof(out));
+    assert_int_equal(rdps__merge_init(&m, 1 << 20, 4, deliver, &out), 0);
+    for (uint32_t h = 0; h <= 5000; h++) {
+        struct rdps_merge_msg x = msg(9, h, buf);
+        rdps__merge_history(&m, &x);
+    }
+    for (uint32_t l = 4990; l < 6000; l++) {
+        struct rdps_merge_msg x = msg(9, l, buf);
+        rdps__merge_live(&m, &x);
+    }
+    assert_int_equal(check_session(&out, 9, 0, 6000), 0);
+    assert_int_equal(rdps__merge_counters(&m)->live_duplicates, 11);
+    rdps__merge_fini(&m);
+}
+
 /* A 64 KiB buffer cannot hold live while history is far behind: the oldest live messages are
  * evicted and history has to cover them; still no gap and no duplicate. */
 static void test_eviction_moves_the_seam(void **state)
@@ -250,6 +272,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seam_live_racing_ahead),
+        cmocka_unit_test(test_history_ahead_of_live),
         cmocka_unit_test(test_eviction_moves_the_seam),
         cmocka_unit_test(test_losses),
         cmocka_unit_test(test_sessions_without_history),
