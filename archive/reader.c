@@ -240,6 +240,20 @@ static int next_chunk(rdps_archive_reader_t *r)
             r->cur++;
             continue;
         }
+        if (why == RDPS_ARC_SHORT) {
+            /* The file ends inside the chunk: in the last segment it is being written (a reader
+             * following a live recording must not skip it for a later one) or torn (recovery
+             * cuts it): the end for now. A closed segment's torn end: on to the next. */
+            if (last)
+                return 0;
+            rdps__set_err(RDPS_EBADFRAME,
+                          "recording %" PRIu64 " segment %" PRIu32 ": torn chunk at offset %" PRIu64
+                          " (the segment ends inside it)",
+                          r->id, r->segs[r->cur].seg, r->off);
+            close_segment(r);
+            r->cur++;
+            return RDPS_EBADFRAME;
+        }
         uint64_t next = resync(r, r->off);
         if (next == 0 && last)
             return 0; /* the tail being written (or torn): wait for more */

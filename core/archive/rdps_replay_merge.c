@@ -129,7 +129,9 @@ static void switch_live(struct rdps_merge *m, struct rdps_merge_session *s)
         if (e->session == index && !e->dead) {
             e->dead = 1;
             s->buffered--;
-            if (s->have_next && !seq_before(s->next, e->seq + e->count)) {
+            /* History gave it (a message starting before history's next: the streams carry
+             * the same messages, so one that only overlaps it is inconsistent: dropped too). */
+            if (s->have_next && seq_before(e->seq, s->next)) {
                 m->counters.live_duplicates++;
             } else {
                 if (first && s->last_ordinal != 0 && e->ordinal != 0 &&
@@ -157,7 +159,7 @@ void rdps__merge_history(struct rdps_merge *m, const struct rdps_merge_msg *h)
 {
     struct rdps_merge_session *s = session_of(m, h->session, true);
     uint32_t count = h->count > 0 ? h->count : 1;
-    if (s == NULL || s->live || (s->have_next && !seq_before(s->next, h->seq + count))) {
+    if (s == NULL || s->live || (s->have_next && seq_before(h->seq, s->next))) {
         /* Live already has it, or history gave it (a session beyond the table is live only). */
         m->counters.history_duplicates++;
         return;
@@ -229,7 +231,7 @@ void rdps__merge_live(struct rdps_merge *m, const struct rdps_merge_msg *l)
     }
     if (s->live) {
         /* History may have run ahead of where live began: live repeats it until it passes. */
-        if (s->have_next && !seq_before(s->next, l->seq + count)) {
+        if (s->have_next && seq_before(l->seq, s->next)) {
             m->counters.live_duplicates++;
             return;
         }

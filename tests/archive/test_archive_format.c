@@ -83,7 +83,8 @@ static void test_index_and_catalog_round_trip(void **state)
     struct rdps_arc_index_entry o;
     rdps__arc_index_encode(buf, &e);
     assert_int_equal(rdps__arc_index_decode(buf, RDPS_ARC_INDEX_ENTRY_LEN, &o), RDPS_ARC_OK);
-    assert_memory_equal(&e, &o, sizeof(e));
+    assert_true(o.type == e.type && o.flags == e.flags && o.a == e.a && o.b == e.b && o.c == e.c &&
+                o.first_record == e.first_record && o.first_ts == e.first_ts && o.d == e.d);
     e.d = 5; /* last ts before first ts */
     rdps__arc_index_encode(buf, &e);
     assert_int_equal(rdps__arc_index_decode(buf, RDPS_ARC_INDEX_ENTRY_LEN, &o), RDPS_ARC_BAD_FIELD);
