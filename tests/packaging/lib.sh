@@ -166,7 +166,7 @@ check_library() {
 # LD_LIBRARY_PATH=LIBDIR standing in for the system's library directory.
 check_tools() {
     local root=$1 libdir=$2 mode=$3 tool out="" page runpath
-    for tool in rdpub rdsub rdps-ping rdps-info rdps-stat md-feed md-book; do
+    for tool in rdpub rdsub rdps-ping rdps-info rdps-stat md-feed md-book rdps-record rdps-replay rdps-archive; do
         [ -x "$build/tools/$tool/$tool" ] || continue
         if [ ! -x "$root/bin/$tool" ]; then
             fail "$tool is built but not installed in $root/bin"
