@@ -296,8 +296,10 @@ void rdps__merge_history_caught_up(struct rdps_merge *m, uint32_t session, bool 
         m->counters.losses_not_in_recording++;
         m->deliver(m->user, &loss, true);
     }
-    /* A session the recording never had begins where live began: nothing is missing. */
-    s->next = s->first;
+    /* A session the recording never had begins where live began: nothing is missing. History
+     * already past live's oldest keeps its place (what it gave is dropped from live). */
+    if (!s->have_next || seq_before(s->next, s->first))
+        s->next = s->first;
     s->have_next = true;
     switch_live(m, s);
 }

@@ -135,6 +135,28 @@ static void test_history_ahead_of_live(void **state)
     rdps__merge_fini(&m);
 }
 
+/* History ended past where live begins (history_done before live's first message): the catch-up
+ * keeps history's place and drops what it already gave. Found by fuzz_replay_merge. */
+static void test_done_with_history_ahead(void **state)
+{
+    (void)state;
+    struct rdps_merge m;
+    uint8_t buf[16];
+    memset(&out, 0, sizeof(out));
+    assert_int_equal(rdps__merge_init(&m, 1 << 20, 4, deliver, &out), 0);
+    for (uint32_t h = 0; h < 100; h++) {
+        struct rdps_merge_msg x = msg(6, h, buf);
+        rdps__merge_history(&m, &x);
+    }
+    rdps__merge_history_done(&m);
+    for (uint32_t l = 90; l < 200; l++) {
+        struct rdps_merge_msg x = msg(6, l, buf);
+        rdps__merge_live(&m, &x);
+    }
+    assert_int_equal(check_session(&out, 6, 0, 200), 0);
+    rdps__merge_fini(&m);
+}
+
 /* A 64 KiB buffer cannot hold live while history is far behind: the oldest live messages are
  * evicted and history has to cover them; still no gap and no duplicate. */
 static void test_eviction_moves_the_seam(void **state)
@@ -273,6 +295,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seam_live_racing_ahead),
         cmocka_unit_test(test_history_ahead_of_live),
+        cmocka_unit_test(test_done_with_history_ahead),
         cmocka_unit_test(test_eviction_moves_the_seam),
         cmocka_unit_test(test_losses),
         cmocka_unit_test(test_sessions_without_history),
