@@ -34,6 +34,7 @@ struct hist_job {
     uint8_t *pending; /* a record waiting for flow control */
     size_t pending_len, pending_cap;
     bool at_end, done;
+    uint64_t created_ns; /* a replay nobody subscribes to within RDPS_HIST_ORPHAN_NS is dropped */
     struct job_session sessions[RDPS_HIST_MAX_SESSIONS];
     unsigned nsessions;
     /* a SYNC being answered */
@@ -169,6 +170,13 @@ static bool answer_sync(struct hist_job *j)
 static void pump(struct hist_server *hs, struct hist_job *j, uint64_t taken, uint64_t written,
                  uint64_t now)
 {
+    /* Only to a subscriber that is there: a request naming a reply topic nobody listens to
+     * must not make the recorder multicast its recording (an amplifier). */
+    if (rdps_pub_subscriber_count(j->pub) == 0) {
+        if (now - j->created_ns > RDPS_HIST_ORPHAN_NS)
+            j->done = true;
+        return;
+    }
     for (int budget = 0; budget < 4096 && !j->done; budget++) {
         if (!flush_pending(j))
             return;
@@ -234,9 +242,11 @@ static void start_job(struct hist_server *hs, const struct rdps_hist_request *q)
         return;
     j->nonce = q->nonce;
     j->topic_id = q->topic_id;
+    j->created_ns = mono_now();
     char reply[48];
     rdps__hist_reply_topic(reply, sizeof(reply), q->nonce);
-    rdps_pub_opts po = {.reliable = 1};
+    /* Paced by the requester alone (flow control min over its one receiver). */
+    rdps_pub_opts po = {.reliable = 1, .flow = RDPS_FLOW_MIN};
     if (rdps_pub_create(hs->ctx, reply, &po, &j->pub) != 0) {
         job_free(j);
         return;

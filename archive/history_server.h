@@ -15,6 +15,8 @@
 #define RDPS_HIST_MAX_JOBS 16
 /* Sessions a replay tracks for its CAUGHT_UP state, and the recorder's receive table. */
 #define RDPS_HIST_MAX_SESSIONS 256
+/* A replay whose requester never subscribes to its reply topic is dropped after this long. */
+#define RDPS_HIST_ORPHAN_NS 10000000000ull
 /* A SYNC is answered at the latest this long after it came, whatever was recorded. */
 #define RDPS_HIST_SYNC_WAIT_NS 2000000000ull
 

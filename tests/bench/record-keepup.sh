@@ -10,6 +10,7 @@
 # absolute rates under TCG mean little, the ratio of the same boot is the figure.
 #
 # usage (host): tests/bench/record-keepup.sh [BUILD_DIR] [MESSAGES (200000)] [ROUNDS (3)] [SIZE (64)]
+#                   [RECORD_OPTIONS (e.g. "--compression none"; default none given)]
 set -u -o pipefail
 
 if [ "${1:-}" != "--in-guest" ]; then
@@ -18,15 +19,17 @@ if [ "${1:-}" != "--in-guest" ]; then
 	msgs=${2:-200000}
 	rounds=${3:-3}
 	size=${4:-64}
+	record_opts=${5:-}
 	for tool in rdpub/rdpub rdsub/rdsub rdps-record/rdps-record rdps-archive/rdps-archive; do
 		[ -x "$build/tools/$tool" ] || { echo "record-keepup: $build/tools/$tool not built" >&2; exit 2; }
 	done
 	cd "$repo" || exit 2
-	role="tests/bench/record-keepup.sh --in-guest '$build' $msgs $rounds $size"
+	role="tests/bench/record-keepup.sh --in-guest '$build' $msgs $rounds $size '$record_opts'"
 	exec tools/rxe-vm exec --timeout 1500 --host "$role" --host "$role"
 fi
 
 build=$2 msgs=$3 rounds=$4 size=$5
+read -r -a record_opts <<<"${6:-}"
 i=${RDPS_VM_INDEX:?run inside tools/rxe-vm}
 s=${RDPS_VM_SCRATCH:?}
 # shellcheck source=guest-lib.sh
@@ -58,7 +61,7 @@ for round in $(seq "$rounds"); do
 				rm -rf "$dir"
 				touch "$s/ready.$run"
 				"$build/tools/rdps-record/rdps-record" --dir "$dir" -t "$topic" -c "$msgs" \
-					--timeout 300 -q --json >"$s/sub.$run" 2>"$s/rec.$run.err"
+					--timeout 300 -q --json "${record_opts[@]}" >"$s/sub.$run" 2>"$s/rec.$run.err"
 				"$build/tools/rdps-archive/rdps-archive" info "$dir" --json >"$s/info.$run" 2>&1
 				rm -rf "$dir"
 			fi
@@ -69,7 +72,8 @@ done
 [ "$i" -eq 0 ] || exit 0
 
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-echo "record-keepup: $msgs reliable messages of $size bytes, rdpub --flow min unpaced, $rounds rounds"
+echo "record-keepup: $msgs reliable messages of $size bytes, rdpub --flow min unpaced, $rounds rounds," \
+	"rdps-record ${record_opts[*]:-(defaults)}"
 with_sub="" with_rec=""
 for id in $(seq "$run"); do
 	read -r _ mode <"$s/run.$id" || continue
