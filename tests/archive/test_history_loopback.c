@@ -81,7 +81,9 @@ static void send_next(struct world *w)
     w->sent++;
 }
 
-static void world_init(struct world *w, const char *dir, bool recorder)
+/* loss: the receive loss generator's rate on the recorder's and the late subscriber's ctx
+ * (DATA frames: the live stream and the replay stream lose datagrams, NAKs repair them). */
+static void world_init_lossy(struct world *w, const char *dir, bool recorder, double loss)
 {
     memset(w, 0, sizeof(*w));
     rdps_config cfg;
@@ -89,8 +91,11 @@ static void world_init(struct world *w, const char *dir, bool recorder)
     cfg.device = "loopback";
     cfg.stats_off = 1;
     cfg.announce_interval_ms = 20;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
+        cfg.loss_rx_rate = i == 0 ? 0.0 : loss;
+        cfg.loss_seed = 7 + (uint64_t)i;
         assert_int_equal(rdps_ctx_create(&cfg, &w->ctx[i]), 0);
+    }
     if (recorder) {
         const char *topics[] = {"live.t"};
         rdps_recorder_opts ro = {.dir = dir, .topics = topics, .topic_count = 1, .flush_ms = 5};
@@ -98,6 +103,11 @@ static void world_init(struct world *w, const char *dir, bool recorder)
     }
     rdps_pub_opts po = {.reliable = 1};
     assert_int_equal(rdps_pub_create(w->ctx[0], "live.t", &po, &w->pub), 0);
+}
+
+static void world_init(struct world *w, const char *dir, bool recorder)
+{
+    world_init_lossy(w, dir, recorder, 0.0);
 }
 
 static void world_fini(struct world *w)
@@ -166,6 +176,30 @@ static void test_late_subscriber_small_buffer(void **state)
     scratch_remove(dir);
 }
 
+/* 5 % of received datagrams dropped at the recorder and at the late subscriber (live and
+ * replay streams alike): repairs keep both whole, the seam stays exact. */
+static void test_late_subscriber_under_loss(void **state)
+{
+    (void)state;
+    char dir[256];
+    scratch_dir(dir, sizeof(dir), "hist-loss");
+    struct world w;
+    struct got g = {0};
+    world_init_lossy(&w, dir, true, 0.05);
+    rdps_history_opts ho = {.buffer_bytes = 65536, .on_event = on_event, .event_user = &g};
+    run(&w, &g, 4000, 10000, &ho);
+    assert_int_equal(g.bad, 0);
+    assert_int_equal(g.losses, 0);
+    assert_int_equal(g.first, 0);
+    assert_int_equal(g.next, 10000);
+    rdps_counters c;
+    assert_int_equal(rdps_ctx_counters(w.ctx[2], &c), 0);
+    assert_true(c.loss_dropped_rx > 100); /* the loss generator did drop */
+    assert_true(c.recovered > 0);         /* and repairs filled the holes */
+    world_fini(&w);
+    scratch_remove(dir);
+}
+
 /* From a time: the first message delivered is the first one recorded at or after it. */
 static void test_late_subscriber_from_a_time(void **state)
 {
@@ -226,6 +260,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_late_subscriber_from_the_start),
         cmocka_unit_test(test_late_subscriber_small_buffer),
+        cmocka_unit_test(test_late_subscriber_under_loss),
         cmocka_unit_test(test_late_subscriber_from_a_time),
         cmocka_unit_test(test_no_recorder),
     };
