@@ -20,13 +20,6 @@ struct job_session {
     uint32_t session, next;
 };
 
-/* FROM_SESSION_START: a session of the topic, its first record and whether it ended. */
-struct open_session {
-    uint32_t session;
-    uint64_t first;
-    bool ended;
-};
-
 struct hist_job {
     uint64_t nonce, topic_id;
     rdps_pub_t *pub;
@@ -262,7 +255,7 @@ static void start_job(struct hist_server *hs, const struct rdps_hist_request *q)
         /* The earliest record of the topic's sessions that have not ended in the recording. */
         rdps_archive_record rec;
         uint64_t first = UINT64_MAX;
-        static struct open_session open[RDPS_HIST_MAX_SESSIONS]; /* the ctx's thread only */
+        struct open_session *open = hs->open_sessions;
         unsigned n = 0;
         while (rdps_archive_reader_next(j->reader, &rec) == 1) {
             if (rec.topic_id != q->topic_id)

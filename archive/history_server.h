@@ -23,6 +23,13 @@
 struct hist_job;
 struct hist_topic;
 
+/* FROM_SESSION_START: a session of the topic, its first record and whether it ended. */
+struct open_session {
+    uint32_t session;
+    uint64_t first;
+    bool ended;
+};
+
 struct hist_received {
     uint64_t topic_id;
     uint32_t session, end; /* the sequence after the newest datagram the recorder received */
@@ -45,6 +52,7 @@ struct hist_server {
     size_t ntopics, topics_cap;
     uint64_t served, refused;
     bool flush_wanted; /* a SYNC waits for the writer: the recorder asks it to seal its chunk */
+    struct open_session open_sessions[RDPS_HIST_MAX_SESSIONS]; /* start_job's scratch */
 };
 
 int hist_server_init(struct hist_server *hs, rdps_ctx_t *ctx, const char *dir, uint64_t id);

@@ -208,9 +208,8 @@ static void on_reply(void *user, const void *data, size_t len, const rdps_msg_in
 
 static int send_request(struct rdps_history_sub *hs, uint8_t kind)
 {
-    static struct rdps_hist_request q; /* ctx thread only */
+    struct rdps_hist_request q = {0};
     uint8_t buf[RDPS_HIST_REQUEST_LEN + RDPS_HIST_NEED_MAX * RDPS_HIST_NEED_LEN];
-    memset(&q, 0, sizeof(q));
     q.kind = kind;
     q.nonce = hs->nonce;
     q.topic_id = hs->topic_id;
