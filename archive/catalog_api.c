@@ -34,7 +34,7 @@ static rdps_archive_state state_of(const struct rdps_arc_recording *r)
     }
 }
 
-int rdps_archive_list(const char *dir, rdps_archive_info_cb cb, void *user)
+static int rdps_archive_list_impl(const char *dir, rdps_archive_info_cb cb, void *user)
 {
     if (dir == NULL)
         return RDPS_EINVAL;
@@ -203,9 +203,9 @@ static int verify_segment(struct verify *v, const char *dir, uint64_t id, uint32
     return 0;
 }
 
-int rdps_archive_verify(const char *dir, uint64_t id,
-                        void (*problem_cb)(void *user, const char *line), void *user,
-                        rdps_archive_verify_result *result)
+static int rdps_archive_verify_impl(const char *dir, uint64_t id,
+                                    void (*problem_cb)(void *user, const char *line), void *user,
+                                    rdps_archive_verify_result *result)
 {
     rdps_archive_verify_result local;
     if (result == NULL)
@@ -256,4 +256,21 @@ int rdps_archive_verify(const char *dir, uint64_t id,
     rdps__arc_decoder_fini(&dec);
     free(segs);
     return rc != 0 ? rc : v.found;
+}
+
+/* Public entry points: the thread's error message belongs to the last call (rdps_error.h). */
+
+int rdps_archive_list(const char *dir, rdps_archive_info_cb cb, void *user)
+{
+    rdps__api_enter();
+    return rdps__api_return(rdps_archive_list_impl(dir, cb, user), "rdps_archive_list");
+}
+
+int rdps_archive_verify(const char *dir, uint64_t id,
+                        void (*problem_cb)(void *user, const char *line), void *user,
+                        rdps_archive_verify_result *result)
+{
+    rdps__api_enter();
+    return rdps__api_return(rdps_archive_verify_impl(dir, id, problem_cb, user, result),
+                            "rdps_archive_verify");
 }

@@ -227,7 +227,7 @@ static int send_request(struct rdps_history_sub *hs, uint8_t kind)
     return rdps_pub_send(hs->request, buf, len);
 }
 
-int rdps_history_sub_poll(rdps_history_sub_t *hs)
+static int rdps_history_sub_poll_impl(rdps_history_sub_t *hs)
 {
     if (hs == NULL)
         return RDPS_EINVAL;
@@ -289,9 +289,10 @@ void rdps_history_sub_destroy(rdps_history_sub_t *hs)
     free(hs);
 }
 
-int rdps_history_sub_create_sized(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message,
-                                  void *user, const rdps_history_opts *opts, size_t opts_size,
-                                  rdps_history_sub_t **out)
+static int rdps_history_sub_create_sized_impl(rdps_ctx_t *ctx, const char *topic,
+                                              rdps_msg_cb on_message, void *user,
+                                              const rdps_history_opts *opts, size_t opts_size,
+                                              rdps_history_sub_t **out)
 {
     if (ctx == NULL || on_message == NULL || out == NULL || rdps_topic_id(topic) == 0)
         return rdps__set_err(RDPS_EINVAL, "history subscriber: a ctx, a valid topic name and a "
@@ -344,4 +345,22 @@ int rdps_history_sub_create_sized(rdps_ctx_t *ctx, const char *topic, rdps_msg_c
     }
     *out = hs;
     return 0;
+}
+
+/* Public entry points: the thread's error message belongs to the last call (rdps_error.h). */
+
+int rdps_history_sub_poll(rdps_history_sub_t *hs)
+{
+    rdps__api_enter();
+    return rdps__api_return(rdps_history_sub_poll_impl(hs), "rdps_history_sub_poll");
+}
+
+int rdps_history_sub_create_sized(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message,
+                                  void *user, const rdps_history_opts *opts, size_t opts_size,
+                                  rdps_history_sub_t **out)
+{
+    rdps__api_enter();
+    return rdps__api_return(
+        rdps_history_sub_create_sized_impl(ctx, topic, on_message, user, opts, opts_size, out),
+        "rdps_history_sub_create_sized");
 }

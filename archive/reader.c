@@ -332,7 +332,7 @@ static bool wanted(rdps_archive_reader_t *r, const struct rdps_arc_record *rec, 
     return true;
 }
 
-int rdps_archive_reader_next(rdps_archive_reader_t *r, rdps_archive_record *out)
+static int rdps_archive_reader_next_impl(rdps_archive_reader_t *r, rdps_archive_record *out)
 {
     if (r == NULL || out == NULL)
         return RDPS_EINVAL;
@@ -454,22 +454,22 @@ static int seek_key(rdps_archive_reader_t *r, uint64_t key, bool by_time)
     return rc;
 }
 
-int rdps_archive_reader_seek_time(rdps_archive_reader_t *r, uint64_t ts_ns)
+static int rdps_archive_reader_seek_time_impl(rdps_archive_reader_t *r, uint64_t ts_ns)
 {
     if (r == NULL)
         return RDPS_EINVAL;
     return seek_key(r, ts_ns, true);
 }
 
-int rdps_archive_reader_seek_record(rdps_archive_reader_t *r, uint64_t number)
+static int rdps_archive_reader_seek_record_impl(rdps_archive_reader_t *r, uint64_t number)
 {
     if (r == NULL)
         return RDPS_EINVAL;
     return seek_key(r, number, false);
 }
 
-int rdps_archive_reader_seek_seq(rdps_archive_reader_t *r, uint64_t topic_id, uint32_t session_id,
-                                 uint32_t seq)
+static int rdps_archive_reader_seek_seq_impl(rdps_archive_reader_t *r, uint64_t topic_id,
+                                             uint32_t session_id, uint32_t seq)
 {
     if (r == NULL)
         return RDPS_EINVAL;
@@ -530,7 +530,7 @@ uint64_t rdps_archive_reader_id(const rdps_archive_reader_t *r)
     return r != NULL ? r->id : 0;
 }
 
-int rdps_archive_reader_open(const char *dir, uint64_t id, rdps_archive_reader_t **out)
+static int rdps_archive_reader_open_impl(const char *dir, uint64_t id, rdps_archive_reader_t **out)
 {
     if (dir == NULL || out == NULL)
         return RDPS_EINVAL;
@@ -582,4 +582,41 @@ void rdps_archive_reader_close(rdps_archive_reader_t *r)
     free(r->buf);
     free(r->dir);
     free(r);
+}
+
+/* Public entry points: the thread's error message belongs to the last call (rdps_error.h). */
+
+int rdps_archive_reader_next(rdps_archive_reader_t *reader, rdps_archive_record *rec)
+{
+    rdps__api_enter();
+    return rdps__api_return(rdps_archive_reader_next_impl(reader, rec), "rdps_archive_reader_next");
+}
+
+int rdps_archive_reader_seek_time(rdps_archive_reader_t *reader, uint64_t ts_ns)
+{
+    rdps__api_enter();
+    return rdps__api_return(rdps_archive_reader_seek_time_impl(reader, ts_ns),
+                            "rdps_archive_reader_seek_time");
+}
+
+int rdps_archive_reader_seek_record(rdps_archive_reader_t *reader, uint64_t number)
+{
+    rdps__api_enter();
+    return rdps__api_return(rdps_archive_reader_seek_record_impl(reader, number),
+                            "rdps_archive_reader_seek_record");
+}
+
+int rdps_archive_reader_seek_seq(rdps_archive_reader_t *reader, uint64_t topic_id,
+                                 uint32_t session_id, uint32_t seq)
+{
+    rdps__api_enter();
+    return rdps__api_return(rdps_archive_reader_seek_seq_impl(reader, topic_id, session_id, seq),
+                            "rdps_archive_reader_seek_seq");
+}
+
+int rdps_archive_reader_open(const char *dir, uint64_t id, rdps_archive_reader_t **out)
+{
+    rdps__api_enter();
+    return rdps__api_return(rdps_archive_reader_open_impl(dir, id, out),
+                            "rdps_archive_reader_open");
 }

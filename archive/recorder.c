@@ -78,6 +78,7 @@ struct rdps_recorder {
     struct hist_server hist;
     bool serving;
     bool stopped_reported;
+    bool watching; /* the ctx's publisher watch is ours */
 
     /* ctx thread */
     uint64_t records, messages, message_bytes;
@@ -383,7 +384,7 @@ void rdps_recorder_destroy(rdps_recorder_t *rec)
         rdps_sub_destroy(rec->topics[i].sub);
         rdps_sub_destroy(rec->topics[i].history_sub);
     }
-    if (rec->prefix != NULL && rec->ctx != NULL)
+    if (rec->watching) /* (a failed create leaves the thread's error message alone) */
         rdps_ctx_watch_publishers(rec->ctx, "", NULL, NULL);
     /* The last overrun's marker waits for room: the writer is draining the queue. */
     while (rec->thread_started && atomic_load(&rec->error) == 0 && !flush_overrun(rec)) {
@@ -405,8 +406,8 @@ void rdps_recorder_destroy(rdps_recorder_t *rec)
     free(rec);
 }
 
-int rdps_recorder_create_sized(rdps_ctx_t *ctx, const rdps_recorder_opts *opts, size_t opts_size,
-                               rdps_recorder_t **out)
+static int rdps_recorder_create_sized_impl(rdps_ctx_t *ctx, const rdps_recorder_opts *opts,
+                                           size_t opts_size, rdps_recorder_t **out)
 {
     if (ctx == NULL || opts == NULL || out == NULL || opts_size == 0)
         return rdps__set_err(RDPS_EINVAL, "recorder: NULL argument");
@@ -468,8 +469,10 @@ int rdps_recorder_create_sized(rdps_ctx_t *ctx, const rdps_recorder_opts *opts, 
     }
     for (size_t i = 0; rc == 0 && i < opts->topic_count; i++)
         rc = add_topic(rec, opts->topics[i]);
-    if (rc == 0 && rec->prefix != NULL)
+    if (rc == 0 && rec->prefix != NULL) {
         rc = rdps_ctx_watch_publishers(ctx, rec->prefix, on_publisher, rec);
+        rec->watching = rc == 0;
+    }
     if (rc != 0) {
         rdps_recorder_destroy(rec);
         return rc;
@@ -485,7 +488,7 @@ static void raise_event(struct rdps_recorder *rec, const rdps_recorder_event *ev
         rec->opts.on_event(rec->opts.event_user, ev);
 }
 
-int rdps_recorder_poll(rdps_recorder_t *rec)
+static int rdps_recorder_poll_impl(rdps_recorder_t *rec)
 {
     if (rec == NULL)
         return RDPS_EINVAL;
@@ -532,7 +535,8 @@ int rdps_recorder_poll(rdps_recorder_t *rec)
     return err;
 }
 
-int rdps_recorder_stats_sized(const rdps_recorder_t *rec, rdps_recorder_stats *out, size_t size)
+static int rdps_recorder_stats_sized_impl(const rdps_recorder_t *rec, rdps_recorder_stats *out,
+                                          size_t size)
 {
     if (rec == NULL || out == NULL)
         return RDPS_EINVAL;
@@ -566,4 +570,27 @@ int rdps_recorder_stats_sized(const rdps_recorder_t *rec, rdps_recorder_stats *o
     s.error = atomic_load(&r->error);
     memcpy(out, &s, size < sizeof(s) ? size : sizeof(s));
     return 0;
+}
+
+/* Public entry points: the thread's error message belongs to the last call (rdps_error.h). */
+
+int rdps_recorder_create_sized(rdps_ctx_t *ctx, const rdps_recorder_opts *opts, size_t opts_size,
+                               rdps_recorder_t **out)
+{
+    rdps__api_enter();
+    return rdps__api_return(rdps_recorder_create_sized_impl(ctx, opts, opts_size, out),
+                            "rdps_recorder_create_sized");
+}
+
+int rdps_recorder_poll(rdps_recorder_t *rec)
+{
+    rdps__api_enter();
+    return rdps__api_return(rdps_recorder_poll_impl(rec), "rdps_recorder_poll");
+}
+
+int rdps_recorder_stats_sized(const rdps_recorder_t *rec, rdps_recorder_stats *out, size_t size)
+{
+    rdps__api_enter();
+    return rdps__api_return(rdps_recorder_stats_sized_impl(rec, out, size),
+                            "rdps_recorder_stats_sized");
 }

@@ -375,17 +375,27 @@ void rdps__discovery_on_frame(rdps_ctx_t *ctx, const struct rdps_source *src,
     deadline_check(ctx);
 }
 
-int rdps_ctx_watch_publishers(rdps_ctx_t *ctx, const char *prefix, rdps_publisher_watch_cb cb,
-                              void *user)
+static int watch_publishers(rdps_ctx_t *ctx, const char *prefix, rdps_publisher_watch_cb cb,
+                            void *user)
 {
     size_t len = prefix != NULL ? strlen(prefix) : 0;
     if (ctx == NULL || prefix == NULL || len > RDPS_TOPIC_NAME_MAX)
-        return RDPS_EINVAL;
+        return rdps__set_err(RDPS_EINVAL, "%s",
+                             ctx == NULL      ? "NULL ctx"
+                             : prefix == NULL ? "NULL prefix"
+                                              : "prefix longer than RDPS_TOPIC_NAME_MAX");
     memcpy(ctx->watch_prefix, prefix, len + 1);
     ctx->watch_prefix_len = len;
     ctx->watch_cb = cb;
     ctx->watch_user = user;
     return 0;
+}
+
+int rdps_ctx_watch_publishers(rdps_ctx_t *ctx, const char *prefix, rdps_publisher_watch_cb cb,
+                              void *user)
+{
+    rdps__api_enter();
+    return rdps__api_return(watch_publishers(ctx, prefix, cb, user), "rdps_ctx_watch_publishers");
 }
 
 uint64_t rdps__discovery_tick(rdps_ctx_t *ctx, uint64_t now_ns)

@@ -46,6 +46,68 @@ dpkg-deb -f "$tools_deb" Depends | grep -q "librdps$major (= $version-" ||
 dpkg-deb --ctrl-tarfile "$lib_deb" | tar -xO ./shlibs 2>/dev/null | grep -q "^librdps $major librdps$major" ||
     fail "librdps$major has no shlibs entry"
 
+# The Maintainer is the one configure chose (tools/packaging/maintainer.cmake), never 1.2's
+# placeholder.
+want_maintainer=$(sed -n 's/^set(CPACK_PACKAGE_CONTACT "\(.*\)")$/\1/p' "$build/CPackConfig.cmake")
+for deb in "$lib_deb" "$dev_deb" "$tools_deb"; do
+    got=$(dpkg-deb -f "$deb" Maintainer)
+    if [ "$got" != "$want_maintainer" ] || [ "$got" = "rdps maintainers <rdps@example.org>" ]; then
+        fail "$(basename "$deb"): Maintainer '$got', configure chose '$want_maintainer'"
+    fi
+done
+
+# librdps-dev depends on the package of every .pc rdps.pc requires, and on no other -dev package
+# (1.2 required five .pc files but not libisal's, and librdps-dev missed libisal-dev).
+pc_requires=$(dpkg-deb --fsys-tarfile "$dev_deb" | tar -xO --wildcards '*/pkgconfig/rdps.pc' |
+    sed -n 's/^Requires\(\.private\)\?: *//p' | sed 's/[<>=][^,]*//g; s/[, ]\+/\n/g' | sed '/^$/d')
+dev_depends=$(dpkg-deb -f "$dev_deb" Depends)
+for pc in $pc_requires; do
+    owner=$(dpkg -S "/$pc.pc" 2>/dev/null | sed -n '1s/:.*//p')
+    [ -z "$owner" ] && owner=$(dpkg -S "$pc.pc" 2>/dev/null | sed -n '1s/:.*//p')
+    grep -qw -- "$owner" <<<"$dev_depends" ||
+        fail "rdps.pc requires $pc ($owner), which librdps-dev does not depend on: $dev_depends"
+done
+for dep in $(tr ',' '\n' <<<"$dev_depends" | sed 's/(.*//; s/ //g' | grep -- '-dev$'); do
+    grep -qx -- "$dep" < <(for pc in $pc_requires; do dpkg -S "$pc.pc" 2>/dev/null | sed 's/:.*//'; done) ||
+        fail "librdps-dev depends on $dep, but rdps.pc requires nothing of it"
+done
+
+# The -dbgsym packages: the debugging symbols of every binary the library and the tools packages
+# hold, under their build ids (with DWARF when the build type compiles with -g); the binaries
+# themselves are stripped.
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" | tr '[:lower:]' '[:upper:]')
+debug_flags=$(sed -n "s/^CMAKE_C_FLAGS_$build_type:STRING=//p" "$build/CMakeCache.txt" | grep -o -- '-g[0-9]*' || true)
+for deb in "$lib_deb" "$tools_deb"; do
+    pkg=$(dpkg-deb -f "$deb" Package)
+    ddeb=$(echo "$scratch/pkgs/$pkg-dbgsym_$version"-*.ddeb)
+    if [ ! -f "$ddeb" ]; then
+        fail "$pkg-dbgsym not built"
+        continue
+    fi
+    dpkg-deb -f "$ddeb" Depends | grep -qx "$pkg (= $(dpkg-deb -f "$deb" Version))" ||
+        fail "$pkg-dbgsym does not depend on exactly $pkg"
+    unpacked=$scratch/dbgsym-check
+    rm -rf "$unpacked"
+    mkdir -p "$unpacked"
+    dpkg-deb -x "$deb" "$unpacked/pkg" || fail "dpkg-deb -x $deb"
+    dpkg-deb -x "$ddeb" "$unpacked/dbg" || fail "dpkg-deb -x $ddeb"
+    elves=0
+    while IFS= read -r elf; do
+        elves=$((elves + 1))
+        id=$(readelf -n "$elf" | sed -n 's/.*Build ID: *//p')
+        debug=$unpacked/dbg/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+        if [ ! -f "$debug" ]; then
+            fail "$pkg: ${elf#"$unpacked"/pkg} (build id $id) has no symbols in $pkg-dbgsym"
+        elif readelf -S "$elf" | grep -q '\.debug_info'; then
+            fail "$pkg: ${elf#"$unpacked"/pkg} is not stripped"
+        elif [ -n "$debug_flags" ] && ! readelf -S "$debug" | grep -q '\.debug_info'; then
+            fail "$pkg-dbgsym: ${debug##*/} holds no DWARF"
+        fi
+    done < <(find "$unpacked/pkg" -type f -exec sh -c 'file -b "$1" | grep -q "^ELF"' _ {} \; -print)
+    [ "$elves" -gt 0 ] || fail "$pkg holds no binary"
+    echo "ok:   $(basename "$ddeb"): the symbols of $elves binaries of $pkg"
+done
+
 # Each package's /usr/share/doc/PACKAGE: the machine-readable copyright file (BSD-2-Clause with
 # LICENSE's holders and text), the upstream and the Debian changelog.
 before=$failures
@@ -73,7 +135,8 @@ done
 if ! command -v lintian >/dev/null; then
     fail "lintian is not installed (tools/install-deps --tests)"
 else
-    lintian_out=$(lintian --fail-on error "$lib_deb" "$dev_deb" "$tools_deb" 2>&1)
+    mapfile -t ddebs < <(find "$scratch/pkgs" -maxdepth 1 -name '*.ddeb')
+    lintian_out=$(lintian --fail-on error "$lib_deb" "$dev_deb" "$tools_deb" "${ddebs[@]}" 2>&1)
     lintian_rc=$?
     lintian_out=$(grep -v '^running with root privileges' <<<"$lintian_out")
     grep '^W: ' <<<"$lintian_out" | sed 's/^/note: lintian warning: /'
@@ -92,6 +155,11 @@ for deb in "$lib_deb" "$dev_deb" "$tools_deb"; do
     dpkg-deb -x "$deb" "$root" || fail "dpkg-deb -x $deb"
 done
 libdir=$(dirname "$(find "$root" -name "librdps.so.$major" | head -n 1)")
+# librdps is shared only: rdps.pc's --static line is its --libs line, naming no librdps.a.
+static=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --static --libs rdps)
+shared=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --libs rdps)
+[ "$static" = "$shared" ] ||
+    fail "pkg-config --static --libs rdps ($static) differs from --libs ($shared): no librdps.a is built"
 build_example "$src" "$root" "$libdir/pkgconfig" "$libdir" "$scratch/hello"
 check_library "$src" "$libdir/librdps.so.$major" "$major"
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# cli_errors.sh - the rdps tools reject bad arguments with one clear line (plus a --help hint) and
-# exit 2, and a missing device with one line and exit 4; never a crash or a hang. Each tool's
-# --help documents the exit codes it uses.
+# cli_errors.sh - the rdps tools reject bad arguments with one clear line naming the tool, not its
+# path (plus a --help hint) and exit 2, and a missing device with one line and exit 4; never a
+# crash or a hang. Each tool's --help starts "Usage:" and documents the exit codes it uses; a
+# count is -c in every tool; rdps-keygen makes a key file of mode 0600 and never overwrites one.
 # usage: cli_errors.sh BUILD_DIR
 set -u
 build=${1:?usage: cli_errors.sh BUILD_DIR}
@@ -10,6 +11,10 @@ pub=$build/tools/rdpub/rdpub
 sub=$build/tools/rdsub/rdsub
 ping=$build/tools/rdps-ping/rdps-ping
 info=$build/tools/rdps-info/rdps-info
+stat=$build/tools/rdps-stat/rdps-stat
+keygen=$build/tools/rdps-keygen/rdps-keygen
+feed=$build/tools/md-feed/md-feed
+book=$build/tools/md-book/md-book
 failures=0
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
@@ -32,8 +37,10 @@ expect() {
     got=$?
     lines=$(grep -vc "^Try '" "$err")
     hints=$(grep -c "^Try '$(basename "$1") --help'\.$" "$err")
+    # The line names the program as the user knows it, not the path it was started by.
+    named=$(grep -c "^$(basename "$1"): " "$err")
     if [ "$got" -ne "$want" ] || ! grep -q -- "$fragment" "$err" || [ "$lines" -ne 1 ] ||
-        { [ "$want" -eq 2 ] && [ "$hints" -ne 1 ]; }; then
+        [ "$named" -ne 1 ] || { [ "$want" -eq 2 ] && [ "$hints" -ne 1 ]; }; then
         fail "$* -> status $got (want $want), stderr:"
         sed 's/^/    /' "$err"
     else
@@ -106,6 +113,59 @@ expect 2 "--port needs an integer in 1..255" "$info" -p 0
 expect 2 "unrecognized option" "$info" --no-such-option
 expect 2 "unexpected argument" "$info" extra
 expect 2 "not a multicast IPv4 address" "$info" --group 10.1.1.1
+
+# getopt's own messages too (1.2 printed build/tools/rdsub/rdsub: unrecognized option ...).
+for tool in "$pub" "$sub" "$ping" "$info" "$stat" "$keygen" "$feed" "$book"; do
+    expect 2 "option" "$tool" --no-such-option
+    expect 2 "option" "$tool" -Z
+done
+
+# One usage style: every tool's --help starts with "Usage: TOOL".
+for tool in "$pub" "$sub" "$ping" "$info" "$stat" "$keygen" "$feed" "$book"; do
+    first=$("$tool" --help 2>/dev/null | head -n 1)
+    case "$first" in
+    "Usage: $(basename "$tool")"* | "Usage:") echo "ok:   $(basename "$tool") --help: $first" ;;
+    *) fail "$(basename "$tool") --help starts '$first', not 'Usage: $(basename "$tool")'" ;;
+    esac
+done
+
+# A count is -c in every tool (rdps-ping keeps -n, rdps-stat -n and --samples, as aliases).
+expect 2 "-c needs a number in 1..100000000" "$ping" 10.0.0.1 -c 0
+expect 2 "-c needs an integer in 1..4294967295, got '0'" "$stat" --watch 1 -c 0
+expect 2 "-c (--count) needs --watch" "$stat" -c 2
+expect 2 "-n needs an integer in 1..4294967295" "$stat" --watch 1 -n x
+expect_help "$ping" "-c, --count N"
+expect_help "$stat" "-c, --count N"
+
+# rdps-keygen: a new key file, mode 0600, in the format the library reads; never over a file.
+kdir=$(mktemp -d)
+trap 'rm -f "$err"; rm -rf "$kdir"' EXIT
+if "$keygen" "$kdir/domain.key" >"$kdir/out" 2>"$err" &&
+    [ "$(stat -c %a "$kdir/domain.key")" = 600 ] &&
+    grep -Eqx '1:[0-9a-f]{64}' "$kdir/domain.key" && grep -q "domain key 1, mode 0600" "$kdir/out"; then
+    echo "ok:   rdps-keygen FILE: $(grep -v '^#' "$kdir/domain.key" | cut -c1-10)..., mode 0600"
+else
+    fail "rdps-keygen FILE: status, mode $(stat -c %a "$kdir/domain.key" 2>&1) or content wrong: $(cat "$err")"
+fi
+(umask 0277 && "$keygen" -i 7 "$kdir/other.key" >/dev/null 2>&1)
+if [ "$(stat -c %a "$kdir/other.key" 2>&1)" = 600 ] && grep -Eqx '7:[0-9a-f]{64}' "$kdir/other.key" &&
+    ! cmp -s <(grep -v '^#' "$kdir/domain.key" | cut -d: -f2) <(grep -v '^#' "$kdir/other.key" | cut -d: -f2); then
+    echo "ok:   rdps-keygen -i 7 under umask 0277: mode 0600, id 7, another key"
+else
+    fail "rdps-keygen -i 7 under umask 0277: $(stat -c %a "$kdir/other.key" 2>&1), $(cat "$kdir/other.key" 2>&1)"
+fi
+cp "$kdir/domain.key" "$kdir/before"
+expect 1 "exists: a key is never overwritten" "$keygen" "$kdir/domain.key"
+cmp -s "$kdir/domain.key" "$kdir/before" || fail "rdps-keygen changed an existing key file"
+ln -s "$kdir/nowhere" "$kdir/link.key"
+expect 1 "exists" "$keygen" "$kdir/link.key"
+[ -e "$kdir/nowhere" ] && fail "rdps-keygen wrote through a symbolic link"
+expect 4 "cannot create" "$keygen" "$kdir/no/such/dir/domain.key"
+expect 2 "-i needs an integer in 1..16777215, got '0'" "$keygen" -i 0 "$kdir/x.key"
+expect 2 "give the FILE" "$keygen"
+expect 2 "one FILE only" "$keygen" "$kdir/a.key" "$kdir/b.key"
+[ -e "$kdir/x.key" ] || [ -e "$kdir/a.key" ] && fail "rdps-keygen left a file after a usage error"
+expect_help "$keygen" "Exit status: 0 written; 1 FILE exists" "-i, --id ID"
 
 expect_help "$sub" "1 verification failed" "3 timeout" "4 runtime error" "5 --verify: messages missing"
 expect_help "$pub" "1 send failed" "2 bad usage" "3 timed out" "4 runtime error"

@@ -35,6 +35,12 @@ void tool_error(const char *prog, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+void tool_cli_init(char **argv)
+{
+    if (argv != NULL && argv[0] != NULL)
+        argv[0] = program_invocation_short_name;
+}
+
 void tool_usage_hint(const char *prog)
 {
     fprintf(stderr, "Try '%s --help'.\n", prog);

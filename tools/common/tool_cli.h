@@ -42,6 +42,12 @@ _Noreturn void tool_version_exit(const char *prog);
 /* The revision string alone (as above). */
 const char *tool_revision(void);
 
+/*
+ * Call first in main: getopt's own messages ("unrecognized option '--x'") name argv[0], which is
+ * the path the tool was started by (build/tools/rdsub/rdsub); they name the program instead, as
+ * every other error line of the tools does.
+ */
+void tool_cli_init(char **argv);
 /* Prints "PROG: message" on stderr (one line). */
 void tool_error(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints the line that follows a usage error: "Try 'PROG --help'." */

@@ -33,7 +33,7 @@ static void on_msg(void *user, const void *data, size_t len, const rdps_msg_info
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: event_loop TOPIC [COUNT]\n");
+        fprintf(stderr, "Usage: event_loop TOPIC [COUNT]\n");
         return 2;
     }
     uint64_t want = argc > 2 ? strtoull(argv[2], NULL, 10) : UINT64_MAX;

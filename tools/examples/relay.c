@@ -61,7 +61,7 @@ static int open_ctx(const char *device, rdps_ctx_t **ctx)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: relay IN_TOPIC OUT_TOPIC [IN_DEVICE [OUT_DEVICE]] [COUNT]\n");
+        fprintf(stderr, "Usage: relay IN_TOPIC OUT_TOPIC [IN_DEVICE [OUT_DEVICE]] [COUNT]\n");
         return 2;
     }
     const char *in_device = argc > 3 ? argv[3] : NULL, *out_device = argc > 4 ? argv[4] : NULL;

@@ -172,6 +172,6 @@ int main(int argc, char **argv)
         pthread_join(thread, NULL);
         return rc != 0 ? rc : arg.rc;
     }
-    fprintf(stderr, "usage: reliable_pubsub pub|sub|both [COUNT]\n");
+    fprintf(stderr, "Usage: reliable_pubsub pub|sub|both [COUNT]\n");
     return 2;
 }

@@ -57,7 +57,7 @@ struct book {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: md-book [-b IP | -d DEV] [--feed NAME] [--channels N] [--book-id N]\n"
+            "Usage: md-book [-b IP | -d DEV] [--feed NAME] [--channels N] [--book-id N]\n"
             "               [--reflect N] [--oneway] [--hgrm FILE] [--unreliable]\n"
             "               [--timeout S] [--warmup-ms MS] [--symbol-digests FILE] [--json]\n"
             "Subscribes to md-feed's channels (md.NAME.ch0..chN-1), applies every ITCH\n"
@@ -407,6 +407,7 @@ static void print_json(struct book *b, bool timed_out)
 
 int main(int argc, char **argv)
 {
+    tool_cli_init(argv);
     struct options opt;
     struct book b = {0};
     int status = TOOL_EXIT_OK;

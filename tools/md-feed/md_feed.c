@@ -112,7 +112,7 @@ struct feed {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: md-feed [-b IP | -d DEV] [--feed NAME] [--duration S] [--rate N]\n"
+            "Usage: md-feed [-b IP | -d DEV] [--feed NAME] [--duration S] [--rate N]\n"
             "               [--profile steady|open] [--symbols N] [--channels N] [--zipf S]\n"
             "               [--seed N] [--books N] [--max-delay-us US] [--unreliable]\n"
             "               [--warmup-ms MS] [--hgrm PREFIX] [--symbol-digests FILE] [--json]\n"
@@ -955,6 +955,7 @@ static void print_json(struct feed *f, uint64_t elapsed_ns)
 
 int main(int argc, char **argv)
 {
+    tool_cli_init(argv);
     struct options opt;
     struct feed f = {.wait_ep = -1, .wait_timer = -1};
     int status = TOOL_EXIT_OK;

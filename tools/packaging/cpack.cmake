@@ -6,7 +6,8 @@
 #                 symbols, each with a symbol version RDPS_N.M)
 #   librdps-dev   rdps/rdps.h, the librdps.so link, rdps.pc, the CMake package (rdps::rdps),
 #                 rdps(3), rdps(7) and the examples' sources
-#   rdps-tools    rdpub, rdsub, rdps-ping, rdps-info, rdps-stat, md-feed, md-book and their pages
+#   rdps-tools    rdpub, rdsub, rdps-ping, rdps-info, rdps-stat, rdps-keygen, md-feed, md-book and
+#                 their pages
 #
 # The components are the install rules' (lib, dev: pubsub/; tools: everything under tools/; doc,
 # the share/doc/rdps of `cmake --install`, is in no package). Files go under /usr; library
@@ -18,10 +19,25 @@
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME rdps)
 set(CPACK_PACKAGE_VENDOR "rdps")
-# The Maintainer of the packages; set it to whoever distributes them.
-set(RDPS_PACKAGE_CONTACT "rdps maintainers <rdps@example.org>" CACHE STRING
-    "Maintainer of the Debian packages (Name <address>)")
-set(CPACK_PACKAGE_CONTACT "${RDPS_PACKAGE_CONTACT}")
+# The Maintainer of the packages: whoever builds them (maintainer.cmake; docs/building.md, "Debian
+# packages"). Empty: DEBEMAIL, else git's identity, else user@host. 1.2's placeholder is dropped.
+set(RDPS_PACKAGE_CONTACT "" CACHE STRING
+    "Maintainer of the Debian packages (Name <address>); empty: DEBEMAIL, git config, user@host")
+if(RDPS_PACKAGE_CONTACT STREQUAL "rdps maintainers <rdps@example.org>")
+  set_property(CACHE RDPS_PACKAGE_CONTACT PROPERTY VALUE "")
+endif()
+include(${CMAKE_CURRENT_LIST_DIR}/maintainer.cmake)
+rdps_package_maintainer(rdps_maintainer rdps_maintainer_source rdps_maintainer_error
+                        ${PROJECT_SOURCE_DIR})
+if(rdps_maintainer_error AND RDPS_PACKAGE_CONTACT)
+  message(FATAL_ERROR "RDPS_PACKAGE_CONTACT: ${rdps_maintainer_error}")
+elseif(rdps_maintainer_error)
+  message(WARNING "Debian packages' Maintainer: ${rdps_maintainer_error}; configure with "
+                  "-DRDPS_PACKAGE_CONTACT=\"Name <address>\" (or set DEBEMAIL) before cpack")
+else()
+  message(STATUS "Debian packages' Maintainer: ${rdps_maintainer} (from ${rdps_maintainer_source})")
+endif()
+set(CPACK_PACKAGE_CONTACT "${rdps_maintainer}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
@@ -30,8 +46,14 @@ set(CPACK_COMPONENTS_ALL lib dev tools)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_SOURCE rdps)
-# Packaged binaries are stripped (Debian ships debugging symbols apart, in -dbgsym packages).
-set(CPACK_STRIP_FILES ON)
+# Packaged binaries are stripped, their debugging symbols kept as Debian ships them: a -dbgsym
+# package beside each package with binaries (librdps1-dbgsym, rdps-tools-dbgsym; .ddeb files
+# holding /usr/lib/debug/.build-id/XX/YYYY.debug, which gdb finds by the binaries' build ids).
+# CPack's debuginfo step strips what it splits, so CPACK_STRIP_FILES must stay off (it would
+# strip first and leave nothing to split). A Release build (no -g) ships symbol tables only.
+set(CPACK_STRIP_FILES OFF)
+set(CPACK_DEBIAN_DEBUGINFO_PACKAGE ON)
+set(CPACK_POST_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/dbgsym_fixup.cmake)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # dpkg-shlibdeps finds librdps.so.N for the tools in the build tree (it is in no installed package).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR}/pubsub)
@@ -49,9 +71,10 @@ set(CPACK_DEBIAN_LIB_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/triggers)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME librdps-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
-# rdps.pc's Requires.private: pkg-config --cflags needs these .pc files too.
-set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-    "libibverbs-dev, librdmacm-dev, libibumad-dev, libprotobuf-c-dev, libsodium-dev, pkg-config")
+# librdps-dev needs no other -dev package: rdps.h includes none of its dependencies' headers and
+# rdps.pc requires no other .pc (librdps is shared only: docs/building.md, "Static linking").
+# deb_packages.sh checks the Depends against rdps.pc's requirements.
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "pkg-config")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME rdps-tools)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION net)
 
@@ -63,4 +86,4 @@ cpack_add_component(lib DISPLAY_NAME "librdps" DESCRIPTION
 cpack_add_component(dev DISPLAY_NAME "librdps development files" DEPENDS lib DESCRIPTION
   "header, pkg-config file and man pages of the rdps API")
 cpack_add_component(tools DISPLAY_NAME "rdps tools" DEPENDS lib DESCRIPTION
-  "rdpub, rdsub, rdps-ping, rdps-info and the market-data demo tools")
+  "rdpub, rdsub, rdps-ping, rdps-info, rdps-keygen and the market-data demo tools")

@@ -26,7 +26,7 @@ string(REGEX REPLACE "\n [ ]*\n" "\n .\n" rdps_license_text "${rdps_license_text
 file(WRITE ${rdps_deb_docs}/copyright
 "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: ${PROJECT_NAME}
-Upstream-Contact: ${RDPS_PACKAGE_CONTACT}
+Upstream-Contact: ${CPACK_PACKAGE_CONTACT}
 
 Files: *
 Copyright: ${rdps_holders}
@@ -45,7 +45,7 @@ file(WRITE ${rdps_deb_docs}/changelog.Debian
   * Built by cpack (tools/packaging/cpack.cmake) from rdps ${PROJECT_VERSION}; the
     upstream changes are in changelog.gz.
 
- -- ${RDPS_PACKAGE_CONTACT}  ${rdps_deb_date}
+ -- ${CPACK_PACKAGE_CONTACT}  ${rdps_deb_date}
 ")
 
 # gzip -9n: maximum compression and no name or time stamp in the header, as Debian policy wants.

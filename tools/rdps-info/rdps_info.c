@@ -665,6 +665,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    tool_cli_init(argv);
     static const struct option longopts[] = {
         {"device", required_argument, NULL, 'd'},
         {"port", required_argument, NULL, 'p'},

@@ -17,7 +17,7 @@ static void usage(FILE *out)
             "  " PROG " --listen [--group ADDR]... [-b BIND_IP | -d DEV] [--port P] [--sink]\n"
             "            [--timeout S] [--event] [--json]\n"
             "  " PROG " (HOST_IP[:PORT] | --group ADDR | --peers LIST) [--transport T]\n"
-            "            [-n COUNT] [-s SIZE] [-i INTERVAL_US]\n"
+            "            [-c COUNT] [-s SIZE] [-i INTERVAL_US]\n"
             "            [--expect K] [--wait-ms MS] [--flood [--batch B]] [-b BIND_IP | -d DEV]\n"
             "            [--timeout S] [--event] [--json]\n"
             "\n"
@@ -39,7 +39,7 @@ static void usage(FILE *out)
             "  -b, --bind IP     local IP: picks the RDMA device and port (through rdma_cm)\n"
             "  -d, --device DEV  RDMA device (default: the first ACTIVE port)\n"
             "  --port P          rdma_cm port the listener answers resolves on (default %d)\n"
-            "  -n, --count N     pings to send (default 100)\n"
+            "  -c, --count N     pings to send (default 100; -n is the same)\n"
             "  -s, --size N      datagram size, 16..max_payload (default 64)\n"
             "  -i, --interval US gap between pings (default: unicast 0 = as soon as echoed,\n"
             "                    multicast 10000)\n"
@@ -109,7 +109,7 @@ int ping_parse_args(int argc, char **argv, struct options *o)
         {"bind", required_argument, NULL, 'b'},
         {"device", required_argument, NULL, 'd'},
         {"port", required_argument, NULL, OPT_PORT},
-        {"count", required_argument, NULL, 'n'},
+        {"count", required_argument, NULL, 'c'},
         {"size", required_argument, NULL, 's'},
         {"interval", required_argument, NULL, 'i'},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -136,7 +136,7 @@ int ping_parse_args(int argc, char **argv, struct options *o)
     o->wait_ms = 1000;
     o->batch = 16;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":b:d:n:s:i:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":b:c:d:n:s:i:h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_LISTEN:
             o->listen = true;
@@ -162,8 +162,9 @@ int ping_parse_args(int argc, char **argv, struct options *o)
                 return TOOL_EXIT_USAGE;
             o->port = (uint16_t)value;
             break;
-        case 'n':
-            if (!tool_opt_size(PROG, "-n", optarg, 1, 100000000, &o->count))
+        case 'c':
+        case 'n': /* 1.2's name of -c */
+            if (!tool_opt_size(PROG, c == 'n' ? "-n" : "-c", optarg, 1, 100000000, &o->count))
                 return TOOL_EXIT_USAGE;
             break;
         case 's':

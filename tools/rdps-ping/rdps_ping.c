@@ -338,6 +338,7 @@ void ping_idle(struct ping_ctx *pc, int timeout_ms)
 
 int main(int argc, char **argv)
 {
+    tool_cli_init(argv);
     struct ping_ctx pc;
     memset(&pc, 0, sizeof(pc));
     int rc = ping_parse_args(argc, argv, &pc.opt);

@@ -36,7 +36,7 @@ static void usage(FILE *out)
 {
     fprintf(
         out,
-        "Usage: " PROG " [--watch SECONDS [--samples N]] [--json | --prometheus] [--pid N]\n"
+        "Usage: " PROG " [--watch SECONDS [-c N]] [--json | --prometheus] [--pid N]\n"
         "                 [--topic NAME] [--all] [--clean] [--dir DIR]\n"
         "Shows the live counters every rdps context on this host publishes in shared memory\n"
         "(/dev/shm/rdps-PID-N.stat): the ctx's counters, bad frames by reason, and each\n"
@@ -48,7 +48,7 @@ static void usage(FILE *out)
         "\n"
         "  -w, --watch SECONDS  sample every SECONDS (e.g. 1, 0.5) until interrupted, with\n"
         "                       rates per second since the previous sample\n"
-        "  -n, --samples N      with --watch: stop after N samples\n"
+        "  -c, --count N        with --watch: stop after N samples (also -n, --samples)\n"
         "  -j, --json           one JSON line per sample\n"
         "      --prometheus     OpenMetrics text exposition of the live contexts (for the\n"
         "                       node-exporter textfile collector or a scrape), ending in # EOF\n"
@@ -84,7 +84,8 @@ static bool parse_args(int argc, char **argv, struct options *opt)
 {
     static const struct option longopts[] = {
         {"watch", required_argument, NULL, 'w'},
-        {"samples", required_argument, NULL, 'n'},
+        {"count", required_argument, NULL, 'c'},
+        {"samples", required_argument, NULL, 'n'}, /* 1.2's name of --count */
         {"json", no_argument, NULL, 'j'},
         {"prometheus", no_argument, NULL, OPT_PROMETHEUS},
         {"pid", required_argument, NULL, 'p'},
@@ -98,14 +99,15 @@ static bool parse_args(int argc, char **argv, struct options *opt)
     };
     int c;
     uint64_t v;
-    while ((c = getopt_long(argc, argv, "w:n:jp:t:ah", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "w:c:n:jp:t:ah", longopts, NULL)) != -1) {
         switch (c) {
         case 'w':
             if (!parse_seconds(optarg, &opt->watch_s))
                 return false;
             break;
+        case 'c':
         case 'n':
-            if (!tool_opt_u64(PROG, "--samples", optarg, 1, UINT32_MAX, &opt->samples))
+            if (!tool_opt_u64(PROG, c == 'c' ? "-c" : "-n", optarg, 1, UINT32_MAX, &opt->samples))
                 return false;
             break;
         case 'j':
@@ -153,7 +155,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         return false;
     }
     if (opt->samples > 0 && opt->watch_s == 0) {
-        tool_error(PROG, "--samples needs --watch");
+        tool_error(PROG, "-c (--count) needs --watch");
         return false;
     }
     if (opt->clean && opt->watch_s > 0) {
@@ -201,6 +203,7 @@ static void sleep_s(double s)
 
 int main(int argc, char **argv)
 {
+    tool_cli_init(argv);
     struct options opt = {0};
     if (!parse_args(argc, argv, &opt)) {
         tool_usage_hint(PROG);

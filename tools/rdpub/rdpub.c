@@ -48,7 +48,7 @@ static void usage(FILE *out)
 {
     fprintf(
         out,
-        "usage: rdpub -t TOPIC [-b BIND_IP | -d DEV] [-c COUNT] [-s SIZE | --size-range MIN:MAX]\n"
+        "Usage: rdpub -t TOPIC [-b BIND_IP | -d DEV] [-c COUNT] [-s SIZE | --size-range MIN:MAX]\n"
         "             [-r RATE] [--pattern [--seed N]] [--json] [-v] [--wait-subs N]\n"
         "             [--wait-timeout SEC] [--linger MS] [--group ADDR] [--cm-port P]\n"
         "             [--reliable [--flow max|min|tagged:TAG:N] [--ring BYTES]\n"
@@ -395,6 +395,7 @@ static void report_progress(struct progress *p, bool final)
 
 int main(int argc, char **argv)
 {
+    tool_cli_init(argv);
     struct options opt = {0};
     struct progress prog_state = {0};
     rdps_ctx_t *ctx = NULL;

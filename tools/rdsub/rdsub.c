@@ -42,7 +42,7 @@ struct state {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: rdsub -t TOPIC [-b BIND_IP | -d DEV] [-c COUNT] [--timeout SEC] [--verify]\n"
+            "Usage: rdsub -t TOPIC [-b BIND_IP | -d DEV] [-c COUNT] [--timeout SEC] [--verify]\n"
             "             [--reliable [--tag TAG] [--from-oldest]] [--seed N] [--json] [-q]\n"
             "             [--group ADDR] [--cm-port P]\n"
             "             [--loss-rx RATE] [--loss-tx RATE] [--loss-seed N]\n"
@@ -432,6 +432,7 @@ static int verdict_status(const struct state *st, bool timed_out)
 
 int main(int argc, char **argv)
 {
+    tool_cli_init(argv);
     struct options opt = {0};
     struct state st = {0};
     rdps_ctx_t *ctx = NULL;
