@@ -89,4 +89,4 @@ for id in $(seq "$run"); do
 	fi
 done
 ms=$(echo "$with_sub" | median) mr=$(echo "$with_rec" | median)
-awk -v s="$ms" -v r="$mr" 'BEGIN { printf "median publisher rate: with rdsub %.0f msg/s, with rdps-record %.0f msg/s: ratio %.2f\n", s, r, s > 0 ? r / s : 0 }'
+awk -v s="$ms" -v r="$mr" 'BEGIN { printf "median publisher rate: with rdsub %.0f msg/s, with rdps-record %.0f msg/s: ratio %.2f\n", s, r, (s > 0 ? r / s : 0) }'
