@@ -173,6 +173,12 @@ struct rdps_ctx {
      * the first came by unicast (0: never). */
     bool multicast_heard;
     uint64_t unicast_heard_ns;
+    /* rdps_ctx_watch_publishers (discovery_runtime.c): publishers of topics we have no endpoint
+     * of, by name prefix. */
+    rdps_publisher_watch_cb watch_cb;
+    void *watch_user;
+    char watch_prefix[RDPS_TOPIC_NAME_MAX + 1];
+    size_t watch_prefix_len;
 };
 
 /* publisher_reliable.c: the reliable publisher engine (core/proto/rdps_rel_pub.h) driven over

@@ -336,6 +336,19 @@ void rdps__discovery_sub_unicast(rdps_ctx_t *ctx, rdps_sub_t *sub)
     deadline_check(ctx);
 }
 
+/* rdps_ctx_watch_publishers: a publisher of a topic with no endpoint here, named by the prefix. */
+static void watch_publisher(rdps_ctx_t *ctx, const struct rdps_source *src,
+                            const struct rdps_announce *a)
+{
+    if (ctx->watch_cb == NULL || a->role != RDPS_ROLE_PUBLISHER || a->leaving ||
+        strncmp(a->topic, ctx->watch_prefix, ctx->watch_prefix_len) != 0 ||
+        rdps__ctx_topic_find(ctx, a->topic_id) != NULL)
+        return;
+    rdps__ctx_callbacks_enter(ctx);
+    ctx->watch_cb(ctx->watch_user, a->topic, src);
+    rdps__ctx_callbacks_leave(ctx); /* inside poll (depth > 1): frees nothing */
+}
+
 void rdps__discovery_on_frame(rdps_ctx_t *ctx, const struct rdps_source *src,
                               const struct rdps_frame_view *view, bool to_multicast)
 {
@@ -357,8 +370,32 @@ void rdps__discovery_on_frame(rdps_ctx_t *ctx, const struct rdps_source *src,
         ctx->multicast_heard = true;
     else if (!ctx->multicast_heard)
         rdps__topics_unicast_heard(ctx);
+    watch_publisher(ctx, src, &a);
     rdps__disc_on_announce(ctx->discovery, src, &a, ctx->now_ns);
     deadline_check(ctx);
+}
+
+static int watch_publishers(rdps_ctx_t *ctx, const char *prefix, rdps_publisher_watch_cb cb,
+                            void *user)
+{
+    size_t len = prefix != NULL ? strlen(prefix) : 0;
+    if (ctx == NULL || prefix == NULL || len > RDPS_TOPIC_NAME_MAX)
+        return rdps__set_err(RDPS_EINVAL, "%s",
+                             ctx == NULL      ? "NULL ctx"
+                             : prefix == NULL ? "NULL prefix"
+                                              : "prefix longer than RDPS_TOPIC_NAME_MAX");
+    memcpy(ctx->watch_prefix, prefix, len + 1);
+    ctx->watch_prefix_len = len;
+    ctx->watch_cb = cb;
+    ctx->watch_user = user;
+    return 0;
+}
+
+int rdps_ctx_watch_publishers(rdps_ctx_t *ctx, const char *prefix, rdps_publisher_watch_cb cb,
+                              void *user)
+{
+    rdps__api_enter();
+    return rdps__api_return(watch_publishers(ctx, prefix, cb, user), "rdps_ctx_watch_publishers");
 }
 
 uint64_t rdps__discovery_tick(rdps_ctx_t *ctx, uint64_t now_ns)

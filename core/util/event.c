@@ -23,9 +23,13 @@ static const char *const event_names[] = {
 };
 
 static const char *const loss_reason_names[] = {
-    [RDPS_LOSS_BELOW_RING] = "below_ring", [RDPS_LOSS_NAK_RETRIES] = "nak_retries",
-    [RDPS_LOSS_DEADLINE] = "deadline",     [RDPS_LOSS_PARTIAL_MESSAGE] = "partial_message",
-    [RDPS_LOSS_TOO_LARGE] = "too_large",   [RDPS_LOSS_SESSION_DROPPED] = "session_dropped",
+    [RDPS_LOSS_BELOW_RING] = "below_ring",
+    [RDPS_LOSS_NAK_RETRIES] = "nak_retries",
+    [RDPS_LOSS_DEADLINE] = "deadline",
+    [RDPS_LOSS_PARTIAL_MESSAGE] = "partial_message",
+    [RDPS_LOSS_TOO_LARGE] = "too_large",
+    [RDPS_LOSS_SESSION_DROPPED] = "session_dropped",
+    [RDPS_LOSS_NOT_IN_RECORDING] = "not_in_recording",
 };
 
 static const char *const evict_reason_names[] = {

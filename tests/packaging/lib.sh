@@ -132,7 +132,7 @@ check_cmake_package() {
 }
 
 # check_library SRC LIB MAJOR: SONAME librdps.so.MAJOR, and the dynamic symbols LIB defines are
-# exactly the RDPS_EXPORT functions of SRC/pubsub/include/rdps/rdps.h.
+# exactly the RDPS_EXPORT functions of SRC/pubsub/include/rdps/*.h (rdps.h, rdps_archive.h).
 check_library() {
     local src=$1 lib=$2 major=$3 soname exported declared unversioned
     soname=$(objdump -p "$lib" | awk '$1 == "SONAME" { print $2 }')
@@ -149,7 +149,7 @@ check_library() {
     fi
     exported=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVWiu]$/ { print $3 }' |
         sed 's/@.*//' | grep -Ev '^(_init|_fini|_edata|_end|__bss_start)$' | sort)
-    declared=$(grep -E '^\s*RDPS_EXPORT\b' "$src/pubsub/include/rdps/rdps.h" |
+    declared=$(cat "$src"/pubsub/include/rdps/*.h | grep -E '^\s*RDPS_EXPORT\b' |
         grep -oE '\brdps_[a-z0-9_]+\s*\(' | tr -d '( ' | sort)
     if [ -z "$declared" ] || [ "$exported" != "$declared" ]; then
         fail "$lib: exported symbols differ from rdps.h's RDPS_EXPORT functions:"
@@ -166,7 +166,8 @@ check_library() {
 # LD_LIBRARY_PATH=LIBDIR standing in for the system's library directory.
 check_tools() {
     local root=$1 libdir=$2 mode=$3 tool out="" page runpath
-    for tool in rdpub rdsub rdps-ping rdps-info rdps-stat rdps-keygen md-feed md-book; do
+    for tool in rdpub rdsub rdps-ping rdps-info rdps-stat rdps-keygen md-feed md-book rdps-record \
+        rdps-replay rdps-archive; do
         [ -x "$build/tools/$tool/$tool" ] || continue
         if [ ! -x "$root/bin/$tool" ]; then
             fail "$tool is built but not installed in $root/bin"

@@ -162,6 +162,8 @@ static void test_every_entry_point(void **state)
          rdps_topic_group(f->ctx, "t", group, sizeof(group)));
     CASE(rdps_ctx_map_topic, rdps_ctx_map_topic(f->ctx, "t", "10.0.0.1"), RDPS_EINVAL, "10.0.0.1",
          rdps_ctx_map_topic(f->ctx, "err.mapped", "239.192.9.9"));
+    CASE(rdps_ctx_watch_publishers, rdps_ctx_watch_publishers(f->ctx, NULL, NULL, NULL),
+         RDPS_EINVAL, "NULL prefix", rdps_ctx_watch_publishers(f->ctx, "err.", NULL, NULL));
     CASE(rdps_ctx_counters, rdps_ctx_counters(NULL, &counters), RDPS_EINVAL, "NULL ctx",
          rdps_ctx_counters(f->ctx, &counters));
     CASE(rdps_pub_counters, rdps_pub_counters(NULL, &counters), RDPS_EINVAL, "NULL publisher",

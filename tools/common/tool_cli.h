@@ -17,6 +17,8 @@ enum tool_exit {
     TOOL_EXIT_TIMEOUT = 3, /* gave up waiting, nothing to judge */
     TOOL_EXIT_RUNTIME = 4, /* device, context or system error */
     TOOL_EXIT_MISSING = 5, /* rdsub --verify: expected messages never arrived */
+    TOOL_EXIT_STORAGE = 6, /* rdps-record: the disk filled or a write failed; recording stopped,
+                              everything before it intact */
 };
 
 /*

@@ -691,17 +691,19 @@ typedef enum rdps_event_type {
 
 /* rdps_event.reason of RDPS_EVENT_LOSS: why the datagrams could not be recovered. */
 typedef enum rdps_loss_reason {
-    RDPS_LOSS_BELOW_RING = 1,      /* the publisher's ring no longer holds them (its oldest
-                                      retained sequence, from its heartbeats, is past them) */
-    RDPS_LOSS_NAK_RETRIES = 2,     /* NAKed 200 times without a repair */
-    RDPS_LOSS_DEADLINE = 3,        /* not repaired within 5 s of being found missing or of
-                                      its stream's last repair, whichever is later */
-    RDPS_LOSS_PARTIAL_MESSAGE = 4, /* fragments that did arrive of a message whose other
-                                      fragments were lost (a message is delivered whole) */
-    RDPS_LOSS_TOO_LARGE = 5,       /* a message this ctx cannot hold: above its reassembly
-                                      limits, or of more datagrams than the reliable window */
-    RDPS_LOSS_SESSION_DROPPED = 6, /* the ctx dropped the session before delivering them (its
-                                      session table or the sender's quota full, or idle) */
+    RDPS_LOSS_BELOW_RING = 1,       /* the publisher's ring no longer holds them (its oldest
+                                       retained sequence, from its heartbeats, is past them) */
+    RDPS_LOSS_NAK_RETRIES = 2,      /* NAKed 200 times without a repair */
+    RDPS_LOSS_DEADLINE = 3,         /* not repaired within 5 s of being found missing or of
+                                       its stream's last repair, whichever is later */
+    RDPS_LOSS_PARTIAL_MESSAGE = 4,  /* fragments that did arrive of a message whose other
+                                       fragments were lost (a message is delivered whole) */
+    RDPS_LOSS_TOO_LARGE = 5,        /* a message this ctx cannot hold: above its reassembly
+                                       limits, or of more datagrams than the reliable window */
+    RDPS_LOSS_SESSION_DROPPED = 6,  /* the ctx dropped the session before delivering them (its
+                                       session table or the sender's quota full, or idle) */
+    RDPS_LOSS_NOT_IN_RECORDING = 7, /* rdps 1.3, history subscribers (rdps_archive.h): the
+                                       recording stops short of where the live stream began */
 } rdps_loss_reason;
 
 /* rdps_event.reason of RDPS_EVENT_RECEIVER_EVICTED. */
@@ -781,7 +783,8 @@ typedef struct rdps_event {
 RDPS_EXPORT const char *rdps_event_name(rdps_event_type type);
 /*
  * The name of ev->reason in the enum its type uses, in the same style: "below_ring",
- * "nak_retries", "deadline", "partial_message", "too_large", "session_dropped" (LOSS),
+ * "nak_retries", "deadline", "partial_message", "too_large", "session_dropped",
+ * "not_in_recording" (LOSS),
  * "lagged", "stalled" (RECEIVER_EVICTED), "left", "timed_out" (PUBLISHER_GONE,
  * SUBSCRIBER_GONE), "join_failed", "join_timed_out", "no_multicast" (UNICAST_FALLBACK). Never NULL:
  * "" for an event type without a reason (and for NULL), "unknown" for a reason value its enum does
@@ -1022,6 +1025,22 @@ static inline int rdps_sub_sessions(const rdps_sub_t *sub, rdps_session_stats *o
 {
     return rdps_sub_sessions_sized(sub, out, max, sizeof(*out));
 }
+
+/* ------------------------------------------------------------------------ */
+/* rdps 1.3: recorded history (rdps_archive.h) finds the topics a prefix names through this. */
+/*
+ * Called for every announcement discovery hears from a publisher of a topic that this ctx has no
+ * publisher or subscriber of (yet) and whose name starts with the watched prefix: once a second
+ * or so per such publisher (its announce interval) until the ctx creates an endpoint of the
+ * topic, which the callback may do (the callback rules of rdps_msg_cb apply). source is the
+ * announcer, not authenticated.
+ */
+typedef void (*rdps_publisher_watch_cb)(void *user, const char *topic, const rdps_source *source);
+/* Watches for publishers of topics starting with `prefix` ("" for every topic; copied). One watch
+ * per ctx: a second call replaces it, a NULL cb removes it. 0, or RDPS_EINVAL (NULL ctx or prefix,
+ * a prefix longer than RDPS_TOPIC_NAME_MAX). */
+RDPS_EXPORT int rdps_ctx_watch_publishers(rdps_ctx_t *ctx, const char *prefix,
+                                          rdps_publisher_watch_cb cb, void *user);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* rdps_replay_merge.c - the seam between a replayed history and the live stream, per session. */
+#include "rdps_replay_merge.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdps/rdps.h>
+
+struct rdps_merge_session {
+    uint32_t id;
+    bool live;         /* switched: live messages go straight through */
+    bool have_next;    /* history delivered something */
+    bool have_first;   /* live gave something (buffered or evicted) */
+    uint32_t next;     /* history: the sequence after the last record delivered */
+    uint32_t first;    /* live: the oldest sequence still buffered (or the next expected) */
+    uint32_t buffered; /* its entries in the FIFO (not yet delivered) */
+    uint32_t last_ordinal;
+};
+
+/* A buffered live message: this header, then len bytes, padded to 8. */
+struct rdps_merge_entry {
+    uint32_t session; /* index in sessions[] */
+    uint32_t seq, count, ordinal, flags;
+    int kind, reason, dead;
+    uint64_t publisher_ts_ns;
+    uint64_t len;
+};
+
+#define ENTRY_PAD UINT32_MAX /* an entry header whose session is this: skip to the ring's end */
+
+static bool seq_before(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) < 0;
+}
+
+static size_t entry_size(size_t len)
+{
+    return sizeof(struct rdps_merge_entry) + ((len + 7u) & ~(size_t)7u);
+}
+
+int rdps__merge_init(struct rdps_merge *m, size_t buffer_bytes, uint32_t max_sessions,
+                     rdps_merge_deliver_fn deliver, void *user)
+{
+    memset(m, 0, sizeof(*m));
+    if (deliver == NULL || buffer_bytes < 65536 || max_sessions == 0)
+        return RDPS_EINVAL;
+    m->sessions = calloc(max_sessions, sizeof(*m->sessions));
+    m->buf = malloc(buffer_bytes);
+    if (m->sessions == NULL || m->buf == NULL) {
+        rdps__merge_fini(m);
+        return RDPS_ENOMEM;
+    }
+    m->max_sessions = max_sessions;
+    m->cap = buffer_bytes & ~(size_t)7u;
+    m->deliver = deliver;
+    m->user = user;
+    return 0;
+}
+
+void rdps__merge_fini(struct rdps_merge *m)
+{
+    free(m->sessions);
+    free(m->buf);
+    memset(m, 0, sizeof(*m));
+}
+
+static struct rdps_merge_session *session_of(struct rdps_merge *m, uint32_t id, bool add)
+{
+    for (uint32_t i = 0; i < m->nsessions; i++)
+        if (m->sessions[i].id == id)
+            return &m->sessions[i];
+    if (!add || m->nsessions == m->max_sessions)
+        return NULL;
+    struct rdps_merge_session *s = &m->sessions[m->nsessions++];
+    memset(s, 0, sizeof(*s));
+    s->id = id;
+    return s;
+}
+
+static struct rdps_merge_entry *entry_at(struct rdps_merge *m, size_t off)
+{
+    return (struct rdps_merge_entry *)(void *)(m->buf + off);
+}
+
+/* Frees delivered (dead) entries and pads at the head of the FIFO. */
+static void pop_dead(struct rdps_merge *m)
+{
+    while (m->used > 0) {
+        struct rdps_merge_entry *e = entry_at(m, m->head);
+        size_t size = e->session == ENTRY_PAD ? m->cap - m->head : entry_size(e->len);
+        if (e->session != ENTRY_PAD && !e->dead)
+            return;
+        if (e->session != ENTRY_PAD)
+            m->entries--;
+        m->head = (m->head + size) % m->cap;
+        m->used -= size;
+    }
+    m->head = 0;
+}
+
+static void deliver_entry(struct rdps_merge *m, const struct rdps_merge_entry *e, uint32_t id)
+{
+    struct rdps_merge_msg msg = {
+        .kind = (enum rdps_merge_kind)e->kind,
+        .session = id,
+        .seq = e->seq,
+        .count = e->count,
+        .ordinal = e->ordinal,
+        .publisher_ts_ns = e->publisher_ts_ns,
+        .flags = e->flags,
+        .reason = e->reason,
+        .data = e + 1,
+        .len = (size_t)e->len,
+    };
+    m->counters.live_delivered++;
+    m->deliver(m->user, &msg, false);
+}
+
+/* The session joins the live stream: its buffered messages from history's next on go out. */
+static void switch_live(struct rdps_merge *m, struct rdps_merge_session *s)
+{
+    uint32_t index = (uint32_t)(s - m->sessions);
+    bool first = true;
+    size_t off = m->head, left = m->used;
+    while (left > 0 && s->buffered > 0) {
+        struct rdps_merge_entry *e = entry_at(m, off);
+        size_t size = e->session == ENTRY_PAD ? m->cap - off : entry_size(e->len);
+        if (e->session == index && !e->dead) {
+            e->dead = 1;
+            s->buffered--;
+            /* History gave it (a message starting before history's next: the streams carry
+             * the same messages, so one that only overlaps it is inconsistent: dropped too). */
+            if (s->have_next && seq_before(e->seq, s->next)) {
+                m->counters.live_duplicates++;
+            } else {
+                if (first && s->last_ordinal != 0 && e->ordinal != 0 &&
+                    e->ordinal != s->last_ordinal + 1)
+                    m->counters.ordinal_breaks++;
+                first = false;
+                deliver_entry(m, e, s->id);
+            }
+        }
+        off = (off + size) % m->cap;
+        left -= size;
+    }
+    s->live = true;
+    m->counters.sessions_switched++;
+    pop_dead(m);
+}
+
+static void try_switch(struct rdps_merge *m, struct rdps_merge_session *s)
+{
+    if (!s->live && s->have_first && s->have_next && !seq_before(s->next, s->first))
+        switch_live(m, s);
+}
+
+void rdps__merge_history(struct rdps_merge *m, const struct rdps_merge_msg *h)
+{
+    struct rdps_merge_session *s = session_of(m, h->session, true);
+    uint32_t count = h->count > 0 ? h->count : 1;
+    if (s == NULL || s->live || (s->have_next && seq_before(h->seq, s->next))) {
+        /* Live already has it, or history gave it (a session beyond the table is live only). */
+        m->counters.history_duplicates++;
+        return;
+    }
+    struct rdps_merge_msg out = *h;
+    out.count = count;
+    if (h->kind == RDPS_MERGE_LOSS)
+        out.reason = RDPS_MERGE_LOSS_IN_RECORDING;
+    m->counters.history_delivered++;
+    m->deliver(m->user, &out, true);
+    s->next = h->seq + count;
+    s->have_next = true;
+    if (h->kind == RDPS_MERGE_MESSAGE && h->ordinal != 0)
+        s->last_ordinal = h->ordinal;
+    try_switch(m, s);
+}
+
+/* Drops the oldest buffered entry (its session's seam moves after it). */
+static void evict_oldest(struct rdps_merge *m)
+{
+    pop_dead(m);
+    if (m->used == 0)
+        return;
+    struct rdps_merge_entry *e = entry_at(m, m->head);
+    struct rdps_merge_session *s = &m->sessions[e->session];
+    s->buffered--;
+    s->first = e->seq + e->count;
+    e->dead = 1;
+    m->counters.evicted++;
+    pop_dead(m);
+}
+
+/* Room for an entry of `size` bytes at the tail, evicting as needed: its offset, or SIZE_MAX. */
+static size_t reserve(struct rdps_merge *m, size_t size)
+{
+    if (size > m->cap)
+        return SIZE_MAX;
+    for (;;) {
+        size_t tail = (m->head + m->used) % m->cap;
+        size_t to_end = m->cap - tail;
+        size_t need = size <= to_end ? size : to_end + size;
+        if (m->used == 0) {
+            m->head = 0;
+            tail = 0;
+            need = size;
+        }
+        if (need <= m->cap - m->used) {
+            if (need > size) { /* pad to the end, start again at 0 */
+                entry_at(m, tail)->session = ENTRY_PAD;
+                m->used += to_end;
+                tail = 0;
+            }
+            m->used += size;
+            return tail;
+        }
+        evict_oldest(m);
+    }
+}
+
+void rdps__merge_live(struct rdps_merge *m, const struct rdps_merge_msg *l)
+{
+    struct rdps_merge_session *s = session_of(m, l->session, true);
+    uint32_t count = l->count > 0 ? l->count : 1;
+    if (s == NULL) {
+        m->counters.sessions_refused++;
+        m->counters.live_delivered++;
+        m->deliver(m->user, l, false);
+        return;
+    }
+    if (s->live) {
+        /* History may have run ahead of where live began: live repeats it until it passes. */
+        if (s->have_next && seq_before(l->seq, s->next)) {
+            m->counters.live_duplicates++;
+            return;
+        }
+        m->counters.live_delivered++;
+        m->deliver(m->user, l, false);
+        return;
+    }
+    if (!s->have_first || s->buffered == 0) {
+        s->first = l->seq;
+        s->have_first = true;
+    }
+    size_t size = entry_size(l->len);
+    size_t off = reserve(m, size);
+    if (off == SIZE_MAX) { /* larger than the whole buffer: history has to cover it */
+        m->counters.evicted++;
+        s->first = l->seq + count;
+    } else {
+        struct rdps_merge_entry *e = entry_at(m, off);
+        *e = (struct rdps_merge_entry){
+            .session = (uint32_t)(s - m->sessions),
+            .seq = l->seq,
+            .count = count,
+            .ordinal = l->ordinal,
+            .flags = l->flags,
+            .kind = l->kind,
+            .reason = l->reason,
+            .publisher_ts_ns = l->publisher_ts_ns,
+            .len = l->len,
+        };
+        if (l->len > 0)
+            memcpy(e + 1, l->data, l->len);
+        s->buffered++;
+        m->entries++;
+        m->counters.live_buffered++;
+        if (s->buffered == 1)
+            s->first = l->seq; /* the oldest still buffered */
+    }
+    if (m->history_over && !s->live)
+        rdps__merge_history_caught_up(m, s->id, s->have_next, s->next);
+    else
+        try_switch(m, s);
+}
+
+void rdps__merge_history_caught_up(struct rdps_merge *m, uint32_t session, bool has_history,
+                                   uint32_t next)
+{
+    struct rdps_merge_session *s = session_of(m, session, false);
+    if (s == NULL || s->live || !s->have_first)
+        return;
+    if (!s->have_next && has_history) {
+        s->next = next;
+        s->have_next = true;
+    }
+    if (s->have_next && seq_before(s->next, s->first)) {
+        struct rdps_merge_msg loss = {
+            .kind = RDPS_MERGE_LOSS,
+            .session = s->id,
+            .seq = s->next,
+            .count = s->first - s->next,
+            .reason = RDPS_MERGE_LOSS_NOT_IN_RECORDING,
+        };
+        m->counters.losses_not_in_recording++;
+        m->deliver(m->user, &loss, true);
+    }
+    /* A session the recording never had begins where live began: nothing is missing. History
+     * already past live's oldest keeps its place (what it gave is dropped from live). */
+    if (!s->have_next || seq_before(s->next, s->first))
+        s->next = s->first;
+    s->have_next = true;
+    switch_live(m, s);
+}
+
+void rdps__merge_history_done(struct rdps_merge *m)
+{
+    m->history_over = true;
+    for (uint32_t i = 0; i < m->nsessions; i++) {
+        struct rdps_merge_session *s = &m->sessions[i];
+        if (!s->live && s->have_first)
+            rdps__merge_history_caught_up(m, s->id, s->have_next, s->next);
+    }
+}
+
+uint32_t rdps__merge_waiting(const struct rdps_merge *m, uint32_t *sessions, uint32_t *seqs,
+                             uint32_t max)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->nsessions; i++) {
+        const struct rdps_merge_session *s = &m->sessions[i];
+        if (s->live || !s->have_first)
+            continue;
+        if (n < max) {
+            sessions[n] = s->id;
+            seqs[n] = s->first;
+        }
+        n++;
+    }
+    return n;
+}
+
+bool rdps__merge_all_live(const struct rdps_merge *m)
+{
+    for (uint32_t i = 0; i < m->nsessions; i++)
+        if (!m->sessions[i].live)
+            return false;
+    return m->entries == 0;
+}
+
+const struct rdps_merge_counters *rdps__merge_counters(const struct rdps_merge *m)
+{
+    return &m->counters;
+}
