@@ -184,6 +184,7 @@ int rdps__ctx_wrap_auth(const rdps_config *cfg, struct rdps_transport **t)
         .key_id = key_id,
         .encrypt = cfg->encrypt != 0,
         .max_senders = cfg->replay_senders,
+        .max_age_ms = cfg->replay_max_age_ms,
     };
     struct rdps_transport *wrapped;
     rc = rdps__auth_transport_create(*t, &ac, &wrapped);

@@ -37,6 +37,7 @@ struct script_transport {
     uint32_t dest_count;
     script_sent_fn on_sent;
     void *on_sent_user;
+    struct rdps_source self; /* what receivers would see as our source (self_source) */
 };
 
 static struct script_transport *to_script(struct rdps_transport *t)
@@ -194,6 +195,14 @@ static void st_dest_release(struct rdps_transport *t, const struct rdps_dest *de
     (void)dest;
 }
 
+static int st_self_source(struct rdps_transport *t, const struct rdps_dest *dest,
+                          struct rdps_source *out)
+{
+    (void)dest;
+    *out = to_script(t)->self;
+    return 0;
+}
+
 static void st_destroy(struct rdps_transport *t)
 {
     struct script_transport *st = to_script(t);
@@ -221,6 +230,7 @@ static const struct rdps_transport_ops script_ops = {
     .source_dest = st_source_dest,
     .dest_acquire = st_dest_acquire,
     .dest_release = st_dest_release,
+    .self_source = st_self_source,
 };
 
 int script_transport_create(uint32_t send_slots, struct rdps_transport **out)
@@ -240,6 +250,7 @@ int script_transport_create(uint32_t send_slots, struct rdps_transport **out)
     }
     for (uint32_t i = 0; i < st->send_slots; i++)
         st->send_free[st->send_free_count++] = i;
+    st->self = (struct rdps_source){.gid = {0xfe, 0x80, [15] = 0xff}, .qpn = 1, .has_gid = 1};
     *out = &st->base;
     return 0;
 }
@@ -355,6 +366,7 @@ int script_ctx_create(const rdps_config *cfg_in, const struct rdps_source *self,
     int rc = script_transport_create(64, &t);
     if (rc < 0)
         return rc;
+    to_script(t)->self = *self;
     script_membership_create(&ops, &impl);
     rc = rdps__ctx_create_over(&cfg, t, ops, impl, out);
     if (rc < 0)

@@ -2,6 +2,7 @@
 /* test_domain_key.c - authenticated domains through the API: keyed pub/sub over the loopback
  * fabric (reliable, encrypted, with loss, key rollover mid-stream), keyless and wrong-key senders,
  * forged and replayed frames of every type dropped before any state, key files and options. */
+#include <arpa/inet.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "discovery.h"
@@ -204,10 +206,19 @@ static void sealer_init(struct sealer *s, const uint8_t *key, uint32_t key_id, u
     s->key_id = key_id;
 }
 
+/* Sealed for peer_src's address (where inject_poll sends from), now by the wall clock. */
 static uint32_t seal(struct sealer *s, uint8_t *frame, uint32_t len)
 {
-    uint64_t n = frame[1] == RDPS_FRAME_DATA ? s->data_counter++ : s->control_counter++;
-    return rdps__auth_seal(frame, len, s->subkey, s->prefix, n, s->key_id, false);
+    uint8_t source[RDPS_AUTH_SOURCE_LEN];
+    rdps__auth_source_bytes(source, &peer_src);
+    struct rdps_auth_seal_args a = {
+        .prefix = s->prefix,
+        .counter = frame[1] == RDPS_FRAME_DATA ? s->data_counter++ : s->control_counter++,
+        .sent_s = (uint32_t)time(NULL),
+        .source = source,
+        .key_id = s->key_id,
+    };
+    return rdps__auth_seal(frame, len, s->subkey, &a);
 }
 
 /* The five frame types, plain, as an honest member of the domain would send them. */
@@ -332,8 +343,9 @@ static void test_forged_frames_change_nothing(void **state)
     }
     snap(&f, &after);
     assert_int_equal(after.c.auth_unsigned, 5);
-    /* A sealed heartbeat is exactly header + trailer: cutting its tag makes it short. */
-    assert_int_equal(after.c.auth_bad_tag, 5 * 3 - 1);
+    /* A sealed heartbeat is exactly header + trailer: cutting its tag makes it short. A tag cut
+     * off the others shifts the trailer: the send time read there is off by years (stale). */
+    assert_int_equal(after.c.auth_bad_tag + after.c.auth_stale, 5 * 3 - 1);
     assert_int_equal(after.c.auth_unknown_key, 5);
     assert_int_equal(after.c.auth_short, 5 + 1);
     assert_int_equal(after.c.frames_received, before.c.frames_received);
@@ -352,9 +364,15 @@ static void test_forged_frames_change_nothing(void **state)
     rdps_ctx_destroy(f.ctx);
 }
 
-/* Honest frames once, then the same bytes again: control frames replayed are dropped by the
- * anti-replay window (no NAK, no announcement counted twice); a replayed DATA frame is a
- * duplicate the engine drops. */
+/*
+ * Honest frames once, then the same bytes again: from the sender's own address (the anti-replay
+ * windows drop DATA and control frames alike) and from another QP (a host without the key that
+ * recorded them: the sender's prefix from another address), before any state is touched: no NAK,
+ * no announcement counted twice, no message delivered again, no stream opened for the replayer.
+ */
+static const struct rdps_source replay_src = {
+    .gid = {0xfe, 0x80, [15] = 3}, .qpn = 30, .has_gid = 1};
+
 static void test_replayed_frames(void **state)
 {
     (void)state;
@@ -378,14 +396,21 @@ static void test_replayed_frames(void **state)
     assert_int_equal(f.seen.publishers_seen, 1);
     assert_int_equal(once.pub.naks_received, 1);
     assert_int_equal(once.senders, 1);
-    for (int type = RDPS_FRAME_DATA; type <= RDPS_FRAME_ANNOUNCE; type++) {
-        uint8_t copy[SCRIPT_MAX_PAYLOAD];
-        inject_poll(&f, memcpy(copy, wire[type], lens[type]), lens[type]);
+    for (int from = 0; from < 2; from++) {
+        for (int type = RDPS_FRAME_DATA; type <= RDPS_FRAME_ANNOUNCE; type++) {
+            uint8_t copy[SCRIPT_MAX_PAYLOAD];
+            memcpy(copy, wire[type], lens[type]);
+            assert_int_equal(
+                script_transport_inject(f.wire, from ? &replay_src : &peer_src, copy, lens[type]),
+                0);
+            assert_true(rdps_ctx_poll(f.ctx, 0) >= 0);
+        }
     }
     snap(&f, &twice);
-    assert_int_equal(twice.c.auth_replayed, 4);   /* heartbeat, NAK, STATUS, announcement */
-    assert_int_equal(twice.c.frames_received, 6); /* the DATA frame went up */
-    assert_int_equal(twice.c.duplicates, once.c.duplicates + 1); /* and was a duplicate */
+    assert_int_equal(twice.c.auth_replayed, 10); /* five types, two addresses */
+    assert_int_equal(twice.c.auth_bad_tag, 0);
+    assert_int_equal(twice.c.frames_received, 5); /* nothing went up */
+    assert_int_equal(twice.c.duplicates, once.c.duplicates);
     assert_int_equal(f.seen.msgs, 1);
     assert_int_equal(twice.pub.naks_received, 1);
     assert_int_equal(twice.c.announces_received, once.c.announces_received);
@@ -397,6 +422,144 @@ static void test_replayed_frames(void **state)
     assert_int_equal(twice.subscribers, once.subscribers);
     assert_int_equal(twice.c.bad_frames, 0);
     rdps_ctx_destroy(f.ctx);
+}
+
+/* Raw endpoints on the keyed pair's fabric: a host without the key (no ctx at all) that joins a
+ * topic's group, records what the publisher sends there and sends it again. */
+struct recorder {
+    struct rdps_transport *ep;
+    uint8_t frames[400][LOOPBACK_MAX_DATAGRAM];
+    uint32_t lens[400];
+    unsigned count;
+};
+
+static uint32_t topic_group(rdps_ctx_t *ctx, const char *topic)
+{
+    char text[32];
+    struct in_addr in;
+    assert_int_equal(rdps_topic_group(ctx, topic, text, sizeof(text)), 0);
+    assert_int_equal(inet_pton(AF_INET, text, &in), 1);
+    return ntohl(in.s_addr);
+}
+
+static void recorder_take(struct recorder *r)
+{
+    struct rdps_rx_datagram rx[16];
+    int n;
+    while ((n = r->ep->ops->poll(r->ep, rx, 16)) > 0) {
+        for (int i = 0; i < n; i++) {
+            if (r->count < 400 && rx[i].len <= LOOPBACK_MAX_DATAGRAM) {
+                memcpy(r->frames[r->count], rx[i].data, rx[i].len);
+                r->lens[r->count++] = rx[i].len;
+            }
+        }
+        r->ep->ops->rx_release(r->ep, rx, n);
+    }
+}
+
+/* Sends every recorded datagram from a fresh endpoint (a new QP: they cost nothing) to the group,
+ * then destroys it. */
+static void replay_from_fresh_qp(struct rdps_loopback_fabric *fabric, const struct recorder *r,
+                                 uint32_t group)
+{
+    struct rdps_transport *q;
+    const struct rdps_dest *dest;
+    struct rdps_loopback_config lc = {.max_payload = LOOPBACK_MAX_DATAGRAM, .send_slots = 64};
+    assert_int_equal(rdps__loopback_create(fabric, &lc, &q), 0);
+    assert_int_equal(rdps__loopback_group_dest(fabric, group, &dest), 0);
+    for (unsigned i = 0; i < r->count; i++) {
+        struct rdps_tx_buf buf;
+        struct rdps_rx_datagram rx;
+        assert_true(q->ops->poll(q, &rx, 0) >= 0); /* reaps the sends */
+        assert_int_equal(q->ops->claim(q, &buf), 0);
+        memcpy(buf.data, r->frames[i], r->lens[i]);
+        assert_int_equal(q->ops->submit(q, &buf, r->lens[i], &dest, 1), 0);
+        assert_int_equal(q->ops->flush(q), 0);
+    }
+    q->ops->destroy(q);
+}
+
+/*
+ * Finding 1 of the fourth review, through the API: a keyless host records a reliable keyed topic's
+ * datagrams from its group and replays them from fresh QPs while the publisher runs and after it
+ * is gone. The subscriber delivers every message exactly once and drops every replayed datagram
+ * in the interceptor (1.2.0 delivered each recording again, as a new stream of the replayer).
+ */
+static void run_replay_from_fresh_qps(int encrypt)
+{
+    struct test_pair p;
+    rdps_config ca, cb;
+    keyed_config(&ca, key_one, 1, encrypt);
+    keyed_config(&cb, key_one, 1, encrypt);
+    pair_open(&p, &ca, &cb);
+    struct test_inbox in = {0};
+    rdps_pub_t *pub;
+    rdps_sub_t *sub;
+    rdps_pub_opts popts = {.reliable = 1, .ring_bytes = 1u << 20};
+    rdps_sub_opts sopts = {.reliable = 1, .on_event = test_inbox_on_event};
+    assert_int_equal(rdps_sub_create(p.b, "auth.replay", test_inbox_on_message, &in, &sopts, &sub),
+                     0);
+    assert_int_equal(rdps_pub_create(p.a, "auth.replay", &popts, &pub), 0);
+    static struct recorder rec;
+    memset(&rec, 0, sizeof(rec));
+    struct rdps_loopback_config lc = {.max_payload = LOOPBACK_MAX_DATAGRAM, .recv_slots = 1024};
+    assert_int_equal(rdps__loopback_create(p.fabric, &lc, &rec.ep), 0);
+    uint32_t group = topic_group(p.a, "auth.replay");
+    assert_int_equal(rdps__loopback_join(rec.ep, group), 0);
+    TEST_PAIR_PUMP(&p, 3);
+    uint8_t buf[600];
+    unsigned replays = 0;
+    for (uint32_t i = 0; i < 200; i++) {
+        size_t len = test_message_fill(buf, i, 4 + (i * 37u) % (sizeof(buf) - 4));
+        TEST_PAIR_SEND_OK(&p, pub, buf, len);
+        TEST_PAIR_PUMP(&p, 1);
+        recorder_take(&rec);
+        if (i == 99) { /* while the publisher runs */
+            replay_from_fresh_qp(p.fabric, &rec, group);
+            replays += rec.count;
+            TEST_PAIR_PUMP(&p, 32);
+        }
+    }
+    for (int r = 0; r < 200 && (in.count < 200 || rdps_pub_receivers_behind(pub) > 0); r++)
+        TEST_PAIR_PUMP(&p, 1);
+    recorder_take(&rec);
+    assert_true(rec.count >= 200); /* every message's datagram, and heartbeats */
+    replay_from_fresh_qp(p.fabric, &rec, group);
+    replays += rec.count;
+    TEST_PAIR_PUMP(&p, 32);
+    rdps_pub_destroy(pub); /* after the publisher is gone: twice more, from two new QPs */
+    TEST_PAIR_PUMP(&p, 2);
+    for (int k = 0; k < 2; k++) {
+        replay_from_fresh_qp(p.fabric, &rec, group);
+        replays += rec.count;
+        TEST_PAIR_PUMP(&p, 32);
+    }
+    rdps_counters c;
+    counters(p.b, &c);
+    printf("replay from fresh QPs (encrypt %d): %u datagrams replayed, %u messages delivered of "
+           "200, auth_replayed %llu, auth_bad_tag %llu\n",
+           encrypt, replays, in.count, (unsigned long long)c.auth_replayed,
+           (unsigned long long)c.auth_bad_tag);
+    assert_int_equal(in.count, 200);
+    assert_int_equal(in.out_of_order, 0);
+    assert_int_equal(in.corrupt, 0);
+    assert_int_equal(in.loss_events, 0);
+    assert_true(c.auth_replayed + c.auth_bad_tag >= replays);
+    rec.ep->ops->destroy(rec.ep);
+    rdps_sub_destroy(sub);
+    test_pair_close(&p);
+}
+
+static void test_replay_from_fresh_qps(void **state)
+{
+    (void)state;
+    run_replay_from_fresh_qps(0);
+}
+
+static void test_replay_from_fresh_qps_encrypted(void **state)
+{
+    (void)state;
+    run_replay_from_fresh_qps(1);
 }
 
 /* Key rollover in the middle of a reliable stream: add everywhere, use everywhere, remove the old
@@ -580,6 +743,8 @@ int main(void)
         cmocka_unit_test(test_keyless_and_wrong_key_publishers),
         cmocka_unit_test(test_forged_frames_change_nothing),
         cmocka_unit_test(test_replayed_frames),
+        cmocka_unit_test(test_replay_from_fresh_qps),
+        cmocka_unit_test(test_replay_from_fresh_qps_encrypted),
         cmocka_unit_test(test_rollover_mid_stream),
         cmocka_unit_test(test_key_files),
     };

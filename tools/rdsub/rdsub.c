@@ -348,10 +348,13 @@ static void print_json(const struct state *st, const rdps_sub_t *sub, const rdps
     tool_json_u64(&j, "evicted", c->reasm_evictions);
     tool_json_u64(&j, "timeouts", c->reasm_timeouts);
     tool_json_u64(&j, "bad_frames", c->bad_frames);
-    /* Keyed: frames the authenticating layer dropped (forged, keyless, stale key, short). */
+    /* Keyed: frames the authenticating layer dropped (forged, keyless, stale key, short, sealed
+     * too far from our clock), and replays (also from another address) on their own. */
     tool_json_u64(&j, "auth_dropped",
-                  c->auth_unsigned + c->auth_short + c->auth_unknown_key + c->auth_bad_tag);
+                  c->auth_unsigned + c->auth_short + c->auth_unknown_key + c->auth_bad_tag +
+                      c->auth_stale);
     tool_json_u64(&j, "auth_replayed", c->auth_replayed);
+    tool_json_u64(&j, "auth_stale", c->auth_stale);
     tool_json_u64(&j, "dup_frames", c->duplicates);
     tool_json_u64(&j, "loss_dropped_rx", c->loss_dropped_rx);
     tool_json_u64(&j, "frames_received", c->frames_received);

@@ -212,6 +212,13 @@ typedef struct rdps_config {
      * holds a block of up to 64 datagrams: parity_blocks x 64 x the path MTU bytes (32 records
      * cover the default window: 2 MiB at MTU 1024), one stream at most 32 of them. */
     uint32_t parity_blocks;
+    /*
+     * Keyed (rdps 1.3): a frame sealed more than this far from our clock (either way) is dropped
+     * (auth_stale): how long a recorded frame could be replayed into a receiver that no longer
+     * knows its sender (restarted, or past replay_senders). The hosts' clocks (CLOCK_REALTIME)
+     * must agree within it: NTP or PTP. Default 30000, 2000..3600000.
+     */
+    uint32_t replay_max_age_ms;
 } rdps_config;
 
 /* Size of a domain key (rdps_config.domain_key) and the largest key id. */
@@ -896,7 +903,8 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(auth_short, "keyed ctx: frames shorter than header and trailer, dropped")                   \
     X(auth_unknown_key, "keyed ctx: frames under a key id not installed, dropped")                \
     X(auth_bad_tag, "keyed ctx: frames whose tag did not verify, dropped")                        \
-    X(auth_replayed, "keyed ctx: control frames replayed (counter seen or too old), dropped")     \
+    X(auth_replayed,                                                                              \
+      "keyed ctx: frames replayed (counter seen or too old, or from another address), dropped")   \
     X(auth_senders_evicted, "keyed ctx: senders evicted from the anti-replay table (LRU)")        \
     X(sessions_idle,                                                                              \
       "reliable subscribers: sessions whose publisher fell silent 5 s (NAK/STATUS stopped)")      \
@@ -916,7 +924,8 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(parity_bytes, "reliable publishers: bytes of parity datagrams")                             \
     X(parity_rebuilt, "reliable subscribers: missing datagrams rebuilt from parity datagrams")    \
     X(parity_proactive,                                                                           \
-      "reliable publishers: parity datagrams sent unasked (rdps_pub_opts.parity_proactive)")
+      "reliable publishers: parity datagrams sent unasked (rdps_pub_opts.parity_proactive)")      \
+    X(auth_stale, "keyed ctx: frames sealed further from our clock than replay_max_age_ms")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
