@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -735,6 +736,74 @@ static void test_key_files(void **state)
     rmdir(dir);
 }
 
+/*
+ * Finding 5 of the fourth review: a key file that is a FIFO (or a device) is refused at once, not
+ * waited on (1.2.0 blocked in open() for ever); a symbolic link to a good file is followed; a file
+ * another user owns is refused. The read runs in a child with a 10 s alarm, so a hang fails the
+ * test instead of hanging it.
+ */
+static int read_in_child(const char *path)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(10);
+        uint8_t key[32];
+        int rc = rdps_domain_key_read(path, key, NULL);
+        _exit(rc == RDPS_EINVAL ? 0 : rc == 0 ? 1 : 2);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status)) {
+        printf("key file %s: the read was killed by signal %d (it blocked)\n", path,
+               WTERMSIG(status));
+        return -1;
+    }
+    return WEXITSTATUS(status);
+}
+
+static void test_key_file_not_regular(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/rdps-keyfifo-XXXXXX", fifo[64], link[64], file[64], text[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(fifo, sizeof(fifo), "%s/fifo.key", dir);
+    snprintf(link, sizeof(link), "%s/link.key", dir);
+    snprintf(file, sizeof(file), "%s/real.key", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(read_in_child(fifo), 0); /* RDPS_EINVAL, promptly */
+    assert_int_equal(read_in_child("/dev/zero"), 0);
+    /* A ctx whose key file is the FIFO fails to be created, and says why. */
+    rdps_config cfg;
+    rdps_config_init(&cfg);
+    cfg.domain_key_file = fifo;
+    struct rdps_loopback_fabric *fabric;
+    rdps_ctx_t *ctx;
+    assert_int_equal(rdps__loopback_fabric_create(&fabric), 0);
+    assert_int_equal(test_loopback_ctx(fabric, &cfg, 64, &ctx), RDPS_EINVAL);
+    assert_non_null(strstr(rdps_last_error_message(), "not a regular file"));
+    /* A link to a private regular file is followed. */
+    snprintf(text, sizeof(text), "3:%s\n",
+             "00112233445566778899aabbccddeeff0123456789abcdef0011223344556677");
+    write_file(file, text, 0600);
+    assert_int_equal(symlink(file, link), 0);
+    uint8_t key[32];
+    uint32_t id = 0;
+    assert_int_equal(rdps_domain_key_read(link, key, &id), 0);
+    assert_int_equal(id, 3);
+    /* A file another user owns (root can make one): refused, whatever its mode. */
+    if (geteuid() == 0) {
+        assert_int_equal(chown(file, 65534, 65534), 0);
+        assert_int_equal(rdps_domain_key_read(file, key, &id), RDPS_EACCES);
+        assert_non_null(strstr(rdps_last_error_message(), "owned by uid 65534"));
+    }
+    rdps__loopback_fabric_destroy(fabric);
+    unlink(link);
+    unlink(file);
+    unlink(fifo);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -747,6 +816,7 @@ int main(void)
         cmocka_unit_test(test_replay_from_fresh_qps_encrypted),
         cmocka_unit_test(test_rollover_mid_stream),
         cmocka_unit_test(test_key_files),
+        cmocka_unit_test(test_key_file_not_regular),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -305,7 +305,9 @@ RDPS_EXPORT size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx);
  * Domain keys (rdps 1.1). A key file holds one key: 64 hexadecimal characters (32 bytes),
  * optionally preceded by its id in decimal and a colon ("7:00112233..."; no id: 1); blank lines,
  * lines starting with '#' and whitespace around the key are ignored. Like ssh with a private
- * key, rdps refuses a file that its group or others may read or write (RDPS_EACCES: chmod 600).
+ * key, rdps refuses a file that its group or others may read or write, or that another user than
+ * us or root owns (RDPS_EACCES: chmod 600), and anything but a regular file (RDPS_EINVAL: a FIFO
+ * or a device is refused at once, never waited on; a symbolic link is followed).
  * rdps_domain_key_read fills key and *key_id (key_id may be NULL) and returns 0, or RDPS_ENOENT,
  * RDPS_EACCES or RDPS_EINVAL (a malformed file), the reason in rdps_last_error_message().
  *
