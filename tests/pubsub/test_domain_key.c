@@ -19,6 +19,7 @@
 #include "discovery_engine.h"
 #include "pubsub_test_util.h"
 #include "rdps_auth.h"
+#include "rdps_fec.h"
 #include "rdps_frag.h"
 #include "rdps_reasm.h"
 #include "script_transport.h"
@@ -220,6 +221,15 @@ static uint32_t seal(struct sealer *s, uint8_t *frame, uint32_t len)
         .key_id = s->key_id,
     };
     return rdps__auth_seal(frame, len, s->subkey, &a);
+}
+
+/* Seals f (len plain bytes) as s and injects it from `from`, then polls. */
+static void inject_sealed(rdps_ctx_t *ctx, struct rdps_transport *wire, struct sealer *s,
+                          const struct rdps_source *from, uint8_t *f, uint32_t len)
+{
+    uint32_t n = seal(s, f, len);
+    assert_int_equal(script_transport_inject(wire, from, f, n), 0);
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
 }
 
 /* The five frame types, plain, as an honest member of the domain would send them. */
@@ -804,6 +814,109 @@ static void test_key_file_not_regular(void **state)
     rmdir(dir);
 }
 
+/*
+ * The parity path of a keyed reliable subscriber: a forger without the key builds a parity symbol
+ * that decodes into a valid frame for the datagram the subscriber lacks (message 99, header and
+ * all: test_rx_parity shows the engine alone delivers it when it comes from the publisher's exact
+ * address) and sends it from that address, unsealed and under another key; the publisher's own
+ * parity symbol is replayed from another QP. Nothing is delivered until the publisher's symbol
+ * comes from the publisher: then the true message, in order.
+ */
+static void put_reliable_data(uint8_t *f, uint32_t seq, uint32_t index)
+{
+    uint32_t next = seq;
+    size_t len = test_message_fill(f + RDPS_FRAME_HEADER_LEN, index, 100);
+    assert_int_equal(rdps__frag_put_single(f, SCRIPT_MAX_PAYLOAD, 88, rdps_topic_id("auth.par"),
+                                           &next, len, SCRIPT_MAX_PAYLOAD - RDPS_AUTH_TRAILER_LEN,
+                                           index + 1, RDPS_FRAME_F_RELIABLE),
+                     (int)(RDPS_FRAME_HEADER_LEN + len));
+}
+
+static uint32_t parity_over(uint8_t blocks[4][SCRIPT_MAX_PAYLOAD], uint32_t start, uint8_t *f)
+{
+    const uint8_t *src[4];
+    uint32_t lens[4];
+    for (int i = 0; i < 4; i++) {
+        src[i] = blocks[i] + RDPS_FRAME_SYMBOL_OFF;
+        lens[i] = RDPS_FRAME_HEADER_LEN + 100 - RDPS_FRAME_SYMBOL_OFF;
+    }
+    struct rdps_fec *fec = calloc(1, sizeof(*fec));
+    assert_non_null(fec);
+    assert_int_equal(rdps__fec_init(fec, 4, 4, 200), 0);
+    assert_int_equal(
+        rdps__frame_put_parity_header(f, 88, rdps_topic_id("auth.par"), start, 4, 0, 1),
+        RDPS_FRAME_HEADER_LEN);
+    assert_int_equal(rdps__fec_encode(fec, src, lens, 0, f + RDPS_FRAME_HEADER_LEN), 0);
+    free(fec);
+    return RDPS_FRAME_HEADER_LEN + 200 + RDPS_FEC_LEN_BYTES;
+}
+
+static void test_forged_parity_keyed(void **state)
+{
+    (void)state;
+    rdps_config cfg;
+    keyed_config(&cfg, key_one, 1, 0);
+    cfg.parity_blocks = 8;
+    rdps_ctx_t *ctx;
+    struct rdps_transport *wire;
+    assert_int_equal(script_ctx_create(&cfg, &self_src, fake_clock, NULL, &ctx, &wire), 0);
+    struct test_inbox in = {0};
+    rdps_sub_t *sub;
+    rdps_sub_opts sopts = {.reliable = 1, .on_event = test_inbox_on_event};
+    assert_int_equal(rdps_sub_create(ctx, "auth.par", test_inbox_on_message, &in, &sopts, &sub), 0);
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    struct sealer honest, outsider;
+    sealer_init(&honest, key_one, 1, 3);
+    sealer_init(&outsider, key_two, 1, 4);
+    uint8_t f[SCRIPT_MAX_PAYLOAD], block[4][SCRIPT_MAX_PAYLOAD];
+    const uint32_t start = 400;
+    /* Message 0 (the block before) starts the stream; the heartbeat tells k = 4; messages 1, 2, 4
+     * (sequences 400, 401, 403) arrive, 402 (message 3) does not. */
+    put_reliable_data(f, start - 1, 0);
+    inject_sealed(ctx, wire, &honest, &peer_src, f, RDPS_FRAME_HEADER_LEN + 100);
+    int hb = rdps__frame_encode_heartbeat_parity(f, sizeof(f), 88, rdps_topic_id("auth.par"), start,
+                                                 1, 2, 4, 0, 1);
+    assert_true(hb > 0);
+    inject_sealed(ctx, wire, &honest, &peer_src, f, (uint32_t)hb);
+    for (uint32_t i = 0; i < 4; i++) {
+        put_reliable_data(block[i], start + i, i + 1);
+        if (i != 2)
+            inject_sealed(ctx, wire, &honest, &peer_src, memcpy(f, block[i], SCRIPT_MAX_PAYLOAD),
+                          RDPS_FRAME_HEADER_LEN + 100);
+    }
+    assert_int_equal(in.count, 3);
+    /* The forgery: message 99 in place of sequence 402, a valid frame once decoded. */
+    uint8_t forged_block[4][SCRIPT_MAX_PAYLOAD], genuine[SCRIPT_MAX_PAYLOAD];
+    memcpy(forged_block, block, sizeof(block));
+    put_reliable_data(forged_block[2], start + 2, 99);
+    uint32_t plen = parity_over(forged_block, start, f);
+    assert_int_equal(script_transport_inject(wire, &peer_src, f, plen), 0); /* unsealed */
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    plen = parity_over(forged_block, start, f);
+    inject_sealed(ctx, wire, &outsider, &peer_src, f, plen); /* under another key */
+    /* The publisher's own symbol, recorded and replayed from another QP. */
+    uint32_t glen = parity_over(block, start, genuine);
+    glen = seal(&honest, genuine, glen);
+    memcpy(f, genuine, glen);
+    assert_int_equal(script_transport_inject(wire, &replay_src, f, glen), 0);
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    rdps_counters c;
+    counters(ctx, &c);
+    assert_int_equal(in.count, 3);
+    assert_int_equal(c.parity_rebuilt, 0);
+    assert_int_equal(c.auth_unsigned, 1);
+    assert_int_equal(c.auth_bad_tag, 1);
+    assert_int_equal(c.auth_replayed, 1);
+    /* From the publisher, the same symbol rebuilds the true message 3: all five, in order. */
+    assert_int_equal(script_transport_inject(wire, &peer_src, genuine, glen), 0);
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    counters(ctx, &c);
+    assert_int_equal(c.parity_rebuilt, 1);
+    assert_int_equal(in.count, 5);
+    assert_int_equal(in.out_of_order + in.corrupt + in.backwards + in.skipped, 0);
+    rdps_ctx_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -817,6 +930,7 @@ int main(void)
         cmocka_unit_test(test_rollover_mid_stream),
         cmocka_unit_test(test_key_files),
         cmocka_unit_test(test_key_file_not_regular),
+        cmocka_unit_test(test_forged_parity_keyed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
