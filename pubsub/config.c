@@ -47,6 +47,7 @@ void rdps__config_defaults(rdps_config *cfg)
     cfg->max_unicast_subscribers = 256;
     cfg->parity_blocks = 0;
     cfg->replay_max_age_ms = 30000;
+    cfg->unicast_subscribers_per_host = 4;
 }
 
 void rdps_config_init_sized(rdps_config *cfg, size_t size)
@@ -121,7 +122,9 @@ int rdps__config_validate(const rdps_config *cfg, struct rdps_group_range *range
         (rc = check_range("multicast_timeout_ms", cfg->multicast_timeout_ms, 10, 600000)) < 0 ||
         (rc = check_range("max_unicast_subscribers", cfg->max_unicast_subscribers, 1, 4096)) < 0 ||
         (rc = check_range("parity_blocks", cfg->parity_blocks, 0, 4096)) < 0 ||
-        (rc = check_range("replay_max_age_ms", cfg->replay_max_age_ms, 2000, 3600000)) < 0)
+        (rc = check_range("replay_max_age_ms", cfg->replay_max_age_ms, 2000, 3600000)) < 0 ||
+        (rc = check_range("unicast_subscribers_per_host", cfg->unicast_subscribers_per_host, 1,
+                          4096)) < 0)
         return rc;
     if (cfg->loss_frame_types & ~0x7eu) /* DATA .. PARITY */
         return rdps__set_err(RDPS_EINVAL,

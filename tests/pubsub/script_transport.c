@@ -95,6 +95,47 @@ static int st_submit(struct rdps_transport *t, struct rdps_tx_buf *buf, uint32_t
     return 0;
 }
 
+/* Registered regions (a reliable publisher's ring): each submit_mem is a copy sent at once, so
+ * the region's cookie completes at once (as the authenticating interceptor's do). */
+static int st_mem_register(struct rdps_transport *t, void *addr, size_t len,
+                           struct rdps_tx_mem **out)
+{
+    struct rdps_tx_mem *m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return RDPS_ENOMEM;
+    m->addr = addr;
+    m->len = len;
+    m->owner = t;
+    *out = m;
+    return 0;
+}
+
+static int st_mem_deregister(struct rdps_transport *t, struct rdps_tx_mem *m)
+{
+    if (m == NULL || m->owner != t)
+        return RDPS_EINVAL;
+    free(m);
+    return 0;
+}
+
+static int st_submit_mem(struct rdps_transport *t, struct rdps_tx_mem *m, size_t offset,
+                         uint32_t len, const struct rdps_dest *const *dests, unsigned ndest,
+                         uint64_t cookie)
+{
+    if (m == NULL || m->owner != t || offset > m->len || len > m->len - offset ||
+        cookie <= m->submitted || ndest == 0)
+        return RDPS_EINVAL;
+    struct rdps_tx_buf buf;
+    int rc = st_claim(t, &buf);
+    if (rc < 0)
+        return rc;
+    memcpy(buf.data, m->addr + offset, len);
+    rc = st_submit(t, &buf, len, dests, ndest);
+    if (rc == 0)
+        rdps__tx_mem_skip(m, cookie);
+    return rc;
+}
+
 static int st_flush(struct rdps_transport *t)
 {
     (void)t;
@@ -231,6 +272,9 @@ static const struct rdps_transport_ops script_ops = {
     .dest_acquire = st_dest_acquire,
     .dest_release = st_dest_release,
     .self_source = st_self_source,
+    .mem_register = st_mem_register,
+    .mem_deregister = st_mem_deregister,
+    .submit_mem = st_submit_mem,
 };
 
 int script_transport_create(uint32_t send_slots, struct rdps_transport **out)

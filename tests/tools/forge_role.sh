@@ -90,8 +90,10 @@ attack() {
         sleep 6
         kill "$replayer" 2>/dev/null
         wait "$replayer" 2>/dev/null
-        "$check_json" "$scratch/replay.$topic.json" "recorded>0" "replayed>0" "qps>=2" ||
+        "$check_json" "$scratch/replay.$topic.json" "recorded>0" "replayed>0" "qps>=2" || {
             fail "the replayer recorded or replayed nothing ($topic)"
+            cat "$scratch/replay.$topic.err"
+        }
     fi
 }
 

@@ -167,7 +167,8 @@ static uint64_t now_ms(void)
  * --replay: a host outside the domain records a topic and replays it. A keyless ctx subscribes to
  * the topic (any host may join its group); once joined, its QP is read directly, below the ctx,
  * as a capture reads the wire: every datagram of the topic from the first source heard on it
- * (the publisher) is kept, up to REPLAY_MAX. From then on a new ctx (a fresh QP: they cost
+ * that is not on this host (the publisher; this host's own forgers are not recorded) is kept, up
+ * to REPLAY_MAX. From then on a new ctx (a fresh QP: they cost
  * nothing) is made every qp_ms and sends the recording into the group again from its start,
  * `rate` datagrams a second, byte for byte.
  */
@@ -185,8 +186,17 @@ struct replayer {
     uint8_t (*frames)[REPLAY_BYTES];
     uint32_t *lens;
     uint32_t count, next;
-    uint64_t recorded, replayed, qps, send_errors;
+    uint64_t heard, recorded, replayed, qps, send_errors;
 };
+
+/* The recording ctx's subscriber never sees a message: its QP is read below the ctx. */
+static void on_nothing(void *user, const void *data, size_t len, const rdps_msg_info *info)
+{
+    (void)user;
+    (void)data;
+    (void)len;
+    (void)info;
+}
 
 static rdps_ctx_t *keyless_ctx(const char *device)
 {
@@ -210,8 +220,10 @@ static void replay_record(struct replayer *r)
         rdps_source src = {.qpn = d->src_qpn, .lid = d->src_lid, .has_gid = d->has_src_gid};
         memcpy(src.gid, d->src_gid, 16);
         if (d->len < RDPS_FRAME_HEADER_LEN || d->len > REPLAY_BYTES ||
-            rdps__get_le64(d->data + RDPS_FRAME_OFF_TOPIC_ID) != r->topic_id)
+            rdps__get_le64(d->data + RDPS_FRAME_OFF_TOPIC_ID) != r->topic_id ||
+            (d->has_src_gid && memcmp(d->src_gid, r->rec->self_gid, 16) == 0))
             continue;
+        r->heard++;
         if (!r->have_from) {
             r->from = src;
             r->have_from = true;
@@ -259,7 +271,7 @@ static int replay_run(const char *topic, const char *device, double duration, do
     r.lens = calloc(REPLAY_MAX, sizeof(*r.lens));
     r.rec = keyless_ctx(device);
     if (r.frames == NULL || r.lens == NULL || r.rec == NULL ||
-        rdps_sub_create(r.rec, topic, NULL, NULL, NULL, &r.rec_sub) < 0) {
+        rdps_sub_create(r.rec, topic, on_nothing, NULL, NULL, &r.rec_sub) < 0) {
         fprintf(stderr, "rdps_forge: %s\n", rdps_last_error_message());
         return 1;
     }
@@ -299,9 +311,9 @@ static int replay_run(const char *topic, const char *device, double duration, do
             r.send_errors++;
         r.next = (r.next + 1) % r.count;
     }
-    printf("{\"recorded\":%" PRIu64 ",\"replayed\":%" PRIu64 ",\"qps\":%" PRIu64
-           ",\"send_errors\":%" PRIu64 "}\n",
-           r.recorded, r.replayed, r.qps, r.send_errors);
+    printf("{\"heard\":%" PRIu64 ",\"recorded\":%" PRIu64 ",\"from_qpn\":%u,\"replayed\":%" PRIu64
+           ",\"qps\":%" PRIu64 ",\"send_errors\":%" PRIu64 "}\n",
+           r.heard, r.recorded, r.from.qpn, r.replayed, r.qps, r.send_errors);
     if (r.send != NULL)
         rdps_ctx_destroy(r.send);
     rdps_ctx_destroy(r.rec);

@@ -195,8 +195,10 @@ typedef struct rdps_config {
      */
     const char *peers;
     uint32_t max_contacts; /* peers discovery talks to by unicast (default 256, 16..4096); of
-                              them at most 32 per host, and 16 only named by others (probed
-                              3 announce intervals, 8 new a interval at most) */
+                              them at most 16 per host, and 16 only named by others (probed
+                              3 announce intervals, 8 new a interval at most); when full, a
+                              peer that speaks for itself displaces an unconfirmed or stale one,
+                              else one of the host holding the most (contacts_displaced) */
     /*
      * RDPS_TRANSPORT_AUTO topics use unicast when their group is not joined within this long,
      * or when this long after the first announcement that came by unicast none came through a
@@ -204,8 +206,10 @@ typedef struct rdps_config {
      */
     uint32_t multicast_timeout_ms;
     /* Subscribers one topic's publishers send unicast copies to (each a subscribing ctx; default
-     * 256, 1..4096, and at most half of send_slots); at most 32 per host. More are refused and
-     * counted (unicast_refused). */
+     * 256, 1..4096, and at most half of send_slots); at most unicast_subscribers_per_host per host.
+     * When full, a newcomer displaces an unconfirmed one (it never reported to a reliable
+     * publisher of the topic) of the host holding the most, if that host holds more than the
+     * newcomer's would (unicast_displaced); else it is refused (unicast_refused). */
     uint32_t max_unicast_subscribers;
     /* Reliable subscribers: block records kept for parity repairs (rdps_pub_opts.parity_k; 0:
      * none, such a publisher's losses are repaired by retransmission; at most 4096). A record
@@ -219,6 +223,10 @@ typedef struct rdps_config {
      * must agree within it: NTP or PTP. Default 30000, 2000..3600000.
      */
     uint32_t replay_max_age_ms;
+    /* Unicast fan-out (rdps 1.3): subscribing contexts of one host (GID, or LID without a GRH)
+     * a topic's publishers copy to, and so copies of each datagram one host costs them (default
+     * 4, 1..4096). More are refused (unicast_refused). */
+    uint32_t unicast_subscribers_per_host;
 } rdps_config;
 
 /* Size of a domain key (rdps_config.domain_key) and the largest key id. */
@@ -927,7 +935,11 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(parity_rebuilt, "reliable subscribers: missing datagrams rebuilt from parity datagrams")    \
     X(parity_proactive,                                                                           \
       "reliable publishers: parity datagrams sent unasked (rdps_pub_opts.parity_proactive)")      \
-    X(auth_stale, "keyed ctx: frames sealed further from our clock than replay_max_age_ms")
+    X(auth_stale, "keyed ctx: frames sealed further from our clock than replay_max_age_ms")       \
+    X(unicast_displaced,                                                                          \
+      "publishers: unconfirmed unicast subscribers dropped for a newcomer (table full)")          \
+    X(contacts_displaced, "unicast discovery: contacts dropped for a newcomer (table or host "    \
+                          "full)")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
