@@ -50,6 +50,43 @@ void rdps__config_defaults(rdps_config *cfg)
     cfg->unicast_subscribers_per_host = 4;
 }
 
+void rdps__config_zero_defaults(rdps_config *cfg)
+{
+    rdps_config d;
+    rdps__config_defaults(&d);
+#define KEEP_DEFAULT_(field) \
+    if (cfg->field == 0)     \
+        cfg->field = d.field;
+    KEEP_DEFAULT_(qkey)
+    KEEP_DEFAULT_(group_range)
+    KEEP_DEFAULT_(control_group)
+    KEEP_DEFAULT_(max_message_size)
+    KEEP_DEFAULT_(reassembly_memory)
+    KEEP_DEFAULT_(reassembly_timeout_ms)
+    KEEP_DEFAULT_(max_sessions)
+    KEEP_DEFAULT_(max_sessions_per_source)
+    KEEP_DEFAULT_(max_partials)
+    KEEP_DEFAULT_(max_partials_per_source)
+    KEEP_DEFAULT_(reassembly_memory_per_source)
+    KEEP_DEFAULT_(announce_interval_ms)
+    KEEP_DEFAULT_(max_peers)
+    KEEP_DEFAULT_(max_remote_only_peers)
+    KEEP_DEFAULT_(peer_interval_min_ms)
+    KEEP_DEFAULT_(peer_interval_max_ms)
+    KEEP_DEFAULT_(send_slots)
+    KEEP_DEFAULT_(recv_slots)
+    KEEP_DEFAULT_(replay_senders)
+    KEEP_DEFAULT_(max_contacts)
+    KEEP_DEFAULT_(multicast_timeout_ms)
+    KEEP_DEFAULT_(max_unicast_subscribers)
+    KEEP_DEFAULT_(replay_max_age_ms)
+    KEEP_DEFAULT_(unicast_subscribers_per_host)
+#undef KEEP_DEFAULT_
+    /* Zero is a value of its own, documented in rdps.h: port_num, cm_port (the defaults), the
+     * loss generator's rates, frame types and seed (0 is a seed like any other), stats_off,
+     * domain_key_id (1), encrypt, parity_blocks (none), and the NULL strings and key. */
+}
+
 void rdps_config_init_sized(rdps_config *cfg, size_t size)
 {
     rdps_config defaults;
@@ -93,7 +130,7 @@ int rdps__config_validate(const rdps_config *cfg, struct rdps_group_range *range
         return rdps__prepend_err(RDPS_EINVAL, "config group_range: ");
     if (rdps__mcast_addr_parse(cfg->control_group, control_group) != 0)
         return rdps__prepend_err(RDPS_EINVAL, "config control_group: ");
-    if ((rc = check_range("max_message_size", cfg->max_message_size, 0, 0xffffffffu)) < 0 ||
+    if ((rc = check_range("max_message_size", cfg->max_message_size, 1, 0xffffffffu)) < 0 ||
         (rc = check_range("reassembly_memory", cfg->reassembly_memory, 64 * 1024, SIZE_MAX)) < 0 ||
         (rc = check_range("reassembly_timeout_ms", cfg->reassembly_timeout_ms, 1, 3600000)) < 0 ||
         (rc = check_range("max_sessions", cfg->max_sessions, 1, 1u << 20)) < 0 ||
@@ -106,7 +143,7 @@ int rdps__config_validate(const rdps_config *cfg, struct rdps_group_range *range
                           64 * 1024, SIZE_MAX)) < 0 ||
         (rc = check_range("announce_interval_ms", cfg->announce_interval_ms, 10, 600000)) < 0 ||
         (rc = check_range("max_peers", cfg->max_peers, 2, 1u << 20)) < 0 ||
-        (rc = check_range("max_remote_only_peers", cfg->max_remote_only_peers, 0,
+        (rc = check_range("max_remote_only_peers", cfg->max_remote_only_peers, 1,
                           cfg->max_peers - 1)) < 0 ||
         (rc = check_range("peer_interval_min_ms", cfg->peer_interval_min_ms, 1, 600000)) < 0 ||
         (rc = check_range("peer_interval_max_ms", cfg->peer_interval_max_ms,

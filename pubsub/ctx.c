@@ -50,11 +50,11 @@ void rdps__ctx_timers_changed(rdps_ctx_t *ctx)
 
 /* ---- topics ---- */
 
-int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const char *group)
+static int ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const char *group)
 {
     struct rdps_topic *t;
     if (ctx == NULL || group == NULL)
-        return rdps__set_err(RDPS_EINVAL, "rdps_ctx_map_topic: NULL argument");
+        return rdps__set_err_static(RDPS_EINVAL, ctx == NULL ? "NULL ctx" : "NULL group");
     int rc = rdps__topic_table_get(&ctx->topics, topic, group, &t);
     if (rc < 0)
         return rc;
@@ -62,16 +62,30 @@ int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const char *group)
     return 0;
 }
 
-int rdps_topic_group(const rdps_ctx_t *ctx, const char *topic, char *buf, size_t len)
+int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const char *group)
+{
+    rdps__api_enter();
+    return rdps__api_return(ctx_map_topic(ctx, topic, group), "rdps_ctx_map_topic");
+}
+
+static int topic_group(const rdps_ctx_t *ctx, const char *topic, char *buf, size_t len)
 {
     if (ctx == NULL || buf == NULL || len < 16)
-        return rdps__set_err(RDPS_EINVAL,
-                             "rdps_topic_group: NULL argument or buffer under 16 bytes");
+        return rdps__set_err(RDPS_EINVAL, "%s",
+                             ctx == NULL   ? "NULL ctx"
+                             : buf == NULL ? "NULL buffer"
+                                           : "buffer under 16 bytes (an IPv4 address needs 16)");
     int rc = rdps__topic_name_check(topic);
     if (rc < 0)
         return rc;
     rdps__ipv4_format(rdps__topic_table_group_of(&ctx->topics, topic), buf, len);
     return 0;
+}
+
+int rdps_topic_group(const rdps_ctx_t *ctx, const char *topic, char *buf, size_t len)
+{
+    rdps__api_enter();
+    return rdps__api_return(topic_group(ctx, topic, buf, len), "rdps_topic_group");
 }
 
 /* ---- sending one frame (control frames; data goes through publisher.c) ---- */
@@ -184,8 +198,11 @@ int rdps__ctx_create_over(const rdps_config *cfg, struct rdps_transport *transpo
                           rdps_ctx_t **out)
 {
     rdps_ctx_t *ctx = calloc(1, sizeof(*ctx));
+    rdps_config filled = *cfg;
     int rc;
 
+    rdps__config_zero_defaults(&filled); /* also for contexts over a test's transport */
+    cfg = &filled;
     if (ctx == NULL)
         return rdps__set_err(RDPS_ENOMEM, "rdps_ctx_create: out of memory");
     ctx->cfg = *cfg;
@@ -387,6 +404,8 @@ static int ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
     vcfg.send_slots = cfg->send_slots;
     vcfg.recv_slots = cfg->recv_slots;
     rc = rdps__verbs_transport_create(&vcfg, &verbs);
+    if (rc == RDPS_ENODEV)
+        rdps__append_err(rc, "; %s", RDPS__NO_DEVICE_HINT);
     if (rc < 0)
         return rdps__prepend_err(rc, "rdps_ctx_create: ");
 
@@ -552,10 +571,10 @@ static int handle_transport_events(rdps_ctx_t *ctx)
     return 0;
 }
 
-int rdps_ctx_flush(rdps_ctx_t *ctx)
+static int ctx_flush(rdps_ctx_t *ctx)
 {
     if (ctx == NULL)
-        return RDPS_EINVAL;
+        return rdps__set_err_static(RDPS_EINVAL, "NULL ctx");
     if (ctx->rel_sends_deferred) {
         ctx->rel_sends_deferred = false;
         rdps__pub_rel_flush(ctx);
@@ -573,10 +592,14 @@ int rdps_ctx_flush(rdps_ctx_t *ctx)
  */
 static int refuse_nested_poll(rdps_ctx_t *ctx)
 {
-    int rc = rdps_ctx_flush(ctx);
+    int rc = ctx_flush(ctx);
     if (rc == 0)
         rc = rdps__ctx_reap_sends(ctx);
-    return rc < 0 ? rc : RDPS_EBUSY;
+    return rc < 0 ? rc
+                  : rdps__set_err_static(RDPS_EBUSY,
+                                         "called from a callback: the rdps_ctx_poll that runs "
+                                         "it owns the receive batch (queued sends were "
+                                         "posted and send completions reaped)");
 }
 
 static void run_timers(rdps_ctx_t *ctx)
@@ -611,7 +634,7 @@ static int poll_locked(rdps_ctx_t *ctx, int budget)
     struct rdps_transport *t = ctx->transport;
     int handled = 0, rc;
 
-    if ((rc = rdps_ctx_flush(ctx)) < 0)
+    if ((rc = ctx_flush(ctx)) < 0)
         return rc;
     if (budget <= 0)
         budget = 4 * RDPS_RX_BATCH;
@@ -663,22 +686,36 @@ static int poll_locked(rdps_ctx_t *ctx, int budget)
     return handled;
 }
 
-int rdps_ctx_poll(rdps_ctx_t *ctx, int budget)
+/* A callback destroyed the ctx: the outermost call that ran it says so (the ctx is freed). */
+static int ctx_destroyed_by_callback(void)
+{
+    return rdps__set_err_static(RDPS_ECLOSED, RDPS__TEXT_CTX_DESTROYED);
+}
+
+static int ctx_poll(rdps_ctx_t *ctx, int budget)
 {
     if (ctx == NULL)
-        return RDPS_EINVAL;
+        return rdps__set_err_static(RDPS_EINVAL, "NULL ctx");
     if (ctx->callback_depth > 0)
         return refuse_nested_poll(ctx);
     rdps__ctx_callbacks_enter(ctx);
     int rc = poll_locked(ctx, budget);
     if (rdps__ctx_callbacks_leave(ctx))
-        return RDPS_ECLOSED;
+        return ctx_destroyed_by_callback();
     return rc;
+}
+
+int rdps_ctx_poll(rdps_ctx_t *ctx, int budget)
+{
+    rdps__api_enter();
+    return rdps__api_return(ctx_poll(ctx, budget), "rdps_ctx_poll");
 }
 
 int rdps_ctx_fd(rdps_ctx_t *ctx)
 {
-    return ctx ? ctx->epoll_fd : RDPS_EINVAL;
+    rdps__api_enter();
+    return rdps__api_return(ctx ? ctx->epoll_fd : rdps__set_err_static(RDPS_EINVAL, "NULL ctx"),
+                            "rdps_ctx_fd");
 }
 
 int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx)
@@ -692,35 +729,38 @@ int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx)
     return ms > 60000 ? 60000 : (int)ms;
 }
 
-int rdps_ctx_arm(rdps_ctx_t *ctx)
+static int ctx_arm(rdps_ctx_t *ctx)
 {
     if (ctx == NULL)
-        return RDPS_EINVAL;
+        return rdps__set_err_static(RDPS_EINVAL, "NULL ctx");
     if (ctx->callback_depth > 0)
         return refuse_nested_poll(ctx);
-    int rc = rdps_ctx_flush(ctx); /* sends queued with RDPS_SEND_MORE must not wait for a wakeup */
+    int rc = ctx_flush(ctx); /* sends queued with RDPS_SEND_MORE must not wait for a wakeup */
     if (rc < 0)
         return rc;
     if (rdps__ctx_now(ctx) >= ctx->next_timer_ns)
-        return RDPS_EAGAIN;
+        return rdps__set_err_static(RDPS_EAGAIN, "a timer is due: call rdps_ctx_poll, then arm "
+                                                 "again");
     rc = ctx->transport->ops->arm(ctx->transport);
     if (rc < 0)
         return rc;
-    return rc > 0 ? RDPS_EAGAIN : 0;
+    return rc > 0 ? rdps__set_err_static(RDPS_EAGAIN, "work arrived meanwhile: call "
+                                                      "rdps_ctx_poll, then arm again")
+                  : 0;
 }
 
-int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms)
+static int ctx_wait(rdps_ctx_t *ctx, int timeout_ms)
 {
     if (ctx == NULL)
-        return RDPS_EINVAL;
+        return rdps__set_err_static(RDPS_EINVAL, "NULL ctx");
     if (ctx->callback_depth > 0)
         return refuse_nested_poll(ctx);
-    int rc = rdps_ctx_poll(ctx, 0);
+    int rc = ctx_poll(ctx, 0);
     if (rc != 0)
         return rc;
-    rc = rdps_ctx_arm(ctx);
+    rc = ctx_arm(ctx);
     if (rc == RDPS_EAGAIN)
-        return rdps_ctx_poll(ctx, 0);
+        return ctx_poll(ctx, 0);
     if (rc < 0)
         return rc;
     int wait_ms = rdps_ctx_next_timeout_ms(ctx);
@@ -730,7 +770,25 @@ int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms)
     int n = epoll_wait(ctx->epoll_fd, evs, 4, wait_ms);
     if (n < 0 && errno != EINTR)
         return rdps__set_err(rdps__errno_code(errno), "epoll_wait: %s", strerror(errno));
-    return rdps_ctx_poll(ctx, 0);
+    return ctx_poll(ctx, 0);
+}
+
+int rdps_ctx_flush(rdps_ctx_t *ctx)
+{
+    rdps__api_enter();
+    return rdps__api_return(ctx_flush(ctx), "rdps_ctx_flush");
+}
+
+int rdps_ctx_arm(rdps_ctx_t *ctx)
+{
+    rdps__api_enter();
+    return rdps__api_return(ctx_arm(ctx), "rdps_ctx_arm");
+}
+
+int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms)
+{
+    rdps__api_enter();
+    return rdps__api_return(ctx_wait(ctx, timeout_ms), "rdps_ctx_wait");
 }
 
 size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx)
@@ -747,12 +805,11 @@ int rdps_ctx_sends_pending(const rdps_ctx_t *ctx)
     return ts.tx_outstanding > INT32_MAX ? INT32_MAX : (int)ts.tx_outstanding;
 }
 
-int rdps_ctx_create_sized(const rdps_config *cfg, size_t size, unsigned header_version,
-                          rdps_ctx_t **out)
+static int ctx_create_sized(const rdps_config *cfg, size_t size, unsigned header_version,
+                            rdps_ctx_t **out)
 {
     rdps_config full;
     int rc;
-    rdps__clear_err();
     if (out != NULL)
         *out = NULL;
     if ((rc = rdps__abi_check_header(header_version, "rdps_ctx_create")) < 0)
@@ -762,13 +819,23 @@ int rdps_ctx_create_sized(const rdps_config *cfg, size_t size, unsigned header_v
     rdps__config_defaults(&full);
     rc = rdps__abi_read_in(&full, sizeof(full), cfg, size, RDPS__ABI_CONFIG_SIZE_1_0,
                            "rdps_ctx_create: rdps_config");
-    return rc < 0 ? rc : ctx_create(&full, out);
+    if (rc < 0)
+        return rc;
+    rdps__config_zero_defaults(&full); /* rdps.h: zero fields keep the defaults */
+    return ctx_create(&full, out);
+}
+
+int rdps_ctx_create_sized(const rdps_config *cfg, size_t size, unsigned header_version,
+                          rdps_ctx_t **out)
+{
+    rdps__api_enter();
+    return rdps__api_return(ctx_create_sized(cfg, size, header_version, out), "rdps_ctx_create");
 }
 
 int rdps__counters_to_caller(int rc, const rdps_counters *full, rdps_counters *out, size_t size)
 {
     if (out == NULL)
-        return RDPS_EINVAL;
+        return rdps__set_err_static(RDPS_EINVAL, "NULL rdps_counters");
     if (size < RDPS__ABI_COUNTERS_SIZE_1_0) {
         memset(out, 0, size);
         return rdps__set_err(RDPS_EINVAL, "rdps_counters of %zu bytes: smaller than rdps 1.0's",
@@ -781,8 +848,9 @@ int rdps__counters_to_caller(int rc, const rdps_counters *full, rdps_counters *o
 int rdps_ctx_counters_sized(const rdps_ctx_t *ctx, rdps_counters *out, size_t size)
 {
     rdps_counters full;
+    rdps__api_enter();
     int rc = rdps__ctx_counters(ctx, &full);
-    return rdps__counters_to_caller(rc, &full, out, size);
+    return rdps__api_return(rdps__counters_to_caller(rc, &full, out, size), "rdps_ctx_counters");
 }
 
 int rdps__ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out)
@@ -792,7 +860,7 @@ int rdps__ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out)
         return RDPS_EINVAL;
     if (ctx == NULL) {
         memset(out, 0, sizeof(*out));
-        return RDPS_EINVAL;
+        return rdps__set_err_static(RDPS_EINVAL, "NULL ctx");
     }
     *out = ctx->counters;
     for (const struct rdps_pub *p = ctx->pubs; p != NULL; p = p->next)

@@ -282,6 +282,15 @@ static inline void rdps__ctx_callbacks_enter(rdps_ctx_t *ctx)
     ctx->callback_depth++;
 }
 bool rdps__ctx_callbacks_leave(rdps_ctx_t *ctx);
+/* rdps_last_error_message() of a call whose callbacks destroyed the ctx. */
+#define RDPS__TEXT_CTX_DESTROYED                                                      \
+    "a callback destroyed the ctx (freed now: use neither it nor its publishers and " \
+    "subscribers)"
+/* Appended to every "no such device" of rdps_ctx_create: where rdps runs without RDMA hardware. */
+#define RDPS__NO_DEVICE_HINT                                                                    \
+    "without RDMA hardware use device \"loopback\" (one process) or \"local\" (the processes "  \
+    "of this host; RDPS_DEVICE=local, tools: -d local), or soft-RoCE: the rdma_rxe module, or " \
+    "tools/rxe-vm (QEMU guests; docs/rxe-vm.md)"
 /* A component's earliest deadline is now `deadline_ns` or later: wake no later than that. */
 static inline void rdps__ctx_timer_at(rdps_ctx_t *ctx, uint64_t deadline_ns)
 {
@@ -333,6 +342,9 @@ int rdps__membership_loopback_create(struct rdps_loopback_fabric *fabric,
 
 /* config.c: the defaults rdps_config_init gives. */
 void rdps__config_defaults(rdps_config *cfg);
+/* Zero fields of a caller's config take their defaults (rdps.h: "zero fields keep the defaults";
+ * the fields where zero means something of its own keep it). */
+void rdps__config_zero_defaults(rdps_config *cfg);
 /* ctx.c: the ctx's counters in the library's whole struct (zeroed and RDPS_EINVAL for NULL), and
  * a counters query's result copied into the caller's struct of `size` bytes (abi.h). */
 int rdps__ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out);

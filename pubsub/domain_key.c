@@ -103,12 +103,12 @@ static int parse_key_file(const char *path, const char *text, size_t n,
     return parse_key_line(path, found, found_len, key, key_id);
 }
 
-int rdps_domain_key_read(const char *path, uint8_t key[RDPS_DOMAIN_KEY_BYTES], uint32_t *key_id)
+static int domain_key_read(const char *path, uint8_t key[RDPS_DOMAIN_KEY_BYTES], uint32_t *key_id)
 {
     char text[KEY_FILE_MAX];
     struct stat st;
     if (path == NULL || key == NULL)
-        return rdps__set_err(RDPS_EINVAL, "rdps_domain_key_read: NULL argument");
+        return rdps__set_err_static(RDPS_EINVAL, path == NULL ? "NULL path" : "NULL key");
     /* O_NONBLOCK: a FIFO (or a device) named here must not block context creation for ever; it
      * is refused below, like anything that is not a regular file. Symbolic links are followed
      * (mounted secrets are links): what is checked is the file the descriptor opened. */
@@ -165,6 +165,12 @@ int rdps_domain_key_read(const char *path, uint8_t key[RDPS_DOMAIN_KEY_BYTES], u
     return rc;
 }
 
+int rdps_domain_key_read(const char *path, uint8_t key[RDPS_DOMAIN_KEY_BYTES], uint32_t *key_id)
+{
+    rdps__api_enter();
+    return rdps__api_return(domain_key_read(path, key, key_id), "rdps_domain_key_read");
+}
+
 int rdps__ctx_wrap_auth(const rdps_config *cfg, struct rdps_transport **t)
 {
     uint8_t key[RDPS_DOMAIN_KEY_BYTES];
@@ -186,7 +192,7 @@ int rdps__ctx_wrap_auth(const rdps_config *cfg, struct rdps_transport **t)
                 return rdps__set_err(RDPS_EINVAL, "config encrypt needs a domain key");
             return 0;
         }
-        if ((rc = rdps_domain_key_read(file, key, &key_id)) < 0)
+        if ((rc = domain_key_read(file, key, &key_id)) < 0)
             return rc;
     }
     struct rdps_auth_config ac = {
@@ -206,44 +212,62 @@ int rdps__ctx_wrap_auth(const rdps_config *cfg, struct rdps_transport **t)
 }
 
 /* The ctx's authenticating interceptor (outermost), or an error for a keyless or NULL ctx. */
-static int ctx_auth(const rdps_ctx_t *ctx, const char *what, struct rdps_transport **out)
+static int ctx_auth(const rdps_ctx_t *ctx, struct rdps_transport **out)
 {
-    rdps__clear_err();
     if (ctx == NULL)
-        return rdps__set_err(RDPS_EINVAL, "%s: ctx is NULL", what);
+        return rdps__set_err_static(RDPS_EINVAL, "NULL ctx");
     if (!rdps__auth_transport_is(ctx->transport))
-        return rdps__set_err(RDPS_ENOTSUP, "%s: the ctx was created without a domain key", what);
+        return rdps__set_err_static(RDPS_ENOTSUP, "the ctx was created without a domain key "
+                                                  "(rdps_config.domain_key or domain_key_file)");
     *out = ctx->transport;
     return 0;
 }
 
-int rdps_ctx_key_add(rdps_ctx_t *ctx, const uint8_t key[RDPS_DOMAIN_KEY_BYTES], uint32_t key_id)
+static int check_key_id(uint32_t key_id)
+{
+    if (key_id == 0 || key_id > RDPS_DOMAIN_KEY_ID_MAX)
+        return rdps__set_err(RDPS_EINVAL, "key id %u outside 1..%u", key_id,
+                             RDPS_DOMAIN_KEY_ID_MAX);
+    return 0;
+}
+
+static int ctx_key_add(rdps_ctx_t *ctx, const uint8_t key[RDPS_DOMAIN_KEY_BYTES], uint32_t key_id)
 {
     struct rdps_transport *t;
-    int rc = ctx_auth(ctx, "rdps_ctx_key_add", &t);
+    int rc = ctx_auth(ctx, &t);
     if (rc == 0 && key == NULL)
-        rc = rdps__set_err(RDPS_EINVAL, "rdps_ctx_key_add: key is NULL");
+        rc = rdps__set_err_static(RDPS_EINVAL, "NULL key");
     return rc < 0 ? rc : rdps__auth_key_add(t, key, key_id);
+}
+
+int rdps_ctx_key_add(rdps_ctx_t *ctx, const uint8_t key[RDPS_DOMAIN_KEY_BYTES], uint32_t key_id)
+{
+    rdps__api_enter();
+    return rdps__api_return(ctx_key_add(ctx, key, key_id), "rdps_ctx_key_add");
 }
 
 int rdps_ctx_key_use(rdps_ctx_t *ctx, uint32_t key_id)
 {
     struct rdps_transport *t;
-    int rc = ctx_auth(ctx, "rdps_ctx_key_use", &t);
-    if (rc == 0 && (key_id == 0 || key_id > RDPS_DOMAIN_KEY_ID_MAX))
-        rc = rdps__set_err(RDPS_EINVAL, "rdps_ctx_key_use: key id %u outside 1..%u", key_id,
-                           RDPS_DOMAIN_KEY_ID_MAX);
-    return rc < 0 ? rc : rdps__auth_key_use(t, key_id);
+    rdps__api_enter();
+    int rc = ctx_auth(ctx, &t);
+    if (rc == 0)
+        rc = check_key_id(key_id);
+    if (rc == 0)
+        rc = rdps__auth_key_use(t, key_id);
+    return rdps__api_return(rc, "rdps_ctx_key_use");
 }
 
 int rdps_ctx_key_remove(rdps_ctx_t *ctx, uint32_t key_id)
 {
     struct rdps_transport *t;
-    int rc = ctx_auth(ctx, "rdps_ctx_key_remove", &t);
-    if (rc == 0 && (key_id == 0 || key_id > RDPS_DOMAIN_KEY_ID_MAX))
-        rc = rdps__set_err(RDPS_EINVAL, "rdps_ctx_key_remove: key id %u outside 1..%u", key_id,
-                           RDPS_DOMAIN_KEY_ID_MAX);
-    return rc < 0 ? rc : rdps__auth_key_remove(t, key_id);
+    rdps__api_enter();
+    int rc = ctx_auth(ctx, &t);
+    if (rc == 0)
+        rc = check_key_id(key_id);
+    if (rc == 0)
+        rc = rdps__auth_key_remove(t, key_id);
+    return rdps__api_return(rc, "rdps_ctx_key_remove");
 }
 
 uint32_t rdps_ctx_key_in_use(const rdps_ctx_t *ctx)

@@ -42,11 +42,10 @@ static int check_opts(const rdps_pub_opts *opts)
 static int pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
                       rdps_pub_t **out);
 
-int rdps_pub_create_sized(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
-                          size_t opts_size, rdps_pub_t **out)
+static int pub_create_sized(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
+                            size_t opts_size, rdps_pub_t **out)
 {
     rdps_pub_opts full = {0}; /* zero: every option's default */
-    rdps__clear_err();
     if (opts != NULL) {
         int rc = rdps__abi_read_in(&full, sizeof(full), opts, opts_size,
                                    RDPS__ABI_PUB_OPTS_SIZE_1_0, "rdps_pub_create: rdps_pub_opts");
@@ -57,6 +56,13 @@ int rdps_pub_create_sized(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opt
         }
     }
     return pub_create(ctx, topic, opts != NULL ? &full : NULL, out);
+}
+
+int rdps_pub_create_sized(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
+                          size_t opts_size, rdps_pub_t **out)
+{
+    rdps__api_enter();
+    return rdps__api_return(pub_create_sized(ctx, topic, opts, opts_size, out), "rdps_pub_create");
 }
 
 static int pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
@@ -185,7 +191,10 @@ int rdps_pub_ready(const rdps_pub_t *pub)
 {
     if (pub == NULL || pub->closed)
         return 0;
-    return send_join_state(pub) == 1;
+    int state = send_join_state(pub);
+    if (state < 0)
+        rdps__api_note("rdps_pub_ready");
+    return state == 1;
 }
 
 int rdps_pub_receivers_behind(const rdps_pub_t *pub)
@@ -238,9 +247,12 @@ static void count_sent(rdps_pub_t *pub, uint32_t frames, uint64_t frame_bytes, s
 static int send_refusal(const rdps_pub_t *pub)
 {
     if (pub == NULL)
-        return RDPS_EINVAL;
+        return rdps__set_err_static(RDPS_EINVAL, "NULL publisher");
     if (pub->closed || pub->ctx->destroy_requested)
-        return RDPS_ECLOSED;
+        return rdps__set_err_static(RDPS_ECLOSED, pub->closed
+                                                      ? "the publisher was destroyed (from a "
+                                                        "callback)"
+                                                      : "the ctx is being destroyed");
     if (pub->claimed)
         return rdps__set_err(RDPS_EBUSY,
                              "publisher of '%s' has a claim outstanding: rdps_pub_commit or "
@@ -249,7 +261,10 @@ static int send_refusal(const rdps_pub_t *pub)
     if (pub->topic->send_ready)
         return 0;
     int state = send_join_state(pub);
-    return state < 0 ? state : RDPS_EAGAIN;
+    return state < 0 ? state
+                     : rdps__set_err_static(RDPS_EAGAIN, "not ready: the topic's multicast group "
+                                                         "is still being joined (poll until "
+                                                         "rdps_pub_ready)");
 }
 
 /* The ready case inline (one load each); the rest out of line. */
@@ -263,8 +278,12 @@ static inline int send_check(const rdps_pub_t *pub)
 
 static int refuse(rdps_pub_t *pub, int rc)
 {
-    if (rc == RDPS_EAGAIN)
+    if (rc == RDPS_EAGAIN) {
         pub->counters.send_backpressure++;
+        if (!rdps__err_is_set()) /* the transport's pool: says nothing itself */
+            rdps__set_err_static(RDPS_EAGAIN, "the send queue is full: every send buffer is in "
+                                              "flight (poll to reap completions, then retry)");
+    }
     return rc;
 }
 
@@ -289,12 +308,9 @@ static int deliver_to_local_subs(rdps_pub_t *pub, const void *data, size_t len, 
     rdps__ctx_self_source(ctx, &info.source);
     rdps__ctx_callbacks_enter(ctx);
     rdps__deliver_local(ctx, pub->topic, data, len, &info);
-    return rdps__ctx_callbacks_leave(ctx) ? RDPS_ECLOSED : 0;
-}
-
-int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len)
-{
-    return rdps_pub_send_ex(pub, data, len, 0);
+    return rdps__ctx_callbacks_leave(ctx)
+               ? rdps__set_err_static(RDPS_ECLOSED, RDPS__TEXT_CTX_DESTROYED)
+               : 0;
 }
 
 /* Posts what was submitted unless RDPS_SEND_MORE asks to batch it with the next send. */
@@ -392,7 +408,7 @@ __attribute__((noinline)) static int send_single_copies(rdps_pub_t *pub, const v
     return send_single(pub, data, len, flags, true);
 }
 
-int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
+static int pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
 {
     struct rdps_frag it;
     struct rdps_tx_buf buf;
@@ -403,9 +419,13 @@ int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned fla
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_transport *t = ctx->transport;
     const struct rdps_topic *topic = pub->topic;
-    if ((data == NULL && len > 0) || (flags & ~RDPS_SEND_MORE))
-        return rdps__set_err(RDPS_EINVAL, "rdps_pub_send: NULL data of %zu bytes or flags 0x%x",
-                             len, flags);
+    if (flags & ~RDPS_SEND_MORE)
+        return rdps__set_err(RDPS_EINVAL,
+                             "unknown flags 0x%x (RDPS_SEND_MORE, 0x1, is the only "
+                             "flag)",
+                             flags & ~RDPS_SEND_MORE);
+    if (data == NULL && len > 0)
+        return rdps__set_err(RDPS_EINVAL, "NULL data with a length of %zu bytes", len);
     if (len > ctx->cfg.max_message_size)
         return rdps__set_err(RDPS_EMSGSIZE, "message of %zu bytes above max_message_size %zu", len,
                              ctx->cfg.max_message_size);
@@ -481,12 +501,12 @@ int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned fla
     return deliver_to_local_subs(pub, data, len, first_seq, ts, (uint32_t)frames);
 }
 
-int rdps_pub_claim(rdps_pub_t *pub, rdps_claim *claim)
+static int pub_claim(rdps_pub_t *pub, rdps_claim *claim)
 {
     void *data;
     size_t capacity;
     if (claim == NULL)
-        return pub == NULL ? RDPS_EINVAL : rdps__set_err(RDPS_EINVAL, "rdps_pub_claim: NULL claim");
+        return rdps__set_err_static(RDPS_EINVAL, pub == NULL ? "NULL publisher" : "NULL claim");
     int rc = send_check(pub);
     if (rc < 0)
         goto refused;
@@ -546,17 +566,17 @@ __attribute__((noinline)) static int commit_copies(rdps_pub_t *pub, struct rdps_
     return rc == 0 ? t->ops->flush(t) : rc;
 }
 
-int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len)
+static int pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len)
 {
     if (pub == NULL || claim == NULL)
-        return rdps__set_err(RDPS_EINVAL, "rdps_pub_commit: NULL publisher or claim");
+        return rdps__set_err_static(RDPS_EINVAL, pub == NULL ? "NULL publisher" : "NULL claim");
     rdps_ctx_t *ctx = pub->ctx;
     if (pub->closed || ctx->destroy_requested) {
         /* Destroying the publisher released its claim; a ctx being destroyed releases it here. */
         if (claim_outstanding(pub, claim))
             release_claim(pub);
         claim->data = NULL;
-        return RDPS_ECLOSED;
+        return send_refusal(pub); /* RDPS_ECLOSED, saying which */
     }
     if (!claim_outstanding(pub, claim))
         return rdps__set_err(RDPS_EINVAL,
@@ -590,6 +610,9 @@ int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len)
     } else {
         rc = commit_copies(pub, &buf, flen);
     }
+    if (rc == RDPS_EAGAIN && !rdps__err_is_set())
+        return rdps__set_err_static(rc, "the send queue filled up since the claim (sends made "
+                                        "meanwhile): the claimed message was not sent");
     if (rc < 0)
         return rc;
     if (topic->ndests > 0) {
@@ -602,4 +625,30 @@ int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len)
     if (pub->topic->live_subs == 0)
         return 0;
     return deliver_to_local_subs(pub, buf.data + RDPS_FRAME_HEADER_LEN, len, seq, ts, 1);
+}
+
+/* ---- entry points: the thread's error message belongs to the call (rdps_error.h) ---- */
+
+int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len)
+{
+    rdps__api_enter();
+    return rdps__api_return(pub_send_ex(pub, data, len, 0), "rdps_pub_send");
+}
+
+int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
+{
+    rdps__api_enter();
+    return rdps__api_return(pub_send_ex(pub, data, len, flags), "rdps_pub_send_ex");
+}
+
+int rdps_pub_claim(rdps_pub_t *pub, rdps_claim *claim)
+{
+    rdps__api_enter();
+    return rdps__api_return(pub_claim(pub, claim), "rdps_pub_claim");
+}
+
+int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len)
+{
+    rdps__api_enter();
+    return rdps__api_return(pub_commit(pub, claim, len), "rdps_pub_commit");
 }

@@ -394,7 +394,9 @@ static int rel_appended(rdps_pub_t *pub, const void *data, size_t len, uint32_t 
         rdps__deliver_local(ctx, pub->topic, data, len, &info);
     if (in_ring)
         rdps__rel_pub_unpin(&g->engine);
-    return rdps__ctx_callbacks_leave(ctx) ? RDPS_ECLOSED : 0;
+    return rdps__ctx_callbacks_leave(ctx)
+               ? rdps__set_err_static(RDPS_ECLOSED, RDPS__TEXT_CTX_DESTROYED)
+               : 0;
 }
 
 int rdps__pub_rel_send(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
@@ -410,13 +412,12 @@ int rdps__pub_rel_send(rdps_pub_t *pub, const void *data, size_t len, unsigned f
     }
     if (frames == RDPS_EMSGSIZE && len > rdps__rel_pub_max_msg_len(&g->engine))
         return rdps__set_err(frames,
-                             "rdps_pub_send: reliable message of %zu bytes above %u bytes (the "
+                             "reliable message of %zu bytes above %u bytes (the "
                              "ctx's max_message_size, or what the ring holds; see "
                              "rdps_pub_max_message_size)",
                              len, rdps__rel_pub_max_msg_len(&g->engine));
     if (frames < 0)
-        return rdps__set_err(frames, "rdps_pub_send: message of %zu bytes refused by the ring",
-                             len);
+        return rdps__set_err(frames, "message of %zu bytes refused by the ring", len);
     return rel_appended(pub, data, len, (uint32_t)frames, flags, false, now, wall);
 }
 

@@ -426,19 +426,27 @@ static void fill_session(void *user, const struct rdps_source *source, uint32_t 
     f->n++;
 }
 
-int rdps_sub_sessions_sized(const rdps_sub_t *sub, rdps_session_stats *out, size_t max,
-                            size_t elem_size)
+static int sub_sessions(const rdps_sub_t *sub, rdps_session_stats *out, size_t max,
+                        size_t elem_size)
 {
     if (sub == NULL || (out == NULL && max > 0))
-        return rdps__set_err(RDPS_EINVAL, "rdps_sub_sessions: NULL subscriber or array");
+        return rdps__set_err_static(RDPS_EINVAL,
+                                    sub == NULL ? "NULL subscriber" : "NULL array with max > 0");
     if (elem_size < RDPS__ABI_SESSION_STATS_SIZE_1_0)
         return rdps__set_err(RDPS_EINVAL,
                              "rdps_sub_sessions: rdps_session_stats of %zu bytes: smaller than "
                              "rdps 1.0's",
                              elem_size);
     if (sub->closed)
-        return RDPS_ECLOSED;
+        return rdps__set_err_static(RDPS_ECLOSED, "the subscriber was destroyed (from a callback)");
     struct session_fill f = {(unsigned char *)out, max, 0, elem_size};
     rdps__reasm_rel_streams(sub->ctx->reasm, sub->topic->id, fill_session, &f);
     return f.n > INT32_MAX ? INT32_MAX : (int)f.n;
+}
+
+int rdps_sub_sessions_sized(const rdps_sub_t *sub, rdps_session_stats *out, size_t max,
+                            size_t elem_size)
+{
+    rdps__api_enter();
+    return rdps__api_return(sub_sessions(sub, out, max, elem_size), "rdps_sub_sessions");
 }

@@ -12,11 +12,10 @@
 static int sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, void *user,
                       const rdps_sub_opts *opts, rdps_sub_t **out);
 
-int rdps_sub_create_sized(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, void *user,
-                          const rdps_sub_opts *opts, size_t opts_size, rdps_sub_t **out)
+static int sub_create_sized(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, void *user,
+                            const rdps_sub_opts *opts, size_t opts_size, rdps_sub_t **out)
 {
     rdps_sub_opts full = {0}; /* zero: every option's default */
-    rdps__clear_err();
     if (opts != NULL) {
         int rc = rdps__abi_read_in(&full, sizeof(full), opts, opts_size,
                                    RDPS__ABI_SUB_OPTS_SIZE_1_0, "rdps_sub_create: rdps_sub_opts");
@@ -27,6 +26,14 @@ int rdps_sub_create_sized(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_mes
         }
     }
     return sub_create(ctx, topic, on_message, user, opts != NULL ? &full : NULL, out);
+}
+
+int rdps_sub_create_sized(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, void *user,
+                          const rdps_sub_opts *opts, size_t opts_size, rdps_sub_t **out)
+{
+    rdps__api_enter();
+    return rdps__api_return(sub_create_sized(ctx, topic, on_message, user, opts, opts_size, out),
+                            "rdps_sub_create");
 }
 
 static int sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, void *user,
@@ -162,15 +169,20 @@ int rdps_sub_ready(const rdps_sub_t *sub)
     default:
         return 0;
     }
-    if (state < 0)
+    if (state < 0) {
         rdps__set_err(RDPS_ENOTJOINED, "topic '%s': joining its multicast group failed", t->name);
+        rdps__api_note("rdps_sub_ready");
+    }
     return state == 1;
 }
 
 int rdps_sub_counters_sized(const rdps_sub_t *sub, rdps_counters *out, size_t size)
 {
     rdps_counters full;
+    rdps__api_enter();
     int rc = rdps__ctx_counters(sub != NULL ? sub->ctx : NULL, &full);
+    if (sub == NULL)
+        rc = rdps__set_err_static(RDPS_EINVAL, "NULL subscriber");
     if (rc == 0) {
         /* Per-subscriber figures where they exist, the ctx's for what is not per topic. */
         full.msgs_delivered = sub->counters.msgs_delivered;
@@ -178,13 +190,16 @@ int rdps_sub_counters_sized(const rdps_sub_t *sub, rdps_counters *out, size_t si
         full.fragments_received = sub->counters.fragments_received;
         full.gaps = sub->counters.gaps;
     }
-    return rdps__counters_to_caller(rc, &full, out, size);
+    return rdps__api_return(rdps__counters_to_caller(rc, &full, out, size), "rdps_sub_counters");
 }
 
 int rdps_pub_counters_sized(const rdps_pub_t *pub, rdps_counters *out, size_t size)
 {
     rdps_counters full;
+    rdps__api_enter();
     int rc = rdps__ctx_counters(pub != NULL ? pub->ctx : NULL, &full);
+    if (pub == NULL)
+        rc = rdps__set_err_static(RDPS_EINVAL, "NULL publisher");
     if (rc == 0) {
         /* The ctx's figures for what is not per publisher, this publisher's for the rest. */
         rdps_counters mine;
@@ -202,5 +217,5 @@ int rdps_pub_counters_sized(const rdps_pub_t *pub, rdps_counters *out, size_t si
         full.naks_received = pub->counters.naks_received;
         full.unicast_copies = mine.unicast_copies;
     }
-    return rdps__counters_to_caller(rc, &full, out, size);
+    return rdps__api_return(rdps__counters_to_caller(rc, &full, out, size), "rdps_pub_counters");
 }

@@ -195,10 +195,13 @@ void rdps__rel_pub_fini(struct rdps_rel_pub *p)
 
 /* ---- append ---- */
 
-/* cause: 1 window, 0 ring, -1 missing tagged receivers (nobody to evict: no stall clock). */
-static int refuse(struct rdps_rel_pub *p, uint64_t *counter, int by_window, uint64_t now_ns)
+/* cause: 1 window, 0 ring, -1 missing tagged receivers (nobody to evict: no stall clock). `why`
+ * is the application's rdps_last_error_message() (a constant: refusals are frequent). */
+static int refuse(struct rdps_rel_pub *p, uint64_t *counter, int by_window, uint64_t now_ns,
+                  const char *why)
 {
     (*counter)++;
+    rdps__set_err_static(RDPS_EAGAIN, why);
     if (by_window == 0)
         p->ring_blocked = true;
     if (by_window == 1 && !p->window_blocked) {
@@ -237,11 +240,16 @@ static int admit(struct rdps_rel_pub *p, uint32_t n, uint32_t last_len, uint64_t
     if (p->fc_dirty)
         rdps__rel_fc_recompute(p);
     if (p->cfg.flow == RDPS_REL_FLOW_TAGGED && p->fc_tagged < p->cfg.flow_min_receivers)
-        return refuse(p, &p->counters.backpressure_receivers, -1, now_ns);
+        return refuse(p, &p->counters.backpressure_receivers, -1, now_ns,
+                      "RDPS_FLOW_TAGGED: fewer tagged receivers than flow_min_receivers are live");
     if (p->fc_connecting > 0 && rdps__rel_connect_hold(p, now_ns))
-        return refuse(p, &p->counters.backpressure_connecting, -1, now_ns);
+        return refuse(p, &p->counters.backpressure_connecting, -1, now_ns,
+                      "a reliable subscriber discovery announced has not reported its position "
+                      "yet (held at most 1 s; poll to hear it)");
     if (p->fc_limited && rdps__seq_gt(head + n, p->fc_limit) && p->fc_limit_consumed != head)
-        return refuse(p, &p->counters.backpressure_window, 1, now_ns);
+        return refuse(p, &p->counters.backpressure_window, 1, now_ns,
+                      "the flow-control window is closed: receivers have not consumed enough "
+                      "(poll to hear their STATUS; with a rate limit, frames wait their turn)");
 
     int rc = rdps__pub_ring_plan(&p->ring, n, RDPS_FRAME_HEADER_LEN + p->payload, last_len, plan);
     if (rc < 0)
@@ -257,7 +265,9 @@ static int admit(struct rdps_rel_pub *p, uint32_t n, uint32_t last_len, uint64_t
         if (p->pins > 0 && rdps__seq_lt(p->pin_seq, allowed))
             allowed = p->pin_seq;
         if (rdps__seq_gt(plan->new_trail, allowed))
-            return refuse(p, &p->counters.backpressure_ring, 0, now_ns);
+            return refuse(p, &p->counters.backpressure_ring, 0, now_ns,
+                          "the retransmission ring is full: its oldest frames are not yet posted, "
+                          "completed or consumed by every receiver (poll, or a larger ring_bytes)");
         rdps__pub_ring_release(&p->ring, plan->new_trail);
         if (p->lag_any && rdps__seq_lt(p->lag_min, plan->new_trail))
             rdps__rel_evict_lagging(p);

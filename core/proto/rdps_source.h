@@ -17,7 +17,7 @@
  * traffic) and, on InfiniBand without a GRH, the source LID. Tables keyed by
  * sender compare all of it exactly (never a hash alone), so two senders can
  * never share state by colliding. Nothing here is authenticated: on RoCE the
- * GID is an IP address any host on the VLAN can forge; see the README's
+ * GID is an IP address any host on the VLAN can forge; see docs/security.md,
  * security model.
  */
 _Static_assert(sizeof(struct rdps_source) == 24, "rdps_source must have no padding (memcmp)");
@@ -30,7 +30,7 @@ static inline bool rdps__source_equal(const struct rdps_source *a, const struct 
 /*
  * The host a source belongs to: the source without its QPN (its GID, or on InfiniBand without a
  * GRH its LID). A QPN is the sender's choice, so state that must hold against one host splitting
- * itself over many QPs is keyed and capped by host (the README's security model); the host of a
+ * itself over many QPs is keyed and capped by host (docs/security.md); the host of a
  * source is compared and hashed like a source (rdps__source_equal, rdps__source_hash).
  */
 static inline struct rdps_source rdps__source_host(const struct rdps_source *s)

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static _Thread_local char last_error_message[512];
+_Thread_local struct rdps__err_state rdps__err;
+/* The formatted detail (rdps__err.text points here), and the message as read (fn: detail). */
+static _Thread_local char detail_buf[512];
+static _Thread_local char message_buf[640];
 
 const char *rdps_strerror(int err)
 {
@@ -43,41 +46,88 @@ const char *rdps_err_name(int err)
 
 const char *rdps_last_error_message(void)
 {
-    return last_error_message;
+    const char *text = rdps__err.text, *fn = rdps__err.fn;
+    if (text == NULL)
+        return "";
+    size_t n = fn != NULL ? strlen(fn) : 0;
+    /* A detail that already starts with its call's name ("rdps_ctx_create: ...") is whole. */
+    if (fn == NULL || (strncmp(text, fn, n) == 0 && text[n] == ':'))
+        return text;
+    snprintf(message_buf, sizeof(message_buf), "%s: %s", fn, text);
+    return message_buf;
 }
 
 int rdps__set_err(int err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error_message, sizeof(last_error_message), fmt, ap);
+    vsnprintf(detail_buf, sizeof(detail_buf), fmt, ap);
     va_end(ap);
+    rdps__err.text = detail_buf;
+    rdps__err.fn = NULL;
     return err;
+}
+
+/* Copies src behind detail_buf's first *used bytes, as much as fits (always terminated). */
+static void put(size_t *used, const char *src)
+{
+    size_t n = strnlen(src, sizeof(detail_buf) - 1 - *used);
+    memcpy(detail_buf + *used, src, n);
+    *used += n;
+    detail_buf[*used] = '\0';
+}
+
+/* The current detail with `before` in front and `after` behind, cut to the buffer, never overrun
+ * (truncation keeps the most specific context: the prefix). */
+static void compose(const char *before, const char *after)
+{
+    char old[sizeof(detail_buf)];
+    size_t used = 0;
+    old[0] = '\0';
+    if (rdps__err.text != NULL)
+        memcpy(old, rdps__err.text, strnlen(rdps__err.text, sizeof(old) - 1) + 1);
+    old[sizeof(old) - 1] = '\0';
+    put(&used, before);
+    put(&used, old);
+    put(&used, after);
+    rdps__err.text = detail_buf;
+    rdps__err.fn = NULL;
 }
 
 int rdps__prepend_err(int err, const char *fmt, ...)
 {
     char prefix[256];
-    char old[sizeof(last_error_message)];
     va_list ap;
-
     va_start(ap, fmt);
     vsnprintf(prefix, sizeof(prefix), fmt, ap);
     va_end(ap);
-    memcpy(old, last_error_message, sizeof(old));
-    /* Truncation keeps the most specific context; a long detail is cut, never overrun. */
-    size_t used = strnlen(prefix, sizeof(prefix) - 1);
-    memcpy(last_error_message, prefix, used);
-    size_t room = sizeof(last_error_message) - 1 - used;
-    size_t rest = strnlen(old, room);
-    memcpy(last_error_message + used, old, rest);
-    last_error_message[used + rest] = '\0';
+    compose(prefix, "");
     return err;
 }
 
-void rdps__clear_err(void)
+int rdps__append_err(int err, const char *fmt, ...)
 {
-    last_error_message[0] = '\0';
+    char suffix[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(suffix, sizeof(suffix), fmt, ap);
+    va_end(ap);
+    compose("", suffix);
+    return err;
+}
+
+int rdps__api_fail(int rc, const char *fn)
+{
+    if (rdps__err.text == NULL) /* nothing below said why: the code, named */
+        rdps__set_err(rc, "%s (%s)", rdps_strerror(rc), rdps_err_name(rc));
+    rdps__err.fn = fn;
+    return rc;
+}
+
+void rdps__api_note(const char *fn)
+{
+    if (rdps__err.text != NULL)
+        rdps__err.fn = fn;
 }
 
 int rdps__errno_code(int errnum)

@@ -39,7 +39,7 @@ if [ $((rc & 12)) -ne 0 ]; then
     cat "$scratch/report.txt"
     echo "FAIL: librdps ($new_soname) changed its ABI in a way existing programs would notice."
     echo "      Keep the old ABI (append to growable structs, add functions), or bump the SONAME"
-    echo "      (README, Versioning) and refresh the baseline."
+    echo "      (docs/versioning.md) and refresh the baseline."
     exit 1
 fi
 added=$(abidiff --suppressions "$here/growable.suppr" "$baseline" "$scratch/current.abi" |

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # update_baseline.sh - writes librdps's ABI (abidw: the exported functions and the types of the
 # public header, without paths) to OUT, by default the committed baseline tests/abi/librdps.abi.
-# Refresh the baseline at a release that bumps the SONAME (README, Versioning). Build with debug
+# Refresh the baseline at a release that bumps the SONAME (docs/versioning.md). Build with debug
 # information (the default RelWithDebInfo) so the types are known.
 # usage: update_baseline.sh LIBRDPS_SO SOURCE_DIR [OUT]
 set -u

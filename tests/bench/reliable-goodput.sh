@@ -15,7 +15,7 @@
 #               5 %, 20 %
 # Goodput is the subscriber's verified messages per second (first to last message); a reliable
 # run counts only if every message was verified in order with no loss event. Prints one line per
-# scenario and the ratios the README quotes, each taken within a round (a lossy run over the
+# scenario and the ratios docs/performance.md quotes, each taken within a round (a lossy run over the
 # lossless run just before it) and, with several rounds, their median and range. The lossy runs
 # are also given over the netem 0 % run: the qdisc's own cost to the guests (TCG emulates every
 # instruction of it) is then out of the ratio, which is left with what the loss costs. Figures only:

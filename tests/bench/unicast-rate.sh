@@ -10,7 +10,7 @@
 # datagram). Runs alternate multicast and unicast for N = 1, 2, 3 in each round. Prints, per N,
 # the medians over the rounds of the slowest subscriber's msgs/s and of the publisher's, and
 # their unicast/multicast ratios. Figures only, not a pass/fail test: absolute rates under TCG
-# mean little; the ratio of the same run is the figure (README, Performance).
+# mean little; the ratio of the same run is the figure (docs/performance.md).
 set -u -o pipefail
 
 if [ "${1:-}" != "--in-guest" ]; then

@@ -30,7 +30,7 @@
  * GID with another QPN, one an honest QPN with another GID, one an honest QPN with another LID,
  * one an honest LID with another QPN, one our GID, one our QPN, one no GRH and QPN 0, one an
  * honest QPN without GRH. A sender that forges a source exactly (GID and QPN, or LID and QPN) is
- * indistinguishable from it (README, security model) and is not modelled: the honest sources
+ * indistinguishable from it (docs/security.md) and is not modelled: the honest sources
  * only ever send what their publishers produce. Copies sent as our own source must be dropped as
  * our looped-back multicast. The input also moves the fake clock (timeouts, expiry, announce
  * ticks), creates and destroys subscribers and arms callbacks to destroy, create, send, poll or

@@ -10,6 +10,13 @@
       option exits 2 with the error on stderr only, and the page documents exit status 2.
   check_man.py api HEADER PAGE.md
       Every RDPS_EXPORT function of HEADER appears in PAGE.md (rdps(3)).
+  check_man.py functions HEADER PAGES_DIR
+      One page per public function (man rdps_pub_send): every function of HEADER (RDPS_EXPORT
+      and static inline) is named in the NAME line of one PAGES_DIR/*.3.md, whose SYNOPSIS
+      holds its prototype as HEADER declares it and which has RETURN VALUE and ERRORS sections.
+      ERRORS lists codes as terms (a line "**RDPS_EXXX**"): a page may name only codes the
+      rdps.h comments of its functions name, and must name every code they name (comments of
+      functions that return no error code, void or never negative, do not count).
 Prints one line per finding and exits 1 when there is any.
 """
 import os
@@ -128,11 +135,114 @@ def check_api(header, page):
     return problems
 
 
+ERROR_CODE = re.compile(r'\bRDPS_E[A-Z]+\b')
+
+
+def header_functions(header_text):
+    """{name: (prototype, doc, returns_codes)} for every RDPS_EXPORT and static inline function.
+    prototype: the declaration normalized to one line ("int rdps_x(int a);"); doc: the comment
+    block right above it (declarations between them skipped: a group shares one comment)."""
+    lines = header_text.split('\n')
+    codes = set(re.findall(r'^\s*X\((E[A-Z]+),', header_text, re.M))
+    funcs = {}
+    for i, line in enumerate(lines):
+        m = re.match(r'^(RDPS_EXPORT\s+|static inline\s+)(.*?\b(rdps_\w+)\s*\()', line)
+        if not m:
+            continue
+        decl, j = line, i
+        while not decl.rstrip().endswith((';', ')')) and j + 1 < len(lines):
+            j += 1
+            decl += ' ' + lines[j].strip()
+        decl = re.sub(r'^(RDPS_EXPORT|static inline)\s+', '', decl.strip())
+        decl = re.sub(r'\s+', ' ', decl).replace('( ', '(').rstrip(';') + ';'
+        name = m.group(3)
+        doc = re.sub(r'\s*\n\s*\*?\s*', ' ', comment_above(lines, i))  # one line: phrases whole
+        returns_int = re.match(r'int\s', decl) is not None and 'never negative' not in doc
+        named = {c for c in ERROR_CODE.findall(doc) if c[len('RDPS_'):] in codes}
+        funcs[name] = (decl, named, returns_int)
+    return funcs
+
+
+def comment_above(lines, i):
+    """The comment block (starting at column 0) nearest above line i."""
+    j = i - 1
+    while j >= 0:
+        if lines[j].rstrip().endswith('*/'):
+            k = j
+            while k >= 0 and '/*' not in lines[k]:
+                k -= 1
+            if k >= 0 and lines[k].startswith('/*'):
+                return '\n'.join(lines[k:j + 1])
+            j = k - 1
+            continue
+        j -= 1
+    return ''
+
+
+def page_sections(text):
+    sections, current = {}, None
+    for line in text.split('\n'):
+        m = re.match(r'^# (.+)$', line)
+        if m:
+            current = m.group(1).strip()
+            sections[current] = ''
+        elif current:
+            sections[current] += line + '\n'
+    return sections
+
+
+def check_functions(header, pages_dir):
+    funcs = header_functions(open(header, encoding='utf-8').read())
+    if not funcs:
+        return [f'no function found in {header}']
+    problems, page_of = [], {}
+    for name in sorted(os.listdir(pages_dir)):
+        if not name.endswith('.3.md'):
+            continue
+        path = os.path.join(pages_dir, name)
+        sections = page_sections(open(path, encoding='utf-8').read())
+        for want in ('NAME', 'SYNOPSIS', 'DESCRIPTION', 'RETURN VALUE', 'ERRORS', 'SEE ALSO'):
+            if want not in sections:
+                problems.append(f'{name}: no {want} section')
+        names_line = sections.get('NAME', '').strip().split(' - ')[0]
+        names = [n.strip().replace('\\_', '_') for n in names_line.split(',') if n.strip()]
+        if not names or names[0] != name[:-len('.3.md')]:
+            problems.append(f'{name}: NAME must start with {name[:-len(".3.md")]}')
+        synopsis = re.sub(r'\s+', ' ', sections.get('SYNOPSIS', '')).replace('( ', '(')
+        listed = set(re.findall(r'^\*\*(RDPS_E[A-Z]+)\*\*\s*$', sections.get('ERRORS', ''), re.M))
+        documented = set()
+        for fn in names:
+            if fn not in funcs:
+                problems.append(f'{name}: {fn} is not a function of {os.path.basename(header)}')
+                continue
+            if fn in page_of:
+                problems.append(f'{fn} has two pages: {page_of[fn]} and {name}')
+            page_of[fn] = name
+            decl, named, returns_int = funcs[fn]
+            if decl not in synopsis:
+                problems.append(f'{name}: SYNOPSIS lacks the prototype "{decl}"')
+            if returns_int:
+                documented |= named
+        for code in sorted(listed - documented):
+            problems.append(f'{name}: ERRORS names {code}, which the rdps.h comments of '
+                            f'{", ".join(names)} do not')
+        for code in sorted(documented - listed):
+            problems.append(f'{name}: ERRORS lacks {code}, which rdps.h names for '
+                            f'{", ".join(n for n in names if n in funcs and code in funcs[n][1])}')
+    for fn in sorted(set(funcs) - set(page_of)):
+        problems.append(f'{fn} has no page (tools/man/api/{fn}.3.md, or name it in one)')
+    print(f'functions: {len(funcs)} functions of {os.path.basename(header)}, '
+          f'{len(set(page_of.values()))} pages')
+    return problems
+
+
 def main(argv):
     if len(argv) >= 5 and argv[1] == 'tool':
         problems = check_tool(*argv[2:6])
     elif len(argv) == 4 and argv[1] == 'api':
         problems = check_api(argv[2], argv[3])
+    elif len(argv) == 4 and argv[1] == 'functions':
+        problems = check_functions(argv[2], argv[3])
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -56,7 +56,7 @@ runs() {
 }
 
 # build_example SRC ROOT PCDIR LIBDIR OUT: compiles SRC/tools/examples/hello_pubsub.c with the
-# flags pkg-config gives from PCDIR and the README's RUNPATH to rdps's libdir (a prefix outside
+# flags pkg-config gives from PCDIR and the RUNPATH docs/building.md gives, to rdps's libdir (a prefix outside
 # the loader's search path), checks the header came from ROOT and the program loads librdps from
 # LIBDIR (inside ROOT) and runs, with no LD_LIBRARY_PATH.
 build_example() {
@@ -206,5 +206,12 @@ check_tools() {
         echo "ok:   man pages installed and readable"
     else
         fail "man -l rdpub.1.gz does not render its options"
+    fi
+    # One page per function: a function that shares a page is a link to it (man rdps_pub_send_ex).
+    local alias=$root/share/man/man3/rdps_pub_send_ex.3.gz
+    if [ ! -L "$alias" ] || [ "$(readlink "$alias")" != rdps_pub_send.3.gz ]; then
+        fail "$alias is not a link to rdps_pub_send.3.gz"
+    elif command -v man >/dev/null && ! man -l "$alias" 2>/dev/null | grep -q 'RDPS_ETIMEDOUT'; then
+        fail "man -l rdps_pub_send_ex.3.gz does not render rdps_pub_send(3)'s ERRORS"
     fi
 }

@@ -224,7 +224,7 @@ int sim_run(const struct sim_config *cfg, struct sim_result *res);
 /* Message bytes per simulated second over the link rate. */
 double sim_goodput(const struct sim_config *cfg, const struct sim_result *res);
 
-/* One line of figures for the README. */
+/* One line of figures for docs/performance.md. */
 void sim_print(const char *label, const struct sim_config *cfg, const struct sim_result *res);
 /* One line: the share of the run's time per enum sim_wait. */
 void sim_print_profile(const char *label, const struct sim_config *cfg,

@@ -20,10 +20,10 @@
 #define MS             1000000ull
 #define MATRIX_64_FULL 15000
 
-/* `unicast N MESSAGES [MODEL]`: multicast against unicast fan-out for N receivers (the README's
- * rows). `full N [SEED]`: the long matrix for N receivers (CTest label sim); `full special`: the
- * small ring, common loss and stall cases at length; `profile N MESSAGES`: the matrix for N
- * receivers at that length (where the time goes: the `sim profile` lines). */
+/* `unicast N MESSAGES [MODEL]`: multicast against unicast fan-out for N receivers
+ * (docs/performance.md's rows). `full N [SEED]`: the long matrix for N receivers (CTest label sim);
+ * `full special`: the small ring, common loss and stall cases at length; `profile N MESSAGES`: the
+ * matrix for N receivers at that length (where the time goes: the `sim profile` lines). */
 static bool full;
 static uint64_t profile_messages; /* `profile N MESSAGES`: the matrix at that length */
 static uint32_t full_receivers;
@@ -572,7 +572,7 @@ static void test_forger_does_not_hurt_honest_receivers(void **state)
  * Unicast fan-out (a topic without multicast): every "to the group" action is one copy per
  * receiver on the publisher's link. Every receiver still gets every message in order, lossless
  * and under loss; the publisher's link carries N copies of each datagram, so its goodput is
- * about 1/N of multicast's on the same link (the figure the README's rows compare).
+ * about 1/N of multicast's on the same link (the figure docs/performance.md's rows compare).
  */
 static uint32_t fanout_receivers = 8;
 static uint64_t fanout_messages = 2000;
@@ -636,8 +636,8 @@ static void test_unicast_fanout(void **state)
 
 /* `parity N MESSAGES [K [SHARES]]`: the issue's matrix (uni1, uni5, uni20, ge, all; 3 seeds)
  * for N receivers without parity and with blocks of K (default 64), invariants checked, one line
- * each with both goodputs (the README's parity table). With SHARES ("uni1:2,uni5:6,..."), the
- * models listed only, parity on demand against proactive parity of that many symbols per block.
+ * each with both goodputs (docs/performance.md's parity table). With SHARES ("uni1:2,uni5:6,..."),
+ * the models listed only, parity on demand against proactive parity of that many symbols per block.
  * Quick: N = 8, 4000 messages, uni5 and all. */
 static uint32_t parity_receivers = 8;
 static uint64_t parity_messages = 4000;
@@ -713,7 +713,8 @@ static void test_parity_repairs(void **state)
             fflush(stdout);
             if (parity_receivers > 1)
                 assert_true(rebuilt > 0); /* parity did the repairs (a lone receiver: none) */
-            /* Several receivers: never below retransmissions alone (1.07x-7x in the README). */
+            /* Several receivers: never below retransmissions alone (1.07x-7x in
+             * docs/performance.md). */
             if (parity_full && parity_receivers >= 8 && parity_shares == NULL)
                 assert_true(goodput[1] >= goodput[0]);
         }
@@ -769,7 +770,7 @@ int main(int argc, char **argv)
         return cmocka_run_group_tests_name("rel_fabric_profile", matrix, NULL, NULL);
     }
     /* `unicast N MESSAGES [MODEL [multicast|unicast]]`: multicast and unicast fan-out side by
-     * side (README rows), or one of them. */
+     * side (docs/performance.md's rows), or one of them. */
     const struct CMUnitTest fanout[] = {cmocka_unit_test(test_unicast_fanout)};
     if (argc > 3 && strcmp(argv[1], "unicast") == 0) {
         fanout_receivers = (uint32_t)strtoul(argv[2], NULL, 10);

@@ -43,7 +43,7 @@
  * sends is bounded by md_recovery.h: sequences more than MD_REC_DEFAULT_AHEAD past what the
  * channel has seen are refused, and an end of session that names a sequence before what was
  * already applied is refused (ends_refused). None of this is authentication: a host that
- * forges the feed's exact source, or speaks first, is believed (README, Security model).
+ * forges the feed's exact source, or speaks first, is believed (docs/security.md).
  */
 
 #define MD_BOOK_RX_MAX_CHANNELS 64

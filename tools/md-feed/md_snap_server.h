@@ -46,7 +46,7 @@
  *     together, is held to budget_bytes_per_s with a burst of one second's worth: a part waits
  *     (budget_waits) until the budget has room for it.
  * A host that forges a book's announcements and source is answered within these bounds: rdps
- * authenticates no sender (README, Security model).
+ * authenticates no sender (docs/security.md).
  *
  * Time is passed in (now_ns, CLOCK_MONOTONIC); the only I/O is through the hooks.
  */

@@ -5,7 +5,7 @@
 # Usage: tools/rxe-vm.d/virtio-queues.py RUN_DIR/qmp-I.sock [...]
 # Prints, per guest, the netdev QEMU joined to the NIC and the state of queue 0 (receive) and
 # queue 1 (transmit): a transmit queue whose shadow-avail-idx runs ahead of last-avail-idx for
-# good holds frames the guest gave QEMU and QEMU never took (see README, tools/rxe-vm).
+# good holds frames the guest gave QEMU and QEMU never took (see docs/rxe-vm.md).
 import json
 import socket
 import sys

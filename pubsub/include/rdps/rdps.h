@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 /*
- * The version of this header (the README's "Versioning" says when each number moves). A program
+ * The version of this header (docs/versioning.md says when each number moves). A program
  * built against it needs a librdps of the same major version and at least this minor one:
  * rdps_ctx_create() checks (RDPS_ENOTSUP otherwise), because fields this header added to the
  * structs the library fills in (rdps_msg_info, rdps_event) would be garbage from an older one.
@@ -63,7 +63,7 @@ extern "C" {
     X(ENOSPC, -ENOSPC, "no space left (queue or pool full)")                          \
     X(ERANGE, -ERANGE, "value out of range")                                          \
     X(ENOSYS, -ENOSYS, "not implemented")                                             \
-    X(ENOTSUP, -ENOTSUP, "operation not supported on this device or link layer")      \
+    X(ENOTSUP, -ENOTSUP, "not supported here (device, link, ctx or library version)") \
     X(EMSGSIZE, -EMSGSIZE, "message too long")                                        \
     X(EPROTO, -EPROTO, "protocol error")                                              \
     X(EADDRNOTAVAIL, -EADDRNOTAVAIL, "address not available")                         \
@@ -91,9 +91,15 @@ RDPS_EXPORT const char *rdps_strerror(int err);
 /* Symbolic name of an error code, e.g. "RDPS_EAGAIN" (never NULL). */
 RDPS_EXPORT const char *rdps_err_name(int err);
 /*
- * Details of the last slow-path failure on the calling thread (create, join,
- * resolve, ...), e.g. "rdps_ctx_create: ibv_create_qp: Cannot allocate memory".
- * Empty string when there is none. Hot paths return codes only.
+ * Why the calling thread's last rdps call that returns an error code failed, naming the call:
+ * "rdps_ctx_create: ibv_create_qp: Cannot allocate memory", "rdps_pub_send: the send queue is
+ * full: ...". The rule: every function that returns an int code sets it when it returns a
+ * negative code and empties it ("") when it succeeds, so after such a call the message is
+ * non-empty exactly when the call failed, and is about that call. Functions that return no code
+ * (void, sizes, ids, names, and queries that are never negative) leave it as it was, except
+ * rdps_pub_ready and rdps_sub_ready, which set it when they return 0 because the join failed
+ * for good. RDPS_EAGAIN's message says why (not ready, send queue full, window closed, ring
+ * full, ...). Never NULL; valid until the thread's next rdps call.
  */
 RDPS_EXPORT const char *rdps_last_error_message(void);
 
@@ -109,8 +115,13 @@ typedef struct rdps_ctx rdps_ctx_t;
 typedef struct rdps_pub rdps_pub_t;
 typedef struct rdps_sub rdps_sub_t;
 
-/* Context configuration. Always start from rdps_config_init(); zero/NULL
- * fields keep the defaults. */
+/*
+ * Context configuration. Start from rdps_config_init(); a field left zero (NULL) keeps its
+ * default whichever way the struct was filled (rdps_ctx_create puts the default in), so
+ * `rdps_config cfg = {0}` is a valid configuration too. Fields whose zero is a value of its own
+ * say so: port_num and cm_port (their defaults), the loss generator's fields (no loss, DATA
+ * only, seed 0), stats_off, domain_key_id (1), encrypt, parity_blocks (none).
+ */
 typedef struct rdps_config {
     /*
      * RDMA device, e.g. "rxe0"; NULL: $RDPS_DEVICE when set, else the device of bind_ip, else the
@@ -128,7 +139,7 @@ typedef struct rdps_config {
     uint32_t qkey;             /* domain Q_Key (default 0x01234567, rdma_cm's UDP Q_Key) */
     const char *group_range;   /* topic groups: CIDR, default "239.192.0.0/16" */
     const char *control_group; /* discovery group, default "239.192.0.1" */
-    size_t max_message_size;   /* default 16 MiB */
+    size_t max_message_size;   /* default 16 MiB; at most 4 GiB - 1 */
     size_t reassembly_memory;  /* cap on partially assembled messages, default 64 MiB */
     uint32_t
         reassembly_timeout_ms; /* partial messages older than this are dropped (default 2000) */
@@ -251,7 +262,10 @@ RDPS_EXPORT int rdps_ctx_create_sized(const rdps_config *cfg, size_t size, unsig
                                       rdps_ctx_t **out);
 /* Opens the device port, creates the shared QP and buffer pools, joins the
  * discovery group. Returns 0 and *out, or a negative code (details in
- * rdps_last_error_message()). */
+ * rdps_last_error_message()): RDPS_EINVAL (NULL cfg or out, a field out of range, a bad
+ * address, seed list or key file), RDPS_ENOTSUP (header and library versions), RDPS_ENODEV (no
+ * such device or port), RDPS_ENETDOWN (no ACTIVE port), RDPS_ENOENT or RDPS_EACCES (the key
+ * file), RDPS_ENOMEM, or another negative errno from verbs, rdma_cm or the OS. */
 static inline int rdps_ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
 {
     return rdps_ctx_create_sized(cfg, sizeof(*cfg), RDPS_VERSION_NUMBER, out);
@@ -260,7 +274,9 @@ static inline int rdps_ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
 RDPS_EXPORT void rdps_ctx_destroy(rdps_ctx_t *ctx);
 /* Makes progress: completions, receives (callbacks run here), joins, discovery,
  * timers. Handles at most `budget` received datagrams (<= 0: a default batch).
- * Returns the number of datagrams handled, or a negative code on a fatal error. */
+ * Returns the number of datagrams handled, or RDPS_EINVAL (NULL), RDPS_EBUSY (called
+ * from a callback: queued sends were posted, nothing received), RDPS_ECLOSED (a
+ * callback destroyed the ctx), RDPS_EDEVFATAL or another negative errno (the device). */
 RDPS_EXPORT int rdps_ctx_poll(rdps_ctx_t *ctx, int budget);
 /*
  * Running a ctx from an application's own event loop (epoll, libuv, libevent, ...):
@@ -295,15 +311,16 @@ RDPS_EXPORT int rdps_ctx_fd(rdps_ctx_t *ctx);
  * Prepares to sleep on rdps_ctx_fd(): posts sends queued with RDPS_SEND_MORE, consumes the fd's
  * readiness and requests the next notification. Returns 0 when armed with nothing waiting (sleep
  * on the fd, at most rdps_ctx_next_timeout_ms()), RDPS_EAGAIN when work is already waiting or a
- * timer is due (call rdps_ctx_poll(), then arm again), RDPS_EBUSY from inside a callback, or
- * another negative code on a device error.
+ * timer is due (call rdps_ctx_poll(), then arm again), RDPS_EBUSY from inside a callback,
+ * RDPS_EINVAL for NULL, or RDPS_EDEVFATAL or another negative errno on a device error.
  */
 RDPS_EXPORT int rdps_ctx_arm(rdps_ctx_t *ctx);
 /* Milliseconds until the ctx's next timer (heartbeat, announce, timeout): 0..60000, never
  * negative (0 for NULL: a negative timeout would make an epoll_wait block for ever). */
 RDPS_EXPORT int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx);
 /* Polls, arms and waits up to timeout_ms (bounded by the next timer) for work, then polls again:
- * the event loop above in one call. */
+ * the event loop above in one call. Returns what rdps_ctx_poll returns (RDPS_EINVAL, RDPS_EBUSY,
+ * RDPS_ECLOSED, RDPS_EDEVFATAL, ...), or a negative errno of epoll_wait. */
 RDPS_EXPORT int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms);
 /* Largest payload of one datagram (active MTU minus the rdps header, and minus the 40-byte
  * trailer on a keyed ctx); 0 for NULL. */
@@ -317,8 +334,12 @@ RDPS_EXPORT size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx);
  * us or root owns (RDPS_EACCES: chmod 600), and anything but a regular file (RDPS_EINVAL: a FIFO
  * or a device is refused at once, never waited on; a symbolic link is followed).
  * rdps_domain_key_read fills key and *key_id (key_id may be NULL) and returns 0, or RDPS_ENOENT,
- * RDPS_EACCES or RDPS_EINVAL (a malformed file), the reason in rdps_last_error_message().
- *
+ * RDPS_EACCES or RDPS_EINVAL (a malformed file, NULL path or key), or another negative errno of
+ * open/read, the reason in rdps_last_error_message().
+ */
+RDPS_EXPORT int rdps_domain_key_read(const char *path, uint8_t key[RDPS_DOMAIN_KEY_BYTES],
+                                     uint32_t *key_id);
+/*
  * Rollover on a keyed ctx, without a restart and without losing a frame: (1) on every host
  * rdps_ctx_key_add(next): frames under it are accepted from now on; (2) once every host has it,
  * rdps_ctx_key_use(next) on each: frames are sent under it; (3) once every host sends under it,
@@ -328,8 +349,6 @@ RDPS_EXPORT size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx);
  * key, or an id outside 1..RDPS_DOMAIN_KEY_ID_MAX: RDPS_EINVAL. rdps_ctx_key_in_use returns the
  * id frames are sent under, 0 for a keyless (or NULL) ctx.
  */
-RDPS_EXPORT int rdps_domain_key_read(const char *path, uint8_t key[RDPS_DOMAIN_KEY_BYTES],
-                                     uint32_t *key_id);
 RDPS_EXPORT int rdps_ctx_key_add(rdps_ctx_t *ctx, const uint8_t key[RDPS_DOMAIN_KEY_BYTES],
                                  uint32_t key_id);
 RDPS_EXPORT int rdps_ctx_key_use(rdps_ctx_t *ctx, uint32_t key_id);
@@ -417,7 +436,7 @@ typedef struct rdps_pub_opts {
      * window nobody has opened. Only subscribers discovery announced from their own address
      * take part in flow control; a host whose announced subscriber never reported holds
      * nothing for a minute (doubling), and such holds together last at most 1 s, then 1/32 of
-     * the time. Anyone else's NAKs get bounded repairs (see the README's security model).
+     * the time. Anyone else's NAKs get bounded repairs (see docs/security.md).
      */
     int reliable;
     size_t ring_bytes;
@@ -466,7 +485,9 @@ typedef struct rdps_pub_opts {
 } rdps_pub_opts;
 
 /* Creates a publisher of `topic` (a name as described under "Topic names": RDPS_EINVAL
- * otherwise; RDPS_EEXIST when another topic of this ctx has the same id). */
+ * otherwise, and for NULL ctx or out and options that cannot apply; RDPS_EEXIST when another
+ * topic of this ctx has the same id; RDPS_ECLOSED while the ctx is being destroyed; RDPS_ENOMEM;
+ * a negative errno when starting the group's join or registering a reliable ring fails). */
 RDPS_EXPORT int rdps_pub_create_sized(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
                                       size_t opts_size, rdps_pub_t **out);
 static inline int rdps_pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
@@ -487,17 +508,26 @@ RDPS_EXPORT int rdps_pub_ready(const rdps_pub_t *pub);
  * queue is full (nothing was sent: poll and retry; when it persists, wait with
  * rdps_ctx_wait() rather than spin: on soft-RoCE the kernel does the device's
  * work on the same CPUs), RDPS_EMSGSIZE when too long, RDPS_EBUSY while the
- * publisher has a claim outstanding (rdps_pub_claim). */
+ * publisher has a claim outstanding (rdps_pub_claim), RDPS_EINVAL (NULL pub, NULL
+ * data with len > 0), RDPS_ECLOSED (destroyed from a callback, or the ctx is being
+ * destroyed; after the send: a local subscriber's callback destroyed the ctx),
+ * RDPS_ENOTJOINED (the group's join failed for good), RDPS_ETIMEDOUT (send buffers
+ * did not come back within 5 s in the middle of a message), RDPS_EDEVFATAL or another
+ * negative errno (the device). rdps_last_error_message() says which (a reliable
+ * publisher's RDPS_EAGAIN: ring full, flow-control window closed, a subscriber not
+ * reported yet, too few tagged receivers). */
 RDPS_EXPORT int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len);
 /*
  * rdps_pub_send with flags. RDPS_SEND_MORE: more messages follow at once, so
  * leave this one's datagrams queued and post them together with the next
  * send (one work-request chain, one doorbell). Queued datagrams go out at the
- * next send without the flag, rdps_ctx_flush() or rdps_ctx_poll().
+ * next send without the flag, rdps_ctx_flush() or rdps_ctx_poll(). Returns what
+ * rdps_pub_send returns, and RDPS_EINVAL for a flag other than RDPS_SEND_MORE.
  */
 #define RDPS_SEND_MORE 0x1u
 RDPS_EXPORT int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned flags);
-/* Posts every datagram queued with RDPS_SEND_MORE. */
+/* Posts every datagram queued with RDPS_SEND_MORE. Returns 0, RDPS_EINVAL (NULL), or
+ * RDPS_EDEVFATAL or another negative errno when the device refuses the post. */
 RDPS_EXPORT int rdps_ctx_flush(rdps_ctx_t *ctx);
 
 /*
@@ -588,7 +618,7 @@ RDPS_EXPORT int rdps_ctx_sends_pending(const rdps_ctx_t *ctx);
  * Who sent a message or caused an event, as the receiving device saw it: the
  * sender's QP number, its GID (from the GRH; RoCE always has one) and, on
  * InfiniBand without a GRH, its LID. Not authenticated: anyone on the
- * partition/VLAN can forge a GID (see the README's security model); use it
+ * partition/VLAN can forge a GID (see docs/security.md); use it
  * to tell publishers apart and to drop what you do not expect.
  */
 typedef struct rdps_source {
@@ -816,7 +846,9 @@ typedef struct rdps_sub_opts {
 } rdps_sub_opts;
 
 /* Creates a subscriber of `topic` (a name as described under "Topic names": RDPS_EINVAL
- * otherwise; RDPS_EEXIST when another topic of this ctx has the same id). */
+ * otherwise, and for NULL ctx, out or on_message and options that cannot apply; RDPS_EEXIST when
+ * another topic of this ctx has the same id; RDPS_ECLOSED while the ctx is being destroyed;
+ * RDPS_ENOMEM; a negative errno when starting the group's join fails). */
 RDPS_EXPORT int rdps_sub_create_sized(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message,
                                       void *user, const rdps_sub_opts *opts, size_t opts_size,
                                       rdps_sub_t **out);
@@ -842,9 +874,12 @@ RDPS_EXPORT int rdps_sub_ready(const rdps_sub_t *sub);
  * 0x21..0x7e).
  */
 RDPS_EXPORT uint64_t rdps_topic_id(const char *topic);
-/* Writes the dotted IPv4 group `topic` maps to in `ctx` (explicit maps honoured). */
+/* Writes the dotted IPv4 group `topic` maps to in `ctx` (explicit maps honoured) into buf, at
+ * least 16 bytes. 0, or RDPS_EINVAL (NULL, a short buffer, a name that breaks the rules). */
 RDPS_EXPORT int rdps_topic_group(const rdps_ctx_t *ctx, const char *topic, char *buf, size_t len);
-/* Maps a topic name to a group explicitly (before creating its endpoints). */
+/* Maps a topic name to a group explicitly (before creating its endpoints). 0, or RDPS_EINVAL (NULL,
+ * a bad name or group, a topic already on another group), RDPS_EEXIST (another name of this ctx
+ * has its id), RDPS_ENOMEM. */
 RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const char *group);
 
 /* ------------------------------------------------------------------------ */
