@@ -540,6 +540,7 @@ void rdps__pub_rel_counters(const rdps_pub_t *pub, rdps_counters *out)
     out->receivers_refused += c->receivers_refused;
     out->repair_queue_full += c->repair_queue_full;
     out->repair_share_spent += c->repair_share_spent;
+    out->repair_data_limited += c->repairs_unearned;
     out->naks_limited += c->nak_host_limited;
     out->receivers_displaced += c->receivers_displaced;
     if (c->rtt_last_ns / 1000u > out->rtt_us)

@@ -58,6 +58,9 @@ void rdps__rel_pub_config_default(struct rdps_rel_pub_config *cfg)
     cfg->unannounced_host_bytes = 16u * 1024u;
     cfg->heartbeat_min_ns = 100000ull;
     cfg->heartbeat_max_ns = 100000000ull;
+    /* Repairs at most twice the data over time: eight receivers at 20 % loss asking each its
+     * own sequences by unicast draw 1.6 times the data, repairs of lost repairs included ~2. */
+    cfg->repair_per_data_permille = 2000;
     cfg->parity_k = 0;                             /* no parity unless asked */
     cfg->parity_max = RDPS_FRAME_PARITY_MAX_INDEX; /* every row GF(2^8) has for k <= 128 */
 }
@@ -119,6 +122,10 @@ static int check_config(const struct rdps_rel_pub_config *c)
                              RDPS_FRAME_PARITY_MAX_INDEX, c->parity_proactive, c->max_datagram);
     if (c->parity_k == 0 && c->parity_proactive != 0)
         return rdps__set_err(RDPS_EINVAL, "rel_pub_init: parity_proactive without parity_k");
+    if (c->repair_per_data_permille == 0 || c->repair_per_data_permille > 1000000u)
+        return rdps__set_err(RDPS_EINVAL,
+                             "rel_pub_init: repairs per data %u permille outside 1..1000000",
+                             c->repair_per_data_permille);
     if (c->heartbeat_min_ns == 0 || c->heartbeat_max_ns < c->heartbeat_min_ns ||
         c->receiver_timeout_ns == 0 || c->unannounced_timeout_ns == 0 || c->repair_linger_ns == 0)
         return rdps__set_err(RDPS_EINVAL, "rel_pub_init: zero heartbeat, timeout or linger");
@@ -171,6 +178,15 @@ int rdps__rel_pub_init(struct rdps_rel_pub *p, const struct rdps_rel_pub_config 
     }
     p->repair_tokens = cfg->repair_budget_bytes;
     p->share_pool = cfg->repair_share_total_bytes;
+    p->earned_max =
+        cfg->repair_earned_max != 0 ? (int64_t)cfg->repair_earned_max : (int64_t)p->ring.cap;
+    /* The floor accumulates: 64 bytes a millisecond is a datagram every 16 ms, 64 KB/s. */
+    p->earned_floor =
+        cfg->repair_floor_bytes != 0 ? cfg->repair_floor_bytes : cfg->repair_budget_bytes / 4096;
+    if (p->earned_floor == 0)
+        p->earned_floor = 1;
+    if (p->earned_max < (int64_t)cfg->max_datagram)
+        p->earned_max = cfg->max_datagram;
     p->hb_min = cfg->heartbeat_min_ns;
     p->linger_ns = cfg->repair_linger_ns;
     p->hb_interval = p->hb_min;
@@ -457,10 +473,12 @@ static uint32_t schedule_range(struct rdps_rel_pub *p, int32_t slot, uint32_t st
                 continue;
             }
             /* A second receiver asked within the linger: one multicast repair serves everyone,
-             * when discovery announced both and they are on different hosts (one host's QPNs and
-             * receiver ids, or anyone unannounced, cannot fan repairs out to the group). */
+             * when discovery announced both, they are on different hosts and both are receiving
+             * (ACTIVE: one host's QPNs and receiver ids, anyone unannounced, or receivers that
+             * only NAK, cannot fan repairs out to the group). */
             const struct rdps_rel_receiver *first = m->dest >= 0 ? &p->rx[m->dest] : NULL;
             if (!answered && asker->announced && first->announced && first->host != asker->host &&
+                asker->state == RDPS_REL_RX_ACTIVE && first->state == RDPS_REL_RX_ACTIVE &&
                 !p->repairs_unicast_only)
                 dest = REL_MULTICAST;
         }
@@ -647,6 +665,13 @@ static inline void rate_charge(struct rdps_rel_pub *p, uint32_t len, uint64_t no
     p->rate_paid_ns += (uint64_t)len * 1000000000ull / p->cfg.rate_bytes_per_s;
 }
 
+/* What new data (or time, the floor) earns repairs, up to what may be saved. */
+static inline void earn(struct rdps_rel_pub *p, uint64_t bytes)
+{
+    int64_t room = p->earned_max - p->repair_earned;
+    p->repair_earned += bytes < (uint64_t)room ? (int64_t)bytes : room;
+}
+
 void rdps__rel_refill(struct rdps_rel_pub *p, uint64_t now_ns)
 {
     if (now_ns < p->tokens_at + p->cfg.repair_interval_ns)
@@ -655,6 +680,7 @@ void rdps__rel_refill(struct rdps_rel_pub *p, uint64_t now_ns)
     p->tokens_at += intervals * p->cfg.repair_interval_ns;
     p->repair_tokens = p->cfg.repair_budget_bytes; /* the budget does not accumulate */
     p->share_pool = p->cfg.repair_share_total_bytes;
+    earn(p, intervals < (1u << 20) ? intervals * p->earned_floor : (uint64_t)p->earned_max);
 }
 
 /* Do repairs spend the budget? It keeps them from starving new data. With none waiting because
@@ -745,6 +771,15 @@ static const struct rdps_pub_ring_slot *next_repair(struct rdps_rel_pub *p, bool
             p->rq_count--;
             continue;
         }
+        /* Every repair spends what data earned: repair volume follows what is sent. */
+        if (p->repair_earned < (int64_t)s->len) {
+            if (!p->unearned_waiting)
+                p->counters.repairs_unearned++;
+            p->unearned_waiting = true;
+            p->earn_starved = true; /* hosts take turns until the queue empties */
+            return NULL;
+        }
+        p->unearned_waiting = false;
         if (budgeted) {
             if (p->repair_tokens < (int64_t)s->len)
                 return NULL;
@@ -857,12 +892,49 @@ static int post_data(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a, uint
         }
     }
     rate_charge(p, a->len, now_ns);
+    earn(p, (uint64_t)a->len * p->cfg.repair_per_data_permille / 1000u);
     p->counters.data_posted++;
     if (p->data_since_repair < p->cfg.data_per_repair)
         p->data_since_repair++;
     p->hb_interval = p->hb_min;
     p->hb_next = now_ns + p->hb_interval;
     return 1;
+}
+
+static int32_t repair_host(const struct rdps_rel_pub *p, const struct rdps_rel_repair *e)
+{
+    return e->dest == REL_MULTICAST ? -1 : p->rx[e->dest].host;
+}
+
+/*
+ * Once repairs waited for what data earns (until the queue empties), hosts take turns: when the
+ * head entry's host had the last
+ * repair, the first unicast entry of another host that is its destination's first (a receiver's
+ * repairs keep their order) moves to the head, the entries before it one place back. So a host that
+ * asks for a lot (forgers draining the allowance) does not hold the queue for its whole runs.
+ */
+static void repair_turns(struct rdps_rel_pub *p)
+{
+    const struct rdps_rel_repair *head = &p->repairs[p->rq_head];
+    if (!p->earn_starved || p->rq_count < 2 || head->dest == REL_MULTICAST ||
+        repair_host(p, head) != p->last_repair_host)
+        return; /* a multicast repair serves every host: it takes no turn */
+    uint32_t cap = p->cfg.max_repairs;
+    for (uint32_t k = 1; k < p->rq_count; k++) {
+        const struct rdps_rel_repair *o = &p->repairs[(p->rq_head + k) % cap];
+        if (o->dest == REL_MULTICAST || repair_host(p, o) == p->last_repair_host)
+            continue;
+        bool first_of_dest = true;
+        for (uint32_t j = 0; j < k && first_of_dest; j++)
+            first_of_dest = p->repairs[(p->rq_head + j) % cap].dest != o->dest;
+        if (!first_of_dest)
+            continue;
+        struct rdps_rel_repair moved = *o;
+        for (uint32_t j = k; j > 0; j--)
+            p->repairs[(p->rq_head + j) % cap] = p->repairs[(p->rq_head + j - 1) % cap];
+        p->repairs[p->rq_head] = moved;
+        return;
+    }
 }
 
 int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t wall_ns,
@@ -891,6 +963,9 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
         rdps__rel_refill(p, now_ns);
         struct rdps_rel_repair *e = NULL;
         bool shared = true;
+        if (p->rq_count == 0)
+            p->earn_starved = false;
+        repair_turns(p);
         /* Repairs wait for the rate limit's allowance like new data (ahead of it): they never
          * put the publisher into debt beyond one burst. */
         const struct rdps_pub_ring_slot *rs =
@@ -906,6 +981,8 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
             p->counters.parity_bytes += a->len;
             p->counters.repair_bytes += a->len;
             p->repair_tokens -= a->len;
+            p->repair_earned -= a->len;
+            p->last_repair_host = repair_host(p, e);
             rate_charge(p, a->len, now_ns);
             p->data_since_repair = 0;
             if (++e->sent == e->count) {
@@ -938,6 +1015,8 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
             }
             p->counters.repair_bytes += rs->len;
             p->repair_tokens -= rs->len;
+            p->repair_earned -= rs->len;
+            p->last_repair_host = repair_host(p, e);
             rate_charge(p, rs->len, now_ns);
             p->data_since_repair = 0;
             if (++e->sent == e->count) {

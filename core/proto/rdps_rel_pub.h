@@ -129,7 +129,8 @@
  * earlier repair has left); a NAK from an announced receiver of another
  * host within the linger of a unicast repair turns it into a multicast one
  * (askers of one host, or an unannounced asker, get unicast: only distinct
- * hosts that discovery announced fan a repair out to the group); otherwise
+ * hosts that discovery announced and whose receivers are receiving, ACTIVE in
+ * flow control, fan a repair out to the group); otherwise
  * the sequence is repaired by unicast to the asker.
  * Consecutive sequences with the same destination form one entry of the
  * repair queue (max_repairs entries; when full, the sequences are not
@@ -146,17 +147,20 @@
  * the shared budget past it, so no receiver, host or multicast asker draws
  * repairs at the device's pace: every repair byte, in every state, is
  * charged, at most repair_budget_bytes + repair_share_total_bytes per
- * interval. A unicast entry held by its host's share goes to the back of
- * the queue, so it does not hold up other receivers' repairs. With a rate
- * limit, repairs wait for the limit's allowance like new data (ahead of it):
- * they never put the publisher into debt beyond one burst. Repairs set the
- * RETRANSMIT flag in the ring copy of the frame. Then owed unicast
- * heartbeats, then a multicast
- * heartbeat when idle: a minimum after data, doubling up to
- * heartbeat_max_ns (8 minimums while appends wait on the window or a
- * receiver in flow control has not reported everything posted: receivers
- * answer heartbeats with STATUS and learn of tail loss from them, which a
- * lost STATUS or tail must not wait for long), back to the minimum on new
+ * interval. And every repair byte, in every state, spends what new data earned:
+ * each byte of data posted earns repair_per_data_permille / 1000 bytes of
+ * repairs (up to repair_earned_max saved), and repair_floor_bytes come with each
+ * interval so an idle publisher still answers a tail loss. So repair volume is
+ * tied to what the publisher sends, whoever asks and from how many addresses:
+ * over any time, repairs <= ratio x data + the floor's rate + one saved
+ * allowance (repairs_unearned counts the waits). A unicast entry held by its host's share goes to
+ * the back of the queue, so it does not hold up other receivers' repairs. With a rate limit,
+ * repairs wait for the limit's allowance like new data (ahead of it): they never put the publisher
+ * into debt beyond one burst. Repairs set the RETRANSMIT flag in the ring copy of the frame. Then
+ * owed unicast heartbeats, then a multicast heartbeat when idle: a minimum after data, doubling up
+ * to heartbeat_max_ns (8 minimums while appends wait on the window or a receiver in flow control
+ * has not reported everything posted: receivers answer heartbeats with STATUS and learn of tail
+ * loss from them, which a lost STATUS or tail must not wait for long), back to the minimum on new
  * data. The minimum is heartbeat_min_ns, or half the smallest smoothed RTT
  * of the ACTIVE receivers when that is longer: a
  * receiver cannot act on a tail loss faster than a round trip, so sooner
@@ -177,7 +181,8 @@
  * lacks with the symbols it holds, so a NAK sent after the round's last symbol could reach it
  * (later than its RTT and a quarter after that symbol left, or flagged RETRANSMIT) starts a
  * new round with new indices: that many more symbols. Parity goes by multicast
- * to an announced asker, by unicast to an unannounced one or under unicast fan-out (a second
+ * to an announced asker that is receiving (ACTIVE), by unicast to any other or under unicast
+ * fan-out (a second
  * asker of a unicast round gets its own symbols). Its heartbeats (flagged PARITY) tell
  * receivers k, the largest smoothed RTT of the ACTIVE receivers and their count, so they
  * spread their first NAKs without a default RTT; one goes after every
@@ -294,6 +299,13 @@ struct rdps_rel_pub_config {
      * datagram (0: none; at most parity_k and parity_max). They go like answers to a NAK asking
      * that many (queue, budget, rate); a later NAK of the block gets indices after them. */
     uint32_t parity_proactive;
+    /* Repairs bounded by what is sent (see Scheduling): repair bytes earned per 1000 bytes of
+     * data posted (default 2000: twice the data), the most saved (0: the ring's bytes), and the
+     * floor earned per repair_interval_ns however idle (0: repair_budget_bytes / 4096, 64 bytes
+     * per ms by default: 64 KB/s, a datagram every 16 ms). */
+    uint32_t repair_per_data_permille;
+    uint64_t repair_earned_max;
+    uint32_t repair_floor_bytes;
 };
 
 #define RDPS_REL_PUB_DEFAULT_RING (16u * 1024u * 1024u)
@@ -377,6 +389,7 @@ struct rdps_rel_pub_action {
     X(repair_bytes, "bytes of repair frames")                                                      \
     X(repairs_dropped, "scheduled repairs dropped: below the trail or receiver gone")              \
     X(repair_share_spent, "times a host's share past the budget, or all, ran out")                 \
+    X(repairs_unearned, "times repairs waited for what new data earns them (repair volume bound)") \
     X(heartbeats, "multicast heartbeats")                                                          \
     X(heartbeats_unrecoverable, "unicast heartbeats answering NAKs below the trail")               \
     X(status_received, "STATUS frames received for this session")                                  \
@@ -446,7 +459,13 @@ struct rdps_rel_pub {
     struct rdps_rel_repair *repairs;
     uint32_t rq_head, rq_count;
     int64_t repair_tokens;
-    int64_t share_pool; /* what is left of repair_share_total_bytes this interval */
+    int64_t share_pool;       /* what is left of repair_share_total_bytes this interval */
+    int64_t repair_earned;    /* repair bytes new data earned (and the floor), not yet spent */
+    int64_t earned_max;       /* cfg.repair_earned_max, resolved */
+    uint32_t earned_floor;    /* cfg.repair_floor_bytes, resolved */
+    bool unearned_waiting;    /* repairs wait for earnings (counted once per wait) */
+    int32_t last_repair_host; /* the host (record) the last repair went to; -1: multicast */
+    bool earn_starved;        /* repairs waited for earnings since the queue was last empty */
     uint64_t tokens_at;
     uint32_t data_since_repair;
     /* Rate limit (cfg.rate_bytes_per_s): the time the bytes charged so far are paid off; new

@@ -80,7 +80,10 @@ uint32_t rdps__rel_parity_nak(struct rdps_rel_pub *p, int32_t slot, struct rdps_
         b->start = rg.start;
         b->dest = slot;
     }
-    int32_t to = asker->announced && !p->repairs_unicast_only ? REL_MULTICAST : slot;
+    /* By multicast only to an announced asker that is receiving (ACTIVE: it reports progress). */
+    int32_t to = asker->announced && asker->state == RDPS_REL_RX_ACTIVE && !p->repairs_unicast_only
+                     ? REL_MULTICAST
+                     : slot;
     bool answered = b->dest == REL_MULTICAST || b->dest == slot;
     bool idle = b->sent == b->target; /* the round's symbols have all gone */
     /* The asker counts what it lacks with what it holds: a NAK that cannot have crossed the

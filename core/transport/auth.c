@@ -1,70 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* auth.c - authenticated domains: the interceptor transport that seals every frame it sends for
- * the address its receivers see, and verifies, checks for freshness and replays every frame it
- * receives before anything above sees it (rdps_auth.h). */
-#include "rdps_auth.h"
+/* auth.c - authenticated domains: the interceptor transport (create, keys, stats, the ops that
+ * pass through); its data path, sealing and verifying, is auth_path.c (rdps_auth.h). */
+#include "auth_internal.h"
 
-#include <pthread.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "auth_senders.h"
 #include "rdps_error.h"
 
-/*
- * fork(): a child that used its parent's prefix and counters would seal different frames under
- * nonces its parent uses too. Every child bumps this (pthread_atfork, registered once), and a
- * transport whose prefix was drawn under another value draws a new one before its next seal: one
- * compare per frame on the send path.
- */
-static unsigned long auth_forks;
-static int atfork_rc;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
-static void auth_on_fork_child(void)
-{
-    auth_forks++;
-}
-
-static void auth_register_atfork(void)
-{
-    atfork_rc = pthread_atfork(NULL, NULL, auth_on_fork_child);
-}
-
-struct auth_key {
-    uint32_t id; /* 0: empty */
-    uint8_t key[RDPS_AUTH_KEY_LEN];
-};
-
-/* base.inner is the wrapped transport. */
-struct auth_transport {
-    struct rdps_transport base;
-    struct auth_key keys[2];
-    unsigned send_key; /* index into keys[] */
-    bool encrypt;
-    /* Sending: our prefix (drawn in the process generation auth_forks had then), its subkey
-     * under the key in use, the two counters. */
-    uint8_t prefix[RDPS_AUTH_PREFIX_LEN];
-    uint8_t send_subkey[RDPS_AUTH_KEY_LEN];
-    uint64_t data_counter, control_counter;
-    unsigned long prefix_forks;
-    /* Freshness: the wall clock, and how far a frame's send time may be from it. */
-    uint64_t (*clock_s)(void *user);
-    void *clock_user;
-    uint32_t max_age_s;
-    struct auth_senders senders;
-    struct rdps_tx_mem *regions;
-    struct rdps_auth_stats stats;
-};
-
 static const struct rdps_transport_ops auth_ops;
-
-static struct auth_transport *to_auth(struct rdps_transport *t)
-{
-    return (struct auth_transport *)t;
-}
 
 /* The coarse clock: read in the vDSO without a timer read (seconds are all freshness needs). */
 static uint64_t realtime_s(void *user)
@@ -73,238 +19,6 @@ static uint64_t realtime_s(void *user)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME_COARSE, &ts);
     return (uint64_t)ts.tv_sec;
-}
-
-static const struct auth_key *find_key(const struct auth_transport *at, uint32_t id)
-{
-    for (unsigned i = 0; i < 2; i++)
-        if (at->keys[i].id == id && id != 0)
-            return &at->keys[i];
-    return NULL;
-}
-
-/* A fresh sending identity: a new random prefix (the counters start again under it). */
-static void new_prefix(struct auth_transport *at)
-{
-    randombytes_buf(at->prefix, sizeof(at->prefix));
-    at->data_counter = 0;
-    at->control_counter = RDPS_AUTH_CONTROL_COUNTER;
-    at->prefix_forks = auth_forks;
-    rdps__auth_subkey(at->send_subkey, at->keys[at->send_key].key, at->prefix);
-}
-
-/* Seals a frame of len bytes (>= header, room for the trailer) for receivers that see `source`,
- * with the next counter. */
-static uint32_t seal_next(struct auth_transport *at, uint8_t *frame, uint32_t len,
-                          const uint8_t *source)
-{
-    if (at->prefix_forks != auth_forks)
-        new_prefix(at); /* we are a forked child: the parent goes on with the old prefix */
-    uint64_t *counter = frame[RDPS_AUTH_OFF_TYPE] == RDPS_AUTH_FRAME_DATA ? &at->data_counter
-                                                                          : &at->control_counter;
-    /* 2^63 frames of one kind never happen; if they did, a new prefix keeps nonces unique. */
-    if (*counter == RDPS_AUTH_CONTROL_COUNTER - 1 || *counter == UINT64_MAX)
-        new_prefix(at);
-    struct rdps_auth_seal_args args = {
-        .prefix = at->prefix,
-        .counter = (*counter)++,
-        .sent_s = (uint32_t)at->clock_s(at->clock_user),
-        .source = source,
-        .key_id = at->keys[at->send_key].id,
-        .encrypt = at->encrypt,
-    };
-    return rdps__auth_seal(frame, len, at->send_subkey, &args);
-}
-
-/* The binding's source bytes for a destination: what its receiver will see as ours. */
-static int dest_source(struct auth_transport *at, const struct rdps_dest *dest, uint8_t *out)
-{
-    struct rdps_source self;
-    int rc = rdps__transport_self_source(at->base.inner, dest, &self);
-    if (rc < 0)
-        return rdps__set_err(rc, "authenticated send: the transport cannot tell the source its "
-                                 "receivers see");
-    rdps__auth_source_bytes(out, &self);
-    return 0;
-}
-
-/* One sealed copy of the plain frame for the destinations from `start` on that see `src`, in
- * chunks of 64 (each chunk its own buffer and counter). */
-static int send_copy(struct auth_transport *at, const uint8_t *plain, uint32_t len,
-                     const struct rdps_dest *const *dests, unsigned ndest, const uint8_t *src)
-{
-    struct rdps_transport *in = at->base.inner;
-    struct rdps_tx_buf copy;
-    int rc = in->ops->claim(in, &copy);
-    if (rc < 0)
-        return rc;
-    memcpy(copy.data, plain, len);
-    return in->ops->submit(in, &copy, seal_next(at, copy.data, len, src), dests, ndest);
-}
-
-static int send_group_copies(struct auth_transport *at, const uint8_t *plain, uint32_t len,
-                             const struct rdps_dest *const *dests, unsigned ndest, unsigned start,
-                             const uint8_t *src)
-{
-    const struct rdps_dest *group[64];
-    uint8_t other[RDPS_AUTH_SOURCE_LEN];
-    unsigned n = 0;
-    int rc = 0;
-    for (unsigned j = start; j < ndest && rc == 0; j++) {
-        if (j > start) {
-            if ((rc = dest_source(at, dests[j], other)) < 0)
-                break;
-            if (memcmp(other, src, sizeof(other)) != 0)
-                continue;
-        }
-        group[n++] = dests[j];
-        if (n == 64) {
-            rc = send_copy(at, plain, len, group, n, src);
-            n = 0;
-        }
-    }
-    if (rc == 0 && n > 0)
-        rc = send_copy(at, plain, len, group, n, src);
-    return rc;
-}
-
-/*
- * The frame in buf goes to destinations that see different sources of ours (InfiniBand: a
- * unicast AH without a GRH and a multicast or routed one in one submit; nothing does that
- * today): one sealed copy per source, each from a buffer of its own, buf staying plain to copy
- * from and then given back. Quadratic in ndest, which only this rare case pays.
- */
-static int seal_submit_mixed(struct auth_transport *at, struct rdps_tx_buf *buf, uint32_t len,
-                             const struct rdps_dest *const *dests, unsigned ndest)
-{
-    struct rdps_transport *in = at->base.inner;
-    uint8_t src[RDPS_AUTH_SOURCE_LEN], other[RDPS_AUTH_SOURCE_LEN];
-    int rc = 0;
-    for (unsigned i = 0; i < ndest && rc == 0; i++) {
-        if ((rc = dest_source(at, dests[i], src)) < 0)
-            break;
-        bool sent = false; /* with the group of an earlier destination */
-        for (unsigned j = 0; j < i && !sent && rc == 0; j++)
-            if ((rc = dest_source(at, dests[j], other)) == 0)
-                sent = memcmp(src, other, sizeof(src)) == 0;
-        if (!sent && rc == 0)
-            rc = send_group_copies(at, buf->data, len, dests, ndest, i, src);
-    }
-    in->ops->abort(in, buf);
-    return rc;
-}
-
-/* Seals the plain frame in buf for its destinations and hands it to the inner transport (which
- * owns buf from here, on failure too). One seal when every destination sees one source. */
-static int seal_submit(struct auth_transport *at, struct rdps_tx_buf *buf, uint32_t len,
-                       const struct rdps_dest *const *dests, unsigned ndest)
-{
-    struct rdps_transport *in = at->base.inner;
-    uint8_t first[RDPS_AUTH_SOURCE_LEN], other[RDPS_AUTH_SOURCE_LEN];
-    if (ndest == 0 || dests == NULL) /* the inner transport refuses it with its own words */
-        return in->ops->submit(in, buf, len, dests, ndest);
-    int rc = dest_source(at, dests[0], first);
-    if (rc < 0) {
-        in->ops->abort(in, buf);
-        return rc;
-    }
-    for (unsigned i = 1; i < ndest; i++) {
-        if ((rc = dest_source(at, dests[i], other)) < 0) {
-            in->ops->abort(in, buf);
-            return rc;
-        }
-        if (memcmp(first, other, sizeof(first)) != 0)
-            return seal_submit_mixed(at, buf, len, dests, ndest);
-    }
-    return in->ops->submit(in, buf, seal_next(at, buf->data, len, first), dests, ndest);
-}
-
-/*
- * Verifies (and decrypts) one received datagram in place; true when it goes up, as a plain
- * frame. Cheap refusals first (no crypto): too short, keyless, unknown key, stale, a known
- * sender's prefix from another address or a counter its window has seen. Nothing in the table
- * changes unless the tag verified under the address the datagram came from.
- */
-static bool accept_datagram(struct auth_transport *at, struct rdps_rx_datagram *d, uint32_t now_s)
-{
-    /* The receive buffer is the transport's own writable memory, lent until rx_release. */
-    uint8_t *f = (uint8_t *)(uintptr_t)d->data;
-    uint32_t len = d->len;
-    if (len < RDPS_AUTH_HEADER_LEN) {
-        at->stats.short_frames++;
-        return false;
-    }
-    uint32_t word = rdps__auth_word(f);
-    if (word == 0) {
-        at->stats.unsigned_frames++;
-        return false;
-    }
-    if (len < RDPS_AUTH_HEADER_LEN + RDPS_AUTH_TRAILER_LEN) {
-        at->stats.short_frames++;
-        return false;
-    }
-    const struct auth_key *key = (word & ~(RDPS_AUTH_WORD_KEY_MASK | RDPS_AUTH_WORD_ENCRYPTED)) != 0
-                                     ? NULL
-                                     : find_key(at, word & RDPS_AUTH_WORD_KEY_MASK);
-    if (key == NULL) {
-        at->stats.unknown_key++;
-        return false;
-    }
-    /* Serial arithmetic on the 32-bit seconds: a frame from a clock ahead of ours is as stale. */
-    int32_t age = (int32_t)(now_s - rdps__auth_sent_s(f, len));
-    if (age > (int32_t)at->max_age_s || age < -(int32_t)at->max_age_s) {
-        at->stats.stale++;
-        return false;
-    }
-    const uint8_t *prefix = rdps__auth_trailer(f, len);
-    uint64_t counter = rdps__auth_counter(f, len);
-    bool data = f[RDPS_AUTH_OFF_TYPE] == RDPS_AUTH_FRAME_DATA;
-    uint8_t source[RDPS_AUTH_SOURCE_LEN];
-    rdps__auth_rx_source_bytes(source, d);
-    struct auth_sender *s = rdps__auth_senders_find(&at->senders, prefix);
-    if (s != NULL &&
-        (!rdps__auth_sender_source_ok(s, source) ||
-         !(data ? rdps__auth_window_check(&s->data, s->data_bits, RDPS_AUTH_DATA_WORDS, counter)
-                : rdps__auth_window_check(&s->control, s->control_bits, RDPS_AUTH_CONTROL_WORDS,
-                                          counter)))) {
-        at->stats.replayed++;
-        return false;
-    }
-    uint8_t fresh[RDPS_AUTH_KEY_LEN];
-    const uint8_t *subkey;
-    bool derived = s == NULL || s->key_id != key->id;
-    if (derived) {
-        rdps__auth_subkey(fresh, key->key, prefix);
-        subkey = fresh;
-    } else {
-        subkey = s->subkey;
-    }
-    if (rdps__auth_open(f, len, subkey, source) != 0) {
-        at->stats.bad_tag++;
-        if (derived)
-            sodium_memzero(fresh, sizeof(fresh));
-        return false;
-    }
-    if (s == NULL)
-        s = rdps__auth_senders_insert(&at->senders, prefix);
-    if (derived) {
-        memcpy(s->subkey, fresh, sizeof(fresh));
-        s->key_id = key->id;
-        sodium_memzero(fresh, sizeof(fresh));
-    }
-    rdps__auth_sender_set_source(s, source);
-    s->heard_s = now_s;
-    rdps__auth_senders_touch(&at->senders, s);
-    if (!(data ? rdps__auth_window_update(&s->data, s->data_bits, RDPS_AUTH_DATA_WORDS, counter)
-               : rdps__auth_window_update(&s->control, s->control_bits, RDPS_AUTH_CONTROL_WORDS,
-                                          counter))) {
-        at->stats.replayed++;
-        return false;
-    }
-    f[RDPS_AUTH_OFF_WORD] = f[RDPS_AUTH_OFF_WORD + 1] = f[RDPS_AUTH_OFF_WORD + 2] =
-        f[RDPS_AUTH_OFF_WORD + 3] = 0;
-    d->len = len - RDPS_AUTH_TRAILER_LEN;
-    return true;
 }
 
 static uint32_t auth_max_payload(struct rdps_transport *t)
@@ -343,7 +57,7 @@ static int auth_submit(struct rdps_transport *t, struct rdps_tx_buf *buf, uint32
                              "authenticated send: a frame of %u bytes (%u..%u)", len,
                              RDPS_AUTH_HEADER_LEN, room);
     }
-    return seal_submit(at, buf, len, dests, ndest);
+    return rdps__auth_seal_submit(at, buf, len, dests, ndest);
 }
 
 static int auth_flush(struct rdps_transport *t)
@@ -361,7 +75,7 @@ static int auth_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int 
     uint32_t now_s = (uint32_t)at->clock_s(at->clock_user); /* once per batch */
     int kept = 0;
     for (int i = 0; i < n; i++) {
-        if (!accept_datagram(at, &rx[i], now_s)) {
+        if (!rdps__auth_accept(at, &rx[i], now_s)) {
             in->ops->rx_release(in, &rx[i], 1);
             continue;
         }
@@ -463,7 +177,7 @@ static int auth_submit_mem(struct rdps_transport *t, struct rdps_tx_mem *m, size
     if (rc < 0)
         return rc; /* RDPS_EAGAIN: nothing queued, as the contract wants */
     memcpy(buf.data, m->addr + offset, len);
-    rc = seal_submit(at, &buf, len, dests, ndest);
+    rc = rdps__auth_seal_submit(at, &buf, len, dests, ndest);
     if (rc == 0)
         rdps__tx_mem_skip(m, cookie); /* the copy is sent: the region is free at once */
     return rc;
@@ -537,9 +251,8 @@ int rdps__auth_transport_create(struct rdps_transport *inner, const struct rdps_
                              rdps__transport_innermost(inner)->ops->name);
     if (sodium_init() < 0)
         return rdps__set_err(RDPS_ENOTSUP, "authentication: libsodium failed to initialize");
-    pthread_once(&atfork_once, auth_register_atfork);
-    if (atfork_rc != 0)
-        return rdps__set_err(RDPS_ENOMEM, "authentication: pthread_atfork failed");
+    if (rdps__auth_fork_watch() < 0)
+        return RDPS_ENOMEM;
     struct auth_transport *at = calloc(1, sizeof(*at));
     if (at == NULL)
         return rdps__set_err(RDPS_ENOMEM, "authentication: out of memory");
@@ -557,7 +270,7 @@ int rdps__auth_transport_create(struct rdps_transport *inner, const struct rdps_
     at->keys[0].id = cfg->key_id;
     memcpy(at->keys[0].key, cfg->key, RDPS_AUTH_KEY_LEN);
     at->send_key = 0;
-    new_prefix(at);
+    rdps__auth_new_prefix(at);
     *out = &at->base;
     return 0;
 }
@@ -647,8 +360,7 @@ void rdps__auth_send_prefix(struct rdps_transport *t, uint8_t out[RDPS_AUTH_PREF
     if (!rdps__auth_transport_is(t))
         return;
     struct auth_transport *at = to_auth(t);
-    if (at->prefix_forks != auth_forks)
-        new_prefix(at);
+    rdps__auth_after_fork(at);
     memcpy(out, at->prefix, RDPS_AUTH_PREFIX_LEN);
 }
 

@@ -974,7 +974,9 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(unicast_displaced,                                                                          \
       "publishers: unconfirmed unicast subscribers dropped for a newcomer (table full)")          \
     X(contacts_displaced, "unicast discovery: contacts dropped for a newcomer (table or host "    \
-                          "full)")
+                          "full)")                                                                \
+    X(repair_data_limited,                                                                        \
+      "reliable publishers: times repairs waited for what new data earns them (2x the data)")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
