@@ -665,11 +665,14 @@ static inline void rate_charge(struct rdps_rel_pub *p, uint32_t len, uint64_t no
     p->rate_paid_ns += (uint64_t)len * 1000000000ull / p->cfg.rate_bytes_per_s;
 }
 
-/* What new data (or time, the floor) earns repairs, up to what may be saved. */
-static inline void earn(struct rdps_rel_pub *p, uint64_t bytes)
+/* What the floor (time) or new data earns repairs, up to what may be saved: for each receiver in
+ * flow control, `scale` (the receivers that report: each may lose its own datagrams, a repair
+ * by unicast each). */
+static inline void earn(struct rdps_rel_pub *p, uint64_t bytes, uint32_t scale)
 {
-    int64_t room = p->earned_max - p->repair_earned;
-    p->repair_earned += bytes < (uint64_t)room ? (int64_t)bytes : room;
+    int64_t room = p->earned_max * (int64_t)scale - p->repair_earned;
+    if (room > 0)
+        p->repair_earned += bytes < (uint64_t)room ? (int64_t)bytes : room;
 }
 
 void rdps__rel_refill(struct rdps_rel_pub *p, uint64_t now_ns)
@@ -680,7 +683,7 @@ void rdps__rel_refill(struct rdps_rel_pub *p, uint64_t now_ns)
     p->tokens_at += intervals * p->cfg.repair_interval_ns;
     p->repair_tokens = p->cfg.repair_budget_bytes; /* the budget does not accumulate */
     p->share_pool = p->cfg.repair_share_total_bytes;
-    earn(p, intervals < (1u << 20) ? intervals * p->earned_floor : (uint64_t)p->earned_max);
+    earn(p, intervals < (1u << 20) ? intervals * p->earned_floor : (uint64_t)p->earned_max, 1);
 }
 
 /* Do repairs spend the budget? It keeps them from starving new data. With none waiting because
@@ -892,7 +895,10 @@ static int post_data(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a, uint
         }
     }
     rate_charge(p, a->len, now_ns);
-    earn(p, (uint64_t)a->len * p->cfg.repair_per_data_permille / 1000u);
+    /* Each receiver in flow control (reporting) earns the ratio: 64 receivers at 5 % loss each
+     * ask their own 5 % of the data. Announced askers that never report earn nothing. */
+    uint32_t members = p->fc_members > 0 ? p->fc_members : 1;
+    earn(p, (uint64_t)a->len * p->cfg.repair_per_data_permille / 1000u * members, members);
     p->counters.data_posted++;
     if (p->data_since_repair < p->cfg.data_per_repair)
         p->data_since_repair++;

@@ -149,11 +149,13 @@
  * charged, at most repair_budget_bytes + repair_share_total_bytes per
  * interval. And every repair byte, in every state, spends what new data earned:
  * each byte of data posted earns repair_per_data_permille / 1000 bytes of
- * repairs (up to repair_earned_max saved), and repair_floor_bytes come with each
+ * repairs for each receiver in flow control (ACTIVE: it reports; at least one),
+ * up to repair_earned_max for each saved, and repair_floor_bytes come with each
  * interval so an idle publisher still answers a tail loss. So repair volume is
- * tied to what the publisher sends, whoever asks and from how many addresses:
- * over any time, repairs <= ratio x data + the floor's rate + one saved
- * allowance (repairs_unearned counts the waits). A unicast entry held by its host's share goes to
+ * tied to what the publisher sends and to the receivers that report, whoever
+ * asks and from how many addresses: over any time, repairs <= ratio x data x
+ * the receivers in flow control + the floor's rate + the saved allowance
+ * (repairs_unearned counts the waits). A unicast entry held by its host's share goes to
  * the back of the queue, so it does not hold up other receivers' repairs. With a rate limit,
  * repairs wait for the limit's allowance like new data (ahead of it): they never put the publisher
  * into debt beyond one burst. Repairs set the RETRANSMIT flag in the ring copy of the frame. Then
@@ -300,7 +302,8 @@ struct rdps_rel_pub_config {
      * that many (queue, budget, rate); a later NAK of the block gets indices after them. */
     uint32_t parity_proactive;
     /* Repairs bounded by what is sent (see Scheduling): repair bytes earned per 1000 bytes of
-     * data posted (default 2000: twice the data), the most saved (0: the ring's bytes), and the
+     * data posted and receiver in flow control (default 2000: twice the data), the most saved
+     * per receiver in flow control (0: the ring's bytes), and the
      * floor earned per repair_interval_ns however idle (0: repair_budget_bytes / 4096, 64 bytes
      * per ms by default: 64 KB/s, a datagram every 16 ms). */
     uint32_t repair_per_data_permille;

@@ -207,7 +207,7 @@ bool rdps__auth_window_check(const struct rdps_auth_window *w, const uint64_t *b
         return true;
     if (w->top - counter >= RDPS_AUTH_WINDOW(words))
         return false;
-    uint64_t word = bits[(counter >> 6) % words];
+    uint64_t word = bits[(counter >> 6) & (words - 1)];
     return ((word >> (counter & 63)) & 1u) == 0;
 }
 
@@ -225,9 +225,9 @@ bool rdps__auth_window_update(struct rdps_auth_window *w, uint64_t *bits, unsign
         uint64_t from = w->top >> 6, to = counter >> 6;
         uint64_t steps = to - from < words ? to - from : words;
         for (uint64_t i = 1; i <= steps; i++)
-            bits[(from + i) % words] = 0;
+            bits[(from + i) & (words - 1)] = 0;
         w->top = counter;
     }
-    bits[(counter >> 6) % words] |= 1ull << (counter & 63);
+    bits[(counter >> 6) & (words - 1)] |= 1ull << (counter & 63);
     return true;
 }

@@ -64,11 +64,12 @@
 #define RDPS_AUTH_CONTROL_COUNTER (1ull << 63)
 /*
  * Counters accepted behind the newest one seen from a sender (RFC 6479-style bitmaps, one word
- * of slack): 192 for control frames, 2048 for DATA (a receiver sees the DATA of one sender's
- * many groups and unicast copies interleaved, some of it reordered across paths).
+ * of slack, a power of two of words: the index is a mask): 192 for control frames, 1984 for
+ * DATA (a receiver sees the DATA of one sender's many groups and unicast copies interleaved,
+ * some of it reordered across paths).
  */
 #define RDPS_AUTH_CONTROL_WORDS   4u
-#define RDPS_AUTH_DATA_WORDS      33u
+#define RDPS_AUTH_DATA_WORDS      32u
 #define RDPS_AUTH_WINDOW(words)   (((words)-1u) * 64u)
 #define RDPS_AUTH_DEFAULT_SENDERS 1024u
 /* A frame sealed further than this from the receiver's clock is stale (rdps_config). */
@@ -125,7 +126,8 @@ uint32_t rdps__auth_word(const uint8_t *frame);
 
 /* ---- anti-replay window (per sender and kind; pure logic) -------------------------------- */
 
-/* The newest counter accepted; `bits` (words x 64, owned by the caller) marks those behind it. */
+/* The newest counter accepted; `bits` (words x 64, words a power of two, owned by the caller)
+ * marks those behind it. */
 struct rdps_auth_window {
     uint64_t top; /* valid when `used` */
     bool used;

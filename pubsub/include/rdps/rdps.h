@@ -178,10 +178,12 @@ typedef struct rdps_config {
     int stats_off;
     /*
      * Authenticated domain (rdps 1.1; rdps(7), "Authenticated domains"). With a key, every frame
-     * this ctx sends carries a tag under it (XChaCha20-Poly1305, 40 bytes per datagram), and a
-     * received frame without a valid tag under an installed key is dropped and counted
-     * (auth_* counters) before it touches any state; a replayed control frame (NAK, STATUS,
-     * heartbeat, announcement) is dropped too. Every host of the domain needs the key; a keyless
+     * this ctx sends carries a tag under it (XChaCha20-Poly1305, 44 bytes per datagram; 40
+     * before 1.3) bound to the sender's address as receivers see it, and a received frame
+     * without a valid tag under an installed key for the address it came from is dropped and
+     * counted (auth_* counters) before it touches any state; a replayed frame (DATA or control,
+     * from any address) and one sealed further than replay_max_age_ms from our clock are dropped
+     * too. Every host of the domain needs the key; a keyless
      * ctx drops keyed frames (bad_frames, reserved field) and a keyed one keyless frames.
      * domain_key: RDPS_DOMAIN_KEY_BYTES secret bytes, copied by rdps_ctx_create (not kept).
      * NULL: the key file domain_key_file names (format: rdps_domain_key_read); domain_key_file
