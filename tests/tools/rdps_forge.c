@@ -27,7 +27,8 @@
  *   --data        reliable DATA frames into the topic's group from new sessions
  *   --replay      records the topic's datagrams from its group and sends the same bytes into the
  *                 group again from a fresh QP (a new ctx every --replay-qp-s seconds, 2 by
- *                 default), N datagrams a second, until the duration ends (see replay_run)
+ *                 default), N datagrams a second, until the duration ends (see replay_run);
+ *                 --ready-file F: created once the group is joined and recording
  * The ctx is an ordinary one: with RDPS_DEVICE, and with a domain key when one is configured (a
  * wrong key's frames are what a host outside the domain sends). --sniff-key-file F: learn the
  * publisher (source, session, latest sequence) through a second ctx keyed with F, as a host that
@@ -166,10 +167,10 @@ static uint64_t now_ms(void)
 /*
  * --replay: a host outside the domain records a topic and replays it. A keyless ctx subscribes to
  * the topic (any host may join its group); once joined, its QP is read directly, below the ctx,
- * as a capture reads the wire: every datagram of the topic from the first source heard on it
- * that is not on this host (the publisher; this host's own forgers are not recorded) is kept, up
- * to REPLAY_MAX. From then on a new ctx (a fresh QP: they cost
- * nothing) is made every qp_ms and sends the recording into the group again from its start,
+ * as a capture reads the wire: every DATA, heartbeat and parity datagram of the topic from the
+ * first source heard sending them that is not on this host (the publisher; this host's own
+ * forgers are not recorded) is kept, up to REPLAY_MAX. From then on a new ctx (a fresh QP: they
+ * cost nothing) is made every qp_ms and sends the recording into the group again from its start,
  * `rate` datagrams a second, byte for byte.
  */
 #define REPLAY_MAX   8192
@@ -219,7 +220,12 @@ static void replay_record(struct replayer *r)
         const struct rdps_rx_datagram *d = &rx[i];
         rdps_source src = {.qpn = d->src_qpn, .lid = d->src_lid, .has_gid = d->has_src_gid};
         memcpy(src.gid, d->src_gid, 16);
+        /* The publisher's datagrams: its QP also hears the discovery group, whose announcements
+         * of the topic (a subscriber's among them) carry its id too. The header is clear. */
+        uint8_t type = d->len > RDPS_FRAME_OFF_TYPE ? d->data[RDPS_FRAME_OFF_TYPE] : 0;
         if (d->len < RDPS_FRAME_HEADER_LEN || d->len > REPLAY_BYTES ||
+            (type != RDPS_FRAME_DATA && type != RDPS_FRAME_HEARTBEAT &&
+             type != RDPS_FRAME_PARITY) ||
             rdps__get_le64(d->data + RDPS_FRAME_OFF_TOPIC_ID) != r->topic_id ||
             (d->has_src_gid && memcmp(d->src_gid, r->rec->self_gid, 16) == 0))
             continue;
@@ -264,7 +270,7 @@ static void replay_new_qp(struct replayer *r)
 }
 
 static int replay_run(const char *topic, const char *device, double duration, double rate,
-                      double qp_s)
+                      double qp_s, const char *ready_file)
 {
     struct replayer r = {.topic = topic, .device = device, .topic_id = rdps_topic_id(topic)};
     r.frames = calloc(REPLAY_MAX, sizeof(*r.frames));
@@ -285,6 +291,11 @@ static int replay_run(const char *topic, const char *device, double duration, do
     }
     fprintf(stderr, "rdps_forge: recording %s, replaying from a new QP every %.1f s\n", topic,
             qp_s);
+    if (ready_file != NULL) { /* the test's publisher starts once we record */
+        FILE *fp = fopen(ready_file, "w");
+        if (fp != NULL)
+            fclose(fp);
+    }
     uint64_t end = now_ms() + (uint64_t)(duration * 1000), next_qp = 0;
     uint64_t period_us = (uint64_t)(1e6 / rate), next_us = rdps__clock_monotonic_ns() / 1000;
     while (!stop && now_ms() < end) {
@@ -336,11 +347,12 @@ int main(int argc, char **argv)
         {"sniff-key-file", required_argument, NULL, 'k'},
         {"replay", no_argument, NULL, 'R'},
         {"replay-qp-s", required_argument, NULL, 'Q'},
+        {"ready-file", required_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct forger f = {.next_receiver_id = 0xBAD00000u};
-    const char *device = NULL, *sniff_key = NULL;
+    const char *device = NULL, *sniff_key = NULL, *ready_file = NULL;
     double duration = 10, rate = 100, replay_qp_s = 2;
     bool announce = false, status = false, nak = false, data = false, replay = false;
     int c;
@@ -379,9 +391,13 @@ int main(int argc, char **argv)
         case 'Q':
             replay_qp_s = atof(optarg);
             break;
+        case 'F':
+            ready_file = optarg;
+            break;
         case 'h':
             printf("usage: rdps_forge -t TOPIC [-d DEVICE] [--duration S] [--rate N] "
-                   "[--announce] [--status] [--nak] [--data] [--replay [--replay-qp-s S]]\n");
+                   "[--announce] [--status] [--nak] [--data] [--replay [--replay-qp-s S] "
+                   "[--ready-file F]]\n");
             return 0;
         default:
             return 2;
@@ -398,7 +414,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "rdps_forge: --replay-qp-s must be positive\n");
             return 2;
         }
-        return replay_run(f.topic, device, duration, rate, replay_qp_s);
+        return replay_run(f.topic, device, duration, rate, replay_qp_s, ready_file);
     }
     rdps_config cfg;
     rdps_config_init(&cfg);
