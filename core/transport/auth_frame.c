@@ -77,17 +77,6 @@ void rdps__auth_rx_source_bytes(uint8_t out[RDPS_AUTH_SOURCE_LEN], const struct 
     out[23] = 0;
 }
 
-/*
- * ChaCha20-Poly1305-IETF (RFC 8439 section 2.8) as libsodium's crypto_aead_chacha20poly1305_ietf
- * computes it, with the associated data in pieces (the frame, the trailer's time, the source):
- * the Poly1305 key is the first half of keystream block 0, the message is encrypted from block 1,
- * and the tag covers ad || pad16 || ciphertext || pad16 || le64(adlen) || le64(clen).
- */
-struct ad_piece {
-    const uint8_t *p;
-    size_t len;
-};
-
 /* libsodium reads nothing for 0 bytes, but its pointer must not be NULL then either. */
 static void poly_update(crypto_onetimeauth_poly1305_state *st, const uint8_t *p, size_t len)
 {
@@ -95,29 +84,39 @@ static void poly_update(crypto_onetimeauth_poly1305_state *st, const uint8_t *p,
         crypto_onetimeauth_poly1305_update(st, p, len);
 }
 
+/*
+ * ChaCha20-Poly1305-IETF (RFC 8439 section 2.8) as libsodium's crypto_aead_chacha20poly1305_ietf
+ * computes it, with the associated data in two parts, the frame (all of it, or its header when
+ * encrypted) and the binding (the trailer's time and the source, never sent together): the
+ * Poly1305 key is the first half of keystream block 0, the message is encrypted from block 1, and
+ * the tag covers ad || pad16 || ciphertext || pad16 || le64(adlen) || le64(clen). The binding and
+ * its padding go in one update, the ciphertext's padding and the lengths in another: each update
+ * call costs a few dozen instructions of its own.
+ */
 static void poly_tag(uint8_t tag[RDPS_AUTH_TAG_LEN], const uint8_t *npub,
-                     const uint8_t subkey[RDPS_AUTH_KEY_LEN], const struct ad_piece *ad,
-                     unsigned pieces, const uint8_t *c, size_t clen)
+                     const uint8_t subkey[RDPS_AUTH_KEY_LEN], const uint8_t *frame,
+                     size_t frame_len, const uint8_t *trailer, const uint8_t *source,
+                     const uint8_t *c, size_t clen)
 {
-    static const uint8_t zeros[16];
-    uint8_t block0[64], lens[16];
+    uint8_t block0[64], bind[RDPS_AUTH_TIME_LEN + RDPS_AUTH_SOURCE_LEN + 16], tail[16 + 16];
     crypto_onetimeauth_poly1305_state st;
     crypto_stream_chacha20_ietf(block0, sizeof(block0), npub, subkey);
     crypto_onetimeauth_poly1305_init(&st, block0);
     sodium_memzero(block0, sizeof(block0));
-    size_t adlen = 0;
-    for (unsigned i = 0; i < pieces; i++) {
-        poly_update(&st, ad[i].p, ad[i].len);
-        adlen += ad[i].len;
-    }
-    poly_update(&st, zeros, (16 - adlen % 16) % 16);
+    size_t adlen = frame_len + RDPS_AUTH_TIME_LEN + RDPS_AUTH_SOURCE_LEN;
+    size_t bind_len = RDPS_AUTH_TIME_LEN + RDPS_AUTH_SOURCE_LEN + (16 - adlen % 16) % 16;
+    memcpy(bind, trailer + RDPS_AUTH_OFF_TIME, RDPS_AUTH_TIME_LEN);
+    memcpy(bind + RDPS_AUTH_TIME_LEN, source, RDPS_AUTH_SOURCE_LEN);
+    memset(bind + RDPS_AUTH_TIME_LEN + RDPS_AUTH_SOURCE_LEN, 0, 16);
+    poly_update(&st, frame, frame_len);
+    poly_update(&st, bind, bind_len);
     poly_update(&st, c, clen);
-    poly_update(&st, zeros, (16 - clen % 16) % 16);
-    put_le64(lens, adlen);
-    put_le64(lens + 8, clen);
-    crypto_onetimeauth_poly1305_update(&st, lens, sizeof(lens));
-    crypto_onetimeauth_poly1305_final(&st, tag);
-    sodium_memzero(&st, sizeof(st));
+    size_t cpad = (16 - clen % 16) % 16;
+    memset(tail, 0, cpad);
+    put_le64(tail + cpad, adlen);
+    put_le64(tail + cpad + 8, clen);
+    poly_update(&st, tail, cpad + 16);
+    crypto_onetimeauth_poly1305_final(&st, tag); /* it wipes the state */
 }
 
 /* ChaCha20-Poly1305-IETF's nonce under the subkey: 4 zero bytes, then the counter (XChaCha20). */
@@ -128,22 +127,10 @@ static void inner_nonce(uint8_t npub[crypto_aead_chacha20poly1305_ietf_NPUBBYTES
     memcpy(npub + 4, trailer + RDPS_AUTH_OFF_COUNTER, RDPS_AUTH_COUNTER_LEN);
 }
 
-/* The associated data of a frame whose body ends at `body`: the frame (all of it, or its header
- * when encrypted), the trailer's time, the source. */
-static unsigned frame_ad(struct ad_piece ad[3], const uint8_t *frame, uint32_t body, bool encrypted,
-                         const uint8_t *trailer, const uint8_t *source)
-{
-    ad[0] = (struct ad_piece){frame, encrypted ? RDPS_AUTH_HEADER_LEN : body};
-    ad[1] = (struct ad_piece){trailer + RDPS_AUTH_OFF_TIME, RDPS_AUTH_TIME_LEN};
-    ad[2] = (struct ad_piece){source, RDPS_AUTH_SOURCE_LEN};
-    return 3;
-}
-
 uint32_t rdps__auth_seal(uint8_t *frame, uint32_t len, const uint8_t subkey[RDPS_AUTH_KEY_LEN],
                          const struct rdps_auth_seal_args *a)
 {
     uint8_t npub[crypto_aead_chacha20poly1305_ietf_NPUBBYTES];
-    struct ad_piece ad[3];
     uint8_t *trailer = frame + len;
     uint8_t *payload = frame + RDPS_AUTH_HEADER_LEN;
     uint32_t payload_len = len - RDPS_AUTH_HEADER_LEN;
@@ -153,12 +140,13 @@ uint32_t rdps__auth_seal(uint8_t *frame, uint32_t len, const uint8_t subkey[RDPS
     put_le64(trailer + RDPS_AUTH_OFF_COUNTER, a->counter);
     put_le32(trailer + RDPS_AUTH_OFF_TIME, a->sent_s);
     inner_nonce(npub, trailer);
-    unsigned pieces = frame_ad(ad, frame, len, a->encrypt, trailer, a->source);
     if (a->encrypt) {
         crypto_stream_chacha20_ietf_xor_ic(payload, payload, payload_len, npub, 1, subkey);
-        poly_tag(trailer + RDPS_AUTH_OFF_TAG, npub, subkey, ad, pieces, payload, payload_len);
+        poly_tag(trailer + RDPS_AUTH_OFF_TAG, npub, subkey, frame, RDPS_AUTH_HEADER_LEN, trailer,
+                 a->source, payload, payload_len);
     } else {
-        poly_tag(trailer + RDPS_AUTH_OFF_TAG, npub, subkey, ad, pieces, NULL, 0);
+        poly_tag(trailer + RDPS_AUTH_OFF_TAG, npub, subkey, frame, len, trailer, a->source, NULL,
+                 0);
     }
     return len + RDPS_AUTH_TRAILER_LEN;
 }
@@ -167,16 +155,14 @@ int rdps__auth_open(uint8_t *frame, uint32_t len, const uint8_t subkey[RDPS_AUTH
                     const uint8_t source[RDPS_AUTH_SOURCE_LEN])
 {
     uint8_t npub[crypto_aead_chacha20poly1305_ietf_NPUBBYTES], tag[RDPS_AUTH_TAG_LEN];
-    struct ad_piece ad[3];
     uint32_t body = len - RDPS_AUTH_TRAILER_LEN;
     const uint8_t *trailer = frame + body;
     uint8_t *payload = frame + RDPS_AUTH_HEADER_LEN;
     uint32_t payload_len = body - RDPS_AUTH_HEADER_LEN;
     bool encrypted = (get_le32(frame + RDPS_AUTH_OFF_WORD) & RDPS_AUTH_WORD_ENCRYPTED) != 0;
     inner_nonce(npub, trailer);
-    unsigned pieces = frame_ad(ad, frame, body, encrypted, trailer, source);
-    poly_tag(tag, npub, subkey, ad, pieces, encrypted ? payload : NULL,
-             encrypted ? payload_len : 0);
+    poly_tag(tag, npub, subkey, frame, encrypted ? RDPS_AUTH_HEADER_LEN : body, trailer, source,
+             encrypted ? payload : NULL, encrypted ? payload_len : 0);
     int rc = crypto_verify_16(tag, trailer + RDPS_AUTH_OFF_TAG);
     if (rc == 0 && encrypted) /* nothing is decrypted before the tag verified */
         crypto_stream_chacha20_ietf_xor_ic(payload, payload, payload_len, npub, 1, subkey);

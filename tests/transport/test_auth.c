@@ -135,11 +135,31 @@ static void test_seal_is_xchacha20poly1305(void **state)
             seal_frame(memcpy(f, copy, len), len, subkey, prefix, 6, 9, &src_one, encrypt != 0);
         assert_int_equal(open_frame(f, l3, other, &src_one), -1);
     }
-    /* An empty payload (a heartbeat), both ways. */
+    /* Every padding of the associated data and the ciphertext: payloads of 0..47 bytes, both
+     * ways, against libsodium's own AEAD. */
     for (int encrypt = 0; encrypt <= 1; encrypt++) {
-        uint32_t len = make_frame(f, 2, 0, 0);
-        uint32_t sealed = seal_frame(f, len, subkey, prefix, 1, 2, &src_one, encrypt != 0);
-        assert_int_equal(open_frame(f, sealed, subkey, &src_one), 0);
+        for (uint32_t payload = 0; payload < 48; payload++) {
+            uint32_t len = make_frame(f, 2, payload, (uint8_t)payload);
+            memcpy(copy, f, len);
+            uint32_t sealed =
+                seal_frame(f, len, subkey, prefix, payload, 7, &src_two, encrypt != 0);
+            const uint8_t *trailer = rdps__auth_trailer(f, sealed);
+            uint32_t adlen = encrypt ? 40 : len;
+            memcpy(ad, f, adlen);
+            memcpy(ad + adlen, trailer + RDPS_AUTH_OFF_TIME, 4);
+            rdps__auth_source_bytes(ad + adlen + 4, &src_two);
+            adlen += 4 + RDPS_AUTH_SOURCE_LEN;
+            uint8_t plain[64], none;
+            assert_int_equal(crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
+                                 encrypt ? plain : NULL, NULL, encrypt ? f + 40 : &none,
+                                 encrypt ? payload : 0, trailer + RDPS_AUTH_OFF_TAG, ad, adlen,
+                                 trailer, key_a),
+                             0);
+            assert_int_equal(open_frame(f, sealed, subkey, &src_two), 0);
+            assert_memory_equal(f, copy + 0, 28); /* the header up to the auth word */
+            if (payload > 0)
+                assert_memory_equal(f + 40, copy + 40, payload);
+        }
     }
 }
 
