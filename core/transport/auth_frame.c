@@ -186,6 +186,10 @@ uint32_t rdps__auth_word(const uint8_t *frame)
 
 /* ---- anti-replay window -------------------------------------------------------------------- */
 
+_Static_assert((RDPS_AUTH_CONTROL_WORDS & (RDPS_AUTH_CONTROL_WORDS - 1)) == 0 &&
+                   (RDPS_AUTH_DATA_WORDS & (RDPS_AUTH_DATA_WORDS - 1)) == 0,
+               "windows of a power of two of words: the index is a mask");
+
 bool rdps__auth_window_check(const struct rdps_auth_window *w, const uint64_t *bits, unsigned words,
                              uint64_t counter)
 {
