@@ -103,6 +103,8 @@ static void peer_on_established(struct addr_obj *o, const struct event_copy *ev)
     o->dest.ah = ah;
     o->dest.remote_qpn = ev->ud.qp_num;
     o->dest.remote_qkey = ev->ud.qkey;
+    o->dest.no_grh = attr.is_global == 0;
+    o->dest.src_path_bits = attr.src_path_bits;
     struct rdps_addr_peer *p = to_peer(o);
     p->has_gid = attr.is_global != 0;
     p->gid = attr.grh.dgid;

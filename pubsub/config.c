@@ -46,6 +46,8 @@ void rdps__config_defaults(rdps_config *cfg)
     cfg->multicast_timeout_ms = 3000;
     cfg->max_unicast_subscribers = 256;
     cfg->parity_blocks = 0;
+    cfg->replay_max_age_ms = 30000;
+    cfg->unicast_subscribers_per_host = 4;
 }
 
 void rdps__config_zero_defaults(rdps_config *cfg)
@@ -77,6 +79,8 @@ void rdps__config_zero_defaults(rdps_config *cfg)
     KEEP_DEFAULT_(max_contacts)
     KEEP_DEFAULT_(multicast_timeout_ms)
     KEEP_DEFAULT_(max_unicast_subscribers)
+    KEEP_DEFAULT_(replay_max_age_ms)
+    KEEP_DEFAULT_(unicast_subscribers_per_host)
 #undef KEEP_DEFAULT_
     /* Zero is a value of its own, documented in rdps.h: port_num, cm_port (the defaults), the
      * loss generator's rates, frame types and seed (0 is a seed like any other), stats_off,
@@ -154,7 +158,10 @@ int rdps__config_validate(const rdps_config *cfg, struct rdps_group_range *range
         (rc = check_range("max_contacts", cfg->max_contacts, 16, 4096)) < 0 ||
         (rc = check_range("multicast_timeout_ms", cfg->multicast_timeout_ms, 10, 600000)) < 0 ||
         (rc = check_range("max_unicast_subscribers", cfg->max_unicast_subscribers, 1, 4096)) < 0 ||
-        (rc = check_range("parity_blocks", cfg->parity_blocks, 0, 4096)) < 0)
+        (rc = check_range("parity_blocks", cfg->parity_blocks, 0, 4096)) < 0 ||
+        (rc = check_range("replay_max_age_ms", cfg->replay_max_age_ms, 2000, 3600000)) < 0 ||
+        (rc = check_range("unicast_subscribers_per_host", cfg->unicast_subscribers_per_host, 1,
+                          4096)) < 0)
         return rc;
     if (cfg->loss_frame_types & ~0x7eu) /* DATA .. PARITY */
         return rdps__set_err(RDPS_EINVAL,

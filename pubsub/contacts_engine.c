@@ -14,7 +14,7 @@ void rdps__contacts_config_default(struct rdps_contacts_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
     cfg->max_contacts = 256;
-    cfg->per_host = 32;
+    cfg->per_host = 16;
     cfg->max_probes = 16;
     cfg->probes_per_interval = 8;
     cfg->per_introducer = 8;
@@ -41,9 +41,11 @@ int rdps__contacts_init(struct rdps_contacts *c, const struct rdps_contacts_conf
     c->index_mask = slots - 1;
     c->entries = calloc(c->capacity, sizeof(*c->entries));
     c->index = calloc(slots, sizeof(*c->index));
-    if (c->entries == NULL || c->index == NULL) {
+    c->tally = calloc(slots, sizeof(*c->tally));
+    if (c->entries == NULL || c->index == NULL || c->tally == NULL) {
         free(c->entries);
         free(c->index);
+        free(c->tally);
         memset(c, 0, sizeof(*c));
         return rdps__set_err(RDPS_ENOMEM, "contacts: %u-entry table", cfg->max_contacts);
     }
@@ -159,6 +161,107 @@ static bool host_has_room(const struct rdps_contacts *c, const struct rdps_sourc
         if ((e->kind == RDPS_CONTACT_DIRECT || e->kind == RDPS_CONTACT_PROBE) &&
             rdps__source_same_host(&e->source, src) && ++n >= c->cfg.per_host)
             return false;
+    }
+    return true;
+}
+
+/* ---- making room for a peer that speaks for itself (model: who is displaced) ---- */
+
+static uint64_t last_heard(const struct rdps_contact *e)
+{
+    return e->deadline_ns - (uint64_t)e->interval_ms * 1000000ull * LIVENESS_INTERVALS;
+}
+
+/* A DIRECT contact that missed its last list: not heard within one of its intervals. */
+static bool stale(const struct rdps_contact *e, uint64_t now_ns)
+{
+    return e->kind == RDPS_CONTACT_DIRECT &&
+           last_heard(e) + (uint64_t)e->interval_ms * 1000000ull < now_ns;
+}
+
+/* Counts the contacts of every host (c->tally, open addressing by host); returns the tally of the
+ * host holding the most, its least recently heard DIRECT in `oldest` (-1: it has none). */
+static const struct rdps_contacts_tally *
+tally_hosts(struct rdps_contacts *c, const struct rdps_source *newcomer, uint32_t *newcomer_count)
+{
+    memset(c->tally, 0, (size_t)(c->index_mask + 1) * sizeof(*c->tally));
+    const struct rdps_contacts_tally *heaviest = NULL;
+    struct rdps_source mine = rdps__source_host(newcomer);
+    *newcomer_count = 0;
+    for (uint32_t i = 0; i < c->capacity; i++) {
+        const struct rdps_contact *e = &c->entries[i];
+        if (e->kind != RDPS_CONTACT_DIRECT && e->kind != RDPS_CONTACT_PROBE)
+            continue;
+        struct rdps_source host = rdps__source_host(&e->source);
+        uint32_t s = (uint32_t)(rdps__source_hash(&host, c->cfg.hash_seed) >> 32) & c->index_mask;
+        while (c->tally[s].count != 0 && !rdps__source_equal(&c->tally[s].host, &host))
+            s = (s + 1) & c->index_mask;
+        struct rdps_contacts_tally *t = &c->tally[s];
+        if (t->count++ == 0) {
+            t->host = host;
+            t->oldest = -1;
+        }
+        if (e->kind == RDPS_CONTACT_DIRECT && (t->oldest < 0 || last_heard(e) < t->oldest_heard)) {
+            t->oldest = (int32_t)i;
+            t->oldest_heard = last_heard(e);
+        }
+        if (rdps__source_equal(&host, &mine))
+            *newcomer_count = t->count;
+        if (heaviest == NULL || t->count > heaviest->count)
+            heaviest = t;
+    }
+    return heaviest;
+}
+
+/*
+ * Whom a new DIRECT contact from `src` displaces: only its own host's entries when `own_host`
+ * (its host is at per_host), any host's when the table is full. -1: nobody, it is refused.
+ */
+static int32_t displace_for(struct rdps_contacts *c, const struct rdps_source *src, bool own_host,
+                            uint64_t now_ns)
+{
+    int32_t probe = -1, old = -1;
+    for (uint32_t i = 0; i < c->capacity; i++) {
+        const struct rdps_contact *e = &c->entries[i];
+        if ((e->kind != RDPS_CONTACT_DIRECT && e->kind != RDPS_CONTACT_PROBE) ||
+            (own_host && !rdps__source_same_host(&e->source, src)))
+            continue;
+        if (e->kind == RDPS_CONTACT_PROBE) {
+            if (probe < 0 || e->probes_left < c->entries[probe].probes_left)
+                probe = (int32_t)i; /* the one probed longest: least likely to answer */
+        } else if (stale(e, now_ns) && (old < 0 || last_heard(e) < last_heard(&c->entries[old]))) {
+            old = (int32_t)i;
+        }
+    }
+    if (probe >= 0 || old >= 0 || own_host)
+        return probe >= 0 ? probe : old;
+    uint32_t mine;
+    const struct rdps_contacts_tally *heaviest = tally_hosts(c, src, &mine);
+    if (heaviest != NULL && heaviest->count > mine + 1)
+        return heaviest->oldest;
+    return -1;
+}
+
+/* Makes room for a new DIRECT contact from `src`: true when it may be added. */
+static bool room_for_direct(struct rdps_contacts *c, const struct rdps_source *src, uint64_t now_ns)
+{
+    if (!host_has_room(c, src)) {
+        int32_t victim = displace_for(c, src, true, now_ns);
+        if (victim < 0) {
+            c->counters.refused_host++;
+            return false;
+        }
+        c->counters.displaced++;
+        entry_free(c, &c->entries[victim]);
+    }
+    if (c->used >= c->cfg.max_contacts) {
+        int32_t victim = displace_for(c, src, false, now_ns);
+        if (victim < 0) {
+            c->counters.refused_full++;
+            return false;
+        }
+        c->counters.displaced++;
+        entry_free(c, &c->entries[victim]);
     }
     return true;
 }
@@ -331,14 +434,8 @@ void rdps__contacts_on_list(struct rdps_contacts *c, const struct rdps_source *s
     }
     bool fresh = false;
     if (e == NULL) {
-        if (c->used >= c->cfg.max_contacts) {
-            c->counters.refused_full++;
+        if (!room_for_direct(c, src, now_ns))
             return;
-        }
-        if (!host_has_room(c, src)) {
-            c->counters.refused_host++;
-            return;
-        }
         i = entry_new(c, src, hash, RDPS_CONTACT_DIRECT);
         e = &c->entries[i];
         fresh = true;
@@ -431,6 +528,7 @@ void rdps__contacts_fini(struct rdps_contacts *c)
                 notify(c, &c->entries[i], false);
     free(c->entries);
     free(c->index);
+    free(c->tally);
     memset(c, 0, sizeof(*c));
 }
 

@@ -38,14 +38,19 @@
  * open-addressing index hashed with a random seed. A list whose sender is not the datagram's
  * source is counted and dropped whole, so nobody adds, refreshes or removes a contact in
  * another's name, and nobody's list is passed on unless it came from its own address. Caps:
- * max_contacts DIRECT and PROBE entries together (a new one is refused when full, none is
- * evicted), per_host of them on one host (GID, or LID without a GRH: a QPN is the sender's
- * choice); PROBEs: max_probes at once, probes_per_interval new ones per interval, per_introducer
- * of them named by one host. So what a peer list can make this ctx send is bounded: at most
- * max_probes destinations it names, each at most probe_rounds datagrams, at most
- * probes_per_interval x probe_rounds datagrams per interval from all lists together; a forger
- * that forges sources can make itself DIRECT (as it can make itself a discovery peer) and
- * receive our lists and announcements for 3 of its intervals, within max_contacts and per_host.
+ * max_contacts DIRECT and PROBE entries together, per_host of them on one host (GID, or LID
+ * without a GRH: a QPN is the sender's choice); PROBEs: max_probes at once, probes_per_interval
+ * new ones per interval, per_introducer of them named by one host. A peer that speaks for itself
+ * (a new DIRECT) is refused only when nobody can make room: at the cap it displaces, in this
+ * order, an unconfirmed PROBE, a stale DIRECT (not heard within its last interval), then the
+ * least recently heard DIRECT of the host holding the most contacts if that host holds more
+ * than the newcomer's would (fair shares: a host with many QPs and GIDs cannot shut newcomers
+ * out); at its host's cap, a PROBE or stale DIRECT of its own host. A PROBE never displaces. So
+ * what a peer list can make this ctx send is bounded: at most max_probes destinations it names,
+ * each at most probe_rounds datagrams, at most probes_per_interval x probe_rounds datagrams per
+ * interval from all lists together; a forger that forges sources can make itself DIRECT (as it can
+ * make itself a discovery peer) and receive our lists and announcements for 3 of its intervals,
+ * within max_contacts and per_host.
  *
  * Time: now_ns (monotonic) is passed in; no clock reads, no I/O, no allocation after init.
  */
@@ -104,6 +109,7 @@ struct rdps_contacts_counters {
     uint64_t added_direct;      /* new DIRECT contacts (PROBEs that answered included) */
     uint64_t added_probes;      /* PROBEs created from others' lists */
     uint64_t refused_full;      /* new DIRECT or PROBE refused: max_contacts reached */
+    uint64_t displaced;         /* contacts removed to make room for a new DIRECT */
     uint64_t refused_host;      /* ... per_host reached */
     uint64_t refused_probe;     /* PROBE refused: max_probes, the interval's budget or its
                                    introducer's share spent */
@@ -111,6 +117,14 @@ struct rdps_contacts_counters {
     uint64_t left;              /* DIRECT contacts removed by their own `leaving` list */
     uint64_t probes_unanswered; /* PROBEs forgotten after probe_rounds lists */
     uint64_t lists_sent, send_failures;
+};
+
+/* One host's contacts, counted when room must be made (contacts_engine.c). */
+struct rdps_contacts_tally {
+    struct rdps_source host;
+    uint32_t count;
+    int32_t oldest;        /* its least recently heard DIRECT */
+    uint64_t oldest_heard; /* when that one was last heard */
 };
 
 /* Embedded by the caller; contents are private to contacts_engine.c except through the calls. */
@@ -121,10 +135,11 @@ struct rdps_contacts {
     uint32_t capacity;
     uint32_t *index; /* entry + 1, 0 = empty; open addressing, linear probing */
     uint32_t index_mask;
-    uint32_t used;              /* DIRECT + PROBE entries */
-    uint32_t probes;            /* PROBE entries */
-    uint32_t probes_this_round; /* PROBEs created since the last round */
-    uint32_t cursor;            /* where the next round's peer list starts */
+    struct rdps_contacts_tally *tally; /* index_mask + 1 slots: contacts per host, to displace */
+    uint32_t used;                     /* DIRECT + PROBE entries */
+    uint32_t probes;                   /* PROBE entries */
+    uint32_t probes_this_round;        /* PROBEs created since the last round */
+    uint32_t cursor;                   /* where the next round's peer list starts */
     uint64_t next_round_ns;
     bool started; /* a first round was scheduled */
 };

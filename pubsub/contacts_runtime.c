@@ -298,6 +298,7 @@ void rdps__peers_counters(const rdps_ctx_t *ctx, rdps_counters *out)
         return;
     const struct rdps_contacts_counters *c = rdps__contacts_counters(&rt->engine);
     out->contacts_refused = c->forged + c->refused_full + c->refused_host + c->refused_probe;
+    out->contacts_displaced = c->displaced;
 }
 
 uint32_t rdps__peers_count(const rdps_ctx_t *ctx)

@@ -879,6 +879,7 @@ int rdps__ctx_counters(const rdps_ctx_t *ctx, rdps_counters *out)
     out->auth_bad_tag = ts.auth_bad_tag;
     out->auth_replayed = ts.auth_replayed;
     out->auth_senders_evicted = ts.auth_senders_evicted;
+    out->auth_stale = ts.auth_stale;
     rdps__discovery_counters(ctx, out);
     return 0;
 }

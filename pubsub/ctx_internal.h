@@ -236,6 +236,9 @@ void rdps__fanout_on_subscriber(rdps_ctx_t *ctx, struct rdps_topic *t,
                                 const struct rdps_disc_event *ev);
 /* The sources of the topic's unicast copies (at most max in out); returns how many there are. */
 uint32_t rdps__fanout_sources(const struct rdps_topic *t, struct rdps_source *out, uint32_t max);
+/* src reported (STATUS) to a reliable publisher of t: its destination is confirmed, never
+ * displaced by a newcomer. */
+void rdps__fanout_confirm(struct rdps_topic *t, const struct rdps_source *src);
 
 /* contacts_runtime.c: unicast discovery (seeds, peer lists). */
 struct rdps_contacts_rt;

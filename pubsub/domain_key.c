@@ -109,7 +109,10 @@ static int domain_key_read(const char *path, uint8_t key[RDPS_DOMAIN_KEY_BYTES],
     struct stat st;
     if (path == NULL || key == NULL)
         return rdps__set_err_static(RDPS_EINVAL, path == NULL ? "NULL path" : "NULL key");
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    /* O_NONBLOCK: a FIFO (or a device) named here must not block context creation for ever; it
+     * is refused below, like anything that is not a regular file. Symbolic links are followed
+     * (mounted secrets are links): what is checked is the file the descriptor opened. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return rdps__set_err(rdps__errno_code(errno), "key file %s: %s", path, strerror(errno));
     if (fstat(fd, &st) != 0) {
@@ -127,6 +130,13 @@ static int domain_key_read(const char *path, uint8_t key[RDPS_DOMAIN_KEY_BYTES],
                              "key file %s: mode %04o lets its group or others at it; a domain "
                              "key must be private (chmod 600 %s)",
                              path, (unsigned)(st.st_mode & 07777), path);
+    }
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+        close(fd);
+        return rdps__set_err(RDPS_EACCES,
+                             "key file %s: owned by uid %u, not by us (uid %u) or root: another "
+                             "user could choose our key",
+                             path, (unsigned)st.st_uid, (unsigned)geteuid());
     }
     size_t n = 0;
     for (;;) {
@@ -190,6 +200,7 @@ int rdps__ctx_wrap_auth(const rdps_config *cfg, struct rdps_transport **t)
         .key_id = key_id,
         .encrypt = cfg->encrypt != 0,
         .max_senders = cfg->replay_senders,
+        .max_age_ms = cfg->replay_max_age_ms,
     };
     struct rdps_transport *wrapped;
     rc = rdps__auth_transport_create(*t, &ac, &wrapped);

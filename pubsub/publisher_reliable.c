@@ -468,6 +468,8 @@ void rdps__pub_rel_on_control(rdps_ctx_t *ctx, const struct rdps_source *src,
         uint64_t wall = rdps__clock_realtime_ns();
         if (v->hdr.type == RDPS_FRAME_NAK)
             p->counters.naks_received++;
+        else if (v->hdr.type == RDPS_FRAME_STATUS)
+            rdps__fanout_confirm(p->topic, src); /* it receives what it is sent */
         rdps__rel_pub_on_frame(&p->rel->engine, src, v, ctx->now_ns, wall);
         pump(p, ctx->now_ns, wall);
         raise_events(p); /* inside poll: the callback bracket is held */
@@ -537,6 +539,7 @@ void rdps__pub_rel_counters(const rdps_pub_t *pub, rdps_counters *out)
     out->receivers_refused += c->receivers_refused;
     out->repair_queue_full += c->repair_queue_full;
     out->repair_share_spent += c->repair_share_spent;
+    out->repair_data_limited += c->repairs_unearned;
     out->naks_limited += c->nak_host_limited;
     out->receivers_displaced += c->receivers_displaced;
     if (c->rtt_last_ns / 1000u > out->rtt_us)

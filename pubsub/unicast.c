@@ -11,8 +11,6 @@
 #include "rdps_error.h"
 #include "rdps_log.h"
 
-/* Unicast subscribers counted on one host (GID, or LID without a GRH) per topic. */
-#define FANOUT_PER_HOST 32
 /* Subscriber peers (endpoint announcements) tracked per unicast destination (a ctx), on average. */
 #define FANOUT_PEERS_PER_DEST 4
 
@@ -23,6 +21,15 @@
  * announced). A destination holds an address handle for as long as a peer of it lives
  * (dest_acquire). `list` is what the publishers post to: the group (while they use it) and the
  * destinations that get copies.
+ *
+ * Every copy is a datagram the publishers post, so what one host draws is capped: at most
+ * unicast_subscribers_per_host destinations (4 by default) on one host (GID, or LID without a
+ * GRH: a QPN is the sender's choice), which is also the copies of each datagram it costs. When
+ * the table (max_unicast_subscribers) is full, a newcomer displaces an unconfirmed destination
+ * of the host holding the most, when that host holds more than the newcomer's would (fair
+ * shares); a destination is confirmed once its QP reported (STATUS) to a reliable publisher of
+ * the topic here, showing it receives what it was sent. When a destination goes, subscribers
+ * discovery knows that were refused for want of room are considered again.
  */
 struct fanout_peer {
     struct rdps_source source;
@@ -35,6 +42,8 @@ struct fanout_dest {
     struct rdps_source source;
     const struct rdps_dest *dest;
     uint32_t peers, unicast_peers;
+    uint64_t added; /* order of admission (the oldest unconfirmed one is displaced first) */
+    bool confirmed; /* its QP reported to a reliable publisher of the topic (STATUS) */
 };
 
 struct rdps_fanout {
@@ -43,6 +52,9 @@ struct rdps_fanout {
     struct fanout_dest *dests;
     uint32_t ndests, dest_cap;
     const struct rdps_dest **list; /* 1 + dest_cap */
+    uint64_t admissions;
+    bool refused; /* a subscriber was refused for want of room since the last rescan */
+    bool rescan;  /* room was made since: discovery's subscribers are considered again */
 };
 
 static bool valid_mode(int mode)
@@ -149,26 +161,91 @@ static int32_t find_dest(const struct rdps_fanout *f, const struct rdps_source *
     return -1;
 }
 
+static uint32_t host_dests(const struct rdps_fanout *f, const struct rdps_source *src)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < f->ndests; i++)
+        n += rdps__source_same_host(&f->dests[i].source, src);
+    return n;
+}
+
+/* Removes destination d and its peers (the last index takes its place). */
+static void dest_remove(rdps_ctx_t *ctx, struct rdps_fanout *f, uint32_t d)
+{
+    /* Sends queued before keep their own copy of the destination; the address handle waits. */
+    rdps__transport_dest_release(ctx->transport, f->dests[d].dest);
+    for (uint32_t k = 0; k < f->npeers;) {
+        if (f->peers[k].dest == d)
+            f->peers[k] = f->peers[--f->npeers];
+        else
+            k++;
+    }
+    uint32_t last = f->ndests - 1;
+    if (d != last) {
+        f->dests[d] = f->dests[last];
+        for (uint32_t k = 0; k < f->npeers; k++)
+            if (f->peers[k].dest == last)
+                f->peers[k].dest = d;
+    }
+    f->ndests--;
+}
+
+/*
+ * The table is full: the oldest unconfirmed destination of the host holding the most goes, when
+ * that host holds more than the newcomer's host would (mine + 1). false: nobody can make room.
+ */
+static bool displace_for(rdps_ctx_t *ctx, struct rdps_fanout *f, uint32_t mine)
+{
+    int32_t victim = -1;
+    uint32_t victim_host = 0;
+    for (uint32_t i = 0; i < f->ndests; i++) {
+        const struct fanout_dest *d = &f->dests[i];
+        if (d->confirmed)
+            continue;
+        uint32_t n = host_dests(f, &d->source);
+        if (n > victim_host ||
+            (n == victim_host && victim >= 0 && d->added < f->dests[victim].added)) {
+            victim = (int32_t)i;
+            victim_host = n;
+        }
+    }
+    if (victim < 0 || victim_host <= mine + 1)
+        return false;
+    dest_remove(ctx, f, (uint32_t)victim);
+    ctx->counters.unicast_displaced++;
+    return true;
+}
+
+struct seen_before {
+    rdps_ctx_t *ctx;
+    struct rdps_topic *t;
+};
+
+static void seen_before(void *user, const struct rdps_disc_event *ev);
+static void watch(rdps_ctx_t *ctx);
+
 /* A new subscriber peer: its ctx's destination found or made (within the caps), or refused. */
 static void peer_add(rdps_ctx_t *ctx, struct rdps_fanout *f, const struct rdps_disc_event *ev)
 {
     int32_t d = find_dest(f, &ev->source);
     if (f->npeers == f->peer_cap) {
         ctx->counters.unicast_refused++;
+        f->refused = true;
         return;
     }
     if (d < 0) {
-        uint32_t on_host = 0;
-        for (uint32_t i = 0; i < f->ndests; i++)
-            on_host += rdps__source_same_host(&f->dests[i].source, &ev->source);
+        uint32_t on_host = host_dests(f, &ev->source);
         const struct rdps_dest *dest = NULL;
-        if (f->ndests == f->dest_cap || on_host >= FANOUT_PER_HOST ||
+        if (on_host >= ctx->cfg.unicast_subscribers_per_host ||
+            (f->ndests == f->dest_cap && !displace_for(ctx, f, on_host)) ||
             rdps__transport_dest_acquire(ctx->transport, &ev->source, &dest) < 0) {
             ctx->counters.unicast_refused++;
+            f->refused = true;
             return;
         }
         d = (int32_t)f->ndests++;
-        f->dests[d] = (struct fanout_dest){.source = ev->source, .dest = dest};
+        f->dests[d] =
+            (struct fanout_dest){.source = ev->source, .dest = dest, .added = ++f->admissions};
     }
     struct fanout_peer *p = &f->peers[f->npeers++];
     *p = (struct fanout_peer){.source = ev->source,
@@ -179,25 +256,19 @@ static void peer_add(rdps_ctx_t *ctx, struct rdps_fanout *f, const struct rdps_d
     f->dests[d].unicast_peers += ev->unicast;
 }
 
-static void peer_remove(rdps_ctx_t *ctx, struct rdps_fanout *f, uint32_t i)
+/* Returns true when the peer's destination went with it (room was made). */
+static bool peer_remove(rdps_ctx_t *ctx, struct rdps_fanout *f, uint32_t i)
 {
     struct fanout_peer *p = &f->peers[i];
     struct fanout_dest *d = &f->dests[p->dest];
     d->unicast_peers -= p->unicast;
-    if (--d->peers == 0) {
-        /* The last subscriber of that ctx went: its copies stop. Sends queued before keep their
-         * own copy of the destination; the address handle waits for them. */
-        rdps__transport_dest_release(ctx->transport, d->dest);
-        uint32_t gone = p->dest, last = f->ndests - 1;
-        if (gone != last) {
-            f->dests[gone] = f->dests[last];
-            for (uint32_t k = 0; k < f->npeers; k++)
-                if (f->peers[k].dest == last)
-                    f->peers[k].dest = gone;
-        }
-        f->ndests--;
+    if (d->peers == 1) { /* the last subscriber of that ctx went: its copies stop */
+        dest_remove(ctx, f, p->dest);
+        return true;
     }
+    d->peers--;
     f->peers[i] = f->peers[--f->npeers];
+    return false;
 }
 
 void rdps__fanout_on_subscriber(rdps_ctx_t *ctx, struct rdps_topic *t,
@@ -229,8 +300,13 @@ void rdps__fanout_on_subscriber(rdps_ctx_t *ctx, struct rdps_topic *t,
         }
         break;
     case RDPS_DISC_PEER_GONE:
-        if (i >= 0)
-            peer_remove(ctx, f, (uint32_t)i);
+        if (i >= 0 && peer_remove(ctx, f, (uint32_t)i) && f->refused) {
+            /* Room: the subscribers refused for want of it are considered again, at the next
+             * progress (not inside discovery's event). */
+            f->refused = false;
+            f->rescan = true;
+            watch(ctx);
+        }
         break;
     default:
         return;
@@ -238,12 +314,15 @@ void rdps__fanout_on_subscriber(rdps_ctx_t *ctx, struct rdps_topic *t,
     fanout_rebuild(t);
 }
 
-struct seen_before {
-    rdps_ctx_t *ctx;
-    struct rdps_topic *t;
-};
+void rdps__fanout_confirm(struct rdps_topic *t, const struct rdps_source *src)
+{
+    struct rdps_fanout *f = t->fanout;
+    int32_t d = f != NULL ? find_dest(f, src) : -1;
+    if (d >= 0)
+        f->dests[d].confirmed = true;
+}
 
-/* Subscribers discovery knew before the topic's first publisher. */
+/* Subscribers discovery knew before the topic's first publisher, or refused while it was full. */
 static void seen_before(void *user, const struct rdps_disc_event *ev)
 {
     struct seen_before *sb = user;
@@ -472,6 +551,12 @@ uint64_t rdps__topics_progress(rdps_ctx_t *ctx)
     for (unsigned b = 0; b < RDPS_TOPIC_TABLE_BUCKETS && !ctx->destroy_requested; b++) {
         for (struct rdps_topic *t = ctx->topics.buckets[b]; t != NULL; t = t->next) {
             int reason = 0;
+            if (t->fanout != NULL && t->fanout->rescan && ctx->discovery != NULL) {
+                struct seen_before sb = {ctx, t};
+                t->fanout->rescan = false;
+                rdps__disc_for_each_remote(ctx->discovery, t->id, t->name, RDPS_ROLE_SUBSCRIBER,
+                                           seen_before, &sb);
+            }
             if (t->send_path == RDPS_PATH_JOINING) {
                 const struct rdps_dest *dest = NULL;
                 int path = side_join(ctx, t->send_mode, t->send_membership, t->send_since_ns, &dest,

@@ -51,6 +51,9 @@ void rdps__rel_pub_config_default(struct rdps_rel_pub_config *cfg)
     cfg->unannounced_host_bytes = 16u * 1024u;
     cfg->heartbeat_min_ns = 100000ull;
     cfg->heartbeat_max_ns = 100000000ull;
+    /* Repairs at most twice the data over time: eight receivers at 20 % loss asking each its
+     * own sequences by unicast draw 1.6 times the data, repairs of lost repairs included ~2. */
+    cfg->repair_per_data_permille = 2000;
     cfg->parity_k = 0;                             /* no parity unless asked */
     cfg->parity_max = RDPS_FRAME_PARITY_MAX_INDEX; /* every row GF(2^8) has for k <= 128 */
 }
@@ -104,6 +107,10 @@ static int check_config(const struct rdps_rel_pub_config *c)
                              RDPS_FRAME_PARITY_MAX_INDEX, c->parity_proactive, c->max_datagram);
     if (c->parity_k == 0 && c->parity_proactive != 0)
         return rdps__set_err(RDPS_EINVAL, "rel_pub_init: parity_proactive without parity_k");
+    if (c->repair_per_data_permille == 0 || c->repair_per_data_permille > 1000000u)
+        return rdps__set_err(RDPS_EINVAL,
+                             "rel_pub_init: repairs per data %u permille outside 1..1000000",
+                             c->repair_per_data_permille);
     if (c->heartbeat_min_ns == 0 || c->heartbeat_max_ns < c->heartbeat_min_ns ||
         c->receiver_timeout_ns == 0 || c->unannounced_timeout_ns == 0 || c->repair_linger_ns == 0)
         return rdps__set_err(RDPS_EINVAL, "rel_pub_init: zero heartbeat, timeout or linger");
@@ -266,8 +273,11 @@ int rdps__rel_pub_on_nak(struct rdps_rel_pub *p, const struct rdps_source *sourc
     if (!r->announced && budget > p->cfg.unannounced_nak_frames)
         budget = p->cfg.unannounced_nak_frames;
     uint32_t trail = p->adm.ring.trail_seq, post = p->adm.post_seq;
-    /* Parity to an announced asker reaches every receiver of the group. */
-    int32_t parity_to = r->announced && !p->repairs_unicast_only ? RDPS_REL_MULTICAST : slot;
+    /* Parity to an announced asker that is receiving (ACTIVE: it reports progress) reaches every
+     * receiver of the group. */
+    int32_t parity_to = r->announced && r->state == RDPS_REL_RX_ACTIVE && !p->repairs_unicast_only
+                            ? RDPS_REL_MULTICAST
+                            : slot;
     for (unsigned i = 0; i < v->nak_range_count; i++) {
         struct rdps_seq_range rg = rdps__frame_nak_range(v, i);
         uint32_t start = rg.start, count = rg.count;
@@ -435,7 +445,7 @@ static int post_data(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a, uint
         parity_posted(p, seq);
     rdps__rel_adm_rate_charge(&p->adm, a->len, now_ns);
     p->counters.data_posted++;
-    rdps__rel_rq_data_posted(&p->rq);
+    rdps__rel_rq_data_posted(&p->rq, a->len);
     rdps__rel_beat_data(&p->hb, now_ns, p->fc.hb_min);
     return 1;
 }
@@ -506,6 +516,7 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
         rdps__rel_rq_refill(&p->rq, now_ns);
         struct rdps_rel_repair *e = NULL;
         bool shared = true;
+        rdps__rel_rq_take_turns(&p->rq);
         /* Repairs wait for the rate limit's allowance like new data (ahead of it): they never
          * put the publisher into debt beyond one burst. */
         const struct rdps_pub_ring_slot *rs =

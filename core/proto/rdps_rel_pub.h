@@ -39,7 +39,8 @@
  *   admission     rdps_rel_admit.h: append, reserve/commit and pins into the ring it owns; the
  *                 post cursor; the rate limit                          -> flow, heartbeat clock
  *   repairs       rdps_rel_repairs.h: NAKed sequences scheduled linger by linger, the repair
- *                 queue, its budget and the shares past it      -> parity, flow, receivers
+ *                 queue, its budget and the shares past it; rdps_rel_earned.h: the allowance
+ *                 data earns repairs                            -> parity, flow, receivers
  *   parity        rdps_rel_pub_parity.h: blocks and their rounds, proactive parity, symbols
  *                 encoded from the ring                                 -> flow
  *   flow          rdps_rel_flow.h: the limit and the position the ring keeps, connecting holds,
@@ -71,8 +72,10 @@
  * Scheduling (rdps__rel_pub_next_action). First a heartbeat wanted urgently (a receiver was
  * announced; with parity one after every RDPS_REL_PARITY_HB_BLOCKS blocks of data even while data
  * waits). Then repairs (within the budget, or past it while the window or the ring holds appends
- * and no new data waits: rdps_rel_repairs.h) and new data, at most data_per_repair new frames
- * between two repairs when both wait; with a rate limit, repairs wait for the limit's allowance
+ * and no new data waits: rdps_rel_repairs.h; and always within what new data earned, twice the
+ * data per receiver in flow control plus 64 KB/s by default, whoever asks and from how many
+ * addresses: rdps_rel_earned.h) and new data, at most data_per_repair new frames between two
+ * repairs when both wait; with a rate limit, repairs wait for the limit's allowance
  * like new data (ahead of it): they never put the publisher into debt beyond one burst. Repairs
  * set the RETRANSMIT flag in the ring copy of the frame. Then owed unicast heartbeats, then a
  * multicast heartbeat when idle: a minimum after data, doubling up to heartbeat_max_ns (8 minimums

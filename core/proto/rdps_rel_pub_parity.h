@@ -25,12 +25,14 @@
  * NORM's rule), a NAK asking no more is suppressed. A receiver counts what it lacks with the
  * symbols it holds, so a NAK sent after the round's last symbol could reach it (later than its
  * RTT and a quarter after that symbol left, or flagged RETRANSMIT) starts a new round with new
- * indices: that many more symbols. Parity goes by multicast to an announced asker, by unicast to
- * an unannounced one or under unicast fan-out (a second asker of a unicast round gets its own
+ * indices: that many more symbols. Parity goes by multicast to an announced asker that is
+ * receiving (ACTIVE), by unicast to any other or under unicast fan-out (a second asker of a
+ * unicast round gets its own
  * symbols). Refused (counted): a block not aligned, a count past it, a block not wholly posted
  * (the receiver asks for the tail by sequence); a block partly below the trail is unrecoverable;
  * a block that leaves the ring before its symbols go drops them (parity_dropped, the repair
- * queue). Parity spends the host's NAK allowance, the repair budget and shares like
+ * queue). Parity spends the host's NAK allowance, the repair budget and shares, and what data
+ * earned (rdps_rel_earned.h), like
  * retransmissions. With parity_proactive n, posting a block's last datagram queues its first n
  * symbols by multicast as if a NAK had asked for n (no host allowance spent): a receiver losing
  * at most n of the block rebuilds them without a NAK.

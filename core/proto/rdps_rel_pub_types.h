@@ -95,6 +95,14 @@ struct rdps_rel_pub_config {
      * datagram (0: none; at most parity_k and parity_max). They go like answers to a NAK asking
      * that many (queue, budget, rate); a later NAK of the block gets indices after them. */
     uint32_t parity_proactive;
+    /* Repairs bounded by what is sent (rdps_rel_earned.h): repair bytes earned per 1000 bytes of
+     * data posted and receiver in flow control (default 2000: twice the data), the most saved
+     * per receiver in flow control (0: the ring's bytes), and the floor earned per
+     * repair_interval_ns however idle (0: repair_budget_bytes / 4096, 64 bytes per ms by
+     * default: 64 KB/s, a datagram every 16 ms). */
+    uint32_t repair_per_data_permille;
+    uint64_t repair_earned_max;
+    uint32_t repair_floor_bytes;
 };
 
 #define RDPS_REL_PUB_DEFAULT_RING (16u * 1024u * 1024u)
@@ -178,6 +186,7 @@ struct rdps_rel_pub_action {
     X(repair_bytes, "bytes of repair frames")                                                      \
     X(repairs_dropped, "scheduled repairs dropped: below the trail or receiver gone")              \
     X(repair_share_spent, "times a host's share past the budget, or all, ran out")                 \
+    X(repairs_unearned, "times repairs waited for what new data earns them (repair volume bound)") \
     X(heartbeats, "multicast heartbeats")                                                          \
     X(heartbeats_unrecoverable, "unicast heartbeats answering NAKs below the trail")               \
     X(status_received, "STATUS frames received for this session")                                  \

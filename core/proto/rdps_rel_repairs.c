@@ -25,6 +25,7 @@ int rdps__rel_rq_init(struct rdps_rel_repairs *rq, const struct rdps_rel_pub_con
         return RDPS_ENOMEM;
     rq->tokens = cfg->repair_budget_bytes;
     rq->share_pool = cfg->repair_share_total_bytes;
+    rdps__rel_earned_init(&rq->earned, cfg, ring->cap);
     return 0;
 }
 
@@ -109,10 +110,12 @@ uint32_t rdps__rel_rq_schedule(struct rdps_rel_repairs *rq, int32_t slot, uint32
                 continue;
             }
             /* A second receiver asked within the linger: one multicast repair serves everyone,
-             * when discovery announced both and they are on different hosts (one host's QPNs and
-             * receiver ids, or anyone unannounced, cannot fan repairs out to the group). */
+             * when discovery announced both, they are on different hosts and both are receiving
+             * (ACTIVE: one host's QPNs and receiver ids, anyone unannounced, or receivers that
+             * only NAK, cannot fan repairs out to the group). */
             const struct rdps_rel_receiver *first = m->dest >= 0 ? &rq->rxt->rx[m->dest] : NULL;
             if (!answered && asker->announced && first->announced && first->host != asker->host &&
+                asker->state == RDPS_REL_RX_ACTIVE && first->state == RDPS_REL_RX_ACTIVE &&
                 !unicast_only)
                 dest = RDPS_REL_MULTICAST;
         }
@@ -190,6 +193,9 @@ const struct rdps_pub_ring_slot *rdps__rel_rq_next(struct rdps_rel_repairs *rq, 
             rdps__rel_rq_pop(rq);
             continue;
         }
+        /* Every repair spends what data earned: repair volume follows what is sent. */
+        if (!rdps__rel_earned_covers(&rq->earned, s->len, rq->c))
+            return NULL;
         if (budgeted) {
             if (rq->tokens < (int64_t)s->len)
                 return NULL;
@@ -212,4 +218,34 @@ const struct rdps_pub_ring_slot *rdps__rel_rq_next(struct rdps_rel_repairs *rq, 
         return s;
     }
     return NULL;
+}
+
+/* When the head entry's host had the last repair, the first unicast entry of another host that is
+ * its destination's first (a receiver's repairs keep their order) moves to the head, the entries
+ * before it one place back. So a host that asks for a lot (forgers draining the allowance) does
+ * not hold the queue for its whole runs. A multicast repair serves every host: it takes no turn. */
+void rdps__rel_rq_take_turns(struct rdps_rel_repairs *rq)
+{
+    if (rq->count == 0)
+        rq->earned.starved = false;
+    const struct rdps_rel_repair *head = &rq->queue[rq->head];
+    if (!rq->earned.starved || rq->count < 2 || head->dest == RDPS_REL_MULTICAST ||
+        rdps__rel_rq_host(rq, head) != rq->earned.last_host)
+        return;
+    uint32_t cap = rq->cfg->max_repairs;
+    for (uint32_t k = 1; k < rq->count; k++) {
+        const struct rdps_rel_repair *o = &rq->queue[(rq->head + k) % cap];
+        if (o->dest == RDPS_REL_MULTICAST || rdps__rel_rq_host(rq, o) == rq->earned.last_host)
+            continue;
+        bool first_of_dest = true;
+        for (uint32_t j = 0; j < k && first_of_dest; j++)
+            first_of_dest = rq->queue[(rq->head + j) % cap].dest != o->dest;
+        if (!first_of_dest)
+            continue;
+        struct rdps_rel_repair moved = *o;
+        for (uint32_t j = k; j > 0; j--)
+            rq->queue[(rq->head + j) % cap] = rq->queue[(rq->head + j - 1) % cap];
+        rq->queue[rq->head] = moved;
+        return;
+    }
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "rdps_pub_ring.h"
+#include "rdps_rel_earned.h"
 #include "rdps_rel_flow.h"
 #include "rdps_rel_pub_parity.h"
 #include "rdps_rel_pub_types.h"
@@ -23,8 +24,9 @@
  * for later arrive first, so this one was lost, and it is answered once the earlier repair has
  * left); a NAK from an announced receiver of another host within the linger of a unicast repair
  * turns it into a multicast one (askers of one host, or an unannounced asker, get unicast: only
- * distinct hosts that discovery announced fan a repair out to the group); otherwise the sequence
- * is repaired by unicast to the asker. Every sequence scheduled spends the asking host's NAK
+ * distinct hosts that discovery announced and whose receivers are receiving, ACTIVE in flow
+ * control, fan a repair out to the group); otherwise the sequence is repaired by unicast to the
+ * asker. Every sequence scheduled spends the asking host's NAK
  * allowance (rdps_rel_hosts.h): past it, it is not scheduled (nak_host_limited) and the
  * receiver's retry gets it.
  *
@@ -42,6 +44,11 @@
  * multicast asker draws repairs at the device's pace: at most repair_budget_bytes +
  * repair_share_total_bytes per interval. A unicast entry held by its host's share goes to the back
  * of the queue, so it does not hold up other receivers' repairs.
+ *
+ * Earned. And every repair byte, in every state, spends what new data earned (rdps_rel_earned.h:
+ * twice the data per receiver in flow control, plus 64 KB/s, by default): repair volume follows
+ * what the publisher sends, whoever asks and from how many addresses. Past it every repair waits;
+ * from then until the queue empties hosts take turns (rdps__rel_rq_take_turns).
  *
  * Reads the ring, the receivers table (destinations, hosts' allowances and shares), flow control's
  * lingers and whether a parity block is still whole; the engine turns an entry into an action and
@@ -80,6 +87,7 @@ struct rdps_rel_repairs {
     int64_t share_pool;         /* what is left of repair_share_total_bytes this interval */
     uint64_t tokens_at;         /* the interval's start (the hosts' allowances' epoch) */
     uint32_t data_since_repair; /* new frames posted since the last repair (to data_per_repair) */
+    struct rdps_rel_earned earned; /* what data earned repairs (rdps_rel_earned.h) */
 };
 
 /* Allocates the marks (one per ring slot) and the queue (RDPS_ENOMEM). */
@@ -98,6 +106,7 @@ static inline void rdps__rel_rq_refill(struct rdps_rel_repairs *rq, uint64_t now
     rq->tokens_at += intervals * rq->cfg->repair_interval_ns;
     rq->tokens = rq->cfg->repair_budget_bytes; /* the budget does not accumulate */
     rq->share_pool = rq->cfg->repair_share_total_bytes;
+    rdps__rel_earned_floor(&rq->earned, intervals);
 }
 /* When the next refill is due. */
 static inline uint64_t rdps__rel_rq_refill_at(const struct rdps_rel_repairs *rq)
@@ -116,9 +125,10 @@ uint32_t rdps__rel_rq_schedule(struct rdps_rel_repairs *rq, int32_t slot, uint32
                                uint32_t count, bool overtaken, bool unicast_only, uint64_t now_ns,
                                int64_t *allowance);
 
-/* The front repair frame if one can go now (budget permitting, when `budgeted`; past the budget a
- * unicast one spends its host's share, a multicast one the shares' pool, and the budget when that
- * is spent: *shared says it spends the budget), with its entry; NULL when none can. Drops dead
+/* The front repair frame if one can go now (what data earned permitting: rdps_rel_earned.h; and
+ * the budget, when `budgeted`; past the budget a unicast one spends its host's share, a multicast
+ * one the shares' pool, and the budget when that is spent: *shared says it spends the budget),
+ * with its entry; NULL when none can. Drops dead
  * entries (receiver gone, below the trail, a block no longer whole: post is the post cursor). A
  * parity entry's slot is the parity datagram's length only. */
 const struct rdps_pub_ring_slot *rdps__rel_rq_next(struct rdps_rel_repairs *rq, bool budgeted,
@@ -157,6 +167,13 @@ static inline void rdps__rel_rq_charge_share(struct rdps_rel_repairs *rq, int32_
         rq->c->repair_share_spent++;
 }
 
+/* The host record entry e goes to; -1: multicast. */
+static inline int32_t rdps__rel_rq_host(const struct rdps_rel_repairs *rq,
+                                        const struct rdps_rel_repair *e)
+{
+    return e->dest == RDPS_REL_MULTICAST ? -1 : rq->rxt->rx[e->dest].host;
+}
+
 /* The next frame of entry e (rdps__rel_rq_next) of len bytes went now: charged (to the budget;
  * to the shares too unless `shared`), its linger starts, the entry advances. Inline: the engine
  * calls it for every repair. */
@@ -175,6 +192,7 @@ static inline void rdps__rel_rq_sent(struct rdps_rel_repairs *rq, struct rdps_re
     }
     rq->c->repair_bytes += len;
     rq->tokens -= len;
+    rdps__rel_earned_spend(&rq->earned, len, rdps__rel_rq_host(rq, e));
     rq->data_since_repair = 0;
     if (++e->sent == e->count)
         rdps__rel_rq_pop(rq);
@@ -184,12 +202,17 @@ static inline bool rdps__rel_rq_empty(const struct rdps_rel_repairs *rq)
 {
     return rq->count == 0;
 }
-/* A new data frame went (data and repairs alternate when both wait). */
-static inline void rdps__rel_rq_data_posted(struct rdps_rel_repairs *rq)
+/* A new data frame of len bytes went: it earns repairs (rdps_rel_earned.h), and data and repairs
+ * alternate when both wait. */
+static inline void rdps__rel_rq_data_posted(struct rdps_rel_repairs *rq, uint32_t len)
 {
+    rdps__rel_earned_data(&rq->earned, len, rq->fc->members);
     if (rq->data_since_repair < rq->data_per_repair)
         rq->data_since_repair++;
 }
+/* Before the engine asks for the next repair to send: once repairs waited for what data earns
+ * (until the queue empties), hosts take turns at the head of the queue. */
+void rdps__rel_rq_take_turns(struct rdps_rel_repairs *rq);
 /* May a repair go ahead of waiting data (data_per_repair new frames went since the last one)? */
 static inline bool rdps__rel_rq_turn(const struct rdps_rel_repairs *rq)
 {

@@ -1,366 +1,24 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* auth.c - authenticated domains: sealing and verifying frames (libsodium XChaCha20-Poly1305),
- * the per-sender anti-replay table, and the interceptor transport (rdps_auth.h). */
-#include "rdps_auth.h"
+/* auth.c - authenticated domains: the interceptor transport (create, keys, stats, the ops that
+ * pass through); its data path, sealing and verifying, is auth_path.c (rdps_auth.h). */
+#include "auth_internal.h"
 
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rdps_error.h"
 
-_Static_assert(RDPS_AUTH_TRAILER_LEN == 40, "the trailer is 40 bytes on the wire");
-_Static_assert(RDPS_AUTH_KEY_LEN == crypto_aead_chacha20poly1305_ietf_KEYBYTES, "key size");
-_Static_assert(RDPS_AUTH_TAG_LEN == crypto_aead_chacha20poly1305_ietf_ABYTES, "tag size");
-_Static_assert(RDPS_AUTH_PREFIX_LEN + RDPS_AUTH_COUNTER_LEN ==
-                   crypto_aead_xchacha20poly1305_ietf_NPUBBYTES,
-               "prefix || counter is XChaCha20's nonce");
-_Static_assert(RDPS_AUTH_PREFIX_LEN == crypto_core_hchacha20_INPUTBYTES, "HChaCha20 input");
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-/* ---- the frame transform ------------------------------------------------------------------- */
-
-void rdps__auth_subkey(uint8_t subkey[RDPS_AUTH_KEY_LEN], const uint8_t key[RDPS_AUTH_KEY_LEN],
-                       const uint8_t prefix[RDPS_AUTH_PREFIX_LEN])
-{
-    crypto_core_hchacha20(subkey, prefix, key, NULL);
-}
-
-/* ChaCha20-Poly1305-IETF's nonce under the subkey: 4 zero bytes, then the counter (XChaCha20). */
-static void inner_nonce(uint8_t npub[crypto_aead_chacha20poly1305_ietf_NPUBBYTES],
-                        const uint8_t *counter_le)
-{
-    memset(npub, 0, 4);
-    memcpy(npub + 4, counter_le, RDPS_AUTH_COUNTER_LEN);
-}
-
-uint32_t rdps__auth_seal(uint8_t *frame, uint32_t len, const uint8_t subkey[RDPS_AUTH_KEY_LEN],
-                         const uint8_t prefix[RDPS_AUTH_PREFIX_LEN], uint64_t counter,
-                         uint32_t key_id, bool encrypt)
-{
-    uint8_t npub[crypto_aead_chacha20poly1305_ietf_NPUBBYTES];
-    uint8_t *trailer = frame + len;
-    uint8_t *tag = trailer + RDPS_AUTH_PREFIX_LEN + RDPS_AUTH_COUNTER_LEN;
-    put_le32(frame + RDPS_AUTH_OFF_WORD,
-             (key_id & RDPS_AUTH_WORD_KEY_MASK) | (encrypt ? RDPS_AUTH_WORD_ENCRYPTED : 0));
-    memcpy(trailer, prefix, RDPS_AUTH_PREFIX_LEN);
-    put_le64(trailer + RDPS_AUTH_PREFIX_LEN, counter);
-    inner_nonce(npub, trailer + RDPS_AUTH_PREFIX_LEN);
-    if (encrypt)
-        crypto_aead_chacha20poly1305_ietf_encrypt_detached(
-            frame + RDPS_AUTH_HEADER_LEN, tag, NULL, frame + RDPS_AUTH_HEADER_LEN,
-            len - RDPS_AUTH_HEADER_LEN, frame, RDPS_AUTH_HEADER_LEN, NULL, npub, subkey);
-    else
-        /* An empty message (libsodium wants non-NULL pointers even for 0 bytes). */
-        crypto_aead_chacha20poly1305_ietf_encrypt_detached(trailer, tag, NULL, trailer, 0, frame,
-                                                           len, NULL, npub, subkey);
-    return len + RDPS_AUTH_TRAILER_LEN;
-}
-
-int rdps__auth_open(uint8_t *frame, uint32_t len, const uint8_t subkey[RDPS_AUTH_KEY_LEN])
-{
-    uint8_t npub[crypto_aead_chacha20poly1305_ietf_NPUBBYTES];
-    uint32_t body = len - RDPS_AUTH_TRAILER_LEN;
-    const uint8_t *trailer = frame + body;
-    const uint8_t *tag = trailer + RDPS_AUTH_PREFIX_LEN + RDPS_AUTH_COUNTER_LEN;
-    inner_nonce(npub, trailer + RDPS_AUTH_PREFIX_LEN);
-    int rc;
-    if (get_le32(frame + RDPS_AUTH_OFF_WORD) & RDPS_AUTH_WORD_ENCRYPTED)
-        /* Verifies the tag before it decrypts anything. */
-        rc = crypto_aead_chacha20poly1305_ietf_decrypt_detached(
-            frame + RDPS_AUTH_HEADER_LEN, NULL, frame + RDPS_AUTH_HEADER_LEN,
-            body - RDPS_AUTH_HEADER_LEN, tag, frame, RDPS_AUTH_HEADER_LEN, npub, subkey);
-    else
-        /* m NULL: verify only; c is 0 bytes (a non-NULL pointer for libsodium). */
-        rc = crypto_aead_chacha20poly1305_ietf_decrypt_detached(NULL, NULL, trailer, 0, tag, frame,
-                                                                body, npub, subkey);
-    return rc == 0 ? 0 : -1;
-}
-
-uint64_t rdps__auth_counter(const uint8_t *frame, uint32_t len)
-{
-    return get_le64(rdps__auth_trailer(frame, len) + RDPS_AUTH_PREFIX_LEN);
-}
-
-uint32_t rdps__auth_word(const uint8_t *frame)
-{
-    return get_le32(frame + RDPS_AUTH_OFF_WORD);
-}
-
-/* ---- anti-replay window -------------------------------------------------------------------- */
-
-bool rdps__auth_window_check(const struct rdps_auth_window *w, uint64_t counter)
-{
-    if (!w->used || counter > w->top)
-        return true;
-    if (w->top - counter >= RDPS_AUTH_REPLAY_WINDOW)
-        return false;
-    uint64_t word = w->bits[(counter >> 6) % RDPS_AUTH_REPLAY_WORDS];
-    return ((word >> (counter & 63)) & 1u) == 0;
-}
-
-bool rdps__auth_window_update(struct rdps_auth_window *w, uint64_t counter)
-{
-    if (!rdps__auth_window_check(w, counter))
-        return false;
-    if (!w->used) {
-        memset(w->bits, 0, sizeof(w->bits));
-        w->top = counter;
-        w->used = true;
-    } else if (counter > w->top) {
-        /* Words between the old top's and the new one's start empty (RFC 6479). */
-        uint64_t from = w->top >> 6, to = counter >> 6;
-        uint64_t steps = to - from < RDPS_AUTH_REPLAY_WORDS ? to - from : RDPS_AUTH_REPLAY_WORDS;
-        for (uint64_t i = 1; i <= steps; i++)
-            w->bits[(from + i) % RDPS_AUTH_REPLAY_WORDS] = 0;
-        w->top = counter;
-    }
-    w->bits[(counter >> 6) % RDPS_AUTH_REPLAY_WORDS] |= 1ull << (counter & 63);
-    return true;
-}
-
-/* ---- the interceptor ----------------------------------------------------------------------- */
-
-#define NONE UINT32_MAX
-
-/* A sender as its nonce prefix names it: its cached subkey and its control frames' window. */
-struct auth_sender {
-    uint8_t prefix[RDPS_AUTH_PREFIX_LEN];
-    uint8_t subkey[RDPS_AUTH_KEY_LEN];
-    uint32_t key_id; /* the key `subkey` was derived from (0: none) */
-    uint32_t hash_next, lru_prev, lru_next;
-    struct rdps_auth_window window;
-};
-
-struct auth_key {
-    uint32_t id; /* 0: empty */
-    uint8_t key[RDPS_AUTH_KEY_LEN];
-};
-
-/* base.inner is the wrapped transport. */
-struct auth_transport {
-    struct rdps_transport base;
-    struct auth_key keys[2];
-    unsigned send_key; /* index into keys[] */
-    bool encrypt;
-    /* Sending: our prefix, its subkey under the key in use, the two counters. */
-    uint8_t prefix[RDPS_AUTH_PREFIX_LEN];
-    uint8_t send_subkey[RDPS_AUTH_KEY_LEN];
-    uint64_t data_counter, control_counter;
-    /* Receiving: the senders, hashed by prefix, in LRU order (head: most recent). */
-    struct auth_sender *senders;
-    uint32_t *buckets;
-    uint32_t bucket_mask, cap, used, lru_head, lru_tail;
-    uint64_t hash_seed;
-    struct rdps_tx_mem *regions;
-    struct rdps_auth_stats stats;
-};
-
 static const struct rdps_transport_ops auth_ops;
 
-static struct auth_transport *to_auth(struct rdps_transport *t)
+/* The coarse clock: read in the vDSO without a timer read (seconds are all freshness needs). */
+static uint64_t realtime_s(void *user)
 {
-    return (struct auth_transport *)t;
-}
-
-static const struct auth_key *find_key(const struct auth_transport *at, uint32_t id)
-{
-    for (unsigned i = 0; i < 2; i++)
-        if (at->keys[i].id == id && id != 0)
-            return &at->keys[i];
-    return NULL;
-}
-
-/* A fresh sending identity: a new random prefix (the counters start again under it). */
-static void new_prefix(struct auth_transport *at)
-{
-    randombytes_buf(at->prefix, sizeof(at->prefix));
-    at->data_counter = 0;
-    at->control_counter = RDPS_AUTH_CONTROL_COUNTER;
-    rdps__auth_subkey(at->send_subkey, at->keys[at->send_key].key, at->prefix);
-}
-
-/* Seals a frame of len bytes (>= header, room for the trailer) with the next counter. */
-static uint32_t seal_next(struct auth_transport *at, uint8_t *frame, uint32_t len)
-{
-    uint64_t *counter = frame[RDPS_AUTH_OFF_TYPE] == RDPS_AUTH_FRAME_DATA ? &at->data_counter
-                                                                          : &at->control_counter;
-    /* 2^63 frames of one kind never happen; if they did, a new prefix keeps nonces unique. */
-    if (*counter == RDPS_AUTH_CONTROL_COUNTER - 1 || *counter == UINT64_MAX)
-        new_prefix(at);
-    uint64_t n = (*counter)++;
-    return rdps__auth_seal(frame, len, at->send_subkey, at->prefix, n, at->keys[at->send_key].id,
-                           at->encrypt);
-}
-
-static uint32_t prefix_hash(const struct auth_transport *at, const uint8_t *prefix)
-{
-    uint64_t a, b;
-    memcpy(&a, prefix, 8);
-    memcpy(&b, prefix + 8, 8);
-    uint64_t h = (a ^ at->hash_seed) * 0x9e3779b97f4a7c15ull;
-    h = (h ^ (h >> 29) ^ b) * 0xbf58476d1ce4e5b9ull;
-    return (uint32_t)(h >> 32) & at->bucket_mask;
-}
-
-static struct auth_sender *sender_find(struct auth_transport *at, const uint8_t *prefix)
-{
-    for (uint32_t i = at->buckets[prefix_hash(at, prefix)]; i != NONE; i = at->senders[i].hash_next)
-        if (memcmp(at->senders[i].prefix, prefix, RDPS_AUTH_PREFIX_LEN) == 0)
-            return &at->senders[i];
-    return NULL;
-}
-
-static void lru_unlink(struct auth_transport *at, uint32_t i)
-{
-    struct auth_sender *s = &at->senders[i];
-    if (s->lru_prev != NONE)
-        at->senders[s->lru_prev].lru_next = s->lru_next;
-    else
-        at->lru_head = s->lru_next;
-    if (s->lru_next != NONE)
-        at->senders[s->lru_next].lru_prev = s->lru_prev;
-    else
-        at->lru_tail = s->lru_prev;
-}
-
-static void lru_push_front(struct auth_transport *at, uint32_t i)
-{
-    struct auth_sender *s = &at->senders[i];
-    s->lru_prev = NONE;
-    s->lru_next = at->lru_head;
-    if (at->lru_head != NONE)
-        at->senders[at->lru_head].lru_prev = i;
-    at->lru_head = i;
-    if (at->lru_tail == NONE)
-        at->lru_tail = i;
-}
-
-static void sender_touch(struct auth_transport *at, struct auth_sender *s)
-{
-    uint32_t i = (uint32_t)(s - at->senders);
-    if (at->lru_head == i)
-        return;
-    lru_unlink(at, i);
-    lru_push_front(at, i);
-}
-
-/* A new entry for a sender whose frame verified; the least recently heard one makes room. */
-static struct auth_sender *sender_insert(struct auth_transport *at, const uint8_t *prefix)
-{
-    uint32_t i;
-    if (at->used < at->cap) {
-        i = at->used++;
-    } else {
-        i = at->lru_tail;
-        lru_unlink(at, i);
-        uint32_t *link = &at->buckets[prefix_hash(at, at->senders[i].prefix)];
-        while (*link != i)
-            link = &at->senders[*link].hash_next;
-        *link = at->senders[i].hash_next;
-        at->stats.senders_evicted++;
-    }
-    struct auth_sender *s = &at->senders[i];
-    sodium_memzero(s, sizeof(*s));
-    memcpy(s->prefix, prefix, RDPS_AUTH_PREFIX_LEN);
-    uint32_t *bucket = &at->buckets[prefix_hash(at, prefix)];
-    s->hash_next = *bucket;
-    *bucket = i;
-    lru_push_front(at, i);
-    return s;
-}
-
-/*
- * Verifies (and decrypts) one received datagram in place; true when it goes up, as a plain
- * frame. Nothing in the table changes unless the tag verified.
- */
-static bool accept_datagram(struct auth_transport *at, struct rdps_rx_datagram *d)
-{
-    /* The receive buffer is the transport's own writable memory, lent until rx_release. */
-    uint8_t *f = (uint8_t *)(uintptr_t)d->data;
-    uint32_t len = d->len;
-    if (len < RDPS_AUTH_HEADER_LEN) {
-        at->stats.short_frames++;
-        return false;
-    }
-    uint32_t word = get_le32(f + RDPS_AUTH_OFF_WORD);
-    if (word == 0) {
-        at->stats.unsigned_frames++;
-        return false;
-    }
-    if (len < RDPS_AUTH_HEADER_LEN + RDPS_AUTH_TRAILER_LEN) {
-        at->stats.short_frames++;
-        return false;
-    }
-    const struct auth_key *key = (word & ~(RDPS_AUTH_WORD_KEY_MASK | RDPS_AUTH_WORD_ENCRYPTED)) != 0
-                                     ? NULL
-                                     : find_key(at, word & RDPS_AUTH_WORD_KEY_MASK);
-    if (key == NULL) {
-        at->stats.unknown_key++;
-        return false;
-    }
-    const uint8_t *prefix = rdps__auth_trailer(f, len);
-    uint64_t counter = rdps__auth_counter(f, len);
-    bool control = f[RDPS_AUTH_OFF_TYPE] != RDPS_AUTH_FRAME_DATA;
-    struct auth_sender *s = sender_find(at, prefix);
-    if (s != NULL && control && !rdps__auth_window_check(&s->window, counter)) {
-        at->stats.replayed++; /* cheap: no crypto for a replay the window already refuses */
-        return false;
-    }
-    uint8_t fresh[RDPS_AUTH_KEY_LEN];
-    const uint8_t *subkey;
-    bool derived = s == NULL || s->key_id != key->id;
-    if (derived) {
-        rdps__auth_subkey(fresh, key->key, prefix);
-        subkey = fresh;
-    } else {
-        subkey = s->subkey;
-    }
-    if (rdps__auth_open(f, len, subkey) != 0) {
-        at->stats.bad_tag++;
-        if (derived)
-            sodium_memzero(fresh, sizeof(fresh));
-        return false;
-    }
-    if (s == NULL)
-        s = sender_insert(at, prefix); /* `prefix` is read before the entry is written */
-    if (derived) {
-        memcpy(s->subkey, fresh, sizeof(fresh));
-        s->key_id = key->id;
-        sodium_memzero(fresh, sizeof(fresh));
-    }
-    sender_touch(at, s);
-    if (control && !rdps__auth_window_update(&s->window, counter)) {
-        at->stats.replayed++;
-        return false;
-    }
-    put_le32(f + RDPS_AUTH_OFF_WORD, 0);
-    d->len = len - RDPS_AUTH_TRAILER_LEN;
-    return true;
+    (void)user;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    return (uint64_t)ts.tv_sec;
 }
 
 static uint32_t auth_max_payload(struct rdps_transport *t)
@@ -399,7 +57,7 @@ static int auth_submit(struct rdps_transport *t, struct rdps_tx_buf *buf, uint32
                              "authenticated send: a frame of %u bytes (%u..%u)", len,
                              RDPS_AUTH_HEADER_LEN, room);
     }
-    return in->ops->submit(in, buf, seal_next(at, buf->data, len), dests, ndest);
+    return rdps__auth_seal_submit(at, buf, len, dests, ndest);
 }
 
 static int auth_flush(struct rdps_transport *t)
@@ -412,9 +70,12 @@ static int auth_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int 
     struct auth_transport *at = to_auth(t);
     struct rdps_transport *in = t->inner;
     int n = in->ops->poll(in, rx, max);
+    if (n <= 0)
+        return n;
+    uint32_t now_s = (uint32_t)at->clock_s(at->clock_user); /* once per batch */
     int kept = 0;
     for (int i = 0; i < n; i++) {
-        if (!accept_datagram(at, &rx[i])) {
+        if (!rdps__auth_accept(at, &rx[i], now_s)) {
             in->ops->rx_release(in, &rx[i], 1);
             continue;
         }
@@ -422,7 +83,7 @@ static int auth_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int 
             rx[kept] = rx[i];
         kept++;
     }
-    return n < 0 ? n : kept;
+    return kept;
 }
 
 static void auth_rx_release(struct rdps_transport *t, struct rdps_rx_datagram *rx, int count)
@@ -516,7 +177,7 @@ static int auth_submit_mem(struct rdps_transport *t, struct rdps_tx_mem *m, size
     if (rc < 0)
         return rc; /* RDPS_EAGAIN: nothing queued, as the contract wants */
     memcpy(buf.data, m->addr + offset, len);
-    rc = in->ops->submit(in, &buf, seal_next(at, buf.data, len), dests, ndest);
+    rc = rdps__auth_seal_submit(at, &buf, len, dests, ndest);
     if (rc == 0)
         rdps__tx_mem_skip(m, cookie); /* the copy is sent: the region is free at once */
     return rc;
@@ -546,7 +207,8 @@ static void auth_get_stats(const struct rdps_transport *t, struct rdps_transport
     out->auth_unknown_key += at->stats.unknown_key;
     out->auth_bad_tag += at->stats.bad_tag;
     out->auth_replayed += at->stats.replayed;
-    out->auth_senders_evicted += at->stats.senders_evicted;
+    out->auth_senders_evicted += at->senders.evicted;
+    out->auth_stale += at->stats.stale;
 }
 
 static void auth_destroy(struct rdps_transport *t)
@@ -559,11 +221,7 @@ static void auth_destroy(struct rdps_transport *t)
         free(at->regions);
         at->regions = next;
     }
-    if (at->senders != NULL) {
-        sodium_memzero(at->senders, (size_t)at->cap * sizeof(*at->senders));
-        free(at->senders);
-    }
-    free(at->buckets);
+    rdps__auth_senders_fini(&at->senders);
     if (t->inner != NULL)
         t->inner->ops->destroy(t->inner);
     sodium_memzero(at, sizeof(*at));
@@ -578,39 +236,41 @@ int rdps__auth_transport_create(struct rdps_transport *inner, const struct rdps_
     if (cfg->key_id == 0 || cfg->key_id > RDPS_AUTH_KEY_ID_MAX)
         return rdps__set_err(RDPS_EINVAL, "authentication: key id %u outside 1..%u", cfg->key_id,
                              RDPS_AUTH_KEY_ID_MAX);
-    if (sodium_init() < 0)
-        return rdps__set_err(RDPS_ENOTSUP, "authentication: libsodium failed to initialize");
     uint32_t cap = cfg->max_senders != 0 ? cfg->max_senders : RDPS_AUTH_DEFAULT_SENDERS;
     if (cap > (1u << 20))
         return rdps__set_err(RDPS_EINVAL, "authentication: %u senders above 2^20", cap);
-    uint32_t buckets = 16;
-    while (buckets < 2 * cap)
-        buckets <<= 1;
+    uint32_t max_age_ms = cfg->max_age_ms != 0 ? cfg->max_age_ms : RDPS_AUTH_DEFAULT_MAX_AGE_MS;
+    if (max_age_ms < RDPS_AUTH_MIN_MAX_AGE_MS || max_age_ms > RDPS_AUTH_MAX_MAX_AGE_MS)
+        return rdps__set_err(RDPS_EINVAL, "authentication: a frame age of %u ms outside %u..%u",
+                             max_age_ms, RDPS_AUTH_MIN_MAX_AGE_MS, RDPS_AUTH_MAX_MAX_AGE_MS);
+    struct rdps_source self;
+    if (rdps__transport_self_source(inner, NULL, &self) < 0)
+        return rdps__set_err(RDPS_ENOTSUP,
+                             "authentication: the %s transport does not report the source its "
+                             "receivers see, which every keyed frame is bound to",
+                             rdps__transport_innermost(inner)->ops->name);
+    if (sodium_init() < 0)
+        return rdps__set_err(RDPS_ENOTSUP, "authentication: libsodium failed to initialize");
+    if (rdps__auth_fork_watch() < 0)
+        return RDPS_ENOMEM;
     struct auth_transport *at = calloc(1, sizeof(*at));
-    if (at != NULL) {
-        at->senders = calloc(cap, sizeof(*at->senders));
-        at->buckets = malloc((size_t)buckets * sizeof(*at->buckets));
-    }
-    if (at == NULL || at->senders == NULL || at->buckets == NULL) {
-        if (at != NULL) {
-            free(at->senders);
-            free(at->buckets);
-            free(at);
-        }
+    if (at == NULL)
         return rdps__set_err(RDPS_ENOMEM, "authentication: out of memory");
+    int rc = rdps__auth_senders_init(&at->senders, cap);
+    if (rc < 0) {
+        free(at);
+        return rc;
     }
-    memset(at->buckets, 0xff, (size_t)buckets * sizeof(*at->buckets)); /* NONE */
-    at->bucket_mask = buckets - 1;
-    at->cap = cap;
-    at->lru_head = at->lru_tail = NONE;
-    randombytes_buf(&at->hash_seed, sizeof(at->hash_seed));
     at->base.ops = &auth_ops;
     at->base.inner = inner;
     at->encrypt = cfg->encrypt;
+    at->max_age_s = (max_age_ms + 999) / 1000;
+    at->clock_s = cfg->clock_s != NULL ? cfg->clock_s : realtime_s;
+    at->clock_user = cfg->clock_user;
     at->keys[0].id = cfg->key_id;
     memcpy(at->keys[0].key, cfg->key, RDPS_AUTH_KEY_LEN);
     at->send_key = 0;
-    new_prefix(at);
+    rdps__auth_new_prefix(at);
     *out = &at->base;
     return 0;
 }
@@ -667,12 +327,7 @@ int rdps__auth_key_remove(struct rdps_transport *t, uint32_t key_id)
         return rdps__set_err(RDPS_EBUSY, "key remove: key id %u is the one frames are sent with",
                              key_id);
     sodium_memzero(k, sizeof(*k));
-    for (uint32_t i = 0; i < at->used; i++) {
-        if (at->senders[i].key_id == key_id) { /* subkeys derived from it go with it */
-            sodium_memzero(at->senders[i].subkey, sizeof(at->senders[i].subkey));
-            at->senders[i].key_id = 0;
-        }
-    }
+    rdps__auth_senders_forget_key(&at->senders, key_id);
     return 0;
 }
 
@@ -687,13 +342,26 @@ uint32_t rdps__auth_key_in_use(const struct rdps_transport *t)
 void rdps__auth_get_stats(const struct rdps_transport *t, struct rdps_auth_stats *out)
 {
     memset(out, 0, sizeof(*out));
-    if (rdps__auth_transport_is(t))
-        *out = ((const struct auth_transport *)t)->stats;
+    if (!rdps__auth_transport_is(t))
+        return;
+    const struct auth_transport *at = (const struct auth_transport *)t;
+    *out = at->stats;
+    out->senders_evicted = at->senders.evicted;
 }
 
 uint32_t rdps__auth_sender_count(const struct rdps_transport *t)
 {
-    return rdps__auth_transport_is(t) ? ((const struct auth_transport *)t)->used : 0;
+    return rdps__auth_transport_is(t) ? ((const struct auth_transport *)t)->senders.used : 0;
+}
+
+void rdps__auth_send_prefix(struct rdps_transport *t, uint8_t out[RDPS_AUTH_PREFIX_LEN])
+{
+    memset(out, 0, RDPS_AUTH_PREFIX_LEN);
+    if (!rdps__auth_transport_is(t))
+        return;
+    struct auth_transport *at = to_auth(t);
+    rdps__auth_after_fork(at);
+    memcpy(out, at->prefix, RDPS_AUTH_PREFIX_LEN);
 }
 
 static const struct rdps_transport_ops auth_ops = {

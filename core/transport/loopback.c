@@ -956,6 +956,18 @@ err:
     return err;
 }
 
+/* Every loopback datagram arrives with the sender's endpoint number and GID (lb_poll). */
+static int lb_self_source(struct rdps_transport *t, const struct rdps_dest *dest,
+                          struct rdps_source *out)
+{
+    (void)dest;
+    memset(out, 0, sizeof(*out));
+    out->qpn = rdps__loopback_qpn(t);
+    endpoint_gid(out->qpn, out->gid);
+    out->has_gid = 1;
+    return 0;
+}
+
 static const struct rdps_transport_ops loopback_ops = {
     .name = "loopback",
     .max_payload = lb_max_payload,
@@ -978,4 +990,5 @@ static const struct rdps_transport_ops loopback_ops = {
     .next_event = lb_next_event,
     .get_stats = lb_get_stats,
     .destroy = lb_destroy,
+    .self_source = lb_self_source,
 };

@@ -23,6 +23,10 @@ struct rdps_dest {
     void *ah;
     uint32_t remote_qpn;
     uint32_t remote_qkey;
+    /* Datagrams to it carry no GRH (InfiniBand inside a subnet: a unicast AH that is not global),
+     * so its receiver sees our LID (with these path bits), not our GID: see self_source. */
+    bool no_grh;
+    uint8_t src_path_bits;
 };
 
 /* A registered send buffer obtained with claim(); `data` holds up to `capacity` bytes. */
@@ -119,6 +123,7 @@ struct rdps_transport_stats {
     /* Received frames an authenticating interceptor dropped, by reason (rdps_auth.h). */
     uint64_t auth_unsigned, auth_short, auth_unknown_key, auth_bad_tag, auth_replayed;
     uint64_t auth_senders_evicted; /* anti-replay table entries evicted (LRU) */
+    uint64_t auth_stale;           /* sealed further from our clock than the frame age allows */
 };
 
 enum rdps_transport_event_type {
@@ -249,6 +254,16 @@ struct rdps_transport_ops {
     int (*next_event)(struct rdps_transport *t, enum rdps_transport_event_type *type);
     void (*get_stats)(const struct rdps_transport *t, struct rdps_transport_stats *out);
     void (*destroy)(struct rdps_transport *t);
+    /*
+     * The source a receiver of a datagram sent to `dest` sees as ours, exactly as its poll()
+     * reports it (src_gid/has_src_gid or src_lid, and src_qpn): through a GRH (RoCE always;
+     * InfiniBand multicast and routed traffic) our GID and QPN, without one (dest->no_grh) our
+     * LID and QPN. An authenticating interceptor binds every frame to it, so the same bytes sent
+     * from any other QP fail verification. Interceptors leave it NULL (the innermost answers);
+     * RDPS_ENOTSUP where a transport cannot tell, and then no domain key can be used over it.
+     */
+    int (*self_source)(struct rdps_transport *t, const struct rdps_dest *dest,
+                       struct rdps_source *out);
 };
 
 /*
@@ -330,6 +345,16 @@ static inline void rdps__transport_dest_release(struct rdps_transport *t,
 {
     if (t->ops->dest_release != NULL && dest != NULL)
         t->ops->dest_release(t, dest);
+}
+
+/* The self_source of the first transport from t inwards that has one (RDPS_ENOTSUP: none). */
+static inline int rdps__transport_self_source(struct rdps_transport *t,
+                                              const struct rdps_dest *dest, struct rdps_source *out)
+{
+    for (; t != NULL; t = t->inner)
+        if (t->ops->self_source != NULL)
+            return t->ops->self_source(t, dest, out);
+    return RDPS_ENOTSUP;
 }
 
 static inline uint32_t rdps__transport_send_room(struct rdps_transport *t)

@@ -61,6 +61,7 @@ struct rdps_verbs_info {
     int link_layer; /* IBV_LINK_LAYER_* */
     uint8_t gid_index;
     union ibv_gid gid;
+    uint16_t lid; /* the port's base LID (InfiniBand; 0 on RoCE) */
     /*
      * Set when bind_addr was given (a copy of it), and also when the automatically
      * chosen GID is an IPv4-mapped RoCE v2 GID (its IPv4 address, port 0), so addr/

@@ -193,6 +193,8 @@ int rdps__reply_cache_get(struct rdps_reply_cache *c, const struct rdps_reply_ke
     e->dest.ah = ah;
     e->dest.remote_qpn = key->qpn;
     e->dest.remote_qkey = c->qkey;
+    e->dest.no_grh = key->lid != 0; /* a key carries a LID only for a source without a GRH */
+    e->dest.src_path_bits = 0;
     e->key = *key;
     e->next_in_bucket = c->buckets[bucket];
     c->buckets[bucket] = slot;

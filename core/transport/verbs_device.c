@@ -259,6 +259,7 @@ int rdps__verbs_open_port(struct verbs_transport *vt, const struct rdps_verbs_co
     if (ibv_query_device(vt->info.verbs, dev_attr) != 0)
         return rdps__set_err(rdps__errno_code(errno), "ibv_query_device: %s", strerror(errno));
     vt->info.link_layer = port_attr.link_layer;
+    vt->info.lid = vt->info.link_layer == IBV_LINK_LAYER_INFINIBAND ? port_attr.lid : 0;
     vt->info.active_mtu_bytes = mtu_bytes(port_attr.active_mtu);
     /* A UD datagram carries up to one path MTU; nothing beyond the port's active MTU. */
     vt->info.max_payload = vt->info.active_mtu_bytes;

@@ -280,6 +280,7 @@ int rdps__verbs_dest_acquire(struct rdps_transport *t, const struct rdps_source 
     p->dest.ah = ah;
     p->dest.remote_qpn = src->qpn;
     p->dest.remote_qkey = vt->info.qkey;
+    p->dest.no_grh = !src->has_gid;
     p->next = vt->pinned;
     vt->pinned = p;
     *out = &p->dest;

@@ -323,6 +323,24 @@ int rdps__verbs_transport_info(struct rdps_transport *t, struct rdps_verbs_info 
     return 0;
 }
 
+/* What a receiver reads off our datagrams (rdps__rx_fill_source): the GRH's source GID, which
+ * is the GID at our gid_index every AH of this QP sends from (on RoCE v2 over IPv4 the mapped
+ * IPv4 source address, the same bytes), or without a GRH the work completion's slid. */
+static int verbs_self_source(struct rdps_transport *t, const struct rdps_dest *dest,
+                             struct rdps_source *out)
+{
+    struct verbs_transport *vt = to_verbs(t);
+    memset(out, 0, sizeof(*out));
+    out->qpn = vt->info.qpn;
+    if (dest != NULL && dest->no_grh) {
+        out->lid = (uint16_t)(vt->info.lid | dest->src_path_bits);
+    } else {
+        memcpy(out->gid, vt->info.gid.raw, sizeof(out->gid));
+        out->has_gid = 1;
+    }
+    return 0;
+}
+
 static const struct rdps_transport_ops verbs_ops = {
     .name = "verbs-ud",
     .max_payload = verbs_max_payload,
@@ -345,4 +363,5 @@ static const struct rdps_transport_ops verbs_ops = {
     .next_event = rdps__verbs_next_event,
     .get_stats = verbs_get_stats,
     .destroy = verbs_destroy,
+    .self_source = verbs_self_source,
 };

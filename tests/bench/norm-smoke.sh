@@ -8,6 +8,10 @@
 # (exit 3, timeout, or 1), so the verifier is shown able to fail. The group and port are drawn per run
 # so that concurrent runs on one host do not hear each other. Exits 77 (skipped) when no
 # multicast reaches the loopback interface here (no receiver got a single message).
+# Nothing here depends on how fast the machine is: NORM runs on real timers, so on a loaded
+# machine (the test suite runs two tests at once, beside builds) the first phase gets a minute,
+# and the second asks only that the receivers fail with at least the 100 missing messages
+# (they may time out before the sender is through: then more are missing).
 set -u -o pipefail
 
 bench=${1:?usage: norm-smoke.sh NORM_BENCH [MESSAGES] [SIZE]}
@@ -27,7 +31,7 @@ run_pair() { # $1: messages the receivers expect, $2: their timeout; leaves the 
 		--rx-loss 10 >"$dir/r3.out" 2>"$dir/r3.err" &
 	local r3=$!
 	sleep 0.5
-	"$bench" send "${common[@]}" --count "$msgs" --receivers 2 --rate 50000000 --timeout 20 \
+	"$bench" send "${common[@]}" --count "$msgs" --receivers 2 --rate 50000000 --timeout "$2" \
 		>"$dir/s.out" 2>"$dir/s.err"
 	echo $? >"$dir/s.rc"
 	wait "$r2"
@@ -43,7 +47,7 @@ show() {
 	done
 }
 
-run_pair "$msgs" 20
+run_pair "$msgs" 60
 show
 if [ "$(cat "$dir/s.rc")$(cat "$dir/r2.rc")$(cat "$dir/r3.rc")" != 000 ]; then
 	if grep -q '"verified":0,' "$dir/r2.out" && grep -q '"verified":0,' "$dir/r3.out"; then
@@ -61,15 +65,19 @@ for f in r2 r3; do
 done
 
 # The verifier must be able to fail: receivers expecting more than is sent time out (3), or
-# fail (1) when NORM reports the stream's end first (seen under load); either way 100 missing.
+# fail (1) when NORM reports the stream's end first; either way at least 100 missing (exactly
+# 100 when the sender got through before their timeout, more on a loaded machine).
 run_pair $((msgs + 100)) 4
 show
 for f in r2 r3; do
 	case $(cat "$dir/$f.rc") in
-	1 | 3) grep -q '"missing":100,' "$dir/$f.out" || {
-		echo "norm-smoke: FAIL: $f expecting $((msgs + 100)) of $msgs did not count 100 missing"
-		exit 1
-	} ;;
+	1 | 3)
+		missing=$(sed -n 's/.*"missing":\([0-9]*\),.*/\1/p' "$dir/$f.out")
+		if [ -z "$missing" ] || [ "$missing" -lt 100 ]; then
+			echo "norm-smoke: FAIL: $f expecting $((msgs + 100)) of $msgs counted ${missing:-no} missing (< 100)"
+			exit 1
+		fi
+		;;
 	*)
 		echo "norm-smoke: FAIL: $f expecting $((msgs + 100)) of $msgs exited $(cat "$dir/$f.rc")"
 		exit 1

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rdps_auth.h"
 #include "rdps_endian.h"
@@ -20,17 +21,20 @@
  * with an unreliable and a reliable subscriber and a reliable publisher. Three honest senders
  * of the domain (their own nonce prefixes and counters, as an interceptor keeps them) seal
  * frames whose header fields and body the input chooses, under key 1 or 2; a forger seals
- * with a key of its own under id 1. The input also replays, mutates and truncates frames it
- * sent before, injects raw bytes, moves the clock and polls.
+ * with a key of its own under id 1. The honest senders' frames come from their address (peer);
+ * the input also replays frames sent before, from that address or from another QP (a host
+ * without the key that recorded them), seals frames with a send time off our clock by more than
+ * the freshness window, mutates and truncates, injects raw bytes, moves the clock and polls.
  *
  * What must hold (abort() otherwise): a frame reaches the receive path (frames_received moves
  * by one) exactly when the interceptor must accept it: sealed by an honest sender under a key
- * the ctx holds at that moment, unaltered, and, for a control frame (not DATA), not replayed
- * (its counter is new for its sender: a sender's new frames always carry a larger counter, a
- * replay of a control frame that was accepted before never passes). Raw bytes, forgeries,
- * mutations and truncations never reach it. Every frame the ctx sends verifies under the key
- * it uses. Polls never fail; the anti-replay table stays within its cap. ASan/UBSan: no memory
- * error, no undefined behaviour, nothing leaked.
+ * the ctx holds at that moment, for the address it arrives from, fresh, unaltered, and not
+ * replayed (its counter is new for its sender: a sender's new frames always carry a larger
+ * counter, a frame accepted before never passes again, DATA or control). Raw bytes, forgeries,
+ * replays from another address, stale frames, mutations and truncations never reach it. Every
+ * frame the ctx sends verifies under the key it uses and the ctx's own address. Polls never fail;
+ * the anti-replay table stays within its cap. ASan/UBSan: no memory error, no undefined behaviour,
+ * nothing leaked.
  */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -140,14 +144,33 @@ static uint32_t build(struct input *in, uint32_t pub_session, uint8_t *f)
     return RDPS_FRAME_HEADER_LEN + body;
 }
 
-static uint32_t seal_as(struct sender *s, const uint8_t *key, uint32_t key_id, bool encrypt,
-                        uint8_t *f, uint32_t len)
+static const struct rdps_source self = {.gid = {0xfe, 0x80, [15] = 1}, .qpn = 5, .has_gid = 1};
+static const struct rdps_source peer = {.gid = {0xfe, 0x80, [15] = 2}, .qpn = 6, .has_gid = 1};
+static const struct rdps_source replayer = {.gid = {0xfe, 0x80, [15] = 3}, .qpn = 7, .has_gid = 1};
+
+/* The interceptor's clock: the wall clock in seconds (as the ctx reads it). */
+static uint32_t wall_s(void)
 {
-    uint8_t subkey[RDPS_AUTH_KEY_LEN];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    return (uint32_t)ts.tv_sec;
+}
+
+/* Sealed by s for peer's address, sent `skew` seconds off our clock. */
+static uint32_t seal_as(struct sender *s, const uint8_t *key, uint32_t key_id, bool encrypt,
+                        int32_t skew, uint8_t *f, uint32_t len)
+{
+    uint8_t subkey[RDPS_AUTH_KEY_LEN], source[RDPS_AUTH_SOURCE_LEN];
     rdps__auth_subkey(subkey, key, s->prefix);
+    rdps__auth_source_bytes(source, &peer);
     bool control = f[RDPS_FRAME_OFF_TYPE] != RDPS_FRAME_DATA;
-    uint64_t n = control ? s->control_counter++ : s->data_counter++;
-    return rdps__auth_seal(f, len, subkey, s->prefix, n, key_id, encrypt);
+    struct rdps_auth_seal_args a = {.prefix = s->prefix,
+                                    .counter = control ? s->control_counter++ : s->data_counter++,
+                                    .sent_s = wall_s() + (uint32_t)skew,
+                                    .source = source,
+                                    .key_id = key_id,
+                                    .encrypt = encrypt};
+    return rdps__auth_seal(f, len, subkey, &a);
 }
 
 /* Every frame the ctx sent since the last look verifies under the key it uses. */
@@ -159,12 +182,13 @@ static void check_sent(struct rdps_transport *wire, uint64_t *seen, uint32_t key
     *seen = sent;
     uint32_t len;
     const uint8_t *last = script_transport_last_sent(wire, &len);
-    uint8_t copy[SCRIPT_MAX_PAYLOAD], subkey[RDPS_AUTH_KEY_LEN];
+    uint8_t copy[SCRIPT_MAX_PAYLOAD], subkey[RDPS_AUTH_KEY_LEN], source[RDPS_AUTH_SOURCE_LEN];
     check(len >= RDPS_FRAME_HEADER_LEN + RDPS_AUTH_TRAILER_LEN, "a sent frame without trailer");
     memcpy(copy, last, len);
     check((rdps__auth_word(copy) & RDPS_AUTH_WORD_KEY_MASK) == key_id, "sent under another key");
     rdps__auth_subkey(subkey, keys[key_id - 1], rdps__auth_trailer(copy, len));
-    check(rdps__auth_open(copy, len, subkey) == 0, "a sent frame does not verify");
+    rdps__auth_source_bytes(source, &self);
+    check(rdps__auth_open(copy, len, subkey, source) == 0, "a sent frame does not verify");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -190,8 +214,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg.domain_key_id = 1;
     cfg.domain_key_file = "";
     cfg.replay_senders = 16;
-    const struct rdps_source self = {.gid = {0xfe, 0x80, [15] = 1}, .qpn = 5, .has_gid = 1};
-    const struct rdps_source peer = {.gid = {0xfe, 0x80, [15] = 2}, .qpn = 6, .has_gid = 1};
     rdps_ctx_t *ctx;
     struct rdps_transport *wire;
     check(script_ctx_create(&cfg, &self, fake_clock, NULL, &ctx, &wire) == 0, "ctx create");
@@ -211,6 +233,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t f[SCRIPT_MAX_PAYLOAD];
         uint32_t len = 0;
         int expect = 0; /* frames the receive path must see: 0, 1, or -1 for "either" */
+        const struct rdps_source *from = &peer;
         switch (code % 8) {
         case 0: { /* raw bytes from anywhere */
             len = take(&in) * 4u;
@@ -224,9 +247,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 2: { /* an honest sender's sealed frame, under key 1 or 2 */
             struct sender *s = &honest[take(&in) % HONEST];
             uint32_t key_id = (code & 0x10) ? 2 : 1;
+            /* Sometimes sealed 31 s or more off our clock (either way): stale. */
+            int32_t skew = (code & 0x40) ? (int32_t)(31 + take(&in)) * ((code & 0x80) ? -1 : 1) : 0;
             len = build(&in, rdps_pub_session(pub), f);
-            len = seal_as(s, keys[key_id - 1], key_id, (code & 0x20) != 0, f, len);
-            expect = installed[key_id] ? 1 : 0;
+            len = seal_as(s, keys[key_id - 1], key_id, (code & 0x20) != 0, skew, f, len);
+            expect = installed[key_id] && skew == 0 ? 1 : 0;
             struct sent_frame *h = &history[nhistory++ % HISTORY];
             memcpy(h->bytes, f, len);
             h->len = len;
@@ -234,21 +259,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             h->control = f[RDPS_FRAME_OFF_TYPE] != RDPS_FRAME_DATA;
             break;
         }
-        case 3: { /* a replay of an earlier frame */
+        case 3: { /* a replay of an earlier frame, from its sender's address or another QP */
             if (nhistory == 0)
                 continue;
             struct sent_frame *h = &history[take(&in) % (nhistory < HISTORY ? nhistory : HISTORY)];
             memcpy(f, h->bytes, h->len);
             len = h->len;
             uint32_t key_id = rdps__auth_word(f) & RDPS_AUTH_WORD_KEY_MASK;
-            if (!installed[key_id])
-                expect = 0;
-            else if (h->control && h->accepted)
+            if (code & 0x10)
+                from = &replayer; /* sealed for peer's address: never from another */
+            if (!installed[key_id] || from != &peer || h->accepted)
                 expect = 0; /* accepted once: never again */
-            else if (!h->control)
-                expect = 1; /* DATA: a duplicate for the engine */
             else
-                expect = -1; /* a delayed control frame: within the window or not */
+                expect = -1; /* a delayed frame (or a stale one): within the window or not */
             break;
         }
         case 4: { /* an earlier frame altered, or cut short */
@@ -267,7 +290,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         case 5: { /* a forger with its own key under id 1 */
             len = build(&in, rdps_pub_session(pub), f);
-            len = seal_as(&forger, keys[2], 1, (code & 0x20) != 0, f, len);
+            len = seal_as(&forger, keys[2], 1, (code & 0x20) != 0, 0, f, len);
             break;
         }
         case 6: { /* key rollover steps; refusals are fine, the model follows what happened */
@@ -298,7 +321,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             continue;
         }
         uint64_t before = frames_received(ctx);
-        check(script_transport_inject(wire, &peer, f, len) == 0, "inject");
+        check(script_transport_inject(wire, from, f, len) == 0, "inject");
         check(rdps_ctx_poll(ctx, 0) >= 0, "poll");
         uint64_t got = frames_received(ctx) - before;
         if (expect >= 0 && got != (uint64_t)expect) {

@@ -338,8 +338,15 @@ static void test_unicast_vs_multicast(void **state)
     for (uint64_t i = 0; i < 10; i++)
         send_one(&f, i);
     for (uint64_t rx = 1; rx <= 3; rx++)
-        rp_announce(&f, rx); /* multicast needs askers discovery announced */
+        rp_announce(&f, rx); /* multicast needs askers discovery announced ... */
     struct rdps_rel_pub_action a[32];
+    /* ... and receiving (ACTIVE): two that only NAK get unicast repairs, each its own. */
+    rp_nak1(&f, 1, first + 6, 1);
+    rp_nak1(&f, 2, first + 6, 1);
+    assert_int_equal(rp_drain(&f, a, 32, 1), 2);
+    assert_true(a[0].unicast && a[1].unicast);
+    for (uint64_t rx = 1; rx <= 3; rx++)
+        rp_status(&f, rx, first, 64);
     rp_nak1(&f, 1, first + 2, 2);
     assert_int_equal(rp_drain(&f, a, 32, 1), 2);
     assert_true(a[0].unicast && a[1].unicast);
@@ -356,7 +363,7 @@ static void test_unicast_vs_multicast(void **state)
     rp_nak1(&f, 1, first + 3, 1);
     assert_int_equal(rp_drain(&f, a, 32, 1), 0);
     assert_int_equal(f.p.counters.repairs_multicast, 2);
-    assert_int_equal(f.p.counters.repairs_unicast, 3);
+    assert_int_equal(f.p.counters.repairs_unicast, 2 + 3);
     rp_stop(&f);
 }
 

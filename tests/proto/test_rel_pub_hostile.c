@@ -341,10 +341,12 @@ static void test_stalled_receiver_earns_its_way_back(void **state)
 
 /*
  * Finding 4: a window-blocked publisher (one honest receiver holding 2047 frames unreported, max
- * flow) and two forging hosts, each announced from its own source (so their askings fan repairs
- * out to the group), NAKing 1024 sequences in turn every 50 us within each other's linger. Before,
- * multicast repairs past the budget spent nothing: 1.7 GB/s of repairs, 6.6 times the budget.
- * Every repair byte is charged now: per interval at most the budget plus the shares' total.
+ * flow) and two forging hosts, each announced from its own source, NAKing 1024 sequences in turn
+ * every 50 us within each other's linger. Before, multicast repairs past the budget spent
+ * nothing: 1.7 GB/s of repairs, 6.6 times the budget. Every repair byte is charged now: per
+ * interval at most the budget plus the shares' total. (Since rdps 1.3 their askings no longer
+ * fan repairs out to the group: they never report, they are not receiving; and the whole run
+ * is bounded by what the 2047 frames earned, test_repairs_bounded_by_data.)
  */
 static void test_repairs_budgeted_in_every_state(void **state)
 {
@@ -377,7 +379,7 @@ static void test_repairs_budgeted_in_every_state(void **state)
            "%llu\n",
            (double)w.repair_bytes / 100e-3 / 1e6, (unsigned long long)w.repairs_mc,
            (unsigned long long)w.max_bin_bytes, (unsigned long long)limit);
-    assert_true(w.repairs_mc > 0); /* two announced hosts: multicast, as designed */
+    assert_int_equal(w.repairs_mc, 0); /* announced but not receiving: unicast each */
     assert_true(w.max_bin_bytes <= limit);
 
     /* New data waits (the window opened): at most the budget per interval. */
@@ -433,6 +435,68 @@ static void test_nak_amplification_bounded(void **state)
     assert_int_equal(w.repairs_mc, 0);
     /* At most unannounced_nak_frames (16) datagrams per NAK: 16 KiB per 48 bytes. */
     assert_true(gain <= 16.0 * RP_DGRAM / 48.0);
+    rp_stop(&f);
+}
+
+/*
+ * Finding 2 of the fourth review: one host announced from two addresses (a RoCE host with two
+ * IP addresses has two GIDs), each address a receiver that never reports, NAKs the whole ring
+ * every 100 ms for 10 s against a publisher that sent 2 MiB and went idle; an honest receiver
+ * (ACTIVE, reporting) lost 8 datagrams and asks for them once a second. 1.2.0: ~9 000 times the
+ * NAK bytes in repairs, half by multicast to every member. Now every repair byte spends what
+ * data earned (twice the data, plus 64 KB/s): the two addresses' askings draw at most that, by
+ * unicast, and the honest receiver's repairs take turns with them.
+ */
+static void test_repairs_bounded_by_data(void **state)
+{
+    (void)state;
+    struct rp f;
+    struct wire w = {0};
+    rp_config(&f, 4u << 20);
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    rp_join(&f, 5, first, 2048);
+    uint64_t data_bytes = 0;
+    for (uint64_t i = 0; i < 2048; i++) {
+        assert_int_equal(rp_append(&f, RP_PAYLOAD, i), 1);
+        take(&f, NULL);
+        data_bytes += RP_DGRAM;
+        if (i % 64 == 0) /* it lacks [1000, 1008): its position stays there */
+            rp_status(&f, 5, i < 1000 ? f.p.adm.post_seq : first + 1000, 2048);
+    }
+    struct rdps_source g1 = host_src(3, 1), g2 = host_src(4, 1); /* one machine, two GIDs */
+    assert_int_equal(rdps__rel_pub_receiver_tag(&f.p, &g1, 7, 0, f.now), 0);
+    assert_int_equal(rdps__rel_pub_receiver_tag(&f.p, &g2, 8, 0, f.now), 0);
+    uint64_t in = 0, t0 = f.now, honest_done_at = 0;
+    struct rdps_source honest = test_source(5);
+    for (uint32_t step = 0; f.now < t0 + 10000 * MS; step++) {
+        f.now += 100 * US;
+        if (step % 1000 == 0) { /* every 100 ms: the whole ring from both addresses */
+            nak_from(&f, &g1, 7, first, 1024, &in);
+            nak_from(&f, &g1, 7, first + 1024, 1024, &in);
+            nak_from(&f, &g2, 8, first, 1024, &in);
+            nak_from(&f, &g2, 8, first + 1024, 1024, &in);
+        }
+        if (step % 10000 == 5 && honest_done_at == 0)
+            nak_from(&f, &honest, 7, first + 1000, 8, NULL);
+        uint64_t before = w.repairs_to[5];
+        take(&f, &w);
+        rdps__rel_pub_tick(&f.p, f.now);
+        if (w.repairs_to[5] >= 8 && before < 8)
+            honest_done_at = f.now;
+    }
+    double gain = (double)w.repair_bytes / (double)in;
+    double per_data = (double)w.repair_bytes / (double)data_bytes;
+    printf("finding 2: %llu NAK bytes in, %llu repair bytes out (%.0fx the NAKs, %.2fx the %llu "
+           "data bytes), %llu by multicast; the honest receiver's 8 repaired after %.1f ms\n",
+           (unsigned long long)in, (unsigned long long)w.repair_bytes, gain, per_data,
+           (unsigned long long)data_bytes, (unsigned long long)w.repairs_mc,
+           honest_done_at ? (double)(honest_done_at - t0) / 1e6 : -1.0);
+    assert_int_equal(w.repairs_mc, 0);
+    /* Twice the data, the floor's 64 KB/s for 10 s, a datagram of slack. */
+    assert_true(w.repair_bytes <= 2 * data_bytes + 10 * 65536 + RP_DGRAM);
+    assert_true(honest_done_at != 0 && honest_done_at - t0 <= 1000 * MS);
+    assert_true(f.p.counters.repairs_unearned > 0);
     rp_stop(&f);
 }
 
@@ -654,6 +718,7 @@ int main(void)
         cmocka_unit_test(test_stalled_receiver_earns_its_way_back),
         cmocka_unit_test(test_repairs_budgeted_in_every_state),
         cmocka_unit_test(test_nak_amplification_bounded),
+        cmocka_unit_test(test_repairs_bounded_by_data),
         cmocka_unit_test(test_no_rate_debt_after_nak_storm),
         cmocka_unit_test(test_forged_fastest_receiver_under_max),
         cmocka_unit_test(test_forged_echo_does_not_pace_heartbeats),

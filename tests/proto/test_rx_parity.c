@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rdps_fec.h"
 #include "rdps_reasm.h"
 #include "rel_pub_test_util.h"
 
@@ -330,6 +331,110 @@ static void test_hostile_parity_frames(void **state)
     teardown();
 }
 
+/*
+ * A forger that sees a block's other datagrams (any member of the group does) builds parity
+ * symbols over the block with its own frames in place of the two the receiver lacks, each with a
+ * valid header (the sequence it replaces, a consistent length, reserved zero) and a payload that
+ * passes for message 999: decoded, the block rebuilds exactly those frames, every check of the
+ * block store passes. Sent from the forger's own address, they never reach the stream (streams
+ * are keyed by source) and the holes are repaired with the true messages. Sent from the
+ * publisher's exact address (a host that forges source addresses, on RoCE), the engine cannot
+ * tell them from the publisher's and delivers the forgery, as it would a forged DATA frame:
+ * what stops that is a domain key (test_domain_key: test_forged_parity_keyed).
+ */
+static void run_parity_forged_to_decode(bool from_publisher_address)
+{
+    setup(2, 64);
+    uint32_t first = f.cfg.first_seq, block = first + 2 * K;
+    uint32_t sym = f.p.par.len - RDPS_FRAME_HEADER_LEN; /* a parity symbol's bytes */
+    static uint8_t frames[K][RP_DGRAM];
+    uint32_t lens[K] = {0};
+    for (uint32_t m = 0; m < 3 * K; m++)
+        assert_int_equal(rp_append(&f, 200, m + 1), 1);
+    for (int i = 0; i < 8; i++) {
+        struct rdps_rel_pub_action a;
+        struct rdps_source pub = test_source(PUB_SRC);
+        while (rdps__rel_pub_next_action(&f.p, f.now, f.now, &a) == 1) {
+            if (a.kind == RDPS_REL_PUB_POST_DATA && a.seq - block < K) { /* what a member sees */
+                memcpy(frames[a.seq - block], a.frame, a.len);
+                lens[a.seq - block] = (uint32_t)a.len;
+            }
+            for (unsigned k = 0; k < nrx; k++)
+                if (a.kind != RDPS_REL_PUB_POST_DATA || k != 0 || !drop_nothing(k, a.seq - first))
+                    (void)rdps__reasm_input(&rxs[k].r, &pub, a.frame, a.len, f.now);
+            if (a.in_ring)
+                rdps__rel_pub_send_done(&f.p, 1);
+        }
+    }
+    assert_int_equal(rxs[0].rec.count, 2 * K + 3);
+    /* The forged frames: message 999 and 1000, pattern and all, at the two holes. */
+    for (uint32_t h = 3; h <= 4; h++) {
+        uint32_t len = rdps__frame_put_data_header(frames[h], RP_SESSION, RP_TOPIC, block + h, 200,
+                                                   0, 200, 996 + h, RDPS_FRAME_F_RELIABLE);
+        pattern_fill(frames[h] + RDPS_FRAME_HEADER_LEN, 200, RP_SESSION, 996 + h);
+        lens[h] = len;
+    }
+    const uint8_t *src[K];
+    uint32_t src_lens[K];
+    for (uint32_t i = 0; i < K; i++) {
+        assert_true(lens[i] > RDPS_FRAME_SYMBOL_OFF);
+        src[i] = frames[i] + RDPS_FRAME_SYMBOL_OFF;
+        src_lens[i] = lens[i] - RDPS_FRAME_SYMBOL_OFF;
+    }
+    struct rdps_fec *fec = calloc(1, sizeof(*fec));
+    assert_non_null(fec);
+    assert_int_equal(rdps__fec_init(fec, K, 16, sym - RDPS_FEC_LEN_BYTES), 0);
+    struct rdps_source from = test_source(from_publisher_address ? PUB_SRC : PUB_SRC + 50);
+    const struct rdps_rx_parity_counters *c = &rxs[0].r.par.c;
+    for (uint32_t j = 0; j < 2; j++) {
+        uint8_t frame[RP_DGRAM + 64];
+        assert_int_equal(rdps__frame_put_parity_header(frame, RP_SESSION, RP_TOPIC, block, K, j, 1),
+                         RDPS_FRAME_HEADER_LEN);
+        assert_int_equal(rdps__fec_encode(fec, src, src_lens, j, frame + RDPS_FRAME_HEADER_LEN), 0);
+        (void)rdps__reasm_input(&rxs[0].r, &from, frame, RDPS_FRAME_HEADER_LEN + sym, f.now);
+    }
+    free(fec);
+    if (from_publisher_address) {
+        /* Rebuilt, checked, fed as a repair: the forged message is delivered. */
+        print_message("forged parity from the publisher's address: %llu rebuilt, %llu bad, "
+                      "delivered %zu\n",
+                      (unsigned long long)c->rebuilt, (unsigned long long)c->rebuilt_bad,
+                      rxs[0].rec.count);
+        assert_int_equal(c->rebuilt, 2);
+        assert_int_equal(c->rebuilt_bad, 0);
+        assert_true(rxs[0].rec.count > 2 * K + 3);
+        assert_int_equal(rxs[0].rec.items[2 * K + 3].msg_id, 999);
+        assert_true(rxs[0].rec.items[2 * K + 3].pattern_ok);
+        teardown();
+        return;
+    }
+    assert_int_equal(c->parity_kept, 0); /* no stream of that source: nothing kept */
+    assert_int_equal(c->rebuilt, 0);
+    assert_int_equal(rxs[0].rec.count, 2 * K + 3);
+    for (int rounds = 0; rounds < 20000 && rxs[0].rec.count < 3 * K; rounds++)
+        step(drop_nothing);
+    for (unsigned k = 0; k < nrx; k++) {
+        assert_int_equal(rxs[k].rec.count, 3 * K);
+        for (uint32_t i = 0; i < 3 * K; i++) {
+            assert_int_equal(rxs[k].rec.items[i].msg_id, i + 1); /* never 999 or 1000 */
+            assert_true(rxs[k].rec.items[i].pattern_ok);
+        }
+    }
+    teardown();
+}
+
+static void test_parity_forged_to_decode_from_another_address(void **state)
+{
+    (void)state;
+    run_parity_forged_to_decode(false);
+}
+
+static void test_parity_forged_to_decode_from_the_publishers_address(void **state)
+{
+    (void)state;
+    run_parity_forged_to_decode(true);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -338,6 +443,8 @@ int main(void)
         cmocka_unit_test(test_common_loss_at_most_three_naks_per_block),
         cmocka_unit_test(test_proactive_parity_needs_no_nak),
         cmocka_unit_test(test_hostile_parity_frames),
+        cmocka_unit_test(test_parity_forged_to_decode_from_another_address),
+        cmocka_unit_test(test_parity_forged_to_decode_from_the_publishers_address),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

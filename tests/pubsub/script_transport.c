@@ -37,6 +37,7 @@ struct script_transport {
     uint32_t dest_count;
     script_sent_fn on_sent;
     void *on_sent_user;
+    struct rdps_source self; /* what receivers would see as our source (self_source) */
 };
 
 static struct script_transport *to_script(struct rdps_transport *t)
@@ -92,6 +93,47 @@ static int st_submit(struct rdps_transport *t, struct rdps_tx_buf *buf, uint32_t
     st->stats.tx_bytes += (uint64_t)len * ndest;
     st_abort(t, buf);
     return 0;
+}
+
+/* Registered regions (a reliable publisher's ring): each submit_mem is a copy sent at once, so
+ * the region's cookie completes at once (as the authenticating interceptor's do). */
+static int st_mem_register(struct rdps_transport *t, void *addr, size_t len,
+                           struct rdps_tx_mem **out)
+{
+    struct rdps_tx_mem *m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return RDPS_ENOMEM;
+    m->addr = addr;
+    m->len = len;
+    m->owner = t;
+    *out = m;
+    return 0;
+}
+
+static int st_mem_deregister(struct rdps_transport *t, struct rdps_tx_mem *m)
+{
+    if (m == NULL || m->owner != t)
+        return RDPS_EINVAL;
+    free(m);
+    return 0;
+}
+
+static int st_submit_mem(struct rdps_transport *t, struct rdps_tx_mem *m, size_t offset,
+                         uint32_t len, const struct rdps_dest *const *dests, unsigned ndest,
+                         uint64_t cookie)
+{
+    if (m == NULL || m->owner != t || offset > m->len || len > m->len - offset ||
+        cookie <= m->submitted || ndest == 0)
+        return RDPS_EINVAL;
+    struct rdps_tx_buf buf;
+    int rc = st_claim(t, &buf);
+    if (rc < 0)
+        return rc;
+    memcpy(buf.data, m->addr + offset, len);
+    rc = st_submit(t, &buf, len, dests, ndest);
+    if (rc == 0)
+        rdps__tx_mem_skip(m, cookie);
+    return rc;
 }
 
 static int st_flush(struct rdps_transport *t)
@@ -194,6 +236,14 @@ static void st_dest_release(struct rdps_transport *t, const struct rdps_dest *de
     (void)dest;
 }
 
+static int st_self_source(struct rdps_transport *t, const struct rdps_dest *dest,
+                          struct rdps_source *out)
+{
+    (void)dest;
+    *out = to_script(t)->self;
+    return 0;
+}
+
 static void st_destroy(struct rdps_transport *t)
 {
     struct script_transport *st = to_script(t);
@@ -221,6 +271,10 @@ static const struct rdps_transport_ops script_ops = {
     .source_dest = st_source_dest,
     .dest_acquire = st_dest_acquire,
     .dest_release = st_dest_release,
+    .self_source = st_self_source,
+    .mem_register = st_mem_register,
+    .mem_deregister = st_mem_deregister,
+    .submit_mem = st_submit_mem,
 };
 
 int script_transport_create(uint32_t send_slots, struct rdps_transport **out)
@@ -240,6 +294,7 @@ int script_transport_create(uint32_t send_slots, struct rdps_transport **out)
     }
     for (uint32_t i = 0; i < st->send_slots; i++)
         st->send_free[st->send_free_count++] = i;
+    st->self = (struct rdps_source){.gid = {0xfe, 0x80, [15] = 0xff}, .qpn = 1, .has_gid = 1};
     *out = &st->base;
     return 0;
 }
@@ -355,6 +410,7 @@ int script_ctx_create(const rdps_config *cfg_in, const struct rdps_source *self,
     int rc = script_transport_create(64, &t);
     if (rc < 0)
         return rc;
+    to_script(t)->self = *self;
     script_membership_create(&ops, &impl);
     rc = rdps__ctx_create_over(&cfg, t, ops, impl, out);
     if (rc < 0)

@@ -13,7 +13,8 @@
 
 struct script_transport;
 
-/* A transport with max_payload SCRIPT_MAX_PAYLOAD, `send_slots` send buffers. */
+/* A transport with max_payload SCRIPT_MAX_PAYLOAD, `send_slots` send buffers; its own source (what
+ * a keyed ctx binds its frames to) is fe80::ff QPN 1 unless script_ctx_create says otherwise. */
 int script_transport_create(uint32_t send_slots, struct rdps_transport **out);
 /*
  * Queues one datagram as received from `src` (NULL: an anonymous source with no GRH, QPN 0).

@@ -180,27 +180,120 @@ static void test_forged_list_dropped(void **state)
     check(h);
 }
 
-/* One host behind 40 QPNs gets 32 contacts; the table's cap refuses more, evicting none. */
+/* One host behind 40 QPNs gets 16 contacts (per_host). At the table's cap a newcomer displaces
+ * the least recently heard contact of the host holding the most, while that host holds more than
+ * the newcomer's would; once every host holds one, the next newcomer is refused. */
 static void test_host_and_table_caps(void **state)
 {
     struct harness *h = *state;
     for (uint32_t q = 0; q < 40; q++) {
         struct rdps_source s = src(9, 0x100 + q);
         struct rdps_contacts_msg m = list_from(&s, 100, NULL, 0);
-        rdps__contacts_on_list(&h->c, &s, &m, 0);
+        rdps__contacts_on_list(&h->c, &s, &m, q * MS / 10); /* 0x100 is heard first */
     }
-    assert_int_equal(rdps__contacts_used(&h->c), 32);
-    assert_int_equal(rdps__contacts_counters(&h->c)->refused_host, 8);
-    for (uint32_t k = 0; k < 40; k++) {
+    assert_int_equal(rdps__contacts_used(&h->c), 16);
+    assert_int_equal(rdps__contacts_counters(&h->c)->refused_host, 24);
+    for (uint32_t k = 0; k < 48; k++) {
         struct rdps_source s = src((uint8_t)(100 + k), 0x200);
         struct rdps_contacts_msg m = list_from(&s, 100, NULL, 0);
-        rdps__contacts_on_list(&h->c, &s, &m, 0);
+        rdps__contacts_on_list(&h->c, &s, &m, 10 * MS);
+    }
+    assert_int_equal(rdps__contacts_used(&h->c), 64); /* full, nobody displaced yet */
+    assert_int_equal(rdps__contacts_counters(&h->c)->displaced, 0);
+    struct rdps_source newcomer = src(200, 0x300), first = src(9, 0x100);
+    struct rdps_contacts_msg m = list_from(&newcomer, 100, NULL, 0);
+    rdps__contacts_on_list(&h->c, &newcomer, &m, 20 * MS);
+    assert_non_null(rdps__contacts_find(&h->c, &newcomer));
+    assert_null(rdps__contacts_find(&h->c, &first)); /* host 9's least recently heard */
+    assert_int_equal(rdps__contacts_counters(&h->c)->displaced, 1);
+    /* 14 more newcomers take host 9 down to one contact; then the table is fair: the 15th is
+     * refused. */
+    for (uint32_t k = 0; k < 15; k++) {
+        struct rdps_source s = src((uint8_t)(201 + k), 0x300);
+        struct rdps_contacts_msg n = list_from(&s, 100, NULL, 0);
+        rdps__contacts_on_list(&h->c, &s, &n, 30 * MS);
     }
     assert_int_equal(rdps__contacts_used(&h->c), 64);
-    assert_int_equal(rdps__contacts_counters(&h->c)->refused_full, 8);
-    struct rdps_source first = src(9, 0x100);
-    assert_non_null(rdps__contacts_find(&h->c, &first)); /* none was evicted */
+    assert_int_equal(rdps__contacts_counters(&h->c)->displaced, 15);
+    assert_int_equal(rdps__contacts_counters(&h->c)->refused_full, 1);
+    struct rdps_source last9 = src(9, 0x100 + 15);
+    assert_non_null(rdps__contacts_find(&h->c, &last9));
     check(h);
+}
+
+/*
+ * Finding 4 of the fourth review: one machine with 16 GIDs (addresses) and 32 QPs on each fills
+ * the default 256-entry table as far as the caps let it; a newcomer that speaks for itself is
+ * still taken (1.2.0: 8 GIDs x 32 QPs filled the table and every newcomer was refused).
+ */
+static void test_many_qps_and_gids_cannot_shut_newcomers_out(void **state)
+{
+    (void)state;
+    struct harness *h = setup_with(256);
+    for (uint32_t g = 0; g < 16; g++)
+        for (uint32_t q = 0; q < 32; q++) {
+            struct rdps_source s = src((uint8_t)(20 + g), 0x100 + q);
+            struct rdps_contacts_msg m = list_from(&s, 100, NULL, 0);
+            rdps__contacts_on_list(&h->c, &s, &m, 0);
+        }
+    const struct rdps_contacts_counters *k = rdps__contacts_counters(&h->c);
+    print_message("16 GIDs x 32 QPs: %u contacts, %llu refused (host), %llu refused (full)\n",
+                  rdps__contacts_used(&h->c), (unsigned long long)k->refused_host,
+                  (unsigned long long)k->refused_full);
+    unsigned taken = 0;
+    for (uint32_t n = 0; n < 8; n++) {
+        struct rdps_source s = src((uint8_t)(100 + n), 0x77);
+        struct rdps_contacts_msg m = list_from(&s, 100, NULL, 0);
+        rdps__contacts_on_list(&h->c, &s, &m, 10 * MS);
+        taken += rdps__contacts_find(&h->c, &s) != NULL;
+    }
+    print_message("newcomers taken: %u of 8\n", taken);
+    assert_int_equal(taken, 8);
+    assert_true(rdps__contacts_used(&h->c) <= 256);
+    check(h);
+    rdps__contacts_fini(&h->c);
+}
+
+/* Unconfirmed and stale contacts go first: at the cap a newcomer displaces a PROBE (never
+ * answered) before a DIRECT, a DIRECT that missed its last list before a live one, and at its
+ * host's cap a stale contact of its own host. A named peer (PROBE) never displaces anyone. */
+static void test_unconfirmed_and_stale_go_first(void **state)
+{
+    (void)state;
+    struct harness *h = setup_with(16);
+    struct rdps_source named = src(50, 0x50), introducer = src(2, 0x20);
+    struct rdps_contacts_msg intro = list_from(&introducer, 100, &named, 1);
+    rdps__contacts_on_list(&h->c, &introducer, &intro, 0); /* DIRECT 2 + PROBE 50 */
+    for (uint32_t k = 0; k < 14; k++) {
+        struct rdps_source s = src((uint8_t)(60 + k), 0x60);
+        struct rdps_contacts_msg m = list_from(&s, 100, NULL, 0);
+        rdps__contacts_on_list(&h->c, &s, &m, k < 7 ? 0 : 150 * MS);
+    }
+    assert_int_equal(rdps__contacts_used(&h->c), 16);
+    assert_int_equal(rdps__contacts_probes(&h->c), 1);
+    struct rdps_source n1 = src(90, 0x90), n2 = src(91, 0x90), n3 = src(92, 0x90);
+    struct rdps_contacts_msg m1 = list_from(&n1, 100, NULL, 0);
+    rdps__contacts_on_list(&h->c, &n1, &m1, 160 * MS);
+    assert_null(rdps__contacts_find(&h->c, &named)); /* the PROBE went first */
+    assert_non_null(rdps__contacts_find(&h->c, &n1));
+    /* At 160 ms, contacts heard at 0 missed their list of 100 ms: stale. The oldest goes. */
+    struct rdps_contacts_msg m2 = list_from(&n2, 100, NULL, 0);
+    rdps__contacts_on_list(&h->c, &n2, &m2, 160 * MS);
+    assert_null(rdps__contacts_find(&h->c, &introducer));
+    struct rdps_contacts_msg m3 = list_from(&n3, 100, NULL, 0);
+    rdps__contacts_on_list(&h->c, &n3, &m3, 160 * MS);
+    struct rdps_source s60 = src(60, 0x60), s70 = src(67, 0x60);
+    assert_null(rdps__contacts_find(&h->c, &s60));
+    assert_non_null(rdps__contacts_find(&h->c, &s70)); /* heard at 150 ms: live */
+    assert_int_equal(rdps__contacts_counters(&h->c)->displaced, 3);
+    /* A named peer finds the table full: refused, nobody displaced. */
+    struct rdps_source named2 = src(51, 0x51);
+    struct rdps_contacts_msg intro2 = list_from(&n1, 100, &named2, 1);
+    rdps__contacts_on_list(&h->c, &n1, &intro2, 170 * MS);
+    assert_null(rdps__contacts_find(&h->c, &named2));
+    assert_int_equal(rdps__contacts_counters(&h->c)->displaced, 3);
+    check(h);
+    rdps__contacts_fini(&h->c);
 }
 
 /*
@@ -440,6 +533,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_direct_contact_lifetime, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forged_list_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_host_and_table_caps, setup, teardown),
+        cmocka_unit_test(test_many_qps_and_gids_cannot_shut_newcomers_out),
+        cmocka_unit_test(test_unconfirmed_and_stale_go_first),
         cmocka_unit_test_setup_teardown(test_probes_are_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flood_of_named_peers_is_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_seeds, setup, teardown),

@@ -2,6 +2,7 @@
 /* test_domain_key.c - authenticated domains through the API: keyed pub/sub over the loopback
  * fabric (reliable, encrypted, with loss, key rollover mid-stream), keyless and wrong-key senders,
  * forged and replayed frames of every type dropped before any state, key files and options. */
+#include <arpa/inet.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,12 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "discovery.h"
 #include "discovery_engine.h"
 #include "pubsub_test_util.h"
 #include "rdps_auth.h"
+#include "rdps_fec.h"
 #include "rdps_frag.h"
 #include "rdps_reasm.h"
 #include "script_transport.h"
@@ -204,10 +208,28 @@ static void sealer_init(struct sealer *s, const uint8_t *key, uint32_t key_id, u
     s->key_id = key_id;
 }
 
+/* Sealed for peer_src's address (where inject_poll sends from), now by the wall clock. */
 static uint32_t seal(struct sealer *s, uint8_t *frame, uint32_t len)
 {
-    uint64_t n = frame[1] == RDPS_FRAME_DATA ? s->data_counter++ : s->control_counter++;
-    return rdps__auth_seal(frame, len, s->subkey, s->prefix, n, s->key_id, false);
+    uint8_t source[RDPS_AUTH_SOURCE_LEN];
+    rdps__auth_source_bytes(source, &peer_src);
+    struct rdps_auth_seal_args a = {
+        .prefix = s->prefix,
+        .counter = frame[1] == RDPS_FRAME_DATA ? s->data_counter++ : s->control_counter++,
+        .sent_s = (uint32_t)time(NULL),
+        .source = source,
+        .key_id = s->key_id,
+    };
+    return rdps__auth_seal(frame, len, s->subkey, &a);
+}
+
+/* Seals f (len plain bytes) as s and injects it from `from`, then polls. */
+static void inject_sealed(rdps_ctx_t *ctx, struct rdps_transport *wire, struct sealer *s,
+                          const struct rdps_source *from, uint8_t *f, uint32_t len)
+{
+    uint32_t n = seal(s, f, len);
+    assert_int_equal(script_transport_inject(wire, from, f, n), 0);
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
 }
 
 /* The five frame types, plain, as an honest member of the domain would send them. */
@@ -332,8 +354,9 @@ static void test_forged_frames_change_nothing(void **state)
     }
     snap(&f, &after);
     assert_int_equal(after.c.auth_unsigned, 5);
-    /* A sealed heartbeat is exactly header + trailer: cutting its tag makes it short. */
-    assert_int_equal(after.c.auth_bad_tag, 5 * 3 - 1);
+    /* A sealed heartbeat is exactly header + trailer: cutting its tag makes it short. A tag cut
+     * off the others shifts the trailer: the send time read there is off by years (stale). */
+    assert_int_equal(after.c.auth_bad_tag + after.c.auth_stale, 5 * 3 - 1);
     assert_int_equal(after.c.auth_unknown_key, 5);
     assert_int_equal(after.c.auth_short, 5 + 1);
     assert_int_equal(after.c.frames_received, before.c.frames_received);
@@ -352,9 +375,15 @@ static void test_forged_frames_change_nothing(void **state)
     rdps_ctx_destroy(f.ctx);
 }
 
-/* Honest frames once, then the same bytes again: control frames replayed are dropped by the
- * anti-replay window (no NAK, no announcement counted twice); a replayed DATA frame is a
- * duplicate the engine drops. */
+/*
+ * Honest frames once, then the same bytes again: from the sender's own address (the anti-replay
+ * windows drop DATA and control frames alike) and from another QP (a host without the key that
+ * recorded them: the sender's prefix from another address), before any state is touched: no NAK,
+ * no announcement counted twice, no message delivered again, no stream opened for the replayer.
+ */
+static const struct rdps_source replay_src = {
+    .gid = {0xfe, 0x80, [15] = 3}, .qpn = 30, .has_gid = 1};
+
 static void test_replayed_frames(void **state)
 {
     (void)state;
@@ -378,14 +407,21 @@ static void test_replayed_frames(void **state)
     assert_int_equal(f.seen.publishers_seen, 1);
     assert_int_equal(once.pub.naks_received, 1);
     assert_int_equal(once.senders, 1);
-    for (int type = RDPS_FRAME_DATA; type <= RDPS_FRAME_ANNOUNCE; type++) {
-        uint8_t copy[SCRIPT_MAX_PAYLOAD];
-        inject_poll(&f, memcpy(copy, wire[type], lens[type]), lens[type]);
+    for (int from = 0; from < 2; from++) {
+        for (int type = RDPS_FRAME_DATA; type <= RDPS_FRAME_ANNOUNCE; type++) {
+            uint8_t copy[SCRIPT_MAX_PAYLOAD];
+            memcpy(copy, wire[type], lens[type]);
+            assert_int_equal(
+                script_transport_inject(f.wire, from ? &replay_src : &peer_src, copy, lens[type]),
+                0);
+            assert_true(rdps_ctx_poll(f.ctx, 0) >= 0);
+        }
     }
     snap(&f, &twice);
-    assert_int_equal(twice.c.auth_replayed, 4);   /* heartbeat, NAK, STATUS, announcement */
-    assert_int_equal(twice.c.frames_received, 6); /* the DATA frame went up */
-    assert_int_equal(twice.c.duplicates, once.c.duplicates + 1); /* and was a duplicate */
+    assert_int_equal(twice.c.auth_replayed, 10); /* five types, two addresses */
+    assert_int_equal(twice.c.auth_bad_tag, 0);
+    assert_int_equal(twice.c.frames_received, 5); /* nothing went up */
+    assert_int_equal(twice.c.duplicates, once.c.duplicates);
     assert_int_equal(f.seen.msgs, 1);
     assert_int_equal(twice.pub.naks_received, 1);
     assert_int_equal(twice.c.announces_received, once.c.announces_received);
@@ -397,6 +433,144 @@ static void test_replayed_frames(void **state)
     assert_int_equal(twice.subscribers, once.subscribers);
     assert_int_equal(twice.c.bad_frames, 0);
     rdps_ctx_destroy(f.ctx);
+}
+
+/* Raw endpoints on the keyed pair's fabric: a host without the key (no ctx at all) that joins a
+ * topic's group, records what the publisher sends there and sends it again. */
+struct recorder {
+    struct rdps_transport *ep;
+    uint8_t frames[400][LOOPBACK_MAX_DATAGRAM];
+    uint32_t lens[400];
+    unsigned count;
+};
+
+static uint32_t topic_group(rdps_ctx_t *ctx, const char *topic)
+{
+    char text[32];
+    struct in_addr in;
+    assert_int_equal(rdps_topic_group(ctx, topic, text, sizeof(text)), 0);
+    assert_int_equal(inet_pton(AF_INET, text, &in), 1);
+    return ntohl(in.s_addr);
+}
+
+static void recorder_take(struct recorder *r)
+{
+    struct rdps_rx_datagram rx[16];
+    int n;
+    while ((n = r->ep->ops->poll(r->ep, rx, 16)) > 0) {
+        for (int i = 0; i < n; i++) {
+            if (r->count < 400 && rx[i].len <= LOOPBACK_MAX_DATAGRAM) {
+                memcpy(r->frames[r->count], rx[i].data, rx[i].len);
+                r->lens[r->count++] = rx[i].len;
+            }
+        }
+        r->ep->ops->rx_release(r->ep, rx, n);
+    }
+}
+
+/* Sends every recorded datagram from a fresh endpoint (a new QP: they cost nothing) to the group,
+ * then destroys it. */
+static void replay_from_fresh_qp(struct rdps_loopback_fabric *fabric, const struct recorder *r,
+                                 uint32_t group)
+{
+    struct rdps_transport *q;
+    const struct rdps_dest *dest;
+    struct rdps_loopback_config lc = {.max_payload = LOOPBACK_MAX_DATAGRAM, .send_slots = 64};
+    assert_int_equal(rdps__loopback_create(fabric, &lc, &q), 0);
+    assert_int_equal(rdps__loopback_group_dest(fabric, group, &dest), 0);
+    for (unsigned i = 0; i < r->count; i++) {
+        struct rdps_tx_buf buf;
+        struct rdps_rx_datagram rx;
+        assert_true(q->ops->poll(q, &rx, 0) >= 0); /* reaps the sends */
+        assert_int_equal(q->ops->claim(q, &buf), 0);
+        memcpy(buf.data, r->frames[i], r->lens[i]);
+        assert_int_equal(q->ops->submit(q, &buf, r->lens[i], &dest, 1), 0);
+        assert_int_equal(q->ops->flush(q), 0);
+    }
+    q->ops->destroy(q);
+}
+
+/*
+ * Finding 1 of the fourth review, through the API: a keyless host records a reliable keyed topic's
+ * datagrams from its group and replays them from fresh QPs while the publisher runs and after it
+ * is gone. The subscriber delivers every message exactly once and drops every replayed datagram
+ * in the interceptor (1.2.0 delivered each recording again, as a new stream of the replayer).
+ */
+static void run_replay_from_fresh_qps(int encrypt)
+{
+    struct test_pair p;
+    rdps_config ca, cb;
+    keyed_config(&ca, key_one, 1, encrypt);
+    keyed_config(&cb, key_one, 1, encrypt);
+    pair_open(&p, &ca, &cb);
+    struct test_inbox in = {0};
+    rdps_pub_t *pub;
+    rdps_sub_t *sub;
+    rdps_pub_opts popts = {.reliable = 1, .ring_bytes = 1u << 20};
+    rdps_sub_opts sopts = {.reliable = 1, .on_event = test_inbox_on_event};
+    assert_int_equal(rdps_sub_create(p.b, "auth.replay", test_inbox_on_message, &in, &sopts, &sub),
+                     0);
+    assert_int_equal(rdps_pub_create(p.a, "auth.replay", &popts, &pub), 0);
+    static struct recorder rec;
+    memset(&rec, 0, sizeof(rec));
+    struct rdps_loopback_config lc = {.max_payload = LOOPBACK_MAX_DATAGRAM, .recv_slots = 1024};
+    assert_int_equal(rdps__loopback_create(p.fabric, &lc, &rec.ep), 0);
+    uint32_t group = topic_group(p.a, "auth.replay");
+    assert_int_equal(rdps__loopback_join(rec.ep, group), 0);
+    TEST_PAIR_PUMP(&p, 3);
+    uint8_t buf[600];
+    unsigned replays = 0;
+    for (uint32_t i = 0; i < 200; i++) {
+        size_t len = test_message_fill(buf, i, 4 + (i * 37u) % (sizeof(buf) - 4));
+        TEST_PAIR_SEND_OK(&p, pub, buf, len);
+        TEST_PAIR_PUMP(&p, 1);
+        recorder_take(&rec);
+        if (i == 99) { /* while the publisher runs */
+            replay_from_fresh_qp(p.fabric, &rec, group);
+            replays += rec.count;
+            TEST_PAIR_PUMP(&p, 32);
+        }
+    }
+    for (int r = 0; r < 200 && (in.count < 200 || rdps_pub_receivers_behind(pub) > 0); r++)
+        TEST_PAIR_PUMP(&p, 1);
+    recorder_take(&rec);
+    assert_true(rec.count >= 200); /* every message's datagram, and heartbeats */
+    replay_from_fresh_qp(p.fabric, &rec, group);
+    replays += rec.count;
+    TEST_PAIR_PUMP(&p, 32);
+    rdps_pub_destroy(pub); /* after the publisher is gone: twice more, from two new QPs */
+    TEST_PAIR_PUMP(&p, 2);
+    for (int k = 0; k < 2; k++) {
+        replay_from_fresh_qp(p.fabric, &rec, group);
+        replays += rec.count;
+        TEST_PAIR_PUMP(&p, 32);
+    }
+    rdps_counters c;
+    counters(p.b, &c);
+    printf("replay from fresh QPs (encrypt %d): %u datagrams replayed, %u messages delivered of "
+           "200, auth_replayed %llu, auth_bad_tag %llu\n",
+           encrypt, replays, in.count, (unsigned long long)c.auth_replayed,
+           (unsigned long long)c.auth_bad_tag);
+    assert_int_equal(in.count, 200);
+    assert_int_equal(in.out_of_order, 0);
+    assert_int_equal(in.corrupt, 0);
+    assert_int_equal(in.loss_events, 0);
+    assert_true(c.auth_replayed + c.auth_bad_tag >= replays);
+    rec.ep->ops->destroy(rec.ep);
+    rdps_sub_destroy(sub);
+    test_pair_close(&p);
+}
+
+static void test_replay_from_fresh_qps(void **state)
+{
+    (void)state;
+    run_replay_from_fresh_qps(0);
+}
+
+static void test_replay_from_fresh_qps_encrypted(void **state)
+{
+    (void)state;
+    run_replay_from_fresh_qps(1);
 }
 
 /* Key rollover in the middle of a reliable stream: add everywhere, use everywhere, remove the old
@@ -572,6 +746,177 @@ static void test_key_files(void **state)
     rmdir(dir);
 }
 
+/*
+ * Finding 5 of the fourth review: a key file that is a FIFO (or a device) is refused at once, not
+ * waited on (1.2.0 blocked in open() for ever); a symbolic link to a good file is followed; a file
+ * another user owns is refused. The read runs in a child with a 10 s alarm, so a hang fails the
+ * test instead of hanging it.
+ */
+static int read_in_child(const char *path)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(10);
+        uint8_t key[32];
+        int rc = rdps_domain_key_read(path, key, NULL);
+        _exit(rc == RDPS_EINVAL ? 0 : rc == 0 ? 1 : 2);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status)) {
+        printf("key file %s: the read was killed by signal %d (it blocked)\n", path,
+               WTERMSIG(status));
+        return -1;
+    }
+    return WEXITSTATUS(status);
+}
+
+static void test_key_file_not_regular(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/rdps-keyfifo-XXXXXX", fifo[64], link[64], file[64], text[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(fifo, sizeof(fifo), "%s/fifo.key", dir);
+    snprintf(link, sizeof(link), "%s/link.key", dir);
+    snprintf(file, sizeof(file), "%s/real.key", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(read_in_child(fifo), 0); /* RDPS_EINVAL, promptly */
+    assert_int_equal(read_in_child("/dev/zero"), 0);
+    /* A ctx whose key file is the FIFO fails to be created, and says why. */
+    rdps_config cfg;
+    rdps_config_init(&cfg);
+    cfg.domain_key_file = fifo;
+    struct rdps_loopback_fabric *fabric;
+    rdps_ctx_t *ctx;
+    assert_int_equal(rdps__loopback_fabric_create(&fabric), 0);
+    assert_int_equal(test_loopback_ctx(fabric, &cfg, 64, &ctx), RDPS_EINVAL);
+    assert_non_null(strstr(rdps_last_error_message(), "not a regular file"));
+    /* A link to a private regular file is followed. */
+    snprintf(text, sizeof(text), "3:%s\n",
+             "00112233445566778899aabbccddeeff0123456789abcdef0011223344556677");
+    write_file(file, text, 0600);
+    assert_int_equal(symlink(file, link), 0);
+    uint8_t key[32];
+    uint32_t id = 0;
+    assert_int_equal(rdps_domain_key_read(link, key, &id), 0);
+    assert_int_equal(id, 3);
+    /* A file another user owns (root can make one): refused, whatever its mode. */
+    if (geteuid() == 0) {
+        assert_int_equal(chown(file, 65534, 65534), 0);
+        assert_int_equal(rdps_domain_key_read(file, key, &id), RDPS_EACCES);
+        assert_non_null(strstr(rdps_last_error_message(), "owned by uid 65534"));
+    }
+    rdps__loopback_fabric_destroy(fabric);
+    unlink(link);
+    unlink(file);
+    unlink(fifo);
+    rmdir(dir);
+}
+
+/*
+ * The parity path of a keyed reliable subscriber: a forger without the key builds a parity symbol
+ * that decodes into a valid frame for the datagram the subscriber lacks (message 99, header and
+ * all: test_rx_parity shows the engine alone delivers it when it comes from the publisher's exact
+ * address) and sends it from that address, unsealed and under another key; the publisher's own
+ * parity symbol is replayed from another QP. Nothing is delivered until the publisher's symbol
+ * comes from the publisher: then the true message, in order.
+ */
+static void put_reliable_data(uint8_t *f, uint32_t seq, uint32_t index)
+{
+    uint32_t next = seq;
+    size_t len = test_message_fill(f + RDPS_FRAME_HEADER_LEN, index, 100);
+    assert_int_equal(rdps__frag_put_single(f, SCRIPT_MAX_PAYLOAD, 88, rdps_topic_id("auth.par"),
+                                           &next, len, SCRIPT_MAX_PAYLOAD - RDPS_AUTH_TRAILER_LEN,
+                                           index + 1, RDPS_FRAME_F_RELIABLE),
+                     (int)(RDPS_FRAME_HEADER_LEN + len));
+}
+
+static uint32_t parity_over(uint8_t blocks[4][SCRIPT_MAX_PAYLOAD], uint32_t start, uint8_t *f)
+{
+    const uint8_t *src[4];
+    uint32_t lens[4];
+    for (int i = 0; i < 4; i++) {
+        src[i] = blocks[i] + RDPS_FRAME_SYMBOL_OFF;
+        lens[i] = RDPS_FRAME_HEADER_LEN + 100 - RDPS_FRAME_SYMBOL_OFF;
+    }
+    struct rdps_fec *fec = calloc(1, sizeof(*fec));
+    assert_non_null(fec);
+    assert_int_equal(rdps__fec_init(fec, 4, 4, 200), 0);
+    assert_int_equal(
+        rdps__frame_put_parity_header(f, 88, rdps_topic_id("auth.par"), start, 4, 0, 1),
+        RDPS_FRAME_HEADER_LEN);
+    assert_int_equal(rdps__fec_encode(fec, src, lens, 0, f + RDPS_FRAME_HEADER_LEN), 0);
+    free(fec);
+    return RDPS_FRAME_HEADER_LEN + 200 + RDPS_FEC_LEN_BYTES;
+}
+
+static void test_forged_parity_keyed(void **state)
+{
+    (void)state;
+    rdps_config cfg;
+    keyed_config(&cfg, key_one, 1, 0);
+    cfg.parity_blocks = 8;
+    rdps_ctx_t *ctx;
+    struct rdps_transport *wire;
+    assert_int_equal(script_ctx_create(&cfg, &self_src, fake_clock, NULL, &ctx, &wire), 0);
+    struct test_inbox in = {0};
+    rdps_sub_t *sub;
+    rdps_sub_opts sopts = {.reliable = 1, .on_event = test_inbox_on_event};
+    assert_int_equal(rdps_sub_create(ctx, "auth.par", test_inbox_on_message, &in, &sopts, &sub), 0);
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    struct sealer honest, outsider;
+    sealer_init(&honest, key_one, 1, 3);
+    sealer_init(&outsider, key_two, 1, 4);
+    uint8_t f[SCRIPT_MAX_PAYLOAD], block[4][SCRIPT_MAX_PAYLOAD];
+    const uint32_t start = 400;
+    /* Message 0 (the block before) starts the stream; the heartbeat tells k = 4; messages 1, 2, 4
+     * (sequences 400, 401, 403) arrive, 402 (message 3) does not. */
+    put_reliable_data(f, start - 1, 0);
+    inject_sealed(ctx, wire, &honest, &peer_src, f, RDPS_FRAME_HEADER_LEN + 100);
+    int hb = rdps__frame_encode_heartbeat_parity(f, sizeof(f), 88, rdps_topic_id("auth.par"), start,
+                                                 1, 2, 4, 0, 1);
+    assert_true(hb > 0);
+    inject_sealed(ctx, wire, &honest, &peer_src, f, (uint32_t)hb);
+    for (uint32_t i = 0; i < 4; i++) {
+        put_reliable_data(block[i], start + i, i + 1);
+        if (i != 2)
+            inject_sealed(ctx, wire, &honest, &peer_src, memcpy(f, block[i], SCRIPT_MAX_PAYLOAD),
+                          RDPS_FRAME_HEADER_LEN + 100);
+    }
+    assert_int_equal(in.count, 3);
+    /* The forgery: message 99 in place of sequence 402, a valid frame once decoded. */
+    uint8_t forged_block[4][SCRIPT_MAX_PAYLOAD], genuine[SCRIPT_MAX_PAYLOAD];
+    memcpy(forged_block, block, sizeof(block));
+    put_reliable_data(forged_block[2], start + 2, 99);
+    uint32_t plen = parity_over(forged_block, start, f);
+    assert_int_equal(script_transport_inject(wire, &peer_src, f, plen), 0); /* unsealed */
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    plen = parity_over(forged_block, start, f);
+    inject_sealed(ctx, wire, &outsider, &peer_src, f, plen); /* under another key */
+    /* The publisher's own symbol, recorded and replayed from another QP. */
+    uint32_t glen = parity_over(block, start, genuine);
+    glen = seal(&honest, genuine, glen);
+    memcpy(f, genuine, glen);
+    assert_int_equal(script_transport_inject(wire, &replay_src, f, glen), 0);
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    rdps_counters c;
+    counters(ctx, &c);
+    assert_int_equal(in.count, 3);
+    assert_int_equal(c.parity_rebuilt, 0);
+    assert_int_equal(c.auth_unsigned, 1);
+    assert_int_equal(c.auth_bad_tag, 1);
+    assert_int_equal(c.auth_replayed, 1);
+    /* From the publisher, the same symbol rebuilds the true message 3: all five, in order. */
+    assert_int_equal(script_transport_inject(wire, &peer_src, genuine, glen), 0);
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    counters(ctx, &c);
+    assert_int_equal(c.parity_rebuilt, 1);
+    assert_int_equal(in.count, 5);
+    assert_int_equal(in.out_of_order + in.corrupt + in.backwards + in.skipped, 0);
+    rdps_ctx_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -580,8 +925,12 @@ int main(void)
         cmocka_unit_test(test_keyless_and_wrong_key_publishers),
         cmocka_unit_test(test_forged_frames_change_nothing),
         cmocka_unit_test(test_replayed_frames),
+        cmocka_unit_test(test_replay_from_fresh_qps),
+        cmocka_unit_test(test_replay_from_fresh_qps_encrypted),
         cmocka_unit_test(test_rollover_mid_stream),
         cmocka_unit_test(test_key_files),
+        cmocka_unit_test(test_key_file_not_regular),
+        cmocka_unit_test(test_forged_parity_keyed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -791,7 +791,8 @@ static void inject_subscriber(struct rdps_transport *t, const struct rdps_source
 /*
  * A subscriber announced from another address than its body names (anyone can announce in
  * another's name) gets no copies; one announced from its own address does. Past the per-host cap
- * (32 subscribing contexts on one host) more are refused and counted.
+ * (unicast_subscribers_per_host, 4 subscribing contexts on one host) more are refused and
+ * counted.
  */
 static void test_forged_subscribers_get_no_copies(void **state)
 {
@@ -821,16 +822,145 @@ static void test_forged_subscribers_get_no_copies(void **state)
     rdps_counters c;
     counters_of_ctx(ctx, &c);
     assert_int_equal(c.unicast_refused, 1);
-    /* One host behind 40 QPNs: 32 of its contexts are served, the rest refused. */
+    /* One host behind 40 QPNs: 4 of its contexts are served, the rest refused. */
     for (uint32_t q = 0; q < 40; q++) {
         struct rdps_source s = {.qpn = 0x1000 + q, .has_gid = 1, .gid = {0xfe, 0x80, [15] = 9}};
         inject_subscriber(t, &s, s.qpn, 100 + q);
     }
     assert_true(rdps_ctx_poll(ctx, 0) >= 0);
     struct rdps_source all[64];
-    assert_int_equal(rdps__fanout_sources(pub->topic, all, 64), 1 + 32);
+    assert_int_equal(rdps__fanout_sources(pub->topic, all, 64), 1 + 4);
     counters_of_ctx(ctx, &c);
-    assert_int_equal(c.unicast_refused, 1 + 8);
+    assert_int_equal(c.unicast_refused, 1 + 36);
+    rdps_ctx_destroy(ctx);
+}
+
+/* Counts the DATA copies each host gets (by the last byte of its GID). */
+struct copies {
+    unsigned by_host[256];
+};
+
+static void count_copies(void *user, const struct rdps_source *to, const uint8_t *frame,
+                         uint32_t len)
+{
+    struct copies *c = user;
+    if (to != NULL && len >= RDPS_FRAME_HEADER_LEN && frame[RDPS_FRAME_OFF_TYPE] == RDPS_FRAME_DATA)
+        c->by_host[to->gid[15]]++;
+}
+
+static struct rdps_source host_qp(uint8_t host, uint32_t qpn)
+{
+    return (struct rdps_source){.qpn = qpn, .has_gid = 1, .gid = {0xfe, 0x80, [15] = host}};
+}
+
+static void inject_status(struct rdps_transport *t, const struct rdps_source *from,
+                          uint32_t session)
+{
+    uint8_t frame[RDPS_FRAME_STATUS_LEN];
+    int len = rdps__frame_encode_status(frame, sizeof(frame), session, rdps__topic_hash_id(TOPIC),
+                                        from->qpn, 0, 64, 1);
+    assert_true(len > 0);
+    assert_int_equal(script_transport_inject(t, from, frame, (uint32_t)len), 0);
+}
+
+/*
+ * Finding 3 of the fourth review. One host announcing subscribers from 40 QPs draws 4 copies of
+ * each datagram (1.2.0: 32, dividing the publisher's rate by 33 when it had one real
+ * subscriber). A table filled by a handful of hosts no longer shuts later subscribers out: a
+ * newcomer displaces an unconfirmed destination of the host holding the most; confirmed ones
+ * (they reported to a reliable publisher of the topic) stay, and a subscriber refused then is
+ * taken as soon as one leaves.
+ */
+static void test_one_host_few_copies_and_no_lock_out(void **state)
+{
+    (void)state;
+    struct rdps_source self = host_qp(1, 0x10);
+    rdps_ctx_t *ctx;
+    struct rdps_transport *t;
+    rdps_config cfg;
+    base_config(&cfg);
+    cfg.max_unicast_subscribers = 16;
+    assert_int_equal(script_ctx_create(&cfg, &self, fake_clock, NULL, &ctx, &t), 0);
+    struct copies copies;
+    memset(&copies, 0, sizeof(copies));
+    script_transport_on_sent(t, count_copies, &copies);
+    /* Copies are counted on an unreliable publisher's sends; STATUS frames to a reliable
+     * publisher of the topic (which never sends here) confirm their senders. */
+    rdps_pub_t *pub, *rpub;
+    rdps_pub_opts po = {.transport = RDPS_TRANSPORT_UNICAST};
+    rdps_pub_opts rpo = {.transport = RDPS_TRANSPORT_UNICAST, .reliable = 1, .ring_bytes = 1 << 20};
+    assert_int_equal(rdps_pub_create(ctx, TOPIC, &po, &pub), 0);
+    assert_int_equal(rdps_pub_create(ctx, TOPIC, &rpo, &rpub), 0);
+    struct rdps_source real = host_qp(2, 0x20);
+    inject_subscriber(t, &real, real.qpn, 1);
+    for (uint32_t q = 0; q < 40; q++) { /* one host, 40 QPs */
+        struct rdps_source s = host_qp(9, 0x1000 + q);
+        inject_subscriber(t, &s, s.qpn, 100 + q);
+    }
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    uint8_t msg[PAYLOAD] = {0};
+    assert_int_equal(rdps_pub_send(pub, msg, sizeof(msg)), 0);
+    print_message("one datagram: %u copies to the real subscriber's host, %u to the host "
+                  "behind 40 QPs\n",
+                  copies.by_host[2], copies.by_host[9]);
+    assert_int_equal(copies.by_host[2], 1);
+    assert_int_equal(copies.by_host[9], 4);
+    /* Three more hosts of 4 fill the table (16): a later subscriber still gets in. */
+    for (uint8_t h = 10; h < 13; h++)
+        for (uint32_t q = 0; q < 4; q++) {
+            struct rdps_source s = host_qp(h, 0x2000 + q);
+            inject_subscriber(t, &s, s.qpn, 200u + h * 8u + q);
+        }
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    struct rdps_source all[64], late = host_qp(50, 0x50);
+    assert_int_equal(rdps__fanout_sources(pub->topic, all, 64), 1 + 4 + 11);
+    for (uint8_t h = 10; h < 13; h++) /* fill the last place; report from host 10, 11, 12 */
+        for (uint32_t q = 0; q < 4; q++) {
+            struct rdps_source s = host_qp(h, 0x2000 + q);
+            inject_status(t, &s, rdps_pub_session(rpub));
+        }
+    inject_status(t, &real, rdps_pub_session(rpub));
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    inject_subscriber(t, &late, late.qpn, 500);
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    memset(&copies, 0, sizeof(copies));
+    assert_int_equal(rdps_pub_send(pub, msg, sizeof(msg)), 0);
+    print_message("table of 16 full: the late subscriber got %u copies\n", copies.by_host[50]);
+    assert_int_equal(copies.by_host[50], 1);
+    rdps_counters c;
+    counters_of_ctx(ctx, &c);
+    assert_int_equal(c.unicast_displaced, 1); /* one of host 9's, never confirmed */
+    assert_int_equal(copies.by_host[9], 3);
+    /* Two more newcomers take host 9 down to one (a third is refused: host 9 holds no more than
+     * it would); once every host holds one or is confirmed, a newcomer is refused ... */
+    struct rdps_source later = host_qp(51, 0x51);
+    for (uint32_t k = 0; k < 3; k++) {
+        struct rdps_source s = host_qp((uint8_t)(60 + k), 0x60);
+        inject_subscriber(t, &s, s.qpn, 600 + k);
+    }
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    inject_status(t, &late, rdps_pub_session(rpub));
+    for (uint32_t k = 0; k < 3; k++) {
+        struct rdps_source s = host_qp((uint8_t)(60 + k), 0x60);
+        inject_status(t, &s, rdps_pub_session(rpub));
+    }
+    inject_subscriber(t, &later, later.qpn, 700);
+    assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    memset(&copies, 0, sizeof(copies));
+    assert_int_equal(rdps_pub_send(pub, msg, sizeof(msg)), 0);
+    assert_int_equal(copies.by_host[51], 0);
+    assert_int_equal(copies.by_host[62], 0);
+    assert_int_equal(copies.by_host[9], 1);
+    counters_of_ctx(ctx, &c);
+    assert_int_equal(c.unicast_displaced, 3);
+    /* ... until a destination leaves: then it is taken. */
+    fake_now += 5000000000ull; /* every announced subscriber but the ones heard again expires */
+    inject_subscriber(t, &later, later.qpn, 700);
+    for (int r = 0; r < 3; r++)
+        assert_true(rdps_ctx_poll(ctx, 0) >= 0);
+    memset(&copies, 0, sizeof(copies));
+    assert_int_equal(rdps_pub_send(pub, msg, sizeof(msg)), 0);
+    assert_int_equal(copies.by_host[51], 1);
     rdps_ctx_destroy(ctx);
 }
 
@@ -851,6 +981,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_late_unicast_subscriber, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transport_option_rules, setup, teardown),
         cmocka_unit_test(test_forged_subscribers_get_no_copies),
+        cmocka_unit_test(test_one_host_few_copies_and_no_lock_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

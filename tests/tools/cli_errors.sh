@@ -73,6 +73,8 @@ expect 2 "-c needs an integer >= 1" "$pub" -t t -c -5
 expect 2 "--timeout needs an integer in 1..31536000, got 'x'" "$sub" -t t --timeout x
 expect 2 "needs -c COUNT" "$sub" -t t --verify
 expect 2 "checks at most 4294967296" "$sub" -t t --verify -c 4294967297
+expect 2 "--linger needs -c COUNT" "$sub" -t t --linger 5
+expect 2 "--linger needs an integer in 1..3600" "$sub" -t t -c 1 --linger 0
 expect 2 "--seed needs an integer" "$sub" -t t --seed 1x
 expect 2 "rate in" "$sub" -t t --loss-rx 1.5
 expect 2 "rate in" "$pub" -t t --loss-tx abc

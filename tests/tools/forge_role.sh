@@ -9,11 +9,16 @@
 #          publisher keeps at least 0.8 of its undisturbed rate and the subscriber loses nothing.
 #   keyed  the publisher and the subscriber share a domain key; the attacker runs rdps_forge
 #          without a key and with another key (announcements, STATUS, NAKs and DATA into the
-#          group, 25 of each a second) and rdpub with another key on the same topic (100
-#          messages a second): every honest message verified in order, the publisher's rate
-#          within noise (>= 0.8), the forged frames counted as dropped by authentication. (Each
-#          datagram a TCG guest receives costs it CPU whatever rdps does with it: a flood of
-#          1 000 a second took 20-30 % of the rate here with every frame dropped unread.)
+#          group, 25 of each a second), rdpub with another key on the same topic (100
+#          messages a second), and rdps_forge --replay: it records the topic's sealed
+#          datagrams from the group and sends the same bytes into it again from a fresh QP
+#          every 2 s, 100 a second, while the publisher runs and for 6 s after it ended. Every
+#          honest message verified in order and delivered exactly once (the subscriber lingers
+#          8 s after the last one: nothing more may arrive), the publisher's rate within noise
+#          (>= 0.8), the forged frames counted as dropped by authentication and the replays as
+#          replayed. (Each datagram a TCG guest receives costs it CPU whatever rdps does with
+#          it: a flood of 1 000 a second took 20-30 % of the rate here with every frame dropped
+#          unread.)
 #
 # usage: forge_role.sh BUILD_DIR MODE [COUNT]   (inside tools/rxe-vm with 3 guests)
 set -u
@@ -51,9 +56,10 @@ elif [ "$mode" != min ]; then
     exit 2
 fi
 
-# The attacks of the mode against topic $1 until the publisher writes $2.
+# The attacks of the mode against topic $1 until the publisher writes $2 (the replay goes on
+# 6 s longer: replays after the publisher is gone).
 attack() {
-    local topic=$1 done_file=$2 pids=()
+    local topic=$1 done_file=$2 pids=() replayer=
     if [ "$mode" = min ]; then
         "$forge" -t "$topic" --duration 120 --rate 100 --announce --status --nak \
             >"$scratch/forge.$topic.json" 2>"$scratch/forge.$topic.err" &
@@ -72,10 +78,25 @@ attack() {
         "$rdpub" -t "$topic" "${other_key[@]}" --reliable --pattern -c 1000000 -s 256 -r 100 \
             >/dev/null 2>&1 &
         pids+=($!)
+        # A host without the key: records the sealed datagrams, replays them from fresh QPs.
+        "$forge" -t "$topic" --replay --replay-qp-s 2 --rate 100 --duration 300 \
+            --ready-file "$scratch/$topic.recording" \
+            >"$scratch/replay.$topic.json" 2>"$scratch/replay.$topic.err" &
+        replayer=$!
     fi
     for _ in $(seq 1800); do [ -f "$done_file" ] && break; sleep 0.1; done
     kill "${pids[@]}" 2>/dev/null
     wait "${pids[@]}" 2>/dev/null
+    if [ -n "$replayer" ]; then
+        sleep 6
+        kill "$replayer" 2>/dev/null
+        wait "$replayer" 2>/dev/null
+        # The whole stream recorded (20 000 messages; at most 8192 kept), and replayed.
+        "$check_json" "$scratch/replay.$topic.json" "recorded>=4096" "replayed>0" "qps>=2" || {
+            fail "the replayer recorded or replayed nothing ($topic)"
+            cat "$scratch/replay.$topic.err"
+        }
+    fi
 }
 
 flow=()
@@ -84,9 +105,16 @@ flow=()
 for round in quiet1 attacked1 quiet2 attacked2; do
     topic=sec.$mode.$round
     done_file=$scratch/$topic.done
+    sub_done=$scratch/$topic.subdone
+    linger=()
+    [ "$mode" = keyed ] && [ "${round#attacked}" != "$round" ] && linger=(--linger 8)
     case $RDPS_VM_INDEX in
     0)
         sleep 2 # the subscriber (and the attacker) are listening first
+        if [ "$mode" = keyed ] && [ "${round#attacked}" != "$round" ]; then
+            # The replayer records the whole stream (a loaded guest's join can take seconds).
+            for _ in $(seq 300); do [ -f "$scratch/$topic.recording" ] && break; sleep 0.1; done
+        fi
         start=$(date +%s.%N)
         "$rdpub" -t "$topic" "${key[@]}" --reliable "${flow[@]}" --pattern -c "$count" -s 256 \
             --wait-subs 1 --wait-timeout 60 --drain-timeout 60 --json \
@@ -99,14 +127,17 @@ for round in quiet1 attacked1 quiet2 attacked2; do
         ;;
     1)
         "$rdsub" -t "$topic" "${key[@]}" -c "$count" --reliable --verify --timeout 180 -q \
-            --json >"$scratch/sub.$round.json" 2>"$scratch/sub.$round.err"
+            "${linger[@]}" --json >"$scratch/sub.$round.json" 2>"$scratch/sub.$round.err"
         rc=$?
+        touch "$sub_done"
         [ $rc -eq 0 ] || { fail "rdsub ($round) exited $rc"; tail -3 "$scratch/sub.$round.err"; }
         "$check_json" "$scratch/sub.$round.json" "verified==$count" "loss_events==0" \
-            "corrupt==0" "missing==0" || fail "subscriber figures ($round)"
+            "corrupt==0" "missing==0" "messages==$count" "duplicates==0" ||
+            fail "subscriber figures ($round)"
         if [ "$mode" = keyed ] && [ "${round#attacked}" != "$round" ]; then
-            "$check_json" "$scratch/sub.$round.json" "auth_dropped>0" ||
-                fail "the subscriber dropped no forged frame"
+            "$check_json" "$scratch/sub.$round.json" "auth_dropped>0" "auth_replayed>0" ||
+                fail "the subscriber dropped no forged or no replayed frame"
+            tail -1 "$scratch/sub.$round.json"
         fi
         ;;
     2)
@@ -118,8 +149,9 @@ for round in quiet1 attacked1 quiet2 attacked2; do
         fi
         ;;
     esac
-    # Everyone moves to the next round together (the attacked one needs a quiet start).
-    for _ in $(seq 3000); do [ -f "$done_file" ] && break; sleep 0.1; done
+    # Everyone moves to the next round together (the attacked one needs a quiet start), once the
+    # subscriber is done too (it lingers after the last message of an attacked keyed round).
+    for _ in $(seq 3000); do [ -f "$done_file" ] && [ -f "$sub_done" ] && break; sleep 0.1; done
     sleep 2
 done
 

@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rdps_clock.h"
+#include "rdps_endian.h"
 #include "rdps_frame.h"
 
 /*
@@ -23,12 +25,16 @@
  *   --status      STATUS to the publisher: consumed a little behind its latest message, window 0
  *   --nak         NAKs to the publisher for 512 sequences behind its latest, two receiver ids
  *   --data        reliable DATA frames into the topic's group from new sessions
+ *   --replay      records the topic's datagrams from its group and sends the same bytes into the
+ *                 group again from a fresh QP (a new ctx every --replay-qp-s seconds, 2 by
+ *                 default), N datagrams a second, until the duration ends (see replay_run);
+ *                 --ready-file F: created once the group is joined and recording
  * The ctx is an ordinary one: with RDPS_DEVICE, and with a domain key when one is configured (a
  * wrong key's frames are what a host outside the domain sends). --sniff-key-file F: learn the
  * publisher (source, session, latest sequence) through a second ctx keyed with F, as a host that
  * captures the domain's traffic reads it from the frames' headers, and forge through the first.
- * Exit 0 after the duration with a JSON line of what was sent; 3 when no publisher of TOPIC was
- * seen within 20 s.
+ * Exit 0 after the duration (or SIGTERM) with a JSON line of what was sent; 3 when no publisher of
+ * TOPIC was seen within 20 s (--replay: when its group could not be joined).
  */
 
 struct forger {
@@ -158,6 +164,175 @@ static uint64_t now_ms(void)
     return rdps__clock_monotonic_ns() / 1000000u;
 }
 
+/*
+ * --replay: a host outside the domain records a topic and replays it. A keyless ctx subscribes to
+ * the topic (any host may join its group); once joined, its QP is read directly, below the ctx,
+ * as a capture reads the wire: every DATA, heartbeat and parity datagram of the topic from the
+ * first source heard sending them that is not on this host (the publisher; this host's own
+ * forgers are not recorded) is kept, up to REPLAY_MAX. From then on a new ctx (a fresh QP: they
+ * cost nothing) is made every qp_ms and sends the recording into the group again from its start,
+ * `rate` datagrams a second, byte for byte.
+ */
+#define REPLAY_MAX   8192
+#define REPLAY_BYTES 4200
+
+struct replayer {
+    const char *topic, *device;
+    uint64_t topic_id;
+    rdps_ctx_t *rec, *send;
+    rdps_sub_t *rec_sub;
+    rdps_pub_t *send_pub;
+    rdps_source from; /* the publisher: the first source of the topic heard */
+    bool have_from;
+    uint8_t (*frames)[REPLAY_BYTES];
+    uint32_t *lens;
+    uint32_t count, next;
+    uint64_t heard, recorded, replayed, qps, send_errors;
+};
+
+/* The recording ctx's subscriber never sees a message: its QP is read below the ctx. */
+static void on_nothing(void *user, const void *data, size_t len, const rdps_msg_info *info)
+{
+    (void)user;
+    (void)data;
+    (void)len;
+    (void)info;
+}
+
+static rdps_ctx_t *keyless_ctx(const char *device)
+{
+    rdps_config cfg;
+    rdps_config_init(&cfg);
+    cfg.device = device;
+    cfg.domain_key_file = ""; /* outside the domain whatever the environment says */
+    cfg.stats_off = 1;
+    rdps_ctx_t *ctx;
+    return rdps_ctx_create(&cfg, &ctx) == 0 ? ctx : NULL;
+}
+
+/* Keeps what the recording QP received (the datagrams of the topic from its publisher). */
+static void replay_record(struct replayer *r)
+{
+    struct rdps_transport *t = r->rec->transport;
+    struct rdps_rx_datagram rx[32];
+    int n = t->ops->poll(t, rx, 32);
+    for (int i = 0; i < n; i++) {
+        const struct rdps_rx_datagram *d = &rx[i];
+        rdps_source src = {.qpn = d->src_qpn, .lid = d->src_lid, .has_gid = d->has_src_gid};
+        memcpy(src.gid, d->src_gid, 16);
+        /* The publisher's datagrams: its QP also hears the discovery group, whose announcements
+         * of the topic (a subscriber's among them) carry its id too. The header is clear. */
+        uint8_t type = d->len > RDPS_FRAME_OFF_TYPE ? d->data[RDPS_FRAME_OFF_TYPE] : 0;
+        if (d->len < RDPS_FRAME_HEADER_LEN || d->len > REPLAY_BYTES ||
+            (type != RDPS_FRAME_DATA && type != RDPS_FRAME_HEARTBEAT &&
+             type != RDPS_FRAME_PARITY) ||
+            rdps__get_le64(d->data + RDPS_FRAME_OFF_TOPIC_ID) != r->topic_id ||
+            (d->has_src_gid && memcmp(d->src_gid, r->rec->self_gid, 16) == 0))
+            continue;
+        r->heard++;
+        if (!r->have_from) {
+            r->from = src;
+            r->have_from = true;
+        }
+        if (memcmp(&src, &r->from, sizeof(src)) != 0 || r->count == REPLAY_MAX)
+            continue;
+        memcpy(r->frames[r->count], d->data, d->len);
+        r->lens[r->count++] = d->len;
+        r->recorded++;
+    }
+    if (n > 0)
+        t->ops->rx_release(t, rx, n);
+}
+
+/* The next sending QP: a new ctx with an unreliable publisher of the topic (its send-only join
+ * gives the group), the old one destroyed. */
+static void replay_new_qp(struct replayer *r)
+{
+    if (r->send != NULL)
+        rdps_ctx_destroy(r->send);
+    r->send_pub = NULL;
+    r->send = keyless_ctx(r->device);
+    if (r->send == NULL || rdps_pub_create(r->send, r->topic, NULL, &r->send_pub) < 0) {
+        fprintf(stderr, "rdps_forge: replay ctx: %s\n", rdps_last_error_message());
+        if (r->send != NULL)
+            rdps_ctx_destroy(r->send);
+        r->send = NULL;
+        return;
+    }
+    uint64_t until = now_ms() + 5000;
+    while (!stop && !rdps_pub_ready(r->send_pub) && now_ms() < until) {
+        rdps_ctx_poll(r->send, 0);
+        replay_record(r);
+        rdps_ctx_wait(r->send, 1);
+    }
+    r->qps++;
+    r->next = 0;
+}
+
+static int replay_run(const char *topic, const char *device, double duration, double rate,
+                      double qp_s, const char *ready_file)
+{
+    struct replayer r = {.topic = topic, .device = device, .topic_id = rdps_topic_id(topic)};
+    r.frames = calloc(REPLAY_MAX, sizeof(*r.frames));
+    r.lens = calloc(REPLAY_MAX, sizeof(*r.lens));
+    r.rec = keyless_ctx(device);
+    if (r.frames == NULL || r.lens == NULL || r.rec == NULL ||
+        rdps_sub_create(r.rec, topic, on_nothing, NULL, NULL, &r.rec_sub) < 0) {
+        fprintf(stderr, "rdps_forge: %s\n", rdps_last_error_message());
+        return 1;
+    }
+    uint64_t deadline = now_ms() + 20000;
+    while (!stop && !rdps_sub_ready(r.rec_sub) && now_ms() < deadline)
+        rdps_ctx_wait(r.rec, 10);
+    if (!rdps_sub_ready(r.rec_sub)) {
+        fprintf(stderr, "rdps_forge: the group of %s was not joined within 20 s\n", topic);
+        rdps_ctx_destroy(r.rec);
+        return 3;
+    }
+    fprintf(stderr, "rdps_forge: recording %s, replaying from a new QP every %.1f s\n", topic,
+            qp_s);
+    if (ready_file != NULL) { /* the test's publisher starts once we record */
+        FILE *fp = fopen(ready_file, "w");
+        if (fp != NULL)
+            fclose(fp);
+    }
+    uint64_t end = now_ms() + (uint64_t)(duration * 1000), next_qp = 0;
+    uint64_t period_us = (uint64_t)(1e6 / rate), next_us = rdps__clock_monotonic_ns() / 1000;
+    while (!stop && now_ms() < end) {
+        replay_record(&r);
+        if (r.count > 0 && now_ms() >= next_qp) {
+            replay_new_qp(&r);
+            next_qp = now_ms() + (uint64_t)(qp_s * 1000);
+        }
+        if (r.send == NULL || r.count == 0) {
+            usleep(1000);
+            continue;
+        }
+        rdps_ctx_poll(r.send, 0); /* reaps its sends */
+        uint64_t now_us = rdps__clock_monotonic_ns() / 1000;
+        if (now_us < next_us) {
+            usleep(200);
+            continue;
+        }
+        next_us += period_us;
+        if (rdps__ctx_send_frame(r.send, r.send_pub->topic->send_dest, r.frames[r.next],
+                                 r.lens[r.next]) == 0)
+            r.replayed++;
+        else
+            r.send_errors++;
+        r.next = (r.next + 1) % r.count;
+    }
+    printf("{\"heard\":%" PRIu64 ",\"recorded\":%" PRIu64 ",\"from_qpn\":%u,\"replayed\":%" PRIu64
+           ",\"qps\":%" PRIu64 ",\"send_errors\":%" PRIu64 "}\n",
+           r.heard, r.recorded, r.from.qpn, r.replayed, r.qps, r.send_errors);
+    if (r.send != NULL)
+        rdps_ctx_destroy(r.send);
+    rdps_ctx_destroy(r.rec);
+    free(r.frames);
+    free(r.lens);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -170,13 +345,16 @@ int main(int argc, char **argv)
         {"nak", no_argument, NULL, 'n'},
         {"data", no_argument, NULL, 'x'},
         {"sniff-key-file", required_argument, NULL, 'k'},
+        {"replay", no_argument, NULL, 'R'},
+        {"replay-qp-s", required_argument, NULL, 'Q'},
+        {"ready-file", required_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct forger f = {.next_receiver_id = 0xBAD00000u};
-    const char *device = NULL, *sniff_key = NULL;
-    double duration = 10, rate = 100;
-    bool announce = false, status = false, nak = false, data = false;
+    const char *device = NULL, *sniff_key = NULL, *ready_file = NULL;
+    double duration = 10, rate = 100, replay_qp_s = 2;
+    bool announce = false, status = false, nak = false, data = false, replay = false;
     int c;
     while ((c = getopt_long(argc, argv, "t:d:h", options, NULL)) != -1) {
         switch (c) {
@@ -207,9 +385,19 @@ int main(int argc, char **argv)
         case 'k':
             sniff_key = optarg;
             break;
+        case 'R':
+            replay = true;
+            break;
+        case 'Q':
+            replay_qp_s = atof(optarg);
+            break;
+        case 'F':
+            ready_file = optarg;
+            break;
         case 'h':
             printf("usage: rdps_forge -t TOPIC [-d DEVICE] [--duration S] [--rate N] "
-                   "[--announce] [--status] [--nak] [--data]\n");
+                   "[--announce] [--status] [--nak] [--data] [--replay [--replay-qp-s S] "
+                   "[--ready-file F]]\n");
             return 0;
         default:
             return 2;
@@ -221,6 +409,13 @@ int main(int argc, char **argv)
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    if (replay) {
+        if (replay_qp_s <= 0) {
+            fprintf(stderr, "rdps_forge: --replay-qp-s must be positive\n");
+            return 2;
+        }
+        return replay_run(f.topic, device, duration, rate, replay_qp_s, ready_file);
+    }
     rdps_config cfg;
     rdps_config_init(&cfg);
     cfg.device = device;

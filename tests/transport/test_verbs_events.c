@@ -82,7 +82,7 @@ int main(void)
     struct rdps_verbs_info info;
     rdps__verbs_transport_info(t, &info);
     struct ibv_ah *ah = vt_make_ah(&info, &info);
-    struct rdps_dest self = {ah, info.qpn, info.qkey};
+    struct rdps_dest self = {.ah = ah, .remote_qpn = info.qpn, .remote_qkey = info.qkey};
     const struct rdps_dest *dests[1] = {&self};
     struct rdps_tx_buf buf;
     struct rdps_rx_datagram rx[1];

@@ -132,7 +132,7 @@ static void test_ring_unicast_and_multicast(void **state)
     assert_int_equal(rdps__addr_group_state(rg, &rdest), 1);
     struct ibv_ah *ah = vt_make_ah(&s.info, &r.info);
     assert_non_null(ah);
-    struct rdps_dest uni = {ah, r.info.qpn, r.info.qkey};
+    struct rdps_dest uni = {.ah = ah, .remote_qpn = r.info.qpn, .remote_qkey = r.info.qkey};
     const struct rdps_dest *dests[2] = {&uni, group};
 
     uint32_t stride = s.info.max_payload;
@@ -228,8 +228,8 @@ static void test_source_dest_and_eviction_with_send_queued(void **state)
     struct ibv_ah *ah_a = vt_make_ah(&a.info, &r.info), *ah_b = vt_make_ah(&b.info, &r.info);
     assert_non_null(ah_a);
     assert_non_null(ah_b);
-    struct rdps_dest to_r_a = {ah_a, r.info.qpn, r.info.qkey};
-    struct rdps_dest to_r_b = {ah_b, r.info.qpn, r.info.qkey};
+    struct rdps_dest to_r_a = {.ah = ah_a, .remote_qpn = r.info.qpn, .remote_qkey = r.info.qkey};
+    struct rdps_dest to_r_b = {.ah = ah_b, .remote_qpn = r.info.qpn, .remote_qkey = r.info.qkey};
     rdps_source src_a, src_b;
     struct rdps_rx_datagram rx[4];
 
@@ -345,7 +345,7 @@ static void test_deregister_busy(void **state)
     node_open(&r, 0);
     struct ibv_ah *ah = vt_make_ah(&s.info, &r.info);
     assert_non_null(ah);
-    struct rdps_dest uni = {ah, r.info.qpn, r.info.qkey};
+    struct rdps_dest uni = {.ah = ah, .remote_qpn = r.info.qpn, .remote_qkey = r.info.qkey};
     const struct rdps_dest *dests[1] = {&uni};
     size_t len = 1u << 20;
     uint8_t *mem = calloc(1, len);

@@ -135,7 +135,7 @@ static void test_recovery_resumes_unicast_and_multicast(void **state)
     assert_int_equal(rdps__addr_group_state(sg, &group), 1);
     struct ibv_ah *ah = vt_make_ah(&s.info, &r.info);
     assert_non_null(ah);
-    struct rdps_dest uni = {ah, r.info.qpn, r.info.qkey};
+    struct rdps_dest uni = {.ah = ah, .remote_qpn = r.info.qpn, .remote_qkey = r.info.qkey};
 
     assert_true(both_arrive(&s, &r, &uni, group));
     stats_of(&r, &st);

@@ -184,7 +184,7 @@ static void test_many_reply_sources(void **state)
     assert_int_equal(rdps__verbs_transport_info(c, &ic), 0);
     struct ibv_ah *ah = vt_make_ah(&ic, &p->ib);
     assert_non_null(ah);
-    struct rdps_dest to_b = {ah, p->ib.qpn, p->ib.qkey};
+    struct rdps_dest to_b = {.ah = ah, .remote_qpn = p->ib.qpn, .remote_qkey = p->ib.qkey};
     const struct rdps_dest *reply_a = NULL, *reply_c = NULL;
     for (int round = 0; round < 3; round++) {
         assert_int_equal(send_one(p->a, &p->to_b, 8, 1), 0);
@@ -235,7 +235,7 @@ static void test_no_ah_until_reply(void **state)
         assert_int_equal(rdps__verbs_transport_info(src[i], &is), 0);
         ahs[i] = vt_make_ah(&is, &ir);
         assert_non_null(ahs[i]);
-        struct rdps_dest to_r = {ahs[i], ir.qpn, ir.qkey};
+        struct rdps_dest to_r = {.ah = ahs[i], .remote_qpn = ir.qpn, .remote_qkey = ir.qkey};
         for (int k = 0; k < PER_SRC; k++)
             assert_int_equal(send_one(src[i], &to_r, 16, (uint32_t)(i * PER_SRC + k)), 0);
     }
@@ -308,7 +308,7 @@ static void test_retire_ah_with_send_in_flight(void **state)
     for (int i = 0; i < 40; i++) {
         struct ibv_ah *ah = vt_make_ah(&p->ia, &p->ib);
         assert_non_null(ah);
-        struct rdps_dest d = {ah, p->ib.qpn, p->ib.qkey};
+        struct rdps_dest d = {.ah = ah, .remote_qpn = p->ib.qpn, .remote_qkey = p->ib.qkey};
         assert_int_equal(send_one(p->a, &d, 200, (uint32_t)i), 0);
         assert_int_equal(rdps__verbs_transport_retire_ah(p->a, ah), 0);
         assert_int_equal(recv_one(p->b, &rx), 1);
@@ -333,7 +333,7 @@ static void test_recv_queue_exhaustion(void **state)
     assert_int_equal(rdps__verbs_transport_info(small, &is), 0);
     struct ibv_ah *ah = vt_make_ah(&p->ia, &is);
     assert_non_null(ah);
-    struct rdps_dest to_small = {ah, is.qpn, is.qkey};
+    struct rdps_dest to_small = {.ah = ah, .remote_qpn = is.qpn, .remote_qkey = is.qkey};
     const struct rdps_dest *dests[1] = {&to_small};
     for (int i = 0; i < burst; i++) {
         struct rdps_tx_buf buf;
@@ -381,7 +381,7 @@ static void test_send_backpressure(void **state)
     assert_int_equal(rdps__verbs_transport_create(&cfg, &s), 0);
     assert_int_equal(rdps__verbs_transport_info(s, &is), 0);
     struct ibv_ah *ah = vt_make_ah(&is, &p->ib);
-    struct rdps_dest to_b = {ah, p->ib.qpn, p->ib.qkey};
+    struct rdps_dest to_b = {.ah = ah, .remote_qpn = p->ib.qpn, .remote_qkey = p->ib.qkey};
     const struct rdps_dest *dests[1] = {&to_b};
     for (int i = 0; i < 8; i++)
         assert_int_equal(s->ops->claim(s, &bufs[i]), 0);
@@ -485,7 +485,7 @@ static void test_info_through_interceptor(void **state)
     assert_int_equal(rdps__verbs_transport_info(lossy, &info), 0);
     assert_ptr_equal(info.qp->context, info.verbs);
     struct ibv_ah *ah = vt_make_ah(&info, &p->ib);
-    struct rdps_dest to_b = {ah, p->ib.qpn, p->ib.qkey};
+    struct rdps_dest to_b = {.ah = ah, .remote_qpn = p->ib.qpn, .remote_qkey = p->ib.qkey};
     /* Type 1 frames are all dropped by the interceptor, type 2 frames pass. */
     for (uint8_t type = 1; type <= 2; type++) {
         struct rdps_tx_buf buf;

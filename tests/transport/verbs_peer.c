@@ -143,7 +143,7 @@ static int run_sender(struct rdps_transport *t, const char *dir, const struct rd
         fprintf(stderr, "verbs_peer: ibv_create_ah: %s\n", strerror(errno));
         return 1;
     }
-    struct rdps_dest dest = {ah, peer_qpn, RDPS_DEFAULT_QKEY};
+    struct rdps_dest dest = {.ah = ah, .remote_qpn = peer_qpn, .remote_qkey = RDPS_DEFAULT_QKEY};
     uint32_t max = info->max_payload;
     uint32_t sizes[] = {1,       2,       16, 64, info->max_inline, info->max_inline + 1,
                         max / 2, max - 1, max};

@@ -310,7 +310,8 @@ def synthetic_frames(seed=10):
         word = key_id | (0x1000000 if encrypt else 0)
         body = bytes(rnd.randrange(256) for _ in range(len(f) - 40)) if encrypt else f[40:]
         trailer = bytes(rnd.randrange(256) for _ in range(16)) + \
-            struct.pack("<Q", rnd.randrange(1 << 64)) + bytes(rnd.randrange(256) for _ in range(16))
+            struct.pack("<QI", rnd.randrange(1 << 64), rnd.randrange(1 << 32)) + \
+            bytes(rnd.randrange(256) for _ in range(16))
         return f[:28] + struct.pack("<I", word) + f[32:40] + body + trailer
     plain_ok = [f for f, want in frames if want == "OK"]
     for i, f in enumerate(plain_ok):
@@ -328,7 +329,7 @@ def synthetic_frames(seed=10):
         (keyed(hdr(2, 8, S, T, 6, 1, 0), 0x1000000 >> 1, False), "OK"),
         # the reserved bits of the auth word, or no room for a trailer: a plain frame's reject
         (hdr(1, 3, S, T, 1, 45, 0, reserved=0x2000001) + bytes(45), "NONZERO_FIELD"),
-        (hdr(1, 3, S, T, 1, 39, 0, reserved=1) + bytes(39), "NONZERO_FIELD"),
+        (hdr(1, 3, S, T, 1, 43, 0, reserved=1) + bytes(43), "NONZERO_FIELD"),
     ]
     valid = [f for f, want in frames if want == "OK"]
     for _ in range(400):                                                # mutations

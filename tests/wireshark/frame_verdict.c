@@ -47,19 +47,21 @@ static uint32_t get_le32(const uint8_t *p)
 
 /*
  * A frame of an authenticated domain (core/transport/rdps_auth.h): an auth word in the
- * reserved field (bits 25..31 clear) and room for the 40-byte trailer. A keyed receiver
+ * reserved field (bits 25..31 clear) and room for the 44-byte trailer. A keyed receiver
  * decodes what is left once its interceptor strips the trailer and clears the word, so that
  * is the verdict here (the tag is not checked: no key). An encrypted body is opaque: it is
  * replaced by what the lengths allow (zeros; a NAK's range count from its length, ranges of
  * one sequence; a parity heartbeat's k = 2), so only the header and the lengths are judged, as the
  * dissector can. Printed first: auth=1 key_id=N encrypted=0|1 counter=N.
  */
+#define KEYED_TRAILER_LEN 44 /* RDPS_AUTH_TRAILER_LEN: prefix 16, counter 8, sent_s 4, tag 16 */
+
 static size_t unwrap_keyed(uint8_t *buf, size_t len)
 {
     uint32_t word = get_le32(buf + RDPS_FRAME_OFF_RESERVED);
-    if (len < RDPS_FRAME_HEADER_LEN + 40 || word == 0 || (word & 0xFE000000u) != 0)
+    if (len < RDPS_FRAME_HEADER_LEN + KEYED_TRAILER_LEN || word == 0 || (word & 0xFE000000u) != 0)
         return len;
-    len -= 40;
+    len -= KEYED_TRAILER_LEN;
     uint64_t counter = 0;
     for (int i = 7; i >= 0; i--)
         counter = counter << 8 | buf[len + 16 + (size_t)i];

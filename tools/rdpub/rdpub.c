@@ -591,11 +591,13 @@ int main(int argc, char **argv)
         tool_json_u64(&j, "frames_received", ctx_c.frames_received);
         tool_json_u64(&j, "own_frames", ctx_c.own_frames);
         tool_json_u64(&j, "bad_frames", ctx_c.bad_frames);
-        /* Keyed: frames the authenticating layer dropped (forged, keyless, stale key, short). */
+        /* Keyed: frames the authenticating layer dropped (forged, keyless, stale key, short,
+         * sealed too far from our clock), and replays (also from another address). */
         tool_json_u64(&j, "auth_dropped",
                       ctx_c.auth_unsigned + ctx_c.auth_short + ctx_c.auth_unknown_key +
-                          ctx_c.auth_bad_tag);
+                          ctx_c.auth_bad_tag + ctx_c.auth_stale);
         tool_json_u64(&j, "auth_replayed", ctx_c.auth_replayed);
+        tool_json_u64(&j, "auth_stale", ctx_c.auth_stale);
         tool_json_u64(&j, "rq_empty", ctx_c.rq_empty);
         tool_json_u64(&j, "qp_recoveries", ctx_c.qp_recoveries);
         tool_json_u64(&j, "sends_lost", ctx_c.sends_lost);

@@ -26,7 +26,8 @@ struct options {
     uint64_t count; /* 0: until interrupted or timeout */
     uint64_t timeout_s;
     uint64_t seed;
-    uint64_t tag; /* --tag: group tag for tagged flow control */
+    uint64_t tag;      /* --tag: group tag for tagged flow control */
+    uint64_t linger_s; /* --linger: seconds of receiving after -c N arrived */
     bool verify, json, quiet;
     bool reliable, from_oldest;
 };
@@ -43,13 +44,17 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "Usage: rdsub -t TOPIC [-b BIND_IP | -d DEV] [-c COUNT] [--timeout SEC] [--verify]\n"
-            "             [--reliable [--tag TAG] [--from-oldest]] [--seed N] [--json] [-q]\n"
+            "             [--linger SEC] [--reliable [--tag TAG] [--from-oldest]] [--seed N]\n"
+            "             [--json] [-q]\n"
             "             [--group ADDR] [--cm-port P]\n"
             "             [--loss-rx RATE] [--loss-tx RATE] [--loss-seed N]\n"
             "Receives messages of TOPIC and prints them (text, or a hex summary for binary).\n"
             "  -t, --topic TOPIC   topic name (required)\n"
             "  -c, --count N       exit 0 once N messages arrived (default: run until SIGINT)\n"
             "      --timeout SEC   give up after SEC seconds\n"
+            "      --linger SEC    with -c N: once N arrived, go on receiving SEC seconds; a\n"
+            "                      message then (more than N in all: a duplicate, a replay)\n"
+            "                      fails the run (exit 1)\n"
             "      --verify        check rdpub --pattern -c N messages: exit 0 only when one\n"
             "                      publisher session delivered all N (indices 0..N-1) intact;\n"
             "                      every session is counted on its own, corrupt, duplicate and\n"
@@ -69,7 +74,7 @@ static void usage(FILE *out)
     fprintf(out,
             "Exit: 0 done (-c N arrived; --verify: N of one session, all intact)\n"
             "      1 verification failed: corrupt, duplicate or out-of-range messages\n"
-            "        (--reliable: also out of order, or a loss event)\n"
+            "        (--reliable: also out of order, or a loss event; --linger: more than N)\n"
             "      2 bad usage\n"
             "      3 timeout: fewer than N arrived (--verify: no message at all)\n"
             "      4 runtime error\n"
@@ -141,6 +146,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         OPT_RELIABLE,
         OPT_TAG,
         OPT_FROM_OLDEST,
+        OPT_LINGER,
     };
     static const struct option longopts[] = {
         {"topic", required_argument, NULL, 't'},
@@ -152,6 +158,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         {"reliable", no_argument, NULL, OPT_RELIABLE},
         {"tag", required_argument, NULL, OPT_TAG},
         {"from-oldest", no_argument, NULL, OPT_FROM_OLDEST},
+        {"linger", required_argument, NULL, OPT_LINGER},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         TOOL_CTX_LONG_OPTIONS,
@@ -198,6 +205,10 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         case OPT_FROM_OLDEST:
             opt->from_oldest = true;
             break;
+        case OPT_LINGER:
+            if (!tool_opt_u64(prog, "--linger", optarg, 1, 3600, &opt->linger_s))
+                return false;
+            break;
         case 'q':
             opt->quiet = true;
             break;
@@ -229,6 +240,10 @@ static bool parse_args(int argc, char **argv, struct options *opt)
     }
     if (opt->verify && opt->count == 0) {
         tool_error(prog, "--verify needs -c COUNT (the number of pattern messages published)");
+        return false;
+    }
+    if (opt->linger_s != 0 && opt->count == 0) {
+        tool_error(prog, "--linger needs -c COUNT (it receives on after COUNT arrived)");
         return false;
     }
     if (opt->verify && opt->count > VERIFY_MAX_EXPECT) {
@@ -321,6 +336,10 @@ static void print_json(const struct state *st, const rdps_sub_t *sub, const rdps
     tool_json_str(&j, "topic", st->opt->topic);
     tool_json_u64(&j, "topic_id", rdps_topic_id(st->opt->topic));
     tool_json_u64(&j, "messages", st->messages);
+    /* --linger: messages beyond -c N (the run's end came after them) */
+    tool_json_u64(
+        &j, "extra",
+        st->opt->count != 0 && st->messages > st->opt->count ? st->messages - st->opt->count : 0);
     tool_json_u64(&j, "bytes", st->bytes);
     tool_json_u64(&j, "fragments", st->fragments);
     tool_json_u64(&j, "corrupt", sum.corrupt);
@@ -348,10 +367,13 @@ static void print_json(const struct state *st, const rdps_sub_t *sub, const rdps
     tool_json_u64(&j, "evicted", c->reasm_evictions);
     tool_json_u64(&j, "timeouts", c->reasm_timeouts);
     tool_json_u64(&j, "bad_frames", c->bad_frames);
-    /* Keyed: frames the authenticating layer dropped (forged, keyless, stale key, short). */
+    /* Keyed: frames the authenticating layer dropped (forged, keyless, stale key, short, sealed
+     * too far from our clock), and replays (also from another address) on their own. */
     tool_json_u64(&j, "auth_dropped",
-                  c->auth_unsigned + c->auth_short + c->auth_unknown_key + c->auth_bad_tag);
+                  c->auth_unsigned + c->auth_short + c->auth_unknown_key + c->auth_bad_tag +
+                      c->auth_stale);
     tool_json_u64(&j, "auth_replayed", c->auth_replayed);
+    tool_json_u64(&j, "auth_stale", c->auth_stale);
     tool_json_u64(&j, "dup_frames", c->duplicates);
     tool_json_u64(&j, "loss_dropped_rx", c->loss_dropped_rx);
     tool_json_u64(&j, "frames_received", c->frames_received);
@@ -474,6 +496,7 @@ int main(int argc, char **argv)
     uint64_t start = rdps__clock_monotonic_ns();
     uint64_t deadline = opt.timeout_s ? start + opt.timeout_s * 1000000000ull : UINT64_MAX;
     bool timed_out = false;
+    uint64_t linger_until = 0; /* --linger: receiving on until then (0: not yet lingering) */
     while (!stop_requested) {
         rc = rdps_ctx_wait(ctx, 100);
         if (rc < 0) {
@@ -483,15 +506,26 @@ int main(int argc, char **argv)
             break;
         }
         /* With --verify only a complete session ends the run: other sessions never count. */
-        if (opt.verify ? verify_complete(&st.verify) : (opt.count && st.messages >= opt.count))
+        bool done =
+            opt.verify ? verify_complete(&st.verify) : (opt.count && st.messages >= opt.count);
+        if (done && opt.linger_s != 0 && linger_until == 0)
+            linger_until = rdps__clock_monotonic_ns() + opt.linger_s * 1000000000ull;
+        if (done && (linger_until == 0 || rdps__clock_monotonic_ns() >= linger_until))
             break;
-        if (rdps__clock_monotonic_ns() >= deadline) {
+        if (linger_until == 0 && rdps__clock_monotonic_ns() >= deadline) {
             timed_out = true;
             break;
         }
     }
     if (status == TOOL_EXIT_OK)
         status = verdict_status(&st, timed_out);
+    if (status == TOOL_EXIT_OK && linger_until != 0 && st.messages > opt.count) {
+        tool_error(prog,
+                   "%" PRIu64 " messages arrived, %" PRIu64 " more than -c %" PRIu64
+                   " (duplicates or replays, while lingering or before)",
+                   st.messages, st.messages - opt.count, opt.count);
+        status = TOOL_EXIT_FAILED;
+    }
     if (opt.json) {
         rdps_counters counters;
         rdps_sub_counters(sub, &counters);

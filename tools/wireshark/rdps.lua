@@ -24,9 +24,10 @@
 --         rdps.nak.block.missing (datagrams of the block the receiver lacks). A reliable
 --         HEARTBEAT flagged PARITY carries rdps.heartbeat.parity_k, .max_rtt_us, .receivers.
 -- Authenticated domains (rdps_config.domain_key): a keyed frame has its reserved word set to
---         the auth word (key id in bits 0..23, ENCRYPTED bit 24) and a 40-byte trailer
---         (nonce prefix 16, counter u64, Poly1305 tag 16; core/transport/rdps_auth.h). It is
---         shown with rdps.auth.key_id, rdps.auth.encrypted, rdps.auth.prefix, .counter, .tag;
+--         the auth word (key id in bits 0..23, ENCRYPTED bit 24) and a 44-byte trailer
+--         (nonce prefix 16, counter u64, sent_s u32, Poly1305 tag 16; core/transport/rdps_auth.h;
+--         rdps 1.2 had 40 bytes, without sent_s). It is shown with rdps.auth.key_id,
+--         rdps.auth.encrypted, rdps.auth.prefix, .counter, .sent_s, .tag;
 --         the frame inside is checked as a keyed receiver sees it (trailer stripped); an
 --         encrypted payload or body is shown as opaque rdps.auth.ciphertext. The tag is not
 --         verified (no key here).
@@ -54,7 +55,7 @@ local PARITY_MAX_BODY = 2 + 0xFFFF
 local HB_PARITY_BODY = 12
 local NO_ECHO = 0xFFFFFFFF
 -- Authenticated domains: the auth word and the trailer (core/transport/rdps_auth.h).
-local TRAILER_LEN = 40
+local TRAILER_LEN = 44
 local AUTH_KEY_MASK = 0xFFFFFF
 local AUTH_ENCRYPTED = 0x1000000
 local AUTH_RESERVED = 0xFE000000
@@ -142,6 +143,8 @@ local pf = {
                                      AUTH_ENCRYPTED),
     auth_prefix = ProtoField.bytes("rdps.auth.prefix", "Nonce prefix (sender)"),
     auth_counter = ProtoField.uint64("rdps.auth.counter", "Nonce counter", base.DEC),
+    auth_sent_s = ProtoField.uint32("rdps.auth.sent_s", "Sealed at (sender's clock, s mod 2^32)",
+                                    base.DEC),
     auth_tag = ProtoField.bytes("rdps.auth.tag", "Tag (Poly1305)"),
     auth_ciphertext = ProtoField.bytes("rdps.auth.ciphertext", "Encrypted payload/body"),
     -- validation verdict
@@ -476,7 +479,8 @@ local function dissect(tvb, pinfo, root, len, caplen)
         if full_caplen >= full_len then
             at:add(pf.auth_prefix, tvb(len, 16))
             at:add_le(pf.auth_counter, tvb(len + 16, 8))
-            at:add(pf.auth_tag, tvb(len + 24, 16))
+            at:add_le(pf.auth_sent_s, tvb(len + 24, 4))
+            at:add(pf.auth_tag, tvb(len + 28, 16))
         end
         at:add_proto_expert_info(ex_keyed)
     else

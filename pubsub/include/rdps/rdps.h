@@ -178,10 +178,12 @@ typedef struct rdps_config {
     int stats_off;
     /*
      * Authenticated domain (rdps 1.1; rdps(7), "Authenticated domains"). With a key, every frame
-     * this ctx sends carries a tag under it (XChaCha20-Poly1305, 40 bytes per datagram), and a
-     * received frame without a valid tag under an installed key is dropped and counted
-     * (auth_* counters) before it touches any state; a replayed control frame (NAK, STATUS,
-     * heartbeat, announcement) is dropped too. Every host of the domain needs the key; a keyless
+     * this ctx sends carries a tag under it (XChaCha20-Poly1305, 44 bytes per datagram; 40
+     * before 1.3) bound to the sender's address as receivers see it, and a received frame
+     * without a valid tag under an installed key for the address it came from is dropped and
+     * counted (auth_* counters) before it touches any state; a replayed frame (DATA or control,
+     * from any address) and one sealed further than replay_max_age_ms from our clock are dropped
+     * too. Every host of the domain needs the key; a keyless
      * ctx drops keyed frames (bad_frames, reserved field) and a keyed one keyless frames.
      * domain_key: RDPS_DOMAIN_KEY_BYTES secret bytes, copied by rdps_ctx_create (not kept).
      * NULL: the key file domain_key_file names (format: rdps_domain_key_read); domain_key_file
@@ -206,8 +208,10 @@ typedef struct rdps_config {
      */
     const char *peers;
     uint32_t max_contacts; /* peers discovery talks to by unicast (default 256, 16..4096); of
-                              them at most 32 per host, and 16 only named by others (probed
-                              3 announce intervals, 8 new a interval at most) */
+                              them at most 16 per host, and 16 only named by others (probed
+                              3 announce intervals, 8 new a interval at most); when full, a
+                              peer that speaks for itself displaces an unconfirmed or stale one,
+                              else one of the host holding the most (contacts_displaced) */
     /*
      * RDPS_TRANSPORT_AUTO topics use unicast when their group is not joined within this long,
      * or when this long after the first announcement that came by unicast none came through a
@@ -215,14 +219,27 @@ typedef struct rdps_config {
      */
     uint32_t multicast_timeout_ms;
     /* Subscribers one topic's publishers send unicast copies to (each a subscribing ctx; default
-     * 256, 1..4096, and at most half of send_slots); at most 32 per host. More are refused and
-     * counted (unicast_refused). */
+     * 256, 1..4096, and at most half of send_slots); at most unicast_subscribers_per_host per host.
+     * When full, a newcomer displaces an unconfirmed one (it never reported to a reliable
+     * publisher of the topic) of the host holding the most, if that host holds more than the
+     * newcomer's would (unicast_displaced); else it is refused (unicast_refused). */
     uint32_t max_unicast_subscribers;
     /* Reliable subscribers: block records kept for parity repairs (rdps_pub_opts.parity_k; 0:
      * none, such a publisher's losses are repaired by retransmission; at most 4096). A record
      * holds a block of up to 64 datagrams: parity_blocks x 64 x the path MTU bytes (32 records
      * cover the default window: 2 MiB at MTU 1024), one stream at most 32 of them. */
     uint32_t parity_blocks;
+    /*
+     * Keyed (rdps 1.3): a frame sealed more than this far from our clock (either way) is dropped
+     * (auth_stale): how long a recorded frame could be replayed into a receiver that no longer
+     * knows its sender (restarted, or past replay_senders). The hosts' clocks (CLOCK_REALTIME)
+     * must agree within it: NTP or PTP. Default 30000, 2000..3600000.
+     */
+    uint32_t replay_max_age_ms;
+    /* Unicast fan-out (rdps 1.3): subscribing contexts of one host (GID, or LID without a GRH)
+     * a topic's publishers copy to, and so copies of each datagram one host costs them (default
+     * 4, 1..4096). More are refused (unicast_refused). */
+    uint32_t unicast_subscribers_per_host;
 } rdps_config;
 
 /* Size of a domain key (rdps_config.domain_key) and the largest key id. */
@@ -315,7 +332,9 @@ RDPS_EXPORT size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx);
  * Domain keys (rdps 1.1). A key file holds one key: 64 hexadecimal characters (32 bytes),
  * optionally preceded by its id in decimal and a colon ("7:00112233..."; no id: 1); blank lines,
  * lines starting with '#' and whitespace around the key are ignored. Like ssh with a private
- * key, rdps refuses a file that its group or others may read or write (RDPS_EACCES: chmod 600).
+ * key, rdps refuses a file that its group or others may read or write, or that another user than
+ * us or root owns (RDPS_EACCES: chmod 600), and anything but a regular file (RDPS_EINVAL: a FIFO
+ * or a device is refused at once, never waited on; a symbolic link is followed).
  * rdps_domain_key_read fills key and *key_id (key_id may be NULL) and returns 0, or RDPS_ENOENT,
  * RDPS_EACCES or RDPS_EINVAL (a malformed file, NULL path or key), or another negative errno of
  * open/read, the reason in rdps_last_error_message().
@@ -934,7 +953,8 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(auth_short, "keyed ctx: frames shorter than header and trailer, dropped")                   \
     X(auth_unknown_key, "keyed ctx: frames under a key id not installed, dropped")                \
     X(auth_bad_tag, "keyed ctx: frames whose tag did not verify, dropped")                        \
-    X(auth_replayed, "keyed ctx: control frames replayed (counter seen or too old), dropped")     \
+    X(auth_replayed,                                                                              \
+      "keyed ctx: frames replayed (counter seen or too old, or from another address), dropped")   \
     X(auth_senders_evicted, "keyed ctx: senders evicted from the anti-replay table (LRU)")        \
     X(sessions_idle,                                                                              \
       "reliable subscribers: sessions whose publisher fell silent 5 s (NAK/STATUS stopped)")      \
@@ -954,7 +974,14 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(parity_bytes, "reliable publishers: bytes of parity datagrams")                             \
     X(parity_rebuilt, "reliable subscribers: missing datagrams rebuilt from parity datagrams")    \
     X(parity_proactive,                                                                           \
-      "reliable publishers: parity datagrams sent unasked (rdps_pub_opts.parity_proactive)")
+      "reliable publishers: parity datagrams sent unasked (rdps_pub_opts.parity_proactive)")      \
+    X(auth_stale, "keyed ctx: frames sealed further from our clock than replay_max_age_ms")       \
+    X(unicast_displaced,                                                                          \
+      "publishers: unconfirmed unicast subscribers dropped for a newcomer (table full)")          \
+    X(contacts_displaced, "unicast discovery: contacts dropped for a newcomer (table or host "    \
+                          "full)")                                                                \
+    X(repair_data_limited,                                                                        \
+      "reliable publishers: times repairs waited for what new data earns them (2x the data)")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
