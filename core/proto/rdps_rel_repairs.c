@@ -224,12 +224,10 @@ const struct rdps_pub_ring_slot *rdps__rel_rq_next(struct rdps_rel_repairs *rq, 
  * its destination's first (a receiver's repairs keep their order) moves to the head, the entries
  * before it one place back. So a host that asks for a lot (forgers draining the allowance) does
  * not hold the queue for its whole runs. A multicast repair serves every host: it takes no turn. */
-void rdps__rel_rq_take_turns(struct rdps_rel_repairs *rq)
+void rdps__rel_rq_rotate_turn(struct rdps_rel_repairs *rq)
 {
-    if (rq->count == 0)
-        rq->earned.starved = false;
     const struct rdps_rel_repair *head = &rq->queue[rq->head];
-    if (!rq->earned.starved || rq->count < 2 || head->dest == RDPS_REL_MULTICAST ||
+    if (rq->count < 2 || head->dest == RDPS_REL_MULTICAST ||
         rdps__rel_rq_host(rq, head) != rq->earned.last_host)
         return;
     uint32_t cap = rq->cfg->max_repairs;

@@ -211,8 +211,16 @@ static inline void rdps__rel_rq_data_posted(struct rdps_rel_repairs *rq, uint32_
         rq->data_since_repair++;
 }
 /* Before the engine asks for the next repair to send: once repairs waited for what data earns
- * (until the queue empties), hosts take turns at the head of the queue. */
-void rdps__rel_rq_take_turns(struct rdps_rel_repairs *rq);
+ * (until the queue empties), hosts take turns at the head of the queue. Inline: the engine calls
+ * it whenever a repair may go; only a starved queue rotates. */
+void rdps__rel_rq_rotate_turn(struct rdps_rel_repairs *rq);
+static inline void rdps__rel_rq_take_turns(struct rdps_rel_repairs *rq)
+{
+    if (rq->count == 0)
+        rq->earned.starved = false;
+    else if (rq->earned.starved)
+        rdps__rel_rq_rotate_turn(rq);
+}
 /* May a repair go ahead of waiting data (data_per_repair new frames went since the last one)? */
 static inline bool rdps__rel_rq_turn(const struct rdps_rel_repairs *rq)
 {

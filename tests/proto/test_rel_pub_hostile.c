@@ -500,6 +500,51 @@ static void test_repairs_bounded_by_data(void **state)
     rp_stop(&f);
 }
 
+/*
+ * Finding 2, hosts taking turns: once a forging host (announced, never reporting) has drained what
+ * data earned, repairs trickle at the floor (a datagram every 16 ms) and what is left of its run of
+ * 512 sequences would hold the queue for seconds; an honest receiver's repair asked behind it goes
+ * next instead (the queue rotates to another host's first entry after each repair).
+ */
+static void test_unearned_repairs_take_turns(void **state)
+{
+    (void)state;
+    struct rp f;
+    struct wire w = {0};
+    rp_config(&f, 4u << 20);
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    rp_join(&f, 5, first, 2048);
+    for (uint64_t i = 0; i < 512; i++) { /* earns 1024 datagrams of repairs */
+        assert_int_equal(rp_append(&f, RP_PAYLOAD, i), 1);
+        take(&f, NULL);
+    }
+    rp_status(&f, 5, first + 500, 2048); /* the honest receiver lacks first + 500 only */
+    struct rdps_source forger = host_src(3, 1), honest = test_source(5);
+    assert_int_equal(rdps__rel_pub_receiver_tag(&f.p, &forger, 7, 0, f.now), 0);
+    uint64_t asked_at = 0, repaired_at = 0;
+    for (uint32_t ms = 0; ms < 2000 && repaired_at == 0; ms++) {
+        f.now += MS;
+        if (ms == 0 || ms == 10 || ms == 20) /* 1536 datagrams asked: the allowance runs out */
+            nak_from(&f, &forger, 7, first, 512, NULL);
+        if (ms == 25) {
+            assert_true(f.p.counters.repairs_unearned > 0);
+            nak_from(&f, &honest, 7, first + 500, 1, NULL);
+            asked_at = f.now;
+        }
+        take(&f, &w);
+        rdps__rel_pub_tick(&f.p, f.now);
+        if (w.repairs_to[5] > 0)
+            repaired_at = f.now;
+    }
+    printf("finding 2 (turns): the honest receiver's repair went %.0f ms after its NAK, behind a "
+           "forger's run of 512 at the floor's pace (%llu repairs to the forger)\n",
+           repaired_at ? (double)(repaired_at - asked_at) / 1e6 : -1.0,
+           (unsigned long long)(w.repairs_uc - w.repairs_to[5]));
+    assert_true(repaired_at != 0 && repaired_at - asked_at <= 64 * MS);
+    rp_stop(&f);
+}
+
 /* ---- finding 5: rate debt ---------------------------------------------------------------- */
 
 /* Finding 5: 1 s of forged NAKs (12 000 bytes) against a publisher limited to 10 MB/s left it 12.6
@@ -719,6 +764,7 @@ int main(void)
         cmocka_unit_test(test_repairs_budgeted_in_every_state),
         cmocka_unit_test(test_nak_amplification_bounded),
         cmocka_unit_test(test_repairs_bounded_by_data),
+        cmocka_unit_test(test_unearned_repairs_take_turns),
         cmocka_unit_test(test_no_rate_debt_after_nak_storm),
         cmocka_unit_test(test_forged_fastest_receiver_under_max),
         cmocka_unit_test(test_forged_echo_does_not_pace_heartbeats),
