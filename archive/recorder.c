@@ -24,19 +24,14 @@
  * table is preallocated (max_topics) and an entry is complete before the first queue entry that
  * names it is published, so the writer reads names without a lock. Figures the ctx thread reads
  * from the writer go through `shared` under a mutex, refreshed after each drained batch.
- *
- * The ordinal and message-count hooks below are where the batching work's
- * rdps_msg_info.ordinal and the LOSS event's message count are wired once they reach main.
  */
 static inline uint32_t msg_ordinal(const rdps_msg_info *info)
 {
-    (void)info;
-    return 0;
+    return info->ordinal;
 }
 static inline uint32_t loss_messages(const rdps_event *ev)
 {
-    (void)ev;
-    return 0;
+    return ev->msg_count;
 }
 
 struct rec_topic {

@@ -25,8 +25,9 @@ uint64_t rdps__ctx_now(const rdps_ctx_t *ctx)
     return ctx->clock ? ctx->clock(ctx->clock_user) : rdps__clock_monotonic_ns();
 }
 
-void rdps__ctx_set_clock(rdps_ctx_t *ctx, uint64_t (*clock)(void *user), void *user)
+void rdps__ctx_set_clock(rdps_ctx_t *handle, uint64_t (*clock)(void *user), void *user)
 {
+    rdps_ctx_t *ctx = rdps__ctx_of_handle(handle);
     ctx->clock = clock;
     ctx->clock_user = user;
     ctx->now_ns = rdps__ctx_now(ctx);
@@ -62,10 +63,12 @@ static int ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const char *group)
     return 0;
 }
 
-int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const char *group)
+int rdps_ctx_map_topic(rdps_ctx_t *handle, const char *topic, const char *group)
 {
+    rdps_ctx_t *ctx;
     rdps__api_enter();
-    return rdps__api_return(ctx_map_topic(ctx, topic, group), "rdps_ctx_map_topic");
+    int rc = rdps__ctx_enter(handle, &ctx);
+    return rdps__api_return(rc < 0 ? rc : ctx_map_topic(ctx, topic, group), "rdps_ctx_map_topic");
 }
 
 static int topic_group(const rdps_ctx_t *ctx, const char *topic, char *buf, size_t len)
@@ -82,10 +85,12 @@ static int topic_group(const rdps_ctx_t *ctx, const char *topic, char *buf, size
     return 0;
 }
 
-int rdps_topic_group(const rdps_ctx_t *ctx, const char *topic, char *buf, size_t len)
+int rdps_topic_group(const rdps_ctx_t *handle, const char *topic, char *buf, size_t len)
 {
+    rdps_ctx_t *ctx;
     rdps__api_enter();
-    return rdps__api_return(topic_group(ctx, topic, buf, len), "rdps_topic_group");
+    int rc = rdps__ctx_enter(handle, &ctx);
+    return rdps__api_return(rc < 0 ? rc : topic_group(ctx, topic, buf, len), "rdps_topic_group");
 }
 
 /* ---- sending one frame (control frames; data goes through publisher.c) ---- */
@@ -193,9 +198,13 @@ static int add_epoll_fd(rdps_ctx_t *ctx, int fd)
     return 0;
 }
 
-int rdps__ctx_create_over(const rdps_config *cfg, struct rdps_transport *transport,
-                          const struct rdps_membership_ops *ops, void *member_impl,
-                          rdps_ctx_t **out)
+static void ctx_free(rdps_ctx_t *ctx);
+static int ctx_sends_pending(const rdps_ctx_t *ctx);
+
+/* rdps__ctx_create_over's work: *out is the object (its handle in ctx->handle). */
+static int ctx_create_over(const rdps_config *cfg, struct rdps_transport *transport,
+                           const struct rdps_membership_ops *ops, void *member_impl,
+                           rdps_ctx_t **out)
 {
     rdps_ctx_t *ctx = calloc(1, sizeof(*ctx));
     rdps_config filled = *cfg;
@@ -207,6 +216,7 @@ int rdps__ctx_create_over(const rdps_config *cfg, struct rdps_transport *transpo
         return rdps__set_err(RDPS_ENOMEM, "rdps_ctx_create: out of memory");
     ctx->cfg = *cfg;
     ctx->epoll_fd = -1;
+    ctx->wake_fd = -1;
     rc = rdps__config_validate(cfg, &ctx->range, &ctx->control_group);
     if (rc < 0)
         goto err;
@@ -270,18 +280,51 @@ int rdps__ctx_create_over(const rdps_config *cfg, struct rdps_transport *transpo
     ctx->now_ns = rdps__ctx_now(ctx);
     if ((rc = rdps__discovery_init(ctx)) < 0)
         goto err_owned;
+    rdps__owner_set(&ctx->owner); /* the creating thread, until it hands the ctx over */
+    if ((ctx->handle = rdps__handle_new(RDPS_HANDLE_CTX, ctx)) == 0) {
+        rc = RDPS_ENOMEM;
+        goto err_owned;
+    }
     *out = ctx;
     return 0;
 
 err_owned:
     /* From here on the ctx owns transport and membership: destroy tears everything down. */
-    rdps_ctx_destroy(ctx);
+    ctx_free(ctx);
     return rc;
 err:
     free(ctx);
     ops->destroy(member_impl);
     transport->ops->destroy(transport);
     return rc;
+}
+
+int rdps__ctx_create_over(const rdps_config *cfg, struct rdps_transport *transport,
+                          const struct rdps_membership_ops *ops, void *member_impl,
+                          rdps_ctx_t **out)
+{
+    rdps_ctx_t *ctx;
+    int rc = ctx_create_over(cfg, transport, ops, member_impl, &ctx);
+    *out = rc < 0 ? NULL : (rdps_ctx_t *)ctx->handle;
+    return rc;
+}
+
+int rdps__enter_refused(const void *handle, enum rdps_handle_type type, rdps_ctx_t *ctx)
+{
+    if (ctx == NULL)
+        return rdps__handle_refusal(handle, type);
+    int rc = rdps__owner_take(&ctx->owner);
+    if (rc == 0)
+        rdps__ctx_owner_changed(ctx);
+    return rc;
+}
+
+void rdps__ctx_owner_changed(rdps_ctx_t *ctx)
+{
+    uint64_t owner = atomic_load_explicit(&ctx->owner.token, memory_order_relaxed);
+    for (rdps_pub_t *p = ctx->pubs; p != NULL; p = p->next)
+        atomic_store_explicit(&p->send_owner, p->cq != NULL ? RDPS__OWNER_NONE : owner,
+                              memory_order_relaxed);
 }
 
 int rdps__ctx_wrap_loss_generator(const rdps_config *cfg, struct rdps_transport **t)
@@ -339,12 +382,13 @@ static int ctx_create_loopback(const rdps_config *cfg, rdps_ctx_t **out)
         rdps__loopback_device_close();
         return rdps__prepend_err(rc, "rdps_ctx_create: loss generator: ");
     }
-    rc = rdps__ctx_create_over(cfg, outer, ops, impl, out);
+    rdps_ctx_t *ctx;
+    rc = ctx_create_over(cfg, outer, ops, impl, &ctx);
     if (rc < 0) {
         rdps__loopback_device_close(); /* create_over destroyed the endpoint */
         return rdps__prepend_err(rc, "rdps_ctx_create: ");
     }
-    rdps_ctx_t *ctx = *out;
+    *out = (rdps_ctx_t *)ctx->handle;
     ctx->on_loopback_device = true;
     ctx->self_qpn = qpn;
     memcpy(ctx->self_gid, gid, 16);
@@ -423,10 +467,11 @@ static int ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
         verbs->ops->destroy(verbs);
         return rdps__prepend_err(rc, "rdps_ctx_create: loss generator: ");
     }
-    rc = rdps__ctx_create_over(cfg, outer, ops, impl, out);
+    rdps_ctx_t *ctx;
+    rc = ctx_create_over(cfg, outer, ops, impl, &ctx);
     if (rc < 0)
         return rdps__prepend_err(rc, "rdps_ctx_create: ");
-    rdps_ctx_t *ctx = *out;
+    *out = (rdps_ctx_t *)ctx->handle;
     ctx->cfg.cm_port = cm_port;
     ctx->self_qpn = info.qpn;
     memcpy(ctx->self_gid, info.gid.raw, 16);
@@ -443,7 +488,10 @@ static int ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
 
 static void ctx_free(rdps_ctx_t *ctx)
 {
+    rdps__handle_release(ctx->handle); /* from now on every copy of it is refused */
+    ctx->handle = 0;
     ctx->callback_depth = 0;
+    ctx->destroy_requested = true; /* nothing is sent or delivered from here on */
     rdps__stat_shm_close(ctx);
     while (ctx->subs)
         rdps__sub_free(ctx->subs);
@@ -456,7 +504,7 @@ static void ctx_free(rdps_ctx_t *ctx)
         /* Give the device a moment to finish posted sends (the goodbyes above). */
         uint64_t until = rdps__clock_monotonic_ns() + 50000000ull;
         while (rdps__clock_monotonic_ns() < until && rdps__ctx_reap_sends(ctx) >= 0 &&
-               rdps_ctx_sends_pending(ctx) > 0)
+               ctx_sends_pending(ctx) > 0)
             ;
     }
     if (ctx->control_membership)
@@ -465,24 +513,70 @@ static void ctx_free(rdps_ctx_t *ctx)
     if (ctx->member_ops)
         ctx->member_ops->destroy(ctx->member_impl);
     if (ctx->transport)
-        ctx->transport->ops->destroy(ctx->transport);
+        ctx->transport->ops->destroy(ctx->transport); /* deregisters what is registered */
+    rdps__claim_buffer_fini(ctx);
     if (ctx->on_loopback_device)
         rdps__loopback_device_close();
+    rdps__ctx_queues_fini(ctx); /* concurrent publishers' lingering memory, the wake fd */
     if (ctx->epoll_fd >= 0)
         close(ctx->epoll_fd);
     free(ctx);
 }
 
-void rdps_ctx_destroy(rdps_ctx_t *ctx)
+void rdps_ctx_destroy(rdps_ctx_t *handle)
 {
-    if (ctx == NULL)
+    rdps_ctx_t *ctx = NULL;
+    /* NULL and a ctx destroyed already are no-ops; another thread's ctx is left alone. */
+    if (handle == NULL || rdps__ctx_enter(handle, &ctx) < 0) {
+        if (ctx != NULL) {
+            RDPS_LOG_ERR("rdps_ctx_destroy: %s", rdps_last_error_message());
+            rdps__api_note("rdps_ctx_destroy");
+        }
         return;
+    }
+    if (ctx->callback_depth == 0 && ctx->concurrent_pubs > 0) {
+        /* What other threads queued on concurrent publishers goes first (callbacks of local
+         * subscribers run: one destroying the ctx again only asks for what happens now). */
+        rdps__ctx_callbacks_enter(ctx);
+        for (rdps_pub_t *p = ctx->pubs; p != NULL; p = p->next)
+            if (p->cq != NULL && !p->closed)
+                rdps__pub_queue_flush(p);
+        ctx->callback_depth--;
+        if (ctx->handle == 0) { /* a callback destroyed it meanwhile: the flag is set */
+            ctx_free(ctx);
+            return;
+        }
+    }
     if (ctx->callback_depth > 0) {
-        /* Called from a callback: the API call that ran it frees the ctx and returns ECLOSED. */
+        /* Called from a callback: the API call that ran it frees the ctx and returns ECLOSED.
+         * The handle is refused from now on; what the publishers hold goes now, and none keeps
+         * a datagram open for more. */
+        rdps__handle_release(ctx->handle);
+        ctx->handle = 0;
+        for (rdps_pub_t *p = ctx->pubs; p != NULL; p = p->next)
+            rdps__pub_batch_drop(p);
         ctx->destroy_requested = true;
         return;
     }
     ctx_free(ctx);
+}
+
+static int ctx_handover(rdps_ctx_t *ctx)
+{
+    if (ctx->callback_depth > 0)
+        return rdps__set_err_static(RDPS_EBUSY, "called from a callback: the rdps_ctx_poll that "
+                                                "runs it is still using the ctx");
+    rdps__owner_hand_over(&ctx->owner);
+    rdps__ctx_owner_changed(ctx);
+    return 0;
+}
+
+int rdps_ctx_handover(rdps_ctx_t *handle)
+{
+    rdps_ctx_t *ctx;
+    rdps__api_enter();
+    int rc = rdps__ctx_enter(handle, &ctx);
+    return rdps__api_return(rc < 0 ? rc : ctx_handover(ctx), "rdps_ctx_handover");
 }
 
 /* Frees the publishers and subscribers destroyed from callbacks. */
@@ -571,18 +665,41 @@ static int handle_transport_events(rdps_ctx_t *ctx)
     return 0;
 }
 
+/*
+ * Posts what the ctx's publishers hold: their open datagrams (every one, or those not lingering
+ * past until_ns, monotonic; the rest keep the ctx's timer at their deadline), reliable frames
+ * RDPS_SEND_MORE deferred, and the transport's queued chain, as one post.
+ */
+static int flush_sends(rdps_ctx_t *ctx, bool all, uint64_t until_ns)
+{
+    int rc = 0;
+    if (ctx->open_batches > 0) {
+        uint64_t lingering;
+        rc = rdps__ctx_batches_flush(ctx, all, until_ns, &lingering);
+        rdps__ctx_timer_at(ctx, lingering);
+    }
+    if (ctx->rel_sends_deferred || (all && ctx->reliable_pubs > 0)) {
+        ctx->rel_sends_deferred = false;
+        rdps__pub_rel_flush(ctx, all);
+    }
+    if (!ctx->sends_queued)
+        return rc;
+    ctx->sends_queued = false;
+    int frc = ctx->transport->ops->flush(ctx->transport);
+    return rc < 0 ? rc : frc;
+}
+
 static int ctx_flush(rdps_ctx_t *ctx)
 {
     if (ctx == NULL)
         return rdps__set_err_static(RDPS_EINVAL, "NULL ctx");
-    if (ctx->rel_sends_deferred) {
-        ctx->rel_sends_deferred = false;
-        rdps__pub_rel_flush(ctx);
+    if (ctx->concurrent_pubs > 0 || ctx->lingering != NULL) {
+        rdps__ctx_callbacks_enter(ctx); /* local subscribers get other threads' messages */
+        rdps__ctx_queues_drain(ctx);
+        if (rdps__ctx_callbacks_leave(ctx))
+            return rdps__set_err_static(RDPS_ECLOSED, RDPS__TEXT_CTX_DESTROYED);
     }
-    if (!ctx->sends_queued)
-        return 0;
-    ctx->sends_queued = false;
-    return ctx->transport->ops->flush(ctx->transport);
+    return flush_sends(ctx, true, 0);
 }
 
 /*
@@ -634,11 +751,11 @@ static int poll_locked(rdps_ctx_t *ctx, int budget)
     struct rdps_transport *t = ctx->transport;
     int handled = 0, rc;
 
-    if ((rc = ctx_flush(ctx)) < 0)
+    ctx->now_ns = rdps__ctx_now(ctx);
+    if ((rc = flush_sends(ctx, false, ctx->now_ns)) < 0)
         return rc;
     if (budget <= 0)
         budget = 4 * RDPS_RX_BATCH;
-    ctx->now_ns = rdps__ctx_now(ctx);
     if (ctx->contacts == NULL && !ctx->contacts_failed)
         start_peers(ctx);
     if ((rc = ctx->member_ops->process(ctx->member_impl)) < 0)
@@ -683,6 +800,16 @@ static int poll_locked(rdps_ctx_t *ctx, int budget)
             ctx->stat_deadline_ns = rdps__stat_shm_refresh(ctx, ctx->now_ns);
         rdps__ctx_timer_at(ctx, ctx->stat_deadline_ns);
     }
+    /* Unreliable publishers that went quiet tell their next sequence (a lost tail is a gap). */
+    if ((ctx->tail_data || ctx->now_ns >= ctx->tail_deadline_ns) && !ctx->destroy_requested)
+        rdps__ctx_timer_at(ctx, rdps__pubs_tail_tick(ctx, ctx->now_ns));
+    /* What other threads queued on concurrent publishers, with the joins of this poll known. */
+    if ((ctx->concurrent_pubs > 0 || ctx->lingering != NULL) && !ctx->destroy_requested)
+        rdps__ctx_queues_drain(ctx);
+    /* What the callbacks published in this poll goes now (and lingering datagrams keep their
+     * deadline in the timer run_timers just set). */
+    if (!ctx->destroy_requested && (rc = flush_sends(ctx, false, ctx->now_ns)) < 0)
+        return rc;
     return handled;
 }
 
@@ -705,28 +832,46 @@ static int ctx_poll(rdps_ctx_t *ctx, int budget)
     return rc;
 }
 
-int rdps_ctx_poll(rdps_ctx_t *ctx, int budget)
+int rdps_ctx_poll(rdps_ctx_t *handle, int budget)
 {
+    rdps_ctx_t *ctx;
     rdps__api_enter();
-    return rdps__api_return(ctx_poll(ctx, budget), "rdps_ctx_poll");
+    int rc = rdps__ctx_enter(handle, &ctx);
+    return rdps__api_return(rc < 0 ? rc : ctx_poll(ctx, budget), "rdps_ctx_poll");
 }
 
-int rdps_ctx_fd(rdps_ctx_t *ctx)
+/* Any thread: the fd never changes. */
+int rdps_ctx_fd(rdps_ctx_t *handle)
 {
     rdps__api_enter();
-    return rdps__api_return(ctx ? ctx->epoll_fd : rdps__set_err_static(RDPS_EINVAL, "NULL ctx"),
-                            "rdps_ctx_fd");
+    const rdps_ctx_t *ctx = rdps__ctx_of_handle(handle);
+    return rdps__api_return(
+        ctx != NULL ? ctx->epoll_fd : rdps__handle_refusal(handle, RDPS_HANDLE_CTX), "rdps_ctx_fd");
 }
 
-int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx)
+static int ctx_next_timeout_ms(const rdps_ctx_t *ctx)
 {
-    if (ctx == NULL)
-        return 0; /* a negative timeout would make the caller's epoll_wait block for ever */
     uint64_t now = rdps__ctx_now(ctx);
     if (ctx->next_timer_ns <= now)
         return 0;
     uint64_t ms = (ctx->next_timer_ns - now + 999999) / 1000000;
     return ms > 60000 ? 60000 : (int)ms;
+}
+
+/* A query's refused handle: the message says why (the query itself returns its zero). */
+static void query_refused(const char *fn)
+{
+    rdps__api_note(fn);
+}
+
+int rdps_ctx_next_timeout_ms(rdps_ctx_t *handle)
+{
+    rdps_ctx_t *ctx;
+    if (rdps__ctx_enter(handle, &ctx) < 0) {
+        query_refused("rdps_ctx_next_timeout_ms");
+        return 0; /* a negative timeout would make the caller's epoll_wait block for ever */
+    }
+    return ctx_next_timeout_ms(ctx);
 }
 
 static int ctx_arm(rdps_ctx_t *ctx)
@@ -735,12 +880,18 @@ static int ctx_arm(rdps_ctx_t *ctx)
         return rdps__set_err_static(RDPS_EINVAL, "NULL ctx");
     if (ctx->callback_depth > 0)
         return refuse_nested_poll(ctx);
-    int rc = ctx_flush(ctx); /* sends queued with RDPS_SEND_MORE must not wait for a wakeup */
+    /* Nothing queued or held waits for a wakeup, but a datagram lingering 1 ms more or longer:
+     * rdps_ctx_next_timeout_ms() wakes the loop for it. */
+    uint64_t now = rdps__ctx_now(ctx);
+    int rc = flush_sends(ctx, false, now + 1000000ull);
     if (rc < 0)
         return rc;
-    if (rdps__ctx_now(ctx) >= ctx->next_timer_ns)
+    if (now >= ctx->next_timer_ns)
         return rdps__set_err_static(RDPS_EAGAIN, "a timer is due: call rdps_ctx_poll, then arm "
                                                  "again");
+    if (ctx->concurrent_pubs > 0 && !rdps__ctx_queues_sleep(ctx))
+        return rdps__set_err_static(RDPS_EAGAIN, "other threads queued messages on a concurrent "
+                                                 "publisher: call rdps_ctx_poll, then arm again");
     rc = ctx->transport->ops->arm(ctx->transport);
     if (rc < 0)
         return rc;
@@ -763,7 +914,7 @@ static int ctx_wait(rdps_ctx_t *ctx, int timeout_ms)
         return ctx_poll(ctx, 0);
     if (rc < 0)
         return rc;
-    int wait_ms = rdps_ctx_next_timeout_ms(ctx);
+    int wait_ms = ctx_next_timeout_ms(ctx);
     if (timeout_ms >= 0 && timeout_ms < wait_ms)
         wait_ms = timeout_ms;
     struct epoll_event evs[4];
@@ -773,36 +924,52 @@ static int ctx_wait(rdps_ctx_t *ctx, int timeout_ms)
     return ctx_poll(ctx, 0);
 }
 
-int rdps_ctx_flush(rdps_ctx_t *ctx)
+int rdps_ctx_flush(rdps_ctx_t *handle)
 {
+    rdps_ctx_t *ctx;
     rdps__api_enter();
-    return rdps__api_return(ctx_flush(ctx), "rdps_ctx_flush");
+    int rc = rdps__ctx_enter(handle, &ctx);
+    return rdps__api_return(rc < 0 ? rc : ctx_flush(ctx), "rdps_ctx_flush");
 }
 
-int rdps_ctx_arm(rdps_ctx_t *ctx)
+int rdps_ctx_arm(rdps_ctx_t *handle)
 {
+    rdps_ctx_t *ctx;
     rdps__api_enter();
-    return rdps__api_return(ctx_arm(ctx), "rdps_ctx_arm");
+    int rc = rdps__ctx_enter(handle, &ctx);
+    return rdps__api_return(rc < 0 ? rc : ctx_arm(ctx), "rdps_ctx_arm");
 }
 
-int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms)
+int rdps_ctx_wait(rdps_ctx_t *handle, int timeout_ms)
 {
+    rdps_ctx_t *ctx;
     rdps__api_enter();
-    return rdps__api_return(ctx_wait(ctx, timeout_ms), "rdps_ctx_wait");
+    int rc = rdps__ctx_enter(handle, &ctx);
+    return rdps__api_return(rc < 0 ? rc : ctx_wait(ctx, timeout_ms), "rdps_ctx_wait");
 }
 
-size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx)
+/* Any thread: the datagram size never changes. */
+size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *handle)
 {
+    const rdps_ctx_t *ctx = rdps__ctx_of_handle(handle);
     return ctx ? ctx->max_datagram - RDPS_FRAME_HEADER_LEN : 0;
 }
 
-int rdps_ctx_sends_pending(const rdps_ctx_t *ctx)
+static int ctx_sends_pending(const rdps_ctx_t *ctx)
 {
     struct rdps_transport_stats ts;
-    if (ctx == NULL)
-        return 0; /* nothing pending: a `while (rdps_ctx_sends_pending(ctx))` loop ends */
     ctx->transport->ops->get_stats(ctx->transport, &ts);
     return ts.tx_outstanding > INT32_MAX ? INT32_MAX : (int)ts.tx_outstanding;
+}
+
+int rdps_ctx_sends_pending(const rdps_ctx_t *handle)
+{
+    rdps_ctx_t *ctx;
+    if (rdps__ctx_enter(handle, &ctx) < 0) {
+        query_refused("rdps_ctx_sends_pending");
+        return 0; /* nothing pending: a `while (rdps_ctx_sends_pending(ctx))` loop ends */
+    }
+    return ctx_sends_pending(ctx);
 }
 
 static int ctx_create_sized(const rdps_config *cfg, size_t size, unsigned header_version,
@@ -845,11 +1012,16 @@ int rdps__counters_to_caller(int rc, const rdps_counters *full, rdps_counters *o
     return rc;
 }
 
-int rdps_ctx_counters_sized(const rdps_ctx_t *ctx, rdps_counters *out, size_t size)
+int rdps_ctx_counters_sized(const rdps_ctx_t *handle, rdps_counters *out, size_t size)
 {
     rdps_counters full;
+    rdps_ctx_t *ctx;
     rdps__api_enter();
-    int rc = rdps__ctx_counters(ctx, &full);
+    int rc = rdps__ctx_enter(handle, &ctx);
+    if (rc < 0)
+        memset(&full, 0, sizeof(full));
+    else
+        rc = rdps__ctx_counters(ctx, &full);
     return rdps__api_return(rdps__counters_to_caller(rc, &full, out, size), "rdps_ctx_counters");
 }
 

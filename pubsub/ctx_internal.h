@@ -9,7 +9,10 @@
 #include <rdps/rdps.h>
 
 #include "contacts.h"
+#include "rdps_batch.h"
 #include "discovery.h"
+#include "handles.h"
+#include "owner.h"
 #include "rdps_frame.h"
 #include "rdps_source.h"
 #include "rdps_transport.h"
@@ -60,6 +63,10 @@ struct rdps_disc_replay {
 
 struct rdps_pub {
     rdps_ctx_t *ctx;
+    uintptr_t handle; /* what the application holds (handles.h); 0 once destroyed */
+    /* The send fast path's owner check, one load: the ctx owner's token (kept up to date by
+     * rdps__ctx_owner_changed), RDPS__OWNER_NONE on a concurrent publisher (the slow way). */
+    _Atomic uint64_t send_owner;
     struct rdps_pub *next;
     bool closed;  /* destroyed from a callback: freed when the outermost callback returns */
     bool claimed; /* a claim is outstanding (rdps_pub_claim): sends and claims get RDPS_EBUSY */
@@ -69,6 +76,7 @@ struct rdps_pub {
     uint64_t announce_seq;
     rdps_counters counters;
     struct rdps_rel_pub_glue *rel; /* reliable publishers (publisher_reliable.c), else NULL */
+    struct rdps_pub_queue *cq;     /* concurrent publishers (publisher_concurrent.c), else NULL */
     rdps_event_cb on_event;        /* rdps_pub_opts.on_event: events of every publisher */
     void *event_user;
     struct rdps_disc_replay replay; /* SUBSCRIBER_SEEN of subscribers known before it */
@@ -77,10 +85,37 @@ struct rdps_pub {
     uint64_t claim_token;
     size_t claim_capacity;
     struct rdps_tx_buf claim_buf;
+    unsigned claim_flags; /* rdps_pub_claim_ex's flags, for its commit */
+    bool claim_in_open;   /* unreliable: the claim's room is the open datagram's last message */
+    bool claim_large;     /* the claim is in the ctx's claim buffer, at claim_pos */
+    uint64_t claim_pos;
+    /* Batching (publisher_batch.c): the open datagram of an unreliable publisher (open.count 0:
+     * none), in a registered send buffer; why it is held (the device was busy when it opened,
+     * RDPS_SEND_MORE on its latest message, the linger); the next message's ordinal. */
+    bool batching; /* rdps_pub_opts.batching is RDPS_BATCH_AUTO */
+    /* The join path (rdps__pub_batch_join): the open datagram it appends to (&open, or a reliable
+     * publisher's open ring frame; nothing open: &open, closed), and whether subscribers in this
+     * ctx take every message at once instead (the topic's live_subs). */
+    struct rdps_batch *join;
+    bool local_subs;
+    uint64_t linger_ns;
+    uint32_t next_ordinal;
+    struct rdps_batch open; /* its messages are next_ordinal.. (next_ordinal moves when it goes) */
+    struct rdps_tx_buf open_buf;
+    uint32_t open_seq;
+    uint64_t open_ts;          /* its timestamp: its first message's (wall clock) */
+    uint64_t open_deadline_ns; /* lingering: goes at the first poll from then on (monotonic) */
+    bool open_busy, open_more;
+    bool open_hold; /* held by more than RDPS_SEND_MORE: open_busy, or lingering */
+    /* Tail heartbeats (publisher_tail.c): data sent since the last look; beats sent since. */
+    bool tail_sent;
+    uint8_t tail_beats;
+    uint64_t tail_due_ns;
 };
 
 struct rdps_sub {
     rdps_ctx_t *ctx;
+    uintptr_t handle;            /* what the application holds (handles.h); 0 once destroyed */
     struct rdps_sub *next;       /* in ctx */
     bool closed;                 /* destroyed from a callback: skipped, freed later */
     bool reliable;               /* asked for in-order, exactly-once delivery */
@@ -99,6 +134,8 @@ struct rdps_sub {
 };
 
 struct rdps_ctx {
+    uintptr_t handle;        /* what the application holds (handles.h); 0 once destroyed */
+    struct rdps_owner owner; /* the thread that uses it (owner.h) */
     rdps_config cfg;
     char device[64];
     char bind_ip[16];
@@ -148,6 +185,9 @@ struct rdps_ctx {
     bool sends_queued;            /* RDPS_SEND_MORE left datagrams queued in the transport */
     bool on_loopback_device;      /* opened through rdps__loopback_device_open */
     bool rel_sends_deferred;      /* RDPS_SEND_MORE left reliable ring frames unposted */
+    unsigned open_batches;        /* unreliable publishers with an open datagram */
+    bool tail_data;               /* an unreliable publisher sent data since the tail tick */
+    uint64_t tail_deadline_ns;    /* the tail tick's next deadline (UINT64_MAX: none) */
 
     struct rdps_rx_datagram rx[RDPS_RX_BATCH];
     struct rdps_source rx_source; /* sender of the datagram being handled */
@@ -166,6 +206,15 @@ struct rdps_ctx {
     struct rdps_contacts_rt *contacts;
     bool contacts_failed;       /* could not start (logged): no unicast discovery */
     uint64_t peers_deadline_ns; /* its next deadline as last reported */
+    /* Concurrent publishers (publisher_concurrent.c): how many, the eventfd other threads wake
+     * the ctx's thread with (-1: none yet), destroyed ones whose memory waits a moment. */
+    unsigned concurrent_pubs;
+    int wake_fd;
+    struct rdps_pub *lingering;
+    /* Claims longer than a datagram (publisher_claim.c): the buffer they are written in (NULL
+     * until the first), and whether the transport could not gather (then fragments copy). */
+    struct rdps_claim_buffer *claim_buffer;
+    bool no_gather;
     /* Topic paths (unicast.c): sides still joining, and when auto's deadlines next fall. */
     unsigned topics_joining;
     uint64_t topics_deadline_ns;
@@ -191,11 +240,13 @@ int rdps__pub_rel_attach(rdps_pub_t *pub, const rdps_pub_opts *opts);
 void rdps__pub_rel_detach(rdps_pub_t *pub);
 /* rdps_pub_send for a reliable publisher: RDPS_EAGAIN before anything is written. */
 int rdps__pub_rel_send(rdps_pub_t *pub, const void *data, size_t len, unsigned flags);
-/* rdps_pub_claim for a reliable publisher: room for one datagram reserved in the ring (RDPS_EAGAIN
- * as send: nothing reserved); *data is where the payload goes. Commit appends it (len was checked
- * against the capacity) and delivers locally as send does; unclaim gives the room back. */
-int rdps__pub_rel_claim(rdps_pub_t *pub, void **data, size_t *capacity);
-int rdps__pub_rel_commit(rdps_pub_t *pub, size_t len);
+/* rdps_pub_claim for a reliable publisher: room for `want` bytes reserved in the ring (in the open
+ * frame with batching; SIZE_MAX: a whole datagram; RDPS_EAGAIN as send: nothing reserved); *data
+ * is where the message goes, *capacity its room. Commit appends it (len was checked against the
+ * capacity) and delivers locally as send does, posting unless flags hold RDPS_SEND_MORE; unclaim
+ * gives the room back. */
+int rdps__pub_rel_claim(rdps_pub_t *pub, size_t want, void **data, size_t *capacity);
+int rdps__pub_rel_commit(rdps_pub_t *pub, size_t len, unsigned flags);
 void rdps__pub_rel_unclaim(rdps_pub_t *pub);
 /* A NAK or STATUS from `src` (decoded): handed to the publisher whose session it names. */
 void rdps__pub_rel_on_control(rdps_ctx_t *ctx, const struct rdps_source *src,
@@ -210,10 +261,67 @@ uint32_t rdps__pub_rel_receivers_behind(const rdps_pub_t *pub);
 /* The topic's publishers' path changed: without the group, repairs go to their askers only. */
 void rdps__pub_rel_topic_path(rdps_ctx_t *ctx, const struct rdps_topic *t);
 size_t rdps__pub_rel_max_message_size(const rdps_pub_t *pub);
-/* Posts the ring frames RDPS_SEND_MORE left unposted, as one chain per publisher. */
-void rdps__pub_rel_flush(rdps_ctx_t *ctx);
+/* Posts the ring frames RDPS_SEND_MORE left unposted, as one chain per publisher; all: lingering
+ * open frames too (rdps_ctx_flush). */
+void rdps__pub_rel_flush(rdps_ctx_t *ctx, bool all);
 /* Adds the reliable publishers' figures to a publisher's (or, pub NULL, the ctx's) counters. */
 void rdps__pub_rel_counters(const rdps_pub_t *pub, rdps_counters *out);
+
+/* publisher_batch.c: unreliable publishers' batching (rdps_batch.h; rdps.h, RDPS_SEND_MORE). */
+/* rdps_pub_send_ex of a message that fits a datagram, on a batching publisher. */
+int rdps__pub_batch_send(rdps_pub_t *pub, const void *data, size_t len, unsigned flags);
+/* Sends the open datagram (queued only, with RDPS_SEND_MORE in flags). */
+int rdps__pub_batch_post(rdps_pub_t *pub, unsigned flags);
+/* The publisher is being destroyed: its open datagram goes, or (the device refusing it) is dropped
+ * and counted; none is left open. */
+void rdps__pub_batch_drop(rdps_pub_t *pub);
+/* The topic's live_subs changed: its publishers' join path follows (rdps__pub_batch_join). */
+void rdps__pub_local_subs_changed(rdps_ctx_t *ctx, const struct rdps_topic *t);
+/* A claim of len bytes in the open datagram, or a new one (*data: where the message goes). */
+int rdps__pub_batch_claim(rdps_pub_t *pub, size_t len, void **data);
+/* Its commit (len checked against the claim) and abort. */
+int rdps__pub_batch_commit(rdps_pub_t *pub, size_t len);
+void rdps__pub_batch_abort(rdps_pub_t *pub);
+/* Sends every open datagram (`all`), or those not lingering past `until_ns` (monotonic): the
+ * polls' and rdps_ctx_arm's flush, queued for one transport flush by the caller. *next_ns: the
+ * earliest deadline of those left lingering (UINT64_MAX: none). Returns 0 or the first error. */
+int rdps__ctx_batches_flush(rdps_ctx_t *ctx, bool all, uint64_t until_ns, uint64_t *next_ns);
+
+/* publisher_concurrent.c: concurrent publishers (rdps_pub_opts.concurrent). */
+struct rdps_pub_queue;
+/* The concurrent options of *opts: 0, or RDPS_EINVAL naming the option. */
+int rdps__pub_queue_check_opts(const rdps_pub_opts *opts);
+/* Makes pub concurrent (opts->concurrent set; checked). */
+int rdps__pub_queue_attach(rdps_pub_t *pub, const rdps_pub_opts *opts);
+/* Any thread: queues a message for the ctx's thread (rdps_pub_send of a non-owner). */
+int rdps__pub_queue_offer(rdps_pub_t *pub, const void *data, size_t len, unsigned flags);
+/* Any thread: rdps_pub_ready as the ctx's thread last published it (the message set on failure). */
+int rdps__pub_queue_ready(const rdps_pub_t *pub);
+size_t rdps__pub_queue_max_message(const rdps_pub_t *pub);
+/* The ctx's thread: sends what other threads queued (RDPS_EAGAIN: back-pressure stopped it). */
+int rdps__pub_queue_drain(rdps_pub_t *pub);
+/* publisher.c: sends one queued message as the ctx's thread's own, with RDPS_SEND_MORE. */
+int rdps__pub_send_queued(rdps_pub_t *pub, const void *data, size_t len);
+/* Refuses producers from now on; flush also sends what they queued (not from a callback). */
+void rdps__pub_queue_close(rdps_pub_t *pub);
+void rdps__pub_queue_flush(rdps_pub_t *pub);
+/* rdps__pub_free's last step for a concurrent publisher: its memory goes a second later. */
+void rdps__pub_queue_linger(rdps_pub_t *pub);
+void rdps__pub_queue_counters(const rdps_pub_t *pub, rdps_counters *into);
+/* Every poll: drains the queues, frees what lingered. Before sleeping: false when a queue holds
+ * something (do not sleep), else true with the producers told to wake the ctx. */
+void rdps__ctx_queues_drain(rdps_ctx_t *ctx);
+bool rdps__ctx_queues_sleep(rdps_ctx_t *ctx);
+void rdps__ctx_queues_fini(rdps_ctx_t *ctx);
+
+/* publisher_claim.c: the claim buffer's memory goes (after the transport, which deregistered it:
+ * a send still in flight may read it until then). */
+void rdps__claim_buffer_fini(rdps_ctx_t *ctx);
+
+/* publisher_tail.c: unreliable publishers' tail heartbeats after a burst (a lost tail is a gap). */
+void rdps__pub_tail_init(rdps_pub_t *pub);
+/* Beats due; returns the next deadline. Run at polls when data was sent or a deadline passed. */
+uint64_t rdps__pubs_tail_tick(rdps_ctx_t *ctx, uint64_t now_ns);
 
 /* unicast.c: each side of a topic's path (rdps_transport_mode) and the publishers' fan-out. */
 /* RDPS_EINVAL (naming `who`) unless mode is an rdps_transport_mode. */
@@ -262,6 +370,9 @@ void rdps__pub_fold_counters(const rdps_pub_t *pub, rdps_counters *into);
 /* publisher.c, subscriber.c: the real destroy (leave announcements, group leave, free). */
 void rdps__pub_free(rdps_pub_t *pub);
 void rdps__sub_free(rdps_sub_t *sub);
+/* subscriber.c: an endpoint's counters as rdps_pub_counters / rdps_sub_counters give them. */
+void rdps__pub_counters(const rdps_pub_t *pub, rdps_counters *out);
+void rdps__sub_counters(const rdps_sub_t *sub, rdps_counters *out);
 
 /* stat_shm.c: the ctx's live-counters file (stat_format.h). Open logs and goes on without one
  * when it cannot be created; refresh returns the next refresh's deadline. */
@@ -274,11 +385,59 @@ uint64_t rdps__stat_shm_refresh(rdps_ctx_t *ctx, uint64_t now_ns);
 int rdps__config_validate(const rdps_config *cfg, struct rdps_group_range *range,
                           uint32_t *control_group);
 
+/*
+ * Entry points: the object behind the application's handle, for a call from the ctx's thread.
+ * 0 and *out; or RDPS_EINVAL (NULL, not a handle of that type), RDPS_ECLOSED (destroyed) or
+ * RDPS_ENOTOWNER (another thread owns the ctx), recorded, with *out NULL for the first two.
+ * The inline part is the hot path: the handle's lookup and the owner check.
+ */
+int rdps__enter_refused(const void *handle, enum rdps_handle_type type, rdps_ctx_t *ctx);
+/* The ctx changed hands (taken over, handed over): its publishers' send_owner follow. */
+void rdps__ctx_owner_changed(rdps_ctx_t *ctx);
+static inline int rdps__ctx_enter(const rdps_ctx_t *handle, rdps_ctx_t **out)
+{
+    rdps_ctx_t *ctx = rdps__handle_get(handle, RDPS_HANDLE_CTX);
+    *out = ctx;
+    if (__builtin_expect(ctx != NULL && rdps__owner_is_caller(&ctx->owner), 1))
+        return 0;
+    return rdps__enter_refused(handle, RDPS_HANDLE_CTX, ctx);
+}
+static inline int rdps__pub_enter(const rdps_pub_t *handle, rdps_pub_t **out)
+{
+    rdps_pub_t *pub = rdps__handle_get(handle, RDPS_HANDLE_PUB);
+    *out = pub;
+    if (__builtin_expect(pub != NULL && rdps__owner_is_caller(&pub->ctx->owner), 1))
+        return 0;
+    return rdps__enter_refused(handle, RDPS_HANDLE_PUB, pub != NULL ? pub->ctx : NULL);
+}
+static inline int rdps__sub_enter(const rdps_sub_t *handle, rdps_sub_t **out)
+{
+    rdps_sub_t *sub = rdps__handle_get(handle, RDPS_HANDLE_SUB);
+    *out = sub;
+    if (__builtin_expect(sub != NULL && rdps__owner_is_caller(&sub->ctx->owner), 1))
+        return 0;
+    return rdps__enter_refused(handle, RDPS_HANDLE_SUB, sub != NULL ? sub->ctx : NULL);
+}
+/* Lookups alone, for the calls any thread may make (they read what never changes). */
+static inline rdps_ctx_t *rdps__ctx_of_handle(const rdps_ctx_t *handle)
+{
+    return rdps__handle_get(handle, RDPS_HANDLE_CTX);
+}
+static inline rdps_pub_t *rdps__pub_of_handle(const rdps_pub_t *handle)
+{
+    return rdps__handle_get(handle, RDPS_HANDLE_PUB);
+}
+static inline rdps_sub_t *rdps__sub_of_handle(const rdps_sub_t *handle)
+{
+    return rdps__handle_get(handle, RDPS_HANDLE_SUB);
+}
+
 /* ctx.c */
 /* The ctx's monotonic clock (the real one unless a test substituted its own). */
 uint64_t rdps__ctx_now(const rdps_ctx_t *ctx);
-/* Substitutes the clock (tests, fuzzers); call right after creation. */
-void rdps__ctx_set_clock(rdps_ctx_t *ctx, uint64_t (*clock)(void *user), void *user);
+/* Substitutes the clock of the ctx behind a public handle (tests, fuzzers); call right after
+ * creation. */
+void rdps__ctx_set_clock(rdps_ctx_t *handle, uint64_t (*clock)(void *user), void *user);
 /*
  * Brackets every call of user code. rdps__ctx_callbacks_leave returns true when the ctx itself
  * was destroyed by the callbacks (the caller returns RDPS_ECLOSED without touching it).
@@ -289,9 +448,9 @@ static inline void rdps__ctx_callbacks_enter(rdps_ctx_t *ctx)
 }
 bool rdps__ctx_callbacks_leave(rdps_ctx_t *ctx);
 /* rdps_last_error_message() of a call whose callbacks destroyed the ctx. */
-#define RDPS__TEXT_CTX_DESTROYED                                                      \
-    "a callback destroyed the ctx (freed now: use neither it nor its publishers and " \
-    "subscribers)"
+#define RDPS__TEXT_CTX_DESTROYED                                                           \
+    "a callback destroyed the ctx (freed now: its handle and those of its publishers and " \
+    "subscribers are refused from now on)"
 /* Appended to every "no such device" of rdps_ctx_create: where rdps runs without RDMA hardware. */
 #define RDPS__NO_DEVICE_HINT                                                                    \
     "without RDMA hardware use device \"loopback\" (one process) or \"local\" (the processes "  \

@@ -391,11 +391,14 @@ static int watch_publishers(rdps_ctx_t *ctx, const char *prefix, rdps_publisher_
     return 0;
 }
 
-int rdps_ctx_watch_publishers(rdps_ctx_t *ctx, const char *prefix, rdps_publisher_watch_cb cb,
+int rdps_ctx_watch_publishers(rdps_ctx_t *handle, const char *prefix, rdps_publisher_watch_cb cb,
                               void *user)
 {
+    rdps_ctx_t *ctx;
     rdps__api_enter();
-    return rdps__api_return(watch_publishers(ctx, prefix, cb, user), "rdps_ctx_watch_publishers");
+    int rc = rdps__ctx_enter(handle, &ctx);
+    return rdps__api_return(rc < 0 ? rc : watch_publishers(ctx, prefix, cb, user),
+                            "rdps_ctx_watch_publishers");
 }
 
 uint64_t rdps__discovery_tick(rdps_ctx_t *ctx, uint64_t now_ns)
@@ -405,9 +408,14 @@ uint64_t rdps__discovery_tick(rdps_ctx_t *ctx, uint64_t now_ns)
     return next;
 }
 
-int rdps_pub_subscriber_count(const rdps_pub_t *pub)
+int rdps_pub_subscriber_count(const rdps_pub_t *handle)
 {
-    if (pub == NULL || pub->closed)
+    rdps_pub_t *pub;
+    if (rdps__pub_enter(handle, &pub) < 0) {
+        rdps__api_note("rdps_pub_subscriber_count");
+        return 0;
+    }
+    if (pub->closed)
         return 0;
     const struct rdps_topic *t = pub->topic;
     uint32_t remote =

@@ -240,10 +240,12 @@ static int ctx_key_add(rdps_ctx_t *ctx, const uint8_t key[RDPS_DOMAIN_KEY_BYTES]
     return rc < 0 ? rc : rdps__auth_key_add(t, key, key_id);
 }
 
-int rdps_ctx_key_add(rdps_ctx_t *ctx, const uint8_t key[RDPS_DOMAIN_KEY_BYTES], uint32_t key_id)
+int rdps_ctx_key_add(rdps_ctx_t *handle, const uint8_t key[RDPS_DOMAIN_KEY_BYTES], uint32_t key_id)
 {
+    rdps_ctx_t *ctx;
     rdps__api_enter();
-    return rdps__api_return(ctx_key_add(ctx, key, key_id), "rdps_ctx_key_add");
+    int rc = rdps__ctx_enter(handle, &ctx);
+    return rdps__api_return(rc < 0 ? rc : ctx_key_add(ctx, key, key_id), "rdps_ctx_key_add");
 }
 
 /* rdps_ctx_key_use and _remove: a keyed ctx, a valid id, then the interceptor's own rule. */
@@ -257,20 +259,30 @@ static int ctx_key_by_id(rdps_ctx_t *ctx, uint32_t key_id,
     return rc < 0 ? rc : op(t, key_id);
 }
 
-int rdps_ctx_key_use(rdps_ctx_t *ctx, uint32_t key_id)
+int rdps_ctx_key_use(rdps_ctx_t *handle, uint32_t key_id)
 {
+    rdps_ctx_t *ctx;
     rdps__api_enter();
-    return rdps__api_return(ctx_key_by_id(ctx, key_id, rdps__auth_key_use), "rdps_ctx_key_use");
+    int rc = rdps__ctx_enter(handle, &ctx);
+    return rdps__api_return(rc < 0 ? rc : ctx_key_by_id(ctx, key_id, rdps__auth_key_use),
+                            "rdps_ctx_key_use");
 }
 
-int rdps_ctx_key_remove(rdps_ctx_t *ctx, uint32_t key_id)
+int rdps_ctx_key_remove(rdps_ctx_t *handle, uint32_t key_id)
 {
+    rdps_ctx_t *ctx;
     rdps__api_enter();
-    return rdps__api_return(ctx_key_by_id(ctx, key_id, rdps__auth_key_remove),
+    int rc = rdps__ctx_enter(handle, &ctx);
+    return rdps__api_return(rc < 0 ? rc : ctx_key_by_id(ctx, key_id, rdps__auth_key_remove),
                             "rdps_ctx_key_remove");
 }
 
-uint32_t rdps_ctx_key_in_use(const rdps_ctx_t *ctx)
+uint32_t rdps_ctx_key_in_use(const rdps_ctx_t *handle)
 {
-    return ctx != NULL ? rdps__auth_key_in_use(ctx->transport) : 0;
+    rdps_ctx_t *ctx;
+    if (rdps__ctx_enter(handle, &ctx) < 0) {
+        rdps__api_note("rdps_ctx_key_in_use");
+        return 0;
+    }
+    return rdps__auth_key_in_use(ctx->transport);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* publisher.c - rdps_pub: fragments messages into DATA frames and posts them to the topic's group.
  */
-#include "ctx_internal.h"
+#include "publisher_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +10,7 @@
 #include "rdps_clock.h"
 #include "rdps_error.h"
 #include "rdps_frag.h"
+#include "rdps_log.h"
 
 /*
  * Options that cannot apply are refused, not ignored: a setting the application believes in
@@ -19,6 +20,24 @@ static int check_opts(const rdps_pub_opts *opts)
 {
     if (opts == NULL)
         return 0;
+    int batching = (int)opts->batching; /* the enum may be unsigned: a negative shows as itself */
+    if (batching != RDPS_BATCH_AUTO && batching != RDPS_BATCH_OFF)
+        return rdps__set_err(RDPS_EINVAL,
+                             "rdps_pub_create: batching %d is not a batch mode (RDPS_BATCH_AUTO or "
+                             "RDPS_BATCH_OFF)",
+                             batching);
+    if (opts->batch_linger_us > 1000000u)
+        return rdps__set_err(RDPS_EINVAL,
+                             "rdps_pub_create: batch_linger_us %u above 1 s (1000000): a datagram "
+                             "would hold its messages longer than any bus would",
+                             opts->batch_linger_us);
+    if (opts->batch_linger_us != 0 && batching == RDPS_BATCH_OFF)
+        return rdps__set_err(RDPS_EINVAL,
+                             "rdps_pub_create: batch_linger_us needs batching (RDPS_BATCH_OFF "
+                             "sends one message per datagram)");
+    int rc = rdps__pub_queue_check_opts(opts);
+    if (rc < 0)
+        return rc;
     if (opts->reliable)
         return rdps__pub_rel_check_opts(opts);
     const char *reliable_only = opts->ring_bytes != 0            ? "ring_bytes"
@@ -58,11 +77,16 @@ static int pub_create_sized(rdps_ctx_t *ctx, const char *topic, const rdps_pub_o
     return pub_create(ctx, topic, opts != NULL ? &full : NULL, out);
 }
 
-int rdps_pub_create_sized(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
+int rdps_pub_create_sized(rdps_ctx_t *handle, const char *topic, const rdps_pub_opts *opts,
                           size_t opts_size, rdps_pub_t **out)
 {
+    rdps_ctx_t *ctx = NULL;
     rdps__api_enter();
-    return rdps__api_return(pub_create_sized(ctx, topic, opts, opts_size, out), "rdps_pub_create");
+    int rc = handle == NULL ? 0 : rdps__ctx_enter(handle, &ctx); /* NULL: refused below */
+    if (rc < 0 && out != NULL)
+        *out = NULL;
+    return rdps__api_return(rc < 0 ? rc : pub_create_sized(ctx, topic, opts, opts_size, out),
+                            "rdps_pub_create");
 }
 
 static int pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
@@ -87,8 +111,14 @@ static int pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *o
         rdps__topic_table_put(&ctx->topics, t);
         return rdps__set_err(RDPS_ENOMEM, "rdps_pub_create: out of memory");
     }
+    if ((pub->handle = rdps__handle_new(RDPS_HANDLE_PUB, pub)) == 0) {
+        free(pub);
+        rdps__topic_table_put(&ctx->topics, t);
+        return RDPS_ENOMEM; /* the table said why */
+    }
     rc = rdps__topic_send_attach(ctx, t, opts != NULL ? (int)opts->transport : 0);
     if (rc < 0) {
+        rdps__handle_release(pub->handle);
         free(pub);
         rdps__topic_table_put(&ctx->topics, t);
         return rdps__prepend_err(rc, "rdps_pub_create: ");
@@ -101,16 +131,28 @@ static int pub_create(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *o
         pub->event_user = opts->event_user;
     }
     pub->session_id = rdps__ctx_random32();
-    pub->next_seq =
-        rdps__ctx_random32(); /* a random start exercises wrap-around and hides history */
+    /* Random starts exercise wrap-around and hide history. */
+    pub->next_seq = rdps__ctx_random32();
+    pub->next_ordinal = rdps__ctx_random32();
+    pub->batching = opts == NULL || opts->batching == RDPS_BATCH_AUTO;
+    pub->linger_ns = opts != NULL ? (uint64_t)opts->batch_linger_us * 1000u : 0;
+    pub->join = &pub->open; /* nothing open yet: joins nothing */
+    pub->local_subs = t->live_subs != 0;
+    rdps__pub_tail_init(pub);
     pub->next = ctx->pubs;
     ctx->pubs = pub;
-    if (opts != NULL && opts->reliable && (rc = rdps__pub_rel_attach(pub, opts)) < 0) {
+    if (opts != NULL && ((opts->reliable && (rc = rdps__pub_rel_attach(pub, opts)) < 0) ||
+                         (opts->concurrent && (rc = rdps__pub_queue_attach(pub, opts)) < 0))) {
         rdps__pub_free(pub);
         return rdps__prepend_err(rc, "rdps_pub_create: ");
     }
+    atomic_store_explicit(&pub->send_owner,
+                          pub->cq != NULL
+                              ? RDPS__OWNER_NONE
+                              : atomic_load_explicit(&ctx->owner.token, memory_order_relaxed),
+                          memory_order_relaxed);
     rdps__discovery_pub_added(ctx, pub);
-    *out = pub;
+    *out = (rdps_pub_t *)pub->handle;
     return 0;
 }
 
@@ -133,17 +175,44 @@ static void release_claim(rdps_pub_t *pub)
     if (!pub->claimed)
         return;
     pub->claimed = false;
-    if (pub->rel != NULL)
+    if (pub->claim_large)
+        rdps__pub_claim_large_abort(pub);
+    else if (pub->rel != NULL)
         rdps__pub_rel_unclaim(pub);
+    else if (pub->claim_in_open)
+        rdps__pub_batch_abort(pub);
     else
         pub->ctx->transport->ops->abort(pub->ctx->transport, &pub->claim_buf);
 }
 
-void rdps_pub_destroy(rdps_pub_t *pub)
+void rdps_pub_destroy(rdps_pub_t *handle)
 {
-    if (pub == NULL || pub->closed)
+    rdps_pub_t *pub = NULL;
+    /* NULL and a publisher destroyed already (or with its ctx) are no-ops; a publisher of
+     * another thread's ctx is left alone. */
+    if (handle == NULL || rdps__pub_enter(handle, &pub) < 0) {
+        if (pub != NULL) {
+            RDPS_LOG_ERR("rdps_pub_destroy: %s", rdps_last_error_message());
+            rdps__api_note("rdps_pub_destroy");
+        }
         return;
+    }
+    if (pub->closed)
+        return;
+    rdps__handle_release(pub->handle); /* refused from now on, even before the memory goes */
+    pub->handle = 0;
     release_claim(pub); /* at once, even when the free waits for the callbacks to return */
+    if (pub->cq != NULL && pub->ctx->callback_depth > 0) {
+        rdps__pub_queue_close(pub); /* from a callback: what other threads queue now is refused */
+    } else if (pub->cq != NULL) {
+        /* What other threads queued goes first; local subscribers' callbacks run meanwhile. */
+        rdps_ctx_t *ctx = pub->ctx;
+        rdps__ctx_callbacks_enter(ctx);
+        rdps__pub_queue_flush(pub);
+        if (rdps__ctx_callbacks_leave(ctx))
+            return; /* one of them destroyed the ctx, and this publisher with it */
+    }
+    rdps__pub_batch_drop(pub); /* what it accepted leaves, as far as the device takes it */
     if (pub->ctx->callback_depth > 0) {
         /* From a callback: an iteration up the stack may hold this publisher. */
         pub->closed = true;
@@ -158,7 +227,12 @@ void rdps__pub_free(rdps_pub_t *pub)
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_topic *t = pub->topic;
 
+    rdps__handle_release(pub->handle);
+    pub->handle = 0;
     release_claim(pub);
+    if (pub->cq != NULL)
+        rdps__pub_queue_flush(pub); /* what other threads queued (dropped when refused) */
+    rdps__pub_batch_drop(pub);
     rdps__discovery_pub_removed(ctx, pub);
     for (struct rdps_pub **p = &ctx->pubs; *p; p = &(*p)->next) {
         if (*p == pub) {
@@ -171,7 +245,10 @@ void rdps__pub_free(rdps_pub_t *pub)
     rdps__pub_fold_counters(pub, &ctx->counters); /* the ctx's totals keep what it sent */
     rdps__pub_rel_detach(pub);
     rdps__topic_table_put(&ctx->topics, t);
-    free(pub);
+    if (pub->cq != NULL)
+        rdps__pub_queue_linger(pub); /* another thread may hold it a moment more */
+    else
+        free(pub);
 }
 
 /* 1 ready (joined, or unicast), 0 joining, RDPS_ENOTJOINED when the join failed for good. */
@@ -187,9 +264,20 @@ static int send_join_state(const rdps_pub_t *pub)
 }
 
 /* A failed join reads as "not ready"; rdps_last_error_message() and rdps_pub_send say why. */
-int rdps_pub_ready(const rdps_pub_t *pub)
+int rdps_pub_ready(const rdps_pub_t *handle)
 {
-    if (pub == NULL || pub->closed)
+    rdps_pub_t *pub = rdps__pub_of_handle(handle);
+    if (pub != NULL && pub->cq != NULL && !rdps__owner_is_caller(&pub->ctx->owner)) {
+        int ready = rdps__pub_queue_ready(pub); /* another thread of a concurrent publisher */
+        if (!ready)
+            rdps__api_note("rdps_pub_ready");
+        return ready;
+    }
+    if (rdps__pub_enter(handle, &pub) < 0) {
+        rdps__api_note("rdps_pub_ready");
+        return 0;
+    }
+    if (pub->closed)
         return 0;
     int state = send_join_state(pub);
     if (state < 0)
@@ -197,37 +285,68 @@ int rdps_pub_ready(const rdps_pub_t *pub)
     return state == 1;
 }
 
-int rdps_pub_receivers_behind(const rdps_pub_t *pub)
+int rdps_pub_receivers_behind(const rdps_pub_t *handle)
 {
-    if (pub == NULL || pub->closed || pub->rel == NULL)
+    rdps_pub_t *pub;
+    if (rdps__pub_enter(handle, &pub) < 0) {
+        rdps__api_note("rdps_pub_receivers_behind");
+        return 0;
+    }
+    if (pub->closed || pub->rel == NULL)
         return 0;
     uint32_t behind = rdps__pub_rel_receivers_behind(pub);
     return behind > INT32_MAX ? INT32_MAX : (int)behind;
 }
 
-size_t rdps_pub_max_message_size(const rdps_pub_t *pub)
+/* Any thread: a publisher's limit never changes (a destroyed one's handle is refused). */
+size_t rdps_pub_max_message_size(const rdps_pub_t *handle)
 {
-    if (pub == NULL || pub->closed)
+    const rdps_pub_t *pub = rdps__pub_of_handle(handle);
+    if (pub == NULL)
         return 0;
-    return pub->rel != NULL ? rdps__pub_rel_max_message_size(pub) : pub->ctx->cfg.max_message_size;
+    size_t max =
+        pub->rel != NULL ? rdps__pub_rel_max_message_size(pub) : pub->ctx->cfg.max_message_size;
+    if (pub->cq != NULL && rdps__pub_queue_max_message(pub) < max)
+        max = rdps__pub_queue_max_message(pub); /* what other threads' sends take */
+    return max;
 }
 
-uint32_t rdps_pub_session(const rdps_pub_t *pub)
+/* Any thread: the session never changes. */
+uint32_t rdps_pub_session(const rdps_pub_t *handle)
 {
+    const rdps_pub_t *pub = rdps__pub_of_handle(handle);
     return pub ? pub->session_id : 0;
+}
+
+void rdps__pub_local_subs_changed(rdps_ctx_t *ctx, const struct rdps_topic *t)
+{
+    for (rdps_pub_t *p = ctx->pubs; p != NULL; p = p->next) {
+        if (p->topic == t) {
+            p->local_subs = t->live_subs != 0;
+            rdps__batch_set_joins(p->join, !p->local_subs);
+        }
+    }
 }
 
 void rdps__pub_fold_counters(const rdps_pub_t *pub, rdps_counters *into)
 {
-    into->msgs_sent += pub->counters.msgs_sent;
-    into->bytes_sent += pub->counters.bytes_sent;
+    /* Messages the open datagram holds were taken: they count before it goes (a claim's when
+     * it is committed). */
+    bool claim_open = pub->claimed && pub->claim_in_open;
+    into->msgs_sent += pub->counters.msgs_sent + pub->open.count - claim_open;
+    into->bytes_sent += pub->counters.bytes_sent + rdps__batch_message_bytes(&pub->open) -
+                        (claim_open ? pub->claim_capacity : 0);
     into->frames_sent += pub->counters.frames_sent;
     into->frame_bytes_sent += pub->counters.frame_bytes_sent;
     into->send_backpressure += pub->counters.send_backpressure;
     into->retransmits += pub->counters.retransmits;
     into->unicast_copies += pub->counters.unicast_copies;
+    into->frames_batched += pub->counters.frames_batched;
+    into->heartbeats_sent += pub->counters.heartbeats_sent; /* unreliable: tail heartbeats */
     if (pub->rel != NULL)
         rdps__pub_rel_counters(pub, into);
+    if (pub->cq != NULL)
+        rdps__pub_queue_counters(pub, into);
 }
 
 /* The ctx's totals are the sum over its publishers (rdps_ctx_counters): count once, here. */
@@ -276,23 +395,8 @@ static inline int send_check(const rdps_pub_t *pub)
     return send_refusal(pub);
 }
 
-static int refuse(rdps_pub_t *pub, int rc)
-{
-    if (rc == RDPS_EAGAIN) {
-        pub->counters.send_backpressure++;
-        if (!rdps__err_is_set()) /* the transport's pool: says nothing itself */
-            rdps__set_err_static(RDPS_EAGAIN, "the send queue is full: every send buffer is in "
-                                              "flight (poll to reap completions, then retry)");
-    }
-    return rc;
-}
-
-/*
- * Delivers to subscribers of the same topic in this ctx (the fabric's loopback copy is dropped).
- * Runs user callbacks: returns RDPS_ECLOSED when one of them destroyed the ctx.
- */
-static int deliver_to_local_subs(rdps_pub_t *pub, const void *data, size_t len, uint32_t seq,
-                                 uint64_t ts, uint32_t frames)
+int rdps__pub_deliver_local(rdps_pub_t *pub, const void *data, size_t len, uint32_t seq,
+                            uint64_t ts, uint32_t frames, uint32_t ordinal)
 {
     rdps_ctx_t *ctx = pub->ctx;
     if (pub->topic->live_subs == 0)
@@ -304,6 +408,7 @@ static int deliver_to_local_subs(rdps_pub_t *pub, const void *data, size_t len, 
         .seq = seq,
         .publisher_ts_ns = ts,
         .fragments = frames,
+        .ordinal = ordinal,
     };
     rdps__ctx_self_source(ctx, &info.source);
     rdps__ctx_callbacks_enter(ctx);
@@ -313,19 +418,8 @@ static int deliver_to_local_subs(rdps_pub_t *pub, const void *data, size_t len, 
                : 0;
 }
 
-/* Posts what was submitted unless RDPS_SEND_MORE asks to batch it with the next send. */
-static int post_unless_more(rdps_ctx_t *ctx, unsigned flags)
-{
-    if (flags & RDPS_SEND_MORE) {
-        ctx->sends_queued = true;
-        return 0;
-    }
-    ctx->sends_queued = false;
-    return ctx->transport->ops->flush(ctx->transport);
-}
-
 /* fanout_room's work when a datagram has several copies (kept out of the one-copy path). */
-__attribute__((noinline)) static int fanout_room_copies(rdps_ctx_t *ctx, uint32_t n)
+__attribute__((noinline)) int rdps__pub_fanout_room_copies(rdps_ctx_t *ctx, uint32_t n)
 {
     struct rdps_transport *t = ctx->transport;
     if (rdps__transport_send_room(t) > n)
@@ -338,30 +432,21 @@ __attribute__((noinline)) static int fanout_room_copies(rdps_ctx_t *ctx, uint32_
     return rdps__transport_send_room(t) > n ? 0 : RDPS_EAGAIN;
 }
 
-/*
- * Room in the send queue for a datagram's n copies (unicast fan-out), before its buffer is
- * claimed: flushes and reaps once when short. 0, or RDPS_EAGAIN (nothing claimed, nothing sent).
- * One copy (the group, or one subscriber) needs nothing more than the claim's own check.
- */
-static inline int fanout_room(rdps_ctx_t *ctx, uint32_t n)
-{
-    return n <= 1 ? 0 : fanout_room_copies(ctx, n);
-}
-
 /* A message nobody is to get over the fabric (unicast topic, no subscriber known yet): it takes
- * its sequences and reaches this ctx's own subscribers only. */
+ * its sequences and ordinal and reaches this ctx's own subscribers only. */
 __attribute__((noinline)) static int send_nowhere(rdps_pub_t *pub, const void *data, size_t len)
 {
     uint64_t ts = rdps__clock_realtime_ns();
     uint32_t payload = pub->ctx->max_datagram - RDPS_FRAME_HEADER_LEN;
     uint32_t frames = len <= payload ? 1u : (uint32_t)((len + payload - 1) / payload);
     uint32_t seq = pub->next_seq;
+    uint32_t ordinal = pub->next_ordinal++;
     pub->next_seq += frames;
     pub->counters.msgs_sent++;
     pub->counters.bytes_sent += len;
     if (pub->topic->live_subs == 0)
         return 0;
-    return deliver_to_local_subs(pub, data, len, seq, ts, frames);
+    return rdps__pub_deliver_local(pub, data, len, seq, ts, frames, ordinal);
 }
 
 /*
@@ -370,100 +455,121 @@ __attribute__((noinline)) static int send_nowhere(rdps_pub_t *pub, const void *d
  * more: unicast copies, room for them made first).
  */
 static inline __attribute__((always_inline)) int
-send_single(rdps_pub_t *pub, const void *data, size_t len, unsigned flags, bool copies)
+send_single(rdps_pub_t *pub, const void *data, size_t len, unsigned flags, bool copies, uint64_t ts)
 {
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_transport *t = ctx->transport;
     const struct rdps_topic *topic = pub->topic;
     struct rdps_tx_buf buf;
     int rc;
-    if (copies && (rc = fanout_room_copies(ctx, topic->ndests)) < 0)
-        return refuse(pub, rc);
+    if (copies && (rc = rdps__pub_fanout_room_copies(ctx, topic->ndests)) < 0)
+        return rdps__pub_refuse(pub, rc);
     rc = t->ops->claim(t, &buf);
     if (rc == RDPS_EAGAIN)
         rc = rdps__ctx_claim(ctx, &buf); /* flushes and reaps first */
     if (rc < 0)
-        return refuse(pub, rc);
-    uint64_t ts = rdps__clock_realtime_ns();
+        return rdps__pub_refuse(pub, rc);
     uint32_t seq = pub->next_seq++;
+    uint32_t ordinal = pub->next_ordinal++;
     if (len > 0)
         memcpy(buf.data + RDPS_FRAME_HEADER_LEN, data, len);
     /* Session and topic ids are nonzero and len fits (checked by the caller): no validation. */
     uint32_t flen = rdps__frame_put_data_header(buf.data, pub->session_id, pub->topic->id, seq,
-                                                (uint32_t)len, 0, (uint32_t)len, ts, 0);
+                                                (uint32_t)len, 0, (uint32_t)len, ts, 0, ordinal, 1);
     if ((rc = t->ops->submit(t, &buf, flen, topic->dests, copies ? topic->ndests : 1)) < 0 ||
-        (rc = post_unless_more(ctx, flags)) < 0)
+        (rc = rdps__pub_post_unless_more(ctx, flags)) < 0)
         return rc;
     count_sent(pub, 1, flen, len);
     pub->counters.unicast_copies += topic->ndests_unicast;
+    rdps__pub_sent_data(pub);
     if (pub->topic->live_subs == 0)
         return 0;
-    return deliver_to_local_subs(pub, data, len, seq, ts, 1);
+    return rdps__pub_deliver_local(pub, data, len, seq, ts, 1, ordinal);
 }
 
 /* send_single with several copies (unicast fan-out), out of the one-copy path. */
 __attribute__((noinline)) static int send_single_copies(rdps_pub_t *pub, const void *data,
-                                                        size_t len, unsigned flags)
+                                                        size_t len, unsigned flags, uint64_t ts)
 {
-    return send_single(pub, data, len, flags, true);
+    return send_single(pub, data, len, flags, true, ts);
 }
 
-static int pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
+int rdps__pub_send_direct(rdps_pub_t *pub, const void *data, size_t len, unsigned flags,
+                          uint64_t ts)
 {
-    struct rdps_frag it;
-    struct rdps_tx_buf buf;
+    if (pub->topic->ndests == 1) /* the group, or one subscriber */
+        return send_single(pub, data, len, flags, false, ts);
+    if (pub->topic->ndests > 1)
+        return send_single_copies(pub, data, len, flags, ts);
+    return send_nowhere(pub, data, len);
+}
 
-    int rc = send_check(pub);
-    if (rc < 0)
-        return refuse(pub, rc);
+/* A fragment of a claimed message: its header in buf, its payload where the application wrote
+ * it (a second SGE), or copied behind the header where the transport cannot gather. */
+static int submit_gathered(rdps_pub_t *pub, struct rdps_tx_buf *buf, const struct rdps_gather *g,
+                           const uint8_t *payload, uint32_t offset, uint32_t len)
+{
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_transport *t = ctx->transport;
     const struct rdps_topic *topic = pub->topic;
-    if (flags & ~RDPS_SEND_MORE)
-        return rdps__set_err(RDPS_EINVAL,
-                             "unknown flags 0x%x (RDPS_SEND_MORE, 0x1, is the only "
-                             "flag)",
-                             flags & ~RDPS_SEND_MORE);
-    if (data == NULL && len > 0)
-        return rdps__set_err(RDPS_EINVAL, "NULL data with a length of %zu bytes", len);
-    if (len > ctx->cfg.max_message_size)
-        return rdps__set_err(RDPS_EMSGSIZE, "message of %zu bytes above max_message_size %zu", len,
-                             ctx->cfg.max_message_size);
-    if (pub->rel != NULL)
-        return rdps__pub_rel_send(pub, data, len, flags);
-    if (len <= ctx->max_datagram - RDPS_FRAME_HEADER_LEN) {
-        if (topic->ndests == 1) /* the group, or one subscriber */
-            return send_single(pub, data, len, flags, false);
-        if (topic->ndests > 1)
-            return send_single_copies(pub, data, len, flags);
+    if (g->mem != NULL && !ctx->no_gather) {
+        int rc = rdps__transport_submit_gather(t, buf, RDPS_FRAME_HEADER_LEN, g->mem,
+                                               g->offset + offset, len, topic->dests, topic->ndests,
+                                               g->cookie + offset + len);
+        if (rc != RDPS_ENOTSUP)
+            return rc;
+        ctx->no_gather = true; /* a QP of one SGE: copies from now on */
     }
+    memcpy(buf->data + RDPS_FRAME_HEADER_LEN, payload, len);
+    return t->ops->submit(t, buf, RDPS_FRAME_HEADER_LEN + len, topic->dests, topic->ndests);
+}
+
+/* A message longer than a datagram: its fragments, after the open datagram (in sequence); copied
+ * into send buffers, or (g) sent from the claim buffer they were written in. */
+__attribute__((noinline)) int rdps__pub_send_fragments(rdps_pub_t *pub, const void *data,
+                                                       size_t len, unsigned flags,
+                                                       const struct rdps_gather *g)
+{
+    struct rdps_frag it;
+    struct rdps_tx_buf buf;
+    rdps_ctx_t *ctx = pub->ctx;
+    struct rdps_transport *t = ctx->transport;
+    const struct rdps_topic *topic = pub->topic;
+    int rc;
+    if (pub->open.count > 0 && (rc = rdps__pub_batch_post(pub, RDPS_SEND_MORE)) < 0)
+        return rdps__pub_refuse(pub, rc);
     if (topic->ndests == 0)
         return send_nowhere(pub, data, len);
     uint64_t ts = rdps__clock_realtime_ns();
     uint32_t first_seq = pub->next_seq;
+    uint32_t ordinal = pub->next_ordinal;
     int frames = rdps__frag_init(&it, pub->session_id, pub->topic->id, &pub->next_seq, data, len,
-                                 ctx->cfg.max_message_size, ctx->max_datagram, ts, 0);
+                                 ctx->cfg.max_message_size, ctx->max_datagram, ts, 0, ordinal);
     if (frames < 0)
         return frames;
 
     /* Back-pressure before the first frame leaves nothing half-sent: report it. */
-    if ((rc = fanout_room(ctx, topic->ndests)) < 0)
-        return refuse(pub, rc);
+    if ((rc = rdps__pub_fanout_room(ctx, topic->ndests)) < 0)
+        return rdps__pub_refuse(pub, rc);
     rc = rdps__ctx_claim(ctx, &buf);
     if (rc < 0)
-        return refuse(pub, rc);
+        return rdps__pub_refuse(pub, rc);
+    pub->next_ordinal++;
 
     uint64_t frame_bytes = 0;
     uint64_t deadline = 0;
     for (int sent = 0;; sent++) {
-        int flen = rdps__frag_next(&it, buf.data, buf.capacity);
+        uint32_t offset = 0, plen = 0;
+        int flen = g != NULL ? rdps__frag_next_header(&it, buf.data, &offset, &plen)
+                             : rdps__frag_next(&it, buf.data, buf.capacity);
         if (flen <= 0) {
             t->ops->abort(t, &buf);
             if (flen < 0)
                 return flen;
             break;
         }
-        rc = t->ops->submit(t, &buf, (uint32_t)flen, topic->dests, topic->ndests);
+        rc = g != NULL ? submit_gathered(pub, &buf, g, (const uint8_t *)data + offset, offset, plen)
+                       : t->ops->submit(t, &buf, (uint32_t)flen, topic->dests, topic->ndests);
         if (rc < 0)
             return rc;
         frame_bytes += (uint64_t)flen;
@@ -475,7 +581,7 @@ static int pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned f
          * is queued and reap completions until a buffer frees up (bounded: a
          * dead port fails the message instead).
          */
-        while ((rc = fanout_room(ctx, topic->ndests)) == RDPS_EAGAIN ||
+        while ((rc = rdps__pub_fanout_room(ctx, topic->ndests)) == RDPS_EAGAIN ||
                (rc == 0 && (rc = t->ops->claim(t, &buf)) == RDPS_EAGAIN)) {
             if ((rc = t->ops->flush(t)) < 0)
                 return rc;
@@ -494,14 +600,38 @@ static int pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned f
             return rc;
         deadline = 0;
     }
-    if ((rc = post_unless_more(ctx, flags)) < 0)
+    if ((rc = rdps__pub_post_unless_more(ctx, flags)) < 0)
         return rc;
     count_sent(pub, (uint32_t)frames, frame_bytes, len);
     pub->counters.unicast_copies += (uint64_t)topic->ndests_unicast * (uint32_t)frames;
-    return deliver_to_local_subs(pub, data, len, first_seq, ts, (uint32_t)frames);
+    rdps__pub_sent_data(pub);
+    return rdps__pub_deliver_local(pub, data, len, first_seq, ts, (uint32_t)frames, ordinal);
 }
 
-static int pub_claim(rdps_pub_t *pub, rdps_claim *claim)
+static int pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
+{
+    int rc = send_check(pub);
+    if (rc < 0)
+        return rdps__pub_refuse(pub, rc);
+    rdps_ctx_t *ctx = pub->ctx;
+    if ((rc = rdps__send_args_refusal(data, len, flags)) < 0)
+        return rc;
+    if (len > ctx->cfg.max_message_size)
+        return rdps__set_err(RDPS_EMSGSIZE, "message of %zu bytes above max_message_size %zu", len,
+                             ctx->cfg.max_message_size);
+    if (pub->rel != NULL)
+        return rdps__pub_rel_send(pub, data, len, flags);
+    if (len > ctx->max_datagram - RDPS_FRAME_HEADER_LEN)
+        return rdps__pub_send_fragments(pub, data, len, flags, NULL);
+    if (pub->batching)
+        return rdps__pub_batch_send(pub, data, len, flags);
+    return rdps__pub_send_direct(pub, data, len, flags, rdps__clock_realtime_ns());
+}
+
+/* rdps_pub_claim's len: a whole datagram's payload. */
+#define CLAIM_WHOLE SIZE_MAX
+
+static int claim_any(rdps_pub_t *pub, size_t len, unsigned flags, rdps_claim *claim)
 {
     void *data;
     size_t capacity;
@@ -510,41 +640,88 @@ static int pub_claim(rdps_pub_t *pub, rdps_claim *claim)
     int rc = send_check(pub);
     if (rc < 0)
         goto refused;
+    rdps_ctx_t *ctx = pub->ctx;
+    if (flags & ~RDPS_SEND_MORE) {
+        rc =
+            rdps__set_err(RDPS_EINVAL, "unknown flags 0x%x (RDPS_SEND_MORE, 0x1, is the only flag)",
+                          flags & ~RDPS_SEND_MORE);
+        goto failed;
+    }
+    size_t room = ctx->max_datagram - RDPS_FRAME_HEADER_LEN;
+    if (room > ctx->cfg.max_message_size)
+        room = ctx->cfg.max_message_size;
+    bool whole = len == CLAIM_WHOLE;
+    pub->claim_in_open = false;
+    if (whole) {
+        len = room;
+    } else if (len > room) {
+        /* Longer than a datagram: in the ctx's claim buffer (publisher_claim.c). */
+        size_t max =
+            pub->rel != NULL ? rdps__pub_rel_max_message_size(pub) : ctx->cfg.max_message_size;
+        if (len > max) {
+            rc = rdps__set_err(RDPS_EMSGSIZE,
+                               "%zu bytes above the publisher's max_message_size %zu "
+                               "(rdps_pub_max_message_size)",
+                               len, max);
+            goto failed;
+        }
+        if ((rc = rdps__pub_claim_large(pub, len, &data)) < 0)
+            goto refused;
+        capacity = len;
+        goto claimed;
+    }
     if (pub->rel != NULL) {
-        if ((rc = rdps__pub_rel_claim(pub, &data, &capacity)) < 0)
-            goto failed; /* RDPS_EAGAIN counted there */
+        if ((rc = rdps__pub_rel_claim(pub, whole ? SIZE_MAX : len, &data, &capacity)) < 0)
+            goto failed;      /* RDPS_EAGAIN counted there */
+        if (capacity < len) { /* parity leaves a reliable frame less room */
+            rdps__pub_rel_unclaim(pub);
+            rc = rdps__set_err(RDPS_EMSGSIZE,
+                               "%zu bytes above a reliable frame's payload %zu (parity takes "
+                               "room): send longer messages with rdps_pub_send",
+                               len, capacity);
+            goto failed;
+        }
+        if (whole)
+            len = capacity;
+    } else if (pub->batching) {
+        if ((rc = rdps__pub_batch_claim(pub, len, &data)) < 0)
+            goto refused;
+        pub->claim_in_open = true;
     } else {
-        struct rdps_transport *t = pub->ctx->transport;
+        struct rdps_transport *t = ctx->transport;
         struct rdps_tx_buf *buf = &pub->claim_buf;
-        if ((rc = fanout_room(pub->ctx, pub->topic->ndests)) < 0)
+        if ((rc = rdps__pub_fanout_room(ctx, pub->topic->ndests)) < 0)
             goto refused;
         rc = t->ops->claim(t, buf);
         if (rc == RDPS_EAGAIN)
-            rc = rdps__ctx_claim(pub->ctx, buf); /* flushes and reaps first */
+            rc = rdps__ctx_claim(ctx, buf); /* flushes and reaps first */
         if (rc < 0)
             goto refused;
-        size_t room = buf->capacity - RDPS_FRAME_HEADER_LEN;
         data = buf->data + RDPS_FRAME_HEADER_LEN;
-        capacity = room < pub->ctx->cfg.max_message_size ? room : pub->ctx->cfg.max_message_size;
     }
+    capacity = len;
+claimed:
     pub->claimed = true;
     pub->claim_capacity = capacity;
+    pub->claim_flags = flags;
     claim->data = data;
     claim->capacity = capacity;
     claim->opaque_[0] = ++pub->claim_token;
     claim->opaque_[1] = (uint64_t)(uintptr_t)pub;
     return 0;
 refused:
-    rc = refuse(pub, rc);
+    rc = rdps__pub_refuse(pub, rc);
 failed:
     claim->data = NULL;
     claim->capacity = 0;
     return rc;
 }
 
-void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim)
+void rdps_pub_abort(rdps_pub_t *handle, rdps_claim *claim)
 {
-    if (pub == NULL || claim == NULL || !claim_outstanding(pub, claim))
+    rdps_pub_t *pub;
+    /* A destroyed publisher released its claim already. */
+    if (rdps__pub_enter(handle, &pub) < 0 || claim == NULL || !claim_outstanding(pub, claim))
         return;
     release_claim(pub);
     claim->data = NULL;
@@ -557,7 +734,7 @@ __attribute__((noinline)) static int commit_copies(rdps_pub_t *pub, struct rdps_
 {
     struct rdps_transport *t = pub->ctx->transport;
     const struct rdps_topic *topic = pub->topic;
-    int rc = topic->ndests == 0 ? 0 : fanout_room(pub->ctx, topic->ndests);
+    int rc = topic->ndests == 0 ? 0 : rdps__pub_fanout_room(pub->ctx, topic->ndests);
     if (topic->ndests == 0 || rc < 0) {
         t->ops->abort(t, buf);
         return rc;
@@ -582,31 +759,43 @@ static int pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len)
         return rdps__set_err(RDPS_EINVAL,
                              "rdps_pub_commit: not the publisher's outstanding claim (committed or "
                              "aborted already, another publisher's, or never claimed)");
-    /* From here the claim ends, whatever the outcome. */
+    /* From here the claim ends, whatever the outcome (but a reliable claim longer than a
+     * datagram that the ring cannot take yet: publisher_claim.c). */
+    void *claimed_data = claim->data;
     claim->data = NULL;
     if (len > pub->claim_capacity) {
         release_claim(pub);
         return rdps__set_err(RDPS_EMSGSIZE,
-                             "rdps_pub_commit: %zu bytes above the claim's capacity %zu (one "
-                             "datagram's payload, at most max_message_size %zu)",
+                             "rdps_pub_commit: %zu bytes above the claim's capacity %zu (what the "
+                             "claim asked for, at most a datagram's payload and max_message_size "
+                             "%zu)",
                              len, pub->claim_capacity, ctx->cfg.max_message_size);
     }
     pub->claimed = false;
+    if (pub->claim_large) {
+        int rc = rdps__pub_commit_large(pub, len, pub->claim_flags);
+        if (rc == RDPS_EAGAIN && pub->claimed)
+            claim->data = claimed_data; /* still outstanding: commit it again */
+        return rc;
+    }
     if (pub->rel != NULL)
-        return rdps__pub_rel_commit(pub, len);
+        return rdps__pub_rel_commit(pub, len, pub->claim_flags);
+    if (pub->claim_in_open)
+        return rdps__pub_batch_commit(pub, len);
 
     struct rdps_transport *t = ctx->transport;
     const struct rdps_topic *topic = pub->topic;
     struct rdps_tx_buf buf = pub->claim_buf;
     uint64_t ts = rdps__clock_realtime_ns();
     uint32_t seq = pub->next_seq++;
+    uint32_t ordinal = pub->next_ordinal++;
     uint32_t flen = rdps__frame_put_data_header(buf.data, pub->session_id, pub->topic->id, seq,
-                                                (uint32_t)len, 0, (uint32_t)len, ts, 0);
+                                                (uint32_t)len, 0, (uint32_t)len, ts, 0, ordinal, 1);
     int rc;
     if (topic->ndests == 1) {
         rc = t->ops->submit(t, &buf, flen, topic->dests, 1); /* takes the buffer, even on failure */
         if (rc == 0)
-            rc = t->ops->flush(t);
+            rc = rdps__pub_post_unless_more(ctx, pub->claim_flags);
     } else {
         rc = commit_copies(pub, &buf, flen);
     }
@@ -618,37 +807,156 @@ static int pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len)
     if (topic->ndests > 0) {
         count_sent(pub, 1, flen, len);
         pub->counters.unicast_copies += topic->ndests_unicast;
+        rdps__pub_sent_data(pub);
     } else {
         pub->counters.msgs_sent++;
         pub->counters.bytes_sent += len;
     }
     if (pub->topic->live_subs == 0)
         return 0;
-    return deliver_to_local_subs(pub, buf.data + RDPS_FRAME_HEADER_LEN, len, seq, ts, 1);
+    return rdps__pub_deliver_local(pub, buf.data + RDPS_FRAME_HEADER_LEN, len, seq, ts, 1, ordinal);
 }
 
 /* ---- entry points: the thread's error message belongs to the call (rdps_error.h) ---- */
 
-int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len)
+int rdps__pub_send_queued(rdps_pub_t *pub, const void *data, size_t len)
+{
+    return pub_send_ex(pub, data, len, RDPS_SEND_MORE);
+}
+
+int rdps__pub_send_flags(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
+{
+    return pub_send_ex(pub, data, len, flags);
+}
+
+/*
+ * The owner's call on a concurrent publisher: what other threads queued goes first, so a message
+ * queued before the owner was told to send follows nothing sent after it. Callbacks of local
+ * subscribers run meanwhile: the publisher returned is looked up again (NULL, recorded: one of
+ * them destroyed it or its ctx).
+ */
+static rdps_pub_t *drain_for_owner(const rdps_pub_t *handle, rdps_pub_t *pub)
+{
+    rdps_ctx_t *ctx = pub->ctx;
+    rdps__ctx_callbacks_enter(ctx);
+    (void)rdps__pub_queue_drain(pub);
+    if (rdps__ctx_callbacks_leave(ctx)) {
+        rdps__set_err_static(RDPS_ECLOSED, RDPS__TEXT_CTX_DESTROYED);
+        return NULL;
+    }
+    pub = rdps__pub_of_handle(handle);
+    if (pub == NULL)
+        rdps__handle_refusal(handle, RDPS_HANDLE_PUB);
+    return pub;
+}
+
+/*
+ * The sends that are not the owner's exclusive fast path: another thread's on a concurrent
+ * publisher (its queue), the owner's on a concurrent publisher (what other threads queued goes
+ * first), and what the owner check refuses or lets a thread take over.
+ */
+__attribute__((noinline)) static int send_not_exclusive(const rdps_pub_t *handle, rdps_pub_t *pub,
+                                                        const void *data, size_t len,
+                                                        unsigned flags, const char *fn)
+{
+    if (pub != NULL && pub->cq != NULL && !rdps__owner_is_caller(&pub->ctx->owner))
+        return rdps__api_return(rdps__pub_queue_offer(pub, data, len, flags), fn);
+    int rc = rdps__pub_enter(handle, &pub);
+    if (rc == 0 && pub->cq != NULL && (pub = drain_for_owner(handle, pub)) == NULL)
+        rc = RDPS_ECLOSED;
+    return rdps__api_return(rc < 0 ? rc : pub_send_ex(pub, data, len, flags), fn);
+}
+
+/* The exclusive fast path: a live handle, the owner's thread, not a concurrent publisher (one
+ * compare: send_owner is RDPS__OWNER_NONE on a concurrent one). */
+static inline rdps_pub_t *exclusive_pub(const rdps_pub_t *handle)
+{
+    rdps_pub_t *pub = rdps__pub_of_handle(handle);
+    if (__builtin_expect(pub == NULL ||
+                             atomic_load_explicit(&pub->send_owner, memory_order_relaxed) !=
+                                 rdps__thread_tls,
+                         0))
+        return NULL;
+    return pub;
+}
+
+int rdps_pub_send(rdps_pub_t *handle, const void *data, size_t len)
 {
     rdps__api_enter();
+    rdps_pub_t *pub = exclusive_pub(handle);
+    if (pub == NULL)
+        return send_not_exclusive(handle, rdps__pub_of_handle(handle), data, len, 0,
+                                  "rdps_pub_send");
     return rdps__api_return(pub_send_ex(pub, data, len, 0), "rdps_pub_send");
 }
 
-int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
+__attribute__((noinline)) static int send_ex_full(rdps_pub_t *pub, const void *data, size_t len,
+                                                  unsigned flags)
 {
-    rdps__api_enter();
     return rdps__api_return(pub_send_ex(pub, data, len, flags), "rdps_pub_send_ex");
 }
 
-int rdps_pub_claim(rdps_pub_t *pub, rdps_claim *claim)
+int rdps_pub_send_ex(rdps_pub_t *handle, const void *data, size_t len, unsigned flags)
 {
     rdps__api_enter();
-    return rdps__api_return(pub_claim(pub, claim), "rdps_pub_claim");
+    rdps_pub_t *pub = exclusive_pub(handle);
+    if (pub == NULL)
+        return send_not_exclusive(handle, rdps__pub_of_handle(handle), data, len, flags,
+                                  "rdps_pub_send_ex");
+    uint8_t *to = rdps__pub_batch_join(pub, data, len, flags);
+    if (to == NULL)
+        return send_ex_full(pub, data, len, flags);
+    rdps__pub_copy_message(to, data, len); /* joined the open datagram: nothing to clear */
+    return 0;
 }
 
-int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len)
+/* A claim refused before the publisher was found: the claim holds nothing. */
+static int claim_refused(rdps_claim *claim, int rc)
 {
+    if (claim != NULL) {
+        claim->data = NULL;
+        claim->capacity = 0;
+    }
+    return rc;
+}
+
+/* A claim's publisher: rdps__pub_enter, and a concurrent one's queue drained first. */
+static int claim_enter(const rdps_pub_t *handle, rdps_pub_t **pub)
+{
+    int rc = rdps__pub_enter(handle, pub);
+    if (rc == 0 && (*pub)->cq != NULL && (*pub = drain_for_owner(handle, *pub)) == NULL)
+        rc = RDPS_ECLOSED;
+    return rc;
+}
+
+int rdps_pub_claim(rdps_pub_t *handle, rdps_claim *claim)
+{
+    rdps_pub_t *pub;
     rdps__api_enter();
-    return rdps__api_return(pub_commit(pub, claim, len), "rdps_pub_commit");
+    int rc = claim_enter(handle, &pub);
+    return rdps__api_return(rc < 0 ? claim_refused(claim, rc)
+                                   : claim_any(pub, CLAIM_WHOLE, 0, claim),
+                            "rdps_pub_claim");
+}
+
+int rdps_pub_claim_ex(rdps_pub_t *handle, size_t len, unsigned flags, rdps_claim *claim)
+{
+    rdps_pub_t *pub;
+    rdps__api_enter();
+    int rc = claim_enter(handle, &pub);
+    /* SIZE_MAX is no whole datagram here: a length, too long. */
+    return rdps__api_return(
+        rc < 0 ? claim_refused(claim, rc)
+               : claim_any(pub, len == CLAIM_WHOLE ? CLAIM_WHOLE - 1 : len, flags, claim),
+        "rdps_pub_claim_ex");
+}
+
+int rdps_pub_commit(rdps_pub_t *handle, rdps_claim *claim, size_t len)
+{
+    rdps_pub_t *pub;
+    rdps__api_enter();
+    int rc = rdps__pub_enter(handle, &pub);
+    if (rc < 0 && claim != NULL)
+        claim->data = NULL; /* a destroyed publisher released its claim */
+    return rdps__api_return(rc < 0 ? rc : pub_commit(pub, claim, len), "rdps_pub_commit");
 }

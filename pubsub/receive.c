@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "abi.h"
+#include "rdps_batch.h"
 #include "discovery_engine.h"
 #include "rdps_clock.h"
 #include "rdps_endian.h"
@@ -38,15 +39,13 @@ static inline void bump_delivered(rdps_counters *c, uint32_t len, uint32_t frags
 }
 
 /*
- * Counts the message and calls every live subscriber of the topic. Callbacks run with the ctx's
- * callback depth raised, so a destroyed subscriber is only marked closed and stays linked: `next`
- * stays valid. Inline (always): it is the end of the receive path of every message.
+ * Calls every live subscriber of the topic, counting the message for each. Callbacks run with the
+ * ctx's callback depth raised, so a destroyed subscriber is only marked closed and stays linked:
+ * `next` stays valid. Inline (always): it is the end of the receive path of every message.
  */
-__attribute__((always_inline)) static inline void deliver(rdps_ctx_t *ctx, struct rdps_topic *topic,
-                                                          const void *data, size_t len,
-                                                          const rdps_msg_info *info)
+__attribute__((always_inline)) static inline void
+deliver_subs(struct rdps_topic *topic, const void *data, size_t len, const rdps_msg_info *info)
 {
-    bump_delivered(&ctx->counters, (uint32_t)len, info->fragments);
     for (struct rdps_sub *s = topic->subs, *next; s != NULL; s = next) {
         next = s->topic_next;
         if (s->closed)
@@ -56,27 +55,40 @@ __attribute__((always_inline)) static inline void deliver(rdps_ctx_t *ctx, struc
     }
 }
 
+/* Counts the message for the ctx and delivers it to the topic's subscribers. */
+__attribute__((always_inline)) static inline void deliver(rdps_ctx_t *ctx, struct rdps_topic *topic,
+                                                          const void *data, size_t len,
+                                                          const rdps_msg_info *info)
+{
+    bump_delivered(&ctx->counters, (uint32_t)len, info->fragments);
+    deliver_subs(topic, data, len, info);
+}
+
 void rdps__deliver_local(rdps_ctx_t *ctx, struct rdps_topic *topic, const void *data, size_t len,
                          const rdps_msg_info *info)
 {
     deliver(ctx, topic, data, len, info);
 }
 
-static void on_deliver(void *user, const uint8_t *msg, uint32_t len,
-                       const struct rdps_reasm_msg_info *ri)
+/* The topic a delivered message is for: the frame being handled is the one that completed it (its
+ * topic was checked), and a stream carries one topic. NULL: nobody here wants it (counted). */
+static struct rdps_topic *delivery_topic(rdps_ctx_t *ctx, uint64_t topic_id)
 {
-    rdps_ctx_t *ctx = user;
-    /* The frame that completed the message is the one being handled (its topic was checked):
-     * a stream carries one topic, so this is the message's topic too. */
     struct rdps_topic *topic = ctx->rx_topic;
-    if (topic == NULL || topic->id != ri->topic_id) {
-        topic = rdps__ctx_topic_find(ctx, ri->topic_id);
+    if (topic == NULL || topic->id != topic_id) {
+        topic = rdps__ctx_topic_find(ctx, topic_id);
         if (topic == NULL || topic->live_subs == 0) {
             ctx->counters.unknown_topic++;
-            return;
+            return NULL;
         }
     }
-    rdps_msg_info info = {
+    return topic;
+}
+
+static inline void msg_info_init(rdps_msg_info *info, const struct rdps_topic *topic,
+                                 const struct rdps_reasm_msg_info *ri)
+{
+    *info = (rdps_msg_info){
         .topic = topic->name,
         .topic_id = ri->topic_id,
         .session_id = ri->session_id,
@@ -85,8 +97,44 @@ static void on_deliver(void *user, const uint8_t *msg, uint32_t len,
         .fragments = ri->frag_count,
         .retransmitted = ri->retransmit,
         .source = ri->source,
+        .ordinal = ri->ordinal,
     };
+}
+
+static void on_deliver(void *user, const uint8_t *msg, uint32_t len,
+                       const struct rdps_reasm_msg_info *ri)
+{
+    rdps_ctx_t *ctx = user;
+    struct rdps_topic *topic = delivery_topic(ctx, ri->topic_id);
+    if (topic == NULL)
+        return;
+    rdps_msg_info info;
+    msg_info_init(&info, topic, ri);
     deliver(ctx, topic, msg, len, &info);
+}
+
+/* A batched datagram's messages: one rdps_msg_info for them all, its ordinal moving on; the ctx
+ * counts them at once. */
+static void on_deliver_batch(void *user, const uint8_t *payload, uint32_t payload_len,
+                             uint32_t count, const struct rdps_reasm_msg_info *ri)
+{
+    rdps_ctx_t *ctx = user;
+    struct rdps_topic *topic = delivery_topic(ctx, ri->topic_id);
+    if (topic == NULL)
+        return;
+    rdps_msg_info info;
+    msg_info_init(&info, topic, ri);
+    ctx->counters.msgs_delivered += count;
+    ctx->counters.bytes_delivered += payload_len - RDPS_BATCH_LEN_BYTES * count;
+    ctx->counters.fragments_received += (uint64_t)count * ri->frag_count;
+    struct rdps_batch_iter it;
+    rdps__batch_iter_init(&it, payload);
+    /* The records fill the payload exactly (checked when the datagram was decoded). */
+    for (const uint8_t *end = payload + payload_len; it.at < end; info.ordinal++) {
+        uint32_t len;
+        const uint8_t *msg = rdps__batch_next(&it, &len);
+        deliver_subs(topic, msg, len, &info);
+    }
 }
 
 void rdps__topic_notify(rdps_ctx_t *ctx, struct rdps_topic *topic, const rdps_event *ev)
@@ -100,24 +148,28 @@ void rdps__topic_notify(rdps_ctx_t *ctx, struct rdps_topic *topic, const rdps_ev
     rdps__ctx_callbacks_leave(ctx); /* inside poll (depth > 1): frees nothing */
 }
 
-static void on_gap(void *user, const struct rdps_source *source, uint32_t session_id,
-                   uint64_t topic_id, uint32_t first_seq, uint32_t count)
+static void on_gap(void *user, const struct rdps_reasm_gap *gap)
 {
     rdps_ctx_t *ctx = user;
-    struct rdps_topic *topic = rdps__ctx_topic_find(ctx, topic_id);
+    struct rdps_topic *topic = rdps__ctx_topic_find(ctx, gap->topic_id);
     if (topic == NULL)
         return;
     rdps_event ev = {
         .type = RDPS_EVENT_GAP,
         .topic = topic->name,
-        .session_id = session_id,
-        .first_seq = first_seq,
-        .count = count,
-        .source = *source,
+        .session_id = gap->session_id,
+        .first_seq = gap->first_seq,
+        .count = gap->count,
+        .source = *gap->source,
+        .first_ordinal = gap->msg_first,
+        .msg_count = gap->msg_count,
     };
-    for (struct rdps_sub *s = topic->subs; s != NULL; s = s->topic_next)
-        if (!s->closed)
-            s->counters.gaps += count;
+    for (struct rdps_sub *s = topic->subs; s != NULL; s = s->topic_next) {
+        if (!s->closed) {
+            s->counters.gaps += gap->count;
+            s->counters.gap_messages += gap->msg_count;
+        }
+    }
     rdps__topic_notify(ctx, topic, &ev);
 }
 
@@ -160,6 +212,8 @@ static void on_loss(void *user, const struct rdps_reasm_loss *loss)
         .count = loss->count,
         .source = *loss->source,
         .reason = (int)loss->reason,
+        .first_ordinal = loss->msg_first,
+        .msg_count = loss->msg_count,
     };
     rdps__topic_notify(ctx, topic, &ev);
 }
@@ -191,6 +245,7 @@ int rdps__receive_init(rdps_ctx_t *ctx)
     rc.hash_seed = rdps__random_u64();
     rc.limits = ctx->limits;
     rc.deliver = on_deliver;
+    rc.deliver_batch = on_deliver_batch;
     rc.want_reliable = want_reliable;
     rc.rel.enabled = true; /* only for sessions want_reliable() picks */
     rc.rel.receiver_id = ctx->rel_receiver_id;
@@ -360,6 +415,8 @@ void rdps__receive_counters(const rdps_ctx_t *ctx, rdps_counters *out)
 {
     const struct rdps_reasm_counters *rc = rdps__reasm_counters(ctx->reasm);
     out->gaps = rc->gap_seqs;
+    out->gap_messages = rc->gap_msgs;
+    out->late_dropped = rc->late_after_gap;
     out->duplicates = rc->duplicates + rc->stale;
     out->reasm_evictions = rc->reasm_evicted + rc->reasm_too_large;
     out->reasm_timeouts = rc->reasm_timeouts;
@@ -380,6 +437,7 @@ void rdps__receive_counters(const rdps_ctx_t *ctx, rdps_counters *out)
         out->repair_rtts_p50_milli = rdps__rel_rtts_quantile_milli(rel->repair_rtts, 0.5);
         out->repair_rtts_p99_milli = rdps__rel_rtts_quantile_milli(rel->repair_rtts, 0.99);
         out->lost = lost_total(rel);
+        out->lost_messages = rel->lost_msgs;
         out->parity_rebuilt = rel->parity_rebuilt;
     }
 }
@@ -414,6 +472,7 @@ static void fill_session(void *user, const struct rdps_source *source, uint32_t 
         o->out_of_order = c->out_of_order;
         o->duplicates = c->duplicates;
         o->lost = lost_total(c);
+        o->lost_messages = c->lost_msgs;
         o->loss_events = c->loss_events;
         o->status_sent = c->status_sent;
         o->rtt_us = info->srtt_ns / 1000;
@@ -444,9 +503,12 @@ static int sub_sessions(const rdps_sub_t *sub, rdps_session_stats *out, size_t m
     return f.n > INT32_MAX ? INT32_MAX : (int)f.n;
 }
 
-int rdps_sub_sessions_sized(const rdps_sub_t *sub, rdps_session_stats *out, size_t max,
+int rdps_sub_sessions_sized(const rdps_sub_t *handle, rdps_session_stats *out, size_t max,
                             size_t elem_size)
 {
+    rdps_sub_t *sub;
     rdps__api_enter();
-    return rdps__api_return(sub_sessions(sub, out, max, elem_size), "rdps_sub_sessions");
+    int rc = rdps__sub_enter(handle, &sub);
+    return rdps__api_return(rc < 0 ? rc : sub_sessions(sub, out, max, elem_size),
+                            "rdps_sub_sessions");
 }

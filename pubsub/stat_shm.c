@@ -54,7 +54,7 @@ struct rdps_stat_shm {
 static const char *const pub_own_names[] = {
     "msgs_sent",         "bytes_sent",    "frames_sent",     "frame_bytes_sent",
     "send_backpressure", "retransmits",   "heartbeats_sent", "receiver_evictions",
-    "naks_suppressed",   "naks_received", "rate_waits",
+    "naks_suppressed",   "naks_received", "rate_waits",      "queue_dropped",
 };
 static const char *const sub_own_names[] = {"msgs_delivered", "bytes_delivered",
                                             "fragments_received", "gaps"};
@@ -268,7 +268,7 @@ uint64_t rdps__stat_shm_refresh(rdps_ctx_t *ctx, uint64_t now_ns)
         return UINT64_MAX;
     rdps_counters c;
     uint64_t words[STAT_COUNTERS], rejects[RDPS_FRAME_REJECT_COUNT];
-    rdps_ctx_counters(ctx, &c);
+    rdps__ctx_counters(ctx, &c);
     counters_words(&c, words);
     const struct rdps_reasm_counters *rc = rdps__reasm_counters(ctx->reasm);
     for (int i = 0; i < RDPS_FRAME_REJECT_COUNT; i++)
@@ -287,7 +287,7 @@ uint64_t rdps__stat_shm_refresh(rdps_ctx_t *ctx, uint64_t now_ns)
         }
         uint64_t ew[STAT_COUNTERS];
         rdps_counters pc;
-        rdps_pub_counters(p, &pc);
+        rdps__pub_counters(p, &pc);
         counters_words(&pc, ew);
         struct rdps_source ucast[RDPS_STAT_UNICAST_LISTED];
         _Static_assert(sizeof(struct rdps_source) == sizeof(struct rdps_stat_source),
@@ -307,7 +307,7 @@ uint64_t rdps__stat_shm_refresh(rdps_ctx_t *ctx, uint64_t now_ns)
         }
         uint64_t ew[STAT_COUNTERS];
         rdps_counters sc;
-        rdps_sub_counters(q, &sc);
+        rdps__sub_counters(q, &sc);
         counters_words(&sc, ew);
         rdps__stat_write_entry(&s->w, n++, RDPS_STAT_ENTRY_SUB,
                                q->reliable ? RDPS_STAT_ENTRY_RELIABLE : 0, q->topic->id, 0,

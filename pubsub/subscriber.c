@@ -8,6 +8,7 @@
 
 #include "abi.h"
 #include "rdps_error.h"
+#include "rdps_log.h"
 
 static int sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, void *user,
                       const rdps_sub_opts *opts, rdps_sub_t **out);
@@ -28,11 +29,17 @@ static int sub_create_sized(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_m
     return sub_create(ctx, topic, on_message, user, opts != NULL ? &full : NULL, out);
 }
 
-int rdps_sub_create_sized(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message, void *user,
+int rdps_sub_create_sized(rdps_ctx_t *handle, const char *topic, rdps_msg_cb on_message, void *user,
                           const rdps_sub_opts *opts, size_t opts_size, rdps_sub_t **out)
 {
+    rdps_ctx_t *ctx;
     rdps__api_enter();
-    return rdps__api_return(sub_create_sized(ctx, topic, on_message, user, opts, opts_size, out),
+    int rc = handle == NULL ? 0 : rdps__ctx_enter(handle, &ctx); /* NULL: refused below */
+    if (rc < 0 && out != NULL)
+        *out = NULL;
+    return rdps__api_return(rc < 0 ? rc
+                                   : sub_create_sized(handle == NULL ? NULL : ctx, topic,
+                                                      on_message, user, opts, opts_size, out),
                             "rdps_sub_create");
 }
 
@@ -63,8 +70,14 @@ static int sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message
         rdps__topic_table_put(&ctx->topics, t);
         return rdps__set_err(RDPS_ENOMEM, "rdps_sub_create: out of memory");
     }
+    if ((sub->handle = rdps__handle_new(RDPS_HANDLE_SUB, sub)) == 0) {
+        free(sub);
+        rdps__topic_table_put(&ctx->topics, t);
+        return RDPS_ENOMEM; /* the table said why */
+    }
     rc = rdps__topic_recv_attach(ctx, t, opts != NULL ? (int)opts->transport : 0);
     if (rc < 0) {
+        rdps__handle_release(sub->handle);
         free(sub);
         rdps__topic_table_put(&ctx->topics, t);
         return rdps__prepend_err(rc, "rdps_sub_create: ");
@@ -88,19 +101,33 @@ static int sub_create(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message
     sub->topic_next = t->subs;
     t->subs = sub;
     t->live_subs++;
+    rdps__pub_local_subs_changed(ctx, t);
     sub->next = ctx->subs;
     ctx->subs = sub;
     rdps__discovery_sub_added(ctx, sub);
-    *out = sub;
+    *out = (rdps_sub_t *)sub->handle;
     return 0;
 }
 
-void rdps_sub_destroy(rdps_sub_t *sub)
+void rdps_sub_destroy(rdps_sub_t *handle)
 {
-    if (sub == NULL || sub->closed)
+    rdps_sub_t *sub = NULL;
+    /* NULL and a subscriber destroyed already (or with its ctx) are no-ops; a subscriber of
+     * another thread's ctx is left alone. */
+    if (handle == NULL || rdps__sub_enter(handle, &sub) < 0) {
+        if (sub != NULL) {
+            RDPS_LOG_ERR("rdps_sub_destroy: %s", rdps_last_error_message());
+            rdps__api_note("rdps_sub_destroy");
+        }
         return;
+    }
+    if (sub->closed)
+        return;
+    rdps__handle_release(sub->handle); /* refused from now on, even before the memory goes */
+    sub->handle = 0;
     sub->closed = true; /* no more deliveries, even before the memory goes */
     sub->topic->live_subs--;
+    rdps__pub_local_subs_changed(sub->ctx, sub->topic);
     if (sub->ctx->callback_depth > 0) {
         /* From a callback: a delivery loop up the stack may hold this subscriber. */
         sub->ctx->closed_endpoints++;
@@ -114,9 +141,12 @@ void rdps__sub_free(rdps_sub_t *sub)
     rdps_ctx_t *ctx = sub->ctx;
     struct rdps_topic *t = sub->topic;
 
+    rdps__handle_release(sub->handle);
+    sub->handle = 0;
     if (!sub->closed) {
         sub->closed = true;
         t->live_subs--;
+        rdps__pub_local_subs_changed(ctx, t);
     }
     if (sub->reliable) {
         t->reliable_subs--;
@@ -145,10 +175,15 @@ void rdps__sub_free(rdps_sub_t *sub)
 
 /* A failed join reads as "not ready"; rdps_last_error_message() says why. Unicast (or auto
  * fallen back): ready at once. */
-int rdps_sub_ready(const rdps_sub_t *sub)
+int rdps_sub_ready(const rdps_sub_t *handle)
 {
     const struct rdps_dest *dest;
-    if (sub == NULL || sub->closed)
+    rdps_sub_t *sub;
+    if (rdps__sub_enter(handle, &sub) < 0) {
+        rdps__api_note("rdps_sub_ready");
+        return 0;
+    }
+    if (sub->closed)
         return 0;
     const struct rdps_topic *t = sub->topic;
     int state = 0;
@@ -176,46 +211,60 @@ int rdps_sub_ready(const rdps_sub_t *sub)
     return state == 1;
 }
 
-int rdps_sub_counters_sized(const rdps_sub_t *sub, rdps_counters *out, size_t size)
+void rdps__sub_counters(const rdps_sub_t *sub, rdps_counters *out)
+{
+    rdps__ctx_counters(sub->ctx, out);
+    /* Per-subscriber figures where they exist, the ctx's for what is not per topic. */
+    out->msgs_delivered = sub->counters.msgs_delivered;
+    out->bytes_delivered = sub->counters.bytes_delivered;
+    out->fragments_received = sub->counters.fragments_received;
+    out->gaps = sub->counters.gaps;
+}
+
+void rdps__pub_counters(const rdps_pub_t *pub, rdps_counters *out)
+{
+    rdps__ctx_counters(pub->ctx, out);
+    /* The ctx's figures for what is not per publisher, this publisher's for the rest. */
+    rdps_counters mine;
+    memset(&mine, 0, sizeof(mine));
+    rdps__pub_fold_counters(pub, &mine);
+    out->msgs_sent = mine.msgs_sent;
+    out->bytes_sent = mine.bytes_sent;
+    out->frames_sent = mine.frames_sent;
+    out->frame_bytes_sent = mine.frame_bytes_sent;
+    out->send_backpressure = mine.send_backpressure;
+    out->retransmits = mine.retransmits;
+    out->heartbeats_sent = mine.heartbeats_sent;
+    out->receiver_evictions = mine.receiver_evictions;
+    out->naks_suppressed = mine.naks_suppressed;
+    out->naks_received = pub->counters.naks_received;
+    out->unicast_copies = mine.unicast_copies;
+    out->frames_batched = mine.frames_batched;
+    out->queue_dropped = mine.queue_dropped;
+}
+
+int rdps_sub_counters_sized(const rdps_sub_t *handle, rdps_counters *out, size_t size)
 {
     rdps_counters full;
+    rdps_sub_t *sub;
     rdps__api_enter();
-    int rc = rdps__ctx_counters(sub != NULL ? sub->ctx : NULL, &full);
-    if (sub == NULL)
-        rc = rdps__set_err_static(RDPS_EINVAL, "NULL subscriber");
-    if (rc == 0) {
-        /* Per-subscriber figures where they exist, the ctx's for what is not per topic. */
-        full.msgs_delivered = sub->counters.msgs_delivered;
-        full.bytes_delivered = sub->counters.bytes_delivered;
-        full.fragments_received = sub->counters.fragments_received;
-        full.gaps = sub->counters.gaps;
-    }
+    int rc = rdps__sub_enter(handle, &sub);
+    if (rc < 0)
+        memset(&full, 0, sizeof(full));
+    else
+        rdps__sub_counters(sub, &full);
     return rdps__api_return(rdps__counters_to_caller(rc, &full, out, size), "rdps_sub_counters");
 }
 
-int rdps_pub_counters_sized(const rdps_pub_t *pub, rdps_counters *out, size_t size)
+int rdps_pub_counters_sized(const rdps_pub_t *handle, rdps_counters *out, size_t size)
 {
     rdps_counters full;
+    rdps_pub_t *pub;
     rdps__api_enter();
-    int rc = rdps__ctx_counters(pub != NULL ? pub->ctx : NULL, &full);
-    if (pub == NULL)
-        rc = rdps__set_err_static(RDPS_EINVAL, "NULL publisher");
-    if (rc == 0) {
-        /* The ctx's figures for what is not per publisher, this publisher's for the rest. */
-        rdps_counters mine;
-        memset(&mine, 0, sizeof(mine));
-        rdps__pub_fold_counters(pub, &mine);
-        full.msgs_sent = mine.msgs_sent;
-        full.bytes_sent = mine.bytes_sent;
-        full.frames_sent = mine.frames_sent;
-        full.frame_bytes_sent = mine.frame_bytes_sent;
-        full.send_backpressure = mine.send_backpressure;
-        full.retransmits = mine.retransmits;
-        full.heartbeats_sent = mine.heartbeats_sent;
-        full.receiver_evictions = mine.receiver_evictions;
-        full.naks_suppressed = mine.naks_suppressed;
-        full.naks_received = pub->counters.naks_received;
-        full.unicast_copies = mine.unicast_copies;
-    }
+    int rc = rdps__pub_enter(handle, &pub);
+    if (rc < 0)
+        memset(&full, 0, sizeof(full));
+    else
+        rdps__pub_counters(pub, &full);
     return rdps__api_return(rdps__counters_to_caller(rc, &full, out, size), "rdps_pub_counters");
 }

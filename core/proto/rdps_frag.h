@@ -15,7 +15,9 @@
  * it, and repeats until 0. Every frame takes the next sequence from
  * *next_seq (the publisher's session counter), so frames of one message are
  * consecutive as long as nothing else uses that counter meanwhile.
- * Fragments: all but the last carry exactly max_datagram - RDPS_FRAME_HEADER_LEN bytes.
+ * Fragments: all but the last carry exactly max_datagram - RDPS_FRAME_HEADER_LEN bytes. Every
+ * frame carries the message's ordinal; a message of one frame goes whole (count 1), the frames
+ * of a longer one as fragments (count 0).
  */
 struct rdps_frag {
     const uint8_t *msg;
@@ -26,7 +28,8 @@ struct rdps_frag {
     uint64_t topic_id;
     uint32_t *next_seq;
     uint64_t timestamp_ns;
-    uint16_t flags; /* RETRANSMIT / RELIABLE; BEGIN and END are computed */
+    uint32_t ordinal; /* the message's ordinal (rdps_frame.h) */
+    uint16_t flags;   /* RETRANSMIT / RELIABLE; BEGIN and END are computed */
     bool done;
 };
 
@@ -43,7 +46,7 @@ uint32_t rdps__frag_count(size_t len, uint32_t max_datagram);
  */
 int rdps__frag_init(struct rdps_frag *it, uint32_t session_id, uint64_t topic_id,
                     uint32_t *next_seq, const void *msg, size_t len, size_t max_msg_len,
-                    uint32_t max_datagram, uint64_t now_ns, uint16_t flags);
+                    uint32_t max_datagram, uint64_t now_ns, uint16_t flags, uint32_t ordinal);
 
 /*
  * Writes the next frame into buf and returns its length; 0 when the message
@@ -53,13 +56,21 @@ int rdps__frag_init(struct rdps_frag *it, uint32_t session_id, uint64_t topic_id
 int rdps__frag_next(struct rdps_frag *it, uint8_t *buf, size_t cap);
 
 /*
+ * rdps__frag_next without the copy, for a payload sent from where it lies (a gather send): writes
+ * the next frame's RDPS_FRAME_HEADER_LEN-byte header into hdr and sets *offset and *len to the
+ * slice of the message that is its payload. Returns the frame's length (header and payload), 0
+ * when the message is complete.
+ */
+int rdps__frag_next_header(struct rdps_frag *it, uint8_t *hdr, uint32_t *offset, uint32_t *len);
+
+/*
  * Zero-copy single-datagram publish: the caller wrote payload_len bytes at
- * buf + RDPS_FRAME_HEADER_LEN; this writes the DATA header (BEGIN|END, seq = (*next_seq)++) and
- * returns the frame length. RDPS_EMSGSIZE if the header + payload_len exceeds cap or
- * max_datagram (use rdps__frag_init for those), RDPS_EINVAL as for frag_init.
+ * buf + RDPS_FRAME_HEADER_LEN; this writes the DATA header (BEGIN|END, seq = (*next_seq)++, one
+ * message of `ordinal`) and returns the frame length. RDPS_EMSGSIZE if the header + payload_len
+ * exceeds cap or max_datagram (use rdps__frag_init for those), RDPS_EINVAL as for frag_init.
  */
 int rdps__frag_put_single(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
                           uint32_t *next_seq, size_t payload_len, uint32_t max_datagram,
-                          uint64_t now_ns, uint16_t flags);
+                          uint64_t now_ns, uint16_t flags, uint32_t ordinal);
 
 #endif /* RDPS_PROTO_FRAG_H */

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* rdps_frame.c - decoder and encoders for the rdps version 2 wire format. */
+/* rdps_frame.c - decoder and encoders for the rdps version 3 wire format. */
 #include "rdps_frame.h"
 
 #include <string.h>
 
 #include <rdps/rdps.h>
 
+#include "rdps_batch.h"
 #include "rdps_endian.h"
 
 /* The layout is the protocol: pin every offset so an edit cannot move a field silently. */
@@ -20,8 +21,10 @@ _Static_assert(RDPS_FRAME_OFF_RESERVED == RDPS_FRAME_OFF_FRAG_OFFSET + 4, "frag_
 _Static_assert(RDPS_FRAME_OFF_TIMESTAMP_NS == RDPS_FRAME_OFF_RESERVED + 4, "reserved is 32-bit");
 _Static_assert(RDPS_FRAME_OFF_TOPIC_ID % 8 == 0 && RDPS_FRAME_OFF_TIMESTAMP_NS % 8 == 0,
                "64-bit fields are naturally aligned");
-_Static_assert(RDPS_FRAME_HEADER_LEN == RDPS_FRAME_OFF_TIMESTAMP_NS + 8, "timestamp is 64-bit");
-_Static_assert(RDPS_FRAME_HEADER_LEN == 40, "the header is 40 bytes");
+_Static_assert(RDPS_FRAME_OFF_ORDINAL == RDPS_FRAME_OFF_TIMESTAMP_NS + 8, "timestamp is 64-bit");
+_Static_assert(RDPS_FRAME_OFF_COUNT == RDPS_FRAME_OFF_ORDINAL + 4, "ordinal is 32-bit");
+_Static_assert(RDPS_FRAME_HEADER_LEN == RDPS_FRAME_OFF_COUNT + 4, "count is 32-bit");
+_Static_assert(RDPS_FRAME_HEADER_LEN == 48, "the header is 48 bytes");
 _Static_assert(RDPS_FRAME_NAK_OFF_RECEIVER_ID == RDPS_FRAME_HEADER_LEN, "NAK body after header");
 _Static_assert(RDPS_FRAME_NAK_OFF_RANGE_COUNT == RDPS_FRAME_NAK_OFF_RECEIVER_ID + 4, "NAK layout");
 _Static_assert(RDPS_FRAME_NAK_OFF_RESERVED == RDPS_FRAME_NAK_OFF_RANGE_COUNT + 2, "NAK layout");
@@ -33,7 +36,10 @@ _Static_assert(RDPS_FRAME_STATUS_OFF_WINDOW == RDPS_FRAME_STATUS_OFF_CONSUMED_SE
                "STATUS layout");
 _Static_assert(RDPS_FRAME_STATUS_OFF_ECHO_DELAY == RDPS_FRAME_STATUS_OFF_WINDOW + 4,
                "STATUS layout");
-_Static_assert(RDPS_FRAME_STATUS_LEN == RDPS_FRAME_STATUS_OFF_ECHO_DELAY + 4, "STATUS is 56 bytes");
+_Static_assert(RDPS_FRAME_STATUS_LEN == RDPS_FRAME_STATUS_OFF_ECHO_DELAY + 4, "STATUS is 64 bytes");
+_Static_assert(RDPS_FRAME_HB_OFF_PARITY_K == RDPS_FRAME_HEADER_LEN, "parity body after header");
+_Static_assert(RDPS_FRAME_HB_PARITY_LEN == RDPS_FRAME_HB_OFF_RECEIVERS + 4,
+               "parity body is 12 bytes");
 _Static_assert(RDPS_FRAME_NAK_MAX_RANGES <= UINT16_MAX, "range_count is 16-bit");
 
 void rdps__frame_limits_default(struct rdps_frame_limits *limits)
@@ -75,7 +81,10 @@ static enum rdps_frame_reject decode_data(struct rdps_frame_view *v,
         return RDPS_FRAME_BAD_FLAGS;
     if (h->topic_id == 0)
         return RDPS_FRAME_ZERO_TOPIC;
-    if (h->msg_len > limits->max_msg_len)
+    /* Whole messages: their records are checked one by one (a batch is as long as its
+     * datagram, whatever the limit on one message). */
+    bool batch = h->count >= 2 && h->frag_offset == 0 && h->msg_len == v->payload_len;
+    if (h->msg_len > limits->max_msg_len && !batch)
         return RDPS_FRAME_MSG_TOO_LARGE;
     /* 64-bit sum: frag_offset + payload_len cannot wrap. */
     uint64_t frag_end = (uint64_t)h->frag_offset + v->payload_len;
@@ -88,7 +97,13 @@ static enum rdps_frame_reject decode_data(struct rdps_frame_view *v,
         return RDPS_FRAME_BEGIN_END_MISMATCH;
     if (!is_end && v->payload_len == 0)
         return RDPS_FRAME_EMPTY_FRAGMENT;
-    return RDPS_FRAME_OK;
+    if (!(is_begin && is_end)) /* a fragment: of one message, which it does not complete */
+        return h->count == 0 ? RDPS_FRAME_OK : RDPS_FRAME_BAD_COUNT;
+    if (h->count == 0)
+        return RDPS_FRAME_BAD_COUNT;
+    if (h->count == 1)
+        return RDPS_FRAME_OK;
+    return rdps__batch_check(v->payload, v->payload_len, h->count, limits->max_msg_len);
 }
 
 static enum rdps_frame_reject decode_nak(struct rdps_frame_view *v,
@@ -181,6 +196,8 @@ enum rdps_frame_reject rdps__frame_decode(const uint8_t *buf, size_t len,
     h->msg_len = rdps__get_le32(buf + RDPS_FRAME_OFF_MSG_LEN);
     h->frag_offset = rdps__get_le32(buf + RDPS_FRAME_OFF_FRAG_OFFSET);
     h->timestamp_ns = rdps__get_le64(buf + RDPS_FRAME_OFF_TIMESTAMP_NS);
+    h->ordinal = rdps__get_le32(buf + RDPS_FRAME_OFF_ORDINAL);
+    h->count = rdps__get_le32(buf + RDPS_FRAME_OFF_COUNT);
     v->payload = buf + RDPS_FRAME_HEADER_LEN;
     v->payload_len = (uint32_t)(len - RDPS_FRAME_HEADER_LEN);
     v->receiver_id = 0;
@@ -189,6 +206,7 @@ enum rdps_frame_reject rdps__frame_decode(const uint8_t *buf, size_t len,
     v->window = 0;
     v->echo_delay_us = RDPS_FRAME_NO_ECHO;
     v->retained = 0;
+    v->trail_ordinal = 0;
 
     if (h->type < RDPS_FRAME_DATA || h->type > RDPS_FRAME_PARITY)
         return RDPS_FRAME_BAD_TYPE;
@@ -202,6 +220,10 @@ enum rdps_frame_reject rdps__frame_decode(const uint8_t *buf, size_t len,
         return RDPS_FRAME_NONZERO_FIELD;
     if (h->type == RDPS_FRAME_DATA)
         return decode_data(v, limits);
+    /* Only DATA numbers messages; a heartbeat tells the next ordinal (and, reliable, the
+     * oldest retained datagram's in count). */
+    if (h->type != RDPS_FRAME_HEARTBEAT && (h->ordinal != 0 || h->count != 0))
+        return RDPS_FRAME_NONZERO_FIELD;
     if (h->type == RDPS_FRAME_PARITY)
         return decode_parity(v);
 
@@ -212,13 +234,14 @@ enum rdps_frame_reject rdps__frame_decode(const uint8_t *buf, size_t len,
         if ((h->flags & ~(RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_PARITY)) ||
             h->flags == RDPS_FRAME_F_PARITY)
             return RDPS_FRAME_BAD_FLAGS;
-        if (h->msg_len != 0 && !(h->flags & RDPS_FRAME_F_RELIABLE))
+        if ((h->msg_len != 0 || h->count != 0) && !(h->flags & RDPS_FRAME_F_RELIABLE))
             return RDPS_FRAME_NONZERO_FIELD;
         if (h->msg_len > RDPS_FRAME_MAX_RETAINED)
             return RDPS_FRAME_BAD_RETAINED;
         if (h->topic_id == 0)
             return RDPS_FRAME_ZERO_TOPIC;
         v->retained = h->msg_len;
+        v->trail_ordinal = (h->flags & RDPS_FRAME_F_RELIABLE) ? h->count : h->ordinal;
         v->parity_k = v->hb_max_rtt_us = v->hb_receivers = 0;
         if (!(h->flags & RDPS_FRAME_F_PARITY))
             return v->payload_len != 0 ? RDPS_FRAME_BAD_BODY_LEN : RDPS_FRAME_OK;
@@ -279,6 +302,8 @@ static void put_header(uint8_t *buf, const struct rdps_frame_header *hdr)
     rdps__put_le32(buf + RDPS_FRAME_OFF_FRAG_OFFSET, hdr->frag_offset);
     rdps__put_le32(buf + RDPS_FRAME_OFF_RESERVED, 0);
     rdps__put_le64(buf + RDPS_FRAME_OFF_TIMESTAMP_NS, hdr->timestamp_ns);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_ORDINAL, hdr->ordinal);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_COUNT, hdr->count);
 }
 
 int rdps__frame_put_header(uint8_t *buf, size_t cap, const struct rdps_frame_header *hdr)
@@ -291,7 +316,8 @@ int rdps__frame_put_header(uint8_t *buf, size_t cap, const struct rdps_frame_hea
 
 uint32_t rdps__frame_put_data_header(uint8_t *buf, uint32_t session_id, uint64_t topic_id,
                                      uint32_t seq, uint32_t msg_len, uint32_t frag_offset,
-                                     uint32_t payload_len, uint64_t timestamp_ns, uint16_t flags)
+                                     uint32_t payload_len, uint64_t timestamp_ns, uint16_t flags,
+                                     uint32_t ordinal, uint32_t count)
 {
     if (frag_offset == 0)
         flags |= RDPS_FRAME_F_BEGIN;
@@ -307,12 +333,14 @@ uint32_t rdps__frame_put_data_header(uint8_t *buf, uint32_t session_id, uint64_t
     rdps__put_le32(buf + RDPS_FRAME_OFF_FRAG_OFFSET, frag_offset);
     rdps__put_le32(buf + RDPS_FRAME_OFF_RESERVED, 0);
     rdps__put_le64(buf + RDPS_FRAME_OFF_TIMESTAMP_NS, timestamp_ns);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_ORDINAL, ordinal);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_COUNT, count);
     return RDPS_FRAME_HEADER_LEN + payload_len;
 }
 
 static int encode_heartbeat(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
-                            uint32_t next_seq, uint32_t retained, uint64_t timestamp_ns,
-                            uint16_t flags)
+                            uint32_t next_seq, uint32_t retained, uint32_t next_ordinal,
+                            uint32_t trail_ordinal, uint64_t timestamp_ns, uint16_t flags)
 {
     if (session_id == 0 || topic_id == 0 || (flags & ~RDPS_FRAME_F_RELIABLE))
         return RDPS_EINVAL;
@@ -326,29 +354,37 @@ static int encode_heartbeat(uint8_t *buf, size_t cap, uint32_t session_id, uint6
         .seq = next_seq,
         .msg_len = retained,
         .timestamp_ns = timestamp_ns,
+        .ordinal = next_ordinal,
+        .count = trail_ordinal,
     };
     put_header(buf, &h);
     return RDPS_FRAME_HEADER_LEN;
 }
 
 int rdps__frame_encode_heartbeat(uint8_t *buf, size_t cap, uint32_t session_id, uint64_t topic_id,
-                                 uint32_t next_seq, uint64_t timestamp_ns, uint16_t flags)
+                                 uint32_t next_seq, uint32_t next_ordinal, uint64_t timestamp_ns,
+                                 uint16_t flags)
 {
-    return encode_heartbeat(buf, cap, session_id, topic_id, next_seq, 0, timestamp_ns, flags);
+    /* Reliable without a retained count: nothing below next_seq is held (trail = next). */
+    uint32_t trail_ordinal = (flags & RDPS_FRAME_F_RELIABLE) ? next_ordinal : 0;
+    return encode_heartbeat(buf, cap, session_id, topic_id, next_seq, 0, next_ordinal,
+                            trail_ordinal, timestamp_ns, flags);
 }
 
 int rdps__frame_encode_heartbeat_reliable(uint8_t *buf, size_t cap, uint32_t session_id,
                                           uint64_t topic_id, uint32_t next_seq, uint32_t retained,
+                                          uint32_t next_ordinal, uint32_t trail_ordinal,
                                           uint64_t timestamp_ns)
 {
     if (retained > RDPS_FRAME_MAX_RETAINED)
         return RDPS_EINVAL;
-    return encode_heartbeat(buf, cap, session_id, topic_id, next_seq, retained, timestamp_ns,
-                            RDPS_FRAME_F_RELIABLE);
+    return encode_heartbeat(buf, cap, session_id, topic_id, next_seq, retained, next_ordinal,
+                            trail_ordinal, timestamp_ns, RDPS_FRAME_F_RELIABLE);
 }
 
 int rdps__frame_encode_heartbeat_parity(uint8_t *buf, size_t cap, uint32_t session_id,
                                         uint64_t topic_id, uint32_t next_seq, uint32_t retained,
+                                        uint32_t next_ordinal, uint32_t trail_ordinal,
                                         uint64_t timestamp_ns, uint32_t parity_k,
                                         uint32_t max_rtt_us, uint32_t receivers)
 {
@@ -357,8 +393,8 @@ int rdps__frame_encode_heartbeat_parity(uint8_t *buf, size_t cap, uint32_t sessi
         return RDPS_EINVAL;
     if (cap < RDPS_FRAME_HB_PARITY_LEN)
         return RDPS_ENOSPC;
-    int rc = encode_heartbeat(buf, cap, session_id, topic_id, next_seq, retained, timestamp_ns,
-                              RDPS_FRAME_F_RELIABLE);
+    int rc = encode_heartbeat(buf, cap, session_id, topic_id, next_seq, retained, next_ordinal,
+                              trail_ordinal, timestamp_ns, RDPS_FRAME_F_RELIABLE);
     if (rc < 0)
         return rc;
     rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_PARITY);

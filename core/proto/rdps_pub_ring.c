@@ -125,6 +125,21 @@ uint8_t *rdps__pub_ring_push(struct rdps_pub_ring *ring, uint64_t *pos, uint32_t
     return ring->mem + at % ring->cap;
 }
 
+void rdps__pub_ring_shrink_head(struct rdps_pub_ring *ring, uint32_t len)
+{
+    struct rdps_pub_ring_slot *s = &ring->slots[(ring->head_seq - 1u) & ring->slot_mask];
+    if (len < s->len) {
+        s->len = len;
+        ring->head_pos = s->pos + rdps__pub_ring_stride(len);
+    }
+}
+
+void rdps__pub_ring_unpush(struct rdps_pub_ring *ring)
+{
+    ring->head_seq--;
+    ring->head_pos = ring->slots[ring->head_seq & ring->slot_mask].pos;
+}
+
 const struct rdps_pub_ring_slot *rdps__pub_ring_find(const struct rdps_pub_ring *ring, uint32_t seq)
 {
     if ((uint32_t)(seq - ring->trail_seq) >= (uint32_t)(ring->head_seq - ring->trail_seq))

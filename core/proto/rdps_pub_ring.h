@@ -104,6 +104,16 @@ void rdps__pub_ring_release(struct rdps_pub_ring *ring, uint32_t new_trail);
  */
 uint8_t *rdps__pub_ring_push(struct rdps_pub_ring *ring, uint64_t *pos, uint32_t len);
 
+/*
+ * The newest frame (head_seq - 1) is len bytes after all, at most what it was pushed with: a
+ * frame pushed at its largest while it was being filled. What it gives back is the next frame's.
+ */
+void rdps__pub_ring_shrink_head(struct rdps_pub_ring *ring, uint32_t len);
+
+/* Takes back the newest frame (head_seq - 1), never handed out: as if it had not been pushed
+ * (the trail released for it stays released). */
+void rdps__pub_ring_unpush(struct rdps_pub_ring *ring);
+
 /* The slot of a retained sequence, or NULL if seq is not in [trail, head). */
 const struct rdps_pub_ring_slot *rdps__pub_ring_find(const struct rdps_pub_ring *ring,
                                                      uint32_t seq);

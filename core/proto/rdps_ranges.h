@@ -34,6 +34,8 @@ struct rdps_gap_range {
     uint8_t suppressed;    /* a repair seen for it was counted as a suppression */
     uint8_t overtaken;     /* reliable: a repair asked for after it arrived first: ask now */
     uint8_t held;          /* reliable: its retry waits for the receive queue to be processed */
+    /* Unreliable: the message ordinals it may hold, [ord_lo, ord_hi) (rdps_rx_gaps.h). */
+    uint32_t ord_lo, ord_hi;
 };
 
 struct rdps_ranges {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rdps_batch.h"
 #include "rdps_endian.h"
 #include "rdps_error.h"
 #include "rdps_seq.h"
@@ -61,6 +62,7 @@ int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg)
         .max_bytes_per_host = cfg->max_bytes_per_source,
         .partial_timeout_ns = cfg->partial_timeout_ns,
         .deliver = cfg->deliver,
+        .deliver_batch = cfg->deliver_batch,
         .user = cfg->user,
         .on_evicted = rdps__rel_partial_evicted,
         .evicted_user = r,
@@ -154,7 +156,9 @@ static int32_t stream_create(struct rdps_reasm *r, const struct rdps_source *sou
     struct rdps_rx_stream *s = stream_of(r, si);
     rdps__rx_asm_stream_start(&r->assembly, si, s->src, s->host, &s->id, s->reliable);
     if (s->reliable)
-        rdps__rel_stream_start(r, si, h->seq, now_ns);
+        rdps__rel_stream_start(r, si, h, now_ns);
+    else /* a message begun before its first frame is not the stream's to count */
+        rdps__rx_gaps_stream_start(&r->gaps, si, rdps__frame_ordinal_before(h));
     return si;
 }
 
@@ -178,12 +182,14 @@ static inline void window_push(struct rdps_reasm *r, int32_t si, struct rdps_rx_
 }
 
 /*
- * Moves next forward to `upto` (a new frame's sequence). Up to a window away the skipped
- * sequences are a pending gap; further is a reset (reported at once): nothing is slid over,
- * partials go, and the window restarts at `upto` with every earlier sequence marked received,
- * so nothing from before the jump is admitted.
+ * Moves next forward to `upto` (a new frame's sequence, or a heartbeat's next): the messages
+ * between hold ordinals [ord_next, ord_hi). Up to a window away the skipped sequences are a
+ * pending gap; further is a reset (reported at once): nothing is slid over, partials go, and the
+ * window restarts at `upto` with every earlier sequence marked received, so nothing from before
+ * the jump is admitted.
  */
-static void window_advance(struct rdps_reasm *r, int32_t si, uint32_t upto, uint64_t now_ns)
+static void window_advance(struct rdps_reasm *r, int32_t si, uint32_t upto, uint32_t ord_hi,
+                           uint64_t now_ns)
 {
     struct rdps_rx_stream *s = stream_of(r, si);
     struct rdps_rx_track *t = &s->track;
@@ -194,7 +200,7 @@ static void window_advance(struct rdps_reasm *r, int32_t si, uint32_t upto, uint
         rdps__rx_gaps_flush(&r->gaps, si, t, &s->id);
         rdps__rx_asm_stream_drop(&r->assembly, si, true);
         rdps__track_restart(t, upto);
-        rdps__rx_gaps_report(&r->gaps, &s->id, first, distance);
+        rdps__rx_gaps_report(&r->gaps, si, &s->id, first, distance, s->ord_next, ord_hi);
         return;
     }
     uint32_t lost = 0;
@@ -202,18 +208,21 @@ static void window_advance(struct rdps_reasm *r, int32_t si, uint32_t upto, uint
         lost += rdps__track_forget(t);
     if (lost > 0)
         window_lost(r, si, lost);
-    rdps__rx_gaps_note(&r->gaps, si, t, &s->id, first, distance, now_ns);
+    rdps__rx_gaps_note(&r->gaps, si, t, &s->id, first, distance, s->ord_next, ord_hi, now_ns);
 }
 
-/* Admits seq into the stream's window: true if it is new, false (counted) if not. */
-static bool window_admit_slow(struct rdps_reasm *r, int32_t si, uint32_t seq, uint64_t now_ns)
+/* Admits frame h into the stream's window: true if it is new, false (counted) if not. */
+static bool window_admit_slow(struct rdps_reasm *r, int32_t si, const struct rdps_frame_header *h,
+                              uint64_t now_ns)
 {
     struct rdps_rx_stream *s = stream_of(r, si);
     struct rdps_rx_track *t = &s->track;
+    uint32_t seq = h->seq;
     int32_t d = rdps__seq_diff(seq, t->next);
     if (d > 0) {
-        window_advance(r, si, seq, now_ns);
+        window_advance(r, si, seq, rdps__frame_ordinal_before(h), now_ns);
         window_push(r, si, s);
+        s->ord_next = rdps__frame_ordinal_after(h);
         return true;
     }
     if (d < -(int32_t)RDPS_SEQ_WINDOW) {
@@ -224,20 +233,24 @@ static bool window_admit_slow(struct rdps_reasm *r, int32_t si, uint32_t seq, ui
         r->counters.duplicates++;
         return false;
     }
-    rdps__track_set(t, seq);
+    rdps__track_set(t, seq); /* a later copy is a duplicate, kept or not */
+    if (!rdps__rx_gaps_fill(&r->gaps, si, t, &s->id, seq, rdps__frame_ordinal_before(h),
+                            rdps__frame_ordinal_after(h)))
+        return false; /* reported missing already: its messages were counted lost */
     r->counters.reordered++;
-    rdps__rx_gaps_fill(&r->gaps, si, t, &s->id, seq);
     return true;
 }
 
-static inline bool window_admit(struct rdps_reasm *r, int32_t si, uint32_t seq, uint64_t now_ns)
+static inline bool window_admit(struct rdps_reasm *r, int32_t si, const struct rdps_frame_header *h,
+                                uint64_t now_ns)
 {
     struct rdps_rx_stream *s = stream_of(r, si);
-    if (seq == s->track.next) { /* in order: the common case */
+    if (h->seq == s->track.next) { /* in order: the common case */
         window_push(r, si, s);
+        s->ord_next = rdps__frame_ordinal_after(h);
         return true;
     }
-    return window_admit_slow(r, si, seq, now_ns);
+    return window_admit_slow(r, si, h, now_ns);
 }
 
 /* A fragment of unreliable stream si (admitted). */
@@ -248,9 +261,12 @@ static int unreliable_fragment(struct rdps_reasm *r, int32_t si, const struct rd
     switch (rdps__rx_asm_fragment(&r->assembly, si, v, now_ns, &pi)) {
     case RDPS_RX_DELIVERED:
         return 1;
-    case RDPS_RX_CONFLICT: /* a forged frame must not use up the sequence of the real one */
-        rdps__track_clear(&stream_of(r, si)->track, v->hdr.seq);
+    case RDPS_RX_CONFLICT: { /* a forged frame must not use up the sequence of the real one */
+        struct rdps_rx_stream *s = stream_of(r, si);
+        rdps__track_clear(&s->track, v->hdr.seq);
+        rdps__rx_gaps_reopen(&r->gaps, si, &s->track, &s->id, v->hdr.seq, s->ord_next, now_ns);
         return 0;
+    }
     default:
         return 0;
     }
@@ -296,7 +312,8 @@ static int on_heartbeat(struct rdps_reasm *r, const struct rdps_source *source,
         r->counters.heartbeat_jumps++;
         return 0;
     }
-    window_advance(r, si, h->seq, now_ns);
+    window_advance(r, si, h->seq, h->ordinal, now_ns);
+    s->ord_next = h->ordinal;
     return 0;
 }
 
@@ -333,7 +350,7 @@ static int on_frame_slow(struct rdps_reasm *r, const struct rdps_source *source,
         int n = rdps__rel_on_data_frame(r, si, v, now_ns);
         return r->par_pending == RDPS_RX_NONE ? n : n + rdps__rel_parity_pending(r, si, now_ns);
     }
-    if (!window_admit(r, si, h->seq, now_ns))
+    if (!window_admit(r, si, h, now_ns))
         return 0;
     if ((h->flags & (RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END)) !=
         (RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END))
@@ -361,6 +378,7 @@ static inline int on_frame(struct rdps_reasm *r, const struct rdps_source *sourc
     r->counters.data_frames++;
     s->last_active_ns = now_ns;
     window_push(r, si, s);
+    s->ord_next = rdps__frame_ordinal_after(h);
     return rdps__rx_asm_deliver_single(&r->assembly, &stream_of(r, si)->single, v);
 }
 
@@ -376,66 +394,71 @@ _Static_assert(RDPS_FRAME_OFF_VERSION == 0 && RDPS_FRAME_OFF_TYPE == 1 &&
                    RDPS_FRAME_OFF_TOPIC_ID == 8 && RDPS_FRAME_OFF_SEQ == 16 &&
                    RDPS_FRAME_OFF_MSG_LEN == 20 && RDPS_FRAME_OFF_FRAG_OFFSET == 24 &&
                    RDPS_FRAME_OFF_RESERVED == 28 && RDPS_FRAME_OFF_TIMESTAMP_NS == 32 &&
-                   RDPS_FRAME_HEADER_LEN == 40 && RDPS_FRAME_VERSION != 0,
-               "header prediction reads the header as five little-endian words");
+                   RDPS_FRAME_OFF_ORDINAL == 40 && RDPS_FRAME_OFF_COUNT == 44 &&
+                   RDPS_FRAME_HEADER_LEN == 48 && RDPS_FRAME_VERSION != 0,
+               "header prediction reads the header as six little-endian words");
 
 /* A reliable stream takes a predicted frame only when nothing waits before it (its consumed
- * point is next: no hole, nothing parked; it is not joining) and nothing falls due with it (a
- * STATUS, tracking more): that frame takes the full path, once in a quarter of the credits. (A
- * message streaming at the consumed point is made of fragments, which are never predicted.) */
+ * point is next: no hole, nothing parked; it is not joining; no loss waits for its message
+ * count) and nothing falls due with it (a STATUS, tracking more): that frame takes the full path,
+ * once in a quarter of the credits. (A message streaming at the consumed point is made of
+ * fragments, which are never predicted.) */
 static inline bool rel_predictable(const struct rdps_reasm *r, int32_t si,
                                    const struct rdps_rx_stream *s)
 {
     const struct rdps_rx_rel *rs = &r->rec.rel[si];
-    return s->track.consumed == s->track.next && !rs->joining && !rs->silent &&
+    return s->track.consumed == s->track.next && !rs->joining && !rs->silent && !rs->loss_pending &&
            !rdps__rx_rec_progress_is_due(&r->rec, rs, s->track.next + 1, s->track.consumed + 1);
 }
 
 /* Fills the stream's delivery template for a predicted frame (w0: its first header word). */
-static inline const struct rdps_reasm_msg_info *predicted_info(struct rdps_reasm *r, int32_t si,
-                                                               const uint8_t *buf, uint64_t w0,
-                                                               uint32_t seq, uint32_t msg_len)
+static inline struct rdps_reasm_msg_info *predicted_info(struct rdps_reasm *r, int32_t si,
+                                                         const uint8_t *buf, uint64_t w0,
+                                                         uint32_t seq, uint32_t ordinal)
 {
     struct rdps_reasm_msg_info *info = &r->streams.streams[si].single;
     info->first_seq = seq;
-    info->msg_len = msg_len;
+    info->ordinal = ordinal;
     info->timestamp_ns = rdps__get_le64(buf + RDPS_FRAME_OFF_TIMESTAMP_NS);
     info->retransmit = (w0 & (uint64_t)RDPS_FRAME_F_RETRANSMIT << 16) != 0;
     info->reliable = (w0 & (uint64_t)RDPS_FRAME_F_RELIABLE << 16) != 0;
-    r->counters.msgs_delivered++;
-    r->counters.bytes_delivered += msg_len;
     return info;
 }
 
 /*
  * Header prediction (after Van Jacobson's TCP fast path). The next frame of
  * the stream that sent the previous one is, most of the time, a
- * single-datagram message whose header is known in advance but for two
- * flags (RETRANSMIT, RELIABLE), its length and its timestamp. If the raw
+ * datagram of whole messages whose header is known in advance but for two
+ * flags (RETRANSMIT, RELIABLE), its length, its timestamp, its ordinal and count. If the raw
  * header is exactly that, every rule of rdps__frame_decode holds by
  * construction (version, DATA, BEGIN|END with offset 0 and a payload that
  * ends the message, msg_len within the limit, reserved 0, the stream's
- * non-zero session and accepted non-zero topic), so the message is delivered without the
- * general decoder; on a reliable stream only while its consumed point is
- * next (in order, nothing parked). Returns -1 when the prediction
+ * non-zero session and accepted non-zero topic) once a batch's records are checked, so the
+ * messages are delivered without the general decoder; on a reliable stream only while its
+ * consumed point is next (in order, nothing parked). Returns -1 when the prediction
  * fails: decode as usual.
  */
 static inline int predicted_frame(struct rdps_reasm *r, const struct rdps_source *source,
                                   const uint8_t *buf, size_t len, uint64_t now_ns)
 {
     int32_t si = r->streams.lru_head;
-    if (si == RDPS_RX_NONE || len < RDPS_FRAME_HEADER_LEN ||
-        len - RDPS_FRAME_HEADER_LEN > r->cfg.limits.max_msg_len)
+    if (si == RDPS_RX_NONE || len < RDPS_FRAME_HEADER_LEN || len > UINT32_MAX)
         return -1;
+    uint32_t payload_len = (uint32_t)(len - RDPS_FRAME_HEADER_LEN);
     struct rdps_rx_stream *s = stream_of(r, si);
     uint64_t w0 = rdps__get_le64(buf);
     uint64_t free_flags = (uint64_t)(RDPS_FRAME_F_RETRANSMIT | RDPS_FRAME_F_RELIABLE) << 16;
     if ((w0 & ~free_flags) != s->predict_w0 || rdps__get_le64(buf + 8) != s->topic_ok ||
-        rdps__get_le64(buf + 16) !=
-            (s->track.next | (uint64_t)(len - RDPS_FRAME_HEADER_LEN) << 32) ||
+        rdps__get_le64(buf + 16) != (s->track.next | (uint64_t)payload_len << 32) ||
         rdps__get_le64(buf + 24) != 0 || /* frag_offset and reserved */
         !rdps__source_equal(&s->id.source, source))
         return -1;
+    const uint8_t *payload = buf + RDPS_FRAME_HEADER_LEN;
+    uint32_t count = rdps__get_le32(buf + RDPS_FRAME_OFF_COUNT);
+    if (count == 1 ? payload_len > r->cfg.limits.max_msg_len
+                   : rdps__batch_check(payload, payload_len, count, r->cfg.limits.max_msg_len) !=
+                         RDPS_FRAME_OK)
+        return -1; /* the decoder says why */
     /* Nothing but the delivery is called from here (a reliable stream's due STATUS, the lost
      * sequence a push would report: the full path). */
     if (s->reliable && !rel_predictable(r, si, s))
@@ -443,17 +466,29 @@ static inline int predicted_frame(struct rdps_reasm *r, const struct rdps_source
     uint32_t seq = s->track.next;
     if (!rdps__track_push_quiet(&s->track))
         return -1;
-    uint32_t msg_len = (uint32_t)(len - RDPS_FRAME_HEADER_LEN);
+    uint32_t ordinal = rdps__get_le32(buf + RDPS_FRAME_OFF_ORDINAL);
     r->counters.data_frames++;
     s->last_active_ns = now_ns;
-    if (s->reliable) { /* the consumed point moves over it */
+    s->ord_next = ordinal + count; /* unreliable: after its newest; reliable: its next */
+    if (s->reliable) {             /* the consumed point moves over it */
         struct rdps_rx_rel *rs = &r->rec.rel[si];
         s->track.consumed++;
         rs->progressed = true;
-        RDPS_REL_COUNT(&r->rec, rs, delivered, 1);
+        rs->ord_known = true;
+        if (!rs->has_ord_seen || rdps__seq_gt(ordinal + count, rs->ord_seen)) {
+            rs->ord_seen =
+                ordinal + count; /* the newest datagram seen (a drop's loss ends there) */
+            rs->has_ord_seen = true;
+        }
+        RDPS_REL_COUNT(&r->rec, rs, delivered, count);
     }
-    const struct rdps_reasm_msg_info *info = predicted_info(r, si, buf, w0, seq, msg_len);
-    r->cfg.deliver(r->cfg.user, buf + RDPS_FRAME_HEADER_LEN, msg_len, info);
+    struct rdps_reasm_msg_info *info = predicted_info(r, si, buf, w0, seq, ordinal);
+    if (count != 1)
+        return rdps__rx_asm_deliver_records(&r->assembly, info, payload, payload_len, count);
+    info->msg_len = payload_len;
+    r->counters.msgs_delivered++;
+    r->counters.bytes_delivered += payload_len;
+    r->cfg.deliver(r->cfg.user, payload, payload_len, info);
     return 1;
 }
 
@@ -492,109 +527,4 @@ uint64_t rdps__reasm_expire(struct rdps_reasm *r, uint64_t now_ns)
     while ((si = rdps__rx_streams_idle(&r->streams, now_ns, &next)) != RDPS_RX_NONE)
         stream_remove(r, si);
     return next;
-}
-
-uint32_t rdps__reasm_stream_count(const struct rdps_reasm *r)
-{
-    return rdps__rx_streams_count(&r->streams);
-}
-
-uint32_t rdps__reasm_source_count(const struct rdps_reasm *r)
-{
-    return rdps__rx_streams_source_count(&r->streams);
-}
-
-uint32_t rdps__reasm_host_count(const struct rdps_reasm *r)
-{
-    return rdps__rx_streams_host_count(&r->streams);
-}
-
-uint32_t rdps__reasm_partial_count(const struct rdps_reasm *r)
-{
-    return rdps__rx_asm_partial_count(&r->assembly);
-}
-
-size_t rdps__reasm_arena_used(const struct rdps_reasm *r)
-{
-    return rdps__rx_asm_arena_used(&r->assembly);
-}
-
-/* ---- reliable streams: inputs and stats (model: rdps_rel_recv.h) ----------------------------- */
-
-void rdps__reasm_rel_set_backlog(struct rdps_reasm *r, bool backlog)
-{
-    r->rec.backlog = backlog;
-}
-
-void rdps__reasm_rel_set_credits(struct rdps_reasm *r, uint32_t credits)
-{
-    rdps__rx_rec_set_credits(&r->rec, credits);
-}
-
-static int32_t rel_lookup(const struct rdps_reasm *r, const struct rdps_source *source,
-                          uint32_t session_id)
-{
-    if (!r->cfg.rel.enabled)
-        return RDPS_RX_NONE;
-    int32_t si = rdps__rx_streams_lookup(&r->streams, source, session_id);
-    return si != RDPS_RX_NONE && r->streams.streams[si].reliable ? si : RDPS_RX_NONE;
-}
-
-int rdps__reasm_rel_set_receivers(struct rdps_reasm *r, const struct rdps_source *source,
-                                  uint32_t session_id, uint32_t receivers)
-{
-    int32_t si = rel_lookup(r, source, session_id);
-    if (si == RDPS_RX_NONE)
-        return RDPS_ENOENT;
-    r->rec.rel[si].receivers = receivers ? receivers : 1;
-    return 0;
-}
-
-static void stream_info(const struct rdps_reasm *r, int32_t si, struct rdps_rel_stream_info *out)
-{
-    const struct rdps_rx_rel *rs = &r->rec.rel[si];
-    const struct rdps_rx_track *t = &r->streams.streams[si].track;
-    memset(out, 0, sizeof(*out));
-    out->consumed_seq = t->consumed;
-    out->next_seq = t->next;
-    out->trail_seq = rs->trail;
-    out->gap_ranges = t->gaps.count;
-    out->receivers = rs->receivers;
-    out->srtt_ns = rs->srtt_ns;
-    out->have_trail = rs->have_trail;
-    out->joining = rs->joining;
-    out->counters = rs->c;
-}
-
-int rdps__reasm_rel_stream_info(const struct rdps_reasm *r, const struct rdps_source *source,
-                                uint32_t session_id, struct rdps_rel_stream_info *out)
-{
-    int32_t si = rel_lookup(r, source, session_id);
-    if (si == RDPS_RX_NONE)
-        return RDPS_ENOENT;
-    stream_info(r, si, out);
-    return 0;
-}
-
-unsigned rdps__reasm_rel_streams(const struct rdps_reasm *r, uint64_t topic_id,
-                                 rdps_rel_stream_fn fn, void *user)
-{
-    unsigned n = 0;
-    if (!r->cfg.rel.enabled)
-        return 0;
-    for (int32_t si = r->rec.head; si != RDPS_RX_NONE; si = r->rec.rel[si].next) {
-        const struct rdps_rx_ident *id = &r->streams.streams[si].id;
-        if (id->topic_id != topic_id)
-            continue;
-        struct rdps_rel_stream_info info;
-        stream_info(r, si, &info);
-        fn(user, &id->source, id->session_id, &info);
-        n++;
-    }
-    return n;
-}
-
-const struct rdps_rel_recv_counters *rdps__reasm_rel_counters(const struct rdps_reasm *r)
-{
-    return &r->rec.totals;
 }

@@ -127,7 +127,8 @@ struct rdps_reasm_config {
     uint64_t hash_seed;               /* randomize to resist crafted collisions */
     struct rdps_frame_limits limits;  /* decoder limits (max message length, ...) */
     rdps_deliver_fn deliver;          /* required */
-    rdps_accept_fn accept;            /* optional; NULL accepts every stream */
+    rdps_deliver_batch_fn deliver_batch; /* optional: a batched datagram's messages at once */
+    rdps_accept_fn accept;               /* optional; NULL accepts every stream */
     rdps_want_reliable_fn want_reliable; /* optional; NULL: every RELIABLE stream, joining as
                                             rel.from_oldest says */
     rdps_gap_fn on_gap;                  /* optional */

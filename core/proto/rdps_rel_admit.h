@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rdps_batch.h"
 #include "rdps_pub_ring.h"
 #include "rdps_rel_beat.h"
 #include "rdps_rel_flow.h"
@@ -32,6 +33,18 @@
  * clock); when the window begins to refuse, an idle publisher's heartbeat comes sooner
  * (rdps_rel_beat.h).
  *
+ * Batching (cfg.batching): a message that fits a datagram joins the open frame, the newest in
+ * the ring, when there is room (rdps_batch.h: the first message is the payload, two or more are
+ * records); otherwise the open frame is closed and a new one opens, admitted as a one-datagram
+ * append at its largest (so a join needs no admission: its room was admitted). A message of more
+ * than a datagram closes the open frame and is fragmented as always. The open frame waits with
+ * the frames not posted yet and is closed (header written, shrunk in the ring) when the engine
+ * takes it to post: at once when nothing holds the publisher back (a lone message pays nothing),
+ * later when the window, the rate limit, the in-flight cap, the send queue or the caller
+ * (RDPS_SEND_MORE: it does not ask for posts) holds it, and meanwhile later messages fill it. A
+ * lingering open frame (batch_linger_ns) and one holding a reservation are not taken: `ready_seq`
+ * stops before them. Each message takes the next ordinal; a frame's header names its first.
+ *
  * Rate limit (rate_bytes_per_s): GCRA over every datagram put on the wire, new data and repairs
  * together: rate_paid_ns is when the bytes charged so far are paid off, and a datagram goes while
  * it is at most RDPS_REL_RATE_BURST_NS ahead of now. Repairs wait for the allowance like new
@@ -51,15 +64,30 @@ struct rdps_rel_admission {
     enum rdps_rel_flow flow;
     uint64_t rate_bytes_per_s;
     struct rdps_pub_ring ring;
-    uint32_t post_seq;    /* next frame to post: [trail, post) posted, [post, head) waiting */
-    uint32_t payload;     /* max_datagram - header (- the parity overhead) */
-    uint32_t max_msg_len; /* cfg.max_msg_len capped at what the ring holds */
+    uint32_t post_seq;     /* next frame to post: [trail, post) posted, [post, head) waiting */
+    uint32_t next_ordinal; /* the ordinal of the next message appended */
+    uint32_t payload;      /* max_datagram - header (- the parity overhead) */
+    uint32_t max_msg_len;  /* cfg.max_msg_len capped at what the ring holds */
     /* Zero-copy: room for one datagram reserved at the head (rdps__rel_adm_reserve). */
     bool reserved;
     uint32_t reserve_cap; /* payload bytes it holds */
     uint64_t reserve_pos; /* ring position of the frame */
     /* The trail does not pass pin_seq while pins > 0 (rdps__rel_adm_pin). */
     uint32_t pins, pin_seq;
+    /* Batching: the open frame (open.count > 0), sequence open_seq = head_seq - 1. Frames
+     * [post_seq, ready_seq) may be posted: ready_seq is head_seq, or open_seq while the open
+     * frame lingers (until open_until_ns) or holds a reservation (reserve_joined). */
+    bool batching;
+    bool lingering;
+    bool reserve_joined; /* the reservation is a record of the open frame */
+    bool reserve_opened; /* ... which it opened (unreserve takes the frame back) */
+    uint32_t ready_seq;
+    uint32_t open_seq, open_ordinal;
+    uint64_t open_wall_ns, open_until_ns;
+    struct rdps_batch open;
+    uint8_t *reserve_payload; /* where the reserved message goes */
+    /* The last message appended: its first frame and how many it spans (local delivery). */
+    uint32_t last_seq, last_frames;
     /* Rate limit (cfg.rate_bytes_per_s): the time the bytes charged so far are paid off; new
      * data goes while it is at most RDPS_REL_RATE_BURST_NS ahead of now (GCRA). */
     uint64_t rate_paid_ns;
@@ -76,12 +104,44 @@ void rdps__rel_adm_fini(struct rdps_rel_admission *adm);
 /* rdps__rel_pub_append, _reserve, _commit, _unreserve, _pin, _unpin (rdps_rel_pub.h). */
 int rdps__rel_adm_append(struct rdps_rel_admission *adm, const void *msg, size_t len,
                          uint64_t now_ns, uint64_t wall_ns);
-int rdps__rel_adm_reserve(struct rdps_rel_admission *adm, uint64_t now_ns, uint8_t **payload,
-                          uint32_t *capacity);
+int rdps__rel_adm_reserve(struct rdps_rel_admission *adm, uint32_t want, uint64_t now_ns,
+                          uint64_t wall_ns, uint8_t **payload, uint32_t *capacity);
 int rdps__rel_adm_commit(struct rdps_rel_admission *adm, size_t len, uint64_t wall_ns);
-static inline void rdps__rel_adm_unreserve(struct rdps_rel_admission *adm)
+void rdps__rel_adm_unreserve(struct rdps_rel_admission *adm);
+
+/* Closes the open frame (batching): its header written with its messages, its ring slot shrunk
+ * to them. No-op when none is open. */
+void rdps__rel_adm_close(struct rdps_rel_admission *adm);
+
+/* The ordinal the next message appended takes: after the open frame's (counted when it closes). */
+static inline uint32_t rdps__rel_adm_next_ordinal(const struct rdps_rel_admission *adm)
 {
-    adm->reserved = false;
+    return adm->next_ordinal + adm->open.count;
+}
+
+/* Where frames ready to post end (see Batching). */
+static inline void rdps__rel_adm_set_ready(struct rdps_rel_admission *adm)
+{
+    bool held = adm->open.count > 0 && (adm->lingering || adm->reserve_joined);
+    adm->ready_seq = held ? adm->open_seq : adm->ring.head_seq;
+}
+/* A lingering open frame whose time came, or any (flush): it may be posted now. */
+static inline void rdps__rel_adm_linger_due(struct rdps_rel_admission *adm, uint64_t now_ns)
+{
+    if (adm->lingering && now_ns >= adm->open_until_ns) {
+        adm->lingering = false;
+        rdps__rel_adm_set_ready(adm);
+    }
+}
+/* When the lingering open frame may go (UINT64_MAX: none lingers). */
+static inline uint64_t rdps__rel_adm_linger_until(const struct rdps_rel_admission *adm)
+{
+    return adm->lingering ? adm->open_until_ns : UINT64_MAX;
+}
+/* Frames wait that may be posted (the window and the rate aside). */
+static inline bool rdps__rel_adm_unposted(const struct rdps_rel_admission *adm)
+{
+    return adm->post_seq != adm->ready_seq;
 }
 static inline void rdps__rel_adm_pin(struct rdps_rel_admission *adm, uint32_t seq)
 {
@@ -97,11 +157,14 @@ static inline void rdps__rel_adm_unpin(struct rdps_rel_admission *adm)
 /* New data waits in the ring and may be posted (window), rate aside. */
 static inline bool rdps__rel_adm_data_waiting(struct rdps_rel_admission *adm)
 {
-    return adm->post_seq != adm->ring.head_seq && rdps__rel_flow_may_post(adm->fc, adm->post_seq);
+    return rdps__rel_adm_unposted(adm) && rdps__rel_flow_may_post(adm->fc, adm->post_seq);
 }
-/* Hands out the next waiting frame's sequence (the caller checked it may go). */
+/* Hands out the next waiting frame's sequence (the caller checked it may go), closing it first
+ * when it is the open frame. */
 static inline uint32_t rdps__rel_adm_take_post(struct rdps_rel_admission *adm)
 {
+    if (adm->open.count > 0 && adm->post_seq == adm->open_seq)
+        rdps__rel_adm_close(adm);
     return adm->post_seq++;
 }
 

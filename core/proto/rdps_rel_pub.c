@@ -164,38 +164,6 @@ void rdps__rel_pub_fini(struct rdps_rel_pub *p)
 
 /* ---- admission ---- */
 
-int rdps__rel_pub_append(struct rdps_rel_pub *p, const void *msg, size_t len, uint64_t now_ns,
-                         uint64_t wall_ns)
-{
-    return rdps__rel_adm_append(&p->adm, msg, len, now_ns, wall_ns);
-}
-
-int rdps__rel_pub_reserve(struct rdps_rel_pub *p, uint64_t now_ns, uint8_t **payload,
-                          uint32_t *capacity)
-{
-    return rdps__rel_adm_reserve(&p->adm, now_ns, payload, capacity);
-}
-
-int rdps__rel_pub_commit(struct rdps_rel_pub *p, size_t len, uint64_t wall_ns)
-{
-    return rdps__rel_adm_commit(&p->adm, len, wall_ns);
-}
-
-void rdps__rel_pub_unreserve(struct rdps_rel_pub *p)
-{
-    rdps__rel_adm_unreserve(&p->adm);
-}
-
-void rdps__rel_pub_pin(struct rdps_rel_pub *p, uint32_t seq)
-{
-    rdps__rel_adm_pin(&p->adm, seq);
-}
-
-void rdps__rel_pub_unpin(struct rdps_rel_pub *p)
-{
-    rdps__rel_adm_unpin(&p->adm);
-}
-
 void rdps__rel_pub_set_fanout(struct rdps_rel_pub *p, bool unicast_only)
 {
     p->repairs_unicast_only = unicast_only;
@@ -393,6 +361,28 @@ static void ring_action(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a,
     rdps__pub_ring_inflight_push(&p->adm.ring, seq);
 }
 
+/* The ordinal of the first message of frame seq (in the ring), or of the next one appended. */
+static uint32_t ordinal_at(const struct rdps_rel_pub *p, uint32_t seq)
+{
+    const struct rdps_pub_ring_slot *s = rdps__pub_ring_find(&p->adm.ring, seq);
+    if (s == NULL)
+        return rdps__rel_adm_next_ordinal(&p->adm);
+    return rdps__get_le32(rdps__pub_ring_frame(&p->adm.ring, s) + RDPS_FRAME_OFF_ORDINAL);
+}
+
+/* The trail's ordinal for heartbeats: the first message the ring holds whole (past the one the
+ * trail frame continues, whose start the ring dropped). */
+static uint32_t trail_ordinal(const struct rdps_rel_pub *p)
+{
+    uint32_t trail = p->adm.ring.trail_seq;
+    const struct rdps_pub_ring_slot *s = rdps__pub_ring_find(&p->adm.ring, trail);
+    if (s == NULL)
+        return rdps__rel_adm_next_ordinal(&p->adm);
+    const uint8_t *frame = rdps__pub_ring_frame(&p->adm.ring, s);
+    uint32_t ord = rdps__get_le32(frame + RDPS_FRAME_OFF_ORDINAL);
+    return (rdps__get_le16(frame + RDPS_FRAME_OFF_FLAGS) & RDPS_FRAME_F_BEGIN) ? ord : ord + 1u;
+}
+
 static void heartbeat_action(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a, uint64_t now_ns,
                              uint64_t wall_ns)
 {
@@ -404,12 +394,12 @@ static void heartbeat_action(struct rdps_rel_pub *p, struct rdps_rel_pub_action 
         uint64_t rtt_us = p->fc.rtt_max / 1000u;
         len = rdps__frame_encode_heartbeat_parity(
             p->hb_buf, sizeof(p->hb_buf), p->cfg.session_id, p->cfg.topic_id, p->adm.post_seq,
-            rdps__rel_pub_retained(p), wall_ns, p->cfg.parity_k,
-            rtt_us > UINT32_MAX ? UINT32_MAX : (uint32_t)rtt_us, p->fc.members);
+            rdps__rel_pub_retained(p), ordinal_at(p, p->adm.post_seq), trail_ordinal(p), wall_ns,
+            p->cfg.parity_k, rtt_us > UINT32_MAX ? UINT32_MAX : (uint32_t)rtt_us, p->fc.members);
     } else {
-        len = rdps__frame_encode_heartbeat_reliable(p->hb_buf, sizeof(p->hb_buf), p->cfg.session_id,
-                                                    p->cfg.topic_id, p->adm.post_seq,
-                                                    rdps__rel_pub_retained(p), wall_ns);
+        len = rdps__frame_encode_heartbeat_reliable(
+            p->hb_buf, sizeof(p->hb_buf), p->cfg.session_id, p->cfg.topic_id, p->adm.post_seq,
+            rdps__rel_pub_retained(p), ordinal_at(p, p->adm.post_seq), trail_ordinal(p), wall_ns);
     }
     a->kind = RDPS_REL_PUB_POST_HEARTBEAT;
     a->unicast = false;
@@ -455,7 +445,7 @@ static int post_data(struct rdps_rel_pub *p, struct rdps_rel_pub_action *a, uint
  * eight receivers at 20 % loss on a simulated 10 Gb/s fabric (0.04 of line rate). */
 static bool repairs_budgeted(struct rdps_rel_pub *p)
 {
-    if (p->adm.post_seq != p->adm.ring.head_seq)
+    if (rdps__rel_adm_unposted(&p->adm))
         return true;
     return !rdps__rel_flow_held(&p->fc);
 }
@@ -494,9 +484,10 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
                               struct rdps_rel_pub_action *a)
 {
     bool room = !rdps__pub_ring_inflight_full(&p->adm.ring);
+    rdps__rel_adm_linger_due(&p->adm, now_ns);
     /* Fast paths: new data with no repair waiting; nothing due at all. */
     if (rdps__rel_rq_empty(&p->rq) && !rdps__rel_rxt_owed_any(&p->rxt) && !p->hb.urgent) {
-        if (p->adm.post_seq != p->adm.ring.head_seq) {
+        if (rdps__rel_adm_unposted(&p->adm)) {
             if (room && rdps__rel_flow_may_post(&p->fc, p->adm.post_seq) &&
                 rdps__rel_adm_data_may_go(&p->adm, now_ns))
                 return post_data(p, a, now_ns);
@@ -560,6 +551,9 @@ uint64_t rdps__rel_pub_tick(struct rdps_rel_pub *p, uint64_t now_ns)
     uint64_t stall = rdps__rel_flow_stall_check(&p->fc, now_ns);
     if (stall < next)
         next = stall;
+    rdps__rel_adm_linger_due(&p->adm, now_ns);
+    if (rdps__rel_adm_linger_until(&p->adm) < next) /* a lingering frame goes then */
+        next = rdps__rel_adm_linger_until(&p->adm);
     bool paced = rdps__rel_adm_rate_paced(&p->adm, now_ns);
     if (p->hb.next < next && !paced) /* paced: data goes next, not a heartbeat */
         next = p->hb.next;

@@ -153,32 +153,83 @@ void rdps__rel_pub_fini(struct rdps_rel_pub *p);
 
 /*
  * Fragments `len` bytes at msg into DATA frames in the ring (timestamp
- * wall_ns) to be posted by next_action. Returns the frame count, RDPS_EAGAIN
- * (nothing written: window, ring or missing tagged receivers; counted by
- * cause), RDPS_EMSGSIZE (above rdps__rel_pub_max_msg_len or larger than the ring),
+ * wall_ns) to be posted by next_action; with cfg.batching a message that fits a datagram joins
+ * the open frame instead (rdps_rel_admit.h, Batching). Returns the frames the message spans (1
+ * when it joined), RDPS_EAGAIN (nothing written: window, ring or missing tagged receivers;
+ * counted by cause), RDPS_EMSGSIZE (above rdps__rel_pub_max_msg_len or larger than the ring),
  * RDPS_EBUSY (a reservation is outstanding: rdps__rel_pub_reserve).
  */
-int rdps__rel_pub_append(struct rdps_rel_pub *p, const void *msg, size_t len, uint64_t now_ns,
-                         uint64_t wall_ns);
+static inline int rdps__rel_pub_append(struct rdps_rel_pub *p, const void *msg, size_t len,
+                                       uint64_t now_ns, uint64_t wall_ns)
+{
+    return rdps__rel_adm_append(&p->adm, msg, len, now_ns, wall_ns);
+}
 /*
- * Zero-copy append of a message of one datagram, in three steps. Reserve admits one datagram as
- * append would (same flow control and ring rules; RDPS_EAGAIN and RDPS_EMSGSIZE leave nothing
- * reserved) and reserves room for a whole one at the head of the ring: *payload is where the
- * message goes, *capacity its room (the datagram's payload, at most max_msg_len). The caller
- * writes the message there, then commit writes the frame's header (sequence, wall_ns) and appends
- * it as append would have: returns 1 (frames), RDPS_EMSGSIZE when len exceeds the capacity (the
- * reservation stays), RDPS_EINVAL when nothing is reserved. unreserve gives the room back. While
- * a reservation is outstanding, append and reserve return RDPS_EBUSY; posts, repairs, NAKs,
- * STATUS and timers go on (the reserved frame is not in the ring until committed).
+ * Zero-copy append of a message of one datagram, in three steps. Reserve admits room as append
+ * would (same flow control and ring rules; RDPS_EAGAIN and RDPS_EMSGSIZE leave nothing
+ * reserved): with batching, `want` bytes in the open frame when a message of that length would
+ * join one; otherwise a whole datagram at the head of the ring (want > the payload, e.g.
+ * UINT32_MAX, always asks for that). *payload is where the message goes, *capacity its room
+ * (want, or the datagram's payload, at most max_msg_len). The caller writes the message there,
+ * then commit appends it as append would have: returns 1 (frames), RDPS_EMSGSIZE when len
+ * exceeds the capacity (the reservation stays), RDPS_EINVAL when nothing is reserved. unreserve
+ * gives the room back. While a reservation is outstanding, append and reserve return RDPS_EBUSY
+ * and its frame is not posted; posts of earlier frames, repairs, NAKs, STATUS and timers go on.
  */
-int rdps__rel_pub_reserve(struct rdps_rel_pub *p, uint64_t now_ns, uint8_t **payload,
-                          uint32_t *capacity);
-int rdps__rel_pub_commit(struct rdps_rel_pub *p, size_t len, uint64_t wall_ns);
-void rdps__rel_pub_unreserve(struct rdps_rel_pub *p);
-/* Where the reserved datagram's payload is (valid between reserve and commit or unreserve). */
+static inline int rdps__rel_pub_reserve(struct rdps_rel_pub *p, uint32_t want, uint64_t now_ns,
+                                        uint64_t wall_ns, uint8_t **payload, uint32_t *capacity)
+{
+    return rdps__rel_adm_reserve(&p->adm, want, now_ns, wall_ns, payload, capacity);
+}
+static inline int rdps__rel_pub_commit(struct rdps_rel_pub *p, size_t len, uint64_t wall_ns)
+{
+    return rdps__rel_adm_commit(&p->adm, len, wall_ns);
+}
+static inline void rdps__rel_pub_unreserve(struct rdps_rel_pub *p)
+{
+    rdps__rel_adm_unreserve(&p->adm);
+}
+/* Where the reserved message goes (valid between reserve and commit or unreserve). */
 static inline const uint8_t *rdps__rel_pub_reserved_payload(const struct rdps_rel_pub *p)
 {
-    return p->adm.ring.mem + p->adm.reserve_pos % p->adm.ring.cap + RDPS_FRAME_HEADER_LEN;
+    return p->adm.reserve_payload;
+}
+/* The message appended last: the sequence of its first frame (the open frame's when it joined
+ * one) and the frames it spans. */
+static inline uint32_t rdps__rel_pub_last_seq(const struct rdps_rel_pub *p)
+{
+    return p->adm.last_seq;
+}
+static inline uint32_t rdps__rel_pub_last_frames(const struct rdps_rel_pub *p)
+{
+    return p->adm.last_frames;
+}
+/* The ordinal the next message appended takes. */
+static inline uint32_t rdps__rel_pub_next_ordinal(const struct rdps_rel_pub *p)
+{
+    return rdps__rel_adm_next_ordinal(&p->adm);
+}
+/* The messages the open frame holds and their bytes (counted in msgs_appended when it closes),
+ * a reservation's aside. */
+static inline void rdps__rel_pub_open_counts(const struct rdps_rel_pub *p, uint32_t *msgs,
+                                             uint64_t *bytes)
+{
+    const struct rdps_rel_admission *adm = &p->adm;
+    bool joined = adm->reserved && adm->reserve_joined;
+    *msgs = adm->open.count - joined;
+    *bytes = rdps__batch_message_bytes(&adm->open) - (joined ? adm->reserve_cap : 0);
+}
+/* With cfg.batching, the open frame (rdps_batch.h): a caller's join path may append to it when
+ * its join_limit allows, before the frame is posted (counted when it closes). Stable for the
+ * engine's life. */
+static inline struct rdps_batch *rdps__rel_pub_open_batch(struct rdps_rel_pub *p)
+{
+    return &p->adm.open;
+}
+/* A lingering open frame may go now (rdps_ctx_flush, a publisher's end). */
+static inline void rdps__rel_pub_end_linger(struct rdps_rel_pub *p)
+{
+    rdps__rel_adm_linger_due(&p->adm, UINT64_MAX);
 }
 
 /*
@@ -187,8 +238,14 @@ static inline const uint8_t *rdps__rel_pub_reserved_payload(const struct rdps_re
  * that may append runs (a committed message delivered from the ring to callbacks). Pins nest; the
  * first one's sequence holds until the last unpin (later pins are of later sequences).
  */
-void rdps__rel_pub_pin(struct rdps_rel_pub *p, uint32_t seq);
-void rdps__rel_pub_unpin(struct rdps_rel_pub *p);
+static inline void rdps__rel_pub_pin(struct rdps_rel_pub *p, uint32_t seq)
+{
+    rdps__rel_adm_pin(&p->adm, seq);
+}
+static inline void rdps__rel_pub_unpin(struct rdps_rel_pub *p)
+{
+    rdps__rel_adm_unpin(&p->adm);
+}
 
 /*
  * Unicast fan-out (a topic whose publishers send a copy of each datagram to each subscriber):

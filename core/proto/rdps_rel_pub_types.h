@@ -44,15 +44,16 @@ struct rdps_rel_pub_event {
 typedef void (*rdps_rel_pub_event_fn)(void *user, const struct rdps_rel_pub_event *ev);
 
 struct rdps_rel_pub_config {
-    uint32_t session_id;   /* nonzero */
-    uint64_t topic_id;     /* nonzero */
-    uint32_t first_seq;    /* sequence of the first frame */
-    uint32_t max_datagram; /* frame bytes including the header (path MTU) */
-    uint32_t max_msg_len;  /* larger messages: RDPS_EMSGSIZE */
-    void *ring_mem;        /* caller memory (registered), ring_bytes long */
-    size_t ring_bytes;     /* default RDPS_REL_PUB_DEFAULT_RING */
-    uint32_t ring_frames;  /* slots; power of two; 0 = ring_bytes / 128 rounded up */
-    uint32_t max_inflight; /* ring frames handed out and not completed; power of two */
+    uint32_t session_id;    /* nonzero */
+    uint64_t topic_id;      /* nonzero */
+    uint32_t first_seq;     /* sequence of the first frame */
+    uint32_t first_ordinal; /* ordinal of the first message */
+    uint32_t max_datagram;  /* frame bytes including the header (path MTU) */
+    uint32_t max_msg_len;   /* larger messages: RDPS_EMSGSIZE */
+    void *ring_mem;         /* caller memory (registered), ring_bytes long */
+    size_t ring_bytes;      /* default RDPS_REL_PUB_DEFAULT_RING */
+    uint32_t ring_frames;   /* slots; power of two; 0 = ring_bytes / 128 rounded up */
+    uint32_t max_inflight;  /* ring frames handed out and not completed; power of two */
     enum rdps_rel_flow flow;
     uint32_t flow_tag;                 /* tagged: the group tag (nonzero) */
     uint32_t flow_min_receivers;       /* tagged: tagged receivers needed before anything is sent */
@@ -103,6 +104,10 @@ struct rdps_rel_pub_config {
     uint32_t repair_per_data_permille;
     uint64_t repair_earned_max;
     uint32_t repair_floor_bytes;
+    /* Batching (rdps_rel_admit.h): messages of less than a datagram share frames; a frame still
+     * filling waits at most batch_linger_ns (0: it goes as soon as it may be posted). */
+    bool batching;
+    uint64_t batch_linger_ns;
 };
 
 #define RDPS_REL_PUB_DEFAULT_RING (16u * 1024u * 1024u)
@@ -214,7 +219,8 @@ struct rdps_rel_pub_action {
     X(parity_sent, "parity datagrams sent")                                                        \
     X(parity_bytes, "bytes of parity datagrams")                                                   \
     X(parity_dropped, "scheduled parity symbols dropped: the block left the ring")                 \
-    X(parity_proactive, "parity datagrams sent unasked (parity_proactive; within parity_sent)")
+    X(parity_proactive, "parity datagrams sent unasked (parity_proactive; within parity_sent)")    \
+    X(frames_batched, "frames closed holding several messages (batching)")
 
 struct rdps_rel_pub_counters {
 #define RDPS_REL_PUB_COUNTER_FIELD_(name, text) uint64_t name;

@@ -3,6 +3,8 @@
  * release, streaming of long messages, late join, loss events (model: rdps_rel_recv.h). */
 #include "rdps_rel_recv.h"
 
+#include "rdps_rel_loss.h"
+
 #include <string.h>
 
 #include "rdps_reasm.h"
@@ -82,32 +84,6 @@ static void rel_track(struct rdps_reasm *r, int32_t si, uint32_t upto, uint64_t 
 
 /* ---- loss and release ---------------------------------------------------------------------- */
 
-static void emit_loss(struct rdps_reasm *r, int32_t si, uint32_t first, uint32_t count,
-                      rdps_loss_reason reason)
-{
-    struct rdps_rx_rel *rs = &r->rec.rel[si];
-    if (count == 0)
-        return;
-    if (reason == RDPS__LOSS_NONE) { /* before the join: never part of this receiver's stream */
-        RDPS_REL_COUNT(&r->rec, rs, join_skipped, count);
-        return;
-    }
-    RDPS_REL_COUNT(&r->rec, rs, lost[reason], count);
-    RDPS_REL_COUNT(&r->rec, rs, loss_events, 1);
-    if (r->cfg.rel.on_loss != NULL) {
-        const struct rdps_rx_ident *id = &stream_of(r, si)->id;
-        struct rdps_reasm_loss loss = {
-            .source = &id->source,
-            .session_id = id->session_id,
-            .topic_id = id->topic_id,
-            .first_seq = first,
-            .count = count,
-            .reason = reason,
-        };
-        r->cfg.rel.on_loss(r->cfg.user, &loss);
-    }
-}
-
 /*
  * Gives up [consumed, upto): marks it received (nothing more is admitted), forgets its ranges and
  * the partials wholly inside, raises one loss event for [from, upto) (from: the consumed point, or
@@ -115,7 +91,7 @@ static void emit_loss(struct rdps_reasm *r, int32_t si, uint32_t first, uint32_t
  * window restarts at upto.
  */
 static void skip_to(struct rdps_reasm *r, int32_t si, uint32_t from, uint32_t upto,
-                    rdps_loss_reason reason)
+                    rdps_loss_reason reason, const struct rdps_rel_loss_msgs *m)
 {
     struct rdps_rx_track *t = &stream_of(r, si)->track;
     struct rdps_rx_rel *rs = &r->rec.rel[si];
@@ -131,7 +107,16 @@ static void skip_to(struct rdps_reasm *r, int32_t si, uint32_t from, uint32_t up
     }
     if (reason != RDPS__LOSS_NONE)
         rs->progressed = true;
-    emit_loss(r, si, from, upto - from, reason);
+    rdps__rel_emit_loss(r, si, from, upto - from, reason, m);
+}
+
+/* One message (a partial of ordinal `ord`) is what [from, upto) loses. */
+static void skip_message(struct rdps_reasm *r, int32_t si, uint32_t from, uint32_t upto,
+                         rdps_loss_reason reason, uint32_t ord)
+{
+    struct rdps_rel_loss_msgs m = {
+        .has_start = true, .has_end = true, .start = ord, .end = ord + 1};
+    skip_to(r, si, from, upto, reason, &m);
 }
 
 /* Gives up [consumed, upto) as skip_to does; a streaming message the consumed point is in goes
@@ -139,16 +124,22 @@ static void skip_to(struct rdps_reasm *r, int32_t si, uint32_t from, uint32_t up
 static void give_up(struct rdps_reasm *r, int32_t si, uint32_t upto, rdps_loss_reason reason)
 {
     uint32_t from = stream_of(r, si)->track.consumed;
+    struct rdps_rel_loss_msgs m = {0};
     int32_t pin = r->assembly.streams[si].pinned;
     if (pin != RDPS_RX_NONE) {
         const struct rdps_rx_partial *p = rdps__rx_asm_partial(&r->assembly, pin);
         uint32_t end = p->first_seq + p->frag_total;
         from = p->first_seq;
-        if (rdps__seq_lt(upto, end))
+        m.has_start = true;
+        m.start = p->ordinal;
+        if (rdps__seq_le(upto, end)) { /* the loss is that message and nothing more */
             upto = end;
+            m.has_end = true;
+            m.end = p->ordinal + 1;
+        }
         rdps__rx_asm_release(&r->assembly, pin);
     }
-    skip_to(r, si, from, upto, reason);
+    skip_to(r, si, from, upto, reason, &m);
 }
 
 /* The first missing range if it lies within partial p's span. */
@@ -166,9 +157,12 @@ static int release_complete(struct rdps_reasm *r, int32_t si, int32_t pi)
 {
     const struct rdps_rx_partial *p = rdps__rx_asm_partial(&r->assembly, pi);
     struct rdps_rx_rel *rs = &r->rec.rel[si];
+    uint32_t msgs = p->count > 1 ? p->count : 1;
     stream_of(r, si)->track.consumed = p->first_seq + p->frag_total;
+    rdps__rel_messages_reach(r, si, p->ordinal);
+    stream_of(r, si)->ord_next = p->ordinal + msgs;
     rs->progressed = true;
-    RDPS_REL_COUNT(&r->rec, rs, delivered, 1);
+    RDPS_REL_COUNT(&r->rec, rs, delivered, msgs);
     return rdps__rx_asm_deliver(&r->assembly, pi);
 }
 
@@ -187,6 +181,7 @@ static int rel_release(struct rdps_reasm *r, int32_t si)
         if (c == t->next) {
             if (rs->have_trail && rdps__seq_lt(c, rs->trail))
                 give_up(r, si, rs->trail, RDPS_LOSS_BELOW_RING);
+            rdps__rel_loss_try_end(r, si);
             break;
         }
         if (!rdps__track_test(t, c)) {
@@ -208,7 +203,8 @@ static int rel_release(struct rdps_reasm *r, int32_t si)
         }
         int32_t pi = rdps__rx_asm_partial_at(a, si, c);
         if (pi == RDPS_RX_NONE) { /* admitted, but no message could hold it */
-            skip_to(r, si, c, c + 1, RDPS_LOSS_TOO_LARGE);
+            struct rdps_rel_loss_msgs unknown = {0};
+            skip_to(r, si, c, c + 1, RDPS_LOSS_TOO_LARGE, &unknown);
             continue;
         }
         const struct rdps_rx_partial *p = rdps__rx_asm_partial(a, pi);
@@ -224,8 +220,10 @@ static int rel_release(struct rdps_reasm *r, int32_t si)
             t->consumed = c;
             if (c == end) { /* every sequence came, yet not every fragment: one was forged */
                 uint32_t first = p->first_seq;
+                struct rdps_rel_loss_msgs m = {
+                    .has_start = true, .has_end = true, .start = p->ordinal, .end = p->ordinal + 1};
                 rdps__rx_asm_release(a, pi);
-                emit_loss(r, si, first, end - first, RDPS_LOSS_PARTIAL_MESSAGE);
+                rdps__rel_emit_loss(r, si, first, end - first, RDPS_LOSS_PARTIAL_MESSAGE, &m);
             }
             continue; /* at a hole, or at next */
         }
@@ -233,8 +231,10 @@ static int rel_release(struct rdps_reasm *r, int32_t si)
             /* Its first fragments are behind the consumed point: given up, or (nothing
              * delivered or given up yet) sent before this receiver joined. */
             uint32_t end = p->frag_size != 0 ? p->first_seq + p->frag_total : c + 1;
+            uint32_t ord = p->ordinal;
             rdps__rx_asm_release(a, pi);
-            skip_to(r, si, c, end, rs->progressed ? RDPS_LOSS_PARTIAL_MESSAGE : RDPS__LOSS_NONE);
+            skip_message(r, si, c, end,
+                         rs->progressed ? RDPS_LOSS_PARTIAL_MESSAGE : RDPS__LOSS_NONE, ord);
             continue;
         }
         if (p->complete) {
@@ -253,8 +253,9 @@ static int rel_release(struct rdps_reasm *r, int32_t si)
         if (why == RDPS__LOSS_NONE)
             break;
         uint32_t end = c + p->frag_total;
+        uint32_t ord = p->ordinal;
         rdps__rx_asm_release(a, pi);
-        skip_to(r, si, c, end, why);
+        skip_message(r, si, c, end, why, ord);
     }
     rdps__rx_rec_progress(&r->rec, si, t);
     return delivered;
@@ -262,23 +263,37 @@ static int rel_release(struct rdps_reasm *r, int32_t si)
 
 /* ---- streams ------------------------------------------------------------------------------- */
 
-void rdps__rel_stream_start(struct rdps_reasm *r, int32_t si, uint32_t seq, uint64_t now_ns)
+void rdps__rel_stream_start(struct rdps_reasm *r, int32_t si, const struct rdps_frame_header *h,
+                            uint64_t now_ns)
 {
-    const struct rdps_rx_stream *s = stream_of(r, si);
-    rdps__rx_rec_stream_start(&r->rec, si, &s->id, seq, s->from_oldest, now_ns);
+    struct rdps_rx_stream *s = stream_of(r, si);
+    struct rdps_rx_rel *rs = &r->rec.rel[si];
+    rdps__rx_rec_stream_start(&r->rec, si, &s->id, h->seq, s->from_oldest, now_ns);
+    /* The next message is the first frame's, unless it continues one begun before (dropped as
+     * sent before the join: its end tells the next then). A heartbeat names it. */
+    s->ord_next = h->ordinal;
+    rs->ord_known = h->type == RDPS_FRAME_HEARTBEAT || (h->flags & RDPS_FRAME_F_BEGIN);
 }
 
 void rdps__rel_stream_stop(struct rdps_reasm *r, int32_t si)
 {
     struct rdps_rx_stream *s = stream_of(r, si);
     struct rdps_rx_track *t = &s->track;
-    if (!r->rec.rel[si].joining && rdps__seq_lt(t->consumed, t->next)) {
+    struct rdps_rx_rel *rs = &r->rec.rel[si];
+    /* What was given up or dropped ends with the newest datagram seen (the messages known). */
+    struct rdps_rel_loss_msgs m = {.has_end = rs->has_ord_seen, .end = rs->ord_seen};
+    if (!rs->joining && rdps__seq_lt(t->consumed, t->next)) {
         uint32_t from = t->consumed;
         int32_t pin = r->assembly.streams[si].pinned;
-        if (pin != RDPS_RX_NONE)
+        if (pin != RDPS_RX_NONE) {
             from = rdps__rx_asm_partial(&r->assembly, pin)->first_seq;
-        emit_loss(r, si, from, t->next - from, RDPS_LOSS_SESSION_DROPPED);
+            m.has_start = true;
+            m.start = rdps__rx_asm_partial(&r->assembly, pin)->ordinal;
+        }
+        rdps__rel_emit_loss(r, si, from, t->next - from, RDPS_LOSS_SESSION_DROPPED, &m);
     }
+    if (rs->loss_pending)
+        rdps__rel_messages_reach(r, si, rs->has_ord_seen ? rs->ord_seen : s->ord_next);
     t->gaps.count = 0;
     rdps__rx_par_stream_stop(&r->par, si);
     rdps__rx_rec_stream_stop(&r->rec, si);
@@ -327,6 +342,17 @@ void rdps__rel_partial_evicted(void *user, int32_t si, int32_t pi)
 
 /* ---- frames -------------------------------------------------------------------------------- */
 
+/* The ordinal after the newest datagram seen, within the window or beyond it (serial maximum:
+ * a datagram beyond the window may be newer than the next ones within it). */
+static inline void note_ord_seen(struct rdps_rx_rel *rs, const struct rdps_frame_header *h)
+{
+    uint32_t after = rdps__frame_ordinal_after(h);
+    if (!rs->has_ord_seen || rdps__seq_gt(after, rs->ord_seen)) {
+        rs->ord_seen = after;
+        rs->has_ord_seen = true;
+    }
+}
+
 int rdps__rel_on_data_frame(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v,
                             uint64_t now_ns)
 {
@@ -358,6 +384,7 @@ int rdps__rel_on_data_frame(struct rdps_reasm *r, int32_t si, const struct rdps_
             rs->hb_next = seq + 1;
             rs->has_hb_next = true;
         }
+        note_ord_seen(rs, h); /* its messages were sent too: a loss ending the stream counts them */
         return 0;
     }
     bool repair = (h->flags & RDPS_FRAME_F_RETRANSMIT) != 0;
@@ -366,6 +393,7 @@ int rdps__rel_on_data_frame(struct rdps_reasm *r, int32_t si, const struct rdps_
             rel_advance(r, si, seq, now_ns);
         rdps__track_set(t, seq);
         t->next = seq + 1;
+        note_ord_seen(rs, h);
     } else {
         if (rdps__track_test(t, seq)) {
             r->counters.duplicates++;
@@ -399,8 +427,10 @@ int rdps__rel_on_data_frame(struct rdps_reasm *r, int32_t si, const struct rdps_
     }
     if (!rs->joining && seq == t->consumed) {
         t->consumed = seq + 1;
+        rdps__rel_messages_reach(r, si, h->ordinal);
+        stream_of(r, si)->ord_next = h->ordinal + h->count;
         rs->progressed = true;
-        RDPS_REL_COUNT(&r->rec, rs, delivered, 1);
+        RDPS_REL_COUNT(&r->rec, rs, delivered, h->count);
         int n = rdps__rx_asm_deliver_single(&r->assembly, &stream_of(r, si)->single, v);
         return n + rel_release(r, si);
     }
@@ -432,6 +462,8 @@ static void join_at(struct rdps_reasm *r, int32_t si, uint32_t start, uint64_t n
         t->next = t->consumed = t->loss_floor = start;
     }
     rs->status_consumed = rs->status_next = start;
+    stream_of(r, si)->ord_next = rs->trail_ordinal; /* the caller set it with the trail */
+    rs->ord_known = true;
     RDPS_REL_COUNT(&r->rec, rs, late_joins, 1);
 }
 
@@ -457,6 +489,11 @@ int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_f
     uint32_t next = h->seq;
     bool has_trail = (h->flags & RDPS_FRAME_F_RELIABLE) != 0;
     uint32_t trail = next - h->msg_len;
+    if (!rs->has_hb_ord || rdps__seq_ge(next, rs->hb_ord_seq)) {
+        rs->hb_ord_seq = next;
+        rs->hb_ordinal = h->ordinal;
+        rs->has_hb_ord = true;
+    }
     rs->hb_ts_ns = h->timestamp_ns;
     rs->hb_rx_ns = now_ns;
     rs->hb_echo = true;
@@ -464,16 +501,20 @@ int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_f
         rs->hb_next = next;
         rs->has_hb_next = true;
     }
+    /* The trail only moves forward (heartbeats may be reordered). */
+    bool trail_moved = has_trail && (!rs->have_trail || rdps__seq_gt(trail, rs->trail)) &&
+                       rdps__seq_le(trail, next);
     if (rs->joining) {
         /* from_oldest: start at the trail, however far back the ring reaches. */
         rs->joining = false;
-        if (has_trail)
+        if (has_trail) {
+            rs->trail_ordinal = v->trail_ordinal;
             join_at(r, si, trail, now_ns);
+        }
     }
-    /* The trail only moves forward (heartbeats may be reordered). */
-    if (has_trail && (!rs->have_trail || rdps__seq_gt(trail, rs->trail)) &&
-        rdps__seq_le(trail, next)) {
+    if (trail_moved) {
         rs->trail = trail;
+        rs->trail_ordinal = v->trail_ordinal;
         rs->have_trail = true;
     }
     int delivered = 0;

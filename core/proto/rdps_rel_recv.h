@@ -58,6 +58,16 @@
  * delivery carries on: events never overlap each other or a delivered
  * message.
  *
+ * Messages. Every datagram carries the ordinal of its first message (rdps_frame.h), so a loss
+ * event also says which messages went: [the ordinal of the next message to deliver, the ordinal
+ * where the loss ends). That end is known from the datagram after the run (parked, or its
+ * fragment's partial), the publisher's trail (BELOW_RING) or its next message (a heartbeat at
+ * the run's end); a PARTIAL_MESSAGE or TOO_LARGE loss of one known message is that message. When
+ * the end is not known yet (the datagram after the run is missing too), the event waits for it
+ * (at most until the next message is delivered, a heartbeat tells it, or the stream stops, which
+ * counts what was seen): events stay in order with the messages, and losses with no known
+ * boundary between them are reported as one, under the first one's reason.
+ *
  * Heartbeats: seq (the publisher's next sequence) reveals tail loss up to
  * consumed + window; R gives the trail seq - R: a gap below it is lost at
  * once (BELOW_RING). A heartbeat that finds everything before seq consumed,
@@ -156,7 +166,9 @@ const struct rdps_rel_recv_counters *rdps__reasm_rel_counters(const struct rdps_
 /* ---- the receiver's reliable path (called by rdps_reasm.c only) ------------------------------ */
 
 /* Stream si (created reliable, first frame at seq) starts; it stops before it is removed. */
-void rdps__rel_stream_start(struct rdps_reasm *r, int32_t si, uint32_t seq, uint64_t now_ns);
+/* Stream si starts with frame h (DATA or a heartbeat). */
+void rdps__rel_stream_start(struct rdps_reasm *r, int32_t si, const struct rdps_frame_header *h,
+                            uint64_t now_ns);
 void rdps__rel_stream_stop(struct rdps_reasm *r, int32_t si);
 /* A DATA frame / a heartbeat of reliable stream si; returns the messages delivered. */
 int rdps__rel_on_data_frame(struct rdps_reasm *r, int32_t si, const struct rdps_frame_view *v,

@@ -64,8 +64,9 @@ struct rdps_rx_assembly_config {
     size_t max_bytes_per_host;      /* 0 = the arena */
     uint64_t partial_timeout_ns;
     rdps_deliver_fn deliver;
-    void *user;                    /* deliver's */
-    rdps_rx_evicted_fn on_evicted; /* reliable streams' evictions; optional */
+    rdps_deliver_batch_fn deliver_batch; /* optional */
+    void *user;                          /* deliver's and deliver_batch's */
+    rdps_rx_evicted_fn on_evicted;       /* reliable streams' evictions; optional */
     void *evicted_user;
     struct rdps_reasm_counters *counters;
 };
@@ -83,6 +84,8 @@ struct rdps_rx_partial {
     uint32_t frags_received;            /* bits set in the fragment bitmap (+1 for an anchor) */
     uint32_t chunk_span;                /* chunk map entries the message covers */
     uint32_t chunks;                    /* arena chunks it holds */
+    uint32_t ordinal; /* its message's ordinal, or its first message's (a parked batch) */
+    uint32_t count;   /* a parked datagram of whole messages: how many (>= 2: records); else 0 */
     uint64_t timestamp_ns, deadline_ns;
     bool retransmit, reliable;
     bool complete; /* reliable: parked until released in order */

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "rdps_batch.h"
 #include "rdps_seq.h"
 
 /* ---- finding a fragment's partial -------------------------------------------------------------
@@ -154,6 +155,27 @@ static int32_t partial_find(struct rdps_rx_assembly *a, int32_t si, const struct
 
 /* ---- placing, parking, delivering ------------------------------------------------------------ */
 
+int rdps__rx_asm_deliver_records(struct rdps_rx_assembly *a, struct rdps_reasm_msg_info *info,
+                                 const uint8_t *payload, uint32_t payload_len, uint32_t count)
+{
+    a->c->msgs_delivered += count;
+    a->c->bytes_delivered += payload_len - RDPS_BATCH_LEN_BYTES * count;
+    if (a->cfg.deliver_batch != NULL) {
+        a->cfg.deliver_batch(a->cfg.user, payload, payload_len, count, info);
+        return (int)count;
+    }
+    struct rdps_batch_iter it;
+    rdps__batch_iter_init(&it, payload);
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t len;
+        const uint8_t *msg = rdps__batch_next(&it, &len);
+        info->msg_len = len;
+        a->cfg.deliver(a->cfg.user, msg, len, info);
+        info->ordinal++;
+    }
+    return (int)count;
+}
+
 int rdps__rx_asm_deliver(struct rdps_rx_assembly *a, int32_t pi)
 {
     struct rdps_rx_partial *p = &a->partials[pi];
@@ -163,6 +185,7 @@ int rdps__rx_asm_deliver(struct rdps_rx_assembly *a, int32_t pi)
         .session_id = s->id.session_id,
         .topic_id = s->id.topic_id,
         .first_seq = p->first_seq,
+        .ordinal = p->ordinal,
         .msg_len = p->msg_len,
         .frag_count = p->frags_received,
         .timestamp_ns = p->timestamp_ns,
@@ -186,11 +209,14 @@ int rdps__rx_asm_deliver(struct rdps_rx_assembly *a, int32_t pi)
         }
         msg = a->bounce;
     }
-    a->c->msgs_delivered++;
-    a->c->bytes_delivered += p->msg_len;
+    uint32_t count = p->count;
     /* Release first (state is consistent during the callback); a freed chunk keeps its bytes
-     * until the next frame, which the callback cannot cause. */
+     * until the next frame, which the callbacks cannot cause. */
     rdps__rx_asm_release(a, pi);
+    if (count >= 2)
+        return rdps__rx_asm_deliver_records(a, &info, msg, info.msg_len, count);
+    a->c->msgs_delivered++;
+    a->c->bytes_delivered += info.msg_len;
     a->cfg.deliver(a->cfg.user, msg, info.msg_len, &info);
     return 1;
 }
@@ -228,6 +254,8 @@ enum rdps_rx_placed rdps__rx_asm_fragment(struct rdps_rx_assembly *a, int32_t si
         if (pi == RDPS_RX_NONE)
             return RDPS_RX_REFUSED;
         struct rdps_rx_partial *p = &a->partials[pi];
+        p->ordinal = h->ordinal; /* every fragment carries its message's */
+        p->count = 0;
         if (is_final) {
             p->anchor_seq = h->seq;
             p->anchor_offset = h->frag_offset;
@@ -288,6 +316,8 @@ int32_t rdps__rx_asm_park_single(struct rdps_rx_assembly *a, int32_t si,
     }
     struct rdps_rx_partial *p = &a->partials[pi];
     p->frags_received = 1;
+    p->ordinal = h->ordinal;
+    p->count = h->count;
     p->timestamp_ns = h->timestamp_ns;
     p->retransmit = (h->flags & RDPS_FRAME_F_RETRANSMIT) != 0;
     p->reliable = true;

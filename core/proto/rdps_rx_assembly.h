@@ -68,28 +68,38 @@ enum rdps_rx_placed {
 enum rdps_rx_placed rdps__rx_asm_fragment(struct rdps_rx_assembly *a, int32_t si,
                                           const struct rdps_frame_view *v, uint64_t now_ns,
                                           int32_t *pi);
-/* Copies single-datagram message v of reliable stream si into the arena as a complete partial;
+/* Copies datagram v of whole messages (reliable stream si) into the arena as a complete partial;
  * RDPS_RX_NONE if it cannot be held. */
 int32_t rdps__rx_asm_park_single(struct rdps_rx_assembly *a, int32_t si,
                                  const struct rdps_frame_view *v, uint64_t now_ns);
-/* Delivers single-datagram message v straight from the receive buffer (zero-copy), with the
- * metadata in *info (the stream's template: its identity filled by the caller); returns 1. */
+/* Delivers `count` (>= 2) checked records filling payload_len bytes at payload, one message
+ * each (or all at once: deliver_batch), with the metadata in *info (first_seq, ordinal of the
+ * first, timestamp, flags set by the caller); returns count. */
+int rdps__rx_asm_deliver_records(struct rdps_rx_assembly *a, struct rdps_reasm_msg_info *info,
+                                 const uint8_t *payload, uint32_t payload_len, uint32_t count);
+/* Delivers datagram v of whole messages straight from the receive buffer (zero-copy), with the
+ * metadata in *info (the stream's template: its identity filled by the caller); returns the
+ * messages delivered (the datagram's count). */
 static inline int rdps__rx_asm_deliver_single(struct rdps_rx_assembly *a,
                                               struct rdps_reasm_msg_info *info,
                                               const struct rdps_frame_view *v)
 {
     const struct rdps_frame_header *h = &v->hdr;
     info->first_seq = h->seq;
-    info->msg_len = h->msg_len;
+    info->ordinal = h->ordinal;
     info->timestamp_ns = h->timestamp_ns;
     info->retransmit = (h->flags & RDPS_FRAME_F_RETRANSMIT) != 0;
     info->reliable = (h->flags & RDPS_FRAME_F_RELIABLE) != 0;
+    if (h->count != 1)
+        return rdps__rx_asm_deliver_records(a, info, v->payload, v->payload_len, h->count);
+    info->msg_len = h->msg_len;
     a->c->msgs_delivered++;
     a->c->bytes_delivered += h->msg_len;
     a->cfg.deliver(a->cfg.user, v->payload, h->msg_len, info);
     return 1;
 }
-/* Delivers complete partial pi and frees it; returns 1. */
+/* Delivers complete partial pi (a message, or a parked batch of them) and frees it; returns the
+ * messages delivered. */
 int rdps__rx_asm_deliver(struct rdps_rx_assembly *a, int32_t pi);
 
 /* Whether partial p holds seq (laid out) or ends at it (only its END known). */

@@ -20,9 +20,17 @@
  * what is still missing after reorder_allowance_ns, or when the window
  * needs its slot (rdps__rx_gaps_leaving), is reported through on_gap and
  * counted (gaps, gap_seqs). A full list reports its oldest range early
- * (gap_ranges_full); a frame whose sequence was reported already is counted
- * late_after_gap. Streams with pending ranges are linked in one list so
+ * (gap_ranges_full); a frame whose sequence was reported already is dropped and counted
+ * late_after_gap: its messages were counted lost, so they are never delivered as well (a GAP's
+ * messages and the messages delivered are disjoint). Streams with pending ranges are linked in one
+ * list so
  * rdps__rx_gaps_expire visits only them.
+ *
+ * Messages. Each range also knows the message ordinals it may hold, [ord_lo, ord_hi), from the
+ * frames around it (rdps__frame_ordinal_before/after of the frame that opened it, of a late frame
+ * that split it, or a heartbeat's next ordinal): a report counts the messages of that span that
+ * no earlier report of the stream counted (reports go in sequence order, so a message spanning
+ * two ranges counts once, in the first), exactly the messages that never arrived whole.
  *
  * State per stream index (max_streams entries, allocated at init): the
  * stream's tracker and identity as given by rdps__rx_gaps_note (pointers
@@ -44,6 +52,7 @@ struct rdps_rx_gaps_link {
     const struct rdps_rx_ident *id;
     int32_t prev, next;
     bool linked;
+    uint32_t ord_counted; /* messages before this ordinal were counted (or preceded the stream) */
 };
 
 struct rdps_rx_gaps {
@@ -55,17 +64,30 @@ struct rdps_rx_gaps {
 int rdps__rx_gaps_init(struct rdps_rx_gaps *g, const struct rdps_rx_gaps_config *cfg);
 void rdps__rx_gaps_fini(struct rdps_rx_gaps *g);
 
-/* Reports [first, first + count) of stream `id` now (a reset skipped it). */
-void rdps__rx_gaps_report(struct rdps_rx_gaps *g, const struct rdps_rx_ident *id, uint32_t first,
-                          uint32_t count);
-/* [first, first + count) of stream si went missing: reported after the allowance. */
+/* Stream si starts: messages before ord_floor are not its to count. */
+void rdps__rx_gaps_stream_start(struct rdps_rx_gaps *g, int32_t si, uint32_t ord_floor);
+/* Reports [first, first + count) of stream si now (a reset skipped it), holding the messages of
+ * [ord_lo, ord_hi). */
+void rdps__rx_gaps_report(struct rdps_rx_gaps *g, int32_t si, const struct rdps_rx_ident *id,
+                          uint32_t first, uint32_t count, uint32_t ord_lo, uint32_t ord_hi);
+/* [first, first + count) of stream si went missing, holding the messages of [ord_lo, ord_hi):
+ * reported after the allowance. */
 void rdps__rx_gaps_note(struct rdps_rx_gaps *g, int32_t si, struct rdps_rx_track *t,
                         const struct rdps_rx_ident *id, uint32_t first, uint32_t count,
-                        uint64_t now_ns);
-/* A late frame filled seq (counted late_after_gap if it was reported already). */
-void rdps__rx_gaps_fill(struct rdps_rx_gaps *g, int32_t si, struct rdps_rx_track *t,
-                        const struct rdps_rx_ident *id, uint32_t seq);
-/* The window moved past `below` (its next - WINDOW): pending ranges before it are reported now. */
+                        uint32_t ord_lo, uint32_t ord_hi, uint64_t now_ns);
+/* A late frame filled seq; ord_before and ord_after are its rdps__frame_ordinal_before/after.
+ * Returns false when seq was reported already (counted late_after_gap): drop the frame. */
+bool rdps__rx_gaps_fill(struct rdps_rx_gaps *g, int32_t si, struct rdps_rx_track *t,
+                        const struct rdps_rx_ident *id, uint32_t seq, uint32_t ord_before,
+                        uint32_t ord_after);
+/* seq (behind the window's front) was taken back: a forged frame held it (a conflict). It is
+ * missing again, so the real frame is not late when it comes; its span counts no message (the
+ * forged frame's ordinals are not trusted). Reported at once when the list is full. */
+void rdps__rx_gaps_reopen(struct rdps_rx_gaps *g, int32_t si, struct rdps_rx_track *t,
+                          const struct rdps_rx_ident *id, uint32_t seq, uint32_t ord,
+                          uint64_t now_ns);
+/* The window moved past `below` (its next - WINDOW): pending ranges starting before it are
+ * reported now, whole. */
 void rdps__rx_gaps_leaving(struct rdps_rx_gaps *g, int32_t si, struct rdps_rx_track *t,
                            const struct rdps_rx_ident *id, uint32_t below);
 /* Reports every pending range of stream si now (reset, removed). */

@@ -93,6 +93,7 @@ struct rdps_reasm_loss {
     uint64_t topic_id;
     uint32_t first_seq, count;
     rdps_loss_reason reason;
+    uint32_t msg_first, msg_count; /* the messages given up with them (ordinals) */
 };
 
 /* Repair latency histogram: bucket i counts latencies in [2^(i-1), 2^i) microseconds (0: < 1). */
@@ -125,6 +126,7 @@ struct rdps_rel_recv_counters {
     uint64_t rtt_samples;
     uint64_t loss_events;
     uint64_t lost[RDPS__LOSS_REASONS];                 /* sequences given up, by reason */
+    uint64_t lost_msgs;                                /* messages given up (every reason) */
     uint64_t repair_latency[RDPS_REL_LATENCY_BUCKETS]; /* detection -> repair */
     uint64_t repair_rtts[RDPS_REL_RTT_BUCKETS];        /* the same, in RTTs */
     uint64_t
@@ -235,7 +237,18 @@ struct rdps_rx_rel {
     bool silent, idle;
     bool parity;           /* the publisher has parity repairs and this receiver keeps its blocks */
     uint32_t hb_receivers; /* the receivers its heartbeats count in flow control (0: none) */
-    int32_t prev, next;    /* the recovery's stream list */
+    /* Message ordinals (rdps_rel_recv.c, "Messages"): the trail's and the latest heartbeat's
+     * (hb_ord_seq: its next sequence), and after the newest datagram seen (ord_seen). */
+    uint32_t trail_ordinal;
+    uint32_t hb_ord_seq, hb_ordinal;
+    uint32_t ord_seen;
+    bool has_hb_ord, has_ord_seen;
+    bool ord_known; /* the stream's ord_next is the ordinal of the next message to deliver */
+    /* A loss given up whose messages are not known yet: raised once its end is. */
+    bool loss_pending;
+    uint8_t pend_reason;
+    uint32_t pend_first, pend_count;
+    int32_t prev, next; /* the recovery's stream list */
     struct rdps_rel_recv_counters c;
 };
 

@@ -311,6 +311,7 @@ int32_t rdps__rx_streams_create(struct rdps_rx_streams *t, const struct rdps_sou
     s->topic_ok = accepted ? h->topic_id : 0;
     s->reliable = accepted && reliable;
     s->from_oldest = s->reliable && from_oldest;
+    s->ord_next = h->ordinal;
     s->single.source = *source;
     s->single.session_id = h->session_id;
     s->single.topic_id = h->topic_id;

@@ -88,6 +88,9 @@ struct rdps_rx_stream {
     /* Header prediction: bytes 0-7 of its next single-datagram frame (0 = never predicted). */
     uint64_t predict_w0;
     uint64_t last_active_ns;
+    /* Unreliable: the message ordinal after its newest datagram (where a gap opened by the next
+     * one starts); reliable: kept by rdps_rel_recv.c. */
+    uint32_t ord_next;
     bool reliable;    /* handled by the reliable path (rdps_rel_recv.h) */
     bool from_oldest; /* reliable: late join from the publisher's oldest retained sequence */
     int32_t src, host;

@@ -26,7 +26,8 @@ struct rdps_reasm_msg_info {
     struct rdps_source source; /* the exact sender */
     uint32_t session_id;
     uint64_t topic_id;
-    uint32_t first_seq; /* sequence of the BEGIN fragment */
+    uint32_t first_seq; /* sequence of the BEGIN fragment (or the batch's datagram) */
+    uint32_t ordinal;   /* the message's per-session ordinal */
     uint32_t msg_len;
     uint32_t frag_count;
     uint64_t timestamp_ns; /* publisher's clock at publish */
@@ -41,12 +42,30 @@ struct rdps_reasm_msg_info {
 typedef void (*rdps_deliver_fn)(void *user, const uint8_t *msg, uint32_t len,
                                 const struct rdps_reasm_msg_info *info);
 /*
- * Gap callback (optional, unreliable streams): sequences [first_seq,
- * first_seq + count) never arrived within the reorder allowance (or were
- * skipped by a reset: count >= the sequence window). A sequence is reported at most once.
+ * Optional: the `count` (>= 2) messages of one datagram in one call, records filling payload_len
+ * bytes at `payload`, already checked (walk them with rdps__batch_next, rdps_batch.h). *info
+ * describes the first (msg_len unset); the n-th message's ordinal is info->ordinal + n. Lets a
+ * receiver set up its per-message metadata once per datagram. Without it, rdps_deliver_fn runs
+ * once per message.
  */
-typedef void (*rdps_gap_fn)(void *user, const struct rdps_source *source, uint32_t session_id,
-                            uint64_t topic_id, uint32_t first_seq, uint32_t count);
+typedef void (*rdps_deliver_batch_fn)(void *user, const uint8_t *payload, uint32_t payload_len,
+                                      uint32_t count, const struct rdps_reasm_msg_info *info);
+/*
+ * A gap of an unreliable stream: datagrams [first_seq, first_seq + count) never arrived within
+ * the reorder allowance (or were skipped by a reset: count >= the sequence window), and with
+ * them messages [msg_first, msg_first + msg_count): every message one of them held, whole or
+ * in part, that no earlier gap of the stream counted (a message spanning two gaps counts in the
+ * first), from the ordinals of the datagrams around it (rdps_frame.h, DATA).
+ */
+struct rdps_reasm_gap {
+    const struct rdps_source *source;
+    uint32_t session_id;
+    uint64_t topic_id;
+    uint32_t first_seq, count;
+    uint32_t msg_first, msg_count;
+};
+/* Gap callback (optional, unreliable streams). A sequence is reported at most once. */
+typedef void (*rdps_gap_fn)(void *user, const struct rdps_reasm_gap *gap);
 
 /* Counters of the receive engine (each layer counts its own part); bad_frames is indexed by
  * enum rdps_frame_reject. */
@@ -57,6 +76,7 @@ struct rdps_reasm_counters {
     uint64_t msgs_delivered, bytes_delivered;
     uint64_t gaps;            /* gap ranges reported (never arrived within the allowance) */
     uint64_t gap_seqs;        /* sequences in them */
+    uint64_t gap_msgs;        /* messages in them */
     uint64_t gap_ranges_full; /* gap list full: its oldest range reported early */
     uint64_t late_after_gap;  /* frames that arrived after their sequence was reported */
     uint64_t lost_seqs;       /* sequences that left the window without arriving */

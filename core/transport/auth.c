@@ -386,4 +386,5 @@ static const struct rdps_transport_ops auth_ops = {
     .next_event = auth_next_event,
     .get_stats = auth_get_stats,
     .destroy = auth_destroy,
+    .submit_gather = rdps__transport_gather_by_copy, /* sealing reads the whole frame: a copy */
 };

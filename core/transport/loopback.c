@@ -991,4 +991,5 @@ static const struct rdps_transport_ops loopback_ops = {
     .get_stats = lb_get_stats,
     .destroy = lb_destroy,
     .self_source = lb_self_source,
+    .submit_gather = rdps__transport_gather_by_copy, /* it copies every datagram anyway */
 };

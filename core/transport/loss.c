@@ -243,6 +243,31 @@ static int loss_submit_mem(struct rdps_transport *t, struct rdps_tx_mem *m, size
     return in->ops->submit_mem(in, m, offset, len, dests, ndest, cookie);
 }
 
+/* Judged like submit() on the frame's header (in buf); the inner transport gathers what is kept,
+ * or says it cannot (RDPS_ENOTSUP: the buffer stays the caller's). */
+static int loss_submit_gather(struct rdps_transport *t, struct rdps_tx_buf *buf, uint32_t hdr_len,
+                              struct rdps_tx_mem *m, size_t offset, uint32_t len,
+                              const struct rdps_dest *const *dests, unsigned ndest, uint64_t cookie)
+{
+    struct loss_transport *lt = to_loss(t);
+    struct rdps_transport *in = lt->base.inner;
+    if (in->ops->submit_gather == NULL)
+        return RDPS_ENOTSUP;
+    if (lt->on_send && buf != NULL && m != NULL && ndest > 0 && dests != NULL &&
+        cookie > m->submitted && hdr_len <= buf->capacity) {
+        const struct rdps_dest *kept[LOSS_FANOUT_MAX];
+        unsigned n = judge_copies(lt, buf->data, hdr_len, dests, ndest, kept);
+        if (n == 0) {
+            in->ops->abort(in, buf);
+            rdps__tx_mem_skip(m, cookie);
+            return 0;
+        }
+        if (n != ndest)
+            return in->ops->submit_gather(in, buf, hdr_len, m, offset, len, kept, n, cookie);
+    }
+    return in->ops->submit_gather(in, buf, hdr_len, m, offset, len, dests, ndest, cookie);
+}
+
 static int loss_event_fd(struct rdps_transport *t)
 {
     struct rdps_transport *in = t->inner;
@@ -342,4 +367,5 @@ static const struct rdps_transport_ops loss_ops = {
     .next_event = loss_next_event,
     .get_stats = loss_get_stats,
     .destroy = loss_destroy,
+    .submit_gather = loss_submit_gather,
 };

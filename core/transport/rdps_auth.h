@@ -43,7 +43,7 @@
  * Counters: DATA frames count from 0, every other type from 2^63, so a receiver's anti-replay
  * window of each kind sees a dense sequence not thinned out by the other kind.
  */
-#define RDPS_AUTH_HEADER_LEN     40u
+#define RDPS_AUTH_HEADER_LEN     48u
 #define RDPS_AUTH_OFF_TYPE       1u
 #define RDPS_AUTH_OFF_WORD       28u
 #define RDPS_AUTH_FRAME_DATA     1u

@@ -264,6 +264,20 @@ struct rdps_transport_ops {
      */
     int (*self_source)(struct rdps_transport *t, const struct rdps_dest *dest,
                        struct rdps_source *out);
+    /*
+     * One datagram gathered from two places (claims longer than a datagram): the first hdr_len
+     * bytes of a claimed buffer (the frame's header), then len bytes of registered memory at
+     * m->addr + offset (its payload, where the application wrote it), to each of ndest
+     * destinations, in the chain submit() builds. The buffer passes to the transport as with
+     * submit(), even on failure; the region's bytes are read as with submit_mem (no copy on
+     * verbs: a second SGE; done with them once completed >= cookie, cookie above m->submitted).
+     * RDPS_ENOTSUP when the transport cannot gather (a QP of one SGE): nothing is queued and the
+     * buffer stays the caller's, who copies the payload behind the header instead. NULL: the
+     * same as RDPS_ENOTSUP (rdps__transport_submit_gather).
+     */
+    int (*submit_gather)(struct rdps_transport *t, struct rdps_tx_buf *buf, uint32_t hdr_len,
+                         struct rdps_tx_mem *m, size_t offset, uint32_t len,
+                         const struct rdps_dest *const *dests, unsigned ndest, uint64_t cookie);
 };
 
 /*
@@ -380,5 +394,26 @@ static inline int rdps__transport_submit_mem(struct rdps_transport *t, struct rd
 {
     return t->ops->submit_mem(t, m, offset, len, dests, ndest, cookie);
 }
+
+static inline int rdps__transport_submit_gather(struct rdps_transport *t, struct rdps_tx_buf *buf,
+                                                uint32_t hdr_len, struct rdps_tx_mem *m,
+                                                size_t offset, uint32_t len,
+                                                const struct rdps_dest *const *dests,
+                                                unsigned ndest, uint64_t cookie)
+{
+    return t->ops->submit_gather != NULL
+               ? t->ops->submit_gather(t, buf, hdr_len, m, offset, len, dests, ndest, cookie)
+               : RDPS_ENOTSUP;
+}
+
+/*
+ * submit_gather for a transport that copies every datagram anyway (the loopback device, the
+ * authenticating interceptor): the payload is copied behind the header and the buffer submitted;
+ * the region is done with at once. Checks what submit_mem checks of the region.
+ */
+int rdps__transport_gather_by_copy(struct rdps_transport *t, struct rdps_tx_buf *buf,
+                                   uint32_t hdr_len, struct rdps_tx_mem *m, size_t offset,
+                                   uint32_t len, const struct rdps_dest *const *dests,
+                                   unsigned ndest, uint64_t cookie);
 
 #endif /* RDPS_TRANSPORT_H */

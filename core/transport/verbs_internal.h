@@ -15,7 +15,14 @@
 
 #define VERBS_NO_SLOT UINT32_MAX
 /* A submit_mem request's slot: pend_mem / posted_mem say which region. */
-#define VERBS_MEM_SLOT   (UINT32_MAX - 1)
+#define VERBS_MEM_SLOT (UINT32_MAX - 1)
+/* A submit_gather request's slot: its header buffer's slot with this bit set; pend_mem /
+ * posted_mem say which region holds its payload (the special slots above have the bit too). */
+#define VERBS_GATHER_BIT 0x80000000u
+static inline bool verbs_is_gather(uint32_t slot)
+{
+    return slot >= VERBS_GATHER_BIT && slot < VERBS_MEM_SLOT;
+}
 #define VERBS_POLL_BATCH 32
 /* A signaled send not completed for this long, nothing else completing: a stalled device. */
 #define VERBS_SEND_STALL_NS 2000000000ull
@@ -73,7 +80,10 @@ struct verbs_transport {
      */
     struct rdps_tx_mem **pend_mem;
     uint64_t *pend_cookie;
-    uint32_t pend_mem_count;
+    uint32_t pend_mem_count; /* submit_mem and submit_gather requests among them */
+    /* submit_gather's two SGEs per WR (header, payload); its WR points there until posted. */
+    struct ibv_sge *gather_sge;
+    bool can_gather; /* the QP was granted two send SGEs */
 
     /* Posted WRs by sequence (wr_id); everything below done_seq has completed. */
     uint32_t *posted_slot;
@@ -180,6 +190,11 @@ int rdps__verbs_mem_deregister(struct rdps_transport *t, struct rdps_tx_mem *m);
 int rdps__verbs_submit_mem(struct rdps_transport *t, struct rdps_tx_mem *m, size_t offset,
                            uint32_t len, const struct rdps_dest *const *dests, unsigned ndest,
                            uint64_t cookie);
+/* A header from a claimed pool buffer and a payload from a region: one WR of two SGEs. */
+int rdps__verbs_submit_gather(struct rdps_transport *t, struct rdps_tx_buf *buf, uint32_t hdr_len,
+                              struct rdps_tx_mem *m, size_t offset, uint32_t len,
+                              const struct rdps_dest *const *dests, unsigned ndest,
+                              uint64_t cookie);
 /* Deregisters every region left (destroy, after the QP). */
 void rdps__verbs_mem_fini(struct verbs_transport *vt);
 

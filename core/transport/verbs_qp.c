@@ -47,7 +47,9 @@ int rdps__verbs_create_qp(struct verbs_transport *vt, const struct ibv_device_at
         vt->recv_slots > (uint32_t)dev_attr->max_qp_wr)
         return rdps__set_err(RDPS_EINVAL, "queue depth (send %u, receive %u) exceeds device max %d",
                              vt->sq_depth, vt->recv_slots, dev_attr->max_qp_wr);
-    for (int attempt = 0; attempt < 2; attempt++) {
+    /* Two send SGEs (submit_gather: a header and a payload from registered memory), else one;
+     * inline data where the device grants it. */
+    for (int attempt = 0; attempt < 4; attempt++) {
         memset(&init, 0, sizeof(init));
         init.send_cq = vt->send_cq;
         init.recv_cq = vt->recv_cq;
@@ -55,9 +57,9 @@ int rdps__verbs_create_qp(struct verbs_transport *vt, const struct ibv_device_at
         init.sq_sig_all = 0;
         init.cap.max_send_wr = vt->sq_depth;
         init.cap.max_recv_wr = vt->recv_slots;
-        init.cap.max_send_sge = 1;
+        init.cap.max_send_sge = attempt < 2 ? 2 : 1;
         init.cap.max_recv_sge = 1;
-        init.cap.max_inline_data = attempt == 0 ? want_inline : 0;
+        init.cap.max_inline_data = attempt % 2 == 0 ? want_inline : 0;
         vt->info.qp = ibv_create_qp(vt->info.pd, &init);
         if (vt->info.qp != NULL)
             break;
@@ -65,8 +67,9 @@ int rdps__verbs_create_qp(struct verbs_transport *vt, const struct ibv_device_at
     if (vt->info.qp == NULL)
         return rdps__set_err(rdps__errno_code(errno), "ibv_create_qp(UD, sq %u, rq %u): %s",
                              vt->sq_depth, vt->recv_slots, strerror(errno));
-    /* ibv_create_qp reports the inline size actually granted. */
+    /* ibv_create_qp reports the inline size and SGEs actually granted. */
     vt->info.max_inline = init.cap.max_inline_data;
+    vt->can_gather = init.cap.max_send_sge >= 2;
     vt->info.qpn = vt->info.qp->qp_num;
     return bring_up(vt);
 }

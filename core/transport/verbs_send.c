@@ -20,11 +20,14 @@ static void complete_through(struct verbs_transport *vt, uint64_t seq)
     for (uint64_t s = vt->done_seq; s <= seq; s++) {
         uint32_t *slot = &vt->posted_slot[s % vt->sq_depth];
         if (*slot != VERBS_NO_SLOT) {
-            if (*slot != VERBS_MEM_SLOT)
+            if (*slot < VERBS_GATHER_BIT) {
                 send_slot_unref(vt, *slot);
-            else
+            } else {
+                if (*slot != VERBS_MEM_SLOT) /* a gather: its header's buffer, then its region */
+                    send_slot_unref(vt, *slot & ~VERBS_GATHER_BIT);
                 rdps__tx_mem_release(vt->posted_mem[s % vt->sq_depth],
                                      vt->posted_cookie[s % vt->sq_depth]);
+            }
         }
         *slot = VERBS_NO_SLOT;
     }
@@ -59,13 +62,25 @@ int rdps__verbs_reap_send_cq(struct verbs_transport *vt)
     return 0;
 }
 
+/* A gather WR goes back to the pool's one SGE (after its post, or when it is dropped). */
+static void gather_wr_reset(struct verbs_transport *vt, uint32_t i)
+{
+    vt->pend_wr[i].sg_list = &vt->pend_sge[i];
+    vt->pend_wr[i].num_sge = 1;
+}
+
 void rdps__verbs_pend_drop(struct verbs_transport *vt, uint32_t i)
 {
-    if (vt->pend_slot[i] == VERBS_MEM_SLOT) {
+    uint32_t slot = vt->pend_slot[i];
+    if (slot == VERBS_MEM_SLOT) {
         rdps__tx_mem_release(vt->pend_mem[i], 0);
         vt->pend_sge[i].lkey = vt->send_mr->lkey; /* the slot's default, for the next pool send */
+    } else if (verbs_is_gather(slot)) {
+        rdps__tx_mem_release(vt->pend_mem[i], 0);
+        gather_wr_reset(vt, i);
+        send_slot_unref(vt, slot & ~VERBS_GATHER_BIT);
     } else {
-        send_slot_unref(vt, vt->pend_slot[i]);
+        send_slot_unref(vt, slot);
     }
 }
 
@@ -215,7 +230,23 @@ static void check_qp_error(struct verbs_transport *vt)
 static void posted_mem_requests(struct verbs_transport *vt, uint32_t posted)
 {
     for (uint32_t i = 0; i < posted; i++) {
-        if (vt->pend_slot[i] != VERBS_MEM_SLOT)
+        uint32_t slot = vt->pend_slot[i];
+        if (verbs_is_gather(slot)) {
+            gather_wr_reset(vt, i);
+            if (vt->pend_wr[i].send_flags & IBV_SEND_INLINE) {
+                /* Both parts were copied into the WQE: the region is free, and the pool loop
+                 * frees the header's buffer as for any inline send. */
+                rdps__tx_mem_release(vt->pend_mem[i], 0);
+                vt->pend_slot[i] = slot & ~VERBS_GATHER_BIT;
+            } else {
+                uint64_t seq = vt->next_seq + i;
+                vt->posted_mem[seq % vt->sq_depth] = vt->pend_mem[i];
+                vt->posted_cookie[seq % vt->sq_depth] = vt->pend_cookie[i];
+                vt->mem_posted_through = seq + 1;
+            }
+            continue;
+        }
+        if (slot != VERBS_MEM_SLOT)
             continue;
         vt->pend_sge[i].lkey = vt->send_mr->lkey; /* the slot's default, for the next pool send */
         if (vt->pend_wr[i].send_flags & IBV_SEND_INLINE) {

@@ -102,6 +102,7 @@ static void verbs_destroy(struct rdps_transport *t)
     free(vt->send_free);
     free(vt->pend_wr);
     free(vt->pend_sge);
+    free(vt->gather_sge);
     free(vt->pend_slot);
     free(vt->pend_mem);
     free(vt->pend_cookie);
@@ -129,6 +130,7 @@ static int alloc_arrays(struct verbs_transport *vt)
     vt->send_free = calloc(vt->send_slots, sizeof(uint32_t));
     vt->pend_wr = calloc(vt->sq_depth, sizeof(struct ibv_send_wr));
     vt->pend_sge = calloc(vt->sq_depth, sizeof(struct ibv_sge));
+    vt->gather_sge = calloc((size_t)vt->sq_depth * 2, sizeof(struct ibv_sge));
     vt->pend_slot = calloc(vt->sq_depth, sizeof(uint32_t));
     vt->posted_slot = calloc(vt->sq_depth, sizeof(uint32_t));
     vt->pend_mem = calloc(vt->sq_depth, sizeof(*vt->pend_mem));
@@ -142,10 +144,10 @@ static int alloc_arrays(struct verbs_transport *vt)
     vt->wc_ring = calloc(vt->recv_slots, sizeof(struct ibv_wc));
     if (vt->send_mem == NULL || vt->recv_mem == NULL || vt->send_refs == NULL ||
         vt->send_free == NULL || vt->pend_wr == NULL || vt->pend_sge == NULL ||
-        vt->pend_slot == NULL || vt->posted_slot == NULL || vt->pend_mem == NULL ||
-        vt->pend_cookie == NULL || vt->posted_mem == NULL || vt->posted_cookie == NULL ||
-        vt->recv_wr == NULL || vt->recv_sge == NULL || vt->recv_pending == NULL ||
-        vt->rx_meta == NULL || vt->wc_ring == NULL)
+        vt->gather_sge == NULL || vt->pend_slot == NULL || vt->posted_slot == NULL ||
+        vt->pend_mem == NULL || vt->pend_cookie == NULL || vt->posted_mem == NULL ||
+        vt->posted_cookie == NULL || vt->recv_wr == NULL || vt->recv_sge == NULL ||
+        vt->recv_pending == NULL || vt->rx_meta == NULL || vt->wc_ring == NULL)
         return rdps__set_err(RDPS_ENOMEM, "out of memory for %u send and %u receive buffers",
                              vt->send_slots, vt->recv_slots);
     memset(vt->send_mem, 0, send_bytes);
@@ -358,6 +360,7 @@ static const struct rdps_transport_ops verbs_ops = {
     .mem_register = rdps__verbs_mem_register,
     .mem_deregister = rdps__verbs_mem_deregister,
     .submit_mem = rdps__verbs_submit_mem,
+    .submit_gather = rdps__verbs_submit_gather,
     .event_fd = rdps__verbs_event_fd,
     .arm = rdps__verbs_arm,
     .next_event = rdps__verbs_next_event,

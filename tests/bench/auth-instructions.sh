@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # auth-instructions.sh - instructions per message through the pub/sub API, keyless against keyed (authenticated only, and encrypted), measured with callgrind.
-# Usage: tests/bench/auth-instructions.sh [BUILD_DIR (default build)] [MSG_BYTES (64)] [MODE (send)]
+# Usage: tests/bench/auth-instructions.sh [BUILD_DIR (default build)] [MSG_BYTES (64)] [MODE (send)] [BATCH (32)]
+#        RDPS_BENCH_MORE=1: messages share datagrams (RDPS_SEND_MORE chains of BATCH);
+#        RDPS_BENCH_MTU=4096: 4096-byte datagrams (rxe on a 9000-byte netdev; default 1024).
 # MODE: send or reliable-send (pubsub_bench's modes). Runs pubsub_bench (publisher ctx ->
 # loopback fabric -> subscriber ctx) with N1 and N2 messages for each of keyless, auth
 # (RDPS_BENCH_KEY=auth: every frame tagged, XChaCha20-Poly1305) and encrypt; start-up cost
@@ -15,6 +17,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$src/build}
 msg=${2:-64}
 mode=${3:-send}
+batch=${4:-32}
 bench=$build/tests/bench/pubsub_bench
 [ -x "$bench" ] || { echo "auth-instructions: $bench not built (cmake --build $build --target pubsub_bench)" >&2; exit 1; }
 command -v valgrind >/dev/null || { echo "auth-instructions: valgrind not installed" >&2; exit 1; }
@@ -25,9 +28,9 @@ n2=40000
 
 run() { # key n
     RDPS_BENCH_KEY=$1 valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$1.$2" \
-        "$bench" "$2" "$mode" 32 "$msg" >"$tmp/out.$1.$2" 2>"$tmp/log.$1.$2" ||
+        "$bench" "$2" "$mode" "$batch" "$msg" >"$tmp/out.$1.$2" 2>"$tmp/log.$1.$2" ||
         { cat "$tmp/out.$1.$2" "$tmp/log.$1.$2" >&2; exit 1; }
-    callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$tmp/cg.$1.$2" >"$tmp/ann.$1.$2"
+    (cd / && callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$tmp/cg.$1.$2") >"$tmp/ann.$1.$2"
 }
 incl() { # file pattern
     awk -v pat="$2" '$0 ~ pat && $1 ~ /^[0-9,]+$/ { gsub(",", "", $1); s += $1 } END { print s + 0 }' "$1"
@@ -51,7 +54,7 @@ base=""
 for key in none auth encrypt; do
     run $key $n1
     run $key $n2
-    pub=$(per $key ':rdps_pub_send \[')
+    pub=$(per $key ':rdps_pub_send(_ex)? \[')
     rx=$(per $key ':bench_poll_subscriber \[')
     all=$(per_total $key)
     # The AEAD: libsodium's detached calls (before 1.3), or its ChaCha20 and Poly1305 primitives

@@ -199,9 +199,9 @@ int main(int argc, char **argv)
         if (zerocopy && msg_bytes + RDPS_FRAME_HEADER_LEN <= max_datagram) {
             /* The application's payload write into the claimed buffer. */
             memcpy(frame + RDPS_FRAME_HEADER_LEN, msg, msg_bytes);
-            int len =
-                rdps__frag_put_single(frame, max_datagram, s + 1, 0x99, &next_seq[s], msg_bytes,
-                                      max_datagram, now, reliable ? RDPS_FRAME_F_RELIABLE : 0);
+            int len = rdps__frag_put_single(frame, max_datagram, s + 1, 0x99, &next_seq[s],
+                                            msg_bytes, max_datagram, now,
+                                            reliable ? RDPS_FRAME_F_RELIABLE : 0, next_seq[s]);
             if (len < 0 || feed(&fd, frame, (size_t)len, now, 0) < 0) {
                 fprintf(stderr, "engine_bench: zero-copy publish failed: %d\n", len);
                 return 1;
@@ -212,7 +212,7 @@ int main(int argc, char **argv)
         struct rdps_frag it;
         rc = rdps__frag_init(&it, s + 1, 0x99, &next_seq[s], msg, msg_bytes,
                              RDPS_FRAME_DEFAULT_MAX_MSG_LEN, max_datagram, now,
-                             reliable ? RDPS_FRAME_F_RELIABLE : 0);
+                             reliable ? RDPS_FRAME_F_RELIABLE : 0, next_seq[s]);
         if (rc < 0) {
             fprintf(stderr, "engine_bench: frag_init: %d\n", rc);
             return 1;

@@ -2,6 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # pubsub-instructions.sh - instructions per 64-byte message through the public pub/sub API, measured with callgrind.
 # Usage: tests/bench/pubsub-instructions.sh [BUILD_DIR (default build)] [MSG_BYTES (64)] [BATCH (32)]
+#        RDPS_BENCH_MORE=1 ...: every message but each BATCH's last is sent with RDPS_SEND_MORE, so
+#        messages share full datagrams (batching; 14 of 64 bytes per 1024-byte datagram);
+#        RDPS_BENCH_BATCHING=off: one message per datagram (rdps 1.2's behaviour).
 # Runs pubsub_bench (publisher ctx -> loopback fabric -> subscriber ctx) with N1
 # and N2 messages; start-up cost cancels in the difference. Four modes: send and
 # claim on an unreliable publisher, then the same on a reliable publisher with a
@@ -84,7 +87,7 @@ measure() {
         -v rx="$rx" -v rx_lb="$rx_lb" -v app="$app" -v ppoll="$ppoll" -v ppoll_lb="$ppoll_lb" \
         -v all="$all" -v pub_list="$(lb_list "$pub_callers")" \
         -v rx_list="$(lb_list bench_poll_subscriber)" 'BEGIN {
-        printf "pub/sub API (%s), %d-byte messages, loopback transport, subscriber polled every %d messages, %d messages measured:\n", mode, m, b, d
+        printf "pub/sub API (%s%s), %d-byte messages, loopback transport, subscriber polled every %d messages, %d messages measured:\n", mode, ENVIRON["RDPS_BENCH_MORE"] == "1" ? ", RDPS_SEND_MORE: batched" : "", m, b, d
         printf "  instructions per published %d-byte message (%s): %.1f\n", m, mode ~ /claim/ ? "rdps_pub_claim + rdps_pub_commit" : "rdps_pub_send", pub
         printf "      of which loopback transport %.1f:%s\n", pub_lb, pub_list
         printf "      rdps alone: %.1f\n", pub - pub_lb
@@ -98,11 +101,11 @@ measure() {
 
 # Two patterns per mode: the publish calls, and the caller names that mark loopback work done for them.
 # measure prints each mode and leaves its rdps-alone publish figure in $pub_alone.
-measure send ':rdps_pub_send \[' 'rdps_pub_send'
-measure claim ':rdps_pub_(claim|commit) \[' 'rdps_pub_(claim|commit)'
-measure reliable-send ':rdps_pub_send \[' 'rdps_pub_send'
+measure send ':rdps_pub_send(_ex)? \[' 'rdps_pub_send(_ex)?'
+measure claim ':rdps_pub_(claim|claim_ex|commit) \[' 'rdps_pub_(claim|claim_ex|commit)'
+measure reliable-send ':rdps_pub_send(_ex)? \[' 'rdps_pub_send(_ex)?'
 rel_send=$pub_alone
-measure reliable-claim ':rdps_pub_(claim|commit) \[' 'rdps_pub_(claim|commit)'
+measure reliable-claim ':rdps_pub_(claim|claim_ex|commit) \[' 'rdps_pub_(claim|claim_ex|commit)'
 awk -v s="$rel_send" -v c="$pub_alone" -v m="$msg" 'BEGIN {
     printf "reliable publisher, %d-byte messages, rdps alone: claim + commit %.1f against rdps_pub_send %.1f instructions (%+.1f)\n", m, c, s, c - s
 }'

@@ -91,8 +91,11 @@ static int make_ctx(struct rdps_loopback_fabric *fabric, rdps_ctx_t **out)
         cfg.domain_key = key;
         cfg.encrypt = strcmp(keyed, "encrypt") == 0;
     }
+    /* RDPS_BENCH_MTU=4096: the device's datagrams (rxe on a 9000-byte netdev), else 1024. */
+    const char *mtu = getenv("RDPS_BENCH_MTU");
+    uint32_t max_datagram = mtu != NULL && strcmp(mtu, "4096") == 0 ? 4096u : MAX_DATAGRAM;
     struct rdps_loopback_config lc = {
-        .max_payload = MAX_DATAGRAM, .send_slots = cfg.send_slots, .recv_slots = cfg.recv_slots};
+        .max_payload = max_datagram, .send_slots = cfg.send_slots, .recv_slots = cfg.recv_slots};
     return test_loopback_ctx_with(fabric, &cfg, &lc, out);
 }
 
@@ -130,6 +133,10 @@ static int on_backpressure(rdps_ctx_t *pctx, rdps_ctx_t *sctx, uint64_t *eagain)
     return rc < 0 ? rc : bench_poll_subscriber(sctx);
 }
 
+/* RDPS_BENCH_MORE=1: every message but a batch's last is sent with RDPS_SEND_MORE, so messages
+ * share datagrams (batching); the flags of the message being published. */
+static unsigned send_flags;
+
 /* Publishes message `index` by copy; back-pressure polls and retries. */
 static int publish_send(rdps_ctx_t *pctx, rdps_ctx_t *sctx, rdps_pub_t *pub, uint8_t *msg,
                         size_t len, uint64_t index, uint64_t *eagain)
@@ -137,7 +144,7 @@ static int publish_send(rdps_ctx_t *pctx, rdps_ctx_t *sctx, rdps_pub_t *pub, uin
     if (len >= 8)
         memcpy(msg, &index, sizeof(index));
     int rc;
-    while ((rc = rdps_pub_send(pub, msg, len)) == RDPS_EAGAIN) {
+    while ((rc = rdps_pub_send_ex(pub, msg, len, send_flags)) == RDPS_EAGAIN) {
         if ((rc = on_backpressure(pctx, sctx, eagain)) < 0)
             return rc;
     }
@@ -151,7 +158,7 @@ static int publish_claim(rdps_ctx_t *pctx, rdps_ctx_t *sctx, rdps_pub_t *pub, co
 {
     rdps_claim claim;
     int rc;
-    while ((rc = rdps_pub_claim(pub, &claim)) == RDPS_EAGAIN) {
+    while ((rc = rdps_pub_claim_ex(pub, len, send_flags, &claim)) == RDPS_EAGAIN) {
         if ((rc = on_backpressure(pctx, sctx, eagain)) < 0)
             return rc;
     }
@@ -224,8 +231,13 @@ int main(int argc, char **argv)
                 rdps_strerror(rc), rdps_last_error_message());
         goto out;
     }
+    const char *more_env = getenv("RDPS_BENCH_MORE");
+    const char *batching_env = getenv("RDPS_BENCH_BATCHING");
+    bool more = more_env != NULL && strcmp(more_env, "1") == 0;
     rdps_sub_opts sopts = {.on_event = on_event, .reliable = reliable, .transport = transport};
     rdps_pub_opts popts = {.reliable = reliable, .transport = transport};
+    if (batching_env != NULL && strcmp(batching_env, "off") == 0)
+        popts.batching = RDPS_BATCH_OFF;
     for (unsigned k = 0; k + 1 < subs; k++) {
         extra_sinks[k] = (struct bench_sink){.msg_bytes = msg_bytes};
         if ((rc = make_ctx(fabric, &extra_subs[k])) < 0 ||
@@ -262,6 +274,7 @@ int main(int argc, char **argv)
         msg[i] = (uint8_t)(i * 7u + 1u);
 
     for (unsigned long i = 0; i < n; i++) {
+        send_flags = more && (i + 1) % batch != 0 && i + 1 != n ? RDPS_SEND_MORE : 0;
         rc = claim_mode ? publish_claim(pctx, sctx, pub, msg, msg_bytes, i, &eagain)
                         : publish_send(pctx, sctx, pub, msg, msg_bytes, i, &eagain);
         if (rc < 0) {

@@ -1,277 +1,40 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* fuzz_reasm.c - libFuzzer harness: the receive engine fed by honest publishers and hostile
- * senders, with its bounds and the exactness of every delivered message checked. */
-#include <stddef.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+/* fuzz_reasm.c - libFuzzer harness: the receive engine fed by honest publishers (batching and
+ * fragmenting) and hostile senders, with its bounds, the exactness of every delivered message and
+ * the message counts of its gap and loss events checked (fuzz_reasm_model.h). */
+#include "fuzz_reasm_model.h"
 
-#include <rdps/rdps.h>
-
-#include "rdps_endian.h"
-#include "rdps_frag.h"
-#include "rdps_reasm.h"
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /*
- * Two honest sources publish messages whose bytes are a function of
- * (source, session, first_seq, len); the fuzzer decides when they publish,
- * how their frames are lost, duplicated and reordered, when time passes,
- * and what four hostile sources send: arbitrary datagrams, well-formed DATA
- * and HEARTBEAT headers with chosen fields, and copies of honest frames.
- * The hostile sources are chosen to collide with the honest ones (same GID
- * other QPN, same QPN other GID, LID-only). Invariants (abort on violation):
- * streams, sources, partials and arena bytes within the configured caps
- * after every datagram; every message delivered from an honest source was
- * published by it, with exactly its length and bytes; none is delivered
- * twice while no stream was dropped.
- *
- * Session 2 of each honest source is reliable (RELIABLE frames, reliable
- * heartbeats with a fuzzer-chosen retained count, repairs with RETRANSMIT):
- * its deliveries and loss events must tile the sequence space in order from
- * the first delivery (no message out of order, none twice, no loss event
- * over a delivered message), until the stream is dropped, and its tracker
- * stay within the window (consumed <= next <= consumed + window). Messages
- * go up to FUZZ_MAX_MSG bytes: in small datagrams (8-byte payloads and
- * less) a reliable message is longer than the sequence window and streams
- * through it. Every NAK and STATUS the engine emits must decode.
+ * The model and the invariants are in fuzz_reasm_model.h.
  *
  * Input: a sequence of ops, each an op byte then its arguments:
- *   op % 8 == 0  publish and send in order:  [sel][len lo][len hi]
- *   op % 8 == 1  publish into the pool only: [sel][len lo][len hi]
+ *   op % 8 == 0  publish 1 + (op >> 3) messages, sent in order: [sel][len lo][len hi]
+ *   op % 8 == 1  the same into the pool only
  *   op % 8 == 2  send pool frame:            [index]
  *   op % 8 == 3  send pool frame from a hostile source (op >> 3 picks it): [index]
  *   op % 8 == 4  arbitrary datagram from a hostile source: [len][bytes...]
  *   op % 8 == 5  hostile header: [sel][seq x4][msg_len x2][offset x2][timestamp x2][payload len]
- *                sel: session 1 + sel % 4, bit 6 heartbeat instead of DATA, bit 7 other topic
+ *                [ordinal step][count]: sel: session 1 + sel % 4, bit 5 a valid batch (or a
+ *                reliable heartbeat), bit 6 heartbeat instead of DATA, bit 7 other topic; the
+ *                source's ordinal moves by the signed step; count: < 0xF0 a small count, else
+ *                a huge one; a batch's count field is off by (count & 3) - 1 when bit 7 is set
  *   op % 8 == 6  time passes by (op >> 3) x 50 us, then expiry and the reliable poll run
- *   op % 8 == 7  honest publisher (op >> 3 & 3) skips [n x2] sequences or, if n is odd,
- *                sends a heartbeat (reliable session: retained count n >> 1)
+ *   op % 8 == 7  honest publisher (op >> 3 & 3), [n x2]: n even, its next 4 n datagrams
+ *                (3 n messages) are lost on the way; n odd, it sends a heartbeat (reliable
+ *                session: retained count n >> 1); with op >> 5 == 7 instead its next ordinal
+ *                moves by the signed n
  *   op % 8 == 2 with op >> 3 odd: the pool frame goes as a repair (RETRANSMIT)
- * sel: bit 0 honest source, bit 1 session (1 or 2), bits 2-7 datagram size 48 + 8 x n.
+ * sel: bit 0 honest source, bit 1 session (1 or 2), bits 2-7 datagram size header + 8 + 8 x n.
+ * Message i of a publish op is len bytes when alone, else (len + i x 37 x (len >> 11 | 1)) modulo
+ * 1.5 datagram payloads: some share datagrams, some do not fit the room left, some fragment.
  */
-#define FUZZ_MAX_MSG   20480u
-#define HONEST         2
-#define HOSTILE        4
-#define SESSIONS       2
-#define POOL           64
-#define MAX_DGRAM      (48 + 8 * 63)
-#define MAX_PUBLISHED  1024
-#define PUBLISHED_HASH 2048
-#define TOPIC          0x99u
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-struct published {
-    uint8_t source, session;
-    uint32_t first_seq, len;
-    uint32_t delivered;
-    bool lost; /* inside a loss event */
-};
-
-#define RELIABLE_SESSION 2
-
-struct pooled {
-    uint8_t bytes[MAX_DGRAM];
-    uint32_t len;
-    uint8_t source; /* honest source index */
-};
-
-struct harness {
-    struct rdps_reasm r;
-    struct rdps_reasm_config cfg;
-    struct rdps_source sources[HONEST + HOSTILE];
-    uint32_t next_seq[HONEST][SESSIONS];
-    uint32_t published_count, pool_count, pool_next;
-    uint64_t now;
-    /* Reliable session of each honest source: where the next delivery or loss must start. */
-    bool rel_tiling[HONEST];
-    uint32_t rel_pos[HONEST];
-    uint64_t rel_dropped[HONEST]; /* streams_dropped() when rel_pos was set */
-    int32_t published_hash[PUBLISHED_HASH];
-    /* Read only below their counts: not cleared per input. */
-    struct published published[MAX_PUBLISHED];
-    struct pooled pool[POOL];
-    uint8_t msg[FUZZ_MAX_MSG];
-};
-
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 31;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 29;
-    x *= 0x94D049BB133111EBull;
-    return x ^ (x >> 32);
-}
-
-/* Byte k of an honest publisher's message: depends on who, where and how long. */
-static uint8_t message_byte(uint32_t source, uint32_t session, uint32_t first_seq, uint32_t len,
-                            uint32_t k)
-{
-    uint64_t h = mix64(((uint64_t)source << 56) ^ ((uint64_t)session << 48) ^
-                       ((uint64_t)first_seq << 16) ^ len);
-    return (uint8_t)((h >> (8 * (k % 8))) ^ (k * 131u) ^ (k >> 8));
-}
-
-static uint32_t published_slot(uint32_t source, uint32_t session, uint32_t first_seq)
-{
-    return (uint32_t)mix64(((uint64_t)source << 40) ^ ((uint64_t)session << 32) ^ first_seq) &
-           (PUBLISHED_HASH - 1);
-}
-
-static struct published *published_find(struct harness *hx, uint32_t source, uint32_t session,
-                                        uint32_t first_seq)
-{
-    for (uint32_t i = published_slot(source, session, first_seq);;
-         i = (i + 1) & (PUBLISHED_HASH - 1)) {
-        int32_t p = hx->published_hash[i];
-        if (p < 0)
-            return NULL;
-        struct published *m = &hx->published[p];
-        if (m->source == source && m->session == session && m->first_seq == first_seq)
-            return m;
-    }
-}
-
-static void published_add(struct harness *hx, uint32_t source, uint32_t session, uint32_t first_seq,
-                          uint32_t len)
-{
-    /* A sequence reused after 2^32 would be a second message at the same place: not reached. */
-    struct published *old = published_find(hx, source, session, first_seq);
-    if (old != NULL) {
-        old->len = len;
-        old->delivered = 0;
-        old->lost = false;
-        return;
-    }
-    uint32_t i = published_slot(source, session, first_seq);
-    while (hx->published_hash[i] >= 0)
-        i = (i + 1) & (PUBLISHED_HASH - 1);
-    struct published *m = &hx->published[hx->published_count];
-    m->source = (uint8_t)source;
-    m->session = (uint8_t)session;
-    m->first_seq = first_seq;
-    m->len = len;
-    m->delivered = 0;
-    m->lost = false;
-    hx->published_hash[i] = (int32_t)hx->published_count++;
-}
-
-static int honest_index(const struct harness *hx, const struct rdps_source *s)
-{
-    for (int i = 0; i < HONEST; i++)
-        if (rdps__source_equal(&hx->sources[i], s))
-            return i;
-    return -1;
-}
-
-static uint64_t streams_dropped(const struct rdps_reasm_counters *c)
-{
-    return c->sessions_evicted + c->sessions_expired + c->sessions_source_quota;
-}
-
-static void on_deliver(void *user, const uint8_t *msg, uint32_t len,
-                       const struct rdps_reasm_msg_info *info)
-{
-    struct harness *hx = user;
-    if (len != info->msg_len || len > FUZZ_MAX_MSG || info->frag_count == 0 ||
-        (len > 0 && msg == NULL))
-        abort();
-    int src = honest_index(hx, &info->source);
-    if (src < 0) {
-        /* Hostile: anything goes, but every byte must be readable (ASan). */
-        volatile uint8_t sum = 0;
-        for (uint32_t i = 0; i < len; i++)
-            sum ^= msg[i];
-        (void)sum;
-        return;
-    }
-    if (info->topic_id != TOPIC || info->session_id < 1 || info->session_id > SESSIONS)
-        abort();
-    struct published *m = published_find(hx, (uint32_t)src, info->session_id, info->first_seq);
-    if (m == NULL || m->len != len)
-        abort(); /* never published: assembled from foreign or stale bytes */
-    for (uint32_t k = 0; k < len; k++)
-        if (msg[k] != message_byte((uint32_t)src, info->session_id, info->first_seq, len, k))
-            abort();
-    uint64_t dropped = streams_dropped(rdps__reasm_counters(&hx->r));
-    if (m->delivered++ > 0 && dropped == 0)
-        abort(); /* delivered twice by a stream that kept its window */
-    if (info->session_id == RELIABLE_SESSION) {
-        if (!info->reliable || (m->lost && dropped == 0))
-            abort(); /* delivered after a loss event covered it */
-        if (hx->rel_tiling[src] && hx->rel_dropped[src] == dropped &&
-            info->first_seq != hx->rel_pos[src])
-            abort(); /* out of order, or a hole without a loss event */
-        hx->rel_tiling[src] = true;
-        hx->rel_dropped[src] = dropped;
-        hx->rel_pos[src] = info->first_seq + info->frag_count;
-    }
-}
-
-static void on_loss(void *user, const struct rdps_reasm_loss *loss)
-{
-    struct harness *hx = user;
-    if (loss->count == 0 || loss->reason <= RDPS__LOSS_NONE || loss->reason >= RDPS__LOSS_REASONS)
-        abort();
-    int src = honest_index(hx, loss->source);
-    if (src < 0)
-        return;
-    if (loss->session_id != RELIABLE_SESSION)
-        abort(); /* only reliable streams report loss events */
-    uint64_t dropped = streams_dropped(rdps__reasm_counters(&hx->r));
-    if (hx->rel_tiling[src] && hx->rel_dropped[src] == dropped &&
-        loss->first_seq != hx->rel_pos[src])
-        abort();
-    for (uint32_t i = 0; i < hx->published_count; i++) {
-        struct published *m = &hx->published[i];
-        if (m->source != src || m->session != RELIABLE_SESSION ||
-            m->first_seq - loss->first_seq >= loss->count)
-            continue;
-        if (m->delivered > 0 && dropped == 0)
-            abort(); /* a loss event over a delivered message */
-        m->lost = true;
-    }
-    if (loss->reason == RDPS_LOSS_SESSION_DROPPED) {
-        hx->rel_tiling[src] = false; /* a new stream joins at the live position */
-        return;
-    }
-    hx->rel_tiling[src] = hx->rel_tiling[src] || dropped == hx->rel_dropped[src];
-    hx->rel_dropped[src] = dropped;
-    hx->rel_pos[src] = loss->first_seq + loss->count;
-}
-
-static void on_rel_send(void *user, const struct rdps_source *dest, uint32_t session_id,
-                        const uint8_t *frame, size_t len)
-{
-    (void)user;
-    (void)dest;
-    struct rdps_frame_view v;
-    if (rdps__frame_decode(frame, len, NULL, &v) != RDPS_FRAME_OK ||
-        v.hdr.session_id != session_id ||
-        (v.hdr.type != RDPS_FRAME_NAK && v.hdr.type != RDPS_FRAME_STATUS))
-        abort();
-}
-
-static void check_bounds(const struct harness *hx)
-{
-    const struct rdps_reasm *r = &hx->r;
-    if (rdps__reasm_stream_count(r) > hx->cfg.max_sessions ||
-        rdps__reasm_source_count(r) > hx->cfg.max_sessions ||
-        rdps__reasm_partial_count(r) > hx->cfg.max_partials ||
-        rdps__reasm_arena_used(r) > hx->cfg.reasm_cap_bytes)
-        abort();
-    for (int src = 0; src < HONEST; src++) {
-        struct rdps_rel_stream_info in;
-        if (rdps__reasm_rel_stream_info(r, &hx->sources[src], RELIABLE_SESSION, &in) < 0)
-            continue;
-        uint32_t held = in.next_seq - in.consumed_seq;
-        if (held >= RDPS_REASM_WINDOW)
-            abort(); /* the window slid over an unreleased sequence, or next went backwards */
-    }
-}
 
 static void send(struct harness *hx, int source, const uint8_t *dgram, size_t len)
 {
+    hx->newer_src = -1;
+    note_sent(hx, source, dgram, len);
     /* Copy so the datagram ends exactly where it says (ASan catches overreads). */
     uint8_t *copy = malloc(len ? len : 1);
     if (copy == NULL)
@@ -283,40 +46,140 @@ static void send(struct harness *hx, int source, const uint8_t *dgram, size_t le
     if ((rc < 0 && rc != RDPS_EBADFRAME) || rc > (int)MAX_PUBLISHED)
         abort();
     check_bounds(hx);
+    check_drops(hx);
 }
 
-static void publish(struct harness *hx, uint8_t sel, uint32_t len, bool send_now)
+/* fuzz_publisher.h's callbacks: a datagram to send now or to pool, a message placed. */
+static void honest_emit(void *user, const uint8_t *frame, uint32_t len)
+{
+    struct harness *hx = user;
+    struct honest *h = &hx->honest[hx->emit_source][hx->emit_session - 1];
+    h->ring[rdps__get_le32(frame + RDPS_FRAME_OFF_SEQ) % SEQ_RING] =
+        rdps__get_le32(frame + RDPS_FRAME_OFF_ORDINAL);
+    if (hx->emit_now) {
+        send(hx, hx->emit_source, frame, len);
+        return;
+    }
+    struct pooled *p = &hx->pool[hx->pool_next];
+    memcpy(p->bytes, frame, len);
+    p->len = len;
+    p->source = (uint8_t)hx->emit_source;
+    hx->pool_next = (hx->pool_next + 1) % POOL;
+    if (hx->pool_count < POOL)
+        hx->pool_count++;
+}
+
+static void honest_placed(void *user, uint32_t first_seq, uint32_t ordinal, uint32_t len,
+                          uint32_t datagrams)
+{
+    struct harness *hx = user;
+    (void)datagrams;
+    published_add(hx, (uint32_t)hx->emit_source, hx->emit_session, first_seq, ordinal, len);
+}
+
+static void publish(struct harness *hx, uint8_t op, uint8_t sel, uint16_t len_arg, bool send_now)
 {
     uint32_t src = sel & 1u, session = 1 + ((sel >> 1) & 1u);
-    uint32_t max_dgram = 48 + 8 * (uint32_t)(sel >> 2);
-    if (hx->published_count == MAX_PUBLISHED)
+    uint32_t max_dgram = RDPS_FRAME_HEADER_LEN + 8 + 8 * (uint32_t)(sel >> 2);
+    uint32_t n = 1 + (op >> 3), room = max_dgram - RDPS_FRAME_HEADER_LEN;
+    if (hx->published_count + n > MAX_PUBLISHED)
         return;
-    uint32_t *next_seq = &hx->next_seq[src][session - 1];
-    uint32_t first_seq = *next_seq;
-    for (uint32_t k = 0; k < len; k++)
-        hx->msg[k] = message_byte(src, session, first_seq, len, k);
-    struct rdps_frag it;
-    if (rdps__frag_init(&it, session, TOPIC, next_seq, hx->msg, len, FUZZ_MAX_MSG, max_dgram,
-                        hx->now, session == RELIABLE_SESSION ? RDPS_FRAME_F_RELIABLE : 0) < 0)
-        abort();
-    published_add(hx, src, session, first_seq, len);
-    uint8_t frame[MAX_DGRAM];
+    struct fuzz_pub *p = &hx->honest[src][session - 1].pub;
+    hx->emit_source = (int)src;
+    hx->emit_session = session;
+    hx->emit_now = send_now;
+    p->now_ns = hx->now;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t len =
+            n == 1 ? len_arg % (FUZZ_MAX_MSG + 1)
+                   : (len_arg + i * 37u * ((uint32_t)len_arg >> 11 | 1)) % (room + room / 2 + 1);
+        fuzz_pub_send(p, len, max_dgram);
+    }
+    fuzz_pub_flush(p);
+}
+
+/* A hostile DATA or HEARTBEAT with chosen fields (see the input language). */
+static void hostile_header(struct harness *hx, uint8_t op, const uint8_t *arg)
+{
+    uint8_t dgram[MAX_DGRAM];
+    unsigned who = (op >> 3) % HOSTILE;
+    uint32_t plen = arg[11], count_arg = arg[13];
+    uint32_t session = 1 + arg[0] % 4u, topic = arg[0] & 0x80 ? TOPIC + 1 : TOPIC;
+    uint32_t seq = rdps__get_le32(arg + 1);
+    hx->hostile_ord[who] += (uint32_t)(int32_t)(int8_t)arg[12];
+    uint32_t ordinal = hx->hostile_ord[who];
+    uint32_t count = count_arg < 0xF0 ? count_arg % 8 : 0xFFFFFF00u | count_arg;
+    uint16_t flags = (uint16_t)((op >> 6) << 2);
     int n;
-    while ((n = rdps__frag_next(&it, frame, sizeof(frame))) > 0) {
-        if (send_now) {
-            send(hx, (int)src, frame, (size_t)n);
-            continue;
+    if (arg[0] & 0x40) {
+        n = arg[0] & 0x20
+                ? rdps__frame_encode_heartbeat_reliable(dgram, sizeof(dgram), session, topic, seq,
+                                                        rdps__get_le16(arg + 5), ordinal,
+                                                        ordinal - count, 0)
+                : rdps__frame_encode_heartbeat(dgram, sizeof(dgram), session, topic, seq, ordinal,
+                                               0, 0);
+    } else if (arg[0] & 0x20) { /* a batch the decoder accepts, or one whose count is off */
+        struct rdps_batch b;
+        rdps__batch_open(&b, dgram, RDPS_FRAME_HEADER_LEN + plen);
+        uint32_t want = 2 + count_arg % 6;
+        for (uint32_t i = 0; i < want; i++) {
+            uint32_t len = (plen / want + i * 3) % 40;
+            if (!rdps__batch_fits(&b, len))
+                break;
+            memset(rdps__batch_add(&b, len), (int)(0x5A ^ i), len);
         }
-        struct pooled *p = &hx->pool[hx->pool_next];
-        memcpy(p->bytes, frame, (size_t)n);
-        p->len = (uint32_t)n;
-        p->source = (uint8_t)src;
-        hx->pool_next = (hx->pool_next + 1) % POOL;
-        if (hx->pool_count < POOL)
-            hx->pool_count++;
+        count = b.count + ((count_arg & 0x80) ? (count_arg & 3) - 1 : 0);
+        n = (int)rdps__frame_put_data_header(dgram, session, topic, seq, b.used, 0, b.used,
+                                             rdps__get_le16(arg + 9), flags, ordinal, count);
+    } else {
+        memset(dgram + RDPS_FRAME_HEADER_LEN, 0xA5, plen);
+        n = (int)rdps__frame_put_data_header(dgram, session, topic, seq, rdps__get_le16(arg + 5),
+                                             rdps__get_le16(arg + 7), plen, rdps__get_le16(arg + 9),
+                                             flags, ordinal, count);
     }
     if (n < 0)
         abort();
+    send(hx, HONEST + (int)who, dgram, (size_t)n);
+}
+
+/* Honest publisher op: skipped datagrams, a heartbeat, or its ordinals moved (see the input). */
+static void honest_control(struct harness *hx, uint8_t op, uint32_t n)
+{
+    uint32_t src = (op >> 3) & 1u, session = 1 + ((op >> 4) & 1u);
+    struct honest *h = &hx->honest[src][session - 1];
+    struct fuzz_pub *p = &h->pub;
+    uint8_t dgram[MAX_DGRAM];
+    if (op >> 5 == 7) { /* the publisher's ordinals jump or go back: counts no longer add up */
+        p->next_ordinal += (uint32_t)(int32_t)(int16_t)n;
+        h->ord_broken = true;
+        return;
+    }
+    if (!(n & 1)) { /* a burst the receiver never sees: 4 n datagrams holding 3 n messages */
+        for (uint32_t k = 0; k < n * 4; k++)
+            h->ring[(p->next_seq + k) % SEQ_RING] = p->next_ordinal + k * 3 / 4;
+        p->next_seq += n * 4;
+        p->next_ordinal += n * 3;
+        return;
+    }
+    int len;
+    if (session == RELIABLE_SESSION) {
+        /* A publisher retains at most what it sent; the trail is its oldest datagram's ordinal. */
+        uint32_t retained = n >> 1, sent = p->next_seq - h->seq0;
+        if (retained > sent)
+            retained = sent;
+        if (retained > SEQ_RING)
+            retained = SEQ_RING;
+        uint32_t trail = retained ? h->ring[(p->next_seq - retained) % SEQ_RING] : p->next_ordinal;
+        len =
+            rdps__frame_encode_heartbeat_reliable(dgram, sizeof(dgram), session, TOPIC, p->next_seq,
+                                                  retained, p->next_ordinal, trail, hx->now);
+    } else {
+        len = rdps__frame_encode_heartbeat(dgram, sizeof(dgram), session, TOPIC, p->next_seq,
+                                           p->next_ordinal, hx->now, 0);
+    }
+    if (len < 0)
+        abort();
+    send(hx, (int)src, dgram, (size_t)len);
 }
 
 static void harness_init(struct harness *hx)
@@ -336,11 +199,23 @@ static void harness_init(struct harness *hx)
     hx->sources[HONEST + 2].has_gid = 0; /* InfiniBand without a GRH: the LID counts */
     hx->sources[HONEST + 2].lid = 7;
     hx->sources[HONEST + 2].qpn = 0x100;
-    for (int s = 0; s < HONEST; s++)
-        for (int k = 0; k < SESSIONS; k++)
-            hx->next_seq[s][k] = 0xFFFFFF00u + (uint32_t)(s * 64 + k * 16); /* wraps early */
+    for (uint32_t s = 0; s < HONEST; s++) {
+        for (uint32_t k = 0; k < SESSIONS; k++) {
+            struct honest *h = &hx->honest[s][k];
+            /* Sequences wrap early, ordinals elsewhere and soon too. */
+            h->seq0 = 0xFFFFFF00u + s * 64 + k * 16;
+            h->ord0 = 0xFFFFFFF0u - s * 1000 - k * 7;
+            fuzz_pub_init(&h->pub, pub_key(s, k + 1), k + 1, TOPIC,
+                          k + 1 == RELIABLE_SESSION ? RDPS_FRAME_F_RELIABLE : 0, h->seq0, h->ord0);
+            h->pub.emit = honest_emit;
+            h->pub.placed = honest_placed;
+            h->pub.user = hx;
+            h->ord_broken = false;
+            h->gap_seen = false;
+        }
+    }
     for (int i = 0; i < PUBLISHED_HASH; i++)
-        hx->published_hash[i] = -1;
+        hx->published_hash[i] = hx->ordinal_hash[i] = -1;
 
     rdps__reasm_config_default(&hx->cfg);
     hx->cfg.max_sessions = 6;
@@ -355,6 +230,7 @@ static void harness_init(struct harness *hx)
     hx->cfg.session_idle_timeout_ns = 1000000;
     hx->cfg.limits.max_msg_len = FUZZ_MAX_MSG;
     hx->cfg.deliver = on_deliver;
+    hx->cfg.on_gap = on_gap;
     hx->cfg.user = hx;
     hx->cfg.max_gap_ranges = 4;
     hx->cfg.reorder_allowance_ns = 100000;
@@ -381,7 +257,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t op = data[pos++];
         size_t left = size - pos;
         const uint8_t *arg = data + pos;
-        uint8_t dgram[MAX_DGRAM];
         switch (op % 8) {
         case 0:
         case 1:
@@ -389,7 +264,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 pos = size;
                 break;
             }
-            publish(&hx, arg[0], rdps__get_le16(arg + 1) % (FUZZ_MAX_MSG + 1), op % 8 == 0);
+            publish(&hx, op, arg[0], rdps__get_le16(arg + 1), op % 8 == 0);
             pos += 3;
             break;
         case 2:
@@ -417,27 +292,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             pos += len + (left > 0);
             break;
         }
-        case 5: {
-            if (left < 12)
+        case 5:
+            if (left < 14) {
+                pos = size;
                 break;
-            uint32_t plen = arg[11];
-            uint32_t session = 1 + arg[0] % 4u, topic = arg[0] & 0x80 ? TOPIC + 1 : TOPIC;
-            uint32_t seq = rdps__get_le32(arg + 1);
-            int n;
-            if (arg[0] & 0x40) {
-                n = rdps__frame_encode_heartbeat(dgram, sizeof(dgram), session, topic, seq, 0, 0);
-            } else {
-                memset(dgram + RDPS_FRAME_HEADER_LEN, 0xA5, plen);
-                n = (int)rdps__frame_put_data_header(
-                    dgram, session, topic, seq, rdps__get_le16(arg + 5), rdps__get_le16(arg + 7),
-                    plen, rdps__get_le16(arg + 9), (uint16_t)((op >> 6) << 2));
             }
-            if (n < 0)
-                abort();
-            send(&hx, HONEST + (op >> 3) % HOSTILE, dgram, (size_t)n);
-            pos += 12;
+            hostile_header(&hx, op, arg);
+            pos += 14;
             break;
-        }
         case 6: {
             hx.now += (uint64_t)(op >> 3) * 50000;
             uint64_t next = rdps__reasm_expire(&hx.r, hx.now);
@@ -447,32 +309,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (next <= hx.now && rdps__reasm_rel_poll(&hx.r, hx.now, hx.now) <= hx.now)
                 abort(); /* one poll sends everything due (up to 64 ranges per NAK) */
             check_bounds(&hx);
+            check_drops(&hx);
             break;
         }
-        default: {
-            if (left < 2)
+        default:
+            if (left < 2) {
+                pos = size;
                 break;
-            uint32_t src = (op >> 3) & 1u, session = 1 + ((op >> 4) & 1u);
-            uint32_t n = rdps__get_le16(arg);
-            pos += 2;
-            if (n & 1) {
-                int len =
-                    session == RELIABLE_SESSION
-                        ? rdps__frame_encode_heartbeat_reliable(
-                              dgram, sizeof(dgram), session, TOPIC, hx.next_seq[src][session - 1],
-                              n >> 1, hx.now)
-                        : rdps__frame_encode_heartbeat(dgram, sizeof(dgram), session, TOPIC,
-                                                       hx.next_seq[src][session - 1], hx.now, 0);
-                if (len < 0)
-                    abort();
-                send(&hx, (int)src, dgram, (size_t)len);
-            } else {
-                hx.next_seq[src][session - 1] += n * 4; /* a burst the receiver never sees */
             }
+            honest_control(&hx, op, rdps__get_le16(arg));
+            pos += 2;
             break;
-        }
         }
     }
+    const struct rdps_reasm_counters *c = rdps__reasm_counters(&hx.r);
+    if (c->gap_msgs != hx.gap_msgs)
+        abort(); /* a gap's messages counted otherwise than reported */
     /* Each repair is counted once in each latency histogram, in time and in round trips. */
     const struct rdps_rel_recv_counters *rc = rdps__reasm_rel_counters(&hx.r);
     uint64_t in_us = 0, in_rtts = 0;
@@ -482,6 +334,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         in_rtts += rc->repair_rtts[b];
     if (in_us != in_rtts)
         abort();
+    if (getenv("FUZZ_VERBOSE") != NULL)
+        fprintf(stderr,
+                "delivered %llu | gaps %llu (%llu msgs) | honest loss events %llu (%llu msgs) | "
+                "late after gap %llu | bad frames: count %llu batch %llu version %llu\n",
+                (unsigned long long)c->msgs_delivered, (unsigned long long)c->gaps,
+                (unsigned long long)c->gap_msgs, (unsigned long long)hx.loss_events,
+                (unsigned long long)hx.loss_msgs, (unsigned long long)c->late_after_gap,
+                (unsigned long long)c->bad_frames[RDPS_FRAME_BAD_COUNT],
+                (unsigned long long)c->bad_frames[RDPS_FRAME_BAD_BATCH],
+                (unsigned long long)c->bad_frames[RDPS_FRAME_BAD_VERSION]);
     rdps__reasm_fini(&hx.r);
     return 0;
 }

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "discovery_engine.h"
+#include "fuzz_publisher.h"
 #include "rdps_endian.h"
-#include "rdps_frag.h"
 #include "rdps_reasm.h"
 #include "receive_path_ops.h"
 #include "script_transport.h"
@@ -21,10 +21,12 @@
  * One real ctx (rdps__ctx_create_over with the script transport and an always-joined
  * membership) with subscribers on three topics and a publisher of its own. Four honest publisher
  * sessions on three sources (two RoCE GIDs, one InfiniBand LID without GRH) send messages whose
- * every byte is a function of (publisher, session, first sequence, length), fragmented by the
- * real fragmenter into SCRIPT_MAX_PAYLOAD datagrams, in order or through a pool that the input
- * replays, reorders, duplicates or never sends. Eight spoofed sources send anything: raw bytes,
- * headers with chosen fields (honest session ids and sequences included), copies of honest
+ * every byte is a function of (publisher, session, first sequence, ordinal, length), packed by
+ * fuzz_publisher.h as rdps's publishers pack them (small ones several to a SCRIPT_MAX_PAYLOAD
+ * datagram, long ones fragmented), in order or through a pool that the input replays, reorders,
+ * duplicates or never sends. Eight spoofed sources send anything: raw bytes,
+ * headers with chosen fields (honest session ids, sequences and ordinals included, counts that
+ * do not match, batches whose records do), copies of honest
  * frames with a byte changed, announcements (well-formed and garbage), heartbeats, NAKs and
  * STATUS. Each spoofed source differs from every honest one in GID, QPN or LID: one has an honest
  * GID with another QPN, one an honest QPN with another GID, one an honest QPN with another LID,
@@ -38,7 +40,9 @@
  *
  * Invariants (abort() on violation, so libFuzzer reports it):
  *  - every message delivered with an honest (source, session) was published by it: same first
- *    sequence, same topic, same length, same bytes, the fragment count the fragmenter made;
+ *    sequence, same ordinal, same topic, same length, same bytes, the datagrams it was sent in;
+ *  - a GAP or LOSS event of an honest session counts only messages its publisher numbered, and
+ *    none a GAP to the same subscriber counted before (while no stream was dropped);
  *  - none is delivered twice to a subscriber unless a stream was dropped (evicted, expired,
  *    over its source's quota) in between: then duplicated frames start afresh, by design;
  *  - messages with our own source come only from our publisher, during its send;
@@ -52,8 +56,9 @@
  *  - ASan/UBSan/LSan: no memory error, no undefined behaviour, nothing leaked.
  * Hostile messages may carry anything; they are only read whole (ASan checks the bounds).
  *
- * One file of ~850 lines on purpose: the input language (receive_path_ops.h), the frames each
- * operation builds and the checker are one model sharing one state.
+ * One file of ~1000 lines on purpose (the honest publishers are fuzz_publisher.h's): the input
+ * language (receive_path_ops.h), the frames each operation builds and the checker are one model
+ * sharing one state.
  */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -105,7 +110,7 @@ static const struct publisher publishers[RP_PUBLISHERS] = {
 struct published {
     uint8_t pub;
     uint8_t delivered; /* bit per subscriber slot */
-    uint32_t session, first_seq, len, frags;
+    uint32_t session, first_seq, ordinal, len, frags;
     uint64_t drops_at_delivery;
 };
 
@@ -122,11 +127,20 @@ struct slot {
 
 struct harness {
     rdps_ctx_t *ctx;
+    rdps_ctx_t *obj; /* the ctx behind the handle: its insides, valid until ctx_gone() */
     struct rdps_transport *t;
     rdps_pub_t *pub;
     struct slot slots[RP_SLOTS];
     uint64_t topic_ids[RP_TOPICS];
-    uint32_t next_seq[RP_PUBLISHERS];
+    struct fuzz_pub pubs[RP_PUBLISHERS];
+    uint32_t ord0[RP_PUBLISHERS]; /* each publisher's first ordinal */
+    uint32_t emit_pub;            /* the publisher whose datagrams are being placed */
+    bool emit_now;
+    uint32_t hostile_ord[RP_HOSTILE];
+    /* GAP events per subscriber slot and publisher: messages before gap_end were counted. */
+    bool gap_seen[RP_SLOTS][RP_PUBLISHERS];
+    uint32_t gap_end[RP_SLOTS][RP_PUBLISHERS];
+    uint64_t gap_epoch[RP_SLOTS][RP_PUBLISHERS];
     struct published published[MAX_PUBLISHED];
     int32_t published_hash[PUBLISHED_HASH];
     uint32_t published_count;
@@ -182,10 +196,11 @@ static void ctx_create(const rdps_config *cfg, const struct rdps_source *self)
         FAIL("ctx over the script transport not created");
     }
     hx.t = shared_transport;
-    hx.ctx->self_qpn = self->qpn;
-    memcpy(hx.ctx->self_gid, self->gid, 16);
-    hx.ctx->has_self_gid = self->has_gid != 0;
-    hx.ctx->self_lid = self->lid;
+    hx.obj = rdps__ctx_of_handle(hx.ctx);
+    hx.obj->self_qpn = self->qpn;
+    memcpy(hx.obj->self_gid, self->gid, 16);
+    hx.obj->has_self_gid = self->has_gid != 0;
+    hx.obj->self_lid = self->lid;
     rdps__ctx_set_clock(hx.ctx, fake_clock, NULL);
     sent_before_input = script_transport_sent(hx.t);
 }
@@ -196,55 +211,51 @@ static uint64_t fake_clock(void *user)
     return hx.now;
 }
 
-/* Who sent which message at which sequence, hashed (the byte generator's seed, the table key). */
-static uint32_t message_key(uint32_t pub, uint32_t session, uint32_t first_seq)
+/* Who sent which message at which sequence, hashed (the table key). Our own publisher's
+ * messages are known by their ordinal alone: batching decides their datagram after the send. */
+static uint32_t message_key(uint32_t pub, uint32_t session, uint32_t first_seq, uint32_t ordinal)
 {
-    uint32_t h = (pub + 1) * 0x9E3779B1u ^ session * 0x85EBCA77u ^ first_seq * 0xC2B2AE3Du;
+    uint32_t h = (pub + 1) * 0x9E3779B1u ^ session * 0x85EBCA77u ^ first_seq * 0xC2B2AE3Du ^
+                 ordinal * 0x27D4EB2Fu;
     return h ^ (h >> 15);
 }
 
-/* The bytes of a message: an xorshift stream seeded by who sent it, where, and how long it is. */
-static void fill_message(uint8_t *buf, uint32_t pub, uint32_t session, uint32_t first_seq,
-                         uint32_t len)
+static uint32_t key_seq(uint32_t pub, uint32_t first_seq)
 {
-    uint32_t x = message_key(pub, session, first_seq) ^ len * 0x27D4EB2Fu;
-    if (x == 0)
-        x = 1;
-    for (uint32_t k = 0; k < len; k++) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        buf[k] = (uint8_t)(x >> 7);
-    }
+    return pub == LOCAL_PUB ? 0 : first_seq;
 }
 
-static uint32_t published_slot(uint32_t pub, uint32_t session, uint32_t first_seq)
+static uint32_t published_slot(uint32_t pub, uint32_t session, uint32_t first_seq, uint32_t ordinal)
 {
-    return message_key(pub, session, first_seq) & (PUBLISHED_HASH - 1);
+    return message_key(pub, session, first_seq, ordinal) & (PUBLISHED_HASH - 1);
 }
 
-static struct published *published_find(uint32_t pub, uint32_t session, uint32_t first_seq)
+static struct published *published_find(uint32_t pub, uint32_t session, uint32_t first_seq,
+                                        uint32_t ordinal)
 {
-    for (uint32_t i = published_slot(pub, session, first_seq);;
+    first_seq = key_seq(pub, first_seq);
+    for (uint32_t i = published_slot(pub, session, first_seq, ordinal);;
          i = (i + 1) & (PUBLISHED_HASH - 1)) {
         int32_t p = hx.published_hash[i];
         if (p < 0)
             return NULL;
         struct published *m = &hx.published[p];
-        if (m->pub == pub && m->session == session && m->first_seq == first_seq)
+        if (m->pub == pub && m->session == session && m->first_seq == first_seq &&
+            m->ordinal == ordinal)
             return m;
     }
 }
 
 /* False when the table is full (the harness then stops publishing). */
-static bool published_add(uint32_t pub, uint32_t session, uint32_t first_seq, uint32_t len,
-                          uint32_t frags)
+static bool published_add(uint32_t pub, uint32_t session, uint32_t first_seq, uint32_t ordinal,
+                          uint32_t len, uint32_t frags)
 {
-    struct published *m = published_find(pub, session, first_seq);
+    first_seq = key_seq(pub, first_seq);
+    struct published *m = published_find(pub, session, first_seq, ordinal);
     if (m == NULL) {
         if (hx.published_count == MAX_PUBLISHED)
             return false;
-        uint32_t i = published_slot(pub, session, first_seq);
+        uint32_t i = published_slot(pub, session, first_seq, ordinal);
         while (hx.published_hash[i] >= 0)
             i = (i + 1) & (PUBLISHED_HASH - 1);
         hx.published_hash[i] = (int32_t)hx.published_count;
@@ -255,6 +266,7 @@ static bool published_add(uint32_t pub, uint32_t session, uint32_t first_seq, ui
     m->pub = (uint8_t)pub;
     m->session = session;
     m->first_seq = first_seq;
+    m->ordinal = ordinal;
     m->len = len;
     m->frags = frags;
     return true;
@@ -270,7 +282,7 @@ static int source_index(const struct rdps_source *s)
 
 static uint64_t streams_dropped(void)
 {
-    const struct rdps_reasm_counters *c = rdps__reasm_counters(hx.ctx->reasm);
+    const struct rdps_reasm_counters *c = rdps__reasm_counters(hx.obj->reasm);
     return c->sessions_evicted + c->sessions_expired + c->sessions_source_quota;
 }
 
@@ -323,7 +335,7 @@ static void check_source_quotas(const struct rdps_reasm *r)
 
 static void check_bounds(void)
 {
-    const struct rdps_reasm *r = hx.ctx->reasm;
+    const struct rdps_reasm *r = hx.obj->reasm;
     check_source_quotas(r);
     if (rdps__reasm_stream_count(r) > r->cfg.max_sessions ||
         rdps__reasm_source_count(r) > r->cfg.max_sessions)
@@ -332,7 +344,7 @@ static void check_bounds(void)
         FAIL("partial messages above max_partials");
     if (rdps__reasm_arena_used(r) > r->cfg.reasm_cap_bytes)
         FAIL("arena bytes above reassembly_memory");
-    const struct rdps_discovery *d = hx.ctx->discovery;
+    const struct rdps_discovery *d = hx.obj->discovery;
     const char *why = NULL;
     if (rdps__disc_peer_count(d) > d->cfg.max_peers ||
         rdps__disc_remote_only_count(d) > d->cfg.max_remote_only)
@@ -345,6 +357,7 @@ static void check_bounds(void)
 static void ctx_gone(void)
 {
     hx.ctx = NULL;
+    hx.obj = NULL;
     hx.pub = NULL;
     for (unsigned i = 0; i < RP_SLOTS; i++)
         hx.slots[i].sub = NULL;
@@ -360,7 +373,7 @@ static void poll_ctx(int budget)
         }
         if (rc < 0)
             FAIL("rdps_ctx_poll failed");
-        if (hx.ctx->callback_depth != 0)
+        if (hx.obj->callback_depth != 0)
             FAIL("callback depth not back to zero");
         check_bounds();
         if (rc == 0 || budget > 0)
@@ -401,7 +414,7 @@ static void slot_create(unsigned i)
     rdps_sub_opts opts = {.on_event = on_event};
     int rc = rdps_sub_create(hx.ctx, topic_names[slot_topic[i % RP_SLOTS]], on_message, (void *)key,
                              &opts, &sl->sub);
-    if (rc == RDPS_ECLOSED && hx.ctx->destroy_requested)
+    if (rc == RDPS_ECLOSED && hx.obj->destroy_requested)
         sl->sub = NULL;
     else if (rc != 0)
         FAIL("rdps_sub_create failed");
@@ -419,7 +432,7 @@ static void slot_destroy(unsigned i)
 /* The ctx's own publisher sends len bytes from buf (recorded first: subscribers get it now). */
 static void local_send(uint8_t *buf, uint32_t len)
 {
-    if (hx.ctx == NULL || hx.ctx->destroy_requested)
+    if (hx.ctx == NULL || hx.obj->destroy_requested)
         return;
     if (hx.pub == NULL && rdps_pub_create(hx.ctx, "fz.a", NULL, &hx.pub) != 0)
         FAIL("rdps_pub_create failed");
@@ -430,9 +443,10 @@ static void local_send(uint8_t *buf, uint32_t len)
         if (hx.ctx == NULL || hx.pub == NULL || rdps_pub_ready(hx.pub) != 1)
             return;
     }
-    uint32_t session = rdps_pub_session(hx.pub), first_seq = hx.pub->next_seq;
-    fill_message(buf, LOCAL_PUB, session, first_seq, len);
-    if (!published_add(LOCAL_PUB, session, first_seq, len,
+    uint32_t session = rdps_pub_session(hx.pub),
+             ordinal = rdps__pub_of_handle(hx.pub)->next_ordinal;
+    fuzz_msg_fill(buf, LOCAL_PUB, 0, ordinal, len);
+    if (!published_add(LOCAL_PUB, session, 0, ordinal, len,
                        rdps__frag_count(len, SCRIPT_MAX_PAYLOAD)))
         return;
     hx.local_sending++;
@@ -440,7 +454,7 @@ static void local_send(uint8_t *buf, uint32_t len)
     hx.local_sending--;
     if (rc == RDPS_ECLOSED && !hx.in_callback)
         ctx_gone();
-    else if (rc != 0 && !(rc == RDPS_ECLOSED && hx.ctx->destroy_requested))
+    else if (rc != 0 && !(rc == RDPS_ECLOSED && hx.obj->destroy_requested))
         FAIL("rdps_pub_send failed");
 }
 
@@ -507,12 +521,12 @@ static void check_honest(unsigned slot, int src, const uint8_t *data, uint32_t l
     } else if (publishers[pub].topic != slot_topic[slot]) {
         FAIL("honest session delivered on another topic");
     }
-    struct published *m = published_find(pub, info->session_id, info->seq);
+    struct published *m = published_find(pub, info->session_id, info->seq, info->ordinal);
     if (m == NULL)
-        FAIL("honest source delivered a message never published at that sequence");
+        FAIL("honest source delivered a message never published at that sequence and ordinal");
     if (m->len != len || m->frags != info->fragments)
         FAIL("honest message delivered with another length or fragment count");
-    fill_message(hx.expect, pub, info->session_id, info->seq, len);
+    fuzz_msg_fill(hx.expect, pub, key_seq(pub, info->seq), info->ordinal, len);
     if (len > 0 && memcmp(data, hx.expect, len) != 0)
         FAIL("honest message delivered with bytes it was not sent with");
     uint64_t drops = pub == LOCAL_PUB ? 0 : streams_dropped();
@@ -553,21 +567,49 @@ static void on_message(void *user, const void *data, size_t len, const rdps_msg_
     }
 }
 
+/* A GAP (or LOSS) of an honest session: its publisher numbered every message it counts, and a GAP
+ * counts none that an earlier one counted for this subscriber or that reached it whole. */
+static void check_honest_loss(unsigned slot, int src, const rdps_event *ev)
+{
+    uint32_t p = RP_PUBLISHERS;
+    for (uint32_t k = 0; k < RP_PUBLISHERS; k++)
+        if (publishers[k].source == (unsigned)src && publishers[k].session == ev->session_id &&
+            publishers[k].topic == slot_topic[slot])
+            p = k;
+    if (p == RP_PUBLISHERS)
+        FAIL("gap or loss on an honest source for a session it never used");
+    uint32_t span = hx.pubs[p].next_ordinal - hx.ord0[p];
+    if (ev->msg_count == 0)
+        return;
+    if (ev->msg_count > span || ev->first_ordinal - hx.ord0[p] > span - ev->msg_count)
+        FAIL("a gap or loss counts messages the publisher never numbered");
+    if (ev->type != RDPS_EVENT_GAP)
+        return;
+    uint64_t epoch = streams_dropped();
+    if (hx.gap_seen[slot][p] && hx.gap_epoch[slot][p] == epoch &&
+        (int32_t)(ev->first_ordinal - hx.gap_end[slot][p]) < 0)
+        FAIL("a message counted by two gaps");
+    hx.gap_seen[slot][p] = true;
+    hx.gap_epoch[slot][p] = epoch;
+    hx.gap_end[slot][p] = ev->first_ordinal + ev->msg_count;
+    if (ev->msg_count > 64)
+        return;
+    for (uint32_t i = 0; i < hx.published_count; i++) {
+        const struct published *m = &hx.published[i];
+        if (m->pub == p && m->ordinal - ev->first_ordinal < ev->msg_count &&
+            (m->delivered & (1u << slot)) && m->drops_at_delivery == epoch)
+            FAIL("a gap counted a message its subscriber had received whole");
+    }
+}
+
 static void on_event(void *user, const rdps_event *ev)
 {
     unsigned slot = callback_slot(user, ev->topic);
     int src = source_index(&ev->source);
     if (src < 0)
         FAIL("event from a source nobody sent from");
-    if (ev->type == RDPS_EVENT_GAP && src < 3) {
-        bool known = false;
-        for (uint32_t p = 0; p < RP_PUBLISHERS; p++)
-            known |= publishers[p].source == (unsigned)src &&
-                     publishers[p].session == ev->session_id &&
-                     publishers[p].topic == slot_topic[slot];
-        if (!known)
-            FAIL("gap on an honest source for a session it never used");
-    }
+    if ((ev->type == RDPS_EVENT_GAP || ev->type == RDPS_EVENT_LOSS) && src < 3)
+        check_honest_loss(slot, src, ev);
     hx.events++;
     if (hx.armed) {
         hx.in_callback = true;
@@ -576,39 +618,55 @@ static void on_event(void *user, const rdps_event *ev)
     }
 }
 
-/* Publishes one honest message: sent in order now, or kept in the pool for the input to send. */
-static void publish(uint8_t sel, uint32_t len, bool send_now)
+/* fuzz_publisher.h's callbacks: a datagram to send now or to pool, a message placed. */
+static void honest_emit(void *user, const uint8_t *frame, uint32_t len)
 {
-    uint32_t p = sel % RP_PUBLISHERS;
-    const struct publisher *pb = &publishers[p];
-    uint32_t first_seq = hx.next_seq[p];
-    struct rdps_frag it;
-    fill_message(hx.msg, p, pb->session, first_seq, len);
-    int frames = rdps__frag_init(&it, pb->session, hx.topic_ids[pb->topic], &hx.next_seq[p], hx.msg,
-                                 len, MAX_MESSAGE, SCRIPT_MAX_PAYLOAD, hx.now, 0);
-    if (frames < 0)
-        FAIL("fragmenter refused an honest message");
-    if (!published_add(p, pb->session, first_seq, len, (uint32_t)frames)) {
-        hx.next_seq[p] = first_seq;
+    (void)user;
+    if (hx.emit_now) {
+        inject(publishers[hx.emit_pub].source, frame, len);
         return;
     }
-    uint8_t frame[SCRIPT_MAX_PAYLOAD];
-    int n;
-    while ((n = rdps__frag_next(&it, frame, sizeof(frame))) > 0) {
-        if (send_now) {
-            inject(pb->source, frame, (size_t)n);
-            continue;
-        }
-        struct pooled *e = &hx.pool[hx.pool_next];
-        memcpy(e->bytes, frame, (size_t)n);
-        e->len = (uint32_t)n;
-        e->pub = (uint8_t)p;
-        hx.pool_next = (hx.pool_next + 1) % POOL;
-        if (hx.pool_count < POOL)
-            hx.pool_count++;
-    }
-    if (n < 0)
-        FAIL("fragmenter failed");
+    struct pooled *e = &hx.pool[hx.pool_next];
+    memcpy(e->bytes, frame, len);
+    e->len = len;
+    e->pub = (uint8_t)hx.emit_pub;
+    hx.pool_next = (hx.pool_next + 1) % POOL;
+    if (hx.pool_count < POOL)
+        hx.pool_count++;
+}
+
+static void honest_placed(void *user, uint32_t first_seq, uint32_t ordinal, uint32_t len,
+                          uint32_t datagrams)
+{
+    (void)user;
+    if (!published_add(hx.emit_pub, publishers[hx.emit_pub].session, first_seq, ordinal, len,
+                       datagrams))
+        FAIL("published table full (publish checks for room)");
+}
+
+/* Publishes n honest messages (message i: len alone, else lengths around a datagram's payload:
+ * some share datagrams, some fill the room left, some fragment), sent in order now or kept in
+ * the pool for the input to send. */
+static void publish(uint8_t sel, uint32_t len, uint32_t n, bool send_now)
+{
+    uint32_t p = sel % RP_PUBLISHERS, room = SCRIPT_MAX_PAYLOAD - RDPS_FRAME_HEADER_LEN;
+    if (hx.published_count + n > MAX_PUBLISHED)
+        return;
+    hx.emit_pub = p;
+    hx.emit_now = send_now;
+    hx.pubs[p].now_ns = hx.now;
+    for (uint32_t i = 0; i < n; i++)
+        fuzz_pub_send(&hx.pubs[p],
+                      n == 1 ? len : (len + i * 37u * (len >> 11 | 1)) % (room + room / 2 + 1),
+                      SCRIPT_MAX_PAYLOAD);
+    fuzz_pub_flush(&hx.pubs[p]);
+}
+
+/* The publisher's next n datagrams are lost on the way; they held n + n / 2 messages. */
+static void skip(uint32_t p, uint32_t n)
+{
+    hx.pubs[p].next_seq += n;
+    hx.pubs[p].next_ordinal += n + n / 2;
 }
 
 static void send_pooled(uint32_t index)
@@ -649,12 +707,35 @@ static void hostile_header(unsigned src, const uint8_t *a, uint8_t hi)
         .frag_offset = a[12] | (uint32_t)a[13] << 8 | (uint32_t)a[14] << 16,
         .timestamp_ns = hx.now,
     };
-    if (hi & 1) /* near an honest session's next sequence */
-        h.seq = hx.next_seq[a[3] % RP_PUBLISHERS] + (uint32_t)(int16_t)h.seq;
+    /* Ordinals: this spoof's own walk (steps back and forth), or near an honest session's. */
+    uint32_t *walk = &hx.hostile_ord[src - 3];
+    *walk += (uint32_t)(int32_t)(int8_t)a[17];
+    h.ordinal = *walk;
+    h.count = a[18] < 0xF0 ? a[18] % 8u : 0xFFFFFF00u | a[18];
+    if (hi & 1) { /* near an honest session's next sequence and ordinal */
+        const struct fuzz_pub *p = &hx.pubs[a[3] % RP_PUBLISHERS];
+        h.seq = p->next_seq + (uint32_t)(int16_t)h.seq;
+        h.ordinal = p->next_ordinal + (uint32_t)(int32_t)(int8_t)a[17];
+    }
     uint32_t plen = rdps__get_le16(a + 15) % (SCRIPT_MAX_PAYLOAD - RDPS_FRAME_HEADER_LEN + 1);
-    rdps__frame_put_header(dgram, sizeof(dgram), &h);
     for (uint32_t k = 0; k < plen; k++)
         dgram[RDPS_FRAME_HEADER_LEN + k] = (uint8_t)(0xA5 ^ k ^ a[0]);
+    if (hi & 2) { /* records that fill the payload: a batch the decoder accepts when the count
+                     says how many (a[18] & 0x80: off by (a[18] & 3) - 1) */
+        struct rdps_batch b;
+        rdps__batch_open(&b, dgram, RDPS_FRAME_HEADER_LEN + plen);
+        for (uint32_t i = 0; i < 2 + a[18] % 30u; i++) {
+            uint32_t len = (plen / (2 + a[18] % 30u) + i * 5) % 200;
+            if (!rdps__batch_fits(&b, len))
+                break;
+            memset(rdps__batch_add(&b, len), (int)(i ^ a[0]), len);
+        }
+        plen = b.used;
+        h.msg_len = plen;
+        h.frag_offset = 0;
+        h.count = b.count + ((a[18] & 0x80) ? (a[18] & 3u) - 1 : 0);
+    }
+    rdps__frame_put_header(dgram, sizeof(dgram), &h);
     inject(src, dgram, RDPS_FRAME_HEADER_LEN + plen);
 }
 
@@ -718,7 +799,7 @@ static void control(const uint8_t *a)
     int len;
     switch (a[1] % 4) {
     case 0:
-        len = rdps__frame_encode_heartbeat(frame, sizeof(frame), session, topic, seq, hx.now,
+        len = rdps__frame_encode_heartbeat(frame, sizeof(frame), session, topic, seq, seq, hx.now,
                                            a[1] & 0x10 ? RDPS_FRAME_F_RELIABLE : 0);
         break;
     case 1: {
@@ -734,8 +815,8 @@ static void control(const uint8_t *a)
     default: { /* an honest publisher's heartbeat: tail loss becomes a gap */
         uint32_t p = a[0] % RP_PUBLISHERS;
         len = rdps__frame_encode_heartbeat(frame, sizeof(frame), publishers[p].session,
-                                           hx.topic_ids[publishers[p].topic], hx.next_seq[p],
-                                           hx.now, 0);
+                                           hx.topic_ids[publishers[p].topic], hx.pubs[p].next_seq,
+                                           hx.pubs[p].next_ordinal, hx.now, 0);
         src = publishers[p].source;
         break;
     }
@@ -752,8 +833,14 @@ static void harness_start(uint8_t config)
         hx.published_hash[i] = -1;
     for (int i = 0; i < RP_TOPICS; i++)
         hx.topic_ids[i] = rdps_topic_id(topic_names[i]);
-    for (int p = 0; p < RP_PUBLISHERS; p++)
-        hx.next_seq[p] = 0xFFFFFF00u + 40u * (uint32_t)p; /* wraps early */
+    for (uint32_t p = 0; p < RP_PUBLISHERS; p++) {
+        /* Sequences and ordinals wrap early. */
+        hx.ord0[p] = 0xFFFFFFF8u - 3u * p;
+        fuzz_pub_init(&hx.pubs[p], p, publishers[p].session, hx.topic_ids[publishers[p].topic], 0,
+                      0xFFFFFF00u + 40u * p, hx.ord0[p]);
+        hx.pubs[p].emit = honest_emit;
+        hx.pubs[p].placed = honest_placed;
+    }
     hx.now = 1000000000ull;
     hx.held = (config >> 7) & 1;
 
@@ -778,11 +865,11 @@ static void harness_start(uint8_t config)
     if (tight) {
         /* What rdps_config does not expose: 2 KiB arena chunks (per-source byte quotas bite at
          * 2 KiB granularity instead of 64 KiB) and an idle timeout for streams. */
-        struct rdps_reasm_config rc = hx.ctx->reasm->cfg;
+        struct rdps_reasm_config rc = hx.obj->reasm->cfg;
         rc.chunk_bytes = 2048;
         rc.session_idle_timeout_ns = 40000000ull;
-        rdps__reasm_fini(hx.ctx->reasm);
-        if (rdps__reasm_init(hx.ctx->reasm, &rc) != 0)
+        rdps__reasm_fini(hx.obj->reasm);
+        if (rdps__reasm_init(hx.obj->reasm, &rc) != 0)
             FAIL("tight reassembler config refused");
     }
     for (unsigned i = 0; i + 1 < RP_SLOTS; i++)
@@ -793,7 +880,7 @@ static void harness_start(uint8_t config)
 }
 
 /* Argument bytes per operation (RP_HOSTILE_RAW, RP_ANNOUNCE_RAW: 2 + their length byte). */
-static const uint8_t arg_len[RP_OP_COUNT] = {3, 3, 1, 2, 2, 17, 4, 6, 2, 11, 1, 3, 1, 2, 2, 1};
+static const uint8_t arg_len[RP_OP_COUNT] = {3, 3, 1, 2, 2, 19, 4, 6, 2, 11, 1, 3, 1, 2, 2, 1};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -811,7 +898,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         switch (op % RP_OP_COUNT) {
         case RP_PUBLISH:
         case RP_PUBLISH_POOL:
-            publish(a[0], rdps__get_le16(a + 1) % (RP_MAX_MSG + 1), op % RP_OP_COUNT == RP_PUBLISH);
+            publish(a[0], rdps__get_le16(a + 1) % (RP_MAX_MSG + 1), 1 + hi,
+                    op % RP_OP_COUNT == RP_PUBLISH);
             break;
         case RP_SEND_POOL:
             send_pooled(a[0]);
@@ -854,7 +942,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 poll_ctx(0);
             break;
         case RP_SKIP:
-            hx.next_seq[a[0] % RP_PUBLISHERS] += rdps__get_le16(a + 1);
+            skip(a[0] % RP_PUBLISHERS, rdps__get_le16(a + 1));
             break;
         case RP_SUB:
             if (hx.slots[a[0] % RP_SLOTS].sub != NULL)
@@ -888,7 +976,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         settle();
     }
     if (getenv("RP_VERBOSE") != NULL && hx.ctx != NULL) {
-        const struct rdps_reasm_counters *c = rdps__reasm_counters(hx.ctx->reasm);
+        const struct rdps_reasm_counters *c = rdps__reasm_counters(hx.obj->reasm);
         fprintf(stderr,
                 "honest %llu hostile %llu local %llu events %llu | started %llu conflicts %llu "
                 "too large %llu | evicted %llu/%llu partials %llu/%llu/%llu timeouts %llu resets "
@@ -900,9 +988,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 (unsigned long long)c->sessions_source_quota, (unsigned long long)c->reasm_evicted,
                 (unsigned long long)c->reasm_source_partials,
                 (unsigned long long)c->reasm_source_bytes, (unsigned long long)c->reasm_timeouts,
-                (unsigned long long)c->session_resets, rdps__disc_peer_count(hx.ctx->discovery));
+                (unsigned long long)c->session_resets, rdps__disc_peer_count(hx.obj->discovery));
     }
     rdps_ctx_destroy(hx.ctx); /* NULL when a callback destroyed it */
     hx.ctx = NULL;
+    hx.obj = NULL;
     return 0;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fuzz_publisher.h"
 #include "rdps_auth.h"
 #include "rdps_endian.h"
 #include "script_transport.h"
@@ -20,11 +21,14 @@
  * One real keyed ctx (key 1 installed; the input may add key 2, switch to it, remove key 1)
  * with an unreliable and a reliable subscriber and a reliable publisher. Three honest senders
  * of the domain (their own nonce prefixes and counters, as an interceptor keeps them) seal
- * frames whose header fields and body the input chooses, under key 1 or 2; a forger seals
- * with a key of its own under id 1. The honest senders' frames come from their address (peer);
- * the input also replays frames sent before, from that address or from another QP (a host
- * without the key that recorded them), seals frames with a send time off our clock by more than
- * the freshness window, mutates and truncates, injects raw bytes, moves the clock and polls.
+ * frames whose header fields and body the input chooses (ordinals and counts too), under key 1
+ * or 2; a forger seals with a key of its own under id 1. The honest senders' frames come from
+ * their address (peer). Some of the honest frames are batches of session PATTERN_SESSION: whole
+ * messages whose bytes fuzz_msg_fill() makes from (sequence, ordinal, length), sealed once for
+ * the datagram. The input also replays frames sent before, from that address or from another QP
+ * (a host without the key that recorded them), seals frames with a send time off our clock by
+ * more than the freshness window, mutates and truncates, injects raw bytes, moves the clock and
+ * polls.
  *
  * What must hold (abort() otherwise): a frame reaches the receive path (frames_received moves
  * by one) exactly when the interceptor must accept it: sealed by an honest sender under a key
@@ -32,9 +36,11 @@
  * replayed (its counter is new for its sender: a sender's new frames always carry a larger
  * counter, a frame accepted before never passes again, DATA or control). Raw bytes, forgeries,
  * replays from another address, stale frames, mutations and truncations never reach it. Every
- * frame the ctx sends verifies under the key it uses and the ctx's own address. Polls never fail;
- * the anti-replay table stays within its cap. ASan/UBSan: no memory error, no undefined behaviour,
- * nothing leaked.
+ * message of PATTERN_SESSION delivered was sealed in one of those batches, at that sequence and
+ * ordinal, with exactly its bytes: one verification per datagram splits into the right
+ * messages. Every frame the ctx sends verifies under the key it uses and the ctx's own address.
+ * Polls never fail; the anti-replay table stays within its cap. ASan/UBSan: no memory error, no
+ * undefined behaviour, nothing leaked.
  */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -42,6 +48,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define HONEST  3
 #define HISTORY 16
 #define MAX_OPS 256
+/* The session of the honest batches whose messages are checked, and the batches remembered. */
+#define PATTERN_SESSION 5u
+#define PATTERN_KEY     0x55u
+#define MAX_PATTERN     1024
 
 static const uint8_t keys[3][RDPS_AUTH_KEY_LEN] = {
     {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
@@ -106,31 +116,76 @@ static uint64_t frames_received(rdps_ctx_t *ctx)
     return c.frames_received;
 }
 
+/* Messages sealed in the honest batches: (sequence, ordinal, length). */
+struct sealed_msg {
+    uint32_t seq, ordinal, len;
+};
+static struct sealed_msg pattern[MAX_PATTERN];
+static unsigned npattern;
+
 static void on_msg(void *user, const void *msg, size_t len, const rdps_msg_info *info)
 {
     (void)user;
-    (void)info;
     volatile uint8_t sink = 0;
     for (size_t i = 0; i < len; i++) /* read whole: ASan checks the bounds */
         sink ^= ((const uint8_t *)msg)[i];
     (void)sink;
+    if (info->session_id != PATTERN_SESSION)
+        return;
+    bool sealed = false;
+    for (unsigned i = 0; i < npattern && i < MAX_PATTERN && !sealed; i++)
+        sealed = pattern[i].seq == info->seq && pattern[i].ordinal == info->ordinal &&
+                 pattern[i].len == len;
+    static uint8_t expect[SCRIPT_MAX_PAYLOAD];
+    if (len <= sizeof(expect))
+        fuzz_msg_fill(expect, PATTERN_KEY, info->seq, info->ordinal, (uint32_t)len);
+    check(sealed && len <= sizeof(expect) && memcmp(msg, expect, len) == 0,
+          "a batched message delivered that no honest batch held");
 }
 
 static const char *const topics[] = {"k.sub", "k.rel", "k.pub", "k.other"};
+
+/* A batch of PATTERN_SESSION: 1..7 whole messages of input-chosen lengths at an input-chosen
+ * sequence and ordinal, their bytes fuzz_msg_fill()'s, remembered for on_msg. */
+static uint32_t build_pattern(struct input *in, uint8_t *f)
+{
+    uint16_t flags = (uint16_t)(take(in) & (RDPS_FRAME_F_RETRANSMIT | RDPS_FRAME_F_RELIABLE));
+    uint64_t topic = rdps_topic_id(topics[take(in) % 2]);
+    uint32_t seq = take32(in) % 64, ordinal = take32(in), want = 1 + take(in) % 7;
+    struct rdps_batch b;
+    rdps__batch_open(&b, f, SCRIPT_MAX_PAYLOAD - RDPS_AUTH_TRAILER_LEN);
+    for (uint32_t i = 0; i < want; i++) {
+        uint32_t len = take(in) % 128;
+        if (!rdps__batch_fits(&b, len))
+            break;
+        fuzz_msg_fill(rdps__batch_add(&b, len), PATTERN_KEY, seq, ordinal + i, len);
+        pattern[npattern++ % MAX_PATTERN] = (struct sealed_msg){seq, ordinal + i, len};
+    }
+    return rdps__frame_put_data_header(f, PATTERN_SESSION, topic, seq, b.used, 0, b.used, fake_now,
+                                       flags, ordinal, b.count);
+}
 
 /* A frame with header fields and body from the input (valid or not for the decoder). */
 static uint32_t build(struct input *in, uint32_t pub_session, uint8_t *f)
 {
     struct rdps_frame_header h = {0};
     uint8_t t = take(in);
+    if ((t & 0x40) && t % 5 == 0)
+        return build_pattern(in, f);
     h.type = (uint8_t)(1 + t % 5);
     h.flags = (uint16_t)(take(in) & 0x1f);
     h.session_id = (t & 0x80) ? pub_session : 1u + take(in) % 4u;
+    if (h.session_id == PATTERN_SESSION) /* only the checked batches use it */
+        h.session_id++;
     h.topic_id = rdps_topic_id(topics[take(in) % 4]);
     h.seq = take32(in) % 64;
     h.msg_len = take(in);
     h.frag_offset = take(in) % 4 == 0 ? take(in) : 0;
     h.timestamp_ns = fake_now;
+    /* Ordinals anywhere; counts small (matching a lone message or not) or huge. */
+    uint8_t shape = take(in);
+    h.ordinal = shape & 0x40 ? take32(in) : (uint32_t)h.seq + (shape >> 3 & 7);
+    h.count = shape & 0x80 ? take32(in) : shape % 4u;
     rdps__frame_put_header(f, SCRIPT_MAX_PAYLOAD, &h);
     uint32_t body = take(in);
     if (body > SCRIPT_MAX_PAYLOAD - RDPS_FRAME_HEADER_LEN - RDPS_AUTH_TRAILER_LEN)
@@ -206,6 +261,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     forger.control_counter = RDPS_AUTH_CONTROL_COUNTER;
     memset(history, 0, sizeof(history));
     unsigned nhistory = 0;
+    npattern = 0;
     fake_now = 1000000000ull;
 
     rdps_config cfg;
@@ -329,7 +385,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     code, (unsigned long long)got, expect);
             abort();
         }
-        check(rdps__auth_sender_count(ctx->transport) <= 16, "anti-replay table over its cap");
+        check(rdps__auth_sender_count(rdps__ctx_of_handle(ctx)->transport) <= 16,
+              "anti-replay table over its cap");
         check_sent(wire, &sent_seen, in_use);
     }
     rdps_ctx_destroy(ctx);

@@ -43,7 +43,11 @@
  * in flight below the trail; unicast repairs to one receiver within a budget interval at most its
  * share (1..4 datagrams, from the first byte) plus the budget, all repairs (unicast and multicast)
  * at most the shares' total (2 or 16 shares) plus the budget; rate-limited, the debt never beyond
- * one burst and a datagram.
+ * one burst and a datagram. Ordinals (wire version 3): every datagram posted, first or as a repair,
+ * carries the same ordinal and count each time, and the ordinal after the datagram before it;
+ * a heartbeat's next ordinal is the one after the datagram before its next sequence, its trail
+ * ordinal that of its oldest retained datagram, or the next one when that datagram continues a
+ * message begun below it (its next ordinal when it retains none).
  */
 #define MAX_RX       16
 #define MAX_PER_HOST 6
@@ -52,6 +56,64 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct rp f; /* big: static, reinitialised per input */
+
+/* What each posted datagram said: its ordinal, count and the ordinal after it, by seq. */
+#define SEEN_RING 256u
+struct seen {
+    bool valid;
+    uint32_t seq, ordinal, count, after;
+    bool begins; /* BEGIN: the message starts here */
+};
+static struct seen seen[SEEN_RING];
+
+static const struct seen *seen_at(uint32_t seq)
+{
+    const struct seen *e = &seen[seq % SEEN_RING];
+    return e->valid && e->seq == seq ? e : NULL;
+}
+
+/* A DATA frame posted: the same ordinal and count as its first post, and contiguous ordinals. */
+static void check_data_ordinals(const struct rdps_rel_pub_action *a)
+{
+    struct rdps_frame_view v;
+    if (rdps__frame_decode(a->frame, a->len, NULL, &v) != RDPS_FRAME_OK)
+        abort(); /* rp_action_ok checked it */
+    const struct seen *old = seen_at(v.hdr.seq), *before = seen_at(v.hdr.seq - 1);
+    if (old != NULL && (old->ordinal != v.hdr.ordinal || old->count != v.hdr.count))
+        abort(); /* a repair that says another message */
+    if (before != NULL && before->after != v.hdr.ordinal)
+        abort(); /* ordinals not contiguous from datagram to datagram */
+    seen[v.hdr.seq % SEEN_RING] = (struct seen){true,
+                                                v.hdr.seq,
+                                                v.hdr.ordinal,
+                                                v.hdr.count,
+                                                rdps__frame_ordinal_after(&v.hdr),
+                                                (v.hdr.flags & RDPS_FRAME_F_BEGIN) != 0};
+}
+
+/* A heartbeat: its next ordinal follows the datagram before it, its trail is the oldest's. */
+static void check_heartbeat_ordinals(const struct rdps_rel_pub_action *a)
+{
+    struct rdps_frame_view v;
+    if (rdps__frame_decode(a->frame, a->len, NULL, &v) != RDPS_FRAME_OK)
+        abort();
+    const struct seen *before = seen_at(v.hdr.seq - 1);
+    if (before != NULL && before->after != v.hdr.ordinal)
+        abort();           /* the next ordinal is not the one after the last datagram */
+    if (v.retained == 0) { /* the next message, past one whose start the ring let go */
+        const struct rdps_pub_ring_slot *at = rdps__pub_ring_find(&f.p.adm.ring, v.hdr.seq);
+        bool continues =
+            at != NULL &&
+            !(rdps__get_le16(rdps__pub_ring_frame(&f.p.adm.ring, at) + RDPS_FRAME_OFF_FLAGS) &
+              RDPS_FRAME_F_BEGIN);
+        if (v.trail_ordinal != v.hdr.ordinal + (continues ? 1u : 0u))
+            abort();
+        return;
+    }
+    const struct seen *oldest = seen_at(v.hdr.seq - v.retained);
+    if (oldest != NULL && oldest->ordinal + (oldest->begins ? 0u : 1u) != v.trail_ordinal)
+        abort(); /* the trail names another message than the first the ring holds whole */
+}
 
 static void check_invariants(void)
 {
@@ -160,6 +222,10 @@ static void take_actions(unsigned max, uint8_t mask)
             (rp_hb_seq(&a) != f.p.adm.post_seq ||
              rp_hb_retained(&a) != rdps__rel_pub_retained(&f.p)))
             abort();
+        if (a.kind == RDPS_REL_PUB_POST_HEARTBEAT)
+            check_heartbeat_ordinals(&a);
+        else if (a.in_ring)
+            check_data_ordinals(&a);
         if (a.unicast && rdps__rel_pub_receiver_count(&f.p) == 0)
             abort();
         if (a.in_ring && (mask >> (i % 8) & 1))
@@ -178,6 +244,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memset(repaired, 0, sizeof(repaired));
     memset(&repaired_all, 0, sizeof(repaired_all));
+    memset(seen, 0, sizeof(seen));
     rp_config(&f, (size_t)(4 + data[1] % 32) * RP_DGRAM);
     f.cfg.flow = (enum rdps_rel_flow)(data[0] % 3);
     f.cfg.flow_tag = 1;

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "rdps_frame.h"
 #include "receive_path_ops.h"
+#include "script_transport.h"
 
 struct prog {
     uint8_t bytes[16384];
@@ -42,10 +44,16 @@ static void op(struct prog *p, enum rp_op o, unsigned hi, const uint8_t *args, s
         op(p, o, hi, args_, sizeof(args_));    \
     } while (0)
 
+/* Publisher pub sends msgs (1..16) messages: len, or lengths around a datagram's payload. */
+static void publish_n(struct prog *p, unsigned pub, unsigned msgs, unsigned len, int pooled)
+{
+    OP(p, pooled ? RP_PUBLISH_POOL : RP_PUBLISH, msgs - 1, (uint8_t)pub, (uint8_t)len,
+       (uint8_t)(len >> 8));
+}
+
 static void publish(struct prog *p, unsigned pub, unsigned len, int pooled)
 {
-    OP(p, pooled ? RP_PUBLISH_POOL : RP_PUBLISH, 0, (uint8_t)pub, (uint8_t)len,
-       (uint8_t)(len >> 8));
+    publish_n(p, pub, 1, len, pooled);
 }
 
 static void tick(struct prog *p, unsigned n, unsigned shift)
@@ -76,10 +84,15 @@ static void save(const struct prog *p, const char *name)
     written++;
 }
 
-/* Honest traffic alone: sizes around the fragment boundary (984 payload bytes) and the largest. */
+/* A datagram's payload: the longest message that goes whole. */
+#define RP_PAYLOAD (SCRIPT_MAX_PAYLOAD - RDPS_FRAME_HEADER_LEN)
+
+/* Honest traffic alone: sizes around the fragment boundary and the largest. */
 static void honest_seeds(struct prog *p)
 {
-    static const unsigned sizes[] = {0, 1, 983, 984, 985, 1968, 1969, 5000, 12345, RP_MAX_MSG};
+    static const unsigned sizes[] = {
+        0,    1,     RP_PAYLOAD - 1, RP_PAYLOAD, RP_PAYLOAD + 1, 2 * RP_PAYLOAD, 2 * RP_PAYLOAD + 1,
+        5000, 12345, RP_MAX_MSG};
     start(p, 0x00);
     for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
         publish(p, i % RP_PUBLISHERS, sizes[i], 0);
@@ -181,9 +194,9 @@ static void forged_header_seeds(struct prog *p)
     publish(p, 0, 4000, 1);
     for (unsigned k = 0; k < 16; k++) {
         uint8_t type = (uint8_t)(k % 5);
-        /* [src][type][flags][session][topic][seq x4][msg_len x3][offset x3][plen x2] */
+        /* [src][type][flags][session][topic][seq x4][msg_len x3][offset x3][plen x2][ord][count] */
         OP(p, RP_HOSTILE_HDR, 1, (uint8_t)k, type, (uint8_t)(k & 3 ? 0x2 : 0x1), 0, 0, (uint8_t)k,
-           0, 0, 0, 0xa0, 0x0f, 0, (uint8_t)(k * 0x40), (uint8_t)(k >> 2), 0, 0xe0, 0x03);
+           0, 0, 0, 0xa0, 0x0f, 0, (uint8_t)(k * 0x40), (uint8_t)(k >> 2), 0, 0xe0, 0x03, 1, 1);
         if (k % 4 == 3)
             OP(p, RP_SEND_POOL, 0, (uint8_t)(k / 4));
     }
@@ -194,14 +207,14 @@ static void forged_header_seeds(struct prog *p)
     publish(p, 1, 2000, 0);
     for (unsigned k = 0; k < 8; k++) /* window jumps of 2^31 and more on the honest session */
         OP(p, RP_HOSTILE_HDR, 0, (uint8_t)k, 0, 3, 1, 1, 0, 0, 0, (uint8_t)(0x80 + 0x10 * k), 8, 0,
-           0, 0, 0, 0, 8, 0);
+           0, 0, 0, 0, 8, 0, 1, 1);
     publish(p, 1, 2000, 0);
     save(p, "forged_window_jumps");
 
     start(p, 0x00); /* declared lengths up to the maximum, tiny payloads: arena pressure */
     for (unsigned k = 0; k < 24; k++)
         OP(p, RP_HOSTILE_HDR, 0, (uint8_t)k, 0, 1, (uint8_t)(6 + k), (uint8_t)(k % 3), (uint8_t)k,
-           0, 0, 0, 0x00, 0x60, 0x00, 0, 0, 0, 0x10, 0x00);
+           0, 0, 0, 0x00, 0x60, 0x00, 0, 0, 0, 0x10, 0x00, 1, 1);
     publish(p, 0, 15000, 0);
     save(p, "forged_big_declared_lengths");
 
@@ -209,9 +222,42 @@ static void forged_header_seeds(struct prog *p)
     publish(p, 0, 3000, 1);
     for (unsigned k = 0; k < 12; k++) /* bad versions, types, flags, short datagrams */
         OP(p, RP_HOSTILE_HDR, 0, (uint8_t)k, (uint8_t)(240 + k), (uint8_t)(0x10 << (k % 4)), 0, 3,
-           0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, (uint8_t)k, 0);
+           0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, (uint8_t)k, 0, 1, 1);
     OP(p, RP_SEND_RANGE, 0, 0, 4);
     save(p, "forged_bad_headers");
+}
+
+/* Several messages per datagram: in order, lost (gaps count messages), reordered, duplicated,
+ * forged with counts that do not match and ordinals that go backwards. */
+static void batch_seeds(struct prog *p)
+{
+    start(p, 0x05);
+    for (unsigned k = 0; k < 8; k++)
+        publish_n(p, k % RP_PUBLISHERS, 16, 10 + 7 * k, 0);
+    save(p, "batches_in_order");
+
+    start(p, 0x01);
+    publish_n(p, 0, 16, 300, 1); /* 16 messages of up to 1.5 payloads: batches and fragments */
+    publish_n(p, 0, 16, 40, 1);
+    for (unsigned k = 0; k < 14; k += 1 + (k % 4 == 2))
+        OP(p, RP_SEND_POOL, 0, (uint8_t)k);
+    OP(p, RP_SEND_RANGE, 1, 0, 4); /* duplicates, reversed */
+    tick(p, 40, 1);
+    OP(p, RP_SEND_POOL, 0, 3); /* late after its gap */
+    OP(p, RP_SKIP, 0, 0, 3, 0);
+    publish_n(p, 0, 4, 20, 0);
+    save(p, "batches_lost_reordered");
+
+    start(p, 0x00);
+    publish_n(p, 3, 8, 30, 0);
+    for (unsigned k = 0; k < 12; k++) /* forged batches near the honest session (hi 3) */
+        OP(p, RP_HOSTILE_HDR, 3, (uint8_t)k, 0, 3, 3, 0, (uint8_t)(k % 3), 0, 0, 0, 0, 0, 0, 0, 0,
+           0, (uint8_t)(40 + 9 * k), 0, (uint8_t)(k % 2 ? -3 : 2), (uint8_t)(k % 3 ? 0x80 | k : k));
+    for (unsigned k = 0; k < 8; k++) /* counts that do not match: huge, zero on whole */
+        OP(p, RP_HOSTILE_HDR, 0, (uint8_t)k, 0, 3, (uint8_t)(6 + k), 0, (uint8_t)k, 0, 0, 0, 5, 0,
+           0, 0, 0, 0, 5, 0, (uint8_t)(-1 - (int)k), (uint8_t)(k % 2 ? 0xF7 : 0));
+    publish_n(p, 3, 8, 30, 0);
+    save(p, "batches_forged_counts_ordinals");
 }
 
 static void raw_seeds(struct prog *p)
@@ -221,7 +267,7 @@ static void raw_seeds(struct prog *p)
         uint8_t junk[64];
         for (unsigned i = 0; i < sizeof(junk); i++)
             junk[i] = (uint8_t)(k * 37 + i * 11);
-        junk[0] = 1; /* version 1 */
+        junk[0] = (uint8_t)(1 + k % 2); /* versions 1 and 2 (rdps 1.2) */
         junk[1] = (uint8_t)(k % 6);
         OP(p, RP_HOSTILE_RAW, 0, (uint8_t)k, (uint8_t)(k * 4));
         put(p, junk, k * 4);
@@ -240,7 +286,7 @@ static void flood_seeds(struct prog *p)
         publish(p, 3, 9000, 1);
         for (unsigned k = 0; k < 20; k++) {
             OP(p, RP_HOSTILE_HDR, 0, (uint8_t)k, 0, 1, (uint8_t)(8 + k), 0, (uint8_t)k, 0, 0, 0,
-               0x00, 0x40, 0x00, 0, 0, 0, 0xe0, 0x03);
+               0x00, 0x40, 0x00, 0, 0, 0, 0xe0, 0x03, 1, 1);
             OP(p, RP_SEND_POOL, 0, (uint8_t)k);
         }
         tick(p, 30, 0);
@@ -255,11 +301,11 @@ static void flood_seeds(struct prog *p)
     publish(p, 0, 4000, 1);
     OP(p, RP_SEND_RANGE, 0, 0, 2);
     for (unsigned k = 0; k < 6; k++) {
-        /* [src][type][flags][session][topic][seq x4][msg_len x3][offset x3][plen x2] */
+        /* [src][type][flags][session][topic][seq x4][msg_len x3][offset x3][plen x2][ord][count] */
         OP(p, RP_HOSTILE_HDR, 0, 1, 0, 1, 0x36, 0, (uint8_t)(32 * k), 0, 0, 0, 0x00, 0x50, 0, 0, 0,
-           0, 0xe0, 0x03);
+           0, 0xe0, 0x03, 1, 1);
         OP(p, RP_HOSTILE_HDR, 0, 1, 0, 0, 0x36, 0, (uint8_t)(32 * k + 1), 0, 0, 0, 0x00, 0x50, 0,
-           0xe0, 0x03, 0, 0xe0, 0x03);
+           0xe0, 0x03, 0, 0xe0, 0x03, 1, 1);
     }
     OP(p, RP_SEND_RANGE, 0, 2, 3);
     save(p, "quota_partials_one_source");
@@ -405,6 +451,7 @@ int main(int argc, char **argv)
     honest_seeds(&p);
     forged_copy_seeds(&p);
     forged_header_seeds(&p);
+    batch_seeds(&p);
     raw_seeds(&p);
     flood_seeds(&p);
     announce_seeds(&p);

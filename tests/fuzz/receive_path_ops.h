@@ -18,13 +18,18 @@
  * being handled after each operation).
  */
 enum rp_op {
-    RP_PUBLISH = 0,      /* [pub][len lo][len hi]: honest publisher sends a message, in order */
-    RP_PUBLISH_POOL = 1, /* [pub][len lo][len hi]: its frames go to the pool, not sent */
+    RP_PUBLISH = 0,      /* [pub][len lo][len hi]: honest publisher sends 1 + hi messages, in
+                            order (several: lengths around a datagram's payload, batched) */
+    RP_PUBLISH_POOL = 1, /* [pub][len lo][len hi]: their datagrams go to the pool, not sent */
     RP_SEND_POOL = 2,    /* [index]: pool frame sent by the publisher that made it */
     RP_SEND_RANGE = 3,   /* [first][count]: pool frames first.., reversed when hi is odd */
     RP_HOSTILE_RAW = 4,  /* [src][len][len bytes]: any bytes from a spoofed source */
     RP_HOSTILE_HDR = 5,  /* [src][type][flags][session][topic][seq x4][msg_len x3][offset x3]
-                            [payload len x2]: a header with chosen fields and a payload */
+                            [payload len x2][ordinal step][count]: a header with chosen fields and
+                            a payload; the spoof's ordinal walks by the signed step; count < 0xF0:
+                            count % 8, else huge; hi & 1: seq and ordinal near the honest
+                            session's; hi & 2: the payload is batch records (count off by
+                            (count & 3) - 1 when count & 0x80) */
     RP_HOSTILE_COPY = 6, /* [src][index][pos][xor]: a pool frame resent by a spoofed source
                             (src == RP_SRC_SELF: as our own looped-back multicast), one byte
                             xor-ed (xor 0: unchanged) */
@@ -35,7 +40,8 @@ enum rp_op {
     RP_CONTROL = 9,      /* [src][kind][session][seq x4][count x4]: kind % 4: heartbeat, NAK,
                             STATUS, honest heartbeat (src picks the publisher) */
     RP_TIME = 10,        /* [n]: the clock advances n x 2^hi x 100 us, then a poll */
-    RP_SKIP = 11,        /* [pub][n x2]: the publisher's next n sequences are lost */
+    RP_SKIP = 11,        /* [pub][n x2]: the publisher's next n datagrams (n + n / 2 messages)
+                            are lost */
     RP_SUB = 12,         /* [slot]: subscriber slot created if empty, else destroyed */
     RP_ARM = 13,         /* [action][arg]: the next callback runs the action (enum rp_action) */
     RP_LOCAL_SEND = 14,  /* [len lo][len hi]: the ctx's own publisher sends (hi odd: destroy it) */

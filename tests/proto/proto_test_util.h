@@ -160,7 +160,7 @@ static inline int frames_add_message(struct frame_list *fl, uint64_t source, uin
     pattern_fill(msg, len, session, msg_id);
     struct rdps_frag it;
     int frames = rdps__frag_init(&it, session, topic, next_seq, msg, len, max_msg, max_datagram,
-                                 msg_id, flags);
+                                 msg_id, flags, *next_seq);
     if (frames >= 0) {
         int n;
         while ((n = rdps__frag_next(&it, buf, max_datagram)) > 0)

@@ -113,7 +113,7 @@ static uint32_t msg_len(const struct sim *s, uint64_t id)
         return s->cfg.large_exact ? s->cfg.large_max : 1 + r % s->cfg.large_max;
     if ((h & 3) == 0)
         return 1 + r % (3 * s->payload);
-    return 1 + r % s->payload;
+    return 1 + r % (s->cfg.small_max != 0 ? s->cfg.small_max : s->payload);
 }
 
 static uint32_t msg_frags(const struct sim *s, uint32_t len)
@@ -223,9 +223,12 @@ static void rx_start(struct sim *s, struct rx *x, uint32_t seq)
 static void check_delivery(struct sim *s, struct rx *x, const uint8_t *msg, uint32_t len,
                            const struct rdps_reasm_msg_info *info)
 {
-    uint64_t id = info->timestamp_ns;
-    if (id >= s->next_msg || id != x->next_id || info->first_seq != x->accounted ||
-        info->session_id != SESSION || info->topic_id != TOPIC) {
+    /* The id is the ordinal (the first is 0); unbatched frames carry it as their timestamp too. */
+    uint64_t id = info->ordinal;
+    bool bad_frame = id < s->next_msg && (info->first_seq != FIRST_SEQ + s->first_off[id] ||
+                                          (!s->cfg.batching && info->timestamp_ns != id));
+    if (id >= s->next_msg || id != x->next_id || bad_frame || info->session_id != SESSION ||
+        info->topic_id != TOPIC) {
         s->res->bad_order++;
         fail(s, "receiver %u: got message %llu at seq %u, expected %llu at seq %u", x->index,
              (unsigned long long)id, info->first_seq, (unsigned long long)x->next_id, x->accounted);
@@ -243,7 +246,7 @@ static void check_delivery(struct sim *s, struct rx *x, const uint8_t *msg, uint
              len == want && memcmp(msg, msg_pattern(s, id), len) == 0 ? "ok" : "wrong");
     }
     x->delivered++;
-    x->accounted += frags;
+    x->accounted = FIRST_SEQ + s->first_off[id] + frags; /* batched: several share one frame */
     x->next_id = id + 1;
     rx_check_done(s, x);
 }
@@ -266,7 +269,7 @@ static void rx_deliver(void *user, const uint8_t *msg, uint32_t len,
         }
     }
     check_delivery(s, x, msg, len, info);
-    uint64_t id = info->timestamp_ns;
+    uint64_t id = info->ordinal;
     if (s->cfg.join_rx < s->cfg.receivers && id < s->next_msg) {
         if (x->index == 0) {
             uint64_t *worst =
@@ -298,10 +301,19 @@ static void rx_loss(void *user, const struct rdps_reasm_loss *loss)
     x->lost_seqs += loss->count;
     x->accounted = loss->first_seq + loss->count;
     /* Messages that begin in the run are lost (one that ends in it began in an earlier run). */
+    uint64_t first_lost = x->next_id;
     while (x->next_id < s->next_msg &&
            rdps__seq_lt(FIRST_SEQ + s->first_off[x->next_id], x->accounted)) {
         x->next_id++;
         x->lost_msgs++;
+    }
+    /* The event names exactly those messages (the ordinal is the id). */
+    uint64_t lost_now = x->next_id - first_lost;
+    if (loss->msg_count != lost_now || (lost_now > 0 && loss->msg_first != (uint32_t)first_lost)) {
+        s->res->bad_loss++;
+        fail(s, "receiver %u: loss [%u, +%u) names messages [%u, +%u), expected [%llu, +%llu)",
+             x->index, loss->first_seq, loss->count, loss->msg_first, loss->msg_count,
+             (unsigned long long)first_lost, (unsigned long long)lost_now);
     }
     rx_check_done(s, x);
 }
@@ -340,9 +352,10 @@ static void rx_frame(struct sim *s, struct rx *x, uint32_t b)
     const uint8_t *frame = sim_buf_data(&s->net, b);
     uint8_t bad[2048];
     if (s->cfg.fault == SIM_FAULT_CORRUPT && x->index == 0 && !s->fault_done &&
-        frame[RDPS_FRAME_OFF_TYPE] == RDPS_FRAME_DATA && len > 40 && len <= 2048) {
+        frame[RDPS_FRAME_OFF_TYPE] == RDPS_FRAME_DATA && len > RDPS_FRAME_HEADER_LEN &&
+        len <= 2048) {
         memcpy(bad, frame, len);
-        bad[40] ^= 0x5A;
+        bad[RDPS_FRAME_HEADER_LEN] ^= 0x5A; /* the payload */
         frame = bad;
         s->fault_done = true;
     }
@@ -505,14 +518,15 @@ static void app_append(struct sim *s)
             s->cfg.messages = id; /* end the run with what was appended */
             break;
         }
-        s->first_off[id] = s->next_seq - FIRST_SEQ;
+        /* Its first frame: the open one when it joined it (the engine says). */
+        s->first_off[id] = rdps__rel_pub_last_seq(&s->pub) - FIRST_SEQ;
         s->append_at[id] = s->now;
         if (s->app_start == 0)
             s->app_start = s->now;
         uint64_t *lag = s->joined ? &s->res->app_lag_after_ns : &s->res->app_lag_before_ns;
         if (due != 0 && s->now - due > *lag)
             *lag = s->now - due;
-        s->next_seq += (uint32_t)n;
+        s->next_seq = FIRST_SEQ + s->first_off[id] + (uint32_t)n;
         s->next_msg++;
         /* Throughput while a stalled receiver is away, and after it is back. */
         uint64_t *gap = s->returned ? &s->res->max_append_gap_back_ns : &s->res->max_append_gap_ns;
@@ -802,6 +816,7 @@ static int sim_setup(struct sim *s)
     pc.flow = c->flow;
     pc.parity_k = c->parity_k;
     pc.parity_proactive = c->parity_proactive;
+    pc.batching = c->batching;
     pc.hash_seed = mix(c->seed ^ 0xABCDEF);
     if (c->repair_linger_ns != 0)
         pc.repair_linger_ns = c->repair_linger_ns;

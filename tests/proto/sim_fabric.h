@@ -126,6 +126,12 @@ struct sim_config {
     uint32_t parity_k;
     /* ... and the parity symbols of each block it sends unasked (parity_proactive; 0: none). */
     uint32_t parity_proactive;
+    /* The publisher batches (rdps_rel_pub_config.batching): messages that fit a datagram share
+     * frames; receivers then tell messages by their ordinal (the id) rather than the frame's
+     * timestamp, and check that each message's frame and each loss event's message count are
+     * exact. */
+    bool batching;
+    uint32_t small_max; /* messages that are not long: 1..this many bytes (0: 1..a payload) */
 };
 
 /*

@@ -101,14 +101,16 @@ static void test_too_large_is_rejected(void **state)
     struct rdps_frag it;
     uint32_t seq = 5;
     static const uint8_t byte = 0;
-    assert_int_equal(rdps__frag_init(&it, 1, 1, &seq, &byte, MAX_MSG + 1, MAX_MSG, DGRAM, 0, 0),
-                     RDPS_EMSGSIZE);
+    assert_int_equal(
+        rdps__frag_init(&it, 1, 1, &seq, &byte, MAX_MSG + 1, MAX_MSG, DGRAM, 0, 0, seq),
+        RDPS_EMSGSIZE);
     assert_int_equal(seq, 5);
     /* The maximum is settable above 16 MiB, up to the 32-bit wire limit. */
-    assert_int_equal(rdps__frag_init(&it, 1, 1, &seq, &byte, MAX_MSG + 1, 64u << 20, DGRAM, 0, 0),
-                     (int)rdps__frag_count(MAX_MSG + 1, DGRAM));
     assert_int_equal(
-        rdps__frag_init(&it, 1, 1, &seq, &byte, (size_t)UINT32_MAX + 1, SIZE_MAX, DGRAM, 0, 0),
+        rdps__frag_init(&it, 1, 1, &seq, &byte, MAX_MSG + 1, 64u << 20, DGRAM, 0, 0, seq),
+        (int)rdps__frag_count(MAX_MSG + 1, DGRAM));
+    assert_int_equal(
+        rdps__frag_init(&it, 1, 1, &seq, &byte, (size_t)UINT32_MAX + 1, SIZE_MAX, DGRAM, 0, 0, seq),
         RDPS_EMSGSIZE);
 }
 
@@ -118,18 +120,24 @@ static void test_bad_arguments(void **state)
     struct rdps_frag it;
     uint32_t seq = 0;
     uint8_t msg[8] = {0};
-    assert_int_equal(rdps__frag_init(&it, 0, 1, &seq, msg, 8, MAX_MSG, DGRAM, 0, 0), RDPS_EINVAL);
-    assert_int_equal(rdps__frag_init(&it, 1, 0, &seq, msg, 8, MAX_MSG, DGRAM, 0, 0), RDPS_EINVAL);
-    assert_int_equal(rdps__frag_init(&it, 1, 1, NULL, msg, 8, MAX_MSG, DGRAM, 0, 0), RDPS_EINVAL);
-    assert_int_equal(rdps__frag_init(&it, 1, 1, &seq, NULL, 8, MAX_MSG, DGRAM, 0, 0), RDPS_EINVAL);
-    assert_int_equal(rdps__frag_init(&it, 1, 1, &seq, msg, 8, MAX_MSG, 40, 0, 0), RDPS_EINVAL);
-    assert_int_equal(
-        rdps__frag_init(&it, 1, 1, &seq, msg, 8, MAX_MSG, DGRAM, 0, RDPS_FRAME_F_BEGIN),
-        RDPS_EINVAL);
-    assert_int_equal(rdps__frag_init(&it, 1, 1, &seq, msg, 8, MAX_MSG, DGRAM, 0, 0x100),
+    assert_int_equal(rdps__frag_init(&it, 0, 1, &seq, msg, 8, MAX_MSG, DGRAM, 0, 0, seq),
                      RDPS_EINVAL);
-    assert_int_equal(rdps__frag_init(&it, 1, 1, &seq, NULL, 0, MAX_MSG, DGRAM, 0, 0), 1);
-    assert_int_equal(rdps__frag_count(10, 40), 0);
+    assert_int_equal(rdps__frag_init(&it, 1, 0, &seq, msg, 8, MAX_MSG, DGRAM, 0, 0, seq),
+                     RDPS_EINVAL);
+    assert_int_equal(rdps__frag_init(&it, 1, 1, NULL, msg, 8, MAX_MSG, DGRAM, 0, 0, 0),
+                     RDPS_EINVAL);
+    assert_int_equal(rdps__frag_init(&it, 1, 1, &seq, NULL, 8, MAX_MSG, DGRAM, 0, 0, seq),
+                     RDPS_EINVAL);
+    assert_int_equal(
+        rdps__frag_init(&it, 1, 1, &seq, msg, 8, MAX_MSG, RDPS_FRAME_HEADER_LEN, 0, 0, seq),
+        RDPS_EINVAL);
+    assert_int_equal(
+        rdps__frag_init(&it, 1, 1, &seq, msg, 8, MAX_MSG, DGRAM, 0, RDPS_FRAME_F_BEGIN, seq),
+        RDPS_EINVAL);
+    assert_int_equal(rdps__frag_init(&it, 1, 1, &seq, msg, 8, MAX_MSG, DGRAM, 0, 0x100, seq),
+                     RDPS_EINVAL);
+    assert_int_equal(rdps__frag_init(&it, 1, 1, &seq, NULL, 0, MAX_MSG, DGRAM, 0, 0, seq), 1);
+    assert_int_equal(rdps__frag_count(10, RDPS_FRAME_HEADER_LEN), 0);
     assert_int_equal(seq, 0);
 }
 
@@ -140,22 +148,25 @@ static void test_next_needs_capacity(void **state)
     pattern_fill(msg, sizeof(msg), 3, 4);
     struct rdps_frag it;
     uint32_t seq = 9;
-    assert_int_equal(
-        rdps__frag_init(&it, 3, 5, &seq, msg, sizeof(msg), MAX_MSG, 72, 4, RDPS_FRAME_F_RELIABLE),
-        4); /* 32 payload bytes per frame */
-    assert_int_equal(rdps__frag_next(&it, buf, 71), RDPS_ENOSPC);
+    assert_int_equal(rdps__frag_init(&it, 3, 5, &seq, msg, sizeof(msg), MAX_MSG, 80, 4,
+                                     RDPS_FRAME_F_RELIABLE, 777),
+                     4); /* 32 payload bytes per frame */
+    assert_int_equal(rdps__frag_next(&it, buf, 79), RDPS_ENOSPC);
     assert_int_equal(seq, 9); /* nothing consumed */
     for (int i = 0; i < 3; i++)
-        assert_int_equal(rdps__frag_next(&it, buf, sizeof(buf)), 72);
-    /* The last fragment needs only the 40-byte header + 4 bytes. */
-    assert_int_equal(rdps__frag_next(&it, buf, 44), 44);
+        assert_int_equal(rdps__frag_next(&it, buf, sizeof(buf)), 80);
+    /* The last fragment needs only the 48-byte header + 4 bytes. */
+    assert_int_equal(rdps__frag_next(&it, buf, 52), 52);
     assert_int_equal(rdps__frag_next(&it, buf, sizeof(buf)), 0);
     assert_int_equal(rdps__frag_next(&it, buf, sizeof(buf)), 0);
     assert_int_equal(seq, 13);
     struct rdps_frame_view v;
-    assert_int_equal(rdps__frame_decode(buf, 44, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(rdps__frame_decode(buf, 52, NULL, &v), RDPS_FRAME_OK);
     assert_int_equal(v.hdr.flags, RDPS_FRAME_F_END | RDPS_FRAME_F_RELIABLE);
     assert_int_equal(v.hdr.frag_offset, 96);
+    /* Every fragment carries its message's ordinal, and no count. */
+    assert_int_equal(v.hdr.ordinal, 777);
+    assert_int_equal(v.hdr.count, 0);
 }
 
 static void test_zero_copy_single(void **state)
@@ -164,25 +175,31 @@ static void test_zero_copy_single(void **state)
     uint8_t buf[DGRAM];
     uint32_t seq = 0xFFFFFFFFu;
     pattern_fill(buf + RDPS_FRAME_HEADER_LEN, 64, 8, 99);
-    int n =
-        rdps__frag_put_single(buf, sizeof(buf), 8, 9, &seq, 64, DGRAM, 99, RDPS_FRAME_F_RETRANSMIT);
-    assert_int_equal(n, 104);
+    int n = rdps__frag_put_single(buf, sizeof(buf), 8, 9, &seq, 64, DGRAM, 99,
+                                  RDPS_FRAME_F_RETRANSMIT, 0xFFFFFFFFu);
+    assert_int_equal(n, 112);
     assert_int_equal(seq, 0); /* wrapped */
     struct rdps_frame_view v;
-    assert_int_equal(rdps__frame_decode(buf, 104, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(rdps__frame_decode(buf, 112, NULL, &v), RDPS_FRAME_OK);
     assert_int_equal(v.hdr.seq, 0xFFFFFFFFu);
+    assert_int_equal(v.hdr.ordinal, 0xFFFFFFFFu);
+    assert_int_equal(v.hdr.count, 1);
     assert_int_equal(v.hdr.flags, RDPS_FRAME_F_BEGIN | RDPS_FRAME_F_END | RDPS_FRAME_F_RETRANSMIT);
     assert_true(pattern_check(v.payload, 64, 8, 99));
     /* A zero-byte message is one header-only frame. */
-    assert_int_equal(rdps__frag_put_single(buf, sizeof(buf), 8, 9, &seq, 0, DGRAM, 1, 0), 40);
-    assert_int_equal(rdps__frame_decode(buf, 40, NULL, &v), RDPS_FRAME_OK);
+    assert_int_equal(rdps__frag_put_single(buf, sizeof(buf), 8, 9, &seq, 0, DGRAM, 1, 0, seq),
+                     RDPS_FRAME_HEADER_LEN);
+    assert_int_equal(rdps__frame_decode(buf, RDPS_FRAME_HEADER_LEN, NULL, &v), RDPS_FRAME_OK);
     assert_int_equal(v.hdr.msg_len, 0);
     /* Too big for the buffer or the datagram. */
-    assert_int_equal(rdps__frag_put_single(buf, 100, 8, 9, &seq, 61, DGRAM, 1, 0), RDPS_EMSGSIZE);
-    assert_int_equal(rdps__frag_put_single(buf, 10, 8, 9, &seq, 0, DGRAM, 1, 0), RDPS_EMSGSIZE);
-    assert_int_equal(rdps__frag_put_single(buf, sizeof(buf), 8, 9, &seq, PAYLOAD + 1, DGRAM, 1, 0),
+    assert_int_equal(rdps__frag_put_single(buf, 100, 8, 9, &seq, 53, DGRAM, 1, 0, seq),
                      RDPS_EMSGSIZE);
-    assert_int_equal(rdps__frag_put_single(buf, sizeof(buf), 0, 9, &seq, 1, DGRAM, 1, 0),
+    assert_int_equal(rdps__frag_put_single(buf, 10, 8, 9, &seq, 0, DGRAM, 1, 0, seq),
+                     RDPS_EMSGSIZE);
+    assert_int_equal(
+        rdps__frag_put_single(buf, sizeof(buf), 8, 9, &seq, PAYLOAD + 1, DGRAM, 1, 0, seq),
+        RDPS_EMSGSIZE);
+    assert_int_equal(rdps__frag_put_single(buf, sizeof(buf), 0, 9, &seq, 1, DGRAM, 1, 0, seq),
                      RDPS_EINVAL);
     assert_int_equal(seq, 1);
 }

@@ -23,7 +23,7 @@
 #define SEC     1000000000ull
 
 struct gap_log {
-    uint32_t first_seq[16], count[16];
+    uint32_t first_seq[16], count[16], msg_first[16], msg_count[16];
     size_t n;
 };
 
@@ -34,16 +34,14 @@ struct fixture {
     uint32_t refused_topic;
 };
 
-static void on_gap(void *user, const struct rdps_source *source, uint32_t session_id,
-                   uint64_t topic_id, uint32_t first_seq, uint32_t count)
+static void on_gap(void *user, const struct rdps_reasm_gap *gap)
 {
-    (void)source;
-    (void)session_id;
-    (void)topic_id;
     struct fixture *fx = (struct fixture *)((char *)user - offsetof(struct fixture, rec));
     if (fx->gaps.n < 16) {
-        fx->gaps.first_seq[fx->gaps.n] = first_seq;
-        fx->gaps.count[fx->gaps.n] = count;
+        fx->gaps.first_seq[fx->gaps.n] = gap->first_seq;
+        fx->gaps.count[fx->gaps.n] = gap->count;
+        fx->gaps.msg_first[fx->gaps.n] = gap->msg_first;
+        fx->gaps.msg_count[fx->gaps.n] = gap->msg_count;
     }
     fx->gaps.n++;
 }
@@ -78,6 +76,20 @@ static void fixture_default(struct fixture *fx)
     fixture_init(fx, &cfg);
 }
 
+/* As fixture_default, with a reorder allowance longer than any test runs (now stays 0): shuffled
+ * frames fill their gaps before one is reported. A frame that comes after its gap was reported
+ * is dropped (its messages were counted lost): test_gaps_reorder_lost_and_stale. */
+static void fixture_patient(struct fixture *fx)
+{
+    struct rdps_reasm_config cfg;
+    rdps__reasm_config_default(&cfg);
+    cfg.reasm_cap_bytes = 8u << 20;
+    cfg.max_partials = 1024;
+    cfg.max_partials_per_source = 0;    /* these tests send everything from one source */
+    cfg.reorder_allowance_ns = 2 * SEC; /* after the partial timeout; now stays 0 */
+    fixture_init(fx, &cfg);
+}
+
 static void fixture_fini(struct fixture *fx)
 {
     rdps__reasm_fini(&fx->r);
@@ -106,7 +118,8 @@ static struct frame single(uint8_t *buf, uint32_t session, uint32_t seq, uint32_
                            uint64_t msg_id)
 {
     pattern_fill(buf + RDPS_FRAME_HEADER_LEN, len, session, msg_id);
-    uint32_t n = rdps__frame_put_data_header(buf, session, TOPIC, seq, len, 0, len, msg_id, 0);
+    uint32_t n = rdps__frame_put_data_header(buf, session, TOPIC, seq, len, 0, len, msg_id, 0, seq,
+                                             rdps__frame_one_count(len, 0, len));
     struct frame f = {buf, n, 1, session, msg_id};
     return f;
 }
@@ -180,7 +193,7 @@ static void test_shuffled_duplicated_many_sessions(void **state)
     (void)state;
     for (uint64_t seed = 1; seed <= 20; seed++) {
         struct fixture fx;
-        fixture_default(&fx);
+        fixture_patient(&fx);
         struct frame_list fl = {0};
         build_streams(&fl, 8, 40, seed % 2 ? 0xFFFFFF00u : 7); /* odd seeds wrap mid-stream */
         size_t original = fl.count;
@@ -208,7 +221,7 @@ static void test_loss_delivers_only_complete_messages(void **state)
     (void)state;
     for (uint64_t seed = 1; seed <= 20; seed++) {
         struct fixture fx;
-        fixture_default(&fx);
+        fixture_patient(&fx);
         struct frame_list fl = {0};
         build_streams(&fl, 6, 50, 0xFFFFFFF0u);
         uint8_t *complete = malloc(6 * 50);
@@ -236,11 +249,14 @@ static void test_loss_delivers_only_complete_messages(void **state)
             expect += complete[k];
         assert_int_equal(fx.rec.count, expect);
         assert_int_equal(counters(&fx)->data_frames, sent);
-        /* Partials of incomplete messages wait for the timeout, then go. */
-        assert_true(rdps__reasm_expire(&fx.r, 0) ==
-                    (rdps__reasm_partial_count(&fx.r) ? SEC : UINT64_MAX));
+        /* Partials of incomplete messages wait for the timeout, then go; the gaps after it. */
+        assert_true(rdps__reasm_expire(&fx.r, 0) == (rdps__reasm_partial_count(&fx.r) ? SEC
+                                                     : rdps__reasm_gaps_pending(&fx.r)
+                                                         ? 2 * SEC
+                                                         : UINT64_MAX));
         uint32_t waiting = rdps__reasm_partial_count(&fx.r);
-        assert_true(rdps__reasm_expire(&fx.r, SEC) == UINT64_MAX);
+        assert_true(rdps__reasm_expire(&fx.r, SEC) ==
+                    (rdps__reasm_gaps_pending(&fx.r) ? 2 * SEC : UINT64_MAX));
         assert_int_equal(counters(&fx)->reasm_timeouts, waiting);
         assert_int_equal(rdps__reasm_partial_count(&fx.r), 0);
         free(dropped);
@@ -284,14 +300,17 @@ static void test_gaps_reorder_lost_and_stale(void **state)
     uint32_t order[] = {0, 1, 5, 3};
     for (size_t i = 0; i < 4; i++) {
         f = single(buf, 9, order[i], 8, order[i]);
-        assert_int_equal(feed(&fx, &f, 0), 1);
+        /* 3 comes after the gap 2..4 was reported (no allowance here): dropped, its message
+         * was counted lost with the gap (late_after_gap), never delivered as well. */
+        assert_int_equal(feed(&fx, &f, 0), order[i] == 3 ? 0 : 1);
     }
+    assert_int_equal(counters(&fx)->late_after_gap, 1);
     assert_int_equal(counters(&fx)->gaps, 1);
     assert_int_equal(counters(&fx)->gap_seqs, 3);
     assert_int_equal(fx.gaps.n, 1);
     assert_int_equal(fx.gaps.first_seq[0], 2);
     assert_int_equal(fx.gaps.count[0], 3);
-    assert_int_equal(counters(&fx)->reordered, 1);
+    assert_int_equal(counters(&fx)->reordered, 0);
     /* Jump as far as the window reaches: 0..5 leave it, 2 and 4 never arrived. */
     f = single(buf, 9, 5 + RDPS_REASM_WINDOW, 8, 6);
     assert_int_equal(feed(&fx, &f, 0), 1);
@@ -302,7 +321,7 @@ static void test_gaps_reorder_lost_and_stale(void **state)
     f = single(buf, 9, 4, 8, 4);
     assert_int_equal(feed(&fx, &f, 0), 0);
     assert_int_equal(counters(&fx)->stale, 1);
-    assert_int_equal(fx.rec.count, 5);
+    assert_int_equal(fx.rec.count, 4);
     assert_int_equal(counters(&fx)->session_resets, 0);
     /* A whole window ahead: a reset, reported as a gap, nothing slid over or counted lost. */
     uint32_t next = 5 + RDPS_REASM_WINDOW + 1;
@@ -316,7 +335,7 @@ static void test_gaps_reorder_lost_and_stale(void **state)
     f = single(buf, 9, next + RDPS_REASM_WINDOW - 1, 8, 8);
     assert_int_equal(feed(&fx, &f, 0), 0);
     assert_int_equal(counters(&fx)->duplicates, 1);
-    assert_int_equal(fx.rec.count, 6);
+    assert_int_equal(fx.rec.count, 5);
     fixture_fini(&fx);
 }
 
@@ -327,8 +346,9 @@ static void test_heartbeat_reveals_tail_loss(void **state)
     fixture_default(&fx);
     uint8_t buf[DGRAM], hb[RDPS_FRAME_HEADER_LEN];
     /* A heartbeat first: it creates no stream (counted, ignored). */
-    assert_int_equal(rdps__frame_encode_heartbeat(hb, sizeof(hb), 4, TOPIC, 0xFFFFFFFEu, 0, 0),
-                     RDPS_FRAME_HEADER_LEN);
+    assert_int_equal(
+        rdps__frame_encode_heartbeat(hb, sizeof(hb), 4, TOPIC, 0xFFFFFFFEu, 0xFFFFFFFEu, 0, 0),
+        RDPS_FRAME_HEADER_LEN);
     struct frame h = {hb, RDPS_FRAME_HEADER_LEN, 1, 4, 0};
     assert_int_equal(feed(&fx, &h, 0), 0);
     assert_int_equal(counters(&fx)->heartbeats_unknown, 1);
@@ -340,19 +360,20 @@ static void test_heartbeat_reveals_tail_loss(void **state)
     }
     assert_int_equal(counters(&fx)->gaps, 0);
     /* The publisher says 5 is next: 2, 3, 4 went missing at the tail. */
-    rdps__frame_encode_heartbeat(hb, sizeof(hb), 4, TOPIC, 5, 0, RDPS_FRAME_F_RELIABLE);
+    rdps__frame_encode_heartbeat(hb, sizeof(hb), 4, TOPIC, 5, 5, 0, RDPS_FRAME_F_RELIABLE);
     assert_int_equal(feed(&fx, &h, 0), 0);
     assert_int_equal(counters(&fx)->heartbeats, 2);
     assert_int_equal(counters(&fx)->gaps, 1);
     assert_int_equal(counters(&fx)->gap_seqs, 3);
     assert_int_equal(fx.gaps.first_seq[0], 2);
     assert_int_equal(fx.gaps.count[0], 3);
-    /* A repeated heartbeat changes nothing; the late frame 3 still arrives. */
+    /* A repeated heartbeat changes nothing; the late frame 3, reported lost, is dropped. */
     assert_int_equal(feed(&fx, &h, 0), 0);
     assert_int_equal(counters(&fx)->gaps, 1);
     struct frame f = single(buf, 4, 3, 3, 5);
-    assert_int_equal(feed(&fx, &f, 0), 1);
-    assert_int_equal(counters(&fx)->reordered, 1);
+    assert_int_equal(feed(&fx, &f, 0), 0);
+    assert_int_equal(counters(&fx)->late_after_gap, 1);
+    assert_int_equal(counters(&fx)->reordered, 0);
     fixture_fini(&fx);
 }
 
@@ -642,14 +663,15 @@ static size_t raw_data(uint8_t *buf, uint32_t session, uint32_t seq, uint32_t ms
                        uint32_t plen)
 {
     memset(buf + RDPS_FRAME_HEADER_LEN, 0xC3, plen);
-    return rdps__frame_put_data_header(buf, session, TOPIC, seq, msg_len, off, plen, 0, 0);
+    return rdps__frame_put_data_header(buf, session, TOPIC, seq, msg_len, off, plen, 0, 0, seq,
+                                       rdps__frame_one_count(msg_len, off, plen));
 }
 
 static void test_hostile_frames_counted_and_dropped(void **state)
 {
     (void)state;
     struct fixture fx;
-    fixture_default(&fx);
+    fixture_patient(&fx); /* the legitimate message's fragments come late */
     fx.refused_topic = 0xBAD;
     uint8_t buf[2048];
     size_t n;
@@ -677,12 +699,14 @@ static void test_hostile_frames_counted_and_dropped(void **state)
     assert_int_equal(input(&fx, 1, buf, n, 0), 0);
     assert_int_equal(counters(&fx)->reasm_conflicts, 6);
     /* Topic changes within the session. */
-    n = rdps__frame_put_data_header(buf, 1, TOPIC + 1, 50, 0, 0, 0, 0, 0);
+    n = rdps__frame_put_data_header(buf, 1, TOPIC + 1, 50, 0, 0, 0, 0, 0, 50,
+                                    rdps__frame_one_count(0, 0, 0));
     assert_int_equal(input(&fx, 1, buf, n, 0), 0);
     assert_int_equal(counters(&fx)->topic_mismatch, 1);
     /* Refused topic: the stream is remembered and its frames are filtered. */
     for (uint32_t i = 0; i < 3; i++) {
-        n = rdps__frame_put_data_header(buf, 2, 0xBAD, i, 0, 0, 0, 0, 0);
+        n = rdps__frame_put_data_header(buf, 2, 0xBAD, i, 0, 0, 0, 0, 0, i,
+                                        rdps__frame_one_count(0, 0, 0));
         assert_int_equal(input(&fx, 1, buf, n, 0), 0);
     }
     assert_int_equal(counters(&fx)->filtered, 3);
@@ -764,8 +788,8 @@ static void test_mutated_frames_never_crash(void **state)
 
 static size_t heartbeat(uint8_t *buf, uint32_t session, uint32_t next_seq)
 {
-    int n =
-        rdps__frame_encode_heartbeat(buf, RDPS_FRAME_HEADER_LEN, session, TOPIC, next_seq, 0, 0);
+    int n = rdps__frame_encode_heartbeat(buf, RDPS_FRAME_HEADER_LEN, session, TOPIC, next_seq,
+                                         next_seq, 0, 0);
     assert_int_equal(n, RDPS_FRAME_HEADER_LEN);
     return (size_t)n;
 }
@@ -888,7 +912,8 @@ static void test_tiny_datagrams_cannot_evict_other_sources_partials(void **state
     /* 64 tiny first fragments (2-byte messages) of distinct partials from another source. */
     uint8_t buf[64];
     for (uint32_t i = 0; i < 64; i++) {
-        size_t n = rdps__frame_put_data_header(buf, 9, TOPIC, 1000 + 2 * i, 2, 0, 1, 0, 0);
+        size_t n = rdps__frame_put_data_header(buf, 9, TOPIC, 1000 + 2 * i, 2, 0, 1, 0, 0,
+                                               1000 + 2 * i, rdps__frame_one_count(2, 0, 1));
         assert_int_equal(input(&fx, 2, buf, n, 0), 0);
     }
     assert_int_equal(counters(&fx)->reasm_source_partials, 64 - 16);

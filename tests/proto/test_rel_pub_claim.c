@@ -16,7 +16,7 @@ static int claim_commit(struct rp *f, size_t len, uint64_t id)
 {
     uint8_t *payload;
     uint32_t cap;
-    int rc = rdps__rel_pub_reserve(&f->p, f->now, &payload, &cap);
+    int rc = rdps__rel_pub_reserve(&f->p, UINT32_MAX, f->now, 0, &payload, &cap);
     if (rc < 0)
         return rc;
     assert_true(len <= cap);
@@ -60,7 +60,7 @@ static void test_reserve_capacity_and_place(void **state)
     uint32_t cap;
     rp_config(&f, 8 * RP_DGRAM);
     assert_int_equal(rp_start(&f), 0);
-    assert_int_equal(rdps__rel_pub_reserve(&f.p, f.now, &payload, &cap), 0);
+    assert_int_equal(rdps__rel_pub_reserve(&f.p, UINT32_MAX, f.now, 0, &payload, &cap), 0);
     assert_int_equal(cap, RP_PAYLOAD);
     assert_ptr_equal(payload, f.mem + RDPS_FRAME_HEADER_LEN);
     rdps__rel_pub_unreserve(&f.p);
@@ -69,7 +69,7 @@ static void test_reserve_capacity_and_place(void **state)
     rp_config(&f, 8 * RP_DGRAM);
     f.cfg.max_msg_len = 100;
     assert_int_equal(rp_start(&f), 0);
-    assert_int_equal(rdps__rel_pub_reserve(&f.p, f.now, &payload, &cap), 0);
+    assert_int_equal(rdps__rel_pub_reserve(&f.p, UINT32_MAX, f.now, 0, &payload, &cap), 0);
     assert_int_equal(cap, 100);
     assert_int_equal(rdps__rel_pub_commit(&f.p, 101, 1), RDPS_EMSGSIZE);
     assert_true(f.p.adm.reserved); /* a refused commit leaves the reservation: the caller decides */
@@ -93,8 +93,8 @@ static void test_reserve_excludes_and_unreserve_leaves_nothing(void **state)
     uint32_t head = f.p.adm.ring.head_seq;
     uint64_t head_pos = f.p.adm.ring.head_pos;
 
-    assert_int_equal(rdps__rel_pub_reserve(&f.p, f.now, &payload, &cap), 0);
-    assert_int_equal(rdps__rel_pub_reserve(&f.p, f.now, &again, &cap), RDPS_EBUSY);
+    assert_int_equal(rdps__rel_pub_reserve(&f.p, UINT32_MAX, f.now, 0, &payload, &cap), 0);
+    assert_int_equal(rdps__rel_pub_reserve(&f.p, UINT32_MAX, f.now, 0, &again, &cap), RDPS_EBUSY);
     assert_int_equal(rp_append(&f, 10, 2), RDPS_EBUSY);
     /* Posting goes on meanwhile: the appended frame leaves, the reserved room does not. */
     assert_int_equal(rp_drain(&f, NULL, 4, 1), 1);
@@ -128,7 +128,8 @@ static void test_reserve_backpressure(void **state)
     rp_join(&f, 1, first, 2); /* a window of two datagrams */
     assert_int_equal(claim_commit(&f, 10, 1), 1);
     assert_int_equal(claim_commit(&f, 10, 2), 1);
-    assert_int_equal(rdps__rel_pub_reserve(&f.p, f.now, &payload, &cap), RDPS_EAGAIN);
+    assert_int_equal(rdps__rel_pub_reserve(&f.p, UINT32_MAX, f.now, 0, &payload, &cap),
+                     RDPS_EAGAIN);
     assert_false(f.p.adm.reserved);
     assert_int_equal(f.p.counters.backpressure_window, 1);
     assert_int_equal(rp_drain(&f, NULL, 8, 1), 2);

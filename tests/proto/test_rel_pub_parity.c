@@ -216,8 +216,10 @@ static void test_payload_and_config(void **state)
 {
     (void)state;
     start(0, 0);
-    assert_int_equal(rp_append(&f, RP_DGRAM - 40 - RDPS_FRAME_PARITY_OVERHEAD, 1), 1);
-    assert_int_equal(rp_append(&f, RP_DGRAM - 40 - RDPS_FRAME_PARITY_OVERHEAD + 1, 2), 2);
+    assert_int_equal(
+        rp_append(&f, RP_DGRAM - RDPS_FRAME_HEADER_LEN - RDPS_FRAME_PARITY_OVERHEAD, 1), 1);
+    assert_int_equal(
+        rp_append(&f, RP_DGRAM - RDPS_FRAME_HEADER_LEN - RDPS_FRAME_PARITY_OVERHEAD + 1, 2), 2);
     assert_int_equal(rp_append(&f, 5 * RP_DGRAM, 3), 6);
     struct rdps_rel_pub_action a[16];
     int n = rp_drain(&f, a, 16, 0); /* every frame decodes (rp_action_ok) */

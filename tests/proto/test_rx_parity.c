@@ -369,8 +369,10 @@ static void run_parity_forged_to_decode(bool from_publisher_address)
     assert_int_equal(rxs[0].rec.count, 2 * K + 3);
     /* The forged frames: message 999 and 1000, pattern and all, at the two holes. */
     for (uint32_t h = 3; h <= 4; h++) {
-        uint32_t len = rdps__frame_put_data_header(frames[h], RP_SESSION, RP_TOPIC, block + h, 200,
-                                                   0, 200, 996 + h, RDPS_FRAME_F_RELIABLE);
+        uint32_t ordinal = rdps__get_le32(frames[h] + RDPS_FRAME_OFF_ORDINAL); /* the real one's */
+        uint32_t len =
+            rdps__frame_put_data_header(frames[h], RP_SESSION, RP_TOPIC, block + h, 200, 0, 200,
+                                        996 + h, RDPS_FRAME_F_RELIABLE, ordinal, 1);
         pattern_fill(frames[h] + RDPS_FRAME_HEADER_LEN, 200, RP_SESSION, 996 + h);
         lens[h] = len;
     }

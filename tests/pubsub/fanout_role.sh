@@ -8,7 +8,8 @@
 #                all COUNT verified, nothing missing, corrupt or duplicated (both are checked:
 #                neither the status nor the figures alone are trusted)
 #   MODE lossy:  the wire drops datagrams (netem); subscribers must report gaps, deliver
-#                only intact messages (zero corrupt) and still receive most of them
+#                only intact messages (zero corrupt) and still receive most of them (exact
+#                loss accounting under netem: batch_role.sh)
 set -u
 build=$1 mode=$2 count=$3 sizes=$4 rate=$5
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

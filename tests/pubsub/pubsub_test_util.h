@@ -46,10 +46,11 @@ static inline int test_loopback_ctx_with(struct rdps_loopback_fabric *fabric,
     }
     rc = rdps__ctx_create_over(&cfg, t, ops, impl, out);
     if (rc == 0) {
-        (*out)->self_qpn = qpn;
-        memcpy((*out)->self_gid, gid, 16);
-        (*out)->has_self_gid = true;
-        (*out)->self_host = host;
+        rdps_ctx_t *ctx = rdps__ctx_of_handle(*out);
+        ctx->self_qpn = qpn;
+        memcpy(ctx->self_gid, gid, 16);
+        ctx->has_self_gid = true;
+        ctx->self_host = host;
     }
     return rc;
 }

@@ -88,7 +88,9 @@ static void test_receiver_and_sender_qp_recover(void **state)
     exchange(a, b, pub, &t, 50);
 
     /* The subscriber's QP fails: it is reset, its group attachment restored, traffic resumes. */
-    assert_int_equal(rdps__verbs_transport_force_error(rdps__transport_innermost(b->transport)), 0);
+    assert_int_equal(rdps__verbs_transport_force_error(
+                         rdps__transport_innermost(rdps__ctx_of_handle(b)->transport)),
+                     0);
     pump(a, b, 50);
     exchange(a, b, pub, &t, 50);
     rdps_counters c;
@@ -97,7 +99,9 @@ static void test_receiver_and_sender_qp_recover(void **state)
     assert_int_equal(t.recovered_events, 1);
 
     /* The publisher's QP fails: sends resume after the reset. */
-    assert_int_equal(rdps__verbs_transport_force_error(rdps__transport_innermost(a->transport)), 0);
+    assert_int_equal(rdps__verbs_transport_force_error(
+                         rdps__transport_innermost(rdps__ctx_of_handle(a)->transport)),
+                     0);
     pump(a, b, 50);
     exchange(a, b, pub, &t, 50);
     rdps_ctx_counters(a, &c);

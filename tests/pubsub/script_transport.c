@@ -415,10 +415,11 @@ int script_ctx_create(const rdps_config *cfg_in, const struct rdps_source *self,
     rc = rdps__ctx_create_over(&cfg, t, ops, impl, out);
     if (rc < 0)
         return rc;
-    (*out)->self_qpn = self->qpn;
-    memcpy((*out)->self_gid, self->gid, 16);
-    (*out)->has_self_gid = self->has_gid != 0;
-    (*out)->self_lid = self->lid;
+    rdps_ctx_t *ctx = rdps__ctx_of_handle(*out);
+    ctx->self_qpn = self->qpn;
+    memcpy(ctx->self_gid, self->gid, 16);
+    ctx->has_self_gid = self->has_gid != 0;
+    ctx->self_lid = self->lid;
     if (clock != NULL)
         rdps__ctx_set_clock(*out, clock, clock_user);
     *transport = t;

@@ -332,9 +332,9 @@ static void test_messages_and_events_carry_the_source(void **state)
     assert_int_equal(seen.msgs, 2);
     assert_int_equal(local.msgs, 2);
     assert_int_equal(seen.events, 1);
-    assert_int_equal(seen.msg_source.qpn, f->a->self_qpn);
+    assert_int_equal(seen.msg_source.qpn, rdps__ctx_of_handle(f->a)->self_qpn);
     assert_int_equal(seen.msg_source.has_gid, 1);
-    assert_memory_equal(seen.msg_source.gid, f->a->self_gid, 16);
+    assert_memory_equal(seen.msg_source.gid, rdps__ctx_of_handle(f->a)->self_gid, 16);
     assert_memory_equal(&local.msg_source, &seen.msg_source, sizeof(rdps_source));
     assert_memory_equal(&seen.event_source, &seen.msg_source, sizeof(rdps_source));
     rdps_sub_destroy(sub);

@@ -101,7 +101,7 @@ static struct rdps_announce sniffed(struct fixture *f, enum rdps_announce_role r
 {
     for (unsigned i = f->sniffed_count; i-- > 0;)
         if (f->sniffed[i].role == role && strcmp(f->sniffed[i].topic, topic) == 0 &&
-            f->sniffed[i].qpn == f->b->self_qpn)
+            f->sniffed[i].qpn == rdps__ctx_of_handle(f->b)->self_qpn)
             return f->sniffed[i];
     fail_msg("no announcement of %s seen", topic);
     struct rdps_announce none = {0};

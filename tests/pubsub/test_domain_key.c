@@ -241,10 +241,10 @@ static uint32_t build_frame(int type, rdps_pub_t *pub, uint8_t *f, uint32_t *seq
     switch (type) {
     case RDPS_FRAME_DATA:
         memset(f + RDPS_FRAME_HEADER_LEN, 0x5a, 40);
-        len = rdps__frag_put_single(f, SCRIPT_MAX_PAYLOAD, 77, sub_topic, seq, 40, 900, 1, 0);
+        len = rdps__frag_put_single(f, SCRIPT_MAX_PAYLOAD, 77, sub_topic, seq, 40, 900, 1, 0, *seq);
         break;
     case RDPS_FRAME_HEARTBEAT:
-        len = rdps__frame_encode_heartbeat(f, SCRIPT_MAX_PAYLOAD, 77, sub_topic, *seq, 1, 0);
+        len = rdps__frame_encode_heartbeat(f, SCRIPT_MAX_PAYLOAD, 77, sub_topic, *seq, *seq, 1, 0);
         break;
     case RDPS_FRAME_NAK:
         len = rdps__frame_encode_nak(f, SCRIPT_MAX_PAYLOAD, rdps_pub_session(pub), pub_topic, 4242,
@@ -315,10 +315,10 @@ static void snap(struct keyed_fixture *f, struct snapshot *s)
 {
     counters(f->ctx, &s->c);
     assert_int_equal(rdps_pub_counters(f->pub, &s->pub), 0);
-    s->peers = rdps__disc_peer_count(f->ctx->discovery);
-    s->streams = rdps__reasm_stream_count(f->ctx->reasm);
-    s->sources = rdps__reasm_source_count(f->ctx->reasm);
-    s->senders = rdps__auth_sender_count(f->ctx->transport);
+    s->peers = rdps__disc_peer_count(rdps__ctx_of_handle(f->ctx)->discovery);
+    s->streams = rdps__reasm_stream_count(rdps__ctx_of_handle(f->ctx)->reasm);
+    s->sources = rdps__reasm_source_count(rdps__ctx_of_handle(f->ctx)->reasm);
+    s->senders = rdps__auth_sender_count(rdps__ctx_of_handle(f->ctx)->transport);
     s->behind = rdps_pub_receivers_behind(f->pub);
     s->subscribers = rdps_pub_subscriber_count(f->pub);
 }
@@ -828,7 +828,7 @@ static void put_reliable_data(uint8_t *f, uint32_t seq, uint32_t index)
     size_t len = test_message_fill(f + RDPS_FRAME_HEADER_LEN, index, 100);
     assert_int_equal(rdps__frag_put_single(f, SCRIPT_MAX_PAYLOAD, 88, rdps_topic_id("auth.par"),
                                            &next, len, SCRIPT_MAX_PAYLOAD - RDPS_AUTH_TRAILER_LEN,
-                                           index + 1, RDPS_FRAME_F_RELIABLE),
+                                           index + 1, RDPS_FRAME_F_RELIABLE, index),
                      (int)(RDPS_FRAME_HEADER_LEN + len));
 }
 
@@ -874,8 +874,9 @@ static void test_forged_parity_keyed(void **state)
      * (sequences 400, 401, 403) arrive, 402 (message 3) does not. */
     put_reliable_data(f, start - 1, 0);
     inject_sealed(ctx, wire, &honest, &peer_src, f, RDPS_FRAME_HEADER_LEN + 100);
+    /* Next: message 1 at `start`; the ring holds message 0 (at start - 1). */
     int hb = rdps__frame_encode_heartbeat_parity(f, sizeof(f), 88, rdps_topic_id("auth.par"), start,
-                                                 1, 2, 4, 0, 1);
+                                                 1, 1, 0, 2, 4, 0, 1);
     assert_true(hb > 0);
     inject_sealed(ctx, wire, &honest, &peer_src, f, (uint32_t)hb);
     for (uint32_t i = 0; i < 4; i++) {

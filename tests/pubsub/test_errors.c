@@ -150,6 +150,9 @@ static void test_every_entry_point(void **state)
     CASE(rdps_ctx_arm, rdps_ctx_arm(NULL), RDPS_EINVAL, "NULL ctx", arm_until_armed(f->ctx));
     CASE(rdps_ctx_wait, rdps_ctx_wait(NULL, 0), RDPS_EINVAL, "NULL ctx", rdps_ctx_wait(f->ctx, 0));
     CASE(rdps_ctx_flush, rdps_ctx_flush(NULL), RDPS_EINVAL, "NULL ctx", rdps_ctx_flush(f->ctx));
+    /* ctx2 is handed over: the next call (this thread's) takes it back. */
+    CASE(rdps_ctx_handover, rdps_ctx_handover(NULL), RDPS_EINVAL, "NULL ctx",
+         rdps_ctx_handover(ctx2));
     CASE(rdps_pub_send, rdps_pub_send(NULL, "x", 1), RDPS_EINVAL, "NULL publisher",
          rdps_pub_send(f->pub, "x", 1));
     CASE(rdps_pub_send_ex, rdps_pub_send_ex(f->pub, "x", 1, 0x80), RDPS_EINVAL, "0x80",
@@ -158,6 +161,9 @@ static void test_every_entry_point(void **state)
          rdps_pub_claim(f->pub, &claim));
     CASE(rdps_pub_commit, rdps_pub_commit(f->pub, NULL, 0), RDPS_EINVAL, "NULL claim",
          rdps_pub_commit(f->pub, &claim, 1));
+    CASE(rdps_pub_claim_ex, rdps_pub_claim_ex(f->pub, (size_t)64 << 20, 0, &claim), RDPS_EMSGSIZE,
+         "max_message_size", rdps_pub_claim_ex(f->pub, 8, RDPS_SEND_MORE, &claim));
+    assert_int_equal(rdps_pub_commit(f->pub, &claim, 8), 0);
     CASE(rdps_topic_group, rdps_topic_group(f->ctx, "t", group, 4), RDPS_EINVAL, "16 bytes",
          rdps_topic_group(f->ctx, "t", group, sizeof(group)));
     CASE(rdps_ctx_map_topic, rdps_ctx_map_topic(f->ctx, "t", "10.0.0.1"), RDPS_EINVAL, "10.0.0.1",
@@ -290,9 +296,8 @@ static void test_eagain_says_why(void **state)
     rdps_ctx_destroy(far);
 
     /* rdps_ctx_arm with a timer due. */
-    rdps_ctx_t *ctx = f->ctx;
-    ctx->next_timer_ns = 0;
-    assert_int_equal(rdps_ctx_arm(ctx), RDPS_EAGAIN);
+    rdps__ctx_of_handle(f->ctx)->next_timer_ns = 0;
+    assert_int_equal(rdps_ctx_arm(f->ctx), RDPS_EAGAIN);
     assert_message("rdps_ctx_arm", "timer is due");
 }
 

@@ -140,9 +140,10 @@ static void on_message(void *user, const void *data, size_t len, const rdps_msg_
 /* The source is ctx's own QP (the loopback endpoint's GID and QPN). */
 static void assert_source_is(const rdps_source *src, const rdps_ctx_t *ctx)
 {
-    assert_int_equal(src->qpn, ctx->self_qpn);
+    const rdps_ctx_t *obj = rdps__ctx_of_handle(ctx);
+    assert_int_equal(src->qpn, obj->self_qpn);
     assert_int_equal(src->has_gid, 1);
-    assert_memory_equal(src->gid, ctx->self_gid, 16);
+    assert_memory_equal(src->gid, obj->self_gid, 16);
 }
 
 /* Only the fields the event's row of the table in rdps.h names are set. */
@@ -248,12 +249,13 @@ static void test_subscriber_seen_then_left(void **state)
     assert_int_equal(ps.n, 1);
     const rdps_event *ev = &ps.ev[0];
     assert_int_equal(ev->type, RDPS_EVENT_SUBSCRIBER_SEEN);
-    assert_discovery_fields(ev, sub->receiver_id, 0, 0); /* unreliable: no receiver id */
+    assert_discovery_fields(ev, rdps__sub_of_handle(sub)->receiver_id, 0,
+                            0); /* unreliable: no receiver id */
     assert_source_is(&ev->source, f->pair.b);
     assert_string_equal(rdps_event_reason_name(ev), "");
     assert_int_equal(rdps_pub_subscriber_count(pub), 1);
 
-    uint32_t id = sub->receiver_id;
+    uint32_t id = rdps__sub_of_handle(sub)->receiver_id;
     rdps_sub_destroy(sub);
     pump(f, 3);
     assert_int_equal(ps.n, 2);
@@ -282,8 +284,9 @@ static void test_reliable_subscriber_seen_carries_receiver_id(void **state)
     pump(f, 3);
     assert_int_equal(count_of(&ps, RDPS_EVENT_SUBSCRIBER_SEEN), 1);
     const rdps_event *ev = last_of(&ps, RDPS_EVENT_SUBSCRIBER_SEEN);
-    assert_int_not_equal(f->pair.b->rel_receiver_id, 0);
-    assert_discovery_fields(ev, sub->receiver_id, f->pair.b->rel_receiver_id, 0);
+    assert_int_not_equal(rdps__ctx_of_handle(f->pair.b)->rel_receiver_id, 0);
+    assert_discovery_fields(ev, rdps__sub_of_handle(sub)->receiver_id,
+                            rdps__ctx_of_handle(f->pair.b)->rel_receiver_id, 0);
     assert_source_is(&ev->source, f->pair.b);
 }
 
@@ -308,7 +311,7 @@ static void test_subscriber_timed_out(void **state)
     assert_true(rdps_ctx_poll(f->pair.a, 0) >= 0);
     assert_int_equal(count_of(&ps, RDPS_EVENT_SUBSCRIBER_GONE), 1);
     const rdps_event *ev = last_of(&ps, RDPS_EVENT_SUBSCRIBER_GONE);
-    assert_discovery_fields(ev, sub->receiver_id, 0, RDPS_GONE_TIMED_OUT);
+    assert_discovery_fields(ev, rdps__sub_of_handle(sub)->receiver_id, 0, RDPS_GONE_TIMED_OUT);
     assert_source_is(&ev->source, f->pair.b);
     assert_string_equal(rdps_event_reason_name(ev), "timed_out");
     assert_int_equal(rdps_pub_subscriber_count(pub), 0);
@@ -381,9 +384,10 @@ static void test_late_publisher_hears_known_subscribers(void **state)
     pump(f, 2);
     assert_int_equal(p1.n, 2);
     assert_int_equal(count_of(&p1, RDPS_EVENT_SUBSCRIBER_SEEN), 2);
-    assert_true(
-        (p1.ev[0].session_id == s1->receiver_id && p1.ev[1].session_id == s2->receiver_id) ||
-        (p1.ev[0].session_id == s2->receiver_id && p1.ev[1].session_id == s1->receiver_id));
+    assert_true((p1.ev[0].session_id == rdps__sub_of_handle(s1)->receiver_id &&
+                 p1.ev[1].session_id == rdps__sub_of_handle(s2)->receiver_id) ||
+                (p1.ev[0].session_id == rdps__sub_of_handle(s2)->receiver_id &&
+                 p1.ev[1].session_id == rdps__sub_of_handle(s1)->receiver_id));
     assert_int_equal(rdps_pub_subscriber_count(pub1), 2);
 
     /* The topic is a's now: a second publisher hears of both too, the first nothing again. */
@@ -393,7 +397,7 @@ static void test_late_publisher_hears_known_subscribers(void **state)
     assert_int_equal(count_of(&p2, RDPS_EVENT_SUBSCRIBER_SEEN), 2);
     assert_int_equal(p1.n, 2);
 
-    uint32_t gone_id = s1->receiver_id;
+    uint32_t gone_id = rdps__sub_of_handle(s1)->receiver_id;
     rdps_sub_destroy(s1);
     pump(f, 2);
     assert_int_equal(count_of(&p1, RDPS_EVENT_SUBSCRIBER_GONE), 1);
@@ -550,7 +554,7 @@ static void test_receiver_evicted_stalled(void **state)
     assert_int_equal(ev->reason, RDPS_EVICT_STALLED);
     assert_string_equal(rdps_event_reason_name(ev), "stalled");
     assert_int_equal(ev->session_id, rdps_pub_session(pub));
-    assert_int_equal(ev->receiver_id, f->pair.b->rel_receiver_id);
+    assert_int_equal(ev->receiver_id, rdps__ctx_of_handle(f->pair.b)->rel_receiver_id);
     assert_source_is(&ev->source, f->pair.b);
     assert_int_equal(ev->count, 0);
     assert_int_equal(ps.wrong_topic, 0);

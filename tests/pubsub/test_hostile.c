@@ -53,7 +53,7 @@ static void inject_data(struct rdps_transport *t, const struct rdps_source *src,
     uint8_t frame[SCRIPT_MAX_PAYLOAD];
     memset(frame + RDPS_FRAME_HEADER_LEN, 0x5a, 40);
     int len = rdps__frag_put_single(frame, sizeof(frame), session, rdps_topic_id(topic), seq, 40,
-                                    SCRIPT_MAX_PAYLOAD, 0, 0);
+                                    SCRIPT_MAX_PAYLOAD, 0, 0, *(seq));
     assert_true(len > 0);
     assert_int_equal(script_transport_inject(t, src, frame, (uint32_t)len), 0);
 }

@@ -170,8 +170,9 @@ static void data_from(struct harness *h, const struct rdps_source *src, uint32_t
 {
     uint8_t frame[SCRIPT_MAX_PAYLOAD];
     memset(frame + RDPS_FRAME_HEADER_LEN, 0x5a, 64);
-    int len = rdps__frag_put_single(frame, sizeof(frame), session, h->topic_id, &seq, 64,
-                                    SCRIPT_MAX_PAYLOAD, fake_now, RDPS_FRAME_F_RELIABLE | flags);
+    int len =
+        rdps__frag_put_single(frame, sizeof(frame), session, h->topic_id, &seq, 64,
+                              SCRIPT_MAX_PAYLOAD, fake_now, RDPS_FRAME_F_RELIABLE | flags, seq);
     inject(h, src, frame, len);
 }
 
@@ -179,8 +180,9 @@ static void heartbeat_from(struct harness *h, const struct rdps_source *src, uin
                            uint32_t next, uint32_t retained)
 {
     uint8_t frame[RDPS_FRAME_HEADER_LEN];
-    int len = rdps__frame_encode_heartbeat_reliable(frame, sizeof(frame), session, h->topic_id,
-                                                    next, retained, fake_now);
+    int len =
+        rdps__frame_encode_heartbeat_reliable(frame, sizeof(frame), session, h->topic_id, next,
+                                              retained, next, (next) - (retained), fake_now);
     inject(h, src, frame, len);
 }
 
@@ -241,7 +243,8 @@ static uint64_t f8_repair_p50(unsigned forged, unsigned refreshes, uint32_t *cou
         drain(&h);
         fake_now += 20 * MS;
     }
-    *counted = rdps__disc_counted_receivers(h.ctx->discovery, h.topic_id, h.topic);
+    *counted =
+        rdps__disc_counted_receivers(rdps__ctx_of_handle(h.ctx)->discovery, h.topic_id, h.topic);
     const uint32_t session = 0x8001, first = 1000;
     uint64_t detect[F8_MESSAGES / F8_EVERY + 1], latency[F8_MESSAGES / F8_EVERY + 1];
     unsigned holes = 0, repaired = 0, answered = 0;

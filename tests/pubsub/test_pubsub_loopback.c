@@ -538,7 +538,8 @@ static void test_bad_frames_are_counted(void **state)
     for (unsigned i = 0; i < 50; i++) {
         memset(junk, (int)i, sizeof(junk));
         junk[0] = (uint8_t)(i % 3); /* versions 0..2: 1 is valid, then garbage fields */
-        assert_int_equal(rdps__ctx_send_frame(f->a, group, junk, 1 + i % sizeof(junk)), 0);
+        assert_int_equal(
+            rdps__ctx_send_frame(rdps__ctx_of_handle(f->a), group, junk, 1 + i % sizeof(junk)), 0);
     }
     TEST_PAIR_PUMP(f, 3);
     rdps_counters c;

@@ -117,8 +117,9 @@ static uint64_t run(enum forgery forgery)
         while (rdps_ctx_poll(p.a, 0) > 0 || rdps_ctx_poll(p.b, 0) > 0)
             ;
         if (forgers > 0 && fake_now >= t0 + 500 * MS + forged * 400 * MS) {
-            forger_announce(&fg[forged % forgers], p.fabric, p.a->control_group, "hostile.min",
-                            0xBAD + forged, forgery == LYING_BODY);
+            forger_announce(&fg[forged % forgers], p.fabric,
+                            rdps__ctx_of_handle(p.a)->control_group, "hostile.min", 0xBAD + forged,
+                            forgery == LYING_BODY);
             forged++;
         }
     }

@@ -558,10 +558,10 @@ static void test_ctx_publishes_its_counters(void **state)
     fake_now = 1000000000ull;
     rdps__ctx_set_clock(p.a, fake_clock, NULL);
     rdps__ctx_set_clock(p.b, fake_clock, NULL);
-    rdps__stat_shm_open(p.a);
-    rdps__stat_shm_open(p.b);
-    assert_non_null(p.a->stat);
-    assert_non_null(p.b->stat);
+    rdps__stat_shm_open(rdps__ctx_of_handle(p.a));
+    rdps__stat_shm_open(rdps__ctx_of_handle(p.b));
+    assert_non_null(rdps__ctx_of_handle(p.a)->stat);
+    assert_non_null(rdps__ctx_of_handle(p.b)->stat);
 
     rdps_sub_t *sub;
     rdps_pub_t *pub;
@@ -617,11 +617,19 @@ static void test_ctx_publishes_its_counters(void **state)
     assert_int_equal(seen_pub, 1);
     assert_int_equal(seen_sub, 1);
 
-    /* Moving counters refresh every 100 ms, idle ones every second. */
-    uint64_t next = rdps__stat_shm_refresh(p.a, fake_now);
+    /* Moving counters refresh every 100 ms, idle ones every second. The publisher's tail
+     * heartbeats (1, 10 and 100 ms after its last datagram) move counters: let them end, and a
+     * refresh see it, first. */
+    for (int i = 0; i < 6; i++) {
+        fake_now += 200000000ull;
+        TEST_PAIR_PUMP(&p, 1);
+    }
+    fake_now += RDPS_STAT_IDLE_NS;
+    TEST_PAIR_PUMP(&p, 1);
+    uint64_t next = rdps__stat_shm_refresh(rdps__ctx_of_handle(p.a), fake_now);
     assert_int_equal(next, fake_now + RDPS_STAT_IDLE_NS);
     TEST_PAIR_SEND_OK(&p, pub, msg, sizeof(msg));
-    next = rdps__stat_shm_refresh(p.a, fake_now);
+    next = rdps__stat_shm_refresh(rdps__ctx_of_handle(p.a), fake_now);
     assert_int_equal(next, fake_now + RDPS_STAT_REFRESH_NS);
 
     rdps_pub_destroy(pub);
@@ -643,15 +651,16 @@ static void test_opt_out(void **state)
     rdps_config_init(&off);
     off.stats_off = 1;
     assert_int_equal(test_pair_open(&p, &off, 0), 0);
-    rdps__stat_shm_open(p.b); /* stats_off */
-    assert_null(p.b->stat);
+    rdps__stat_shm_open(rdps__ctx_of_handle(p.b)); /* stats_off */
+    assert_null(rdps__ctx_of_handle(p.b)->stat);
     setenv("RDPS_STAT", "0", 1);
-    rdps__stat_shm_open(p.a); /* the environment turns it off for the process */
-    assert_null(p.a->stat);
+    rdps__stat_shm_open(
+        rdps__ctx_of_handle(p.a)); /* the environment turns it off for the process */
+    assert_null(rdps__ctx_of_handle(p.a)->stat);
     unsetenv("RDPS_STAT");
     setenv("RDPS_STAT_DIR", "/nonexistent/rdps", 1);
-    rdps__stat_shm_open(p.a); /* cannot be created: the ctx goes on without */
-    assert_null(p.a->stat);
+    rdps__stat_shm_open(rdps__ctx_of_handle(p.a)); /* cannot be created: the ctx goes on without */
+    assert_null(rdps__ctx_of_handle(p.a)->stat);
     TEST_PAIR_PUMP(&p, 2);
     test_pair_close(&p);
     unsetenv("RDPS_STAT_DIR");
@@ -664,8 +673,8 @@ static mode_t created_mode(const char *dir)
     mode_t old_mask = umask(022);
     struct test_pair p;
     assert_int_equal(test_pair_open(&p, NULL, 0), 0);
-    rdps__stat_shm_open(p.a);
-    assert_non_null(p.a->stat);
+    rdps__stat_shm_open(rdps__ctx_of_handle(p.a));
+    assert_non_null(rdps__ctx_of_handle(p.a)->stat);
     DIR *d = opendir(dir);
     assert_non_null(d);
     struct dirent *de;

@@ -88,7 +88,7 @@ static const struct rdps_dest *publisher_dest(struct forger *f)
 {
     const struct rdps_dest *dest = NULL;
     struct rdps_source src = f->publisher;
-    if (rdps__transport_source_dest(f->ctx->transport, &src, &dest) < 0)
+    if (rdps__transport_source_dest(rdps__ctx_of_handle(f->ctx)->transport, &src, &dest) < 0)
         return NULL;
     return dest;
 }
@@ -107,9 +107,9 @@ static void forge_announce(struct forger *f)
         return;
     a.group = ntohl(inet_addr(group));
     a.session_id = rdps__ctx_random32() | 1u;
-    a.qpn = f->ctx->self_qpn;
-    a.qkey = f->ctx->cfg.qkey;
-    memcpy(a.gid, f->ctx->self_gid, 16);
+    a.qpn = rdps__ctx_of_handle(f->ctx)->self_qpn;
+    a.qkey = rdps__ctx_of_handle(f->ctx)->cfg.qkey;
+    memcpy(a.gid, rdps__ctx_of_handle(f->ctx)->self_gid, 16);
     a.reliable = true;
     a.receiver_id = f->next_receiver_id++;
     a.interval_ms = 60000;
@@ -120,9 +120,11 @@ static void forge_announce(struct forger *f)
     int len = rdps__frame_encode_announce(frame, sizeof(frame), a.session_id, a.topic_id, 1,
                                           frame + RDPS_FRAME_HEADER_LEN, (size_t)body,
                                           rdps__clock_realtime_ns());
-    if (len < 0 || f->ctx->control_dest == NULL)
+    if (len < 0 || rdps__ctx_of_handle(f->ctx)->control_dest == NULL)
         return;
-    count(f, rdps__ctx_send_frame(f->ctx, f->ctx->control_dest, frame, (uint32_t)len),
+    count(f,
+          rdps__ctx_send_frame(rdps__ctx_of_handle(f->ctx),
+                               rdps__ctx_of_handle(f->ctx)->control_dest, frame, (uint32_t)len),
           &f->sent_announce);
 }
 
@@ -133,7 +135,8 @@ static void forge_status(struct forger *f)
     int len = rdps__frame_encode_status(frame, sizeof(frame), f->session, f->topic_id, 0xBAD0u,
                                         f->last_seq - 8, 0, rdps__clock_realtime_ns());
     if (dest != NULL && len > 0)
-        count(f, rdps__ctx_send_frame(f->ctx, dest, frame, (uint32_t)len), &f->sent_status);
+        count(f, rdps__ctx_send_frame(rdps__ctx_of_handle(f->ctx), dest, frame, (uint32_t)len),
+              &f->sent_status);
 }
 
 static void forge_nak(struct forger *f)
@@ -146,17 +149,19 @@ static void forge_nak(struct forger *f)
     int len = rdps__frame_encode_nak(frame, sizeof(frame), f->session, f->topic_id, receiver,
                                      &range, 1, rdps__clock_realtime_ns());
     if (dest != NULL && len > 0)
-        count(f, rdps__ctx_send_frame(f->ctx, dest, frame, (uint32_t)len), &f->sent_nak);
+        count(f, rdps__ctx_send_frame(rdps__ctx_of_handle(f->ctx), dest, frame, (uint32_t)len),
+              &f->sent_nak);
 }
 
 static void forge_data(struct forger *f, const struct rdps_dest *group)
 {
     uint8_t frame[RDPS_FRAME_HEADER_LEN + 16];
     memset(frame + RDPS_FRAME_HEADER_LEN, 0x66, 16);
-    uint32_t len = rdps__frame_put_data_header(frame, rdps__ctx_random32() | 1u, f->topic_id,
-                                               rdps__ctx_random32(), 16, 0, 16,
-                                               rdps__clock_realtime_ns(), RDPS_FRAME_F_RELIABLE);
-    count(f, rdps__ctx_send_frame(f->ctx, group, frame, len), &f->sent_data);
+    uint32_t len = rdps__frame_put_data_header(
+        frame, rdps__ctx_random32() | 1u, f->topic_id, rdps__ctx_random32(), 16, 0, 16,
+        rdps__clock_realtime_ns(), RDPS_FRAME_F_RELIABLE, rdps__ctx_random32(),
+        rdps__frame_one_count(16, 0, 16));
+    count(f, rdps__ctx_send_frame(rdps__ctx_of_handle(f->ctx), group, frame, len), &f->sent_data);
 }
 
 static uint64_t now_ms(void)
@@ -482,7 +487,7 @@ int main(int argc, char **argv)
         if (nak)
             forge_nak(&f);
         if (data)
-            forge_data(&f, pub->topic->send_dest);
+            forge_data(&f, rdps__pub_of_handle(pub)->topic->send_dest);
     }
     printf("{\"announce\":%" PRIu64 ",\"status\":%" PRIu64 ",\"nak\":%" PRIu64 ",\"data\":%" PRIu64
            ",\"send_errors\":%" PRIu64 ",\"last_seq\":%u}\n",

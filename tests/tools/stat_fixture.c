@@ -52,9 +52,9 @@ static void dead_process_file(void)
         struct test_pair p;
         if (test_pair_open(&p, NULL, 64) != 0)
             _exit(1);
-        rdps__stat_shm_open(p.a);
+        rdps__stat_shm_open(rdps__ctx_of_handle(p.a));
         rdps_ctx_poll(p.a, 0);
-        _exit(p.a->stat != NULL ? 0 : 1);
+        _exit(rdps__ctx_of_handle(p.a)->stat != NULL ? 0 : 1);
     }
     int st;
     CHECK(waitpid(child, &st, 0) == child && WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -109,9 +109,9 @@ int main(int argc, char **argv)
 
     struct test_pair p;
     CHECK(test_pair_open(&p, NULL, 0) == 0);
-    rdps__stat_shm_open(p.a);
-    rdps__stat_shm_open(p.b);
-    CHECK(p.a->stat != NULL && p.b->stat != NULL);
+    rdps__stat_shm_open(rdps__ctx_of_handle(p.a));
+    rdps__stat_shm_open(rdps__ctx_of_handle(p.b));
+    CHECK(rdps__ctx_of_handle(p.a)->stat != NULL && rdps__ctx_of_handle(p.b)->stat != NULL);
     unsigned got_a = 0, got_b = 0;
     rdps_sub_t *sa, *sb;
     rdps_pub_t *pa, *pb;

@@ -134,9 +134,9 @@ static void victim_start(struct victim *v)
         rdps_ctx_t *ctx;
         if (rdps__loopback_fabric_create(&fabric) != 0 || test_loopback_ctx(fabric, NULL, 64, &ctx))
             _exit(3);
-        rdps__stat_shm_open(ctx);
+        rdps__stat_shm_open(rdps__ctx_of_handle(ctx));
         rdps_ctx_poll(ctx, 0); /* the first refresh */
-        c = ctx->stat != NULL ? 'Y' : 'N';
+        c = rdps__ctx_of_handle(ctx)->stat != NULL ? 'Y' : 'N';
         if (write(up[1], &c, 1) != 1)
             _exit(4);
         while (read(down[0], &c, 1) == 1 && c != 'x')

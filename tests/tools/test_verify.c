@@ -26,6 +26,9 @@ static const struct publisher pub_b = {
 static const struct publisher pub_a_twin = {
     .source = {.qpn = 0x33, .has_gid = 1, .gid = {0xfe, 0x80}}, .session_id = 0xa0a0, .size = 64};
 
+/* The ordinal the publisher gives message 0 (random in the library: one near the wrap here). */
+#define ORD0 0xFFFFFFF0u
+
 /* Delivers message `index` of publisher p; flip >= 0 corrupts that byte. */
 static enum verify_result deliver(struct verify *v, const struct publisher *p, uint64_t index,
                                   int flip)
@@ -35,7 +38,7 @@ static enum verify_result deliver(struct verify *v, const struct publisher *p, u
     pattern_fill(SEED, index, buf, len);
     if (flip >= 0)
         buf[(size_t)flip % len] ^= 0x40;
-    return verify_message(v, &p->source, p->session_id, buf, len);
+    return verify_message(v, &p->source, p->session_id, ORD0 + (uint32_t)index, buf, len);
 }
 
 static void deliver_range(struct verify *v, const struct publisher *p, uint64_t from, uint64_t to)
@@ -100,7 +103,8 @@ static void test_ordered_mode_fails_on_reorder_and_loss(void **state)
     assert_int_equal(verify_init(&v, N, SEED), 0);
     verify_set_ordered(&v, true);
     deliver_range(&v, &pub_a, 0, N);
-    verify_loss(&v, &pub_b.source, pub_b.session_id, 3); /* another session's loss counts too */
+    /* another session's loss counts too */
+    verify_loss(&v, &pub_b.source, pub_b.session_id, true, 3, 0, 3);
     struct verify_session sum;
     verify_totals(&v, &sum);
     assert_int_equal(sum.loss_events, 1);
@@ -288,10 +292,180 @@ static void test_bad_expect_rejected(void **state)
     assert_string_equal(verify_verdict_name(VERIFY_MISSING), "missing");
 }
 
+/* Loss accounting (rdsub --count-loss): what did not arrive must be reported, exactly once. */
+static void lost(struct verify *v, const struct publisher *p, uint64_t from, uint64_t to)
+{
+    verify_loss(v, &p->source, p->session_id, false, 1, ORD0 + (uint32_t)from,
+                (uint32_t)(to - from));
+}
+
+static void count_loss_init(struct verify *v)
+{
+    assert_int_equal(verify_init(v, N, SEED), 0);
+    verify_set_count_loss(v, true);
+}
+
+static void test_count_loss_passes_when_every_message_is_accounted_for(void **state)
+{
+    struct verify v;
+    (void)state;
+    count_loss_init(&v);
+    lost(&v, &pub_a, 0, 3); /* before the first message: held until the base is known */
+    deliver_range(&v, &pub_a, 3, 40);
+    lost(&v, &pub_a, 40, 45);
+    deliver_range(&v, &pub_a, 45, N - 2);
+    assert_false(verify_complete(&v));
+    assert_int_equal(verify_verdict(&v), VERIFY_MISSING);
+    assert_int_equal(verify_session_unaccounted(&v, verify_reported(&v)), 2);
+    lost(&v, &pub_a, N - 2, N); /* a lost tail, reported */
+    assert_true(verify_complete(&v));
+    assert_int_equal(verify_verdict(&v), VERIFY_PASSED);
+    const struct verify_session *s = verify_reported(&v);
+    assert_int_equal(s->reported_lost, 10);
+    assert_int_equal(s->lost_messages, 10);
+    assert_int_equal(s->gap_events, 3);
+    verify_fini(&v);
+}
+
+/* Each fault fails the run, and a loss nobody reported leaves it missing. */
+static void test_count_loss_fails_on_every_fault(void **state)
+{
+    struct verify v;
+    (void)state;
+    count_loss_init(&v); /* a message lost without a report */
+    deliver_range(&v, &pub_a, 0, 50);
+    deliver_range(&v, &pub_a, 51, N);
+    assert_false(verify_complete(&v));
+    assert_int_equal(verify_verdict(&v), VERIFY_MISSING);
+    assert_int_equal(verify_session_unaccounted(&v, verify_reported(&v)), 1);
+    verify_fini(&v);
+
+    count_loss_init(&v); /* a report that counts a delivered message */
+    deliver_range(&v, &pub_a, 0, 50);
+    lost(&v, &pub_a, 49, 51);
+    deliver_range(&v, &pub_a, 51, N);
+    assert_int_equal(verify_reported(&v)->lost_delivered, 1);
+    assert_int_equal(verify_verdict(&v), VERIFY_FAILED);
+    verify_fini(&v);
+
+    count_loss_init(&v); /* reported, then delivered after all */
+    deliver_range(&v, &pub_a, 0, 50);
+    lost(&v, &pub_a, 50, 51);
+    deliver_range(&v, &pub_a, 50, N);
+    assert_int_equal(verify_reported(&v)->lost_delivered, 1);
+    assert_int_equal(verify_verdict(&v), VERIFY_FAILED);
+    verify_fini(&v);
+
+    count_loss_init(&v); /* reported twice */
+    deliver_range(&v, &pub_a, 0, 50);
+    lost(&v, &pub_a, 50, 52);
+    lost(&v, &pub_a, 51, 52);
+    deliver_range(&v, &pub_a, 52, N);
+    assert_int_equal(verify_reported(&v)->lost_twice, 1);
+    assert_int_equal(verify_verdict(&v), VERIFY_FAILED);
+    verify_fini(&v);
+
+    count_loss_init(&v); /* more reported than were published */
+    deliver_range(&v, &pub_a, 0, N - 1);
+    lost(&v, &pub_a, N - 1, N + 3);
+    assert_int_equal(verify_reported(&v)->lost_out_of_range, 3);
+    assert_int_equal(verify_verdict(&v), VERIFY_FAILED);
+    verify_fini(&v);
+
+    count_loss_init(&v); /* an ordinal that does not follow the index */
+    deliver_range(&v, &pub_a, 0, 10);
+    uint8_t buf[64];
+    pattern_fill(SEED, 10, buf, sizeof(buf));
+    assert_int_equal(
+        verify_message(&v, &pub_a.source, pub_a.session_id, ORD0 + 11, buf, sizeof(buf)),
+        VERIFY_MSG_NEW);
+    assert_int_equal(verify_reported(&v)->bad_ordinal, 1);
+    assert_int_equal(verify_verdict(&v), VERIFY_FAILED);
+    verify_fini(&v);
+
+    count_loss_init(&v); /* another session's report does not account for this one's */
+    deliver_range(&v, &pub_a, 0, 50);
+    deliver_range(&v, &pub_b, 0, 1);
+    lost(&v, &pub_b, 50, 51);
+    deliver_range(&v, &pub_a, 51, N);
+    assert_int_equal(verify_verdict(&v), VERIFY_MISSING); /* a's message 50: unaccounted */
+    assert_int_equal(verify_session_unaccounted(&v, verify_reported(&v)), 1);
+    verify_fini(&v);
+}
+
+/* Messages before the first one the subscriber could know of are nobody's to report. */
+static void test_count_loss_excuses_the_unknown_start(void **state)
+{
+    struct verify v;
+    (void)state;
+    count_loss_init(&v);
+    deliver_range(&v, &pub_a, 7, 30); /* 0..6 went before the first datagram it got */
+    lost(&v, &pub_a, 30, 34);
+    deliver_range(&v, &pub_a, 34, N);
+    assert_true(verify_complete(&v));
+    assert_int_equal(verify_verdict(&v), VERIFY_PASSED);
+    assert_int_equal(verify_session_before_start(&v, verify_reported(&v)), 7);
+    assert_int_equal(verify_session_unaccounted(&v, verify_reported(&v)), 0);
+    verify_fini(&v);
+
+    count_loss_init(&v); /* a report reaching lower moves the start down */
+    lost(&v, &pub_a, 3, 7);
+    deliver_range(&v, &pub_a, 7, N);
+    assert_int_equal(verify_session_before_start(&v, verify_reported(&v)), 3);
+    assert_int_equal(verify_verdict(&v), VERIFY_PASSED);
+    verify_fini(&v);
+
+    count_loss_init(&v); /* a hole after the start is still missing */
+    deliver_range(&v, &pub_a, 7, 50);
+    deliver_range(&v, &pub_a, 51, N);
+    assert_false(verify_complete(&v));
+    assert_int_equal(verify_session_unaccounted(&v, verify_reported(&v)), 1);
+    verify_fini(&v);
+}
+
+/* A message too short to name its index, far out of order: its ordinal says which it is. */
+static void test_count_loss_places_short_messages_by_ordinal(void **state)
+{
+    struct verify v;
+    (void)state;
+    struct publisher tiny = pub_a;
+    tiny.size = 3;
+    assert_int_equal(verify_init(&v, 2000, SEED), 0);
+    verify_set_count_loss(&v, true);
+    for (uint64_t i = 0; i < 2000; i++)
+        if (i != 100)
+            assert_int_equal(deliver(&v, &pub_a, i, -1), VERIFY_MSG_NEW);
+    /* 1 900 behind the next expected index: a hint search alone gives up (corrupt). */
+    assert_int_equal(deliver(&v, &tiny, 100, -1), VERIFY_MSG_NEW);
+    assert_int_equal(verify_verdict(&v), VERIFY_PASSED);
+    assert_int_equal(verify_reported(&v)->bad_ordinal, 0);
+    verify_fini(&v);
+}
+
+/* Reliable with --count-loss: loss events account for messages, order still matters. */
+static void test_count_loss_in_ordered_mode(void **state)
+{
+    struct verify v;
+    (void)state;
+    count_loss_init(&v);
+    verify_set_ordered(&v, true);
+    deliver_range(&v, &pub_a, 0, 60);
+    verify_loss(&v, &pub_a.source, pub_a.session_id, true, 2, ORD0 + 60, 5);
+    deliver_range(&v, &pub_a, 65, N);
+    assert_int_equal(verify_verdict(&v), VERIFY_PASSED);
+    assert_int_equal(verify_reported(&v)->loss_events, 1);
+    verify_fini(&v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_all_messages_pass),
+        cmocka_unit_test(test_count_loss_passes_when_every_message_is_accounted_for),
+        cmocka_unit_test(test_count_loss_fails_on_every_fault),
+        cmocka_unit_test(test_count_loss_in_ordered_mode),
+        cmocka_unit_test(test_count_loss_excuses_the_unknown_start),
+        cmocka_unit_test(test_count_loss_places_short_messages_by_ordinal),
         cmocka_unit_test(test_reordered_messages_pass),
         cmocka_unit_test(test_ordered_mode_fails_on_reorder_and_loss),
         cmocka_unit_test(test_missing_in_the_middle_fails),

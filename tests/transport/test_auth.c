@@ -13,23 +13,25 @@
 #include <unistd.h>
 
 #include "rdps_auth.h"
+
+#define H RDPS_AUTH_HEADER_LEN
 #include "rdps_loopback.h"
 
 static const uint8_t key_a[32] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16,
                                   17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32};
 static const uint8_t key_b[32] = {0xb0, 0xb1, 0xb2, [31] = 0xbf};
 
-/* A plausible frame: version 2, `type`, 40-byte header, `payload` bytes of pattern. */
+/* A plausible frame: the current version, `type`, its header, `payload` bytes of pattern. */
 static uint32_t make_frame(uint8_t *f, uint8_t type, uint32_t payload, uint8_t fill)
 {
-    memset(f, 0, 40);
-    f[0] = 2;
+    memset(f, 0, H);
+    f[0] = 3;
     f[1] = type;
     f[4] = 7; /* session */
     f[8] = 9; /* topic */
     for (uint32_t i = 0; i < payload; i++)
-        f[40 + i] = (uint8_t)(fill + i);
-    return 40 + payload;
+        f[H + i] = (uint8_t)(fill + i);
+    return H + payload;
 }
 
 static const struct rdps_source src_one = {
@@ -85,7 +87,7 @@ static void test_seal_is_xchacha20poly1305(void **state)
         memcpy(nonce, trailer, 24);
         const uint8_t *tag = trailer + RDPS_AUTH_OFF_TAG;
         /* The associated data: the frame (header only when encrypted), sent_s, the source. */
-        uint32_t adlen = encrypt ? 40 : len;
+        uint32_t adlen = encrypt ? H : len;
         memcpy(ad, f, adlen);
         memcpy(ad + adlen, trailer + RDPS_AUTH_OFF_TIME, 4);
         rdps__auth_source_bytes(ad + adlen + 4, &src_one);
@@ -94,14 +96,14 @@ static void test_seal_is_xchacha20poly1305(void **state)
         assert_int_equal(ad[adlen + 4 + 22], 1);    /* has_gid */
         adlen += 4 + RDPS_AUTH_SOURCE_LEN;
         if (encrypt) {
-            assert_memory_not_equal(f + 40, copy + 40, 100); /* the payload is ciphertext */
+            assert_memory_not_equal(f + H, copy + H, 100); /* the payload is ciphertext */
             uint8_t plain[100];
             assert_int_equal(crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
-                                 plain, NULL, f + 40, 100, tag, ad, adlen, nonce, key_a),
+                                 plain, NULL, f + H, 100, tag, ad, adlen, nonce, key_a),
                              0);
-            assert_memory_equal(plain, copy + 40, 100);
+            assert_memory_equal(plain, copy + H, 100);
         } else {
-            assert_memory_equal(f + 40, copy + 40, 100);
+            assert_memory_equal(f + H, copy + H, 100);
             uint8_t none;
             assert_int_equal(crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
                                  NULL, NULL, &none, 0, tag, ad, adlen, nonce, key_a),
@@ -117,7 +119,7 @@ static void test_seal_is_xchacha20poly1305(void **state)
         assert_int_equal(open_frame(f, sealed, subkey, &by_lid), -1);
         assert_memory_equal(f, saved, sealed); /* nothing decrypted before the tag verified */
         assert_int_equal(open_frame(f, sealed, subkey, &src_one), 0);
-        assert_memory_equal(f + 40, copy + 40, 100); /* decrypted in place */
+        assert_memory_equal(f + H, copy + H, 100); /* decrypted in place */
         /* Any flipped bit of header, payload or trailer fails. */
         for (uint32_t bit = 0; bit < sealed * 8; bit += 13) {
             uint32_t l2 =
@@ -144,21 +146,21 @@ static void test_seal_is_xchacha20poly1305(void **state)
             uint32_t sealed =
                 seal_frame(f, len, subkey, prefix, payload, 7, &src_two, encrypt != 0);
             const uint8_t *trailer = rdps__auth_trailer(f, sealed);
-            uint32_t adlen = encrypt ? 40 : len;
+            uint32_t adlen = encrypt ? H : len;
             memcpy(ad, f, adlen);
             memcpy(ad + adlen, trailer + RDPS_AUTH_OFF_TIME, 4);
             rdps__auth_source_bytes(ad + adlen + 4, &src_two);
             adlen += 4 + RDPS_AUTH_SOURCE_LEN;
             uint8_t plain[64], none;
             assert_int_equal(crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
-                                 encrypt ? plain : NULL, NULL, encrypt ? f + 40 : &none,
+                                 encrypt ? plain : NULL, NULL, encrypt ? f + H : &none,
                                  encrypt ? payload : 0, trailer + RDPS_AUTH_OFF_TAG, ad, adlen,
                                  trailer, key_a),
                              0);
             assert_int_equal(open_frame(f, sealed, subkey, &src_two), 0);
             assert_memory_equal(f, copy + 0, 28); /* the header up to the auth word */
             if (payload > 0)
-                assert_memory_equal(f + 40, copy + 40, payload);
+                assert_memory_equal(f + H, copy + H, payload);
         }
     }
 }
@@ -328,19 +330,19 @@ static void test_interceptor_round_trip(void **state)
         p.a->ops->abort(p.a, &buf);
         for (uint8_t type = 1; type <= 5; type++) {
             assert_int_equal(send_one(&p, type, 200, type, &rx), 1);
-            assert_int_equal(rx.len, 240); /* the trailer is stripped */
+            assert_int_equal(rx.len, H + 200); /* the trailer is stripped */
             assert_int_equal(rx.data[1], type);
             assert_int_equal(rdps__auth_word(rx.data), 0); /* as a keyless frame reads */
             for (uint32_t i = 0; i < 200; i++)
-                assert_int_equal(rx.data[40 + i], (uint8_t)(type + i));
+                assert_int_equal(rx.data[H + i], (uint8_t)(type + i));
             p.b->ops->rx_release(p.b, &rx, 1);
         }
         /* A frame filling the whole datagram (max_payload) goes; one byte more is refused. */
-        uint32_t fill = 1024 - 40 - RDPS_AUTH_TRAILER_LEN;
+        uint32_t fill = 1024 - H - RDPS_AUTH_TRAILER_LEN;
         assert_int_equal(send_one(&p, 1, fill, 9, &rx), 1);
         p.b->ops->rx_release(p.b, &rx, 1);
         assert_int_equal(p.a->ops->claim(p.a, &buf), 0);
-        assert_int_equal(p.a->ops->submit(p.a, &buf, 40 + fill + 1, &p.to_b, 1), RDPS_EMSGSIZE);
+        assert_int_equal(p.a->ops->submit(p.a, &buf, H + fill + 1, &p.to_b, 1), RDPS_EMSGSIZE);
         struct rdps_auth_stats s = stats_of(p.b);
         assert_int_equal(s.bad_tag + s.short_frames + s.unknown_key + s.unsigned_frames, 0);
         assert_int_equal(s.replayed + s.stale, 0);
@@ -379,10 +381,10 @@ static void test_forgeries_dropped_before_state(void **state)
         pair_open(&p, key_a, 1, type == 1, 0);
         uint8_t wire[1024], bad[1024];
         uint32_t n = capture_one(&p, type, 64, wire);
-        assert_int_equal(n, 40 + 64 + trailer);
+        assert_int_equal(n, H + 64 + trailer);
         for (uint32_t cut = 1; cut <= trailer; cut += 14) /* 4 truncated trailers or tags */
             assert_int_equal(inject(&p, wire, n - cut, &rx), 0);
-        assert_int_equal(inject(&p, wire, 40 + trailer - 1, &rx), 0); /* < header + trailer */
+        assert_int_equal(inject(&p, wire, H + trailer - 1, &rx), 0); /* < header + trailer */
         assert_int_equal(inject(&p, wire, 20, &rx), 0);
         memcpy(bad, wire, n);
         bad[30] = 0x01; /* reserved bits of the auth word */
@@ -592,11 +594,11 @@ static void test_submit_mem_sealed_copy(void **state)
         assert_int_equal(rdps__transport_submit_mem(p.a, m, 1000, len, &p.to_b, 1, cookie), 0);
         assert_int_equal(rdps__tx_mem_completed(m), cookie);
         assert_int_equal(ring[1000 + 28], 0); /* the ring itself is not touched */
-        assert_int_equal(ring[1000 + 40], (uint8_t)cookie);
+        assert_int_equal(ring[1000 + H], (uint8_t)cookie);
         assert_int_equal(p.a->ops->flush(p.a), 0);
         assert_int_equal(p.b->ops->poll(p.b, &rx, 1), 1);
         assert_int_equal(rx.len, len);
-        assert_memory_equal(rx.data + 40, ring + 1040, 300);
+        assert_memory_equal(rx.data + H, ring + 1000 + H, 300);
         p.b->ops->rx_release(p.b, &rx, 1);
     }
     uint32_t most = 1024 - RDPS_AUTH_TRAILER_LEN;
@@ -792,7 +794,7 @@ static void test_mixed_destinations(void **state)
         rdps__auth_subkey(subkey, key_a, rdps__auth_trailer(f, fake.sent_len[i]));
         assert_int_equal(open_frame(f, fake.sent_len[i], subkey, wrong), -1);
         assert_int_equal(open_frame(f, fake.sent_len[i], subkey, src), 0);
-        assert_int_equal(f[40], 7); /* decrypted: each copy was sealed from the plain frame */
+        assert_int_equal(f[H], 7); /* decrypted: each copy was sealed from the plain frame */
     }
     assert_int_equal(lid_copies, 1);
     assert_memory_not_equal(rdps__auth_trailer(fake.sent[0], fake.sent_len[0]),

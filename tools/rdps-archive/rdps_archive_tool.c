@@ -415,9 +415,9 @@ static int export_message(FILE *f, const rdps_archive_record *rec, uint64_t mtu,
         uint32_t n =
             (uint32_t)rec->len - off < max_payload ? (uint32_t)rec->len - off : max_payload;
         memcpy(frame + RDPS_FRAME_HEADER_LEN, (const uint8_t *)rec->data + off, n);
-        uint32_t len =
-            rdps__frame_put_data_header(frame, rec->session_id, rec->topic_id, rec->seq + k,
-                                        (uint32_t)rec->len, off, n, rec->publisher_ts_ns, flags);
+        uint32_t len = rdps__frame_put_data_header(
+            frame, rec->session_id, rec->topic_id, rec->seq + k, (uint32_t)rec->len, off, n,
+            rec->publisher_ts_ns, flags, rec->ordinal, n == rec->len ? 1u : 0u);
         /* To the multicast QPN (0xFFFFFF); QPs 0 and 1 would be taken for subnet management. */
         int rc = pcapng_roce_packet(f, rec->recorder_ts_ns, frame, len,
                                     0x100 + (rec->session_id & 0xFF), 0xFFFFFF, (*psn)++);

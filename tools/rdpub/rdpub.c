@@ -38,6 +38,8 @@ struct options {
     uint64_t flow_tag, flow_min, ring_bytes, rate_limit, drain_timeout_s, parity_k;
     uint64_t parity_proactive;
     bool verbose;
+    rdps_batch_mode batching; /* --batch */
+    uint64_t batch_linger_us; /* --batch-linger */
 };
 
 struct progress {
@@ -53,7 +55,7 @@ static void usage(FILE *out)
         "             [--wait-timeout SEC] [--linger MS] [--group ADDR] [--cm-port P]\n"
         "             [--reliable [--flow max|min|tagged:TAG:N] [--ring BYTES]\n"
         "              [--rate-limit BYTES] [--parity-k K] [--parity-proactive N]\n"
-        "              [--drain-timeout SEC]]\n"
+        "              [--drain-timeout SEC]] [--batch on|off] [--batch-linger US]\n"
         "             [--loss-rx RATE] [--loss-tx RATE] [--loss-seed N] [FILE|-]\n"
         "Publishes each line of FILE (or stdin) as a message, or with --pattern COUNT\n"
         "generated messages that rdsub --verify can check byte for byte.\n"
@@ -86,7 +88,13 @@ static void usage(FILE *out)
         "      --parity-proactive N --parity-k: send N parity datagrams of each block\n"
         "                        unasked (0..K; for links with steady loss)\n"
         "      --drain-timeout S --reliable: after the last message, wait up to S s\n"
-        "                        (default 10) until every receiver has reported it all\n");
+        "                        (default 10) until every receiver has reported it all\n"
+        "      --batch on|off    small messages share datagrams (default on: a message\n"
+        "                        waits only while the device is busy or RDPS_SEND_MORE\n"
+        "                        holds it; unpaced --pattern sends chains of 16 so);\n"
+        "                        off: one datagram per message (rdps 1.2)\n"
+        "      --batch-linger US with batching: a datagram waits up to US microseconds\n"
+        "                        for more messages (0..1000000; default 0)\n");
     tool_ctx_options_usage(out);
     fprintf(out, "Exit: 0 sent (--reliable: and every receiver caught up), 1 send failed,\n"
                  "      2 bad usage, 3 timed out waiting (--reliable: receivers still behind at\n"
@@ -173,6 +181,8 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         OPT_PARITY_K,
         OPT_PARITY_PROACTIVE,
         OPT_DRAIN_TIMEOUT,
+        OPT_BATCH,
+        OPT_BATCH_LINGER,
     };
     static const struct option longopts[] = {
         {"topic", required_argument, NULL, 't'},
@@ -194,6 +204,8 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         {"parity-k", required_argument, NULL, OPT_PARITY_K},
         {"parity-proactive", required_argument, NULL, OPT_PARITY_PROACTIVE},
         {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
+        {"batch", required_argument, NULL, OPT_BATCH},
+        {"batch-linger", required_argument, NULL, OPT_BATCH_LINGER},
         {"help", no_argument, NULL, 'h'},
         TOOL_CTX_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
@@ -286,6 +298,20 @@ static bool parse_args(int argc, char **argv, struct options *opt)
             break;
         case OPT_DRAIN_TIMEOUT:
             if (!tool_opt_u64(prog, "--drain-timeout", optarg, 0, 86400, &opt->drain_timeout_s))
+                return false;
+            break;
+        case OPT_BATCH:
+            if (strcmp(optarg, "on") == 0) {
+                opt->batching = RDPS_BATCH_AUTO;
+            } else if (strcmp(optarg, "off") == 0) {
+                opt->batching = RDPS_BATCH_OFF;
+            } else {
+                tool_error(prog, "--batch takes on or off, not '%s'", optarg);
+                return false;
+            }
+            break;
+        case OPT_BATCH_LINGER:
+            if (!tool_opt_u64(prog, "--batch-linger", optarg, 0, 1000000, &opt->batch_linger_us))
                 return false;
             break;
         case 'v':
@@ -444,6 +470,8 @@ int main(int argc, char **argv)
         .flow_min_receivers = (uint32_t)opt.flow_min,
         .on_event = on_pub_event,
         .event_user = &events,
+        .batching = opt.batching,
+        .batch_linger_us = (uint32_t)opt.batch_linger_us,
     };
     rc = rdps_pub_create(ctx, opt.topic, &popts, &pub);
     if (rc < 0) {
@@ -583,6 +611,8 @@ int main(int argc, char **argv)
         tool_json_u64(&j, "messages", prog_state.messages);
         tool_json_u64(&j, "bytes", prog_state.bytes);
         tool_json_u64(&j, "fragments", c.frames_sent);
+        tool_json_u64(&j, "frames_batched", c.frames_batched); /* datagrams of 2+ messages */
+        tool_json_bool(&j, "batching", opt.batching == RDPS_BATCH_AUTO);
         tool_json_u64(&j, "backpressure", prog_state.eagain);
         tool_json_u64(&j, "loss_dropped_tx", c.loss_dropped_tx);
         rdps_counters ctx_c;

@@ -30,22 +30,24 @@ struct options {
     uint64_t linger_s; /* --linger: seconds of receiving after -c N arrived */
     bool verify, json, quiet;
     bool reliable, from_oldest;
+    bool count_loss; /* --count-loss: loss allowed, every message accounted for */
 };
 
 struct state {
     const struct options *opt;
     uint64_t messages, bytes, fragments;
     uint64_t first_ns, last_ns;
-    uint64_t loss_events, lost_seqs; /* --reliable: RDPS_EVENT_LOSS */
-    struct verify verify;            /* --verify: per publisher session (verify.h) */
+    uint64_t loss_events, lost_seqs;    /* --reliable: RDPS_EVENT_LOSS */
+    uint64_t gap_events, lost_messages; /* RDPS_EVENT_GAP; messages both kinds reported */
+    struct verify verify;               /* --verify: per publisher session (verify.h) */
 };
 
 static void usage(FILE *out)
 {
     fprintf(out,
             "Usage: rdsub -t TOPIC [-b BIND_IP | -d DEV] [-c COUNT] [--timeout SEC] [--verify]\n"
-            "             [--linger SEC] [--reliable [--tag TAG] [--from-oldest]] [--seed N]\n"
-            "             [--json] [-q]\n"
+            "             [--count-loss] [--linger SEC] [--reliable [--tag TAG] [--from-oldest]]\n"
+            "             [--seed N] [--json] [-q]\n"
             "             [--group ADDR] [--cm-port P]\n"
             "             [--loss-rx RATE] [--loss-tx RATE] [--loss-seed N]\n"
             "Receives messages of TOPIC and prints them (text, or a hex summary for binary).\n"
@@ -60,6 +62,13 @@ static void usage(FILE *out)
             "                      every session is counted on its own, corrupt, duplicate and\n"
             "                      missing messages are reported (needs -c N); with\n"
             "                      --reliable also messages out of order and loss events\n"
+            "      --count-loss    with --verify: loss is allowed, but every message must be\n"
+            "                      accounted for: exit 0 when each of the N arrived intact or\n"
+            "                      was reported lost by a GAP or LOSS event (its exact\n"
+            "                      message count), none reported twice or both; a message\n"
+            "                      neither arrived nor reported is missing (exit 5); those\n"
+            "                      before the first one the subscriber heard of are not\n"
+            "                      (before_start: nothing can report them)\n"
             "      --reliable      ask reliable publishers for every message, in order,\n"
             "                      exactly once (NAK + repair); unrecoverable loss is\n"
             "                      reported on stderr and counted\n"
@@ -118,7 +127,8 @@ static void on_message(void *user, const void *data, size_t len, const rdps_msg_
     st->bytes += len;
     st->fragments += info->fragments;
     if (st->opt->verify)
-        (void)verify_message(&st->verify, &info->source, info->session_id, data, len);
+        (void)verify_message(&st->verify, &info->source, info->session_id, info->ordinal, data,
+                             len);
     if (!st->opt->quiet)
         print_message(data, len, info);
 }
@@ -126,14 +136,24 @@ static void on_message(void *user, const void *data, size_t len, const rdps_msg_
 static void on_event(void *user, const rdps_event *ev)
 {
     struct state *st = user;
-    if (ev->type != RDPS_EVENT_LOSS)
+    bool loss = ev->type == RDPS_EVENT_LOSS;
+    if (!loss && ev->type != RDPS_EVENT_GAP)
         return;
-    st->loss_events++;
-    st->lost_seqs += ev->count;
+    if (loss) {
+        st->loss_events++;
+        st->lost_seqs += ev->count;
+    } else {
+        st->gap_events++;
+    }
+    st->lost_messages += ev->msg_count;
     if (st->opt->verify)
-        verify_loss(&st->verify, &ev->source, ev->session_id, ev->count);
-    char line[160];
-    fprintf(stderr, "%s: %s\n", prog, tool_event_text(ev, line, sizeof(line)));
+        verify_loss(&st->verify, &ev->source, ev->session_id, loss, ev->count, ev->first_ordinal,
+                    ev->msg_count);
+    /* Loss of a reliable stream is news; an unreliable stream's gaps are its nature (counted). */
+    if (loss || st->opt->count_loss) {
+        char line[160];
+        fprintf(stderr, "%s: %s\n", prog, tool_event_text(ev, line, sizeof(line)));
+    }
 }
 
 static bool parse_args(int argc, char **argv, struct options *opt)
@@ -146,6 +166,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         OPT_RELIABLE,
         OPT_TAG,
         OPT_FROM_OLDEST,
+        OPT_COUNT_LOSS,
         OPT_LINGER,
     };
     static const struct option longopts[] = {
@@ -158,6 +179,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         {"reliable", no_argument, NULL, OPT_RELIABLE},
         {"tag", required_argument, NULL, OPT_TAG},
         {"from-oldest", no_argument, NULL, OPT_FROM_OLDEST},
+        {"count-loss", no_argument, NULL, OPT_COUNT_LOSS},
         {"linger", required_argument, NULL, OPT_LINGER},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
@@ -205,6 +227,9 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         case OPT_FROM_OLDEST:
             opt->from_oldest = true;
             break;
+        case OPT_COUNT_LOSS:
+            opt->count_loss = true;
+            break;
         case OPT_LINGER:
             if (!tool_opt_u64(prog, "--linger", optarg, 1, 3600, &opt->linger_s))
                 return false;
@@ -236,6 +261,10 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         return false;
     if ((opt->tag != 0 || opt->from_oldest) && !opt->reliable) {
         tool_error(prog, "--tag and --from-oldest need --reliable");
+        return false;
+    }
+    if (opt->count_loss && !opt->verify) {
+        tool_error(prog, "--count-loss needs --verify (it accounts for each pattern message)");
         return false;
     }
     if (opt->verify && opt->count == 0) {
@@ -280,6 +309,17 @@ static void json_session(struct tool_json *j, const char *key, const struct veri
     tool_json_u64(j, "first_index", s->first_index);
     tool_json_u64(j, "out_of_order", s->out_of_order);
     tool_json_u64(j, "loss_events", s->loss_events);
+    tool_json_u64(j, "gap_events", s->gap_events);
+    tool_json_u64(j, "lost_messages", s->lost_messages);
+    if (v->count_loss) {
+        tool_json_u64(j, "reported_lost", s->reported_lost);
+        tool_json_u64(j, "unaccounted", verify_session_unaccounted(v, s));
+        tool_json_u64(j, "before_start", verify_session_before_start(v, s));
+        tool_json_u64(j, "bad_ordinal", s->bad_ordinal);
+        tool_json_u64(j, "lost_delivered", s->lost_delivered);
+        tool_json_u64(j, "lost_twice", s->lost_twice);
+        tool_json_u64(j, "lost_out_of_range", s->lost_out_of_range);
+    }
     tool_json_object_end(j);
 }
 
@@ -363,7 +403,13 @@ static void print_json(const struct state *st, const rdps_sub_t *sub, const rdps
         tool_json_array_end(&j);
     }
     tool_json_u64(&j, "gaps", c->gaps);
+    tool_json_u64(&j, "gap_messages", c->gap_messages);
     tool_json_u64(&j, "lost", c->lost);
+    tool_json_u64(&j, "lost_messages", c->lost_messages);
+    if (st->opt->count_loss) {
+        tool_json_u64(&j, "unaccounted", verify_session_unaccounted(v, best));
+        tool_json_u64(&j, "before_start", verify_session_before_start(v, best));
+    }
     tool_json_u64(&j, "evicted", c->reasm_evictions);
     tool_json_u64(&j, "timeouts", c->reasm_timeouts);
     tool_json_u64(&j, "bad_frames", c->bad_frames);
@@ -436,8 +482,24 @@ static int verdict_status(const struct state *st, bool timed_out)
                    " loss events (of %" PRIu64 " messages in %u sessions)",
                    sum.corrupt, sum.duplicates, sum.out_of_range, sum.out_of_order, sum.loss_events,
                    v->messages, v->nsessions);
+        if (opt->count_loss)
+            tool_error(prog,
+                       "loss accounting: %" PRIu64 " messages with a wrong ordinal, %" PRIu64
+                       " reported lost but delivered, %" PRIu64 " reported lost twice, %" PRIu64
+                       " reported lost that were never published",
+                       sum.bad_ordinal, sum.lost_delivered, sum.lost_twice, sum.lost_out_of_range);
         return TOOL_EXIT_FAILED;
     case VERIFY_MISSING:
+        if (opt->count_loss) {
+            tool_error(prog,
+                       "messages unaccounted for: session %08" PRIx32 " delivered %" PRIu64
+                       " and reported %" PRIu64 " lost of %" PRIu64 ": %" PRIu64
+                       " neither arrived nor were reported lost%s",
+                       best != NULL ? best->session_id : 0, best != NULL ? best->distinct : 0,
+                       best != NULL ? best->reported_lost : 0, opt->count,
+                       verify_session_unaccounted(v, best), timed_out ? "" : " (interrupted)");
+            return TOOL_EXIT_MISSING;
+        }
         tool_error(prog,
                    "messages missing: session %08" PRIx32 " (the best of %u) delivered %" PRIu64
                    " of %" PRIu64 ", %" PRIu64 " of them lost below index %" PRIu64 "%s",
@@ -469,6 +531,7 @@ int main(int argc, char **argv)
     if (opt.verify) {
         (void)verify_init(&st.verify, opt.count, opt.seed); /* -c was checked */
         verify_set_ordered(&st.verify, opt.reliable);
+        verify_set_count_loss(&st.verify, opt.count_loss);
     }
 
     if (tool_ctx_open(prog, &opt.ctx, 0, &ctx) < 0) {

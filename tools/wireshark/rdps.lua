@@ -1,22 +1,37 @@
 -- SPDX-License-Identifier: BSD-2-Clause
--- rdps.lua - Wireshark/tshark dissector for rdps frames (wire format version 2) in RoCEv2 UD SENDs.
+-- rdps.lua - Wireshark/tshark dissector for rdps frames (wire format version 3; version 2 of
+-- rdps 1.2 for old captures) in RoCEv2 UD SENDs.
 --
 -- Wireshark's InfiniBand dissector decodes RoCEv2 (UDP 4791) and offers the payload of a
 -- SEND, after BTH and DETH, to the "infiniband.payload" heuristic dissectors. This file
--- registers one that claims a UD payload only when it starts like an rdps header: version 2,
--- a known frame type, no flag bits outside the five defined ones and a nonzero session
+-- registers one that claims a UD payload only when it starts like an rdps header: version 3
+-- (or 2), a known frame type, no flag bits outside the five defined ones and a nonzero session
 -- (rdps has no magic number; these are the fields every rdps datagram carries). Frames of
--- version 1 (32-byte header, 32-bit topic id; the library rejects them as BAD_VERSION) are
--- left unclaimed like any other foreign payload. A claimed
+-- version 1 (32-byte header) are left unclaimed like any other foreign payload. A claimed
 -- frame is then checked against every rule of rdps__frame_decode() (core/proto/rdps_frame.c,
--- layout in core/proto/rdps_frame.h) in the same order, and the first rule it breaks is
--- shown as expert info and in the field rdps.reject with the C reject name (SHORT,
--- BAD_BODY_LEN, ...), the names the library's bad_frames counters use.
+-- layout in core/proto/rdps_frame.h, batches in core/proto/rdps_batch.h) in the same order,
+-- and the first rule it breaks is shown as expert info and in the field rdps.reject with the C
+-- reject name (SHORT, BAD_COUNT, BAD_BATCH, ...), the names the library's bad_frames counters use.
+--
+-- Version 3 (rdps 1.3): a 48-byte header whose words at 40 and 44 are a message ordinal and a
+--         count (rdps.ordinal, rdps.count). A DATA datagram of whole messages carries count >= 1
+--         of them, from ordinal on: one is the payload itself, two or more are records (u16
+--         length and the bytes) filling the payload exactly. Each message is shown as its own
+--         rdps.msg subtree: rdps.msg.ordinal, rdps.msg.len, rdps.msg.data (a lone message too,
+--         so a filter on rdps.msg.ordinal finds it batched or not). A fragment (count 0) shows
+--         its message's ordinal (rdps.data.msg_ordinal); every DATA frame the ordinal after it
+--         (rdps.data.next_ordinal). A HEARTBEAT tells the next message's ordinal
+--         (rdps.heartbeat.next_ordinal) and, reliable, the oldest retained datagram's
+--         (rdps.heartbeat.trail_ordinal).
+-- Version 2 (rdps 1.2; 40-byte header, no ordinal or count): still decoded, so old captures
+--         read as they did, but rdps 1.3 drops such a frame as BAD_VERSION: rdps.reject says
+--         so (with a warning naming the release), and the rules of version 2 are checked too
+--         (rdps.v2.reject, what an rdps 1.2 receiver would say).
 --
 -- Load: tshark -X lua_script:/path/to/rdps.lua -r capture.pcap
 --       or copy it to ~/.local/lib/wireshark/plugins/ (Wireshark >= 3.6 personal plugins).
--- Filter: rdps, rdps.type == 3, rdps.session == 0x..., rdps.seq, rdps.frag_offset,
---         rdps.flags.retransmit, rdps.nak.range.start, rdps.status.window, rdps.reject, ...
+-- Filter: rdps, rdps.type == 3, rdps.session == 0x..., rdps.seq, rdps.ordinal, rdps.count > 1,
+--         rdps.msg.ordinal == N, rdps.flags.retransmit, rdps.nak.range.start, rdps.reject, ...
 -- Parity repairs: a PARITY frame (type 6) is a parity symbol of a block of a reliable stream:
 --         rdps.parity.block_start (= seq), rdps.parity.k (= msg_len), rdps.parity.index
 --         (= frag_offset), rdps.parity.symbol. A NAK flagged PARITY (rdps.flags.parity) asks
@@ -29,17 +44,20 @@
 --         rdps 1.2 had 40 bytes, without sent_s). It is shown with rdps.auth.key_id,
 --         rdps.auth.encrypted, rdps.auth.prefix, .counter, .sent_s, .tag;
 --         the frame inside is checked as a keyed receiver sees it (trailer stripped); an
---         encrypted payload or body is shown as opaque rdps.auth.ciphertext. The tag is not
---         verified (no key here).
+--         encrypted payload or body is shown as opaque rdps.auth.ciphertext (a batch's records
+--         too: only its count is checked against the length). The tag is not verified (no key
+--         here).
 -- Preference: rdps.max_message_size (tshark -o rdps.max_message_size:N) when the receivers
 --         run with another rdps_config.max_message_size than the 16 MiB default.
 
 local rdps = Proto("rdps", "rdps pub/sub over RDMA UD")
 
--- Header: version u8 | type u8 | flags u16 | session u32 | topic u64 | seq u32 | msg_len u32
---         | frag_offset u32 | reserved u32 | timestamp_ns u64, little-endian; bodies at 40.
-local HEADER_LEN = 40
-local VERSION = 2
+-- Header (version 3): version u8 | type u8 | flags u16 | session u32 | topic u64 | seq u32
+--         | msg_len u32 | frag_offset u32 | reserved u32 | timestamp_ns u64 | ordinal u32
+--         | count u32, little-endian; bodies at 48. Version 2 ends after timestamp_ns (40).
+local VERSION = 3
+local HEADER_LEN = { [2] = 40, [3] = 48 }
+local RELEASE = { [2] = "rdps 1.2", [3] = "rdps 1.3" }
 -- Decoder limits: the library's defaults (struct rdps_frame_limits); the message size is
 -- configurable (rdps_config.max_message_size), so it is a preference here too.
 local MAX_MSG_LEN = 16 * 1024 * 1024
@@ -47,18 +65,24 @@ local MAX_NAK_RANGES = 64
 local MAX_ANNOUNCE_LEN = 4096
 local MAX_RANGE_COUNT = 0x7FFFFFFF
 local MAX_RETAINED = 0x80000000
+-- Bodies, relative to the end of the header: a NAK's receiver, range count, reserved and
+-- ranges; a STATUS's 16 bytes; a parity heartbeat's k, reserved, largest RTT, receivers.
+local NAK_RANGES, NAK_RANGE_LEN, STATUS_BODY, HB_PARITY_BODY = 8, 8, 16, 12
+-- Batches (rdps_batch.h): each record's length prefix.
+local RECORD_LEN = 2
 -- Parity (rdps_frame.h): largest block size k and parity index; a symbol's length bounds.
 local PARITY_MAX_K = 128
 local PARITY_MAX_INDEX = 128
 local PARITY_MIN_BODY = 2 + 64
 local PARITY_MAX_BODY = 2 + 0xFFFF
-local HB_PARITY_BODY = 12
 local NO_ECHO = 0xFFFFFFFF
 -- Authenticated domains: the auth word and the trailer (core/transport/rdps_auth.h).
-local TRAILER_LEN = 44
+-- The trailer by wire version: 1.2's had no sent_s.
+local TRAILER_LEN = { [2] = 40, [3] = 44 }
 local AUTH_KEY_MASK = 0xFFFFFF
 local AUTH_ENCRYPTED = 0x1000000
 local AUTH_RESERVED = 0xFE000000
+local WRAP = 0x100000000 -- serial arithmetic on 32-bit sequences and ordinals
 
 local T_DATA, T_HEARTBEAT, T_NAK, T_STATUS, T_ANNOUNCE, T_PARITY = 1, 2, 3, 4, 5, 6
 local type_names = {
@@ -91,14 +115,28 @@ local pf = {
     reserved = ProtoField.uint32("rdps.reserved", "Reserved", base.HEX),
     timestamp_ns = ProtoField.uint64("rdps.timestamp_ns", "Timestamp (ns)", base.DEC),
     time = ProtoField.absolute_time("rdps.time", "Timestamp", base.UTC),
+    ordinal = ProtoField.uint32("rdps.ordinal", "Ordinal", base.DEC),
+    count = ProtoField.uint32("rdps.count", "Count", base.DEC),
     body_len = ProtoField.uint32("rdps.body_len", "Payload/body length", base.DEC),
     -- DATA
     payload = ProtoField.bytes("rdps.data.payload", "Fragment payload"),
     frag_end = ProtoField.uint32("rdps.data.frag_end", "Fragment end", base.DEC),
+    frag_ordinal = ProtoField.uint32("rdps.data.msg_ordinal", "Fragment of message", base.DEC),
+    next_ordinal = ProtoField.uint32("rdps.data.next_ordinal", "Ordinal after this datagram",
+                                     base.DEC),
+    batch_payload = ProtoField.bytes("rdps.data.batch", "Batch payload (records)"),
+    msg = ProtoField.none("rdps.msg", "Message"),
+    msg_ordinal = ProtoField.uint32("rdps.msg.ordinal", "Ordinal", base.DEC),
+    msg_len_field = ProtoField.uint32("rdps.msg.len", "Length", base.DEC),
+    msg_data = ProtoField.bytes("rdps.msg.data", "Data"),
     -- HEARTBEAT
     hb_next = ProtoField.uint32("rdps.heartbeat.next_seq", "Next sequence", base.DEC),
     hb_retained = ProtoField.uint32("rdps.heartbeat.retained", "Retained for repair", base.DEC),
     hb_oldest = ProtoField.uint32("rdps.heartbeat.oldest_seq", "Oldest retained sequence", base.DEC),
+    hb_next_ordinal = ProtoField.uint32("rdps.heartbeat.next_ordinal", "Next message's ordinal",
+                                        base.DEC),
+    hb_trail_ordinal = ProtoField.uint32("rdps.heartbeat.trail_ordinal",
+                                         "Oldest retained datagram's ordinal", base.DEC),
     hb_parity_k = ProtoField.uint16("rdps.heartbeat.parity_k", "Parity block size k", base.DEC),
     hb_reserved = ProtoField.uint16("rdps.heartbeat.reserved", "Reserved", base.HEX),
     hb_max_rtt = ProtoField.uint32("rdps.heartbeat.max_rtt_us", "Largest receiver RTT (us)",
@@ -125,8 +163,7 @@ local pf = {
     st_receiver = ProtoField.uint32("rdps.status.receiver_id", "Receiver id", base.HEX),
     st_consumed = ProtoField.uint32("rdps.status.consumed_seq", "Consumed sequence", base.DEC),
     st_window = ProtoField.uint32("rdps.status.window", "Window (datagrams)", base.DEC),
-    st_echo = ProtoField.uint32("rdps.status.echo_delay_us", "Echo delay (us)", base.DEC,
-                                { [NO_ECHO] = "no echo" }),
+    st_echo = ProtoField.uint32("rdps.status.echo_delay_us", "Echo delay (us)", base.DEC),
     -- ANNOUNCE
     ann_body = ProtoField.bytes("rdps.announce.body", "Announcement (protobuf)"),
     -- PARITY
@@ -147,8 +184,9 @@ local pf = {
                                     base.DEC),
     auth_tag = ProtoField.bytes("rdps.auth.tag", "Tag (Poly1305)"),
     auth_ciphertext = ProtoField.bytes("rdps.auth.ciphertext", "Encrypted payload/body"),
-    -- validation verdict
+    -- validation verdicts: this release's, and an old frame's under its own version's rules
     reject = ProtoField.string("rdps.reject", "Reject reason"),
+    v2_reject = ProtoField.string("rdps.v2.reject", "Reject reason under wire version 2"),
 }
 rdps.fields = pf
 rdps.prefs.max_message_size = Pref.uint("Maximum message size", MAX_MSG_LEN,
@@ -157,7 +195,7 @@ rdps.prefs.max_message_size = Pref.uint("Maximum message size", MAX_MSG_LEN,
 
 -- One expert per reject reason of RDPS_FRAME_REJECT_MAP (rdps_frame.h), with its text.
 local reject_text = {
-    SHORT = "datagram shorter than the 40-byte header",
+    SHORT = "datagram shorter than the 48-byte header",
     BAD_VERSION = "unsupported protocol version",
     BAD_TYPE = "unknown frame type",
     BAD_FLAGS = "unknown flag bits or flags not allowed for this frame type",
@@ -175,6 +213,8 @@ local reject_text = {
     BAD_RETAINED = "heartbeat retained count above 2^31",
     BAD_BLOCK = "parity block size not a power of two up to 128, or seq not its start",
     BAD_PARITY_INDEX = "parity index above the limit",
+    BAD_COUNT = "message count 0 in whole messages, not 0 in a fragment, or past the payload",
+    BAD_BATCH = "batched messages' lengths do not fill the payload exactly",
 }
 local experts = {}
 local expert_list = {}
@@ -185,6 +225,9 @@ for name, text in pairs(reject_text) do
 end
 local ex_truncated = ProtoExpert.new("rdps.truncated", "frame truncated by the capture",
                                      expert.group.MALFORMED, expert.severity.WARN)
+local ex_old_version = ProtoExpert.new("rdps.old_version",
+                                       "frame of an older wire version: rdps 1.3 drops it",
+                                       expert.group.PROTOCOL, expert.severity.WARN)
 local ex_no_echo = ProtoExpert.new("rdps.status.no_echo", "STATUS echoes no heartbeat",
                                    expert.group.SEQUENCE, expert.severity.CHAT)
 local ex_retransmit = ProtoExpert.new("rdps.retransmit", "repair (retransmitted DATA)",
@@ -196,6 +239,7 @@ local ex_keyed = ProtoExpert.new("rdps.auth.unverified",
                                  expert.group.SECURITY, expert.severity.CHAT)
 expert_list[#expert_list + 1] = ex_keyed
 expert_list[#expert_list + 1] = ex_truncated
+expert_list[#expert_list + 1] = ex_old_version
 expert_list[#expert_list + 1] = ex_no_echo
 expert_list[#expert_list + 1] = ex_retransmit
 expert_list[#expert_list + 1] = ex_parity
@@ -224,24 +268,62 @@ local function is_block_size(k)
     return k >= 2 and k <= PARITY_MAX_K and band(k, k - 1) == 0
 end
 
--- The rule rdps__frame_decode() applies first that the frame breaks, or nil if it is valid.
--- h holds the header fields; len is the datagram's length, caplen the bytes captured of it.
+-- Whole messages of a DATA frame (version 3): rdps__batch_check() on count >= 2 records.
+-- nil when they fill the payload exactly (or a truncated capture or ciphertext hides them).
+local function batch_verdict(tvb, h, body, caplen, max_msg_len)
+    if h.count > math.floor(body / RECORD_LEN) then return "BAD_COUNT" end
+    if h.encrypted then return nil end
+    local off, stop = h.hl, h.hl + body
+    for _ = 1, h.count do
+        if stop - off < RECORD_LEN then return "BAD_BATCH" end
+        if off + RECORD_LEN > caplen then return nil end
+        local rec = tvb(off, RECORD_LEN):le_uint()
+        off = off + RECORD_LEN
+        if rec > stop - off then return "BAD_BATCH" end
+        if rec > max_msg_len then return "MSG_TOO_LARGE" end
+        off = off + rec
+    end
+    if off ~= stop then return "BAD_BATCH" end
+    return nil
+end
+
+-- decode_data(): flags, topic, lengths, BEGIN/END; version 3 then the count and the records.
+local function data_verdict(tvb, h, body, caplen)
+    if band(h.flags, 0xFFFF - F_DATA) ~= 0 then return "BAD_FLAGS" end
+    if h.topic_zero then return "ZERO_TOPIC" end
+    local max_msg_len = rdps.prefs.max_message_size
+    -- a batch is as long as its datagram, whatever the limit on one message
+    local batch = h.v3 and h.count >= 2 and h.frag_offset == 0 and h.msg_len == body
+    if h.msg_len > max_msg_len and not batch then return "MSG_TOO_LARGE" end
+    local frag_end = h.frag_offset + body
+    if frag_end > h.msg_len then return "FRAG_EXCEEDS_MSG" end
+    local is_begin, is_end = h.frag_offset == 0, frag_end == h.msg_len
+    if is_begin ~= (band(h.flags, F_BEGIN) ~= 0) or is_end ~= (band(h.flags, F_END) ~= 0) then
+        return "BEGIN_END_MISMATCH"
+    end
+    if not is_end and body == 0 then return "EMPTY_FRAGMENT" end
+    if not h.v3 then return nil end
+    if not (is_begin and is_end) then -- a fragment of one message
+        if h.count ~= 0 then return "BAD_COUNT" end
+        return nil
+    end
+    if h.count == 0 then return "BAD_COUNT" end
+    if h.count == 1 then return nil end
+    return batch_verdict(tvb, h, body, caplen, max_msg_len)
+end
+
+-- The rule rdps__frame_decode() applies first that the frame breaks, or nil if it is valid
+-- (h.v3 false: the rules of wire version 2). h holds the header fields; len is the datagram's
+-- length, caplen the bytes captured of it (both without a keyed frame's trailer).
 local function verdict(tvb, h, len, caplen)
-    local body = len - HEADER_LEN
+    local hl = h.hl
+    local body = len - hl
     if band(h.flags, F_UNDEFINED) ~= 0 then return "BAD_FLAGS" end
     if h.reserved ~= 0 and not h.keyed then return "NONZERO_FIELD" end
-    if h.type == T_DATA then
-        if band(h.flags, 0xFFFF - F_DATA) ~= 0 then return "BAD_FLAGS" end
-        if h.topic_zero then return "ZERO_TOPIC" end
-        if h.msg_len > rdps.prefs.max_message_size then return "MSG_TOO_LARGE" end
-        local frag_end = h.frag_offset + body
-        if frag_end > h.msg_len then return "FRAG_EXCEEDS_MSG" end
-        local is_begin, is_end = h.frag_offset == 0, frag_end == h.msg_len
-        if is_begin ~= (band(h.flags, F_BEGIN) ~= 0) or is_end ~= (band(h.flags, F_END) ~= 0) then
-            return "BEGIN_END_MISMATCH"
-        end
-        if not is_end and body == 0 then return "EMPTY_FRAGMENT" end
-        return nil
+    if h.type == T_DATA then return data_verdict(tvb, h, body, caplen) end
+    -- only DATA numbers messages; a heartbeat tells the next ordinal and the trail's
+    if h.v3 and h.type ~= T_HEARTBEAT and (h.ordinal ~= 0 or h.count ~= 0) then
+        return "NONZERO_FIELD"
     end
     if h.type == T_PARITY then
         if h.flags ~= F_RELIABLE + F_RETRANSMIT then return "BAD_FLAGS" end
@@ -259,7 +341,9 @@ local function verdict(tvb, h, len, caplen)
         if band(h.flags, 0xFFFF - F_RELIABLE - F_PARITY) ~= 0 or h.flags == F_PARITY then
             return "BAD_FLAGS"
         end
-        if h.msg_len ~= 0 and band(h.flags, F_RELIABLE) == 0 then return "NONZERO_FIELD" end
+        if (h.msg_len ~= 0 or h.count ~= 0) and band(h.flags, F_RELIABLE) == 0 then
+            return "NONZERO_FIELD"
+        end
         if h.msg_len > MAX_RETAINED then return "BAD_RETAINED" end
         if h.topic_zero then return "ZERO_TOPIC" end
         if band(h.flags, F_PARITY) == 0 then
@@ -267,9 +351,9 @@ local function verdict(tvb, h, len, caplen)
             return nil
         end
         if body ~= HB_PARITY_BODY then return "BAD_BODY_LEN" end
-        if h.encrypted or caplen < HEADER_LEN + HB_PARITY_BODY then return nil end
-        if tvb(42, 2):le_uint() ~= 0 then return "NONZERO_FIELD" end
-        if not is_block_size(tvb(40, 2):le_uint()) then return "BAD_BLOCK" end
+        if h.encrypted or caplen < hl + HB_PARITY_BODY then return nil end
+        if tvb(hl + 2, 2):le_uint() ~= 0 then return "NONZERO_FIELD" end
+        if not is_block_size(tvb(hl, 2):le_uint()) then return "BAD_BLOCK" end
         return nil
     end
     if h.msg_len ~= 0 then return "NONZERO_FIELD" end
@@ -280,21 +364,24 @@ local function verdict(tvb, h, len, caplen)
     elseif h.flags ~= 0 then return "BAD_FLAGS" end
     if h.type == T_NAK then
         if h.seq ~= 0 then return "NONZERO_FIELD" end
-        if body < 8 then return "BAD_BODY_LEN" end
+        if body < NAK_RANGES then return "BAD_BODY_LEN" end
+        local ranges = hl + NAK_RANGES
         if h.encrypted then -- the range count is ciphertext: what the length allows
-            local n = math.floor((len - 48) / 8)
-            if (len - 48) % 8 ~= 0 or n == 0 or n > MAX_NAK_RANGES then
+            local n = math.floor((len - ranges) / NAK_RANGE_LEN)
+            if (len - ranges) % NAK_RANGE_LEN ~= 0 or n == 0 or n > MAX_NAK_RANGES then
                 return "BAD_RANGE_COUNT"
             end
             return nil
         end
-        if caplen < 48 then return nil end -- truncated capture: cannot tell
-        if tvb(46, 2):le_uint() ~= 0 then return "NONZERO_FIELD" end
-        local n = tvb(44, 2):le_uint()
-        if n == 0 or n > MAX_NAK_RANGES or 48 + 8 * n ~= len then return "BAD_RANGE_COUNT" end
+        if caplen < ranges then return nil end -- truncated capture: cannot tell
+        if tvb(hl + 6, 2):le_uint() ~= 0 then return "NONZERO_FIELD" end
+        local n = tvb(hl + 4, 2):le_uint()
+        if n == 0 or n > MAX_NAK_RANGES or ranges + NAK_RANGE_LEN * n ~= len then
+            return "BAD_RANGE_COUNT"
+        end
         for i = 0, n - 1 do
-            local off = 48 + 8 * i
-            if off + 8 > caplen then break end
+            local off = ranges + NAK_RANGE_LEN * i
+            if off + NAK_RANGE_LEN > caplen then break end
             local start, count = tvb(off, 4):le_uint(), tvb(off + 4, 4):le_uint()
             if count == 0 or count > MAX_RANGE_COUNT then return "BAD_RANGE" end
             -- a parity range: a block (starting at a multiple of its size, at least 2) and
@@ -307,7 +394,7 @@ local function verdict(tvb, h, len, caplen)
     end
     if h.type == T_STATUS then
         if h.seq ~= 0 then return "NONZERO_FIELD" end
-        if body ~= 16 then return "BAD_BODY_LEN" end
+        if body ~= STATUS_BODY then return "BAD_BODY_LEN" end
         return nil
     end
     if body > MAX_ANNOUNCE_LEN then return "BODY_TOO_LARGE" end -- ANNOUNCE
@@ -317,50 +404,107 @@ end
 -- Does this UD payload start like an rdps datagram? (the heuristic; never claims on less)
 local function looks_like_rdps(tvb, len, caplen)
     if caplen < 4 then return false end
-    if tvb(0, 1):uint() ~= VERSION then return false end
+    local version = tvb(0, 1):uint()
+    if HEADER_LEN[version] == nil then return false end
     local t = tvb(1, 1):uint()
     if t < T_DATA or t > T_PARITY then return false end
     if band(tvb(2, 2):le_uint(), F_UNDEFINED) ~= 0 then return false end
     if caplen >= 8 and tvb(4, 4):le_uint() == 0 then return false end
     -- A datagram shorter than the header shows as a SHORT rdps frame only with a whole session.
-    if len < HEADER_LEN and caplen < 8 then return false end
+    if len < HEADER_LEN[version] and caplen < 8 then return false end
     return true
 end
 
+-- The whole messages of a DATA frame (version 3), each a subtree: ordinal, length, bytes. A
+-- malformed batch shows its records up to the first that leaves the payload.
+local function add_messages(tvb, tree, h, body, caplen)
+    local hl = h.hl
+    if h.count == 1 then
+        local mt = tree:add(pf.msg, tvb(hl, math.min(body, caplen - hl)))
+        mt:set_text(string.format("Message: ordinal %u, %u bytes", h.ordinal, body))
+        mt:add(pf.msg_ordinal, h.ordinal):set_generated()
+        mt:add(pf.msg_len_field, body):set_generated()
+        if caplen >= hl + body then mt:add(pf.msg_data, tvb(hl, body)) end
+        return
+    end
+    if caplen > hl then tree:add(pf.batch_payload, tvb(hl, caplen - hl)) end
+    local off, stop = hl, hl + body
+    for i = 0, h.count - 1 do
+        if off + RECORD_LEN > stop or off + RECORD_LEN > caplen then break end
+        local rec = tvb(off, RECORD_LEN):le_uint()
+        local ord = (h.ordinal + i) % WRAP
+        local whole = off + RECORD_LEN + rec <= stop and off + RECORD_LEN + rec <= caplen
+        local mt = tree:add(pf.msg, tvb(off, whole and RECORD_LEN + rec or RECORD_LEN))
+        mt:set_text(string.format("Message %u: ordinal %u, %u bytes%s", i, ord, rec,
+                                  whole and "" or " (runs past the payload)"))
+        mt:add(pf.msg_ordinal, ord):set_generated()
+        mt:add_le(pf.msg_len_field, tvb(off, RECORD_LEN))
+        if not whole then break end
+        mt:add(pf.msg_data, tvb(off + RECORD_LEN, rec))
+        off = off + RECORD_LEN + rec
+    end
+end
+
 local function add_body(tvb, tree, h, len, caplen, info)
-    local body = len - HEADER_LEN
+    local hl = h.hl
+    local body = len - hl
     if h.type == T_DATA then
         tree:add(pf.frag_end, h.frag_offset + body):set_generated()
-        if caplen > HEADER_LEN then tree:add(pf.payload, tvb(HEADER_LEN, caplen - HEADER_LEN)) end
-        info[#info + 1] = string.format("off=%u len=%u/%u", h.frag_offset, body, h.msg_len)
+        local whole = h.frag_offset == 0 and body == h.msg_len
+        if not h.v3 then
+            if caplen > hl then tree:add(pf.payload, tvb(hl, caplen - hl)) end
+            info[#info + 1] = string.format("off=%u len=%u/%u", h.frag_offset, body, h.msg_len)
+        elseif whole and h.count >= 1 then
+            local last = (h.ordinal + h.count - 1) % WRAP
+            tree:add(pf.next_ordinal, (h.ordinal + h.count) % WRAP):set_generated()
+            add_messages(tvb, tree, h, body, caplen)
+            info[#info + 1] = h.count == 1 and string.format("ord=%u len=%u", h.ordinal, body)
+                or string.format("msgs=%u ord=%u..%u len=%u", h.count, h.ordinal, last, body)
+        else -- a fragment of the message `ordinal`
+            tree:add(pf.frag_ordinal, h.ordinal):set_generated()
+            tree:add(pf.next_ordinal, (h.ordinal + (band(h.flags, F_END) ~= 0 and 1 or 0)) % WRAP)
+                :set_generated()
+            if caplen > hl then tree:add(pf.payload, tvb(hl, caplen - hl)) end
+            info[#info + 1] = string.format("ord=%u off=%u len=%u/%u", h.ordinal, h.frag_offset,
+                                            body, h.msg_len)
+        end
     elseif h.type == T_HEARTBEAT then
+        local reliable = band(h.flags, F_RELIABLE) ~= 0
         tree:add(pf.hb_next, h.seq):set_generated()
         tree:add(pf.hb_retained, h.msg_len):set_generated()
-        if band(h.flags, F_RELIABLE) ~= 0 then
-            tree:add(pf.hb_oldest, (h.seq - h.msg_len) % 0x100000000):set_generated()
+        if reliable then
+            tree:add(pf.hb_oldest, (h.seq - h.msg_len) % WRAP):set_generated()
         end
         info[#info + 1] = string.format("next=%u retained=%u", h.seq, h.msg_len)
-        if band(h.flags, F_PARITY) ~= 0 and caplen >= HEADER_LEN + HB_PARITY_BODY then
-            tree:add_le(pf.hb_parity_k, tvb(40, 2))
-            tree:add_le(pf.hb_reserved, tvb(42, 2))
-            local rt = tree:add_le(pf.hb_max_rtt, tvb(44, 4))
-            if tvb(44, 4):le_uint() == 0 then rt:append_text(" (none measured)") end
-            tree:add_le(pf.hb_receivers, tvb(48, 4))
-            info[#info + 1] = string.format("k=%u max_rtt=%uus receivers=%u", tvb(40, 2):le_uint(),
-                                            tvb(44, 4):le_uint(), tvb(48, 4):le_uint())
+        if h.v3 then
+            -- rdps__frame_decode: the trail is the count word when reliable, else the next ordinal
+            local trail = reliable and h.count or h.ordinal
+            tree:add(pf.hb_next_ordinal, h.ordinal):set_generated()
+            tree:add(pf.hb_trail_ordinal, trail):set_generated()
+            info[#info + 1] = reliable and string.format("next_ord=%u trail_ord=%u", h.ordinal, trail)
+                or string.format("next_ord=%u", h.ordinal)
+        end
+        if band(h.flags, F_PARITY) ~= 0 and caplen >= hl + HB_PARITY_BODY then
+            tree:add_le(pf.hb_parity_k, tvb(hl, 2))
+            tree:add_le(pf.hb_reserved, tvb(hl + 2, 2))
+            local rt = tree:add_le(pf.hb_max_rtt, tvb(hl + 4, 4))
+            if tvb(hl + 4, 4):le_uint() == 0 then rt:append_text(" (none measured)") end
+            tree:add_le(pf.hb_receivers, tvb(hl + 8, 4))
+            info[#info + 1] = string.format("k=%u max_rtt=%uus receivers=%u", tvb(hl, 2):le_uint(),
+                                            tvb(hl + 4, 4):le_uint(), tvb(hl + 8, 4):le_uint())
         end
     elseif h.type == T_NAK then
-        if caplen >= 48 then
-            tree:add_le(pf.nak_receiver, tvb(40, 4))
-            local n = tvb(44, 2):le_uint()
-            tree:add_le(pf.nak_count, tvb(44, 2))
-            tree:add_le(pf.nak_reserved, tvb(46, 2))
+        if caplen >= hl + NAK_RANGES then
+            tree:add_le(pf.nak_receiver, tvb(hl, 4))
+            local n = tvb(hl + 4, 2):le_uint()
+            tree:add_le(pf.nak_count, tvb(hl + 4, 2))
+            tree:add_le(pf.nak_reserved, tvb(hl + 6, 2))
             -- PARITY: each range is a block {start, datagrams of it missing}, not sequences.
             local parity = band(h.flags, F_PARITY) ~= 0
             local missing, shown = 0, {}
             for i = 0, n - 1 do
-                local off = 48 + 8 * i
-                if off + 8 > caplen then break end
+                local off = hl + NAK_RANGES + NAK_RANGE_LEN * i
+                if off + NAK_RANGE_LEN > caplen then break end
                 local start, count = tvb(off, 4):le_uint(), tvb(off + 4, 4):le_uint()
                 if parity then
                     local bt = tree:add(pf.nak_block, tvb(off, 8))
@@ -371,7 +515,7 @@ local function add_body(tvb, tree, h, len, caplen, info)
                         shown[#shown + 1] = string.format("%u:-%u", start, count)
                     end
                 else
-                    local last = (start + count - 1) % 0x100000000
+                    local last = (start + count - 1) % WRAP
                     local rt = tree:add(pf.nak_range, tvb(off, 8))
                     rt:set_text(string.format("Range %u: %u..%u (%u)", i, start, last, count))
                     rt:add_le(pf.nak_start, tvb(off, 4))
@@ -384,44 +528,72 @@ local function add_body(tvb, tree, h, len, caplen, info)
                 missing = missing + count
             end
             tree:add(parity and pf.nak_symbols or pf.nak_missing, missing):set_generated()
-            info[#info + 1] = string.format("receiver=0x%08x %s=%u [%s%s]", tvb(40, 4):le_uint(),
+            info[#info + 1] = string.format("receiver=0x%08x %s=%u [%s%s]", tvb(hl, 4):le_uint(),
                                             parity and "blocks" or "ranges", n,
                                             table.concat(shown, " "), n > #shown and " ..." or "")
         end
     elseif h.type == T_STATUS then
-        if caplen >= 56 then
-            tree:add_le(pf.st_receiver, tvb(40, 4))
-            tree:add_le(pf.st_consumed, tvb(44, 4))
-            tree:add_le(pf.st_window, tvb(48, 4))
-            local echo = tvb(52, 4):le_uint()
-            local ei = tree:add_le(pf.st_echo, tvb(52, 4))
-            if echo == NO_ECHO then ei:add_proto_expert_info(ex_no_echo) end
+        if caplen >= hl + STATUS_BODY then
+            tree:add_le(pf.st_receiver, tvb(hl, 4))
+            tree:add_le(pf.st_consumed, tvb(hl + 4, 4))
+            tree:add_le(pf.st_window, tvb(hl + 8, 4))
+            local echo = tvb(hl + 12, 4):le_uint()
+            local ei = tree:add_le(pf.st_echo, tvb(hl + 12, 4))
+            if echo == NO_ECHO then
+                ei:append_text(" (no echo)")
+                ei:add_proto_expert_info(ex_no_echo)
+            end
             info[#info + 1] = string.format("receiver=0x%08x consumed=%u window=%u%s",
-                                            tvb(40, 4):le_uint(), tvb(44, 4):le_uint(),
-                                            tvb(48, 4):le_uint(),
+                                            tvb(hl, 4):le_uint(), tvb(hl + 4, 4):le_uint(),
+                                            tvb(hl + 8, 4):le_uint(),
                                             echo == NO_ECHO and "" or string.format(" echo=%uus", echo))
         end
     elseif h.type == T_PARITY then
         tree:add(pf.par_block_start, h.seq):set_generated()
         tree:add(pf.par_k, h.msg_len):set_generated()
-        tree:add(pf.par_block_last, (h.seq + h.msg_len - 1) % 0x100000000):set_generated()
+        tree:add(pf.par_block_last, (h.seq + h.msg_len - 1) % WRAP):set_generated()
         tree:add(pf.par_index, h.frag_offset):set_generated()
-        if caplen > HEADER_LEN then
-            tree:add(pf.par_symbol, tvb(HEADER_LEN, caplen - HEADER_LEN))
+        if caplen > hl then
+            tree:add(pf.par_symbol, tvb(hl, caplen - hl))
         end
         info[#info + 1] = string.format("block=%u k=%u index=%u symbol=%u", h.seq, h.msg_len,
                                         h.frag_offset, body)
     else -- ANNOUNCE
-        if caplen > HEADER_LEN then tree:add(pf.ann_body, tvb(HEADER_LEN, caplen - HEADER_LEN)) end
+        if caplen > hl then tree:add(pf.ann_body, tvb(hl, caplen - hl)) end
         info[#info + 1] = string.format("body=%u", body)
     end
     if caplen < len then tree:add_proto_expert_info(ex_truncated) end
 end
 
+-- Shows a frame's verdict: rdps.reject (this release's), and for a frame of an older wire
+-- version the verdict under that version's rules too.
+local function add_verdict(tree, info, reason, old_reason)
+    if reason then
+        tree:add(pf.reject, reason):set_generated()
+        tree:add_proto_expert_info(experts[reason])
+        info[#info + 1] = "[" .. reason .. "]"
+    end
+    if old_reason then
+        tree:add(pf.v2_reject, old_reason):set_generated()
+        local text = old_reason == "SHORT" and "datagram shorter than the 40-byte header"
+            or reject_text[old_reason]
+        tree:add_proto_expert_info(experts[old_reason], "wire version 2: " .. text)
+        info[#info + 1] = "[v2 " .. old_reason .. "]"
+    end
+end
+
 local function dissect(tvb, pinfo, root, len, caplen)
     pinfo.cols.protocol = "rdps"
+    local version = tvb(0, 1):uint()
+    local hl = HEADER_LEN[version]
+    local v3 = version == VERSION
     local tree = root:add(rdps, tvb(0, caplen))
-    tree:add(pf.version, tvb(0, 1))
+    local vi = tree:add(pf.version, tvb(0, 1))
+    if not v3 then
+        vi:append_text(string.format(" (%s)", RELEASE[version]))
+        vi:add_proto_expert_info(ex_old_version, string.format(
+            "wire version %u (%s): rdps 1.3 drops it as BAD_VERSION", version, RELEASE[version]))
+    end
     local t = tvb(1, 1):uint()
     tree:add(pf.type, tvb(1, 1))
     local flags = tvb(2, 2):le_uint()
@@ -433,37 +605,39 @@ local function dissect(tvb, pinfo, root, len, caplen)
     ft:add_le(pf.f_parity, tvb(2, 2))
     ft:add_le(pf.f_unknown, tvb(2, 2))
     local tname = type_names[t] or "?"
-    if len < HEADER_LEN or caplen < HEADER_LEN then
+    local prefix = v3 and "rdps " or string.format("rdps v%u ", version)
+    -- The library checks the version first: every frame of another version is BAD_VERSION.
+    local reason = not v3 and "BAD_VERSION" or nil
+    if len < hl or caplen < hl then
         if caplen >= 8 then tree:add_le(pf.session, tvb(4, 4)) end
-        local reason = len < HEADER_LEN and "SHORT" or nil
-        if reason then
-            tree:add(pf.reject, reason):set_generated()
-            tree:add_proto_expert_info(experts[reason],
-                                       string.format("%s (%u bytes)", reject_text[reason], len))
-        else
-            tree:add_proto_expert_info(ex_truncated)
-        end
-        pinfo.cols.info = string.format("rdps %s [%s]", tname, reason or "truncated")
+        local short = len < hl and "SHORT" or nil
+        local info = {}
+        if v3 then add_verdict(tree, info, short, nil) else add_verdict(tree, info, reason, short) end
+        if not short then tree:add_proto_expert_info(ex_truncated) end
+        pinfo.cols.info = string.format("%s%s %s", prefix, tname,
+                                        #info > 0 and table.concat(info, " ") or "[truncated]")
         return
     end
     -- A keyed frame: an auth word in the reserved field and room for the trailer. What a
     -- keyed receiver checks is the frame inside (len less the trailer).
     local word = tvb(28, 4):le_uint()
-    local keyed = word ~= 0 and band(word, AUTH_RESERVED) == 0 and len >= HEADER_LEN + TRAILER_LEN
+    local tl = TRAILER_LEN[v3 and 3 or 2]
+    local keyed = word ~= 0 and band(word, AUTH_RESERVED) == 0 and len >= hl + tl
     local encrypted = keyed and band(word, AUTH_ENCRYPTED) ~= 0
     local full_len, full_caplen = len, caplen
     if keyed then
-        len = len - TRAILER_LEN
+        len = len - tl
         caplen = math.min(caplen, len)
     end
     local topic = tvb(8, 8):le_uint64()
     local h = {
-        type = t, flags = flags,
+        v3 = v3, hl = hl, type = t, flags = flags,
         session = tvb(4, 4):le_uint(), seq = tvb(16, 4):le_uint(),
         -- 64 bits: zero only when both halves are (UInt64 does not compare with a number)
         topic_zero = tvb(8, 4):le_uint() == 0 and tvb(12, 4):le_uint() == 0,
         msg_len = tvb(20, 4):le_uint(), frag_offset = tvb(24, 4):le_uint(),
         reserved = word, keyed = keyed, encrypted = encrypted,
+        ordinal = v3 and tvb(40, 4):le_uint() or 0, count = v3 and tvb(44, 4):le_uint() or 0,
     }
     tree:add_le(pf.session, tvb(4, 4))
     tree:add_le(pf.topic, tvb(8, 8))
@@ -479,8 +653,10 @@ local function dissect(tvb, pinfo, root, len, caplen)
         if full_caplen >= full_len then
             at:add(pf.auth_prefix, tvb(len, 16))
             at:add_le(pf.auth_counter, tvb(len + 16, 8))
-            at:add_le(pf.auth_sent_s, tvb(len + 24, 4))
-            at:add(pf.auth_tag, tvb(len + 28, 16))
+            if tl == 44 then
+                at:add_le(pf.auth_sent_s, tvb(len + 24, 4))
+            end
+            at:add(pf.auth_tag, tvb(len + tl - 16, 16))
         end
         at:add_proto_expert_info(ex_keyed)
     else
@@ -491,7 +667,19 @@ local function dissect(tvb, pinfo, root, len, caplen)
     local secs = (ts / 1000000000):tonumber()
     local nsecs = (ts % 1000000000):tonumber()
     tree:add(pf.time, tvb(32, 8), NSTime.new(secs, nsecs))
-    tree:add(pf.body_len, len - HEADER_LEN):set_generated()
+    if v3 then
+        -- what the two words mean depends on the frame (rdps_frame.h)
+        local oi = tree:add_le(pf.ordinal, tvb(40, 4))
+        local ci = tree:add_le(pf.count, tvb(44, 4))
+        if t == T_DATA then
+            oi:append_text(h.count == 0 and " (the fragment's message)" or " (first message)")
+            ci:append_text(h.count == 0 and " (a fragment)" or " (whole messages)")
+        elseif t == T_HEARTBEAT then
+            oi:append_text(" (next message)")
+            if band(flags, F_RELIABLE) ~= 0 then ci:append_text(" (oldest retained datagram's ordinal)") end
+        end
+    end
+    tree:add(pf.body_len, len - hl):set_generated()
     tree:append_text(string.format(", %s, session 0x%08x, seq %u", tname, h.session, h.seq))
 
     local info = { string.format("%s sess=0x%08x topic=0x%s seq=%u", tname, h.session,
@@ -506,21 +694,20 @@ local function dissect(tvb, pinfo, root, len, caplen)
     elseif t == T_PARITY then
         ft:add_proto_expert_info(ex_parity)
     end
-    local reason = verdict(tvb, h, len, caplen)
+    local rule = verdict(tvb, h, len, caplen)
     if encrypted then -- opaque: only the header and the lengths mean anything
-        if caplen > HEADER_LEN then tree:add(pf.auth_ciphertext, tvb(HEADER_LEN, caplen - HEADER_LEN)) end
-        info[#info + 1] = string.format("body=%u", len - HEADER_LEN)
+        if caplen > hl then tree:add(pf.auth_ciphertext, tvb(hl, caplen - hl)) end
+        if t == T_DATA and v3 and h.count >= 2 then
+            info[#info + 1] = string.format("msgs=%u", h.count)
+        end
+        info[#info + 1] = string.format("body=%u", len - hl)
         if full_caplen < full_len then tree:add_proto_expert_info(ex_truncated) end
-    elseif reason == nil or (reason ~= "BAD_BODY_LEN" and reason ~= "BAD_RANGE_COUNT") then
+    elseif rule == nil or (rule ~= "BAD_BODY_LEN" and rule ~= "BAD_RANGE_COUNT") then
         -- Body fields are shown only when the frame's layout is one the library accepts.
         add_body(tvb, tree, h, len, caplen, info)
     end
-    if reason then
-        tree:add(pf.reject, reason):set_generated()
-        tree:add_proto_expert_info(experts[reason])
-        info[#info + 1] = "[" .. reason .. "]"
-    end
-    pinfo.cols.info = "rdps " .. table.concat(info, " ")
+    if v3 then add_verdict(tree, info, rule, nil) else add_verdict(tree, info, reason, rule) end
+    pinfo.cols.info = prefix .. table.concat(info, " ")
 end
 
 local function heuristic(tvb, pinfo, root)

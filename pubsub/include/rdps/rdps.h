@@ -78,7 +78,8 @@ extern "C" {
     X(EDEVFATAL, -4001, "RDMA device reported a fatal error")                         \
     X(EBADFRAME, -4002, "malformed frame")                                            \
     X(ENOTJOINED, -4003, "multicast group not joined yet")                            \
-    X(ECLOSED, -4004, "handle already closed")
+    X(ECLOSED, -4004, "handle already closed")                                        \
+    X(ENOTOWNER, -4005, "called from a thread that does not own the ctx")
 
 enum rdps_error {
 #define RDPS_ERROR_ENUM_(name, value, message) RDPS_##name = (value),
@@ -107,10 +108,29 @@ RDPS_EXPORT const char *rdps_last_error_message(void);
 RDPS_EXPORT const char *rdps_version(void);
 
 /* ------------------------------------------------------------------------ */
-/* Handles. A ctx owns one RDMA port and ONE shared UD queue pair; every
- * publisher and subscriber created on it multiplexes over that QP. A ctx and
- * everything on it belong to one thread; nothing happens in the background:
- * progress is made by rdps_ctx_poll(). */
+/*
+ * Handles. A ctx owns one RDMA port and ONE shared UD queue pair; every publisher and subscriber
+ * created on it multiplexes over that QP. Nothing happens in the background: progress is made by
+ * rdps_ctx_poll().
+ *
+ * A handle (rdps_ctx_t *, rdps_pub_t *, rdps_sub_t *) is an id the library looks up, not the
+ * object's address (rdps 1.3): destroying in any order is safe, and so is using a handle after
+ * its destroy. rdps_ctx_destroy destroys the ctx's publishers and subscribers; destroying one of
+ * them afterwards, or any handle twice, does nothing. Every other call on a destroyed handle
+ * returns RDPS_ECLOSED (queries return 0), also when its memory was reused by a new handle:
+ * ids are never confused. A handle of another type (a subscriber's where a publisher is
+ * expected) or a pointer that is no handle: RDPS_EINVAL.
+ *
+ * Threads (rdps(7), THREADS). A ctx, its publishers and its subscribers are used by one thread
+ * at a time: its owner, the thread that created it. A call from another thread returns
+ * RDPS_ENOTOWNER (queries 0; destroy does nothing) and rdps_last_error_message() names both
+ * threads. To run a ctx on another thread than the one that set it up, the owner hands it over
+ * (rdps_ctx_handover) and the next thread that calls on it becomes its owner; a ctx whose owner
+ * thread has exited is taken over the same way. Calls any thread may make: rdps_ctx_fd,
+ * rdps_ctx_max_datagram_payload, rdps_pub_session, rdps_pub_max_message_size (what never
+ * changes), and rdps_pub_send / rdps_pub_send_ex on a concurrent publisher
+ * (rdps_pub_opts.concurrent). The check is two loads and a compare per call, on in every build.
+ */
 typedef struct rdps_ctx rdps_ctx_t;
 typedef struct rdps_pub rdps_pub_t;
 typedef struct rdps_sub rdps_sub_t;
@@ -272,13 +292,24 @@ static inline int rdps_ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
 {
     return rdps_ctx_create_sized(cfg, sizeof(*cfg), RDPS_VERSION_NUMBER, out);
 }
-/* Destroys every publisher and subscriber still open, leaves groups, frees everything. NULL ok. */
+/* Destroys every publisher and subscriber still open, leaves groups, frees everything. NULL, a
+ * destroyed ctx and a ctx another thread owns (logged) are left alone. */
 RDPS_EXPORT void rdps_ctx_destroy(rdps_ctx_t *ctx);
+/*
+ * Gives up the calling thread's ownership of ctx (rdps 1.3; see "Threads" above): the next thread
+ * that calls on the ctx or its handles becomes its owner. The create-here-run-there pattern:
+ * create the ctx, its publishers and subscribers, rdps_ctx_handover(ctx), start the thread that
+ * runs it; to destroy it from the first thread again, the runner hands it back (or exits).
+ * Returns 0, or RDPS_EINVAL (NULL), RDPS_ECLOSED (destroyed), RDPS_ENOTOWNER (another thread
+ * owns it), RDPS_EBUSY (from a callback: the poll running it holds the ctx).
+ */
+RDPS_EXPORT int rdps_ctx_handover(rdps_ctx_t *ctx);
 /* Makes progress: completions, receives (callbacks run here), joins, discovery,
  * timers. Handles at most `budget` received datagrams (<= 0: a default batch).
  * Returns the number of datagrams handled, or RDPS_EINVAL (NULL), RDPS_EBUSY (called
  * from a callback: queued sends were posted, nothing received), RDPS_ECLOSED (a
- * callback destroyed the ctx), RDPS_EDEVFATAL or another negative errno (the device). */
+ * callback destroyed the ctx, or a destroyed handle), RDPS_ENOTOWNER (another thread owns the
+ * ctx: "Threads"), RDPS_EDEVFATAL or another negative errno (the device). */
 RDPS_EXPORT int rdps_ctx_poll(rdps_ctx_t *ctx, int budget);
 /*
  * Running a ctx from an application's own event loop (epoll, libuv, libevent, ...):
@@ -307,14 +338,16 @@ RDPS_EXPORT int rdps_ctx_poll(rdps_ctx_t *ctx, int budget);
  * rdps_ctx_next_timeout_ms(), and rdps_ctx_arm() returns RDPS_EAGAIN when one is already due.
  * rdps_ctx_wait() is this loop's body for applications without a loop of their own.
  */
-/* The ctx's event fd (see above); the same fd for the ctx's lifetime. RDPS_EINVAL for NULL. */
+/* The ctx's event fd (see above); the same fd for the ctx's lifetime, any thread may ask.
+ * RDPS_EINVAL for NULL, RDPS_ECLOSED for a destroyed handle. */
 RDPS_EXPORT int rdps_ctx_fd(rdps_ctx_t *ctx);
 /*
  * Prepares to sleep on rdps_ctx_fd(): posts sends queued with RDPS_SEND_MORE, consumes the fd's
  * readiness and requests the next notification. Returns 0 when armed with nothing waiting (sleep
  * on the fd, at most rdps_ctx_next_timeout_ms()), RDPS_EAGAIN when work is already waiting or a
  * timer is due (call rdps_ctx_poll(), then arm again), RDPS_EBUSY from inside a callback,
- * RDPS_EINVAL for NULL, or RDPS_EDEVFATAL or another negative errno on a device error.
+ * RDPS_EINVAL for NULL, RDPS_ECLOSED (a destroyed handle), RDPS_ENOTOWNER (another thread owns the
+ * ctx: "Threads"), or RDPS_EDEVFATAL or another negative errno on a device error.
  */
 RDPS_EXPORT int rdps_ctx_arm(rdps_ctx_t *ctx);
 /* Milliseconds until the ctx's next timer (heartbeat, announce, timeout): 0..60000, never
@@ -322,10 +355,11 @@ RDPS_EXPORT int rdps_ctx_arm(rdps_ctx_t *ctx);
 RDPS_EXPORT int rdps_ctx_next_timeout_ms(rdps_ctx_t *ctx);
 /* Polls, arms and waits up to timeout_ms (bounded by the next timer) for work, then polls again:
  * the event loop above in one call. Returns what rdps_ctx_poll returns (RDPS_EINVAL, RDPS_EBUSY,
- * RDPS_ECLOSED, RDPS_EDEVFATAL, ...), or a negative errno of epoll_wait. */
+ * RDPS_ECLOSED, RDPS_ENOTOWNER, RDPS_EDEVFATAL, ...), or a negative errno of epoll_wait. */
 RDPS_EXPORT int rdps_ctx_wait(rdps_ctx_t *ctx, int timeout_ms);
-/* Largest payload of one datagram (active MTU minus the rdps header, and minus the 40-byte
- * trailer on a keyed ctx); 0 for NULL. */
+/* Largest payload of one datagram (active MTU minus the 48-byte rdps header, and minus the
+ * 44-byte trailer on a keyed ctx); 0 for NULL. One message of this size fits a datagram; several
+ * share one when their lengths plus 2 bytes each fit it. */
 RDPS_EXPORT size_t rdps_ctx_max_datagram_payload(const rdps_ctx_t *ctx);
 
 /*
@@ -348,8 +382,9 @@ RDPS_EXPORT int rdps_domain_key_read(const char *path, uint8_t key[RDPS_DOMAIN_K
  * rdps_ctx_key_remove(old). A ctx holds two keys at most: add returns RDPS_ENOSPC with two,
  * RDPS_EEXIST for an id it has; use returns RDPS_ENOENT for an id it does not have; remove
  * refuses the key in use (RDPS_EBUSY). On a ctx created without a key: RDPS_ENOTSUP. NULL ctx or
- * key, or an id outside 1..RDPS_DOMAIN_KEY_ID_MAX: RDPS_EINVAL. rdps_ctx_key_in_use returns the
- * id frames are sent under, 0 for a keyless (or NULL) ctx.
+ * key, or an id outside 1..RDPS_DOMAIN_KEY_ID_MAX: RDPS_EINVAL. RDPS_ECLOSED (a destroyed handle),
+ * RDPS_ENOTOWNER (another thread owns the ctx: "Threads"). rdps_ctx_key_in_use returns the id
+ * frames are sent under, 0 for a keyless (or NULL) ctx.
  */
 RDPS_EXPORT int rdps_ctx_key_add(rdps_ctx_t *ctx, const uint8_t key[RDPS_DOMAIN_KEY_BYTES],
                                  uint32_t key_id);
@@ -409,6 +444,19 @@ typedef enum rdps_transport_mode {
      * RDPS_EVENT_UNICAST_FALLBACK and the unicast_fallbacks counter say so. */
     RDPS_TRANSPORT_AUTO = 2,
 } rdps_transport_mode;
+
+/*
+ * Batching (rdps 1.3; rdps_pub_opts.batching): whether small messages share datagrams. Every
+ * message that fits a datagram's payload may go in one with others (each keeps its length; a
+ * message longer than a datagram is fragmented as before and never shares one). See
+ * RDPS_SEND_MORE for when messages join a datagram and the latency each rule adds.
+ */
+typedef enum rdps_batch_mode {
+    RDPS_BATCH_AUTO = 0, /* default: batch while the device is busy, with RDPS_SEND_MORE, or
+                            within batch_linger_us */
+    RDPS_BATCH_OFF = 1,  /* one message per datagram (rdps 1.2's behaviour); RDPS_SEND_MORE then
+                            only chains datagrams into one post */
+} rdps_batch_mode;
 
 struct rdps_event; /* below, with the events and what each carries */
 typedef void (*rdps_event_cb)(void *user, const struct rdps_event *event);
@@ -484,11 +532,45 @@ typedef struct rdps_pub_opts {
      * spend the repair budget like repairs (counters parity_sent, parity_proactive).
      */
     uint32_t parity_proactive;
+    /* Batching (rdps 1.3): rdps_batch_mode (default RDPS_BATCH_AUTO); another value is
+     * RDPS_EINVAL. */
+    rdps_batch_mode batching;
+    /*
+     * Batching: keep a datagram open up to this many microseconds after its first message for
+     * more to join (0, the default: none; at most 1 000 000, else RDPS_EINVAL; with
+     * RDPS_BATCH_OFF, RDPS_EINVAL): the implicit batching interval of other buses. It goes when
+     * full, when the time is up (at the next rdps_ctx_poll(); rdps_ctx_next_timeout_ms() counts
+     * it, so an event loop wakes for it, at millisecond granularity), at rdps_ctx_flush(), or when
+     * the application is about to sleep on the ctx's fd with less than 1 ms of it left.
+     */
+    uint32_t batch_linger_us;
+    /*
+     * rdps 1.3: a concurrent publisher (rdps(7), THREADS), the role of Aeron's concurrent
+     * publication against its exclusive one. 0 (default): exclusive, used by its ctx's thread
+     * only, like everything else on the ctx. 1: any thread may call rdps_pub_send and
+     * rdps_pub_send_ex on it (and rdps_pub_ready, rdps_pub_session, rdps_pub_max_message_size).
+     * Another thread's message is copied into the publisher's queue without a lock (one
+     * compare-and-swap) and returns 0; the ctx's thread sends what the queue holds at its next
+     * rdps_ctx_poll() (and before its own sends on the publisher), packed into datagrams by
+     * batching, so RDPS_SEND_MORE changes nothing there. A thread sleeping in rdps_ctx_wait() or
+     * on rdps_ctx_fd() is woken. Another thread's send returns RDPS_EAGAIN when the queue is
+     * full or the group not joined yet (poll-free: retry), RDPS_EMSGSIZE above the longest
+     * message the queue takes (half of concurrent_queue_bytes; rdps_pub_max_message_size),
+     * RDPS_ECLOSED once the publisher is destroyed. A message the ctx's thread then cannot send
+     * (the join failed, the device failed, the ctx was destroyed first) is counted in
+     * queue_dropped. Claims and everything else stay the ctx's thread's (RDPS_ENOTOWNER). Stop
+     * the other threads' sends before destroying the publisher or its ctx.
+     */
+    uint32_t concurrent;
+    /* The concurrent publisher's queue in bytes (0: 1 MiB; 4096..2^30, rounded up to a power
+     * of two; RDPS_EINVAL otherwise, or without concurrent). */
+    uint32_t concurrent_queue_bytes;
 } rdps_pub_opts;
 
 /* Creates a publisher of `topic` (a name as described under "Topic names": RDPS_EINVAL
  * otherwise, and for NULL ctx or out and options that cannot apply; RDPS_EEXIST when another
- * topic of this ctx has the same id; RDPS_ECLOSED while the ctx is being destroyed; RDPS_ENOMEM;
+ * topic of this ctx has the same id; RDPS_ECLOSED while the ctx is being destroyed or for a
+ * destroyed handle; RDPS_ENOTOWNER (another thread owns the ctx: "Threads"); RDPS_ENOMEM;
  * a negative errno when starting the group's join or registering a reliable ring fails). */
 RDPS_EXPORT int rdps_pub_create_sized(rdps_ctx_t *ctx, const char *topic, const rdps_pub_opts *opts,
                                       size_t opts_size, rdps_pub_t **out);
@@ -511,8 +593,9 @@ RDPS_EXPORT int rdps_pub_ready(const rdps_pub_t *pub);
  * rdps_ctx_wait() rather than spin: on soft-RoCE the kernel does the device's
  * work on the same CPUs), RDPS_EMSGSIZE when too long, RDPS_EBUSY while the
  * publisher has a claim outstanding (rdps_pub_claim), RDPS_EINVAL (NULL pub, NULL
- * data with len > 0), RDPS_ECLOSED (destroyed from a callback, or the ctx is being
+ * data with len > 0), RDPS_ECLOSED (destroyed, or the ctx is being
  * destroyed; after the send: a local subscriber's callback destroyed the ctx),
+ * RDPS_ENOTOWNER (another thread owns the ctx: "Threads"),
  * RDPS_ENOTJOINED (the group's join failed for good), RDPS_ETIMEDOUT (send buffers
  * did not come back within 5 s in the middle of a message), RDPS_EDEVFATAL or another
  * negative errno (the device). rdps_last_error_message() says which (a reliable
@@ -520,21 +603,43 @@ RDPS_EXPORT int rdps_pub_ready(const rdps_pub_t *pub);
  * reported yet, too few tagged receivers). */
 RDPS_EXPORT int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len);
 /*
- * rdps_pub_send with flags. RDPS_SEND_MORE: more messages follow at once, so
- * leave this one's datagrams queued and post them together with the next
- * send (one work-request chain, one doorbell). Queued datagrams go out at the
- * next send without the flag, rdps_ctx_flush() or rdps_ctx_poll(). Returns what
- * rdps_pub_send returns, and RDPS_EINVAL for a flag other than RDPS_SEND_MORE.
+ * rdps_pub_send with flags.
+ *
+ * When messages join a datagram (batching, rdps_pub_opts.batching = RDPS_BATCH_AUTO). A publisher
+ * keeps at most one datagram open; a message that fits the room left joins it, one that does not
+ * sends it and opens the next, one longer than a datagram sends it and goes in fragments.
+ *   - By default, opportunistically: a message goes out at once, in a datagram of its own, when
+ *     nothing is waiting (no latency added to a lone message). While the send queue is
+ *     back-pressured (fewer than 32 free slots: the device is behind), a message opens a datagram
+ *     instead of waiting for a slot of its own (rdps 1.2 returned RDPS_EAGAIN), and the messages
+ *     after it join it: it goes when full, or at the next rdps_ctx_poll() (start or end),
+ *     rdps_ctx_flush(), rdps_ctx_arm() or rdps_ctx_wait(): poll, as a back-pressured sender
+ *     must anyway.
+ *   - RDPS_SEND_MORE: more messages follow at once: hold this one in the open datagram until a
+ *     send without the flag, rdps_ctx_flush(), the next poll, or the datagram is full (a full
+ *     one is queued on the device at once, its doorbell rung with the rest of the chain).
+ *   - rdps_pub_opts.batch_linger_us: hold each datagram that long for more messages.
+ * Every message keeps its own rdps_msg_info at the subscriber (its ordinal, its datagram's
+ * sequence, its publisher's timestamp: when its datagram was opened, so a message that joined
+ * later shows a little more latency than it had). With RDPS_BATCH_OFF, RDPS_SEND_MORE only
+ * leaves the message's datagrams queued to be posted with the next send (one work-request
+ * chain, one doorbell). Reliable publishers batch the same way, in their ring: a message joins
+ * the newest datagram while it waits to be posted (the device busy, the window, the rate limit,
+ * RDPS_SEND_MORE, the linger). Returns what rdps_pub_send returns, and RDPS_EINVAL for a flag
+ * other than RDPS_SEND_MORE.
  */
 #define RDPS_SEND_MORE 0x1u
 RDPS_EXPORT int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned flags);
-/* Posts every datagram queued with RDPS_SEND_MORE. Returns 0, RDPS_EINVAL (NULL), or
- * RDPS_EDEVFATAL or another negative errno when the device refuses the post. */
+/* Posts every datagram queued or held open (RDPS_SEND_MORE, batching, lingering) by the ctx's
+ * publishers. Returns 0, RDPS_EINVAL (NULL), RDPS_ECLOSED (a destroyed handle), RDPS_ENOTOWNER
+ * (another thread owns the ctx: "Threads"), or RDPS_EDEVFATAL or another negative errno when the
+ * device refuses the post. */
 RDPS_EXPORT int rdps_ctx_flush(rdps_ctx_t *ctx);
 
 /*
- * Zero-copy send of a message of one datagram: claim room, write the message into claim.data (up
- * to claim.capacity bytes), commit. The same rules on every publisher:
+ * Zero-copy send: claim room, write the message into claim.data (up to claim.capacity bytes),
+ * commit. rdps_pub_claim claims one datagram's payload, rdps_pub_claim_ex any length up to the
+ * publisher's max_message_size (below). The same rules on every publisher:
  *
  * rdps_pub_claim: an unreliable publisher lends a registered send buffer; a reliable one reserves
  * the room in its retransmission ring, where the frame is posted and repaired from, so the
@@ -544,7 +649,7 @@ RDPS_EXPORT int rdps_ctx_flush(rdps_ctx_t *ctx);
  * joining; the send pool full; reliable: the ring or the flow-control window cannot take one
  * more datagram, or a subscriber has not reported yet, as rdps_pub_send; counted in
  * send_backpressure: poll and retry), RDPS_EBUSY when the publisher has a claim outstanding,
- * RDPS_EINVAL, RDPS_ECLOSED, RDPS_ENOTJOINED.
+ * RDPS_EINVAL, RDPS_ECLOSED, RDPS_ENOTOWNER, RDPS_ENOTJOINED.
  *
  * One claim per publisher: until it is committed or aborted, a second rdps_pub_claim and
  * rdps_pub_send / rdps_pub_send_ex on that publisher return RDPS_EBUSY (nothing sent, not
@@ -558,7 +663,8 @@ RDPS_EXPORT int rdps_ctx_flush(rdps_ctx_t *ctx);
  * the ring. Commit ends the claim whatever it returns, except RDPS_EINVAL:
  *   0              sent.
  *   RDPS_EMSGSIZE  len above claim.capacity (as the claim gave it): nothing sent.
- *   RDPS_ECLOSED   the publisher was destroyed from a callback or the ctx is being destroyed:
+ *   RDPS_ENOTOWNER another thread owns the publisher's ctx: nothing happens.
+ *   RDPS_ECLOSED   the publisher was destroyed (with its claim) or the ctx is being destroyed:
  *                  nothing sent; or, after the message was sent, a callback of a local
  *                  subscriber destroyed the ctx (as rdps_pub_send).
  *   RDPS_EINVAL    pub or claim NULL, or claim is not the publisher's outstanding claim (already
@@ -579,11 +685,30 @@ typedef struct rdps_claim {
     uint64_t opaque_[3];
 } rdps_claim;
 RDPS_EXPORT int rdps_pub_claim(rdps_pub_t *pub, rdps_claim *claim);
+/*
+ * rdps_pub_claim for a message of at most len bytes (rdps 1.3), with send flags; claim.capacity is
+ * len. rdps_pub_claim is rdps_pub_claim_ex(pub, the datagram's payload, 0, claim).
+ *   - Up to one datagram's payload (rdps_ctx_max_datagram_payload()): the room is taken in the
+ *     publisher's open datagram when it fits there (batching), else in a new one, or in the ring.
+ *   - Longer, up to rdps_pub_max_message_size() (else RDPS_EMSGSIZE): one contiguous buffer in
+ *     the ctx's claim buffer (max_message_size bytes, at least 64 KiB, registered with the device
+ *     at the first such claim). An unreliable publisher's commit sends each fragment from where
+ *     the application wrote it: a work request of two SGEs, the fragment's header from a send
+ *     buffer and its payload from the claim buffer, never copied (a keyed ctx's sealing and the
+ *     loopback device copy it, as they copy every datagram). A reliable publisher's commit copies
+ *     the message into its ring, where its frames are posted, repaired and parity-coded from:
+ *     when the ring or the window cannot take it yet, that commit returns RDPS_EAGAIN and the
+ *     claim stays outstanding (poll, then commit it again): the one exception to "commit ends
+ *     the claim". RDPS_EAGAIN at the claim: the claim buffer is held by messages still being sent
+ *     (poll) or by another publisher's claim of this ctx.
+ * With RDPS_SEND_MORE the commit holds its datagrams as rdps_pub_send_ex does.
+ */
+RDPS_EXPORT int rdps_pub_claim_ex(rdps_pub_t *pub, size_t len, unsigned flags, rdps_claim *claim);
 RDPS_EXPORT int rdps_pub_commit(rdps_pub_t *pub, rdps_claim *claim, size_t len);
 RDPS_EXPORT void rdps_pub_abort(rdps_pub_t *pub, rdps_claim *claim);
 /*
  * The longest message the publisher takes: the ctx's max_message_size, and for a reliable
- * publisher at most what its ring holds (ring_bytes / MTU datagrams of MTU - 40 bytes: 62 976
+ * publisher at most what its ring holds (ring_bytes / MTU datagrams of MTU - 48 bytes: 62 464
  * bytes with a 64 KiB ring at MTU 1024, a little under 16 MiB with the default 16 MiB ring; a
  * 32 MiB ring takes the default max_message_size of 16 MiB). Not a receiver's sequence window
  * (2048 datagrams): a longer message streams through it, its datagrams released into the
@@ -640,6 +765,10 @@ typedef struct rdps_msg_info {
     uint32_t fragments;       /* datagrams the message arrived in */
     int retransmitted;        /* some fragment was a retransmission */
     rdps_source source;       /* the publisher's QP (for messages published in this ctx: ours) */
+    /* rdps 1.3: the message's ordinal in its session (each message the publisher sends takes the
+     * next one, serial arithmetic, wrapping; the first is random like seq). Several messages may
+     * share a datagram (batching): then they share seq, in ordinal order. */
+    uint32_t ordinal;
 } rdps_msg_info;
 
 /*
@@ -654,7 +783,7 @@ typedef struct rdps_msg_info {
  *     included: the handle is closed at once (no further callbacks; calls on it return
  *     RDPS_ECLOSED) and freed when the outermost rdps_* call that ran the callback returns;
  *   - rdps_ctx_destroy: the ctx is freed when that outermost call returns, which then returns
- *     RDPS_ECLOSED (touch neither the ctx nor its handles afterwards);
+ *     RDPS_ECLOSED (its handle is refused at once, its publishers' and subscribers' from then);
  *   - rdps_ctx_poll / rdps_ctx_wait: they do not handle received datagrams (the outer poll is
  *     in the middle of a batch); they post queued sends, reap send completions, so a
  *     `while (rdps_pub_send(...) == RDPS_EAGAIN) rdps_ctx_poll(ctx, 0);` retry loop makes
@@ -752,7 +881,8 @@ typedef enum rdps_fallback_reason {
  * endpoint was created with; session_id, first_seq and count are those of the frames.
  *
  *   GAP               session_id: the publisher's session; first_seq: the first missing
- *                     datagram sequence; count: the datagrams missing; source: the publisher.
+ *                     datagram sequence; count: the datagrams missing; source: the publisher;
+ *                     first_ordinal, msg_count: the messages they held.
  *   PUBLISHER_SEEN    session_id: the publisher's session; source: the announcer.
  *   PUBLISHER_GONE    as PUBLISHER_SEEN; reason: rdps_gone_reason.
  *   QP_RECOVERED      count: datagrams this ctx had posted that were lost with the queue pair
@@ -766,7 +896,8 @@ typedef enum rdps_fallback_reason {
  *   RECEIVER_RESUMED  as RECEIVER_EVICTED, without reason (count is 0).
  *   RECEIVER_TIMED_OUT  as RECEIVER_EVICTED, without reason.
  *   LOSS              session_id: the publisher's session; first_seq, count: the datagrams
- *                     given up; source: the publisher; reason: rdps_loss_reason.
+ *                     given up; source: the publisher; reason: rdps_loss_reason;
+ *                     first_ordinal, msg_count: the messages given up with them.
  *   SUBSCRIBER_SEEN   session_id: the subscriber's own id (random, as it announces itself; it
  *                     pairs SEEN with GONE); source: the announcer; receiver_id: a reliable
  *                     subscriber's receiver id (0 for an unreliable one).
@@ -791,6 +922,12 @@ typedef struct rdps_event {
     /* TOPIC_COLLISION: the announced name that has this topic's id (NULL for other events);
      * valid only during the callback. */
     const char *other_topic;
+    /* rdps 1.3. GAP and LOSS: the messages the datagrams held, [first_ordinal, first_ordinal +
+     * msg_count): exact, batched or not (each datagram names its first message's ordinal); a
+     * message split over lost and arrived datagrams is counted once, in the event of its first
+     * lost piece. 0 for other events. */
+    uint32_t first_ordinal;
+    uint32_t msg_count;
 } rdps_event;
 
 /*
@@ -852,8 +989,9 @@ typedef struct rdps_sub_opts {
 
 /* Creates a subscriber of `topic` (a name as described under "Topic names": RDPS_EINVAL
  * otherwise, and for NULL ctx, out or on_message and options that cannot apply; RDPS_EEXIST when
- * another topic of this ctx has the same id; RDPS_ECLOSED while the ctx is being destroyed;
- * RDPS_ENOMEM; a negative errno when starting the group's join fails). */
+ * another topic of this ctx has the same id; RDPS_ECLOSED while the ctx is being destroyed or for
+ * a destroyed handle; RDPS_ENOTOWNER (another thread owns the ctx: "Threads"); RDPS_ENOMEM; a
+ * negative errno when starting the group's join fails). */
 RDPS_EXPORT int rdps_sub_create_sized(rdps_ctx_t *ctx, const char *topic, rdps_msg_cb on_message,
                                       void *user, const rdps_sub_opts *opts, size_t opts_size,
                                       rdps_sub_t **out);
@@ -880,11 +1018,13 @@ RDPS_EXPORT int rdps_sub_ready(const rdps_sub_t *sub);
  */
 RDPS_EXPORT uint64_t rdps_topic_id(const char *topic);
 /* Writes the dotted IPv4 group `topic` maps to in `ctx` (explicit maps honoured) into buf, at
- * least 16 bytes. 0, or RDPS_EINVAL (NULL, a short buffer, a name that breaks the rules). */
+ * least 16 bytes. 0, or RDPS_EINVAL (NULL, a short buffer, a name that breaks the rules),
+ * RDPS_ECLOSED (a destroyed handle), RDPS_ENOTOWNER (another thread owns the ctx: "Threads"). */
 RDPS_EXPORT int rdps_topic_group(const rdps_ctx_t *ctx, const char *topic, char *buf, size_t len);
 /* Maps a topic name to a group explicitly (before creating its endpoints). 0, or RDPS_EINVAL (NULL,
  * a bad name or group, a topic already on another group), RDPS_EEXIST (another name of this ctx
- * has its id), RDPS_ENOMEM. */
+ * has its id), RDPS_ENOMEM, RDPS_ECLOSED (a destroyed handle), RDPS_ENOTOWNER (another thread owns
+ * the ctx: "Threads"). */
 RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const char *group);
 
 /* ------------------------------------------------------------------------ */
@@ -981,7 +1121,15 @@ RDPS_EXPORT int rdps_ctx_map_topic(rdps_ctx_t *ctx, const char *topic, const cha
     X(contacts_displaced, "unicast discovery: contacts dropped for a newcomer (table or host "    \
                           "full)")                                                                \
     X(repair_data_limited,                                                                        \
-      "reliable publishers: times repairs waited for what new data earns them (2x the data)")
+      "reliable publishers: times repairs waited for what new data earns them (2x the data)")     \
+    X(gap_messages, "messages that never arrived whole on unreliable sessions (in gaps)")         \
+    X(lost_messages, "reliable subscribers: messages declared unrecoverable")                     \
+    X(frames_batched, "publishers: datagrams sent carrying two or more messages")                 \
+    X(late_dropped, "unreliable subscribers: datagrams that came after a GAP reported them "      \
+                    "(dropped: their messages were counted lost)")                                \
+    X(queue_dropped,                                                                              \
+      "concurrent publishers: messages other threads queued that could not be sent (the join "    \
+      "failed, the device failed, the publisher or ctx was destroyed from a callback first)")
 
 typedef struct rdps_counters {
 #define RDPS_COUNTER_FIELD_(name, text) uint64_t name;
@@ -996,7 +1144,9 @@ RDPS_EXPORT const char *rdps_counter_description(size_t index);
 
 /* Whole-ctx counters, and the ones attributable to one publisher or subscriber: the first `size`
  * bytes of *out (counters this library does not have read 0). Return 0, or RDPS_EINVAL for a
- * NULL argument or a size below the 1.0 struct's (then *out, if given, is zeroed). */
+ * NULL argument or a size below the 1.0 struct's (then *out, if given, is zeroed),
+ * RDPS_ECLOSED (a destroyed handle) or RDPS_ENOTOWNER (another thread owns the ctx: "Threads"),
+ * with *out zeroed. */
 RDPS_EXPORT int rdps_ctx_counters_sized(const rdps_ctx_t *ctx, rdps_counters *out, size_t size);
 RDPS_EXPORT int rdps_pub_counters_sized(const rdps_pub_t *pub, rdps_counters *out, size_t size);
 RDPS_EXPORT int rdps_sub_counters_sized(const rdps_sub_t *sub, rdps_counters *out, size_t size);
@@ -1038,11 +1188,13 @@ typedef struct rdps_session_stats {
      * then 8000, 16000, ...; 0: none): about 1000 for repairs that came at the first NAK's
      * round trip, more for retries and NAK backoff. */
     uint64_t repair_rtts_p50_milli, repair_rtts_p99_milli;
+    uint64_t lost_messages; /* rdps 1.3: messages given up (lost counts datagrams) */
 } rdps_session_stats;
 /*
  * Fills out[0..max) with the reliable sessions of the subscriber's topic its ctx tracks (newest
  * first) and returns how many there are, which may exceed max; RDPS_EINVAL (NULL subscriber, or
- * NULL out with max > 0), RDPS_ECLOSED (closed subscriber): test the result with `> 0`, not for
+ * NULL out with max > 0), RDPS_ECLOSED (destroyed subscriber), RDPS_ENOTOWNER (another thread
+ * owns the ctx: "Threads"): test the result with `> 0`, not for
  * truth. Sessions of a topic are shared by its subscribers in one ctx. The _sized form takes the
  * caller's sizeof(rdps_session_stats) as the array's stride (RDPS_EINVAL below the 1.0 struct's).
  */
@@ -1065,7 +1217,8 @@ static inline int rdps_sub_sessions(const rdps_sub_t *sub, rdps_session_stats *o
 typedef void (*rdps_publisher_watch_cb)(void *user, const char *topic, const rdps_source *source);
 /* Watches for publishers of topics starting with `prefix` ("" for every topic; copied). One watch
  * per ctx: a second call replaces it, a NULL cb removes it. 0, or RDPS_EINVAL (NULL ctx or prefix,
- * a prefix longer than RDPS_TOPIC_NAME_MAX). */
+ * a prefix longer than RDPS_TOPIC_NAME_MAX), RDPS_ECLOSED (a destroyed handle), RDPS_ENOTOWNER
+ * (another thread owns the ctx: "Threads"). */
 RDPS_EXPORT int rdps_ctx_watch_publishers(rdps_ctx_t *ctx, const char *prefix,
                                           rdps_publisher_watch_cb cb, void *user);
 
