@@ -147,9 +147,12 @@ static bool parse_args(int argc, char **argv, struct options *o)
         TOOL_CTX_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
-    *o = (struct options){
-        .feed = "itch", .channels = 8, .book_id = 1, .timeout_s = 600, .warmup_ms = 1000,
-        .history_timeout_s = 10};
+    *o = (struct options){.feed = "itch",
+                          .channels = 8,
+                          .book_id = 1,
+                          .timeout_s = 600,
+                          .warmup_ms = 1000,
+                          .history_timeout_s = 10};
     tool_ctx_options_init(&o->ctx);
     int c;
     while ((c = getopt_long(argc, argv, "h" TOOL_CTX_SHORT_OPTIONS, longopts, NULL)) != -1) {
@@ -365,8 +368,9 @@ static void poll_history(struct book *b)
                     prog, i, b->opt->history_timeout_s);
         } else if (rc < 0) {
             ch->history_state = HISTORY_REFUSED;
-            fprintf(stderr, "%s: channel %u: the recorder refused the history (%s): live from now\n",
-                    prog, i, rdps_strerror(rc));
+            fprintf(stderr,
+                    "%s: channel %u: the recorder refused the history (%s): live from now\n", prog,
+                    i, rdps_strerror(rc));
         }
     }
 }
