@@ -3,7 +3,9 @@
 # fanout_check.sh - tools/fanout-demo's verdict fails on every broken result set: a book whose
 # digest differs from the feed's, one that exited 0 while messages are missing, one that did not
 # end every channel, one that exited non-zero, a missing book, a feed that failed or whose
-# generator refused its own messages; and passes on a good set.
+# generator refused its own messages; with --record, a recording with a hole or a replayed book
+# whose digest differs; with --from-archive, a late book whose history timed out; and passes on
+# good sets.
 # usage: fanout_check.sh   (no device needed: it feeds saved results to fanout-demo --check)
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -15,16 +17,19 @@ failures=0
 # make_results DIR [KEY=VALUE...]: a good run of a feed and two books, then the overrides:
 # feed_rc, self_check, book2_rc, book2_digest, book2_missing, book2_ended, book2_refused,
 # book2_late (book 2 was started late: its channels caught up from this many snapshots),
-# book2_named (of its 7000 symbols with state, this many got a name).
+# book2_named (of its 7000 symbols with state, this many got a name); record=1 (a recorder and
+# the book fed from its recording: rec_messages, rec_loss, replay_digest), book2_history=LIVE:TIMEOUTS
+# (book 2 started late from the recording).
 make_results() {
     local dir=$1 feed_rc=0 self_check=0 book2_rc=0 book2_digest=00c0ffee00c0ffee book2_missing=0
-    local book2_ended=8 book2_refused=0 book2_late="" book2_named=7000
+    local book2_ended=8 book2_refused=0 book2_late="" book2_named=7000 record=0 rec_messages=500
+    local rec_loss=0 replay_digest=00c0ffee00c0ffee book2_history=""
     shift
     for kv in "$@"; do local "$kv"; done
     mkdir -p "$dir"
     echo 2 >"$dir/books"
     echo "$feed_rc" >"$dir/feed.rc"
-    echo "{\"tool\":\"md-feed\",\"digest\":\"00c0ffee00c0ffee\",\"channels\":8,\"self_check_failures\":$self_check}" \
+    echo "{\"tool\":\"md-feed\",\"digest\":\"00c0ffee00c0ffee\",\"channels\":8,\"datagrams\":500,\"self_check_failures\":$self_check}" \
         >"$dir/feed.json"
     echo 0 >"$dir/book1.rc"
     echo '{"tool":"md-book","digest":"00c0ffee00c0ffee","messages":1000,"missing":0,"channels_ended":8,"apply_errors":0}' \
@@ -33,6 +38,21 @@ make_results() {
     echo "{\"tool\":\"md-book\",\"digest\":\"$book2_digest\",\"messages\":1000,\"missing\":$book2_missing,\"channels_ended\":$book2_ended,\"apply_errors\":$book2_refused,\"late_join\":{\"snapshots_applied\":${book2_late:-0}},\"directory\":{\"symbols_with_state\":7000,\"symbols_named\":$book2_named}}" \
         >"$dir/book2.json"
     if [ -n "$book2_late" ]; then echo 2 >"$dir/late_book"; fi
+    if [ "$record" = 1 ]; then
+        echo record >"$dir/record"
+        echo 0 >"$dir/recorder.rc"
+        echo "{\"tool\":\"rdps-record\",\"messages\":$rec_messages,\"stored_bytes\":9000,\"raw_bytes\":20000,\"loss_events\":$rec_loss,\"overrun_messages\":0}" \
+            >"$dir/recorder.json"
+        echo 0 >"$dir/replay_book.rc"
+        echo "{\"tool\":\"md-book\",\"digest\":\"$replay_digest\",\"messages\":1000,\"missing\":0,\"channels_ended\":8,\"apply_errors\":0}" \
+            >"$dir/replay_book.json"
+    fi
+    if [ -n "$book2_history" ]; then
+        echo 2 >"$dir/late_book"
+        echo archive >"$dir/from_archive"
+        echo "{\"tool\":\"md-book\",\"digest\":\"$book2_digest\",\"messages\":1000,\"missing\":0,\"channels_ended\":8,\"apply_errors\":0,\"late_join\":{\"snapshots_applied\":0},\"history\":{\"channels_live\":${book2_history%:*},\"channels_merging\":$((8 - ${book2_history%:*})),\"timeouts\":${book2_history#*:},\"refused\":0}}" \
+            >"$dir/book2.json"
+    fi
 }
 
 # expect WANT NAME: runs the demo's check on $tmp/NAME.
@@ -87,6 +107,21 @@ expect 1 late_unnamed
 make_results "$tmp/no_feed"
 rm "$tmp/no_feed/feed.json"
 expect 1 no_feed
+make_results "$tmp/recorded" record=1
+expect 0 recorded
+make_results "$tmp/recording_short" record=1 rec_messages=499
+expect 1 recording_short
+make_results "$tmp/recording_lossy" record=1 rec_loss=1
+expect 1 recording_lossy
+make_results "$tmp/replay_differs" record=1 replay_digest=00c0ffee00c0fffe
+expect 1 replay_differs
+make_results "$tmp/no_replay_book" record=1
+rm "$tmp/no_replay_book/replay_book.json"
+expect 1 no_replay_book
+make_results "$tmp/late_from_archive" record=1 book2_history=7:0
+expect 0 late_from_archive
+make_results "$tmp/late_archive_timed_out" record=1 book2_history=7:1
+expect 1 late_archive_timed_out
 
 if [ "$failures" -eq 0 ]; then
     echo "fanout-demo's check failed on every broken input"

@@ -274,7 +274,15 @@ def main():
             f"{j['messages']:8d}  {j['missing']:7d}  {j['gaps']:4d}  {j['naks_sent']:4d}  "
             f"{j['recovered']:9d}  {j['lost']:4d}  {j['loss_events']:11d}")
         lj = j.get("late_join", {})
-        if lj.get("channels", 0) > 0:
+        hist = j.get("history")
+        if hist is not None:
+            late_notes.append(
+                f"book {b} joined late from the recording: {hist['channels_live']} channels "
+                f"replayed from the recorder and merged onto the live stream, "
+                f"{hist['channels_merging']} ended within their history "
+                f"({hist['timeouts']} timed out, {hist['refused']} refused, "
+                f"{lj.get('snapshots_applied', 0)} snapshots needed)")
+        elif lj.get("channels", 0) > 0:
             late_notes.append(
                 f"book {b} joined late: {lj['snapshots_applied']} channels caught up from "
                 f"snapshots ({lj['imported_orders']} orders imported, {lj['held_packets']} "
@@ -282,6 +290,31 @@ def main():
                 f"already covered, {lj['requests']} requests, {lj['snapshots_stale']} stale)")
     for note in late_notes:
         add(note)
+    rec = load_json(os.path.join(d, "recorder.json"))
+    replay = load_json(os.path.join(d, "replay.json"))
+    replay_book = load_json(os.path.join(d, "replay_book.json"))
+    if os.path.exists(os.path.join(d, "record")):
+        add("")
+        if rec is None:
+            add("recorder: no summary (see recorder.err)")
+        else:
+            ratio = rec["raw_bytes"] / rec["stored_bytes"] if rec["stored_bytes"] else 0
+            per_msg = rec["stored_bytes"] / rec["messages"] if rec["messages"] else 0
+            add(f"recorder (rdps-record beside book 1): {rec['messages']} packets of "
+                f"{feed['datagrams'] if feed else '?'} recorded, {rec['stored_bytes']} bytes on "
+                f"disk ({per_msg:.1f} per packet, zstd {ratio:.2f}x of {rec['raw_bytes']} raw), "
+                f"{rec['loss_events']} loss events, {rec['overrun_messages']} overruns, "
+                f"peak queue {rec['queue_high_water']} B")
+        if replay is not None:
+            add(f"replay (rdps-replay --fast): {replay['messages']} packets in "
+                f"{replay['elapsed_s']:.2f} s ({replay['msgs_per_s']:.0f}/s)")
+        if replay_book is not None:
+            same = feed is not None and replay_book["digest"] == feed["digest"]
+            add(f"book fed from the recording: digest {replay_book['digest']} "
+                f"({'matches the feed' if same else 'DIFFERS from the feed'}), "
+                f"{replay_book['messages']} messages, missing {replay_book['missing']}")
+        else:
+            add("book fed from the recording: no summary (see replay_book.err, replay.err)")
     plots = plot(d, books, have_series) + plot_stages(d, stages)
     add("")
     add("plots: " + ", ".join(plots) if plots else "plots: none")
@@ -303,6 +336,7 @@ def main():
     summary = {"device": device, "netem": netem, "revision": rev,
                "kernel": read(os.path.join(d, "kernel"), None), "feed": feed,
                "books": {str(b): book_json[b] for b in books}, "baseline": base,
+               "recorder": rec, "replay": replay, "replay_book": replay_book,
                "ping_baseline": ping, "ping_during_flow": ping_loaded, "stages": {str(b): st for b, st in stages.items()},
                "plots": [p for p in plots if p.endswith(".png")]}
     json.dump(summary, open(os.path.join(d, "summary.json"), "w"), indent=1)

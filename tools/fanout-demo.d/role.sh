@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # role.sh - one guest's part in tools/fanout-demo: guest 0 measures the baselines against guest 1
 # and runs md-feed, every other guest runs md-book. The commands come from OUT/feed.cmd and
-# OUT/book.cmd. The baselines wait the way the md tools do (event mode: they sleep on the
+# OUT/book.cmd. With --record (OUT/record), guest 1 also runs the recorder (OUT/record.cmd) into
+# its tmpfs and, once the books have ended, replays the recording (OUT/replay.cmd) into a fresh
+# book on guest 0 (OUT/replay_book.cmd). The baselines wait the way the md tools do (event mode: they sleep on the
 # completion channel), so the report compares like with like: ib_send_lat -e (perftest) and
 # rdps-ping --event (rdps's transport, with the run's key when it has one).
 # usage: role.sh OUT   (inside tools/rxe-vm; RDPS_VM_* describe the guest)
@@ -22,6 +24,9 @@ ping=("$(dirname "$(dirname "${feed_cmd[0]}")")/rdps-ping/rdps-ping" -d "$RDPS_V
 if [ -f "$out/domain.key" ]; then ping+=(--key-file "$out/domain.key"); fi
 # perftest's UD latency test waits forever for a lost datagram: no baseline on an impaired wire.
 netem=$(cat "$out/netem" 2>/dev/null)
+record=0
+[ -e "$out/record" ] && record=1
+recording=/tmp/rdps-demo-recording
 
 if [ "$i" -eq 0 ]; then
     uname -r >"$out/kernel"
@@ -46,7 +51,28 @@ if [ "$i" -eq 0 ]; then
     "${feed_cmd[@]}" >"$out/feed.json" 2>"$out/feed.err"
     echo $? >"$out/feed.rc"
     wait "$loaded"
+    if [ "$record" = 1 ]; then
+        # The book fed from the recording (guest 1 replays it once the live books have ended).
+        read -r -a replay_book_cmd <"$out/replay_book.cmd"
+        "${replay_book_cmd[@]}" >"$out/replay_book.json" 2>"$out/replay_book.err" &
+        replay_book=$!
+        while kill -0 "$replay_book" 2>/dev/null; do
+            if [ -s "$out/replay.rc" ] && [ "$(cat "$out/replay.rc")" != 0 ]; then
+                kill -TERM "$replay_book" 2>/dev/null
+                break
+            fi
+            sleep 0.5
+        done
+        wait "$replay_book"
+        echo $? >"$out/replay_book.rc"
+    fi
     exit 0
+fi
+if [ "$i" -eq 1 ] && [ "$record" = 1 ]; then
+    read -r -a record_cmd <"$out/record.cmd"
+    rm -rf "$recording"
+    "${record_cmd[@]}" --dir "$recording" >"$out/recorder.json" 2>"$out/recorder.err" &
+    recorder=$!
 fi
 if [ "$i" -eq 1 ]; then
     [ -z "$netem" ] && timeout 60 "${lat[@]}" >/dev/null 2>&1
@@ -61,6 +87,10 @@ fi
 # --no-multicast: the books know the feed's address, discovery's seed; the rest they learn.
 seeds=()
 [ -e "$out/no_multicast" ] && seeds=(--peers "${ips[0]}")
+# --from-archive: the late book replays each channel from guest 1's recorder, then goes live.
+if [ "$(cat "$out/late_book" 2>/dev/null)" = "$i" ] && [ -e "$out/from_archive" ]; then
+    seeds+=(--from-archive)
+fi
 "${book_cmd[@]}" --book-id "$i" --symbol-digests "$out/book$i.sym" "${seeds[@]}" \
     >"$out/book$i.json" 2>"$out/book$i.err" &
 book=$!
@@ -75,3 +105,16 @@ while kill -0 "$book" 2>/dev/null; do
 done
 wait "$book"
 echo $? >"$out/book$i.rc"
+if [ "$i" -eq 1 ] && [ "$record" = 1 ]; then
+    # Every live book has ended (the late one serves itself from the recorder: wait for it too)
+    # and the feed drained to the recorder: stop it, then replay what it wrote.
+    for b in $(seq 2 $((RDPS_VM_COUNT - 1))); do
+        for _ in $(seq 1200); do [ -s "$out/book$b.rc" ] && break; sleep 0.25; done
+    done
+    kill -TERM "$recorder"
+    wait "$recorder"
+    echo $? >"$out/recorder.rc"
+    read -r -a replay_cmd <"$out/replay.cmd"
+    "${replay_cmd[@]}" --dir "$recording" >"$out/replay.json" 2>"$out/replay.err"
+    echo $? >"$out/replay.rc"
+fi

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <rdps/rdps.h>
+#include <rdps/rdps_archive.h>
 
 #include "ctx_options.h"
 #include "lat_hist.h"
@@ -31,15 +32,21 @@ static volatile sig_atomic_t stop_requested;
 struct options {
     struct tool_ctx_options ctx;
     const char *feed, *hgrm, *symbol_digests;
-    uint64_t channels, book_id, reflect_every, timeout_s, warmup_ms;
-    bool unreliable, oneway, json;
+    uint64_t channels, book_id, reflect_every, timeout_s, warmup_ms, history_timeout_s;
+    bool unreliable, oneway, json, from_archive;
 };
 
-/* A channel's subscriber and what its callbacks need. */
+/* Where a --from-archive channel's history stands (rdps_history_sub_poll). */
+enum history_state { HISTORY_MERGING, HISTORY_LIVE, HISTORY_TIMED_OUT, HISTORY_REFUSED };
+
+/* A channel's subscriber (or, --from-archive, its history subscriber) and what its callbacks
+ * need. */
 struct channel {
     struct book *book;
     uint32_t index;
     rdps_sub_t *sub;
+    rdps_history_sub_t *history;
+    enum history_state history_state;
 };
 
 struct book {
@@ -60,6 +67,7 @@ static void usage(FILE *out)
             "Usage: md-book [-b IP | -d DEV] [--feed NAME] [--channels N] [--book-id N]\n"
             "               [--reflect N] [--oneway] [--hgrm FILE] [--unreliable]\n"
             "               [--timeout S] [--warmup-ms MS] [--symbol-digests FILE] [--json]\n"
+            "               [--from-archive [--history-timeout S]]\n"
             "Subscribes to md-feed's channels (md.NAME.ch0..chN-1), applies every ITCH\n"
             "message to a full order book per symbol (orders by reference, price levels, best\n"
             "bid and offer, VWAP) and, when every channel has ended, prints the book digest:\n"
@@ -84,7 +92,15 @@ static void usage(FILE *out)
             "  --warmup-ms MS   leave the first MS of flow out of the latency (default 1000)\n"
             "  --symbol-digests FILE  at exit, one 'locate digest' line per symbol (compare\n"
             "                   with md-feed's to see which books differ)\n"
-            "  --json           one-line JSON summary at exit\n");
+            "  --json           one-line JSON summary at exit\n"
+            "  --from-archive   start from history: each channel first replays from a\n"
+            "                   recorder serving the feed (rdps-record, found through\n"
+            "                   discovery) from the start of its recording, then moves onto\n"
+            "                   the live stream with no gap and no duplicate (replay-merge):\n"
+            "                   a late book without snapshots. No recorder: the channel goes\n"
+            "                   live and catches up from a snapshot as without it\n"
+            "  --history-timeout S  no recorder answers or its replay stalls this long: go\n"
+            "                   live (default 10)\n");
     tool_ctx_options_usage(out);
     fprintf(out, "Exit: 0 every channel ended with nothing missing, 1 messages missing or "
                  "refused,\n      2 bad usage, 3 timeout, 4 runtime error.\n");
@@ -109,7 +125,9 @@ static bool parse_args(int argc, char **argv, struct options *o)
         O_TIMEOUT,
         O_WARMUP,
         O_SYMBOL_DIGESTS,
-        O_JSON
+        O_JSON,
+        O_FROM_ARCHIVE,
+        O_HISTORY_TIMEOUT
     };
     static const struct option longopts[] = {
         {"feed", required_argument, NULL, O_FEED},
@@ -123,12 +141,18 @@ static bool parse_args(int argc, char **argv, struct options *o)
         {"warmup-ms", required_argument, NULL, O_WARMUP},
         {"symbol-digests", required_argument, NULL, O_SYMBOL_DIGESTS},
         {"json", no_argument, NULL, O_JSON},
+        {"from-archive", no_argument, NULL, O_FROM_ARCHIVE},
+        {"history-timeout", required_argument, NULL, O_HISTORY_TIMEOUT},
         {"help", no_argument, NULL, 'h'},
         TOOL_CTX_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
-    *o = (struct options){
-        .feed = "itch", .channels = 8, .book_id = 1, .timeout_s = 600, .warmup_ms = 1000};
+    *o = (struct options){.feed = "itch",
+                          .channels = 8,
+                          .book_id = 1,
+                          .timeout_s = 600,
+                          .warmup_ms = 1000,
+                          .history_timeout_s = 10};
     tool_ctx_options_init(&o->ctx);
     int c;
     while ((c = getopt_long(argc, argv, "h" TOOL_CTX_SHORT_OPTIONS, longopts, NULL)) != -1) {
@@ -172,6 +196,12 @@ static bool parse_args(int argc, char **argv, struct options *o)
         case O_JSON:
             o->json = true;
             break;
+        case O_FROM_ARCHIVE:
+            o->from_archive = true;
+            break;
+        case O_HISTORY_TIMEOUT:
+            ok = tool_opt_u64(prog, "--history-timeout", optarg, 1, 3600, &o->history_timeout_s);
+            break;
         case 'h':
             usage(stdout);
             exit(TOOL_EXIT_OK);
@@ -189,6 +219,10 @@ static bool parse_args(int argc, char **argv, struct options *o)
         tool_error(prog, "--feed name too long");
         return false;
     }
+    if (o->from_archive && o->unreliable) {
+        tool_error(prog, "--from-archive merges history into a reliable stream: drop --unreliable");
+        return false;
+    }
     if (o->hgrm != NULL && !o->oneway) {
         tool_error(prog, "--hgrm writes the one-way histogram: it needs --oneway");
         return false;
@@ -200,6 +234,10 @@ static bool parse_args(int argc, char **argv, struct options *o)
 static void echo_hook(void *user, const struct md_packet_view *v, uint64_t received_real_ns)
 {
     struct book *b = user;
+    if (b->channels[0].history != NULL && b->channels[0].history_state == HISTORY_MERGING) {
+        b->echoes_skipped++; /* a recorded packet's round trip would measure its age */
+        return;
+    }
     uint64_t applied = rdps__clock_realtime_ns();
     struct md_echo e = {.book_id = (uint32_t)b->opt->book_id,
                         .seq = v->seq,
@@ -262,11 +300,19 @@ static bool open_endpoints(struct book *b)
         ch->index = i;
         ch->book = b;
         md_channel_topic(topic, sizeof(topic), o->feed, i);
-        rdps_sub_opts so = {.reliable = !o->unreliable,
-                            .on_event = on_event,
-                            .group = o->ctx.group,
-                            .transport = o->ctx.transport};
-        int rc = rdps_sub_create(b->ctx, topic, on_packet, ch, &so, &ch->sub);
+        int rc;
+        if (o->from_archive) {
+            rdps_history_opts ho = {.timeout_ms = (uint32_t)(o->history_timeout_s * 1000),
+                                    .on_event = on_event,
+                                    .event_user = ch};
+            rc = rdps_history_sub_create(b->ctx, topic, on_packet, ch, &ho, &ch->history);
+        } else {
+            rdps_sub_opts so = {.reliable = !o->unreliable,
+                                .on_event = on_event,
+                                .group = o->ctx.group,
+                                .transport = o->ctx.transport};
+            rc = rdps_sub_create(b->ctx, topic, on_packet, ch, &so, &ch->sub);
+        }
         if (rc < 0) {
             tool_error(prog, "cannot subscribe to '%s': %s (%s)", topic, rdps_strerror(rc),
                        rdps_last_error_message());
@@ -301,6 +347,32 @@ static bool open_endpoints(struct book *b)
         }
     }
     return true;
+}
+
+/* Moves each --from-archive channel's replay-merge on; says once why a channel went live
+ * without its history. */
+static void poll_history(struct book *b)
+{
+    for (uint32_t i = 0; i < b->opt->channels; i++) {
+        struct channel *ch = &b->channels[i];
+        if (ch->history == NULL || ch->history_state != HISTORY_MERGING)
+            continue;
+        int rc = rdps_history_sub_poll(ch->history);
+        if (rc == 1) {
+            ch->history_state = HISTORY_LIVE;
+        } else if (rc == RDPS_ETIMEDOUT) {
+            ch->history_state = HISTORY_TIMED_OUT;
+            fprintf(stderr,
+                    "%s: channel %u: no recorder answered within %" PRIu64
+                    " s: live from now, caught up from a snapshot\n",
+                    prog, i, b->opt->history_timeout_s);
+        } else if (rc < 0) {
+            ch->history_state = HISTORY_REFUSED;
+            fprintf(stderr,
+                    "%s: channel %u: the recorder refused the history (%s): live from now\n", prog,
+                    i, rdps_strerror(rc));
+        }
+    }
 }
 
 static void print_json(struct book *b, bool timed_out)
@@ -381,6 +453,17 @@ static void print_json(struct book *b, bool timed_out)
     tool_json_u64(&j, "messages_early", rx->snap_early);
     tool_json_u64(&j, "snapshots_implausible", late.snapshots_implausible);
     tool_json_object_end(&j);
+    if (o->from_archive) {
+        uint64_t by_state[4] = {0};
+        for (uint32_t i = 0; i < o->channels; i++)
+            by_state[b->channels[i].history_state]++;
+        tool_json_object_begin(&j, "history");
+        tool_json_u64(&j, "channels_live", by_state[HISTORY_LIVE]);
+        tool_json_u64(&j, "channels_merging", by_state[HISTORY_MERGING]);
+        tool_json_u64(&j, "timeouts", by_state[HISTORY_TIMED_OUT]);
+        tool_json_u64(&j, "refused", by_state[HISTORY_REFUSED]);
+        tool_json_object_end(&j);
+    }
     tool_json_object_begin(&j, "directory");
     tool_json_bool(&j, "received", rx->have_directory);
     tool_json_u64(&j, "symbols", rx->dir_symbols);
@@ -443,6 +526,7 @@ int main(int argc, char **argv)
             status = TOOL_EXIT_RUNTIME;
             break;
         }
+        poll_history(&b);
         md_book_rx_retry(&b.rx, rdps__clock_monotonic_ns());
         if (rdps__clock_monotonic_ns() >= deadline) {
             timed_out = true;
@@ -484,8 +568,10 @@ int main(int argc, char **argv)
         printf("md-book %" PRIu64 ": %" PRIu64 " messages, digest %016" PRIx64 "\n", opt.book_id,
                b.rx.messages, md_book_digest(&b.rx.book));
 out:
-    for (uint32_t i = 0; i < opt.channels; i++)
+    for (uint32_t i = 0; i < opt.channels; i++) {
+        rdps_history_sub_destroy(b.channels[i].history);
         rdps_sub_destroy(b.channels[i].sub);
+    }
     rdps_sub_destroy(b.snap_sub);
     rdps_pub_destroy(b.snapreq_pub);
     rdps_pub_destroy(b.echo_pub);

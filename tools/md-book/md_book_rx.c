@@ -148,8 +148,16 @@ static void apply_directory(struct md_book_rx *rx, const uint8_t *data, size_t l
     free(symbols);
 }
 
+/* A packet replayed from a recording before its session was heard live carries no source
+ * (rdps_history_sub): the MoldUDP64 and rdps sessions still tie it to the feed. */
+static bool source_unknown(const rdps_source *s)
+{
+    static const rdps_source none;
+    return md_source_equal(s, &none);
+}
+
 /* Whether a valid packet of ch comes from the feed: its source and MoldUDP64 session, and the
- * channel's rdps session; the first one pins them. */
+ * channel's rdps session; the first one pins them (the source, the first one that has one). */
 static bool from_the_feed(struct md_book_rx *rx, struct md_book_rx_channel *ch,
                           const struct md_packet_view *v, const rdps_msg_info *info)
 {
@@ -159,8 +167,12 @@ static bool from_the_feed(struct md_book_rx *rx, struct md_book_rx_channel *ch,
         memcpy(rx->feed_session, v->session, MD_SESSION_LEN);
         if (rx->snap_early > 0 && !rx->have_directory)
             rx->dir_requested_ns = 0; /* an answer came before we knew the feed: ask again */
-    } else if (!md_source_equal(&info->source, &rx->feed_source) ||
-               memcmp(v->session, rx->feed_session, MD_SESSION_LEN) != 0) {
+    } else if (memcmp(v->session, rx->feed_session, MD_SESSION_LEN) != 0) {
+        return false;
+    } else if (source_unknown(&rx->feed_source)) {
+        rx->feed_source = info->source;
+    } else if (!source_unknown(&info->source) &&
+               !md_source_equal(&info->source, &rx->feed_source)) {
         return false;
     }
     if (!ch->pinned) {

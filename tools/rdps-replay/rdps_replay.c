@@ -40,7 +40,7 @@ struct options {
     const char *from_time, *to_time, *from_seq;
     uint64_t from_record;
     bool from_record_set, unreliable, json, quiet;
-    uint64_t wait_subs, wait_timeout_s, linger_ms;
+    uint64_t wait_subs, wait_timeout_s, linger_ms, drain_timeout_s;
 };
 
 /* A publisher of the replay: the recorded topic id it stands for and the name it publishes. */
@@ -66,7 +66,8 @@ static void usage(FILE *out)
             "                   [--rename OLD=NEW ...] [--rename-prefix OLD=NEW ...]\n"
             "                   [--speed N | --fast] [--from-time T | --from-record N |\n"
             "                   --from-seq TOPIC:SESSION:SEQ] [--to-time T] [--unreliable]\n"
-            "                   [--wait-subs N] [--wait-timeout SEC] [--linger MS] [--json] [-q]\n"
+            "                   [--wait-subs N] [--wait-timeout SEC] [--linger MS]\n"
+            "                   [--drain-timeout SEC] [--json] [-q]\n"
             "Publishes the messages of a recording (rdps-record) again, in recorded order.\n"
             "  --dir DIR              the recording directory\n"
             "  --recording ID         which recording (default: the newest)\n"
@@ -86,11 +87,14 @@ static void usage(FILE *out)
             "                         subscribers of it were discovered\n"
             "  --wait-timeout SEC     give up waiting for subscribers after SEC s (default 30)\n"
             "  --linger MS            keep running MS ms after the last message (default 500)\n"
+            "  --drain-timeout SEC    reliable: after the last message, wait up to SEC s for\n"
+            "                         every receiver to have it all (repairs; default 60)\n"
             "  --json                 print a one-line JSON summary at exit\n"
             "  -q, --quiet            print nothing but errors\n");
     tool_ctx_options_usage(out);
-    fprintf(out, "Exit: 0 replayed, 1 a send failed, 2 bad usage, 3 no subscribers in time,\n"
-                 "      4 runtime error (no such recording, unreadable chunk, device)\n");
+    fprintf(out, "Exit: 0 replayed, 1 a send failed, 2 bad usage, 3 no subscribers in time or\n"
+                 "      a receiver still behind after --drain-timeout, 4 runtime error (no such\n"
+                 "      recording, unreadable chunk, device)\n");
 }
 
 static void on_signal(int sig)
@@ -128,6 +132,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         OPT_WAIT_SUBS,
         OPT_WAIT_TIMEOUT,
         OPT_LINGER,
+        OPT_DRAIN_TIMEOUT,
         OPT_JSON,
     };
     static const struct option longopts[] = {
@@ -146,6 +151,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         {"wait-subs", required_argument, NULL, OPT_WAIT_SUBS},
         {"wait-timeout", required_argument, NULL, OPT_WAIT_TIMEOUT},
         {"linger", required_argument, NULL, OPT_LINGER},
+        {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
         {"json", no_argument, NULL, OPT_JSON},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
@@ -156,6 +162,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
     opt->speed = 1.0;
     opt->wait_timeout_s = 30;
     opt->linger_ms = 500;
+    opt->drain_timeout_s = 60;
     int c;
     while ((c = getopt_long(argc, argv, "t:qh" TOOL_CTX_SHORT_OPTIONS, longopts, NULL)) != -1) {
         int shared = tool_ctx_option(prog, c, optarg, &opt->ctx);
@@ -226,6 +233,10 @@ static bool parse_args(int argc, char **argv, struct options *opt)
             break;
         case OPT_LINGER:
             if (!tool_opt_u64(prog, "--linger", optarg, 0, 600000, &opt->linger_ms))
+                return false;
+            break;
+        case OPT_DRAIN_TIMEOUT:
+            if (!tool_opt_u64(prog, "--drain-timeout", optarg, 1, 86400, &opt->drain_timeout_s))
                 return false;
             break;
         case OPT_JSON:
@@ -494,13 +505,30 @@ int main(int argc, char **argv)
         rp.bytes += rec.len;
     }
     double elapsed = (double)(rdps__clock_monotonic_ns() - start) / 1e9;
-    /* Reliable subscribers catch up (repairs) before the publishers go. */
-    uint64_t linger = rdps__clock_monotonic_ns() + opt.linger_ms * 1000000ull;
-    for (bool behind = true; rp.ctx != NULL && behind && rdps__clock_monotonic_ns() < linger;) {
-        rdps_ctx_wait(rp.ctx, 10);
-        behind = false;
+    /* The publishers stay the linger time, and reliable ones until every receiver has caught up
+     * (repairs of the tail), up to the drain timeout: leaving earlier loses what a receiver still
+     * lacks, which is an error, not a replay. */
+    uint64_t now = rdps__clock_monotonic_ns();
+    uint64_t linger_end = now + opt.linger_ms * 1000000ull;
+    uint64_t drain_end = now + opt.drain_timeout_s * 1000000000ull;
+    int behind = 0;
+    while (rp.ctx != NULL && !stop_requested) {
+        behind = 0;
         for (size_t i = 0; i < rp.ntopics; i++)
-            behind |= rp.topics[i].pub != NULL && rdps_pub_receivers_behind(rp.topics[i].pub) > 0;
+            if (rp.topics[i].pub != NULL)
+                behind += rdps_pub_receivers_behind(rp.topics[i].pub);
+        now = rdps__clock_monotonic_ns();
+        if ((behind == 0 && now >= linger_end) || (behind > 0 && now >= drain_end))
+            break;
+        if (rdps_ctx_wait(rp.ctx, 10) < 0)
+            break;
+    }
+    if (behind > 0 && status == TOOL_EXIT_OK) {
+        tool_error(prog,
+                   "%d receiver(s) of the replayed topics still behind after the %" PRIu64
+                   " s drain timeout",
+                   behind, opt.drain_timeout_s);
+        status = TOOL_EXIT_TIMEOUT;
     }
     if (opt.json && status != TOOL_EXIT_USAGE)
         print_json(&rp, elapsed);
