@@ -70,6 +70,10 @@ struct local_ep {
     uint32_t send_slots, *send_free, send_free_count, *send_refs;
     struct local_pending *pending;
     uint32_t pend_count, sq_depth;
+    /* Requests copied at flush whose completions the next poll() reports (as a device's would):
+     * a sender that outruns its polls sees the queue fill and batches its small messages. */
+    struct local_pending *sent;
+    uint32_t sent_count;
     struct rdps_tx_mem *mems;
 
     uint8_t *recv_mem;
@@ -84,7 +88,7 @@ struct local_ep {
     uint32_t join_count, join_cap;
     struct local_peer peers[LOCAL_MAX_MEMBERS];
 
-    uint64_t next_reap_ns, overruns_base;
+    uint64_t next_reap_ns, overruns_base, polls;
     uint64_t unreachable; /* sends to a member whose ring could not be mapped */
     struct rdps_transport_stats stats;
 };
@@ -160,7 +164,8 @@ static void wake_peer(struct local_ep *ep, struct local_peer *p, uint32_t index)
     if (p->fifo_fd < 0)
         p->fifo_fd = local_dir_fifo_open(&ep->dir, index, p->gen);
     if (p->fifo_fd < 0 || (write(p->fifo_fd, "w", 1) < 0 && errno != EAGAIN)) {
-        ep->next_reap_ns = 0; /* no reader: the member died; reap at the next poll */
+        ep->next_reap_ns = 0; /* no reader: the member died; reap soon */
+        ep->polls = 0;
         if (p->fifo_fd >= 0)
             close(p->fifo_fd);
         p->fifo_fd = -1;
@@ -234,7 +239,7 @@ static void transmit(struct local_ep *ep, const struct local_pending *p, const u
 static int lc_claim(struct rdps_transport *t, struct rdps_tx_buf *buf)
 {
     struct local_ep *ep = to_ep(t);
-    if (ep->send_free_count == 0 || ep->pend_count >= ep->sq_depth) {
+    if (ep->send_free_count == 0 || ep->pend_count + ep->sent_count >= ep->sq_depth) {
         ep->stats.tx_backpressure++;
         return RDPS_EAGAIN;
     }
@@ -276,7 +281,7 @@ static int check_dests(const struct local_ep *ep, const struct rdps_dest *const 
         if (dests[i] == NULL || dests[i]->ah == NULL)
             return rdps__set_err(RDPS_EINVAL, "submit: destination %u has no address", i);
     }
-    if (ep->pend_count + ndest > ep->sq_depth)
+    if (ep->pend_count + ep->sent_count + ndest > ep->sq_depth)
         return RDPS_EAGAIN;
     return 0;
 }
@@ -351,26 +356,37 @@ static int lc_submit_mem(struct rdps_transport *t, struct rdps_tx_mem *m, size_t
     return 0;
 }
 
-/* Every request is copied into its receivers' rings now: sends complete here. */
+/* Every request is copied into its receivers' rings now; the next poll() completes them. */
 static int lc_flush(struct rdps_transport *t)
 {
     struct local_ep *ep = to_ep(t);
     for (uint32_t i = 0; i < ep->pend_count; i++) {
-        const struct local_pending *p = &ep->pending[i];
-        transmit(ep, p, p->data);
-        if (p->slot == NO_SLOT)
-            rdps__tx_mem_release(p->mem, p->cookie);
-        else
-            send_unref(ep, p->slot);
+        transmit(ep, &ep->pending[i], ep->pending[i].data);
+        ep->sent[ep->sent_count++] = ep->pending[i];
     }
     ep->pend_count = 0;
     return 0;
 }
 
+/* Send completions: buffers back to the pool, regions' `completed` forward (in order). */
+static void reap_sent(struct local_ep *ep)
+{
+    for (uint32_t i = 0; i < ep->sent_count; i++) {
+        const struct local_pending *p = &ep->sent[i];
+        if (p->slot == NO_SLOT)
+            rdps__tx_mem_release(p->mem, p->cookie);
+        else
+            send_unref(ep, p->slot);
+    }
+    ep->sent_count = 0;
+}
+
 static uint32_t lc_send_room(struct rdps_transport *t)
 {
     struct local_ep *ep = to_ep(t);
-    return ep->sq_depth - ep->pend_count;
+    if (ep->pend_count + ep->sent_count >= ep->sq_depth)
+        reap_sent(ep); /* completions come back at once on this device */
+    return ep->sq_depth - ep->pend_count - ep->sent_count;
 }
 
 static int lc_mem_register(struct rdps_transport *t, void *addr, size_t len,
@@ -398,6 +414,8 @@ static int lc_mem_deregister(struct rdps_transport *t, struct rdps_tx_mem *m)
         return 0;
     if (m->owner != t)
         return rdps__set_err(RDPS_EINVAL, "mem_deregister: region of another transport");
+    if (m->inflight > 0)
+        reap_sent(ep);
     if (m->inflight > 0)
         return rdps__set_err(RDPS_EBUSY, "mem_deregister: %u sends still reference the region",
                              m->inflight);
@@ -440,15 +458,18 @@ static void maybe_reap(struct local_ep *ep, uint64_t now)
 static int lc_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int max)
 {
     struct local_ep *ep = to_ep(t);
-    uint64_t now = now_ns(); /* a vDSO read: the stuck-slot grace and the reaping period */
-    maybe_reap(ep, now);
+    static const struct local_ring_env env = {.now_ns = now_ns, .writer_alive = process_alive};
+    reap_sent(ep);
+    /* The clock only every 4096 polls: on some virtual machines a read costs a microsecond. */
+    if ((ep->polls++ & 4095) == 0)
+        maybe_reap(ep, now_ns());
     int got = 0;
     while (got < max && ep->recv_free_count > 0) {
         uint32_t slot = ep->recv_free[ep->recv_free_count - 1];
         struct local_ring_item item;
         uint64_t retry = 0;
-        enum local_pop_result r = local_ring_pop(&ep->reader, ep->recv_mem + (size_t)slot * ep->mtu,
-                                                 &item, now, process_alive, &retry);
+        enum local_pop_result r =
+            local_ring_pop(&ep->reader, ep->recv_mem + (size_t)slot * ep->mtu, &item, &env, &retry);
         if (r == LOCAL_POP_STUCK)
             arm_timer(ep, retry); /* the writer's grace ends then: wake to look again */
         if (r != LOCAL_POP_ITEM)
@@ -567,7 +588,7 @@ static int lc_arm(struct rdps_transport *t)
     uint64_t ticks;
     (void)!read(ep->timer_fd, &ticks, sizeof(ticks));
     atomic_store(&ep->reader.view.hdr->waiting, 1);
-    return local_ring_ready(&ep->reader) ? 1 : 0;
+    return local_ring_ready(&ep->reader) || ep->sent_count > 0 ? 1 : 0;
 }
 
 static int lc_next_event(struct rdps_transport *t, enum rdps_transport_event_type *type)
@@ -591,7 +612,7 @@ static void lc_get_stats(const struct rdps_transport *t, struct rdps_transport_s
     out->rx_queue_empty = overruns >= ep->overruns_base ? overruns - ep->overruns_base : 0;
     out->rx_completion_errors = ep->reader.bad_slots;
     out->tx_completion_errors = ep->unreachable;
-    out->tx_outstanding = ep->pend_count;
+    out->tx_outstanding = ep->pend_count + ep->sent_count;
 }
 
 /* ---- groups ---------------------------------------------------------------------------- */
@@ -716,6 +737,7 @@ static void lc_destroy(struct rdps_transport *t)
     free(ep->send_free);
     free(ep->send_refs);
     free(ep->pending);
+    free(ep->sent);
     free(ep->recv_mem);
     free(ep);
 }
@@ -730,9 +752,10 @@ static int create_buffers(struct local_ep *ep, const struct rdps_local_config *c
     ep->send_free = calloc(ep->send_slots, sizeof(uint32_t));
     ep->send_refs = calloc(ep->send_slots, sizeof(uint32_t));
     ep->pending = calloc(ep->sq_depth, sizeof(*ep->pending));
+    ep->sent = calloc(ep->sq_depth, sizeof(*ep->sent));
     ep->recv_mem = malloc((size_t)LOCAL_RECV_BUFS * ep->mtu);
     if (ep->send_mem == NULL || ep->send_free == NULL || ep->send_refs == NULL ||
-        ep->pending == NULL || ep->recv_mem == NULL)
+        ep->pending == NULL || ep->sent == NULL || ep->recv_mem == NULL)
         return rdps__set_err(RDPS_ENOMEM, "local device: out of memory for buffers");
     for (uint32_t i = 0; i < ep->send_slots; i++)
         ep->send_free[i] = ep->send_slots - 1 - i;

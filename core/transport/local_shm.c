@@ -124,8 +124,8 @@ static void release_head(struct local_ring_reader *r, struct local_slot *s, uint
 }
 
 enum local_pop_result local_ring_pop(struct local_ring_reader *r, uint8_t *out,
-                                     struct local_ring_item *item, uint64_t now_ns,
-                                     bool (*writer_alive)(uint32_t pid), uint64_t *retry_ns)
+                                     struct local_ring_item *item, const struct local_ring_env *env,
+                                     uint64_t *retry_ns)
 {
     for (;;) {
         struct local_slot *s = slot_at(&r->view, r->head);
@@ -156,6 +156,7 @@ enum local_pop_result local_ring_pop(struct local_ring_reader *r, uint8_t *out,
             release_head(r, s, st);
             continue;
         }
+        uint64_t now_ns = env->now_ns(); /* only here: a clock read costs on some hosts */
         if (r->stuck_since_ns == 0 || r->stuck_pos != r->head) {
             r->stuck_since_ns = now_ns != 0 ? now_ns : 1;
             r->stuck_pos = r->head;
@@ -163,8 +164,8 @@ enum local_pop_result local_ring_pop(struct local_ring_reader *r, uint8_t *out,
         uint64_t waited = now_ns - r->stuck_since_ns;
         bool writing = st == slot_state(r->head, LOCAL_SLOT_WRITING);
         uint64_t grace = writing ? LOCAL_STUCK_WRITING_NS : LOCAL_STUCK_FREE_NS;
-        if (writing && waited >= LOCAL_STUCK_FREE_NS && writer_alive != NULL &&
-            !writer_alive(atomic_load_explicit(&s->writer_pid, memory_order_relaxed)))
+        if (writing && waited >= LOCAL_STUCK_FREE_NS && env->writer_alive != NULL &&
+            !env->writer_alive(atomic_load_explicit(&s->writer_pid, memory_order_relaxed)))
             grace = LOCAL_STUCK_FREE_NS; /* killed mid-datagram: nothing will finish it */
         if (waited < grace) {
             uint64_t check = writing ? LOCAL_STUCK_FREE_NS : grace;

@@ -163,15 +163,22 @@ enum local_pop_result {
     LOCAL_POP_STUCK = 2, /* a reserved slot not ready yet: look again later (see *retry_ns) */
 };
 
+/* What the reader asks of its owner, only for a slot that is not ready: the time, and whether
+ * the process writing a slot still exists (writer_alive may be NULL: assume it does). */
+struct local_ring_env {
+    uint64_t (*now_ns)(void);
+    bool (*writer_alive)(uint32_t pid);
+};
+
 /*
- * Takes the datagram at the head into out[0..mtu) when it is ready (*item filled). `now_ns`
- * decides when a stuck slot is taken back; `writer_alive(pid)` (may be NULL) tells whether the
- * process writing a slot still exists. Returns LOCAL_POP_STUCK with *retry_ns set to the time it
- * should be looked at again when the head is held by a writer that has not finished.
+ * Takes the datagram at the head into out[0..mtu) when it is ready (*item filled). A slot
+ * reserved and not finished is taken back once its grace passed (env decides). Returns
+ * LOCAL_POP_STUCK with *retry_ns set to the time it should be looked at again when the head is
+ * held by a writer that has not finished.
  */
 enum local_pop_result local_ring_pop(struct local_ring_reader *r, uint8_t *out,
-                                     struct local_ring_item *item, uint64_t now_ns,
-                                     bool (*writer_alive)(uint32_t pid), uint64_t *retry_ns);
+                                     struct local_ring_item *item, const struct local_ring_env *env,
+                                     uint64_t *retry_ns);
 
 /* True when the slot at the head is ready (arm's last look). */
 bool local_ring_ready(const struct local_ring_reader *r);

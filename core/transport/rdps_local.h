@@ -18,7 +18,8 @@
  *  - each member's receive queue is a ring of recv_slots (a power of two, 64..4096, at most
  *    8 MiB): a datagram that finds it full is dropped and counted in the receiver's
  *    rx_queue_empty, the sender never waits;
- *  - sends complete at flush (the bytes are copied into the receivers' rings);
+ *  - sends are copied into the receivers' rings at flush and completed by the next poll() (a
+ *    sender that outruns its polls sees the send queue fill, as on a device, and batches);
  *  - the event fd wakes a sleeping member (arm) when a datagram arrives: writers write the
  *    member's FIFO only when it armed, so busy-polling costs no system call;
  *  - a member that dies (kill -9 included) is found by the others (its flock is gone), removed

@@ -61,7 +61,7 @@ static int subscriber(const char *ep, size_t size, uint64_t count, int ready_fd)
         lat[i] = t - sent;
     }
     qsort(lat, count, sizeof(uint64_t), cmp_u64);
-    printf("zmq ipc %5zu B: %8.0f msgs/s, one-way p50 %6.1f us, %llu of %llu verified\n", size,
+    printf("zmq ipc  %5zu B: %9.0f msgs/s, one-way p50 %6.1f us, %llu of %llu verified\n", size,
            (double)(count - 1) * 1e9 / (double)(last - first), lat[count / 2] / 1e3,
            (unsigned long long)(count - bad), (unsigned long long)count);
     fflush(stdout); /* the child leaves by _exit */
@@ -74,6 +74,7 @@ int main(int argc, char **argv)
 {
     size_t size = argc > 1 ? strtoull(argv[1], NULL, 10) : 64;
     uint64_t count = argc > 2 ? strtoull(argv[2], NULL, 10) : 1000000;
+    uint64_t rate = argc > 3 ? strtoull(argv[3], NULL, 10) : 0; /* paced: a latency run */
     char ep[64];
     snprintf(ep, sizeof(ep), "ipc:///tmp/rdps-zmq-bench-%d", (int)getpid());
     if (size < 16)
@@ -95,7 +96,10 @@ int main(int argc, char **argv)
     (void)!read(ready[0], &c, 1);
     usleep(300000); /* the subscription reaches the publisher (PUB/SUB drops before it) */
     uint8_t *m = malloc(size);
+    uint64_t start = now_ns(), gap = rate ? 1000000000ull / rate : 0;
     for (uint64_t i = 0; i < count; i++) {
+        while (gap && now_ns() < start + i * gap)
+            ;
         fill(m, size, i);
         zmq_send(p, m, size, 0);
     }

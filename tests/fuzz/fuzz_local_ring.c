@@ -13,9 +13,16 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static bool writer_dead(uint32_t pid)
+static uint64_t fake_now;
+
+static uint64_t fake_clock(void)
 {
-    return pid & 1; /* the input's pids say whether their writer lives */
+    return fake_now;
+}
+
+static bool writer_alive(uint32_t pid)
+{
+    return !(pid & 1); /* the input's pids say whether their writer lives */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -28,17 +35,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(ring + from, data, size < room ? size : room);
     struct local_ring_reader r;
     local_ring_reader_init(&r, ring, SLOTS, MTU);
-    uint64_t now = 1;
+    static const struct local_ring_env env = {.now_ns = fake_clock, .writer_alive = writer_alive};
+    fake_now = 1;
     for (unsigned i = 0; i < 4 * SLOTS; i++) {
         struct local_ring_item item;
         uint64_t retry = 0;
-        enum local_pop_result res = local_ring_pop(&r, out, &item, now, writer_dead, &retry);
+        enum local_pop_result res = local_ring_pop(&r, out, &item, &env, &retry);
         if (res == LOCAL_POP_ITEM && item.len > MTU)
             abort();
         if (res == LOCAL_POP_STUCK) {
-            if (retry <= now)
+            if (retry <= fake_now)
                 abort(); /* a retry time that is not ahead would spin an event loop */
-            now = retry;
+            fake_now = retry;
         }
         if (res == LOCAL_POP_EMPTY)
             break;

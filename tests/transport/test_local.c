@@ -56,7 +56,12 @@ static int send_bytes(struct rdps_transport *t, uint8_t fill, uint32_t len,
                       const struct rdps_dest *dest)
 {
     struct rdps_tx_buf buf;
+    struct rdps_rx_datagram none[1];
     int err = t->ops->claim(t, &buf);
+    if (err == RDPS_EAGAIN) { /* completions come with a poll, as a device's do */
+        t->ops->poll(t, none, 0);
+        err = t->ops->claim(t, &buf);
+    }
     if (err < 0)
         return err;
     memset(buf.data, fill, len);
