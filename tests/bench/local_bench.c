@@ -21,6 +21,7 @@ struct bench {
     size_t size;
     uint64_t count, rate; /* rate 0: as fast as possible */
     bool reliable;
+    bool sleep;   /* the subscriber sleeps on its fd before every poll (LOCAL_BENCH_SLEEP=1) */
     int ready_fd; /* the subscriber writes one byte once it is subscribed */
 };
 
@@ -88,8 +89,14 @@ static int subscriber(const struct bench *b, struct result *r)
     (void)!write(b->ready_fd, "r", 1);
     /* Gives up 3 s after the last message (the clock read every 1024 polls: it is not free). */
     uint64_t idle_since = now_ns(), seen = 0;
+    unsigned idle = 0;
     for (uint64_t polls = 0; s.received < b->count; polls++) {
-        rdps_ctx_poll(ctx, 0);
+        /* Spin a little, then sleep on the ctx's fd (the device wakes it: arm), as the tools
+         * do: two processes spinning on a loaded host take each other's CPU. */
+        if (b->sleep || (rdps_ctx_poll(ctx, 0) == 0 && ++idle >= 16)) {
+            rdps_ctx_wait(ctx, 100);
+            idle = 0;
+        }
         if ((polls & 1023) != 0)
             continue;
         if (s.received != seen)
@@ -137,8 +144,11 @@ static int publisher(const struct bench *b)
         for (size_t k = 16; k < b->size; k++)
             m[k] = (uint8_t)(i + k);
         int rc;
-        while ((rc = rdps_pub_send(pub, m, b->size)) == RDPS_EAGAIN)
-            rdps_ctx_poll(ctx, 0);
+        for (unsigned spins = 0; (rc = rdps_pub_send(pub, m, b->size)) == RDPS_EAGAIN; spins++)
+            if (spins < 16)
+                rdps_ctx_poll(ctx, 0);
+            else
+                rdps_ctx_wait(ctx, 1); /* back-pressure that lasts: sleep on the fd */
         if (rc < 0) {
             fprintf(stderr, "rdps_pub_send: %s\n", rdps_strerror(rc));
             break;
@@ -170,14 +180,16 @@ int main(int argc, char **argv)
     if (argc < 5) {
         fprintf(stderr, "Usage: local_bench local|loopback SIZE COUNT unreliable|reliable [RATE]\n"
                         "  RATE: messages per second (latency runs; default: as fast as "
-                        "possible)\n");
+                        "possible); LOCAL_BENCH_SLEEP=1: the subscriber sleeps on its fd\n");
         return 2;
     }
     struct bench b = {.device = argv[1],
                       .size = strtoull(argv[2], NULL, 10),
                       .count = strtoull(argv[3], NULL, 10),
                       .reliable = strcmp(argv[4], "reliable") == 0,
-                      .rate = argc > 5 ? strtoull(argv[5], NULL, 10) : 0};
+                      .rate = argc > 5 ? strtoull(argv[5], NULL, 10) : 0,
+                      .sleep = getenv("LOCAL_BENCH_SLEEP") != NULL &&
+                               strcmp(getenv("LOCAL_BENCH_SLEEP"), "1") == 0};
     if (b.size < 16 || b.count < 2)
         return 2;
     int ready[2], results[2];
@@ -206,10 +218,10 @@ int main(int argc, char **argv)
         (void)!read(results[0], &r, sizeof(r));
         waitpid(pid, NULL, 0);
     }
-    printf("rdps %-8s %5zu B %-10s %s: %9.0f msgs/s, one-way p50 %7.1f us, %llu of %llu "
+    printf("rdps %-8s %5zu B %-10s %s%s: %9.0f msgs/s, one-way p50 %7.1f us, %llu of %llu "
            "verified, %llu out of order\n",
-           b.device, b.size, argv[4], b.rate ? argv[5] : "max", r.msgs_per_s, r.p50_us,
-           (unsigned long long)r.verified, (unsigned long long)b.count,
+           b.device, b.size, argv[4], b.rate ? argv[5] : "max", b.sleep ? " sleeping" : "",
+           r.msgs_per_s, r.p50_us, (unsigned long long)r.verified, (unsigned long long)b.count,
            (unsigned long long)r.out_of_order);
     return r.verified == b.count ? 0 : 3;
 }
