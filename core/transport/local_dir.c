@@ -388,8 +388,9 @@ int local_dir_fifo_open(struct local_dir *d, uint32_t index, uint32_t gen)
 {
     char ring[32], fifo[32];
     member_names(index, gen, ring, fifo);
-    /* Non-blocking write end: ENXIO when no one reads it (the member is gone). */
-    return openat(d->dir_fd, fifo, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    /* Read-write (Linux opens a FIFO so without waiting): a write end alone would raise SIGPIPE
+     * in our process once the member is gone. Non-blocking: a full FIFO already wakes it. */
+    return openat(d->dir_fd, fifo, O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
 }
 
 /* True when the member's ring file still holds its owner's lock (or cannot be examined). */

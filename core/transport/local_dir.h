@@ -53,7 +53,7 @@ int local_dir_ring_create(struct local_dir *d, uint32_t index, uint32_t gen, uin
 /* A writer's mapping of another member's ring (checked, local_ring_check). */
 int local_dir_ring_map(struct local_dir *d, uint32_t index, uint32_t gen, void **mem, size_t *bytes,
                        uint32_t *slots);
-/* The member's FIFO opened for writing (non-blocking), or -1 when it has no reader (gone). */
+/* The member's FIFO opened to write its wake-ups (non-blocking, never SIGPIPE), or -1. */
 int local_dir_fifo_open(struct local_dir *d, uint32_t index, uint32_t gen);
 
 /* Under the lock: members whose lock is gone (dead) freed; returns how many. */
