@@ -108,6 +108,36 @@ else
     fail "replay --from-seq: $(cat "$work/out" "$work/err")"
 fi
 
+# Replay to a reliable subscriber in another process (the local device): under 20 % receive
+# loss it stays until the subscriber has every message; a subscriber that receives nothing
+# keeps it the --drain-timeout, then it fails (exit 3), not leaving with success.
+sub=$build/tools/rdsub/rdsub
+export RDPS_LOCAL_DIR=$work/local-device RDPS_STAT=0
+"$sub" -d local -t local.b --reliable -c 509 --loss-rx 20% --timeout 60 --json -q \
+    >"$work/sub.out" 2>"$work/sub.err" &
+sub_pid=$!
+if expect_exit 0 "$replay" --dir "$dir" --fast --from-seq arc.b:1001:500 -t arc.b \
+    --rename arc.b=local.b -d local --wait-subs 1 --drain-timeout 30 --linger 0 --json -q &&
+    wait "$sub_pid" && [ "$(json_get "$work/sub.out" messages)" -eq 509 ] &&
+    [ "$(json_get "$work/sub.out" loss_events)" -eq 0 ]; then
+    ok "replay to a reliable subscriber losing 20 %: 509 messages, none lost"
+else
+    fail "replay under loss: $(cat "$work/out" "$work/err" "$work/sub.out" "$work/sub.err")"
+fi
+"$sub" -d local -t deaf.b --reliable -c 509 --loss-rx 100% --timeout 30 -q \
+    >/dev/null 2>&1 &
+sub_pid=$!
+if expect_exit 3 "$replay" --dir "$dir" --fast --from-seq arc.b:1001:500 -t arc.b \
+    --rename arc.b=deaf.b -d local --wait-subs 1 --drain-timeout 2 --linger 0 -q &&
+    grep -q "still behind after the 2 s drain timeout" "$work/err"; then
+    ok "replay to a subscriber that receives nothing: exit 3 after the drain timeout"
+else
+    fail "replay to a deaf subscriber: $(cat "$work/err")"
+fi
+kill "$sub_pid" 2>/dev/null
+wait "$sub_pid" 2>/dev/null
+unset RDPS_LOCAL_DIR
+
 # Usage errors and refusals.
 expect_exit 2 "$archive" frobnicate "$dir" && ok "rdps-archive: unknown command, exit 2"
 expect_exit 4 "$archive" list "$work/nothing-here" && ok "rdps-archive list of no catalog: exit 4"
