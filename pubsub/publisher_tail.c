@@ -12,11 +12,15 @@
  * then again RDPS_TAIL_BACKOFF times as long after each, RDPS_TAIL_BEATS in all; new data starts
  * over. Idle publishers cost nothing, and a burst ending in loss is reported within about a
  * millisecond (plus the subscriber's reorder allowance) as a GAP with its exact message count.
+ * The beats (1, 4, 13, 40, 121 and 364 ms after the last datagram) span a third of a second, so
+ * a subscriber whose receive queue overflowed for a few hundred milliseconds at the end still
+ * hears one (three beats within 111 ms did not, on a loaded guest); one deaf for longer than
+ * the publisher lives cannot know what it missed at the end (rdps(7)).
  * Reliable publishers have heartbeats of their own (rdps_rel_pub.h).
  */
 #define RDPS_TAIL_FIRST_NS 1000000ull
-#define RDPS_TAIL_BACKOFF  10u
-#define RDPS_TAIL_BEATS    3u
+#define RDPS_TAIL_BACKOFF  3u
+#define RDPS_TAIL_BEATS    6u
 
 void rdps__pub_tail_init(rdps_pub_t *pub)
 {
