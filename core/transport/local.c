@@ -587,6 +587,7 @@ static int lc_arm(struct rdps_transport *t)
         ;
     uint64_t ticks;
     (void)!read(ep->timer_fd, &ticks, sizeof(ticks));
+    maybe_reap(ep, now_ns()); /* a member that sleeps polls seldom: reap on the way to sleep */
     atomic_store(&ep->reader.view.hdr->waiting, 1);
     return local_ring_ready(&ep->reader) || ep->sent_count > 0 ? 1 : 0;
 }
