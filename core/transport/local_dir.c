@@ -371,6 +371,10 @@ int local_dir_ring_map(struct local_dir *d, uint32_t index, uint32_t gen, void *
     int rc = check_file(d, fd, ring, bytes);
     if (rc == 0 && *bytes < sizeof(struct local_ring_header))
         rc = rdps__set_err(RDPS_EAGAIN, "local device: %s not laid out yet", ring);
+    /* Only what the largest ring needs: a file grown by someone else maps no further. */
+    size_t most = local_ring_bytes(LOCAL_RING_MAX_SLOTS, d->mtu);
+    if (rc == 0 && *bytes > most)
+        *bytes = most;
     if (rc == 0) {
         *mem = mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (*mem == MAP_FAILED)

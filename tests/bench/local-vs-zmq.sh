@@ -28,6 +28,10 @@ for round in $(seq "$rounds"); do
             timeout 300 "$bench/local_bench" loopback "$size" "$n" "$mode"
         done
     done
+    # Unreliable: the rates a subscriber keeps up with (a faster publisher overruns its ring).
+    for rate in 100000 200000 400000; do
+        timeout 300 "$bench/local_bench" local 64 "$n64" unreliable "$rate"
+    done
     timeout 300 "$bench/zmq_ipc_bench" 64 20000 10000
     timeout 300 "$bench/local_bench" local 64 20000 reliable 10000
     timeout 300 "$bench/local_bench" local 64 20000 unreliable 10000
