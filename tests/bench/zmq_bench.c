@@ -41,6 +41,7 @@ struct opts {
     int maxtpdu;
     double start_delay_s;
     double timeout_s;
+    double idle_s;
     bool json;
 };
 
@@ -50,7 +51,7 @@ static void usage(FILE *out)
             "usage: zmq_bench pub --endpoint EP --count N --size S [--rate KBIT]\n"
             "                     [--maxtpdu BYTES] [--start-delay SEC] [--timeout SEC] [--json]\n"
             "       zmq_bench sub --endpoint EP --count N --size S [--rate KBIT]\n"
-            "                     [--maxtpdu BYTES] [--timeout SEC] [--json]\n"
+            "                     [--maxtpdu BYTES] [--timeout SEC] [--idle SEC] [--json]\n"
             "\n"
             "ZeroMQ PUB/SUB (libzmq): pub sends N messages of S bytes (the message index in\n"
             "the first 8 bytes, a pattern after it) as fast as its socket takes them, blocking\n"
@@ -70,6 +71,8 @@ static void usage(FILE *out)
             "  --start-delay SEC  pub over epgm: wait SEC before sending, for receivers to\n"
             "                     join (default 2)\n"
             "  --timeout SEC      give up after SEC (default 300)\n"
+            "  --idle SEC         sub: once a message arrived, stop when none came for SEC (the\n"
+            "                     last ones were lost; default 5)\n"
             "  --json             print one line of JSON\n",
             MAX_MSG_SIZE);
 }
@@ -112,13 +115,20 @@ static bool parse_seconds(const char *s, double *out)
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
     static const struct option longs[] = {
-        {"endpoint", required_argument, NULL, 'e'}, {"count", required_argument, NULL, 'c'},
-        {"size", required_argument, NULL, 's'},     {"rate", required_argument, NULL, 'r'},
-        {"maxtpdu", required_argument, NULL, 'm'},  {"start-delay", required_argument, NULL, 'd'},
-        {"timeout", required_argument, NULL, 't'},  {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"endpoint", required_argument, NULL, 'e'},
+        {"count", required_argument, NULL, 'c'},
+        {"size", required_argument, NULL, 's'},
+        {"rate", required_argument, NULL, 'r'},
+        {"maxtpdu", required_argument, NULL, 'm'},
+        {"start-delay", required_argument, NULL, 'd'},
+        {"timeout", required_argument, NULL, 't'},
+        {"idle", required_argument, NULL, 'i'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
-    *o = (struct opts){.rate_kbit = 0, .maxtpdu = 0, .start_delay_s = 2, .timeout_s = 300};
+    *o = (struct opts){
+        .rate_kbit = 0, .maxtpdu = 0, .start_delay_s = 2, .timeout_s = 300, .idle_s = 5};
     if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
         usage(stdout);
         exit(EXIT_OK);
@@ -160,6 +170,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         case 't':
             if (!parse_seconds(optarg, &o->timeout_s) || o->timeout_s == 0)
                 return arg_error("--timeout must be 0..86400 seconds (not 0), not '%s'", optarg);
+            break;
+        case 'i':
+            if (!parse_seconds(optarg, &o->idle_s) || o->idle_s == 0)
+                return arg_error("--idle must be 0..86400 seconds (not 0), not '%s'", optarg);
             break;
         case 'j':
             o->json = true;
@@ -232,6 +246,11 @@ static int set_pgm_opts(void *sock, const struct opts *o)
     if (o->rate_kbit && set_int(sock, ZMQ_RATE, o->rate_kbit, "ZMQ_RATE") < 0)
         return -1;
     if (o->maxtpdu && set_int(sock, ZMQ_MULTICAST_MAXTPDU, o->maxtpdu, "ZMQ_MULTICAST_MAXTPDU") < 0)
+        return -1;
+    /* A burst a slow receiver has not read yet is a loss PGM may not repair in time (what
+     * net.core.rmem_max allows of it). */
+    if (set_int(sock, ZMQ_RCVBUF, 8 << 20, "ZMQ_RCVBUF") < 0 ||
+        set_int(sock, ZMQ_SNDBUF, 8 << 20, "ZMQ_SNDBUF") < 0)
         return -1;
     return 0;
 }
@@ -366,8 +385,9 @@ static int run_sub(void *zctx, const struct opts *o)
         goto out;
     }
     while (st.next < o->count) {
-        if (now_s() > deadline) {
-            timed_out = true;
+        double now = now_s();
+        if (now > deadline || (st.received > 0 && now - st.t_last > o->idle_s)) {
+            timed_out = now > deadline;
             break;
         }
         int n = zmq_recv(sub, m, o->size + 1, 0);
@@ -402,7 +422,8 @@ static int run_sub(void *zctx, const struct opts *o)
     if (timed_out)
         rc = st.received ? EXIT_FAIL : EXIT_TIMEOUT;
     else
-        rc = st.corrupt || st.out_of_order || st.missing ? EXIT_FAIL : EXIT_OK;
+        rc =
+            st.corrupt || st.out_of_order || st.missing || st.next < o->count ? EXIT_FAIL : EXIT_OK;
 out:
     if (sub != NULL) {
         set_int(sub, ZMQ_LINGER, 0, "ZMQ_LINGER");
