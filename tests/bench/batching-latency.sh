@@ -47,7 +47,7 @@ if [ "${1:-}" = --guest ]; then
             wait "$pid" 2>/dev/null
         else
             barrier "q$k"
-            sleep 1 # the answering side is listening
+            sleep 3 # the answering side is listening (perftest's server takes a while on a loaded host)
             eval "$3" >"$s/$1.out" 2>&1 || echo "[$1] failed: $(tail -2 "$s/$1.out")"
             barrier "r$k"
         fi
