@@ -91,7 +91,8 @@ static void usage(FILE *out)
         "                        (default 10) until every receiver has reported it all\n"
         "      --batch on|off    small messages share datagrams (default on: a message\n"
         "                        waits only while the device is busy or RDPS_SEND_MORE\n"
-        "                        holds it; unpaced --pattern sends chains of 16 so);\n"
+        "                        holds it; unpaced --pattern holds 16 datagrams'\n"
+        "                        worth of messages so, then posts them);\n"
         "                        off: one datagram per message (rdps 1.2)\n"
         "      --batch-linger US with batching: a datagram waits up to US microseconds\n"
         "                        for more messages (0..1000000; default 0)\n");
@@ -416,8 +417,24 @@ static void report_progress(struct progress *p, bool final)
     p->last_messages = p->messages;
 }
 
-/* Messages posted as one work-request chain when sending as fast as possible. */
+/* Datagrams posted as one work-request chain when sending as fast as possible. */
 #define SEND_BATCH 16
+
+/*
+ * Messages sent as one chain (RDPS_SEND_MORE on all but its last): SEND_BATCH datagrams' worth.
+ * Batched, a datagram holds several messages of the mean size, and a chain of SEND_BATCH
+ * messages would end in a datagram cut short (at MTU 4096, 16 messages of 64 bytes in a datagram
+ * that takes 61: the wire then carries a quarter of what it could).
+ */
+static uint64_t chain_messages(const struct options *opt, const rdps_ctx_t *ctx)
+{
+    if (opt->batching != RDPS_BATCH_AUTO)
+        return SEND_BATCH;
+    uint64_t room = rdps_ctx_max_datagram_payload(ctx);
+    uint64_t mean = (opt->size_min + opt->size_max) / 2 + 2; /* a batch record's length word */
+    uint64_t per_datagram = room / mean;
+    return SEND_BATCH * (per_datagram > 1 ? per_datagram : 1);
+}
 
 int main(int argc, char **argv)
 {
@@ -503,6 +520,7 @@ int main(int argc, char **argv)
 
     prog_state.start_ns = prog_state.last_report_ns = rdps__clock_monotonic_ns();
     uint64_t interval_ns = opt.rate ? 1000000000ull / opt.rate : 0;
+    uint64_t chain = chain_messages(&opt, ctx);
     for (uint64_t i = 0; !stop_requested && (opt.count == 0 || i < opt.count); i++) {
         const void *data;
         size_t len;
@@ -522,11 +540,11 @@ int main(int argc, char **argv)
         if (interval_ns)
             pace_until(ctx, prog_state.start_ns + i * interval_ns);
         /*
-         * Unpaced pattern messages go out in chains of up to SEND_BATCH (one post
+         * Unpaced pattern messages go out in chains of SEND_BATCH datagrams (one post
          * each); paced ones and lines (maybe typed by hand) go at once.
          */
         bool last = opt.count != 0 && i + 1 == opt.count;
-        bool batch = opt.pattern && !interval_ns && !last && (i + 1) % SEND_BATCH != 0;
+        bool batch = opt.pattern && !interval_ns && !last && (i + 1) % chain != 0;
         unsigned flags = batch ? RDPS_SEND_MORE : 0;
         rc = tool_send(ctx, pub, data, len, flags, &stop_requested, &prog_state.eagain);
         if (rc == TOOL_SEND_STALLED) {
