@@ -195,6 +195,13 @@ static inline int32_t rdps__rel_flow_poke(struct rdps_rel_flowctl *fc, uint64_t 
     return fc->limit_slot;
 }
 
+/* ACTIVE receivers (any tag). */
+static inline uint32_t rdps__rel_flow_members(struct rdps_rel_flowctl *fc)
+{
+    rdps__rel_flow_fresh(fc);
+    return fc->members;
+}
+
 /* The trail moved to the ring's: evicts ACTIVE receivers whose consumed sequence is below it. */
 void rdps__rel_flow_evict_lagging(struct rdps_rel_flowctl *fc);
 /* min/tagged: evicts the receivers holding a stall that lasted stall_evict_ns; next deadline. */

@@ -417,8 +417,12 @@ __attribute__((noinline)) static void parity_posted(struct rdps_rel_pub *p, uint
      * every RDPS_REL_PARITY_HB_BLOCKS blocks of data. */
     if (((seq + 1u) & (p->cfg.parity_k * RDPS_REL_PARITY_HB_BLOCKS - 1u)) == 0)
         rdps__rel_beat_urge(&p->hb);
-    /* Proactive parity: the block is whole with its last datagram; its symbols follow. */
-    if (p->cfg.parity_proactive != 0 && ((seq + 1u) & (p->cfg.parity_k - 1u)) == 0) {
+    /* Proactive parity: the block is whole with its last datagram; its symbols follow. Not for
+     * a lone receiver: it asks by sequence and is repaired by retransmission, so unasked symbols
+     * only cost it their bytes (the simulated fabric: its NAKs did not fall, its goodput fell
+     * by the share). */
+    if (p->cfg.parity_proactive != 0 && ((seq + 1u) & (p->cfg.parity_k - 1u)) == 0 &&
+        rdps__rel_flow_members(&p->fc) > 1) {
         uint32_t start = seq + 1u - p->cfg.parity_k, n = rdps__rel_par_proactive(&p->par, start);
         if (!rdps__rel_rq_queue(&p->rq, start, n, RDPS_REL_MULTICAST, true)) {
             p->counters.repair_queue_full += n;
