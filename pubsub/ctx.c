@@ -16,6 +16,7 @@
 #include "rdps_error.h"
 #include "rdps_random.h"
 #include "rdps_log.h"
+#include "rdps_local.h"
 #include "rdps_loopback.h"
 #include "rdps_loss.h"
 #include "rdps_verbs_transport.h"
@@ -359,45 +360,61 @@ int rdps__ctx_wrap_loss_generator(const rdps_config *cfg, struct rdps_transport 
     return 0;
 }
 
-/* A ctx on the process's in-process fabric: every ctx of the process with device "loopback". */
-static int ctx_create_loopback(const rdps_config *cfg, rdps_ctx_t **out)
+/* A ctx on a device without RDMA: the process's in-process fabric ("loopback"), or the host's
+ * local device ("local": a member among the host's processes). */
+static int ctx_create_simulated(const rdps_config *cfg, const char *device, rdps_ctx_t **out)
 {
     struct rdps_transport *t, *outer;
     const struct rdps_membership_ops *ops;
     void *impl;
+    bool local = rdps__local_device_name(device);
 
     if (cfg->bind_ip != NULL)
-        return rdps__set_err(RDPS_EINVAL, "rdps_ctx_create: bind_ip selects an RDMA device; the "
-                                          "loopback device has none (leave bind_ip NULL)");
-    int rc = rdps__loopback_device_open(cfg, &t, &ops, &impl);
+        return rdps__set_err(RDPS_EINVAL,
+                             "rdps_ctx_create: bind_ip selects an RDMA device; the %s device "
+                             "has none (leave bind_ip NULL)",
+                             local ? "local" : "loopback");
+    int rc = local ? rdps__local_device_open(cfg, device, &t, &ops, &impl)
+                   : rdps__loopback_device_open(cfg, &t, &ops, &impl);
     if (rc < 0)
-        return rdps__prepend_err(rc, "rdps_ctx_create: loopback device: ");
-    uint32_t qpn = rdps__loopback_qpn(t), host = rdps__loopback_ipv4(t);
+        return rdps__prepend_err(rc, "rdps_ctx_create: %s device: ", local ? "local" : "loopback");
+    uint32_t qpn = local ? rdps__local_qpn(t) : rdps__loopback_qpn(t);
+    uint32_t host = local ? rdps__local_ipv4(t) : rdps__loopback_ipv4(t);
     uint8_t gid[16];
-    rdps__loopback_gid(t, gid);
+    if (local)
+        rdps__local_gid(t, gid);
+    else
+        rdps__loopback_gid(t, gid);
     outer = t;
     if ((rc = rdps__ctx_wrap_loss_generator(cfg, &outer)) < 0) {
         ops->destroy(impl);
         t->ops->destroy(t);
-        rdps__loopback_device_close();
+        if (!local)
+            rdps__loopback_device_close();
         return rdps__prepend_err(rc, "rdps_ctx_create: loss generator: ");
     }
     rdps_ctx_t *ctx;
     rc = ctx_create_over(cfg, outer, ops, impl, &ctx);
     if (rc < 0) {
-        rdps__loopback_device_close(); /* create_over destroyed the endpoint */
+        if (!local)
+            rdps__loopback_device_close(); /* create_over destroyed the endpoint */
         return rdps__prepend_err(rc, "rdps_ctx_create: ");
     }
     *out = (rdps_ctx_t *)ctx->handle;
-    ctx->on_loopback_device = true;
+    ctx->on_loopback_device = !local;
     ctx->self_qpn = qpn;
     memcpy(ctx->self_gid, gid, 16);
     ctx->has_self_gid = true;
-    ctx->self_host = host; /* what seed peers name on this fabric (127.77.0.N) */
-    snprintf(ctx->device, sizeof(ctx->device), "%s", RDPS_LOOPBACK_DEVICE_NAME);
+    ctx->self_host = host; /* what seed peers name: 127.77.0.N (loopback), 127.78.0.N (local) */
+    snprintf(ctx->device, sizeof(ctx->device), "%s",
+             local ? RDPS_LOCAL_DEVICE_NAME : RDPS_LOOPBACK_DEVICE_NAME);
     ctx->cfg.device = ctx->device;
-    RDPS_LOG_INF("ctx on the in-process loopback device: endpoint %u, datagram %u bytes", qpn,
-                 ctx->max_datagram);
+    if (local)
+        RDPS_LOG_INF("ctx on the local device (%s): member 0x%06x, datagram %u bytes",
+                     rdps__local_dir(t), qpn, ctx->max_datagram);
+    else
+        RDPS_LOG_INF("ctx on the in-process loopback device: endpoint %u, datagram %u bytes", qpn,
+                     ctx->max_datagram);
     rdps__stat_shm_open(ctx);
     return 0;
 }
@@ -434,8 +451,9 @@ static int ctx_create(const rdps_config *cfg, rdps_ctx_t **out)
                              "rdps_ctx_create: device name '%.16s...' (from "
                              "RDPS_DEVICE) is longer than 63 characters",
                              device);
-    if (device != NULL && strcmp(device, RDPS_LOOPBACK_DEVICE_NAME) == 0)
-        return ctx_create_loopback(cfg, out);
+    if (device != NULL &&
+        (strcmp(device, RDPS_LOOPBACK_DEVICE_NAME) == 0 || rdps__local_device_name(device)))
+        return ctx_create_simulated(cfg, device, out);
 
     memset(&vcfg, 0, sizeof(vcfg));
     vcfg.device_name = device;

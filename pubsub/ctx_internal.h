@@ -523,6 +523,14 @@ int rdps__loopback_device_open(const rdps_config *cfg, struct rdps_transport **t
                                const struct rdps_membership_ops **ops, void **impl);
 void rdps__loopback_device_close(void);
 
+/* local_device.c: the public cross-process device (rdps_config.device = "local", "local:1024",
+ * "local:4096"): a member of the host's local device and its membership (the registry's). */
+#define RDPS_LOCAL_DEVICE_NAME "local"
+bool rdps__local_device_name(const char *device);
+int rdps__local_device_open(const rdps_config *cfg, const char *device,
+                            struct rdps_transport **transport,
+                            const struct rdps_membership_ops **ops, void **impl);
+
 /* discovery_runtime.c: the ctx's side of discovery (announcing local endpoints, tracking remote
  * ones). Endpoints are added after they are linked into the ctx and removed before they are
  * unlinked (a leaving announcement goes out). */

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# rxe_examples.sh - one guest: the programs of tools/examples on a real rxe device, each role in
-# its own process as a user runs them: hello_pubsub; reliable_pubsub's publisher and subscriber;
-# zero_copy; event_loop fed by rdpub; relay between rdpub and a verifying rdsub.
+# rxe_examples.sh - one guest, or one host on the local device: the programs of tools/examples,
+# each role in its own process as a user runs them: hello_pubsub; reliable_pubsub's publisher and
+# subscriber; zero_copy; event_loop fed by rdpub; relay between rdpub and a verifying rdsub.
 #
-# usage: rxe_examples.sh BUILD_DIR   (inside tools/rxe-vm; exits 77 elsewhere)
+# usage: rxe_examples.sh BUILD_DIR   (inside tools/rxe-vm, or with RDPS_DEVICE=local; exits 77
+# elsewhere)
 set -u
 build=${1:?usage: rxe_examples.sh BUILD_DIR}
-[ -n "${RDPS_VM_DEV:-}" ] || { echo "no rxe device (run inside tools/rxe-vm): skipped"; exit 77; }
+dev=${RDPS_VM_DEV:-}
+case ${RDPS_DEVICE:-} in local | local:*) dev=$RDPS_DEVICE ;; esac
+[ -n "$dev" ] || { echo "no rxe device (run inside tools/rxe-vm) nor RDPS_DEVICE=local: skipped"; exit 77; }
 ex=$build/tools/examples
 rdpub=$build/tools/rdpub/rdpub
 rdsub=$build/tools/rdsub/rdsub
@@ -43,7 +46,7 @@ grep -q "^received 100 messages" "$out/loop.txt" || fail "event_loop: $(tail -n 
 # relay: rdpub -> md.ex.in -> relay -> md.ex.out -> rdsub --verify (every message intact).
 "$rdsub" -t md.ex.out -c 200 --verify --timeout 60 -q >"$out/relayed.txt" 2>&1 &
 verify=$!
-timeout 60 "$ex/relay" md.ex.in md.ex.out "$RDPS_VM_DEV" "$RDPS_VM_DEV" 200 >"$out/relay.txt" 2>&1 &
+timeout 60 "$ex/relay" md.ex.in md.ex.out "$dev" "$dev" 200 >"$out/relay.txt" 2>&1 &
 relay=$!
 sleep 1 # the verifier's and the relay's joins complete before the first message
 "$rdpub" -t md.ex.in --pattern -c 200 --size-range 1:3000 -r 200 --wait-subs 1 >/dev/null 2>&1 ||

@@ -7,7 +7,7 @@
 set -eu
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
-harnesses=${*:-"frame_decode reasm sa_mad announce contacts receive_path receive_path_keyed rel_pub md_unpack md_snapshot md_recovery stat_parse archive replay_merge"}
+harnesses=${*:-"frame_decode reasm sa_mad announce contacts receive_path receive_path_keyed rel_pub md_unpack md_snapshot md_recovery stat_parse archive replay_merge local_ring"}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${RDPS_FUZZ_BUILD:-$src/build-fuzz}
 

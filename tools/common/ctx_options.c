@@ -171,7 +171,9 @@ void tool_ctx_options_usage(FILE *out)
 {
     fprintf(out,
             "  -b, --bind IP       local IPv4 address selecting the RDMA device\n"
-            "  -d, --device DEV    RDMA device name (e.g. rxe0; default: first active port)\n"
+            "  -d, --device DEV    RDMA device name (e.g. rxe0; default: first active port);\n"
+            "                      local: the processes of this host, without RDMA (local:4096\n"
+            "                      for 4 KiB datagrams); loopback: this process only\n"
             "      --group ADDR    explicit multicast group instead of the topic hash\n"
             "      --cm-port P     rdma_cm port of this context (default: 7471 or the next free)\n"
             "      --loss-rx RATE  drop received data frames with probability RATE (0.1 or 10%%)\n"

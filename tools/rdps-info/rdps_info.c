@@ -18,6 +18,7 @@
 
 #include "rdps_addr.h"
 #include "rdps_error.h"
+#include "rdps_local.h"
 #include "tool_cli.h"
 #include "tool_json.h"
 
@@ -522,6 +523,44 @@ static void report_join(struct tool_json *j, const char *dev, uint8_t port,
                JOIN_TEST_GROUP, r.local, r.detail);
 }
 
+/* ---- the local device ------------------------------------------------------------------ */
+
+/* The host's local device (-d local): its directory, MTU, live members and joined groups. */
+static int report_local(const struct options *opt)
+{
+    struct rdps_local_dir_info li;
+    struct rdps_local_config lc = {0};
+    if (strcmp(opt->device, "local:4096") == 0)
+        lc.mtu = 4096;
+    else if (strcmp(opt->device, "local:1024") == 0)
+        lc.mtu = 1024;
+    if (rdps__local_dir_info(&lc, &li) < 0) {
+        fprintf(stderr, PROG ": %s\n", rdps_last_error_message());
+        return TOOL_EXIT_FAILED;
+    }
+    if (opt->json) {
+        struct tool_json j;
+        tool_json_init(&j, stdout);
+        tool_json_object_begin(&j, NULL);
+        tool_json_str(&j, "tool", PROG);
+        tool_json_array_begin(&j, "devices");
+        tool_json_object_begin(&j, NULL);
+        tool_json_str(&j, "name", "local");
+        tool_json_str(&j, "dir", li.dir);
+        tool_json_u64(&j, "mtu", li.mtu);
+        tool_json_u64(&j, "members", li.members);
+        tool_json_u64(&j, "groups", li.groups);
+        tool_json_object_end(&j);
+        tool_json_array_end(&j);
+        tool_json_object_end(&j);
+        tool_json_finish(&j);
+    } else {
+        printf("device local: the processes of this host, through %s\n", li.dir);
+        printf("  MTU %u, %u members, %u groups with members\n", li.mtu, li.members, li.groups);
+    }
+    return TOOL_EXIT_OK;
+}
+
 /* ---- devices and ports ------------------------------------------------------------------ */
 
 static int report_port(struct tool_json *j, struct ibv_context *ctx, const char *dev, uint8_t port,
@@ -650,7 +689,8 @@ static void usage(FILE *out)
                  "groups (a join of " JOIN_TEST_GROUP " through rdma_cm, left at once), and on\n"
                  "InfiniBand the subnet administrator's records for a multicast group.\n"
                  "\n"
-                 "  -d, --device DEV   only this device (e.g. rxe0, mlx5_0)\n"
+                 "  -d, --device DEV   only this device (e.g. rxe0, mlx5_0); local: the host's\n"
+                 "                     local device (its directory, MTU, members, groups)\n"
                  "  -p, --port N       only this port (1-based)\n"
                  "  -g, --group ADDR   IB: list the SA's MCMemberRecords for ADDR (an IPv4 group,\n"
                  "                     mapped to the MGID rdma_cm uses; an MGID such as ff12::1;\n"
@@ -728,12 +768,18 @@ int main(int argc, char **argv)
         }
     }
 
+    if (opt.device != NULL && strncmp(opt.device, "local", 5) == 0 &&
+        (opt.device[5] == '\0' || opt.device[5] == ':'))
+        return report_local(&opt);
+
     int num = 0;
     struct ibv_device **list = ibv_get_device_list(&num);
     if (list == NULL || num == 0) {
         fprintf(stderr,
                 PROG ": no RDMA devices found (%s); load a driver, e.g. for soft-RoCE: "
-                     "modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0\n",
+                     "modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0, or use "
+                     "tools/rxe-vm; without RDMA the processes of this host meet on the local "
+                     "device: -d local (rdps-info -d local shows it)\n",
                 list == NULL ? strerror(errno) : "the device list is empty");
         if (list != NULL)
             ibv_free_device_list(list);

@@ -191,9 +191,20 @@ static int setup(struct ping_ctx *pc)
         vcfg.send_slots = 512;
         vcfg.recv_slots = 1024;
     }
+    if (o->device != NULL && strncmp(o->device, "local", 5) == 0 &&
+        (o->device[5] == '\0' || o->device[5] == ':')) {
+        /* rdps-ping measures a device's own round trip, through rdma_cm addresses. */
+        tool_error(PROG, "rdps-ping runs on RDMA devices (rxe included: tools/rxe-vm); on the "
+                         "local device measure with rdpub and rdsub (-d local), or "
+                         "tests/bench/bench_local");
+        return TOOL_EXIT_FAILED;
+    }
     err = rdps__verbs_transport_create(&vcfg, &pc->t);
     if (err < 0) {
-        tool_error(PROG, "%s", rdps_last_error_message());
+        tool_error(PROG, "%s%s", rdps_last_error_message(),
+                   err == RDPS_ENODEV ? "; without RDMA: tools/rxe-vm (QEMU guests with "
+                                        "soft-RoCE), or the tools on the local device (-d local)"
+                                      : "");
         return TOOL_EXIT_FAILED;
     }
     rdps__verbs_transport_info(pc->t, &pc->info);
