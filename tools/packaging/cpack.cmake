@@ -102,5 +102,5 @@ cpack_add_component(tools DISPLAY_NAME "rdps tools" DEPENDS lib DESCRIPTION
   "rdpub, rdsub, rdps-ping, rdps-info, rdps-keygen and the market-data demo tools")
 if(rdps_python_built)
   cpack_add_component(python DISPLAY_NAME "rdps for Python" DEPENDS lib DESCRIPTION
-    "the rdps Python 3 package: contexts, publishers, subscribers, events and asyncio")
+    "the rdps Python 3 package: publishers, subscribers, events, asyncio")
 endif()

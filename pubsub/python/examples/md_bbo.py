@@ -188,14 +188,14 @@ def main(argv=None):
                 ctx.run(duration=1.0)
                 locate = books.locate_of(args.symbol) if args.symbol else books.busiest()
                 if locate is None:
-                    print("%8d messages: %s not seen yet" % (books.messages,
-                                                             args.symbol or "no symbol"))
+                    print("%8d messages: %s" % (books.messages, "%s not seen yet" % args.symbol
+                                                if args.symbol else "waiting for the feed"))
                     continue
                 bid, ask = books.bbo(locate)
-                print("%8d messages  %-8s bid %s  ask %s  (%d orders, %d unknown, %d gaps)"
-                      % (books.messages, books.names.get(locate, "#%d" % locate),
-                         price_text(bid), price_text(ask), len(books.orders), books.unknown,
-                         gaps[0]))
+                print("%8d messages  %-8s bid %s  ask %s  (%d orders, %d unknown, %d gaps, "
+                      "%d bad)" % (books.messages, books.names.get(locate, "#%d" % locate),
+                                   price_text(bid), price_text(ask), len(books.orders),
+                                   books.unknown, gaps[0], bad[0]))
         except KeyboardInterrupt:
             pass
     return 0 if bad[0] == 0 else 1
