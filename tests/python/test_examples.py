@@ -122,3 +122,21 @@ def test_async_example_runs():
                        timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "received 40 messages" in r.stdout
+
+
+def test_the_readmes_python_snippet_runs(tmp_path, monkeypatch):
+    """README.md's Python example, as printed (run 0.2 s instead of 10, on a device directory
+    of its own; skipped without the local device)."""
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
+    snippet = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    assert "rdps.Context(" in snippet and "duration=10" in snippet
+    monkeypatch.setenv("RDPS_LOCAL_DIR", str(tmp_path))
+    env = dict(os.environ)
+    try:
+        with rdps.Context(device="local"):
+            pass
+    except rdps.RdpsError as e:
+        pytest.skip("no local device: %s" % e)
+    r = subprocess.run([sys.executable, "-c", snippet.replace("duration=10", "duration=0.2")],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
