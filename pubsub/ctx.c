@@ -377,7 +377,7 @@ static int ctx_create_simulated(const rdps_config *cfg, const char *device, rdps
     int rc = local ? rdps__local_device_open(cfg, device, &t, &ops, &impl)
                    : rdps__loopback_device_open(cfg, &t, &ops, &impl);
     if (rc < 0)
-        return rdps__prepend_err(rc, "rdps_ctx_create: %s device: ", local ? "local" : "loopback");
+        return rdps__prepend_err(rc, "rdps_ctx_create: %s", local ? "" : "loopback device: ");
     uint32_t qpn = local ? rdps__local_qpn(t) : rdps__loopback_qpn(t);
     uint32_t host = local ? rdps__local_ipv4(t) : rdps__loopback_ipv4(t);
     uint8_t gid[16];

@@ -123,34 +123,14 @@ static uint32_t auth_send_room(struct rdps_transport *t)
 static int auth_mem_register(struct rdps_transport *t, void *addr, size_t len,
                              struct rdps_tx_mem **out)
 {
-    struct auth_transport *at = to_auth(t);
-    if (out == NULL || addr == NULL || len == 0)
-        return rdps__set_err(RDPS_EINVAL, "mem_register: no memory or no out pointer");
-    struct rdps_tx_mem *m = calloc(1, sizeof(*m));
-    if (m == NULL)
-        return rdps__set_err(RDPS_ENOMEM, "mem_register: out of memory");
-    m->addr = addr;
-    m->len = len;
-    m->owner = t;
-    m->next = at->regions;
-    at->regions = m;
-    *out = m;
-    return 0;
+    return rdps__tx_mem_list_add(t, &to_auth(t)->regions, addr, len, out);
 }
 
 static int auth_mem_deregister(struct rdps_transport *t, struct rdps_tx_mem *m)
 {
-    struct auth_transport *at = to_auth(t);
-    if (m == NULL || m->owner != t)
+    if (m == NULL || m->owner != t || !rdps__tx_mem_list_remove(&to_auth(t)->regions, m))
         return rdps__set_err(RDPS_EINVAL, "mem_deregister: region not registered here");
-    for (struct rdps_tx_mem **link = &at->regions; *link != NULL; link = &(*link)->next) {
-        if (*link == m) {
-            *link = m->next;
-            free(m);
-            return 0;
-        }
-    }
-    return rdps__set_err(RDPS_EINVAL, "mem_deregister: region not registered here");
+    return 0;
 }
 
 static int auth_submit_mem(struct rdps_transport *t, struct rdps_tx_mem *m, size_t offset,

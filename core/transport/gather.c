@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* gather.c - submit_gather for transports that copy datagrams anyway (rdps_transport.h). */
+/* gather.c - for transports that copy datagrams anyway (rdps_transport.h): submit_gather by copy
+ * and the list of registered regions. */
 #include "rdps_transport.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "rdps_error.h"
@@ -30,4 +32,36 @@ int rdps__transport_gather_by_copy(struct rdps_transport *t, struct rdps_tx_buf 
     if (rc == 0)
         rdps__tx_mem_skip(m, cookie); /* copied: the region is done with */
     return rc;
+}
+
+int rdps__tx_mem_list_add(struct rdps_transport *t, struct rdps_tx_mem **list, void *addr,
+                          size_t len, struct rdps_tx_mem **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (out == NULL || addr == NULL || len == 0)
+        return rdps__set_err(RDPS_EINVAL, "mem_register: no memory (%zu bytes) or no out pointer",
+                             len);
+    struct rdps_tx_mem *m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return rdps__set_err(RDPS_ENOMEM, "mem_register: out of memory");
+    m->addr = addr;
+    m->len = len;
+    m->owner = t;
+    m->next = *list;
+    *list = m;
+    *out = m;
+    return 0;
+}
+
+bool rdps__tx_mem_list_remove(struct rdps_tx_mem **list, struct rdps_tx_mem *m)
+{
+    for (struct rdps_tx_mem **link = list; *link != NULL; link = &(*link)->next) {
+        if (*link == m) {
+            *link = m->next;
+            free(m);
+            return true;
+        }
+    }
+    return false;
 }

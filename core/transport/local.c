@@ -392,19 +392,7 @@ static uint32_t lc_send_room(struct rdps_transport *t)
 static int lc_mem_register(struct rdps_transport *t, void *addr, size_t len,
                            struct rdps_tx_mem **out)
 {
-    struct local_ep *ep = to_ep(t);
-    if (out == NULL || addr == NULL || len == 0)
-        return rdps__set_err(RDPS_EINVAL, "mem_register: no memory (%zu bytes)", len);
-    struct rdps_tx_mem *m = calloc(1, sizeof(*m));
-    if (m == NULL)
-        return rdps__set_err(RDPS_ENOMEM, "mem_register: out of memory");
-    m->addr = addr;
-    m->len = len;
-    m->owner = t;
-    m->next = ep->mems;
-    ep->mems = m;
-    *out = m;
-    return 0;
+    return rdps__tx_mem_list_add(t, &to_ep(t)->mems, addr, len, out);
 }
 
 static int lc_mem_deregister(struct rdps_transport *t, struct rdps_tx_mem *m)
@@ -419,13 +407,7 @@ static int lc_mem_deregister(struct rdps_transport *t, struct rdps_tx_mem *m)
     if (m->inflight > 0)
         return rdps__set_err(RDPS_EBUSY, "mem_deregister: %u sends still reference the region",
                              m->inflight);
-    for (struct rdps_tx_mem **link = &ep->mems; *link != NULL; link = &(*link)->next) {
-        if (*link == m) {
-            *link = m->next;
-            break;
-        }
-    }
-    free(m);
+    rdps__tx_mem_list_remove(&ep->mems, m);
     return 0;
 }
 

@@ -416,4 +416,14 @@ int rdps__transport_gather_by_copy(struct rdps_transport *t, struct rdps_tx_buf 
                                    uint32_t len, const struct rdps_dest *const *dests,
                                    unsigned ndest, uint64_t cookie);
 
+/*
+ * Registered regions of a transport that copies what it sends (loopback, local, the
+ * authenticating interceptor): nothing to register with a device, only the list to keep.
+ * list_add makes a region of t at the head of *list (RDPS_EINVAL for no memory, RDPS_ENOMEM);
+ * list_remove unlinks and frees m (false: not in the list, nothing done).
+ */
+int rdps__tx_mem_list_add(struct rdps_transport *t, struct rdps_tx_mem **list, void *addr,
+                          size_t len, struct rdps_tx_mem **out);
+bool rdps__tx_mem_list_remove(struct rdps_tx_mem **list, struct rdps_tx_mem *m);
+
 #endif /* RDPS_TRANSPORT_H */

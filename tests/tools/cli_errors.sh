@@ -91,8 +91,8 @@ expect 2 "N 0..256" "$pub" -t t --pattern --reliable --flow tagged:7:257
 expect 2 "unexpected argument" "$sub" -t t extra
 expect 2 "cannot open" "$pub" -t t /nonexistent/file
 expect 2 "unrecognized option" "$sub" -t t --no-such-option
-expect 4 "cannot open RDMA context" "$sub" -t t -d nosuchdev0 -c 1
-expect 4 "cannot open RDMA context" "$pub" -t t -d nosuchdev0 --pattern -c 1
+expect 4 "cannot open an rdps context" "$sub" -t t -d nosuchdev0 -c 1
+expect 4 "cannot open an rdps context" "$pub" -t t -d nosuchdev0 --pattern -c 1
 expect 2 "invalid topic name" "$sub" -t "bad topic" -c 1
 expect 2 "invalid topic name" "$pub" -t "" --pattern
 

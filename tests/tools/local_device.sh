@@ -3,7 +3,8 @@
 # local_device.sh - the tools as separate processes on the local device (-d local): rdpub | rdsub
 # plain, reliable under receive loss, unicast, keyed, parity with two subscribers, at MTU 4096; a
 # subscriber killed with SIGKILL mid-stream while another goes on (its files reclaimed); another
-# user refused; rdps-info showing the device. Every message of every run is verified.
+# user refused; rdps-info showing the device; rdps-ping, rdps-record and rdps-replay across
+# processes. Every message of every run is verified.
 # usage: local_device.sh BUILD_DIR
 set -u
 build=${1:?usage: local_device.sh BUILD_DIR}
@@ -101,6 +102,36 @@ left=$(find "$work/dev" -name 'm*' | wc -l)
 [ "$left" -eq 0 ] || fail "kill: $left member files left: $(ls "$work/dev")"
 timeout 10 "$info" -d local >"$work/info" 2>&1 || fail "rdps-info -d local exited $?"
 grep -q "0 members" "$work/info" || fail "rdps-info: $(cat "$work/info")"
+
+# rdps-ping: a listener and a client, unicast and to a group, every ping echoed.
+ping=$build/tools/rdps-ping/rdps-ping
+timeout 60 "$ping" -d local --listen --group 239.192.7.7 --timeout 40 2>"$work/listen.err" &
+listener=$!
+for _ in $(seq 100); do grep -q "127\.78\." "$work/listen.err" && break; sleep 0.1; done
+member=$(grep -o "127\.78\.[0-9.]*" "$work/listen.err")
+timeout 30 "$ping" -d local "$member" -c 500 -s 1000 --json >"$work/ping.json" 2>&1 ||
+    fail "rdps-ping $member exited $? ($(tail -1 "$work/ping.json"))"
+"$check" "$work/ping.json" "echoes==500" "lost==0" >/dev/null || fail "rdps-ping: pings lost"
+timeout 30 "$ping" -d local --event --group 239.192.7.7 -c 50 --json >"$work/ping_group.json" 2>&1 ||
+    fail "rdps-ping --group exited $?"
+"$check" "$work/ping_group.json" "echoes==50" >/dev/null || fail "rdps-ping --group: pings lost"
+kill $listener 2>/dev/null
+wait $listener 2>/dev/null
+
+# rdps-record and rdps-replay: a reliable stream recorded, replayed to a verifying subscriber.
+timeout 60 "$build/tools/rdps-record/rdps-record" -d local --dir "$work/arch" -t rec -c 1000 \
+    --timeout 45 --json -q >"$work/rec.json" 2>&1 &
+recorder=$!
+timeout 60 "$pub" -d local -t rec --pattern -c 1000 --reliable --wait-subs 1 >/dev/null 2>&1 ||
+    fail "rec: rdpub exited $?"
+wait $recorder || fail "rdps-record exited $? ($(tail -1 "$work/rec.json"))"
+timeout 60 "$sub" -d local -t rec -c 1000 --verify --reliable --timeout 45 -q --json \
+    >"$work/replayed" 2>&1 &
+replayed=$!
+timeout 60 "$build/tools/rdps-replay/rdps-replay" -d local --dir "$work/arch" --fast \
+    --wait-subs 1 -q >/dev/null 2>&1 || fail "rdps-replay exited $?"
+wait $replayed || fail "the replayed stream: rdsub exited $?"
+"$check" "$work/replayed" "verified==1000" >/dev/null || fail "replay: not every message"
 
 # Another user is refused, with a message that says why.
 if [ "$(id -u)" -eq 0 ] && command -v runuser >/dev/null; then

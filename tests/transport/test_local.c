@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -340,6 +341,23 @@ static void test_permissions_and_mtu(void **state)
     assert_int_equal(st.st_mode & 0777, 0600);
     t->ops->destroy(t);
     u->ops->destroy(u);
+
+    /* A group of ours (root's, when root runs the test): directory 2770, files 0660 of it. */
+    struct group *g = getgrgid(getegid());
+    char gdir[96];
+    snprintf(gdir, sizeof(gdir), "%s/grouped", dir);
+    struct rdps_local_config gcfg = {.dir = gdir, .group = g != NULL ? g->gr_name : "root"};
+    assert_int_equal(rdps__local_create(&gcfg, &t), 0);
+    assert_int_equal(stat(gdir, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 02770);
+    snprintf(path, sizeof(path), "%s/registry", gdir);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0660);
+    assert_int_equal(st.st_gid, getegid());
+    t->ops->destroy(t);
+    /* The same directory without the group: not ours alone, refused. */
+    gcfg.group = "";
+    assert_int_equal(rdps__local_create(&gcfg, &t), RDPS_EACCES);
 }
 
 int main(void)

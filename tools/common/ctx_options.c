@@ -210,7 +210,7 @@ int tool_ctx_open(const char *prog, const struct tool_ctx_options *o, size_t max
         cfg.max_message_size = max_message;
     int rc = rdps_ctx_create(&cfg, ctx);
     if (rc < 0)
-        tool_error(prog, "cannot open RDMA context: %s (%s)", rdps_strerror(rc),
+        tool_error(prog, "cannot open an rdps context: %s (%s)", rdps_strerror(rc),
                    rdps_last_error_message());
     return rc;
 }

@@ -68,12 +68,21 @@ struct ping_ctx {
     unsigned resolve_attempts;
     unsigned idle_spins;
     bool armed; /* --event: completion notification requested since the last wakeup */
+    /* -d local: the local device; no rdma_cm (addr is NULL): hosts are members (127.78.0.N),
+     * groups the registry's; local_member is our own address. */
+    bool local;
+    char local_member[16];
 };
 
 /* ping_options.c: parses argv into *o; returns TOOL_EXIT_OK or TOOL_EXIT_USAGE (error printed). */
 int ping_parse_args(int argc, char **argv, struct options *o);
 /* Numeric IPv4 "HOST[:PORT]" (no name lookups). */
 bool ping_parse_ipv4(const char *text, uint16_t default_port, struct sockaddr_in *out);
+
+/* ping_local.c: setup on the local device (-d local): transport, groups, host and peers. */
+bool ping_is_local_device(const char *device);
+int ping_setup_local(struct ping_ctx *pc, const struct sockaddr_in *groups,
+                     const struct sockaddr_in *peer);
 
 /* rdps_ping.c: device, addressing and waiting helpers the listener and the client share. */
 int ping_claim_retry(struct rdps_transport *t, struct rdps_tx_buf *buf, uint64_t limit_ns);

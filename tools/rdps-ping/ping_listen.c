@@ -24,9 +24,13 @@ int ping_run_listener(struct ping_ctx *pc)
     uint64_t next_cm_check = 0;
     int rc = TOOL_EXIT_OK;
 
-    fprintf(stderr, PROG ": listening on %s port %u, qpn 0x%x, cm port %u%s\n",
-            pc->info.device_name, pc->info.port_num, pc->info.qpn, rdps__addr_listen_port(pc->addr),
-            pc->opt.sink ? " (sink)" : "");
+    if (pc->local)
+        fprintf(stderr, PROG ": listening on the local device as %s, qpn 0x%x%s\n",
+                pc->local_member, pc->info.qpn, pc->opt.sink ? " (sink)" : "");
+    else
+        fprintf(stderr, PROG ": listening on %s port %u, qpn 0x%x, cm port %u%s\n",
+                pc->info.device_name, pc->info.port_num, pc->info.qpn,
+                rdps__addr_listen_port(pc->addr), pc->opt.sink ? " (sink)" : "");
     while (!ping_stop_requested) {
         int n = pc->t->ops->poll(pc->t, rx, RX_BATCH);
         if (n < 0) {
@@ -80,7 +84,8 @@ int ping_run_listener(struct ping_ctx *pc)
         uint64_t now = n > 0 ? tot.last_ns : rdps__clock_monotonic_ns();
         if (now >= next_cm_check) {
             /* CM requests (resolves from clients) are rare: look every 10 ms. */
-            (void)rdps__addr_process(pc->addr);
+            if (pc->addr != NULL)
+                (void)rdps__addr_process(pc->addr);
             enum rdps_transport_event_type ev;
             while (pc->t->ops->next_event(pc->t, &ev) == 1) {
                 if (ev == RDPS_TRANSPORT_EV_DEVICE_FATAL) {

@@ -191,13 +191,9 @@ static int setup(struct ping_ctx *pc)
         vcfg.send_slots = 512;
         vcfg.recv_slots = 1024;
     }
-    if (o->device != NULL && strncmp(o->device, "local", 5) == 0 &&
-        (o->device[5] == '\0' || o->device[5] == ':')) {
-        /* rdps-ping measures a device's own round trip, through rdma_cm addresses. */
-        tool_error(PROG, "rdps-ping runs on RDMA devices (rxe included: tools/rxe-vm); on the "
-                         "local device measure with rdpub and rdsub (-d local), or "
-                         "tests/bench/bench_local");
-        return TOOL_EXIT_FAILED;
+    if (ping_is_local_device(o->device)) {
+        int rc = ping_setup_local(pc, groups, o->target != NULL ? &peer : NULL);
+        return rc != TOOL_EXIT_OK ? rc : wrap_keyed(pc);
     }
     err = rdps__verbs_transport_create(&vcfg, &pc->t);
     if (err < 0) {
@@ -290,10 +286,10 @@ static int setup(struct ping_ctx *pc)
 
 static void teardown(struct ping_ctx *pc)
 {
-    for (unsigned i = 0; i < pc->opt.npeers; i++)
+    for (unsigned i = 0; i < pc->opt.npeers && !pc->local; i++)
         if (pc->peers[i] != NULL)
             rdps__addr_peer_release(pc->peers[i]);
-    for (unsigned i = 0; i < pc->opt.ngroups; i++) {
+    for (unsigned i = 0; i < pc->opt.ngroups && !pc->local; i++) {
         if (pc->groups[i] != NULL)
             rdps__addr_leave(pc->groups[i]);
     }

@@ -149,7 +149,10 @@ typedef struct rdps_config {
      * RDMA: every ctx of this process on it shares one fabric (contexts of different threads
      * too), with UD's semantics except the wire (1024-byte datagrams, multicast groups and
      * discovery, unicast NAK/STATUS and repairs, a full receive queue drops, the loss generator);
-     * no other process is reachable; bind_ip, cm_port and qkey do not apply.
+     * no other process is reachable; bind_ip, cm_port and qkey do not apply. "local" (or
+     * "local:1024", "local:4096"): the local device, the processes of this host through shared
+     * memory with the same semantics and frames (MTU 1024 or 4096 per directory), a ctx being a
+     * member; $RDPS_LOCAL_DIR and $RDPS_LOCAL_GROUP choose who meets (rdps(7), docs/security.md).
      */
     const char *device;
     const char *bind_ip;       /* local IPv4 address selecting the device/port (optional) */
