@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# deb_packages.sh - `cpack -G DEB` builds librdpsN, librdps-dev and rdps-tools with the right
+# deb_packages.sh - `cpack -G DEB` builds librdpsN, librdps-dev, rdps-tools (and python3-rdps when
+# the Python binding is built) with the right
 # contents, dependencies and license (a DEP-5 copyright file naming BSD-2-Clause), and lintian
 # finds no error in them (its warnings are listed); unpacked with dpkg-deb -x into a scratch root
 # (no dpkg -i, nothing touches the system), the README's example builds against the unpacked
 # header and rdps.pc and loads the unpacked librdps, the CMake package and the packaged examples
-# build, and the unpacked tools (no RUNPATH in /usr) run.
+# build, the unpacked tools (no RUNPATH in /usr) run, and the unpacked rdps Python package
+# imports with Debian's python3 and carries a message over the loopback device.
 # usage: deb_packages.sh BUILD_DIR SOURCE_DIR VERSION
 set -u
 # shellcheck source=lib.sh
@@ -20,7 +22,14 @@ fi
 lib_deb=$(echo "$scratch"/pkgs/librdps"$major"_"$version"-*.deb)
 dev_deb=$(echo "$scratch"/pkgs/librdps-dev_"$version"-*.deb)
 tools_deb=$(echo "$scratch"/pkgs/rdps-tools_"$version"-*.deb)
-for deb in "$lib_deb" "$dev_deb" "$tools_deb"; do
+# python3-rdps: when configure built the Python binding (its component is in the cpack config).
+py_deb=""
+if grep -q '^set(CPACK_COMPONENTS_ALL ".*python' "$build/CPackConfig.cmake"; then
+    py_deb=$(echo "$scratch"/pkgs/python3-rdps_"$version"-*.deb)
+fi
+debs=("$lib_deb" "$dev_deb" "$tools_deb")
+[ -n "$py_deb" ] && debs+=("$py_deb")
+for deb in "${debs[@]}"; do
     if [ ! -f "$deb" ]; then
         fail "$(basename "$deb") not built; cpack made: $(ls "$scratch/pkgs")"
         exit 1
@@ -43,13 +52,30 @@ dpkg-deb -f "$dev_deb" Depends | grep -q "librdps$major (= $version-" ||
     fail "librdps-dev does not depend on the exact librdps$major"
 dpkg-deb -f "$tools_deb" Depends | grep -q "librdps$major (= $version-" ||
     fail "rdps-tools does not depend on librdps$major"
+if [ -n "$py_deb" ]; then
+    for f in 'lib/python3/dist-packages/rdps/__init__\.py$' 'lib/python3/dist-packages/rdps/aio\.py$' \
+        'lib/python3/dist-packages/rdps/_rdps_cffi\.abi3\.so$' \
+        'share/doc/python3-rdps/examples/md_bbo\.py$' 'share/doc/python3-rdps/examples/async_pubsub\.py$'; do
+        contents "$py_deb" | grep -q "$f" || fail "$f not in $py_deb"
+    done
+    contents "$py_deb" | grep -E '__pycache__|\.pyc$' | sed 's/^/byte code shipped: /' | grep . &&
+        fail "$py_deb ships byte code (postinst compiles it)"
+    py_depends=$(dpkg-deb -f "$py_deb" Depends)
+    for dep in "librdps$major (= $version-" "python3-cffi-backend" "python3"; do
+        grep -qF "$dep" <<<"$py_depends" || fail "python3-rdps does not depend on $dep: $py_depends"
+    done
+    for script in postinst prerm; do
+        dpkg-deb --ctrl-tarfile "$py_deb" | tar -xO "./$script" 2>/dev/null | grep -q 'py3c' ||
+            fail "python3-rdps has no $script byte-compiling (py3compile/py3clean)"
+    done
+fi
 dpkg-deb --ctrl-tarfile "$lib_deb" | tar -xO ./shlibs 2>/dev/null | grep -q "^librdps $major librdps$major" ||
     fail "librdps$major has no shlibs entry"
 
 # The Maintainer is the one configure chose (tools/packaging/maintainer.cmake), never 1.2's
 # placeholder.
 want_maintainer=$(sed -n 's/^set(CPACK_PACKAGE_CONTACT "\(.*\)")$/\1/p' "$build/CPackConfig.cmake")
-for deb in "$lib_deb" "$dev_deb" "$tools_deb"; do
+for deb in "${debs[@]}"; do
     got=$(dpkg-deb -f "$deb" Maintainer)
     if [ "$got" != "$want_maintainer" ] || [ "$got" = "rdps maintainers <rdps@example.org>" ]; then
         fail "$(basename "$deb"): Maintainer '$got', configure chose '$want_maintainer'"
@@ -77,7 +103,9 @@ done
 # themselves are stripped.
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" | tr '[:lower:]' '[:upper:]')
 debug_flags=$(sed -n "s/^CMAKE_C_FLAGS_$build_type:STRING=//p" "$build/CMakeCache.txt" | grep -o -- '-g[0-9]*' || true)
-for deb in "$lib_deb" "$tools_deb"; do
+binary_debs=("$lib_deb" "$tools_deb")
+[ -n "$py_deb" ] && binary_debs+=("$py_deb")
+for deb in "${binary_debs[@]}"; do
     pkg=$(dpkg-deb -f "$deb" Package)
     ddeb=$(echo "$scratch/pkgs/$pkg-dbgsym_$version"-*.ddeb)
     if [ ! -f "$ddeb" ]; then
@@ -111,7 +139,7 @@ done
 # Each package's /usr/share/doc/PACKAGE: the machine-readable copyright file (BSD-2-Clause with
 # LICENSE's holders and text), the upstream and the Debian changelog.
 before=$failures
-for deb in "$lib_deb" "$dev_deb" "$tools_deb"; do
+for deb in "${debs[@]}"; do
     pkg=$(dpkg-deb -f "$deb" Package)
     doc=./usr/share/doc/$pkg
     copyright=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO "$doc/copyright" 2>/dev/null)
@@ -136,7 +164,7 @@ if ! command -v lintian >/dev/null; then
     fail "lintian is not installed (tools/install-deps --tests)"
 else
     mapfile -t ddebs < <(find "$scratch/pkgs" -maxdepth 1 -name '*.ddeb')
-    lintian_out=$(lintian --fail-on error "$lib_deb" "$dev_deb" "$tools_deb" "${ddebs[@]}" 2>&1)
+    lintian_out=$(lintian --fail-on error "${debs[@]}" "${ddebs[@]}" 2>&1)
     lintian_rc=$?
     lintian_out=$(grep -v '^running with root privileges' <<<"$lintian_out")
     grep '^W: ' <<<"$lintian_out" | sed 's/^/note: lintian warning: /'
@@ -151,7 +179,7 @@ else
 fi
 
 root=$scratch/root
-for deb in "$lib_deb" "$dev_deb" "$tools_deb"; do
+for deb in "${debs[@]}"; do
     dpkg-deb -x "$deb" "$root" || fail "dpkg-deb -x $deb"
 done
 libdir=$(dirname "$(find "$root" -name "librdps.so.$major" | head -n 1)")
@@ -167,4 +195,28 @@ check_cmake_package "$root/usr" "$libdir" "$root/usr/share/doc/librdps-dev/examp
 
 # The tools' package holds every tool and page built (rdps(3) and rdps(7) come from librdps-dev).
 check_tools "$root/usr" "$libdir" none
+
+# The unpacked Python package: Debian's python3 imports it with the unpacked librdps (the module
+# has no RUNPATH in /usr) and a message goes through the loopback device.
+if [ -n "$py_deb" ]; then
+    py_out=$(cd "$scratch" && env -u PYTHONPATH PYTHONPATH="$root/usr/lib/python3/dist-packages" \
+        LD_LIBRARY_PATH="$libdir" RDPS_STAT=0 PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c '
+import rdps, sys
+assert rdps.__file__.startswith(sys.argv[1]), rdps.__file__
+with rdps.Context(device="loopback") as ctx:
+    got = []
+    ctx.subscriber("pkg.test", got.append, with_info=False)
+    pub = ctx.publisher("pkg.test")
+    pub.wait_ready()
+    pub.send(b"from the package")
+    print(rdps.version(), got[0].decode())
+' "$root/usr/lib/python3/dist-packages" 2>&1)
+    if [ "$py_out" = "$version from the package" ]; then
+        echo "ok:   python3-rdps imports and carries a message: $py_out"
+    else
+        fail "the unpacked python3-rdps: $py_out"
+    fi
+    readelf -d "$root/usr/lib/python3/dist-packages/rdps/_rdps_cffi.abi3.so" | grep -q 'R.*PATH' &&
+        fail "python3-rdps's module has a RUNPATH in /usr"
+fi
 [ "$failures" -eq 0 ]

@@ -3,7 +3,8 @@
 # install_prefix.sh - `cmake --install BUILD --prefix P` gives a tree that works where it is and
 # wherever it is moved, with no LD_LIBRARY_PATH: the tools run (RUNPATH $ORIGIN/../lib), the
 # README's example builds through P's rdps.pc with -Wl,-rpath from it and runs, librdps exports
-# only the API, the license, changelog and man pages are there.
+# only the API, the license, changelog and man pages are there, and the rdps Python package in
+# P/lib/python3/dist-packages imports and loads P's librdps.
 # usage: install_prefix.sh BUILD_DIR SOURCE_DIR VERSION
 set -u
 # shellcheck source=lib.sh
@@ -32,6 +33,7 @@ done
 build_example "$src" "$prefix" "$pcdir" "$libdir" "$scratch/hello"
 check_library "$src" "$libdir/librdps.so.$major" "$major"
 check_tools "$prefix" "$libdir" origin
+check_python "$prefix" "$libdir"
 
 # The same tree moved elsewhere still builds the example (rdps.pc is relative to itself) and its
 # tools still run (their RUNPATH is relative to themselves).
@@ -41,5 +43,6 @@ pcdir=$libdir/pkgconfig
 prefix=$scratch/moved
 build_example "$src" "$prefix" "$pcdir" "$libdir" "$scratch/hello-moved"
 check_tools "$prefix" "$libdir" origin
+check_python "$prefix" "$libdir"
 
 [ "$failures" -eq 0 ]

@@ -216,3 +216,35 @@ check_tools() {
         fail "man -l rdps_pub_send_ex.3.gz does not render rdps_pub_send(3)'s ERRORS"
     fi
 }
+
+# check_python PREFIX LIBDIR: when the build has the Python binding, PREFIX/lib/python3/dist-packages
+# holds the rdps package, and Debian's python3 imports it from there with no LD_LIBRARY_PATH (the
+# module's RUNPATH finds LIBDIR's librdps) and carries a message over the loopback device.
+check_python() {
+    local prefix=$1 libdir=$2 pydir out
+    grep -q '^RDPS_PYTHON_EXECUTABLE' "$build/CMakeCache.txt" && [ -d "$build/python/rdps" ] || return 0
+    pydir=$prefix/lib/python3/dist-packages
+    if [ ! -f "$pydir/rdps/__init__.py" ] || [ ! -f "$pydir/rdps/_rdps_cffi.abi3.so" ]; then
+        fail "the rdps Python package is not in $pydir"
+        return 1
+    fi
+    out=$(cd "$scratch" && env -u LD_LIBRARY_PATH PYTHONPATH="$pydir" RDPS_STAT=0 \
+        PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c '
+import os, rdps, sys
+assert rdps.__file__.startswith(sys.argv[1]), rdps.__file__
+maps = open("/proc/self/maps").read()
+lib = [l.split()[-1] for l in maps.splitlines() if "librdps.so" in l][0]
+with rdps.Context(device="loopback") as ctx:
+    got = []
+    ctx.subscriber("install.test", got.append, with_info=False)
+    pub = ctx.publisher("install.test")
+    pub.wait_ready()
+    pub.send(b"installed")
+    print(os.path.realpath(lib), got[0].decode())
+' "$pydir" 2>&1)
+    if [ "$out" = "$(realpath "$libdir/librdps.so.$major") installed" ]; then
+        echo "ok:   the rdps Python package in $pydir imports, loads $libdir/librdps.so.$major and runs"
+    else
+        fail "the installed rdps Python package: $out"
+    fi
+}

@@ -8,6 +8,8 @@
 #                 rdps(3), rdps(7) and the examples' sources
 #   rdps-tools    rdpub, rdsub, rdps-ping, rdps-info, rdps-stat, rdps-keygen, md-feed, md-book and
 #                 their pages
+#   python3-rdps  the rdps Python package (pubsub/python: the cffi module and its sources, in
+#                 Debian's /usr/lib/python3/dist-packages) and its examples; when it is built
 #
 # The components are the install rules' (lib, dev: pubsub/; tools: everything under tools/; doc,
 # the share/doc/rdps of `cmake --install`, is in no package). Files go under /usr; library
@@ -43,6 +45,10 @@ set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL lib dev tools)
+get_property(rdps_python_built GLOBAL PROPERTY RDPS_PYTHON_BUILT)
+if(rdps_python_built)
+  list(APPEND CPACK_COMPONENTS_ALL python)
+endif()
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_SOURCE rdps)
@@ -77,6 +83,13 @@ set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "pkg-config")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME rdps-tools)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION net)
+# The module is a stable-ABI (abi3) extension: any python3; _cffi_backend is python3-cffi-backend.
+set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-rdps)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_SECTION python)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS "python3, python3-cffi-backend")
+# Byte-compiled at install and cleaned at removal, as dh_python3 does (py3compile, py3clean).
+set(CPACK_DEBIAN_PYTHON_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/python3-rdps/postinst
+    ${CMAKE_CURRENT_LIST_DIR}/python3-rdps/prerm)
 
 include(${CMAKE_CURRENT_LIST_DIR}/debian_docs.cmake)
 
@@ -87,3 +100,7 @@ cpack_add_component(dev DISPLAY_NAME "librdps development files" DEPENDS lib DES
   "header, pkg-config file and man pages of the rdps API")
 cpack_add_component(tools DISPLAY_NAME "rdps tools" DEPENDS lib DESCRIPTION
   "rdpub, rdsub, rdps-ping, rdps-info, rdps-keygen and the market-data demo tools")
+if(rdps_python_built)
+  cpack_add_component(python DISPLAY_NAME "rdps for Python" DEPENDS lib DESCRIPTION
+    "the rdps Python 3 package: publishers, subscribers, events, asyncio")
+endif()

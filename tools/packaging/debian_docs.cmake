@@ -61,7 +61,12 @@ foreach(pair "changelog.Debian.gz=${rdps_deb_docs}/changelog.Debian"
   endif()
 endforeach()
 
-foreach(component lib dev tools)
+get_property(rdps_python_built GLOBAL PROPERTY RDPS_PYTHON_BUILT)
+set(rdps_doc_components lib dev tools)
+if(rdps_python_built)
+  list(APPEND rdps_doc_components python)
+endif()
+foreach(component ${rdps_doc_components})
   string(TOUPPER ${component} c)
   set(dir ${CMAKE_INSTALL_DATAROOTDIR}/doc/${CPACK_DEBIAN_${c}_PACKAGE_NAME})
   install(FILES ${rdps_deb_docs}/copyright ${rdps_deb_docs}/changelog.gz
@@ -75,4 +80,10 @@ if(rdps_example_files)
   install(FILES ${rdps_example_files}
           DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${CPACK_DEBIAN_DEV_PACKAGE_NAME}/examples
           COMPONENT dev EXCLUDE_FROM_ALL)
+endif()
+get_property(rdps_python_examples GLOBAL PROPERTY RDPS_PYTHON_EXAMPLES)
+if(rdps_python_built AND rdps_python_examples)
+  install(FILES ${rdps_python_examples}
+          DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${CPACK_DEBIAN_PYTHON_PACKAGE_NAME}/examples
+          COMPONENT python EXCLUDE_FROM_ALL)
 endif()
