@@ -27,7 +27,9 @@ static bool writer_alive(uint32_t pid)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static uint8_t ring[sizeof(struct local_ring_header) + SLOTS * (LOCAL_SLOT_HEADER + MTU)];
+    /* Aligned as the ring's header (its cache lines) and as a mapping is: a page. */
+    static _Alignas(4096)
+        uint8_t ring[sizeof(struct local_ring_header) + SLOTS * (LOCAL_SLOT_HEADER + MTU)];
     static uint8_t out[MTU];
     local_ring_init(ring, SLOTS, MTU, 1);
     /* The input overwrites the ring from the writers' fields on (the tail's cache line). */
@@ -57,7 +59,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (local_ring_check(ring, sizeof(ring), MTU, &slots) && slots != SLOTS)
         abort();
     if (size >= sizeof(struct local_registry)) {
-        struct local_registry *reg = malloc(sizeof(*reg));
+        /* Page-aligned, as the mapped registry is. */
+        struct local_registry *reg = aligned_alloc(4096, (sizeof(*reg) + 4095) / 4096 * 4096);
+        if (reg == NULL)
+            return 0;
         memcpy(reg, data, sizeof(*reg));
         if (local_registry_check(reg, sizeof(*reg), &mtu) && mtu != 1024 && mtu != 4096)
             abort();
