@@ -218,7 +218,7 @@ static rdps_ctx_t *keyless_ctx(const char *device)
 /* Keeps what the recording QP received (the datagrams of the topic from its publisher). */
 static void replay_record(struct replayer *r)
 {
-    struct rdps_transport *t = r->rec->transport;
+    struct rdps_transport *t = rdps__ctx_of_handle(r->rec)->transport;
     struct rdps_rx_datagram rx[32];
     int n = t->ops->poll(t, rx, 32);
     for (int i = 0; i < n; i++) {
@@ -232,7 +232,7 @@ static void replay_record(struct replayer *r)
             (type != RDPS_FRAME_DATA && type != RDPS_FRAME_HEARTBEAT &&
              type != RDPS_FRAME_PARITY) ||
             rdps__get_le64(d->data + RDPS_FRAME_OFF_TOPIC_ID) != r->topic_id ||
-            (d->has_src_gid && memcmp(d->src_gid, r->rec->self_gid, 16) == 0))
+            (d->has_src_gid && memcmp(d->src_gid, rdps__ctx_of_handle(r->rec)->self_gid, 16) == 0))
             continue;
         r->heard++;
         if (!r->have_from) {
@@ -320,8 +320,9 @@ static int replay_run(const char *topic, const char *device, double duration, do
             continue;
         }
         next_us += period_us;
-        if (rdps__ctx_send_frame(r.send, r.send_pub->topic->send_dest, r.frames[r.next],
-                                 r.lens[r.next]) == 0)
+        if (rdps__ctx_send_frame(rdps__ctx_of_handle(r.send),
+                                 rdps__pub_of_handle(r.send_pub)->topic->send_dest,
+                                 r.frames[r.next], r.lens[r.next]) == 0)
             r.replayed++;
         else
             r.send_errors++;

@@ -583,6 +583,7 @@ int main(int argc, char **argv)
     }
     rdps_ctx_flush(ctx); /* a stop or read error can leave a batch queued */
     uint64_t send_end = rdps__clock_monotonic_ns();
+    uint64_t acked_end = send_end; /* reliable: once every receiver had every message */
     if (tty)
         report_progress(&prog_state, true);
 
@@ -593,6 +594,7 @@ int main(int argc, char **argv)
                rdps__clock_monotonic_ns() < drain_end)
             if (rdps_ctx_wait(ctx, 10) < 0)
                 break;
+        acked_end = rdps__clock_monotonic_ns();
         int behind = rdps_pub_receivers_behind(pub);
         if (behind > 0 && !stop_requested) {
             tool_error(prog, "%d receiver(s) still behind after the %" PRIu64 " s drain timeout",
@@ -676,6 +678,8 @@ int main(int argc, char **argv)
         tool_json_u64(&j, "evictions", events.evictions);
         tool_json_u64(&j, "rtt_us", c.rtt_us);
         tool_json_double(&j, "elapsed_s", elapsed);
+        /* The send phase plus, reliable, the drain until every receiver had every message. */
+        tool_json_double(&j, "acked_s", (double)(acked_end - prog_state.start_ns) / 1e9);
         tool_json_double(&j, "msgs_per_s",
                          elapsed > 0 ? (double)prog_state.messages / elapsed : 0.0);
         tool_json_finish(&j);
