@@ -17,9 +17,9 @@
 #          8 s after the last one: nothing more may arrive), the publisher's rate at least
 #          0.6 of the quiet one (issue 36 asks for "within noise": it ran 0.744-0.96 of it in four
 #          runs on loaded TCG guests, two below 0.8: an open finding), the forged frames counted as
-#          dropped by authentication and the replays as replayed. (Each datagram a TCG guest receives costs it CPU whatever rdps does with
-#          it: a flood of 1 000 a second took 20-30 % of the rate here with every frame dropped
-#          unread.)
+#          dropped by authentication and the replays as replayed. (Each datagram a TCG guest
+#          receives costs it CPU whatever rdps does with it: a flood of 1 000 a second took
+#          20-30 % of the rate here with every frame dropped unread.)
 #
 # usage: forge_role.sh BUILD_DIR MODE [COUNT]   (inside tools/rxe-vm with 3 guests)
 set -u
