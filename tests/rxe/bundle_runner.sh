@@ -11,8 +11,10 @@
 #   next scenario starts on a clean guest. Every scenario runs even when an earlier one failed.
 set -u
 steps_file=$1
-[ -n "${RDPS_VM_INDEX:-}" ] && [ -n "${RDPS_VM_SCRATCH:-}" ] ||
-    { echo "bundle_runner.sh: run inside tools/rxe-vm"; exit 2; }
+if [ -z "${RDPS_VM_INDEX:-}" ] || [ -z "${RDPS_VM_SCRATCH:-}" ]; then
+    echo "bundle_runner.sh: run inside tools/rxe-vm"
+    exit 2
+fi
 [ -r "$steps_file" ] || { echo "bundle_runner.sh: cannot read $steps_file"; exit 2; }
 
 base=$RDPS_VM_SCRATCH
