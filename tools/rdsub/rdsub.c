@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <rdps/rdps.h>
+#include <rdps/rdps_archive.h>
 
 #include "ctx_options.h"
 #include "rdps_clock.h"
@@ -31,7 +32,13 @@ struct options {
     bool verify, json, quiet;
     bool reliable, from_oldest;
     bool count_loss; /* --count-loss: loss allowed, every message accounted for */
+    bool history;    /* --history: from a recorder, then live (rdps_history_sub) */
+    uint64_t history_timeout_s;
 };
+
+/* --history: where the merge stands (rdps_history_sub_poll's answers). */
+enum history_state { HISTORY_MERGING, HISTORY_LIVE, HISTORY_TIMED_OUT, HISTORY_REFUSED };
+static const char *const history_state_names[] = {"merging", "live", "timed_out", "refused"};
 
 struct state {
     const struct options *opt;
@@ -40,6 +47,8 @@ struct state {
     uint64_t loss_events, lost_seqs;    /* --reliable: RDPS_EVENT_LOSS */
     uint64_t gap_events, lost_messages; /* RDPS_EVENT_GAP; messages both kinds reported */
     struct verify verify;               /* --verify: per publisher session (verify.h) */
+    enum history_state history;
+    uint64_t start_ns, history_live_ns; /* --history: when every session was live (0: not yet) */
 };
 
 static void usage(FILE *out)
@@ -47,6 +56,7 @@ static void usage(FILE *out)
     fprintf(out,
             "Usage: rdsub -t TOPIC [-b BIND_IP | -d DEV] [-c COUNT] [--timeout SEC] [--verify]\n"
             "             [--count-loss] [--linger SEC] [--reliable [--tag TAG] [--from-oldest]]\n"
+            "             [--history [--history-timeout SEC]]\n"
             "             [--seed N] [--json] [-q]\n"
             "             [--group ADDR] [--cm-port P]\n"
             "             [--loss-rx RATE] [--loss-tx RATE] [--loss-seed N]\n"
@@ -75,6 +85,13 @@ static void usage(FILE *out)
             "      --tag TAG       --reliable: group tag for publishers using --flow tagged\n"
             "      --from-oldest   --reliable: start a session at the oldest message the\n"
             "                      publisher still holds, not at the live position\n"
+            "      --history       late join from history: a recorder serving TOPIC (rdps-record)\n"
+            "                      replays each publisher session from its start, then the\n"
+            "                      live stream follows with no gap and no duplicate at the\n"
+            "                      seam (reliable; with --verify, sessions are told apart by\n"
+            "                      session id: history does not carry the source)\n"
+            "      --history-timeout SEC  no recorder answers or its replay stalls this long: go\n"
+            "                      live without the history (default 10)\n"
             "      --seed N        pattern seed used by the publisher (default 1)\n"
             "      --json          print a one-line JSON summary at exit (with --verify: the\n"
             "                      verified session's figures, totals and every session's)\n"
@@ -115,6 +132,14 @@ static void print_message(const void *data, size_t len, const rdps_msg_info *inf
     printf("%s\n", len > 16 ? " ..." : "");
 }
 
+/* The source a session is verified under: with --history none, as history messages carry the
+ * source only once the live stream has shown it (one session must not count as two). */
+static const rdps_source *verify_source(const struct state *st, const rdps_source *source)
+{
+    static const rdps_source none;
+    return st->opt->history ? &none : source;
+}
+
 static void on_message(void *user, const void *data, size_t len, const rdps_msg_info *info)
 {
     struct state *st = user;
@@ -127,8 +152,8 @@ static void on_message(void *user, const void *data, size_t len, const rdps_msg_
     st->bytes += len;
     st->fragments += info->fragments;
     if (st->opt->verify)
-        (void)verify_message(&st->verify, &info->source, info->session_id, info->ordinal, data,
-                             len);
+        (void)verify_message(&st->verify, verify_source(st, &info->source), info->session_id,
+                             info->ordinal, data, len);
     if (!st->opt->quiet)
         print_message(data, len, info);
 }
@@ -147,8 +172,8 @@ static void on_event(void *user, const rdps_event *ev)
     }
     st->lost_messages += ev->msg_count;
     if (st->opt->verify)
-        verify_loss(&st->verify, &ev->source, ev->session_id, loss, ev->count, ev->first_ordinal,
-                    ev->msg_count);
+        verify_loss(&st->verify, verify_source(st, &ev->source), ev->session_id, loss, ev->count,
+                    ev->first_ordinal, ev->msg_count);
     /* Loss of a reliable stream is news; an unreliable stream's gaps are its nature (counted). */
     if (loss || st->opt->count_loss) {
         char line[160];
@@ -168,6 +193,8 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         OPT_FROM_OLDEST,
         OPT_COUNT_LOSS,
         OPT_LINGER,
+        OPT_HISTORY,
+        OPT_HISTORY_TIMEOUT,
     };
     static const struct option longopts[] = {
         {"topic", required_argument, NULL, 't'},
@@ -181,6 +208,8 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         {"from-oldest", no_argument, NULL, OPT_FROM_OLDEST},
         {"count-loss", no_argument, NULL, OPT_COUNT_LOSS},
         {"linger", required_argument, NULL, OPT_LINGER},
+        {"history", no_argument, NULL, OPT_HISTORY},
+        {"history-timeout", required_argument, NULL, OPT_HISTORY_TIMEOUT},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         TOOL_CTX_LONG_OPTIONS,
@@ -188,6 +217,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
     };
     int c;
     opt->seed = 1;
+    opt->history_timeout_s = 10;
     tool_ctx_options_init(&opt->ctx);
     while ((c = getopt_long(argc, argv, "t:c:qh" TOOL_CTX_SHORT_OPTIONS, longopts, NULL)) != -1) {
         int shared = tool_ctx_option(prog, c, optarg, &opt->ctx);
@@ -234,6 +264,13 @@ static bool parse_args(int argc, char **argv, struct options *opt)
             if (!tool_opt_u64(prog, "--linger", optarg, 1, 3600, &opt->linger_s))
                 return false;
             break;
+        case OPT_HISTORY:
+            opt->history = true;
+            break;
+        case OPT_HISTORY_TIMEOUT:
+            if (!tool_opt_u64(prog, "--history-timeout", optarg, 1, 3600, &opt->history_timeout_s))
+                return false;
+            break;
         case 'q':
             opt->quiet = true;
             break;
@@ -259,6 +296,12 @@ static bool parse_args(int argc, char **argv, struct options *opt)
     }
     if (!tool_ctx_options_check(prog, &opt->ctx))
         return false;
+    if (opt->history && (opt->tag != 0 || opt->from_oldest)) {
+        tool_error(prog, "--history starts from a recording: not with --tag or --from-oldest");
+        return false;
+    }
+    if (opt->history)
+        opt->reliable = true; /* the merge is of a reliable stream */
     if ((opt->tag != 0 || opt->from_oldest) && !opt->reliable) {
         tool_error(prog, "--tag and --from-oldest need --reliable");
         return false;
@@ -446,13 +489,37 @@ static void print_json(const struct state *st, const rdps_sub_t *sub, const rdps
     tool_json_u64(&j, "repair_latency_p99_us", c->repair_latency_p99_us);
     tool_json_double(&j, "repair_latency_p50_rtts", c->repair_rtts_p50_milli / 1000.0);
     tool_json_double(&j, "repair_latency_p99_rtts", c->repair_rtts_p99_milli / 1000.0);
-    if (st->opt->reliable)
+    if (st->opt->reliable && sub != NULL)
         json_reliable_sessions(&j, sub);
+    if (st->opt->history) {
+        tool_json_str(&j, "history", history_state_names[st->history]);
+        tool_json_double(
+            &j, "history_live_s",
+            st->history_live_ns != 0 ? (double)(st->history_live_ns - st->start_ns) / 1e9 : 0.0);
+    }
     tool_json_double(&j, "elapsed_s", elapsed);
     tool_json_double(&j, "msgs_per_s", elapsed > 0 ? (double)(st->messages - 1) / elapsed : 0.0);
     tool_json_double(&j, "wall_s", (double)wall_ns / 1e9);
     tool_json_object_end(&j);
     tool_json_finish(&j);
+}
+
+/* --history: notes when every session went live, or why the history did not come. */
+static void poll_history(struct state *st, rdps_history_sub_t *hs)
+{
+    int rc = rdps_history_sub_poll(hs);
+    if (rc == 1) {
+        st->history = HISTORY_LIVE;
+        st->history_live_ns = rdps__clock_monotonic_ns();
+    } else if (rc == RDPS_ETIMEDOUT) {
+        st->history = HISTORY_TIMED_OUT;
+        tool_error(prog, "no recorder served %s's history within %" PRIu64 " s: live from now",
+                   st->opt->topic, st->opt->history_timeout_s);
+    } else if (rc < 0) {
+        st->history = HISTORY_REFUSED;
+        tool_error(prog, "the recorder refused %s's history (%s): live from now", st->opt->topic,
+                   rdps_strerror(rc));
+    }
 }
 
 /* The exit status and its one-line explanation on stderr. */
@@ -521,6 +588,7 @@ int main(int argc, char **argv)
     struct state st = {0};
     rdps_ctx_t *ctx = NULL;
     rdps_sub_t *sub = NULL;
+    rdps_history_sub_t *hs = NULL;
     int rc, status = TOOL_EXIT_OK;
 
     if (!parse_args(argc, argv, &opt)) {
@@ -546,7 +614,14 @@ int main(int argc, char **argv)
         .from_oldest = opt.from_oldest,
         .flow_tag = (uint32_t)opt.tag,
     };
-    rc = rdps_sub_create(ctx, opt.topic, on_message, &st, &sopts, &sub);
+    if (opt.history) {
+        rdps_history_opts ho = {.from_session_start = 1,
+                                .timeout_ms = (uint32_t)(opt.history_timeout_s * 1000),
+                                .on_event = on_event};
+        rc = rdps_history_sub_create(ctx, opt.topic, on_message, &st, &ho, &hs);
+    } else {
+        rc = rdps_sub_create(ctx, opt.topic, on_message, &st, &sopts, &sub);
+    }
     if (rc < 0) {
         tool_error(prog, "cannot subscribe to '%s': %s (%s)", opt.topic, rdps_strerror(rc),
                    rdps_last_error_message());
@@ -557,6 +632,7 @@ int main(int argc, char **argv)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     uint64_t start = rdps__clock_monotonic_ns();
+    st.start_ns = start;
     uint64_t deadline = opt.timeout_s ? start + opt.timeout_s * 1000000000ull : UINT64_MAX;
     bool timed_out = false;
     uint64_t linger_until = 0; /* --linger: receiving on until then (0: not yet lingering) */
@@ -568,6 +644,8 @@ int main(int argc, char **argv)
             status = TOOL_EXIT_RUNTIME;
             break;
         }
+        if (hs != NULL && st.history == HISTORY_MERGING)
+            poll_history(&st, hs);
         /* With --verify only a complete session ends the run: other sessions never count. */
         bool done =
             opt.verify ? verify_complete(&st.verify) : (opt.count && st.messages >= opt.count);
@@ -591,10 +669,14 @@ int main(int argc, char **argv)
     }
     if (opt.json) {
         rdps_counters counters;
-        rdps_sub_counters(sub, &counters);
+        if (sub != NULL)
+            rdps_sub_counters(sub, &counters);
+        else
+            rdps_ctx_counters(ctx, &counters); /* the history subscriber's subscribers */
         print_json(&st, sub, &counters, rdps__clock_monotonic_ns() - start);
     }
 out:
+    rdps_history_sub_destroy(hs);
     rdps_sub_destroy(sub);
     rdps_ctx_destroy(ctx);
     if (opt.verify)
