@@ -49,6 +49,7 @@ struct state {
     struct verify verify;               /* --verify: per publisher session (verify.h) */
     enum history_state history;
     uint64_t start_ns, history_live_ns; /* --history: when every session was live (0: not yet) */
+    uint64_t history_live_messages;     /* ... and the messages delivered by then */
 };
 
 static void usage(FILE *out)
@@ -496,6 +497,7 @@ static void print_json(const struct state *st, const rdps_sub_t *sub, const rdps
         tool_json_double(
             &j, "history_live_s",
             st->history_live_ns != 0 ? (double)(st->history_live_ns - st->start_ns) / 1e9 : 0.0);
+        tool_json_u64(&j, "history_live_messages", st->history_live_messages);
     }
     tool_json_double(&j, "elapsed_s", elapsed);
     tool_json_double(&j, "msgs_per_s", elapsed > 0 ? (double)(st->messages - 1) / elapsed : 0.0);
@@ -511,6 +513,7 @@ static void poll_history(struct state *st, rdps_history_sub_t *hs)
     if (rc == 1) {
         st->history = HISTORY_LIVE;
         st->history_live_ns = rdps__clock_monotonic_ns();
+        st->history_live_messages = st->messages;
     } else if (rc == RDPS_ETIMEDOUT) {
         st->history = HISTORY_TIMED_OUT;
         tool_error(prog, "no recorder served %s's history within %" PRIu64 " s: live from now",
