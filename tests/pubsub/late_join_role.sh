@@ -47,7 +47,7 @@ history_round() {
         for _ in $(seq 1500); do [ -e "$scratch/history.ready.$g" ] && break; sleep 0.2; done
     done
     # The loss of every frame this guest sends, for this round only.
-    tc qdisc add dev "$RDPS_VM_NETDEV" root netem loss 5% ||
+    tc qdisc replace dev "$RDPS_VM_NETDEV" root netem loss 5% ||
         { echo "[history] tc netem failed"; return 1; }
     case $RDPS_VM_INDEX in
     0)
