@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* local.c - the local device's transport: one member per endpoint, sends copied into the
- * receivers' rings at flush, receives copied out of its own ring, a FIFO and a timer to wake. */
+ * receivers' rings at flush (the soft devices' send queue, rdps_soft_sq.h), receives copied out
+ * of its own ring, a FIFO and a timer to wake. */
 #include "rdps_local.h"
 
 #include "local_dir.h"
 #include "rdps_error.h"
+#include "rdps_soft_sq.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -44,14 +46,6 @@ struct local_peer {
     bool failed;
 };
 
-struct local_pending {
-    uint32_t slot, len; /* slot NO_SLOT: from a registered region */
-    const uint8_t *data;
-    struct rdps_dest dest; /* copied: unicast destinations may be rewritten meanwhile */
-    struct rdps_tx_mem *mem;
-    uint64_t cookie;
-};
-
 struct local_join {
     uint32_t group, refs;
 };
@@ -66,15 +60,9 @@ struct local_ep {
     struct local_ring_reader reader;
     bool registered;
 
-    uint8_t *send_mem;
-    uint32_t send_slots, *send_free, send_free_count, *send_refs;
-    struct local_pending *pending;
-    uint32_t pend_count, sq_depth;
     /* Requests copied at flush whose completions the next poll() reports (as a device's would):
      * a sender that outruns its polls sees the queue fill and batches its small messages. */
-    struct local_pending *sent;
-    uint32_t sent_count;
-    struct rdps_tx_mem *mems;
+    struct rdps_soft_sq sq;
 
     uint8_t *recv_mem;
     uint32_t recv_free[LOCAL_RECV_BUFS], recv_free_count;
@@ -202,7 +190,7 @@ static int group_entry(struct local_ep *ep, struct local_addr *a)
     return a->entry;
 }
 
-static void transmit(struct local_ep *ep, const struct local_pending *p, const uint8_t *data)
+static void transmit(struct local_ep *ep, const struct rdps_soft_sq_req *p)
 {
     const struct local_addr *a = p->dest.ah;
     struct local_registry *reg = ep->dir.reg;
@@ -217,7 +205,7 @@ static void transmit(struct local_ep *ep, const struct local_pending *p, const u
                 struct local_member_entry *m = &reg->members[index];
                 if (atomic_load_explicit(&m->state, memory_order_relaxed) != LOCAL_MEMBER_LIVE)
                     continue;
-                deliver(ep, index, atomic_load_explicit(&m->gen, memory_order_relaxed), data,
+                deliver(ep, index, atomic_load_explicit(&m->gen, memory_order_relaxed), p->data,
                         p->len, LOCAL_SLOT_MULTICAST);
             }
         }
@@ -228,7 +216,7 @@ static void transmit(struct local_ep *ep, const struct local_pending *p, const u
         /* A datagram to a member that is gone is lost, as to a destroyed QP. */
         if (atomic_load_explicit(&m->state, memory_order_relaxed) == LOCAL_MEMBER_LIVE &&
             (gen & LOCAL_GEN_MASK) == local_qpn_gen(p->dest.remote_qpn))
-            deliver(ep, index, gen, data, p->len, 0);
+            deliver(ep, index, gen, p->data, p->len, 0);
     }
     ep->stats.tx_datagrams++;
     ep->stats.tx_bytes += p->len;
@@ -238,177 +226,53 @@ static void transmit(struct local_ep *ep, const struct local_pending *p, const u
 
 static int lc_claim(struct rdps_transport *t, struct rdps_tx_buf *buf)
 {
-    struct local_ep *ep = to_ep(t);
-    if (ep->send_free_count == 0 || ep->pend_count + ep->sent_count >= ep->sq_depth) {
-        ep->stats.tx_backpressure++;
-        return RDPS_EAGAIN;
-    }
-    uint32_t slot = ep->send_free[--ep->send_free_count];
-    ep->send_refs[slot] = 1;
-    buf->slot = slot;
-    buf->data = ep->send_mem + (size_t)slot * ep->mtu;
-    buf->capacity = ep->mtu;
-    return 0;
-}
-
-static void send_unref(struct local_ep *ep, uint32_t slot)
-{
-    if (--ep->send_refs[slot] == 0)
-        ep->send_free[ep->send_free_count++] = slot;
-}
-
-static bool claimed(const struct local_ep *ep, const struct rdps_tx_buf *buf)
-{
-    return buf != NULL && buf->slot < ep->send_slots && ep->send_refs[buf->slot] > 0;
+    return rdps__soft_sq_claim(&to_ep(t)->sq, buf);
 }
 
 static void lc_abort(struct rdps_transport *t, struct rdps_tx_buf *buf)
 {
-    struct local_ep *ep = to_ep(t);
-    if (!claimed(ep, buf))
-        return;
-    send_unref(ep, buf->slot);
-    buf->slot = NO_SLOT;
-    buf->data = NULL;
-}
-
-static int check_dests(const struct local_ep *ep, const struct rdps_dest *const *dests,
-                       unsigned ndest)
-{
-    if (ndest == 0 || dests == NULL)
-        return rdps__set_err(RDPS_EINVAL, "submit: no destination");
-    for (unsigned i = 0; i < ndest; i++) {
-        if (dests[i] == NULL || dests[i]->ah == NULL)
-            return rdps__set_err(RDPS_EINVAL, "submit: destination %u has no address", i);
-    }
-    if (ep->pend_count + ep->sent_count + ndest > ep->sq_depth)
-        return RDPS_EAGAIN;
-    return 0;
+    rdps__soft_sq_abort(&to_ep(t)->sq, buf);
 }
 
 static int lc_submit(struct rdps_transport *t, struct rdps_tx_buf *buf, uint32_t len,
                      const struct rdps_dest *const *dests, unsigned ndest)
 {
-    struct local_ep *ep = to_ep(t);
-    if (!claimed(ep, buf))
-        return rdps__set_err(RDPS_EINVAL, "submit: buffer was not claimed from this endpoint");
-    int err = len > ep->mtu ? rdps__set_err(RDPS_EMSGSIZE,
-                                            "datagram of %u bytes exceeds the local device's "
-                                            "MTU %u",
-                                            len, ep->mtu)
-                            : check_dests(ep, dests, ndest);
-    uint32_t slot = buf->slot;
-    buf->slot = NO_SLOT;
-    buf->data = NULL;
-    if (err != 0) {
-        if (err == RDPS_EAGAIN)
-            ep->stats.tx_backpressure++;
-        send_unref(ep, slot);
-        return err;
-    }
-    for (unsigned i = 0; i < ndest; i++) {
-        struct local_pending *p = &ep->pending[ep->pend_count++];
-        p->slot = slot;
-        p->len = len;
-        p->dest = *dests[i];
-        p->data = ep->send_mem + (size_t)slot * ep->mtu;
-        p->mem = NULL;
-        p->cookie = 0;
-    }
-    ep->send_refs[slot] += ndest - 1;
-    return 0;
+    return rdps__soft_sq_submit(&to_ep(t)->sq, buf, len, dests, ndest, 0);
 }
 
 static int lc_submit_mem(struct rdps_transport *t, struct rdps_tx_mem *m, size_t offset,
                          uint32_t len, const struct rdps_dest *const *dests, unsigned ndest,
                          uint64_t cookie)
 {
-    struct local_ep *ep = to_ep(t);
-    if (m == NULL || m->owner != t)
-        return rdps__set_err(RDPS_EINVAL, "submit_mem: region not registered with this endpoint");
-    if (len > ep->mtu)
-        return rdps__set_err(RDPS_EMSGSIZE,
-                             "datagram of %u bytes exceeds the local device's "
-                             "MTU %u",
-                             len, ep->mtu);
-    if (offset > m->len || len > m->len - offset)
-        return rdps__set_err(RDPS_EINVAL, "submit_mem: %u bytes at %zu outside the %zu-byte region",
-                             len, offset, m->len);
-    if (cookie <= m->submitted)
-        return rdps__set_err(RDPS_EINVAL, "submit_mem: cookie not above the last");
-    int err = check_dests(ep, dests, ndest);
-    if (err != 0) {
-        if (err == RDPS_EAGAIN)
-            ep->stats.tx_backpressure++;
-        return err;
-    }
-    for (unsigned i = 0; i < ndest; i++) {
-        struct local_pending *p = &ep->pending[ep->pend_count++];
-        p->slot = NO_SLOT;
-        p->len = len;
-        p->dest = *dests[i];
-        p->data = m->addr + offset;
-        p->mem = m;
-        p->cookie = i + 1 == ndest ? cookie : 0;
-    }
-    m->inflight += ndest;
-    m->submitted = cookie;
-    return 0;
+    return rdps__soft_sq_submit_mem(&to_ep(t)->sq, m, offset, len, dests, ndest, cookie, 0);
 }
 
 /* Every request is copied into its receivers' rings now; the next poll() completes them. */
 static int lc_flush(struct rdps_transport *t)
 {
     struct local_ep *ep = to_ep(t);
-    for (uint32_t i = 0; i < ep->pend_count; i++) {
-        transmit(ep, &ep->pending[i], ep->pending[i].data);
-        ep->sent[ep->sent_count++] = ep->pending[i];
-    }
-    ep->pend_count = 0;
+    uint32_t count;
+    const struct rdps_soft_sq_req *r = rdps__soft_sq_queued(&ep->sq, &count);
+    for (uint32_t i = 0; i < count; i++)
+        transmit(ep, &r[i]);
+    rdps__soft_sq_flushed(&ep->sq);
     return 0;
-}
-
-/* Send completions: buffers back to the pool, regions' `completed` forward (in order). */
-static void reap_sent(struct local_ep *ep)
-{
-    for (uint32_t i = 0; i < ep->sent_count; i++) {
-        const struct local_pending *p = &ep->sent[i];
-        if (p->slot == NO_SLOT)
-            rdps__tx_mem_release(p->mem, p->cookie);
-        else
-            send_unref(ep, p->slot);
-    }
-    ep->sent_count = 0;
 }
 
 static uint32_t lc_send_room(struct rdps_transport *t)
 {
-    struct local_ep *ep = to_ep(t);
-    if (ep->pend_count + ep->sent_count >= ep->sq_depth)
-        reap_sent(ep); /* completions come back at once on this device */
-    return ep->sq_depth - ep->pend_count - ep->sent_count;
+    return rdps__soft_sq_room(&to_ep(t)->sq);
 }
 
 static int lc_mem_register(struct rdps_transport *t, void *addr, size_t len,
                            struct rdps_tx_mem **out)
 {
-    return rdps__tx_mem_list_add(t, &to_ep(t)->mems, addr, len, out);
+    return rdps__soft_sq_mem_register(&to_ep(t)->sq, addr, len, out);
 }
 
 static int lc_mem_deregister(struct rdps_transport *t, struct rdps_tx_mem *m)
 {
-    struct local_ep *ep = to_ep(t);
-    if (m == NULL)
-        return 0;
-    if (m->owner != t)
-        return rdps__set_err(RDPS_EINVAL, "mem_deregister: region of another transport");
-    if (m->inflight > 0)
-        reap_sent(ep);
-    if (m->inflight > 0)
-        return rdps__set_err(RDPS_EBUSY, "mem_deregister: %u sends still reference the region",
-                             m->inflight);
-    rdps__tx_mem_list_remove(&ep->mems, m);
-    return 0;
+    return rdps__soft_sq_mem_deregister(&to_ep(t)->sq, m);
 }
 
 /* ---- receive side ---------------------------------------------------------------------- */
@@ -441,7 +305,7 @@ static int lc_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int ma
 {
     struct local_ep *ep = to_ep(t);
     static const struct local_ring_env env = {.now_ns = now_ns, .writer_alive = process_alive};
-    reap_sent(ep);
+    rdps__soft_sq_reap(&ep->sq);
     /* The clock only every 4096 polls: on some virtual machines a read costs a microsecond. */
     if ((ep->polls++ & 4095) == 0)
         maybe_reap(ep, now_ns());
@@ -547,7 +411,7 @@ static int lc_dest_acquire(struct rdps_transport *t, const struct rdps_source *s
 static void lc_dest_release(struct rdps_transport *t, const struct rdps_dest *dest)
 {
     (void)t;
-    free((void *)dest); /* queued sends hold a copy (local_pending.dest) */
+    free((void *)dest); /* queued sends hold a copy (rdps_soft_sq_req.dest) */
 }
 
 /* ---- events ---------------------------------------------------------------------------- */
@@ -571,7 +435,7 @@ static int lc_arm(struct rdps_transport *t)
     (void)!read(ep->timer_fd, &ticks, sizeof(ticks));
     maybe_reap(ep, now_ns()); /* a member that sleeps polls seldom: reap on the way to sleep */
     atomic_store(&ep->reader.view.hdr->waiting, 1);
-    return local_ring_ready(&ep->reader) || ep->sent_count > 0 ? 1 : 0;
+    return local_ring_ready(&ep->reader) || rdps__soft_sq_completions_due(&ep->sq) ? 1 : 0;
 }
 
 static int lc_next_event(struct rdps_transport *t, enum rdps_transport_event_type *type)
@@ -595,7 +459,7 @@ static void lc_get_stats(const struct rdps_transport *t, struct rdps_transport_s
     out->rx_queue_empty = overruns >= ep->overruns_base ? overruns - ep->overruns_base : 0;
     out->rx_completion_errors = ep->reader.bad_slots;
     out->tx_completion_errors = ep->unreachable;
-    out->tx_outstanding = ep->pend_count + ep->sent_count;
+    rdps__soft_sq_stats(&ep->sq, out);
 }
 
 /* ---- groups ---------------------------------------------------------------------------- */
@@ -710,39 +574,22 @@ static void lc_destroy(struct rdps_transport *t)
         ep->groups = a->next;
         free(a);
     }
-    while (ep->mems != NULL) {
-        struct rdps_tx_mem *m = ep->mems;
-        ep->mems = m->next;
-        free(m);
-    }
+    rdps__soft_sq_fini(&ep->sq);
     free(ep->joins);
-    free(ep->send_mem);
-    free(ep->send_free);
-    free(ep->send_refs);
-    free(ep->pending);
-    free(ep->sent);
     free(ep->recv_mem);
     free(ep);
 }
 
 static int create_buffers(struct local_ep *ep, const struct rdps_local_config *cfg)
 {
-    ep->send_slots = cfg->send_slots != 0 ? cfg->send_slots : 1024;
-    if (ep->send_slots > (1u << 16))
-        ep->send_slots = 1u << 16;
-    ep->sq_depth = ep->send_slots;
-    ep->send_mem = malloc((size_t)ep->send_slots * ep->mtu);
-    ep->send_free = calloc(ep->send_slots, sizeof(uint32_t));
-    ep->send_refs = calloc(ep->send_slots, sizeof(uint32_t));
-    ep->pending = calloc(ep->sq_depth, sizeof(*ep->pending));
-    ep->sent = calloc(ep->sq_depth, sizeof(*ep->sent));
+    uint32_t send_slots = cfg->send_slots != 0 ? cfg->send_slots : 1024;
+    if (send_slots > (1u << 16))
+        send_slots = 1u << 16;
+    int rc = rdps__soft_sq_init(&ep->sq, &ep->base, "(the local device's MTU)", ep->mtu, send_slots,
+                                send_slots);
     ep->recv_mem = malloc((size_t)LOCAL_RECV_BUFS * ep->mtu);
-    if (ep->send_mem == NULL || ep->send_free == NULL || ep->send_refs == NULL ||
-        ep->pending == NULL || ep->sent == NULL || ep->recv_mem == NULL)
+    if (rc < 0 || ep->recv_mem == NULL)
         return rdps__set_err(RDPS_ENOMEM, "local device: out of memory for buffers");
-    for (uint32_t i = 0; i < ep->send_slots; i++)
-        ep->send_free[i] = ep->send_slots - 1 - i;
-    ep->send_free_count = ep->send_slots;
     for (uint32_t i = 0; i < LOCAL_RECV_BUFS; i++)
         ep->recv_free[i] = LOCAL_RECV_BUFS - 1 - i;
     ep->recv_free_count = LOCAL_RECV_BUFS;
