@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* local.c - the local device's transport: one member per endpoint, sends copied into the
  * receivers' rings at flush (the soft devices' send queue, rdps_soft_sq.h), receives copied out
- * of its own ring, a FIFO and a timer to wake. */
-#include "rdps_local.h"
+ * of its own ring, a FIFO and a timer to wake; its groups and names are local_groups.c's. */
+#include "local_ep.h"
 
-#include "local_dir.h"
 #include "rdps_error.h"
-#include "rdps_soft_sq.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -19,73 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LOCAL_MCAST_QPN 0xffffffu /* the IB multicast QPN, so dests look like verbs ones */
-#define LOCAL_RECV_BUFS 256u      /* private copies the application may hold at once */
-#define LOCAL_REAP_NS   2000000000ull
-#define LOCAL_MAX_DESTS 4096u /* group destinations one endpoint keeps */
-#define NO_SLOT         UINT32_MAX
-
-/* What a dest's `ah` points at: the endpoint's unicast marker, or one group. */
-struct local_addr {
-    bool is_group;
-    uint32_t group;
-    int entry;             /* registry entry of the group as last looked up (-1: none) */
-    uint64_t entry_epoch;  /* the registry epoch of that lookup */
-    struct rdps_dest dest; /* groups' destination */
-    struct local_addr *next;
-};
-
-/* A writer's cache of another member's ring, by index; remapped when the generation changes. */
-struct local_peer {
-    uint32_t gen; /* 0: nothing mapped */
-    void *mem;
-    size_t bytes;
-    struct local_ring_view view;
-    int fifo_fd;
-    uint64_t failed_epoch; /* mapping failed at this registry epoch: retried when it moves */
-    bool failed;
-};
-
-struct local_join {
-    uint32_t group, refs;
-};
-
-struct local_ep {
-    struct rdps_transport base;
-    struct local_dir dir;
-    uint32_t index, gen, qpn, mtu, pid;
-    int ring_fd, fifo_fd, timer_fd, epoll_fd;
-    void *ring_mem;
-    size_t ring_bytes;
-    struct local_ring_reader reader;
-    bool registered;
-
-    /* Requests copied at flush whose completions the next poll() reports (as a device's would):
-     * a sender that outruns its polls sees the queue fill and batches its small messages. */
-    struct rdps_soft_sq sq;
-
-    uint8_t *recv_mem;
-    uint32_t recv_free[LOCAL_RECV_BUFS], recv_free_count;
-    uint32_t recv_src[LOCAL_RECV_BUFS]; /* sender of each held buffer (reply_dest) */
-
-    struct local_addr unicast; /* every unicast dest's ah */
-    struct rdps_dest uni_dests[LOCAL_MAX_MEMBERS];
-    struct local_addr *groups;
-    uint32_t group_count;
-    struct local_join *joins;
-    uint32_t join_count, join_cap;
-    struct local_peer peers[LOCAL_MAX_MEMBERS];
-
-    uint64_t next_reap_ns, overruns_base, polls;
-    uint64_t unreachable; /* sends to a member whose ring could not be mapped */
-    struct rdps_transport_stats stats;
-};
+#define LOCAL_REAP_NS 2000000000ull
+#define NO_SLOT       UINT32_MAX
 
 static const struct rdps_transport_ops local_ops;
 
-static struct local_ep *to_ep(struct rdps_transport *t)
+bool rdps__local_is_endpoint(const struct rdps_transport *t)
 {
-    return (struct local_ep *)t;
+    return t != NULL && t->ops == &local_ops;
 }
 
 static uint64_t now_ns(void)
@@ -93,17 +32,6 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* The GID a member's datagrams show: fe80::5244:5053:<qpn> ("RDPS", then the QPN). */
-static void member_gid(uint32_t qpn, uint8_t gid[16])
-{
-    static const uint8_t prefix[12] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 'R', 'D', 'P', 'S'};
-    memcpy(gid, prefix, sizeof(prefix));
-    gid[12] = (uint8_t)(qpn >> 24);
-    gid[13] = (uint8_t)(qpn >> 16);
-    gid[14] = (uint8_t)(qpn >> 8);
-    gid[15] = (uint8_t)qpn;
 }
 
 /* ---- delivery into other members' rings ----------------------------------------------- */
@@ -349,9 +277,7 @@ static void lc_rx_release(struct rdps_transport *t, struct rdps_rx_datagram *rx,
     }
 }
 
-/* The endpoint's unicast destination of `qpn` (one per member index, rewritten for another
- * generation: a stale pointer names a live member or none, as the contract allows). */
-static const struct rdps_dest *unicast_dest(struct local_ep *ep, uint32_t qpn)
+const struct rdps_dest *rdps__local_unicast_dest(struct local_ep *ep, uint32_t qpn)
 {
     struct rdps_dest *d = &ep->uni_dests[local_qpn_index(qpn)];
     d->ah = &ep->unicast;
@@ -369,7 +295,7 @@ static int lc_reply_dest(struct rdps_transport *t, const struct rdps_rx_datagram
     *out = NULL;
     if (rx == NULL || rx->slot >= LOCAL_RECV_BUFS)
         return rdps__set_err(RDPS_EINVAL, "local reply: not a received datagram");
-    *out = unicast_dest(ep, ep->recv_src[rx->slot]);
+    *out = rdps__local_unicast_dest(ep, ep->recv_src[rx->slot]);
     return 0;
 }
 
@@ -386,7 +312,7 @@ static int lc_source_dest(struct rdps_transport *t, const struct rdps_source *sr
     member_gid(src->qpn, gid);
     if (memcmp(gid, src->gid, sizeof(gid)) != 0)
         return rdps__set_err(RDPS_ENOENT, "local source_dest: GID is not member %u's", src->qpn);
-    *out = unicast_dest(ep, src->qpn);
+    *out = rdps__local_unicast_dest(ep, src->qpn);
     return 0;
 }
 
@@ -460,93 +386,6 @@ static void lc_get_stats(const struct rdps_transport *t, struct rdps_transport_s
     out->rx_completion_errors = ep->reader.bad_slots;
     out->tx_completion_errors = ep->unreachable;
     rdps__soft_sq_stats(&ep->sq, out);
-}
-
-/* ---- groups ---------------------------------------------------------------------------- */
-
-int rdps__local_group_dest(struct rdps_transport *t, uint32_t group, const struct rdps_dest **out)
-{
-    if (t == NULL || t->ops != &local_ops || out == NULL)
-        return rdps__set_err(RDPS_EINVAL, "not a local transport");
-    struct local_ep *ep = to_ep(t);
-    struct local_addr *a = ep->groups;
-    while (a != NULL && a->group != group)
-        a = a->next;
-    if (a == NULL) {
-        if (ep->group_count >= LOCAL_MAX_DESTS)
-            return rdps__set_err(RDPS_ENOSPC, "local device: %u group destinations, the most",
-                                 LOCAL_MAX_DESTS);
-        if ((a = calloc(1, sizeof(*a))) == NULL)
-            return rdps__set_err(RDPS_ENOMEM, "local group %u: out of memory", group);
-        a->is_group = true;
-        a->group = group;
-        a->entry = -1;
-        a->entry_epoch = UINT64_MAX;
-        a->dest.ah = a;
-        a->dest.remote_qpn = LOCAL_MCAST_QPN;
-        a->next = ep->groups;
-        ep->groups = a;
-        ep->group_count++;
-    }
-    *out = &a->dest;
-    return 0;
-}
-
-static struct local_join *find_join(struct local_ep *ep, uint32_t group)
-{
-    for (uint32_t i = 0; i < ep->join_count; i++)
-        if (ep->joins[i].group == group)
-            return &ep->joins[i];
-    return NULL;
-}
-
-int rdps__local_join(struct rdps_transport *t, uint32_t group)
-{
-    if (t == NULL || t->ops != &local_ops || group == 0)
-        return rdps__set_err(RDPS_EINVAL, "local join: not a local transport, or group 0");
-    struct local_ep *ep = to_ep(t);
-    struct local_join *j = find_join(ep, group);
-    if (j != NULL) {
-        j->refs++;
-        return 0;
-    }
-    if (ep->join_count == ep->join_cap) {
-        uint32_t cap = ep->join_cap ? ep->join_cap * 2 : 8;
-        struct local_join *n = realloc(ep->joins, cap * sizeof(*n));
-        if (n == NULL)
-            return rdps__set_err(RDPS_ENOMEM, "local join: out of memory");
-        ep->joins = n;
-        ep->join_cap = cap;
-    }
-    int rc = local_dir_lock(&ep->dir);
-    if (rc < 0)
-        return rc;
-    rc = local_dir_group_add(&ep->dir, group, ep->index);
-    local_dir_unlock(&ep->dir);
-    if (rc < 0)
-        return rc;
-    ep->joins[ep->join_count++] = (struct local_join){.group = group, .refs = 1};
-    return 0;
-}
-
-int rdps__local_leave(struct rdps_transport *t, uint32_t group)
-{
-    if (t == NULL || t->ops != &local_ops)
-        return rdps__set_err(RDPS_EINVAL, "not a local transport");
-    struct local_ep *ep = to_ep(t);
-    struct local_join *j = find_join(ep, group);
-    if (j == NULL)
-        return rdps__set_err(RDPS_ENOENT, "local member %u is not in group %u", ep->qpn, group);
-    if (--j->refs > 0)
-        return 0;
-    *j = ep->joins[--ep->join_count];
-    /* Without the lock (held past its bound by a stuck member) the bit stays: we receive the
-     * group's datagrams and drop them above, as after a lost leave on a fabric. */
-    if (local_dir_lock(&ep->dir) == 0) {
-        local_dir_group_remove(&ep->dir, group, ep->index);
-        local_dir_unlock(&ep->dir);
-    }
-    return 0;
 }
 
 /* ---- create / destroy ------------------------------------------------------------------ */
@@ -676,7 +515,7 @@ int rdps__local_create(const struct rdps_local_config *cfg, struct rdps_transpor
     return 0;
 }
 
-/* ---- identity and addresses -------------------------------------------------------------- */
+/* ---- identity ------------------------------------------------------------------------------ */
 
 static int lc_self_source(struct rdps_transport *t, const struct rdps_dest *dest,
                           struct rdps_source *out)
@@ -686,79 +525,6 @@ static int lc_self_source(struct rdps_transport *t, const struct rdps_dest *dest
     out->qpn = to_ep(t)->qpn;
     member_gid(out->qpn, out->gid);
     out->has_gid = 1;
-    return 0;
-}
-
-uint32_t rdps__local_qpn(struct rdps_transport *t)
-{
-    return to_ep(t)->qpn;
-}
-
-void rdps__local_gid(struct rdps_transport *t, uint8_t gid[16])
-{
-    member_gid(to_ep(t)->qpn, gid);
-}
-
-uint32_t rdps__local_ipv4(struct rdps_transport *t)
-{
-    return RDPS_LOCAL_NET | (to_ep(t)->index + 1);
-}
-
-uint32_t rdps__local_mtu(struct rdps_transport *t)
-{
-    return to_ep(t)->mtu;
-}
-
-const char *rdps__local_dir(struct rdps_transport *t)
-{
-    return to_ep(t)->dir.path;
-}
-
-int rdps__local_resolve(struct rdps_transport *t, uint32_t ipv4, const struct rdps_dest **dest,
-                        struct rdps_source *src)
-{
-    struct local_ep *ep = to_ep(t);
-    uint32_t n = ipv4 - RDPS_LOCAL_NET;
-    if ((ipv4 & 0xffff0000u) != RDPS_LOCAL_NET || n == 0 || n > LOCAL_MAX_MEMBERS)
-        return rdps__set_err(RDPS_EHOSTUNREACH,
-                             "local resolve: %u.%u.%u.%u is not a local member's address "
-                             "(127.78.0.1 to 127.78.%u.%u)",
-                             ipv4 >> 24, (ipv4 >> 16) & 0xff, (ipv4 >> 8) & 0xff, ipv4 & 0xff,
-                             LOCAL_MAX_MEMBERS >> 8, LOCAL_MAX_MEMBERS & 0xff);
-    struct local_member_entry *m = &ep->dir.reg->members[n - 1];
-    uint32_t gen = atomic_load(&m->gen);
-    if (atomic_load(&m->state) != LOCAL_MEMBER_LIVE)
-        return rdps__set_err(RDPS_EHOSTUNREACH, "local resolve: no member %u", n - 1);
-    uint32_t qpn = local_qpn(gen, n - 1);
-    *dest = unicast_dest(ep, qpn);
-    if (src != NULL) {
-        memset(src, 0, sizeof(*src));
-        src->qpn = qpn;
-        member_gid(qpn, src->gid);
-        src->has_gid = 1;
-    }
-    return 0;
-}
-
-int rdps__local_dir_info(const struct rdps_local_config *cfg, struct rdps_local_dir_info *out)
-{
-    struct local_dir d;
-    memset(out, 0, sizeof(*out));
-    int rc = local_dir_open(&d, cfg != NULL ? cfg->dir : NULL, cfg != NULL ? cfg->group : NULL,
-                            cfg != NULL ? cfg->mtu : 0);
-    snprintf(out->dir, sizeof(out->dir), "%s", d.path);
-    if (rc < 0)
-        return rc;
-    out->mtu = d.mtu;
-    if (local_dir_lock(&d) == 0) {
-        local_dir_reap(&d, LOCAL_MAX_MEMBERS);
-        local_dir_unlock(&d);
-    }
-    for (uint32_t i = 0; i < LOCAL_MAX_MEMBERS; i++)
-        out->members += atomic_load(&d.reg->members[i].state) == LOCAL_MEMBER_LIVE;
-    for (uint32_t i = 0; i < LOCAL_MAX_GROUPS; i++)
-        out->groups += atomic_load(&d.reg->groups[i].group) != 0;
-    local_dir_close(&d);
     return 0;
 }
 
