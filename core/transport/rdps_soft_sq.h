@@ -114,7 +114,12 @@ static inline void rdps__soft_sq_stats(const struct rdps_soft_sq *q,
 
 /* The transport op send_room: completions come back at once on a soft device, so a full queue
  * reaps first. */
-uint32_t rdps__soft_sq_room(struct rdps_soft_sq *q);
+static inline uint32_t rdps__soft_sq_room(struct rdps_soft_sq *q)
+{
+    if (q->sent + q->queued >= q->depth)
+        rdps__soft_sq_reap(q);
+    return q->depth - q->sent - q->queued;
+}
 
 /* The transport ops mem_register and mem_deregister (a region still referenced is RDPS_EBUSY,
  * after a reap). */

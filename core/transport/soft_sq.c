@@ -84,9 +84,11 @@ static int check_len(const struct rdps_soft_sq *q, uint32_t len)
                          q->buf_size, q->limit_name);
 }
 
-/* Destinations that name an address, and room for one request each (`op` names the call). */
-static int check_dests(struct rdps_soft_sq *q, const char *op, const struct rdps_dest *const *dests,
-                       unsigned ndest)
+/* Destinations that name an address, and room for one request each (`op` names the call).
+ * Inlined, as queue(): they are most of a send's work on these devices. */
+__attribute__((always_inline)) static inline int check_dests(struct rdps_soft_sq *q, const char *op,
+                                                             const struct rdps_dest *const *dests,
+                                                             unsigned ndest)
 {
     if (ndest == 0 || dests == NULL)
         return rdps__set_err(RDPS_EINVAL, "%s: no destination", op);
@@ -101,14 +103,19 @@ static int check_dests(struct rdps_soft_sq *q, const char *op, const struct rdps
     return 0;
 }
 
-/* One request per destination, at the end of the queue. */
-static void queue(struct rdps_soft_sq *q, const struct rdps_soft_sq_req *proto,
-                  const struct rdps_dest *const *dests, unsigned ndest)
+/* One request per destination, at the end of the queue (cookies 0: submit_mem sets its last). */
+__attribute__((always_inline)) static inline void
+queue(struct rdps_soft_sq *q, uint32_t slot, uint32_t len, const uint8_t *data,
+      struct rdps_tx_mem *mem, const struct rdps_dest *const *dests, unsigned ndest)
 {
     struct rdps_soft_sq_req *r = q->reqs + q->sent + q->queued;
     for (unsigned i = 0; i < ndest; i++) {
-        r[i] = *proto;
+        r[i].slot = slot;
+        r[i].len = len;
+        r[i].data = data;
         r[i].dest = *dests[i];
+        r[i].mem = mem;
+        r[i].cookie = 0;
     }
     q->queued += ndest;
 }
@@ -130,9 +137,7 @@ int rdps__soft_sq_submit(struct rdps_soft_sq *q, struct rdps_tx_buf *buf, uint32
         unref(q, slot);
         return err;
     }
-    const struct rdps_soft_sq_req proto = {
-        .slot = slot, .len = len, .data = q->buf_mem + (size_t)slot * q->buf_size};
-    queue(q, &proto, dests, ndest);
+    queue(q, slot, len, q->buf_mem + (size_t)slot * q->buf_size, NULL, dests, ndest);
     /* One reference per queued request; the claim's own (1) passes to the first. */
     q->refs[slot] += ndest - 1;
     return 0;
@@ -157,49 +162,43 @@ int rdps__soft_sq_submit_mem(struct rdps_soft_sq *q, struct rdps_tx_mem *m, size
                              (unsigned long long)cookie, (unsigned long long)m->submitted);
     if ((err = check_dests(q, "submit_mem", dests, ndest)) != 0)
         return err;
-    const struct rdps_soft_sq_req proto = {
-        .slot = RDPS_SOFT_SQ_NO_SLOT, .len = len, .data = m->addr + offset, .mem = m};
-    queue(q, &proto, dests, ndest);
+    queue(q, RDPS_SOFT_SQ_NO_SLOT, len, m->addr + offset, m, dests, ndest);
     q->reqs[q->sent + q->queued - 1].cookie = cookie; /* the submit's last request carries it */
     m->inflight += ndest;
     m->submitted = cookie;
     return 0;
 }
 
-/* A request stops referencing its buffer or region; `cookie` as for rdps__tx_mem_release. */
-static void release(struct rdps_soft_sq *q, const struct rdps_soft_sq_req *r, uint64_t cookie)
+/* A request stops referencing its buffer or region: sent (its cookie completes the region's
+ * submit) or dropped (it completes nothing by itself). */
+static inline void release(struct rdps_soft_sq *q, const struct rdps_soft_sq_req *r, bool sent)
 {
-    if (r->slot == RDPS_SOFT_SQ_NO_SLOT)
-        rdps__tx_mem_release(r->mem, cookie);
-    else
+    if (r->slot != RDPS_SOFT_SQ_NO_SLOT)
         unref(q, r->slot);
+    else
+        rdps__tx_mem_release(r->mem, sent ? r->cookie : 0);
 }
 
 void rdps__soft_sq_drop_queued(struct rdps_soft_sq *q)
 {
     const struct rdps_soft_sq_req *r = q->reqs + q->sent;
     for (uint32_t i = 0; i < q->queued; i++)
-        release(q, &r[i], 0);
+        release(q, &r[i], false);
     q->queued = 0;
 }
 
 void rdps__soft_sq_reap(struct rdps_soft_sq *q)
 {
-    if (q->sent == 0)
+    uint32_t sent = q->sent; /* in locals: the buffers' counters could alias the queue's */
+    const struct rdps_soft_sq_req *r = q->reqs;
+    if (sent == 0)
         return;
-    for (uint32_t i = 0; i < q->sent; i++)
-        release(q, &q->reqs[i], q->reqs[i].cookie);
+    for (uint32_t i = 0; i < sent; i++)
+        release(q, &r[i], true);
     /* Requests queued since the flush move to the front: each moves once at most. */
     if (q->queued > 0)
-        memmove(q->reqs, q->reqs + q->sent, (size_t)q->queued * sizeof(*q->reqs));
+        memmove(q->reqs, q->reqs + sent, (size_t)q->queued * sizeof(*q->reqs));
     q->sent = 0;
-}
-
-uint32_t rdps__soft_sq_room(struct rdps_soft_sq *q)
-{
-    if (q->sent + q->queued >= q->depth)
-        rdps__soft_sq_reap(q);
-    return q->depth - q->sent - q->queued;
 }
 
 int rdps__soft_sq_mem_register(struct rdps_soft_sq *q, void *addr, size_t len,
