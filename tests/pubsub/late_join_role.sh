@@ -22,9 +22,9 @@
 # merged); the recorder must have recorded every message without a loss event.
 #
 # usage: late_join_role.sh BUILD_DIR [ROUND...]   (inside tools/rxe-vm, three guests)
-#   ROUND: max, min, history[:COUNT:RATE:JOIN] (default: max min history, the last
-#   100000:6000:8, about 45 000 messages back; tests/bench/history-merge-rxe.sh runs
-#   1 000 000 back)
+#   ROUND: max, min, history[:COUNT:RATE:JOIN[:FLOW]] (default: max min history, the last
+#   100000:6000:8:max, about 45 000 messages back; JOIN is seconds, or Nm: once N messages
+#   were published; tests/bench/history-merge-rxe.sh runs 1 000 000 back)
 set -u
 build=${1:?usage: late_join_role.sh BUILD_DIR [FLOW...]}
 shift
@@ -38,11 +38,12 @@ flows=(max min history)
 
 # One guest's part in the replay-merge round (history:COUNT:RATE:JOIN); returns its verdict.
 history_round() {
-    local spec=$1 hcount=100000 hrate=6000 hjoin=8 c r j
-    IFS=: read -r _ c r j <<<"$spec"
+    local spec=$1 hcount=100000 hrate=6000 hjoin=8 hflow=max c r j f
+    IFS=: read -r _ c r j f <<<"$spec"
     [ -n "${c:-}" ] && hcount=$c hrate=$r hjoin=$j
+    [ -n "${f:-}" ] && hflow=$f
     local topic=rel.history out="$scratch/history.$RDPS_VM_INDEX" done="$scratch/history.done"
-    local limit=$((hcount / hrate + 180)) rc st=0
+    local limit=$((hcount * 2 / hrate + 300)) rc st=0 sent
     for g in 0 1 2; do
         for _ in $(seq 1500); do [ -e "$scratch/history.ready.$g" ] && break; sleep 0.2; done
     done
@@ -51,10 +52,21 @@ history_round() {
         { echo "[history] tc netem failed"; return 1; }
     case $RDPS_VM_INDEX in
     0)
-        "$build/tools/rdpub/rdpub" -t "$topic" --reliable --pattern -c "$hcount" -s 64 -r "$hrate" \
-            --wait-subs 1 --wait-timeout 90 --drain-timeout 120 --json >"$out.json" 2>"$out.err" &
+        "$build/tools/rdpub/rdpub" -t "$topic" --reliable --flow "$hflow" --pattern -c "$hcount" \
+            -s 64 -r "$hrate" --wait-subs 1 --wait-timeout 90 --drain-timeout 120 --json \
+            >"$out.json" 2>"$out.err" &
         local pub=$!
         touch "$scratch/history.started"
+        # JOIN given as Nm: the late subscriber starts once N messages were published (the
+        # publisher's live counters, rdps-stat).
+        if [[ $hjoin == *m ]]; then
+            while kill -0 $pub 2>/dev/null; do
+                sent=$("$build/tools/rdps-stat/rdps-stat" --pid $pub --json 2>/dev/null |
+                    python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["contexts"][0]["counters"]["msgs_sent"])' 2>/dev/null)
+                [ "${sent:-0}" -ge "${hjoin%m}" ] && { touch "$scratch/history.join"; break; }
+                sleep 1
+            done
+        fi
         wait $pub
         rc=$?
         touch "$scratch/history.published" # drained: every receiver had every message
@@ -83,7 +95,11 @@ history_round() {
         ;;
     2)
         for _ in $(seq 600); do [ -e "$scratch/history.started" ] && break; sleep 0.2; done
-        sleep "$hjoin"
+        if [[ $hjoin == *m ]]; then
+            for _ in $(seq $((limit * 5))); do [ -e "$scratch/history.join" ] && break; sleep 0.2; done
+        else
+            sleep "$hjoin"
+        fi
         "$build/tools/rdsub/rdsub" -t "$topic" --history --history-timeout 30 --verify \
             -c "$hcount" --timeout "$limit" -q --json >"$out.json" 2>"$out.err"
         rc=$?
@@ -94,7 +110,7 @@ history_round() {
         ;;
     esac
     tc qdisc del dev "$RDPS_VM_NETDEV" root 2>/dev/null
-    python3 - "$out.json" "$RDPS_VM_INDEX" "$hcount" "$hrate" "$hjoin" <<'EOF'
+    python3 - "$out.json" "$RDPS_VM_INDEX" "$hcount" "$hrate" "$hjoin $hflow" <<'EOF'
 import json, sys
 try:
     d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
@@ -103,7 +119,7 @@ except (OSError, ValueError, IndexError):
 keys = ("messages", "verified", "first_index", "written_messages", "loss_events",
         "overrun_messages", "history", "history_live_s", "history_live_messages", "recovered", "naks_sent",
         "msgs_per_s", "acked_s", "elapsed_s", "wall_s")
-print(f"[history {sys.argv[3]} at {sys.argv[4]}/s, join {sys.argv[5]} s in] guest {sys.argv[2]}: " +
+print(f"[history {sys.argv[3]} at {sys.argv[4]}/s, join at {sys.argv[5]}] guest {sys.argv[2]}: " +
       " ".join(f"{k}={d[k]}" for k in keys if k in d))
 EOF
     return $st
