@@ -546,7 +546,7 @@ void rdps__pub_rel_counters(const rdps_pub_t *pub, rdps_counters *out)
     rdps__rel_pub_open_counts(&pub->rel->engine, &open_msgs, &open_bytes);
     out->msgs_sent += c->msgs_appended + open_msgs;
     out->bytes_sent += c->bytes_appended + open_bytes;
-    out->heartbeats_sent += c->heartbeats + c->heartbeats_unrecoverable;
+    out->heartbeats_sent += c->heartbeats + c->heartbeats_unrecoverable + c->heartbeats_poked;
     out->receiver_evictions += c->evictions;
     out->naks_suppressed += c->nak_seqs_suppressed;
     out->repairs_unicast += c->repairs_unicast;

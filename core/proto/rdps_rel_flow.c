@@ -19,6 +19,7 @@ void rdps__rel_flow_init(struct rdps_rel_flowctl *fc, const struct rdps_rel_pub_
     fc->ring = ring;
     fc->hb_min = cfg->heartbeat_min_ns;
     fc->linger_ns = cfg->repair_linger_ns;
+    fc->limit_slot = -1;
 }
 
 static inline uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi)
@@ -35,6 +36,7 @@ void rdps__rel_flow_recompute(struct rdps_rel_flowctl *fc)
     bool protected_was = fc->protecting;
     uint64_t rtt = 0;
     fc->limited = fc->protecting = fc->lag_any = false;
+    fc->limit_slot = -1;
     fc->tagged = fc->members = 0;
     fc->rtt_max = 0;
     for (uint32_t i = 0; i < cfg->max_receivers; i++) {
@@ -60,6 +62,7 @@ void rdps__rel_flow_recompute(struct rdps_rel_flowctl *fc)
         if (!fc->limited || (max ? rdps__seq_gt(lim, fc->limit) : rdps__seq_lt(lim, fc->limit))) {
             fc->limit = lim;
             fc->limit_consumed = r->consumed_seq;
+            fc->limit_slot = (int32_t)i;
         }
         if (!fc->protecting || (max ? rdps__seq_gt(r->consumed_seq, fc->protect)
                                     : rdps__seq_lt(r->consumed_seq, fc->protect)))

@@ -424,8 +424,12 @@ __attribute__((noinline)) static void parity_posted(struct rdps_rel_pub *p, uint
      * every RDPS_REL_PARITY_HB_BLOCKS blocks of data. */
     if (((seq + 1u) & (p->cfg.parity_k * RDPS_REL_PARITY_HB_BLOCKS - 1u)) == 0)
         rdps__rel_beat_urge(&p->hb);
-    /* Proactive parity: the block is whole with its last datagram; its symbols follow. */
-    if (p->cfg.parity_proactive != 0 && ((seq + 1u) & (p->cfg.parity_k - 1u)) == 0) {
+    /* Proactive parity: the block is whole with its last datagram; its symbols follow. Not for
+     * a lone receiver: it asks by sequence and is repaired by retransmission, so unasked symbols
+     * only cost it their bytes (the simulated fabric: its NAKs did not fall, its goodput fell
+     * by the share). */
+    if (p->cfg.parity_proactive != 0 && ((seq + 1u) & (p->cfg.parity_k - 1u)) == 0 &&
+        rdps__rel_flow_members(&p->fc) > 1) {
         uint32_t start = seq + 1u - p->cfg.parity_k, n = rdps__rel_par_proactive(&p->par, start);
         if (!rdps__rel_rq_queue(&p->rq, start, n, RDPS_REL_MULTICAST, true)) {
             p->counters.repair_queue_full += n;
@@ -498,7 +502,7 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
             if (room && rdps__rel_flow_may_post(&p->fc, p->adm.post_seq) &&
                 rdps__rel_adm_data_may_go(&p->adm, now_ns))
                 return post_data(p, a, now_ns);
-        } else if (now_ns < p->hb.next) {
+        } else if (now_ns < p->hb.next && !rdps__rel_flow_poke_due(&p->fc, now_ns)) {
             return 0;
         }
     }
@@ -535,6 +539,13 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
         p->counters.heartbeats_unrecoverable++;
         return 1;
     }
+    int32_t poked = rdps__rel_flow_poke(&p->fc, now_ns);
+    if (poked >= 0) { /* its STATUS was lost: a unicast heartbeat asks it again */
+        heartbeat_action(p, a, now_ns, wall_ns);
+        fill_dest(p, a, poked);
+        p->counters.heartbeats_poked++;
+        return 1;
+    }
     if (now_ns >= p->hb.next && !rdps__rel_adm_rate_paced(&p->adm, now_ns)) {
         heartbeat_action(p, a, now_ns, wall_ns);
         bool awaited = rdps__rel_flow_awaited(&p->fc, p->adm.post_seq);
@@ -564,6 +575,8 @@ uint64_t rdps__rel_pub_tick(struct rdps_rel_pub *p, uint64_t now_ns)
     bool paced = rdps__rel_adm_rate_paced(&p->adm, now_ns);
     if (p->hb.next < next && !paced) /* paced: data goes next, not a heartbeat */
         next = p->hb.next;
+    if (p->fc.window_blocked && p->fc.poke_at < next)
+        next = p->fc.poke_at;
     bool room = !rdps__pub_ring_inflight_full(&p->adm.ring);
     if (p->hb.urgent || (room && ((rdps__rel_adm_data_waiting(&p->adm) && !paced) ||
                                   rdps__rel_rxt_owed_any(&p->rxt))))

@@ -194,6 +194,7 @@ struct rdps_rel_pub_action {
     X(repairs_unearned, "times repairs waited for what new data earns them (repair volume bound)") \
     X(heartbeats, "multicast heartbeats")                                                          \
     X(heartbeats_unrecoverable, "unicast heartbeats answering NAKs below the trail")               \
+    X(heartbeats_poked, "unicast heartbeats asking the receiver the window waits on for a STATUS") \
     X(status_received, "STATUS frames received for this session")                                  \
     X(status_bogus, "STATUS positions beyond what was posted (ignored)")                           \
     X(status_stale, "STATUS older than the receiver's last position (ignored)")                    \

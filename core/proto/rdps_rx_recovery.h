@@ -396,5 +396,8 @@ uint64_t rdps__rel_rtts_quantile_milli(const uint64_t hist[RDPS_REL_RTT_BUCKETS]
  * receivers; 0 for one receiver. *rng is the generator state.
  */
 uint64_t rdps__rel_nak_backoff_ns(uint64_t *rng, uint64_t max_ns, uint32_t receivers);
+/* A repair latency's histogram buckets: microseconds (power-of-two) and quarter round trips of
+ * srtt_ns (RDPS_REL_RTT_BUCKETS' scale). */
+void rdps__rel_latency_buckets(uint64_t ns, uint64_t srtt_ns, unsigned *us, unsigned *rtts);
 
 #endif /* RDPS_PROTO_RX_RECOVERY_H */

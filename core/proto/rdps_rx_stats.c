@@ -1,9 +1,30 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* rdps_rx_stats.c - the reliable receiver's numerics: the NAK backoff draw and the quantiles of
- * its repair-latency histograms (rdps_rx_recovery.h). */
+/* rdps_rx_stats.c - the reliable receiver's numerics: the NAK backoff draw, the buckets and the
+ * quantiles of its repair-latency histograms (rdps_rx_recovery.h). */
 #include "rdps_rx_recovery.h"
 
 #include <math.h>
+
+/* The power-of-two bucket of v among n: i for v in [2^(i-1), 2^i), 0 for 0, n - 1 above. */
+static unsigned log2_bucket(uint64_t v, unsigned n)
+{
+    unsigned b = 0;
+    while (b + 1 < n && v >= (1ull << b))
+        b++;
+    return b;
+}
+
+void rdps__rel_latency_buckets(uint64_t ns, uint64_t srtt_ns, unsigned *us, unsigned *rtts)
+{
+    *us = log2_bucket(ns / 1000, RDPS_REL_LATENCY_BUCKETS);
+    uint64_t srtt = srtt_ns ? srtt_ns : 1;
+    uint64_t quarters = ns < UINT64_MAX / 4 ? ns * 4 / srtt : UINT64_MAX / srtt;
+    *rtts = quarters < RDPS_REL_RTT_LINEAR
+                ? (unsigned)quarters
+                : RDPS_REL_RTT_LINEAR - 1 +
+                      log2_bucket(quarters / RDPS_REL_RTT_LINEAR,
+                                  RDPS_REL_RTT_BUCKETS - RDPS_REL_RTT_LINEAR + 1);
+}
 
 static int hist_quantile(const uint64_t *hist, unsigned n, double q)
 {

@@ -139,17 +139,21 @@ static inline uint32_t rp_hb_retained(const struct rdps_rel_pub_action *a)
 
 /*
  * Takes up to max actions at the current time into out (may be NULL), reporting each ring
- * action complete at once when `complete`; multicast heartbeats are skipped unless keep_hb.
+ * action complete at once when `complete`; multicast heartbeats and a window-blocked publisher's
+ * pokes (unicast heartbeats asking for a STATUS) are skipped unless keep_hb.
  * Returns the count, or -1 when an action is inconsistent with the ring.
  */
 static inline int rp_drain(struct rp *f, struct rdps_rel_pub_action *out, int max, int complete)
 {
     int n = 0;
     struct rdps_rel_pub_action a;
+    uint64_t poked = f->p.counters.heartbeats_poked;
     while (n < max && rdps__rel_pub_next_action(&f->p, f->now, f->now, &a) == 1) {
         if (!rp_action_ok(f, &a))
             return -1;
-        if (a.kind == RDPS_REL_PUB_POST_HEARTBEAT && !a.unicast && !f->keep_hb)
+        bool poke = f->p.counters.heartbeats_poked != poked;
+        poked = f->p.counters.heartbeats_poked;
+        if (a.kind == RDPS_REL_PUB_POST_HEARTBEAT && (!a.unicast || poke) && !f->keep_hb)
             continue;
         if (out)
             out[n] = a;

@@ -431,6 +431,10 @@ static void transmit(struct sim *s, const struct rdps_rel_pub_action *a)
     s->nic_free = dep;
     s->res->wire_bytes += (uint64_t)a->len * n;
     s->res->wire_frames += n;
+    if (a->kind == RDPS_REL_PUB_POST_DATA)
+        s->res->data_bytes += (uint64_t)a->len * n;
+    else if (a->kind == RDPS_REL_PUB_POST_REPAIR || a->kind == RDPS_REL_PUB_POST_PARITY)
+        s->res->repair_bytes += (uint64_t)a->len * n;
     if (a->in_ring) {
         if (s->txq_count == s->txq_cap)
             abort(); /* the engine hands out at most max_inflight */

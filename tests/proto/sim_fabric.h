@@ -207,7 +207,8 @@ struct sim_result {
     uint64_t wait_ns[SIM_WAIT_COUNT];
     uint64_t pub_nak_seqs_suppressed, pub_repair_queue_full;
     uint64_t forged_bytes, forger_repair_bytes; /* the forger's frames; repairs sent to it */
-    uint64_t wire_bytes, wire_frames; /* what left the publisher's link (copies included) */
+    uint64_t wire_bytes, wire_frames;  /* what left the publisher's link (copies included) */
+    uint64_t data_bytes, repair_bytes; /* ... of it first posts of DATA; retransmissions + parity */
     /* Late join (join_rx): after the join, appends refused by the window or the ring, and those
      * held while the joiner connects (announced, no STATUS yet: one round trip), how far behind
      * its schedule the application got (app_rate; before the join too); receiver 0's largest

@@ -3,7 +3,7 @@
  * in order, exactly once, nothing lost for N = 1, 8, 64 under every loss model and three seeds; a
  * small ring; a loss common to 64 receivers; a stalled receiver under min; a forging host; faults
  * the checks must catch. Quick by default (label unit); `test_rel_fabric full` runs 10^6 messages
- * (label sim). */
+ * (label bench), `profile` and `sim special` CI's middle lengths (label sim). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,13 +21,21 @@
 #define MATRIX_64_FULL 15000
 
 /* `unicast N MESSAGES [MODEL]`: multicast against unicast fan-out for N receivers
- * (docs/performance.md's rows). `full N [SEED]`: the long matrix for N receivers (CTest label sim);
- * `full special`: the small ring, common loss and stall cases at length; `profile N MESSAGES`: the
- * matrix for N receivers at that length (where the time goes: the `sim profile` lines). */
+ * (docs/performance.md's rows). `full N [SEED]`: the long matrix for N receivers (CTest label
+ * bench); `full special`: the small ring, common loss and stall cases at length (`sim special`:
+ * at CI's middle lengths, label sim); `profile N MESSAGES`: the matrix for N receivers at that
+ * length (where the time goes: the `sim profile` lines; label sim at CI's lengths). */
 static bool full;
+static bool middle;               /* `sim special`: the special cases at CI's middle lengths */
 static uint64_t profile_messages; /* `profile N MESSAGES`: the matrix at that length */
 static uint32_t full_receivers;
 static uint64_t full_seed; /* 0: all three */
+
+/* A special case's length: at length (full), CI's middle one (sim), or the quick one (unit). */
+static uint64_t special_len(uint64_t at_length, uint64_t at_middle, uint64_t quick)
+{
+    return full ? at_length : middle ? at_middle : quick;
+}
 
 static void run(const char *label, const struct sim_config *cfg, struct sim_result *res)
 {
@@ -150,7 +158,7 @@ static void small_ring(bool batching)
         struct sim_result res;
         sim_config_default(&cfg);
         cfg.receivers = 8;
-        cfg.messages = full ? 100000 : 3000;
+        cfg.messages = special_len(100000, 20000, 3000);
         cfg.seed = seed;
         cfg.down = cfg.up = sim_models[3]; /* uni20 */
         cfg.flow = RDPS_REL_FLOW_MAX;
@@ -220,7 +228,7 @@ static void test_common_loss_costs_few_naks(void **state)
 {
     (void)state;
     for (uint64_t seed = 1; seed <= 3; seed++)
-        assert_true(common_loss_naks(0, seed, full ? 20000 : 1000) <= 3.0);
+        assert_true(common_loss_naks(0, seed, special_len(20000, 5000, 1000)) <= 3.0);
 }
 
 /* Messages appended per simulated second before the stall, and while the receiver was evicted. */
@@ -270,7 +278,7 @@ static void test_stalled_receiver_evicted_once_under_min(void **state)
     (void)state;
     struct sim_config cfg;
     struct sim_result res;
-    run_stall(full ? 200000 : 4000, &sim_models[2], &cfg, &res); /* uni5 */
+    run_stall(special_len(200000, 40000, 4000), &sim_models[2], &cfg, &res); /* uni5 */
     if (res.failure[0] != '\0')
         print_error("stall: %s\n", res.failure);
     assert_string_equal(res.failure, "");
@@ -834,7 +842,8 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && strcmp(argv[1], "known-catchup") == 0)
         return cmocka_run_group_tests_name("rel_fabric_known", known_catchup, NULL, NULL);
-    if (full && strcmp(argv[2], "special") == 0)
+    middle = argc > 2 && strcmp(argv[1], "sim") == 0 && strcmp(argv[2], "special") == 0;
+    if ((full || middle) && strcmp(argv[2], "special") == 0)
         return cmocka_run_group_tests_name("rel_fabric_special", special, NULL, NULL);
     if (full) {
         full_receivers = (uint32_t)strtoul(argv[2], NULL, 10);

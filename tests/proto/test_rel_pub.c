@@ -589,6 +589,68 @@ static void test_flow_min(void **state)
     rp_stop(&f);
 }
 
+/* Held by receiver 1's window, and no STATUS comes (lost): after two of its round trips (at least
+ * heartbeat_min_ns) a unicast heartbeat asks it for one, then at doubling gaps up to the blocked
+ * multicast heartbeats' 8 hb_min; its STATUS opening the window ends them. Receiver 2, not the
+ * limit, is never asked. */
+static void test_window_wait_pokes_the_limiting_receiver(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 256 * RP_DGRAM);
+    f.cfg.flow = RDPS_REL_FLOW_MIN;
+    assert_int_equal(rp_start(&f), 0);
+    f.keep_hb = true;
+    uint32_t first = f.cfg.first_seq;
+    rp_join(&f, 1, first, 10);
+    rp_join(&f, 2, first, 20);
+    int sent = 0;
+    while (rp_append(&f, 10, (uint64_t)sent) == 1)
+        sent++;
+    assert_int_equal(sent, 10);
+    struct rdps_rel_pub_action a[64];
+    int n = rp_drain(&f, a, 64, 1);
+    for (int i = 0; i < n; i++)
+        assert_false(a[i].kind == RDPS_REL_PUB_POST_HEARTBEAT && a[i].unicast);
+    uint64_t gap = f.cfg.heartbeat_min_ns; /* no RTT sample: the floor */
+    uint64_t deadline = rdps__rel_pub_tick(&f.p, f.now);
+    assert_true(deadline <= f.now + gap);
+    uint64_t pokes[4];
+    for (int k = 0; k < 4; k++) {
+        f.now += gap;
+        n = rp_drain(&f, a, 64, 1);
+        int unicast = 0;
+        for (int i = 0; i < n; i++) {
+            if (a[i].kind != RDPS_REL_PUB_POST_HEARTBEAT || !a[i].unicast)
+                continue;
+            unicast++;
+            assert_int_equal(test_source_number(&a[i].dest), 1);
+            assert_int_equal(rp_hb_seq(&a[i]), first + 10);
+        }
+        assert_int_equal(unicast, 1);
+        pokes[k] = f.p.counters.heartbeats_poked;
+        gap *= 2;
+        if (gap > 8 * f.cfg.heartbeat_min_ns)
+            gap = 8 * f.cfg.heartbeat_min_ns;
+        /* Not before the doubled gap. */
+        f.now += gap / 2;
+        n = rp_drain(&f, a, 64, 1);
+        for (int i = 0; i < n; i++)
+            assert_false(a[i].kind == RDPS_REL_PUB_POST_HEARTBEAT && a[i].unicast);
+        f.now -= gap / 2;
+    }
+    assert_int_equal(pokes[3], 4);
+    /* The STATUS opens the window: appends go, and no poke follows. */
+    rp_status(&f, 1, first + 10, 10);
+    while (rp_append(&f, 10, (uint64_t)sent) == 1)
+        sent++;
+    assert_int_equal(sent, 20); /* now receiver 2's window holds it */
+    f.now += 100 * f.cfg.heartbeat_min_ns;
+    rp_drain(&f, a, 64, 1);
+    assert_int_equal(f.p.counters.heartbeats_poked, 4 + 1); /* held again: one poke */
+    rp_stop(&f);
+}
+
 static void test_flow_tagged(void **state)
 {
     (void)state;
@@ -1357,6 +1419,7 @@ int main(void)
         cmocka_unit_test(test_heartbeat_backoff_and_reset),
         cmocka_unit_test(test_flow_max),
         cmocka_unit_test(test_flow_min),
+        cmocka_unit_test(test_window_wait_pokes_the_limiting_receiver),
         cmocka_unit_test(test_flow_tagged),
         cmocka_unit_test(test_connecting_receiver_holds_data),
         cmocka_unit_test(test_announced_receiver_heartbeat_ahead_of_data),

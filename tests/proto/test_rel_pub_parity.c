@@ -249,6 +249,32 @@ static void test_payload_and_config(void **state)
 /* parity_proactive 3: each block's last datagram queues its parity indices 0..2 by multicast,
  * with no NAK; they rebuild any 3 losses of the block; a later NAK of the block gets the indices
  * after them; parity_proactive above K, or without parity_k, is refused. */
+/* A lone receiver asks by sequence and is repaired by retransmission: no proactive parity for
+ * it; a second one brings it back. */
+static void test_no_proactive_parity_for_a_lone_receiver(void **state)
+{
+    (void)state;
+    rp_config(&f, 1u << 20);
+    f.cfg.parity_k = K;
+    f.cfg.parity_max = 8;
+    f.cfg.parity_proactive = 3;
+    assert_int_equal(rp_start(&f), 0);
+    rp_join(&f, 1, FIRST, 4096);
+    for (uint32_t m = 0; m < 2 * K; m++)
+        assert_int_equal(rp_append(&f, 100 + m, m + 1), 1);
+    struct rdps_rel_pub_action a;
+    while (rp_drain(&f, &a, 1, 1) == 1)
+        assert_int_equal(a.kind, RDPS_REL_PUB_POST_DATA);
+    assert_int_equal(f.p.counters.parity_sent, 0);
+    rp_join(&f, 2, FIRST + 2 * K, 4096);
+    for (uint32_t m = 0; m < K; m++)
+        assert_int_equal(rp_append(&f, 100 + m, 2 * K + m + 1), 1);
+    while (rp_drain(&f, &a, 1, 1) == 1)
+        ;
+    assert_int_equal(f.p.counters.parity_proactive, 3);
+    rp_stop(&f);
+}
+
 static void test_proactive_parity_unasked(void **state)
 {
     (void)state;
@@ -320,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_hostile_parity_naks),
         cmocka_unit_test(test_block_left_the_ring),
         cmocka_unit_test(test_payload_and_config),
+        cmocka_unit_test(test_no_proactive_parity_for_a_lone_receiver),
         cmocka_unit_test(test_proactive_parity_unasked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -448,6 +448,75 @@ static void test_nak_delay_follows_discovery_count(void **state)
     fixture_fini(&fx);
 }
 
+/* A first NAK drawn over the default RTT's backoff (4 x 1 ms, 64 receivers) follows the estimate
+ * down when samples come: here a lone receiver's first sample (100 us) replaces the default and
+ * the waiting NAK's time left shrinks tenfold. Before, it waited out its draw. */
+static void test_waiting_first_nak_follows_rtt_down(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    hook_receivers = 64;
+    fixture_init(&fx, tune_hook);
+    data(&fx, 0, 0);
+    data(&fx, 2, 0); /* hole 1: a first NAK drawn within 4 ms */
+    uint64_t t0 = fx.now, due = poll(&fx);
+    assert_int_equal(fx.naks, 0);
+    assert_true(due > t0 + 1 * MS && due <= t0 + 4 * MS);
+    hook_receivers = 1; /* alone now: hole 3 is NAKed at once */
+    data(&fx, 4, 0);
+    poll(&fx);
+    assert_int_equal(fx.naks, 1);
+    assert_int_equal(last_nak(&fx)->ranges[0].start, 3);
+    fx.now += 100 * US;
+    repair(&fx, 3);
+    assert_int_equal(info(&fx).srtt_ns, 100 * US);
+    hook_receivers = 64;
+    uint64_t left = due - fx.now, due2 = poll(&fx);
+    assert_true(due2 <= fx.now + left / 10 + 1);
+    fx.now = due2;
+    poll(&fx);
+    assert_int_equal(fx.naks, 2);
+    assert_int_equal(last_nak(&fx)->ranges[0].start, 1);
+    hook_receivers = 1;
+    fixture_fini(&fx);
+}
+
+/* The same for a suppressed first hole: part of its range came as a repair another receiver
+ * asked for (with parity, a symbol of its block too few for this receiver), and the rest still
+ * waits its draw over the default RTT. It follows the estimate down like an unsuppressed one
+ * (before, it waited out its draw: parity's first holes held the window while retransmission's
+ * did not). */
+static void test_suppressed_first_nak_follows_rtt_down(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    hook_receivers = 64;
+    fixture_init(&fx, tune_hook);
+    data(&fx, 0, 0);
+    data(&fx, 3, 0); /* holes 1 and 2: a first NAK drawn within 4 ms */
+    uint64_t t0 = fx.now, due = poll(&fx);
+    assert_true(due > t0 + 1 * MS && due <= t0 + 4 * MS);
+    repair(&fx, 1); /* asked by another: 2 is suppressed, its draw kept */
+    assert_int_equal(poll(&fx), due);
+    hook_receivers = 1; /* alone now: hole 4 is NAKed at once */
+    data(&fx, 5, 0);
+    poll(&fx);
+    assert_int_equal(fx.naks, 1);
+    assert_int_equal(last_nak(&fx)->ranges[0].start, 4);
+    fx.now += 100 * US;
+    repair(&fx, 4);
+    assert_int_equal(info(&fx).srtt_ns, 100 * US);
+    hook_receivers = 64;
+    uint64_t left = due - fx.now, due2 = poll(&fx);
+    assert_true(due2 <= fx.now + left / 10 + 1);
+    fx.now = due2;
+    poll(&fx);
+    assert_int_equal(fx.naks, 2);
+    assert_int_equal(last_nak(&fx)->ranges[0].start, 2);
+    hook_receivers = 1;
+    fixture_fini(&fx);
+}
+
 /* Retry delays after a first NAK, for `receivers` from discovery's hook: one per new hole, each
  * repaired after its retry (no RTT sample: Karn). The wait is the 1 ms default RTT; the rest is
  * the random spread. */
@@ -1988,6 +2057,8 @@ int main(void)
         cmocka_unit_test(test_reordering_path_holds_first_naks),
         cmocka_unit_test(test_nak_delay_scaled_by_receivers),
         cmocka_unit_test(test_nak_delay_follows_discovery_count),
+        cmocka_unit_test(test_waiting_first_nak_follows_rtt_down),
+        cmocka_unit_test(test_suppressed_first_nak_follows_rtt_down),
         cmocka_unit_test(test_retry_spread_follows_discovery_count),
         cmocka_unit_test(test_retry_backoff_cap_and_exhaustion),
         cmocka_unit_test(test_several_receivers_retry_undoubled_first),
