@@ -365,6 +365,7 @@ static int lc_flush(struct rdps_transport *t)
         ep->sent[ep->sent_count++] = ep->pending[i];
     }
     ep->pend_count = 0;
+    ep->base.tx.awaited = ep->base.tx.seen + ep->sent_count; /* each one completes */
     return 0;
 }
 
@@ -378,6 +379,7 @@ static void reap_sent(struct local_ep *ep)
         else
             send_unref(ep, p->slot);
     }
+    ep->base.tx.seen += ep->sent_count;
     ep->sent_count = 0;
 }
 

@@ -330,6 +330,7 @@ static int flush_locked(struct lb_endpoint *ep)
             ep->sent[ep->sent_count++] = p->slot;
         }
         ep->pend_count = 0;
+        ep->base.tx.awaited = ep->base.tx.seen + ep->sent_count; /* each one completes */
         return 0;
     }
     for (uint32_t i = 0; i < ep->pend_count; i++) {
@@ -353,6 +354,7 @@ static int flush_locked(struct lb_endpoint *ep)
     }
     ep->pend_count = 0;
     ep->pend_mem = 0;
+    ep->base.tx.awaited = ep->base.tx.seen + ep->sent_count;
     return err;
 }
 
@@ -383,6 +385,7 @@ static void reap_sent(struct lb_endpoint *ep)
         }
         ep->sent_mem_count = 0;
     }
+    ep->base.tx.seen += ep->sent_count;
     ep->sent_count = 0;
 }
 
