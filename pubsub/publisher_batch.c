@@ -147,6 +147,7 @@ int rdps__pub_batch_post(rdps_pub_t *pub, unsigned flags)
     pub->counters.unicast_copies += topic->ndests_unicast;
     if (count > 1)
         pub->counters.frames_batched++;
+    pub->last_post_ts = pub->open_ts; /* about now: a claim's commit, a flush */
     rdps__pub_sent_data(pub);
     return 0;
 }

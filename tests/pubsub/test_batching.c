@@ -324,6 +324,31 @@ static void test_sender_that_does_not_poll(void **state)
     close_fixture(&f);
 }
 
+/* Claims follow the rule too: in a loop of claims and commits without polls, each commit after
+ * the first finds the previous datagram's completion awaited (its publisher posted just now, so
+ * it does not look for it) and waits in the open datagram. */
+static void test_claims_join_while_a_send_is_awaited(void **state)
+{
+    (void)state;
+    struct fixture f;
+    open_with(&f, NULL);
+    rdps__ctx_set_batch_look(f.p.a, 60000000000ull); /* a minute: a slow host stays within it */
+    assert_true(rdps_ctx_poll(f.p.a, 0) >= 0);
+    for (uint32_t i = 0; i < 5; i++) {
+        rdps_claim c;
+        assert_int_equal(rdps_pub_claim_ex(f.pub, 64, 0, &c), 0);
+        msg_fill(c.data, i, 64);
+        assert_int_equal(rdps_pub_commit(f.pub, &c, 64), 0);
+    }
+    assert_true(rdps_ctx_poll(f.p.b, 0) >= 0);
+    assert_int_equal(f.got.count, 1);
+    TEST_PAIR_PUMP(&f.p, 2);
+    assert_int_equal(f.got.count, 5);
+    assert_int_equal(f.got.seq[4], f.got.seq[1]);
+    assert_int_equal(f.got.bad, 0);
+    close_fixture(&f);
+}
+
 /* Reliable publishers keep the rule in their ring: the open frame waits while ring frames are in
  * flight, and goes when the poll reports their completion; every message once, in order. */
 static void test_reliable_joins_while_frames_are_in_flight(void **state)
@@ -487,6 +512,7 @@ static void test_claims_in_the_open_datagram(void **state)
     /* The claim that opened a datagram, aborted: no sequence is used. */
     assert_int_equal(rdps_pub_claim_ex(f.pub, 30, 0, &c), 0);
     rdps_pub_abort(f.pub, &c);
+    assert_true(rdps_ctx_poll(f.p.a, 0) >= 0); /* the commit's send seen complete */
     send_msg(&f, 3, 8, 0);
     assert_true(rdps_ctx_poll(f.p.b, 0) >= 0);
     assert_int_equal(f.got.count, 4);
@@ -756,6 +782,7 @@ int main(void)
         cmocka_unit_test(test_held_datagram_goes_on_flush_and_sleep),
         cmocka_unit_test(test_held_datagram_waits_for_its_completion_at_most_the_cap),
         cmocka_unit_test(test_sender_that_does_not_poll),
+        cmocka_unit_test(test_claims_join_while_a_send_is_awaited),
         cmocka_unit_test(test_reliable_joins_while_frames_are_in_flight),
         cmocka_unit_test(test_linger),
         cmocka_unit_test(test_flush_from_a_callback),
