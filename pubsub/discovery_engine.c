@@ -782,8 +782,19 @@ void rdps__disc_for_each_remote(const struct rdps_discovery *d, uint64_t topic_i
                                 rdps_disc_event_fn fn, void *user)
 {
     const struct rdps_disc_topic *t = topic_find(d, topic_id, topic);
-    if (t == NULL)
+    if (t == NULL) {
+        /* Not local yet (an endpoint being created asks before it is announced): its peers
+         * are still remote-only, and adopting them later raises no event. */
+        for (int32_t i = d->remote_only_head; i != NONE; i = d->peers[i].next) {
+            const struct rdps_disc_peer *p = &d->peers[i];
+            if (p->role != (uint8_t)role || p->topic_id != topic_id ||
+                strcmp(d->names[p->name_slot], topic) != 0)
+                continue;
+            struct rdps_disc_event ev = peer_event(d, p, RDPS_DISC_PEER_SEEN, topic);
+            fn(user, &ev);
+        }
         return;
+    }
     for (int32_t i = t->peers; i != NONE; i = d->peers[i].next) {
         const struct rdps_disc_peer *p = &d->peers[i];
         if (p->role != (uint8_t)role)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* local.c - the local device's transport: one member per endpoint, sends copied into the
- * receivers' rings at flush, receives copied out of its own ring, a FIFO and a timer to wake. */
-#include "rdps_local.h"
+ * receivers' rings at flush (the soft devices' send queue, rdps_soft_sq.h), receives copied out
+ * of its own ring, a FIFO and a timer to wake; its groups and names are local_groups.c's. */
+#include "local_ep.h"
 
-#include "local_dir.h"
 #include "rdps_error.h"
 
 #include <errno.h>
@@ -17,87 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LOCAL_MCAST_QPN 0xffffffu /* the IB multicast QPN, so dests look like verbs ones */
-#define LOCAL_RECV_BUFS 256u      /* private copies the application may hold at once */
-#define LOCAL_REAP_NS   2000000000ull
-#define LOCAL_MAX_DESTS 4096u /* group destinations one endpoint keeps */
-#define NO_SLOT         UINT32_MAX
-
-/* What a dest's `ah` points at: the endpoint's unicast marker, or one group. */
-struct local_addr {
-    bool is_group;
-    uint32_t group;
-    int entry;             /* registry entry of the group as last looked up (-1: none) */
-    uint64_t entry_epoch;  /* the registry epoch of that lookup */
-    struct rdps_dest dest; /* groups' destination */
-    struct local_addr *next;
-};
-
-/* A writer's cache of another member's ring, by index; remapped when the generation changes. */
-struct local_peer {
-    uint32_t gen; /* 0: nothing mapped */
-    void *mem;
-    size_t bytes;
-    struct local_ring_view view;
-    int fifo_fd;
-    uint64_t failed_epoch; /* mapping failed at this registry epoch: retried when it moves */
-    bool failed;
-};
-
-struct local_pending {
-    uint32_t slot, len; /* slot NO_SLOT: from a registered region */
-    const uint8_t *data;
-    struct rdps_dest dest; /* copied: unicast destinations may be rewritten meanwhile */
-    struct rdps_tx_mem *mem;
-    uint64_t cookie;
-};
-
-struct local_join {
-    uint32_t group, refs;
-};
-
-struct local_ep {
-    struct rdps_transport base;
-    struct local_dir dir;
-    uint32_t index, gen, qpn, mtu, pid;
-    int ring_fd, fifo_fd, timer_fd, epoll_fd;
-    void *ring_mem;
-    size_t ring_bytes;
-    struct local_ring_reader reader;
-    bool registered;
-
-    uint8_t *send_mem;
-    uint32_t send_slots, *send_free, send_free_count, *send_refs;
-    struct local_pending *pending;
-    uint32_t pend_count, sq_depth;
-    /* Requests copied at flush whose completions the next poll() reports (as a device's would):
-     * a sender that outruns its polls sees the queue fill and batches its small messages. */
-    struct local_pending *sent;
-    uint32_t sent_count;
-    struct rdps_tx_mem *mems;
-
-    uint8_t *recv_mem;
-    uint32_t recv_free[LOCAL_RECV_BUFS], recv_free_count;
-    uint32_t recv_src[LOCAL_RECV_BUFS]; /* sender of each held buffer (reply_dest) */
-
-    struct local_addr unicast; /* every unicast dest's ah */
-    struct rdps_dest uni_dests[LOCAL_MAX_MEMBERS];
-    struct local_addr *groups;
-    uint32_t group_count;
-    struct local_join *joins;
-    uint32_t join_count, join_cap;
-    struct local_peer peers[LOCAL_MAX_MEMBERS];
-
-    uint64_t next_reap_ns, overruns_base, polls;
-    uint64_t unreachable; /* sends to a member whose ring could not be mapped */
-    struct rdps_transport_stats stats;
-};
+#define LOCAL_REAP_NS 2000000000ull
+#define NO_SLOT       UINT32_MAX
 
 static const struct rdps_transport_ops local_ops;
 
-static struct local_ep *to_ep(struct rdps_transport *t)
+bool rdps__local_is_endpoint(const struct rdps_transport *t)
 {
-    return (struct local_ep *)t;
+    return t != NULL && t->ops == &local_ops;
 }
 
 static uint64_t now_ns(void)
@@ -105,17 +32,6 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* The GID a member's datagrams show: fe80::5244:5053:<qpn> ("RDPS", then the QPN). */
-static void member_gid(uint32_t qpn, uint8_t gid[16])
-{
-    static const uint8_t prefix[12] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 'R', 'D', 'P', 'S'};
-    memcpy(gid, prefix, sizeof(prefix));
-    gid[12] = (uint8_t)(qpn >> 24);
-    gid[13] = (uint8_t)(qpn >> 16);
-    gid[14] = (uint8_t)(qpn >> 8);
-    gid[15] = (uint8_t)qpn;
 }
 
 /* ---- delivery into other members' rings ----------------------------------------------- */
@@ -202,7 +118,7 @@ static int group_entry(struct local_ep *ep, struct local_addr *a)
     return a->entry;
 }
 
-static void transmit(struct local_ep *ep, const struct local_pending *p, const uint8_t *data)
+static void transmit(struct local_ep *ep, const struct rdps_soft_sq_req *p)
 {
     const struct local_addr *a = p->dest.ah;
     struct local_registry *reg = ep->dir.reg;
@@ -217,7 +133,7 @@ static void transmit(struct local_ep *ep, const struct local_pending *p, const u
                 struct local_member_entry *m = &reg->members[index];
                 if (atomic_load_explicit(&m->state, memory_order_relaxed) != LOCAL_MEMBER_LIVE)
                     continue;
-                deliver(ep, index, atomic_load_explicit(&m->gen, memory_order_relaxed), data,
+                deliver(ep, index, atomic_load_explicit(&m->gen, memory_order_relaxed), p->data,
                         p->len, LOCAL_SLOT_MULTICAST);
             }
         }
@@ -228,7 +144,7 @@ static void transmit(struct local_ep *ep, const struct local_pending *p, const u
         /* A datagram to a member that is gone is lost, as to a destroyed QP. */
         if (atomic_load_explicit(&m->state, memory_order_relaxed) == LOCAL_MEMBER_LIVE &&
             (gen & LOCAL_GEN_MASK) == local_qpn_gen(p->dest.remote_qpn))
-            deliver(ep, index, gen, data, p->len, 0);
+            deliver(ep, index, gen, p->data, p->len, 0);
     }
     ep->stats.tx_datagrams++;
     ep->stats.tx_bytes += p->len;
@@ -238,179 +154,53 @@ static void transmit(struct local_ep *ep, const struct local_pending *p, const u
 
 static int lc_claim(struct rdps_transport *t, struct rdps_tx_buf *buf)
 {
-    struct local_ep *ep = to_ep(t);
-    if (ep->send_free_count == 0 || ep->pend_count + ep->sent_count >= ep->sq_depth) {
-        ep->stats.tx_backpressure++;
-        return RDPS_EAGAIN;
-    }
-    uint32_t slot = ep->send_free[--ep->send_free_count];
-    ep->send_refs[slot] = 1;
-    buf->slot = slot;
-    buf->data = ep->send_mem + (size_t)slot * ep->mtu;
-    buf->capacity = ep->mtu;
-    return 0;
-}
-
-static void send_unref(struct local_ep *ep, uint32_t slot)
-{
-    if (--ep->send_refs[slot] == 0)
-        ep->send_free[ep->send_free_count++] = slot;
-}
-
-static bool claimed(const struct local_ep *ep, const struct rdps_tx_buf *buf)
-{
-    return buf != NULL && buf->slot < ep->send_slots && ep->send_refs[buf->slot] > 0;
+    return rdps__soft_sq_claim(&to_ep(t)->sq, buf);
 }
 
 static void lc_abort(struct rdps_transport *t, struct rdps_tx_buf *buf)
 {
-    struct local_ep *ep = to_ep(t);
-    if (!claimed(ep, buf))
-        return;
-    send_unref(ep, buf->slot);
-    buf->slot = NO_SLOT;
-    buf->data = NULL;
-}
-
-static int check_dests(const struct local_ep *ep, const struct rdps_dest *const *dests,
-                       unsigned ndest)
-{
-    if (ndest == 0 || dests == NULL)
-        return rdps__set_err(RDPS_EINVAL, "submit: no destination");
-    for (unsigned i = 0; i < ndest; i++) {
-        if (dests[i] == NULL || dests[i]->ah == NULL)
-            return rdps__set_err(RDPS_EINVAL, "submit: destination %u has no address", i);
-    }
-    if (ep->pend_count + ep->sent_count + ndest > ep->sq_depth)
-        return RDPS_EAGAIN;
-    return 0;
+    rdps__soft_sq_abort(&to_ep(t)->sq, buf);
 }
 
 static int lc_submit(struct rdps_transport *t, struct rdps_tx_buf *buf, uint32_t len,
                      const struct rdps_dest *const *dests, unsigned ndest)
 {
-    struct local_ep *ep = to_ep(t);
-    if (!claimed(ep, buf))
-        return rdps__set_err(RDPS_EINVAL, "submit: buffer was not claimed from this endpoint");
-    int err = len > ep->mtu ? rdps__set_err(RDPS_EMSGSIZE,
-                                            "datagram of %u bytes exceeds the local device's "
-                                            "MTU %u",
-                                            len, ep->mtu)
-                            : check_dests(ep, dests, ndest);
-    uint32_t slot = buf->slot;
-    buf->slot = NO_SLOT;
-    buf->data = NULL;
-    if (err != 0) {
-        if (err == RDPS_EAGAIN)
-            ep->stats.tx_backpressure++;
-        send_unref(ep, slot);
-        return err;
-    }
-    for (unsigned i = 0; i < ndest; i++) {
-        struct local_pending *p = &ep->pending[ep->pend_count++];
-        p->slot = slot;
-        p->len = len;
-        p->dest = *dests[i];
-        p->data = ep->send_mem + (size_t)slot * ep->mtu;
-        p->mem = NULL;
-        p->cookie = 0;
-    }
-    ep->send_refs[slot] += ndest - 1;
-    return 0;
+    return rdps__soft_sq_submit(&to_ep(t)->sq, buf, len, dests, ndest, 0);
 }
 
 static int lc_submit_mem(struct rdps_transport *t, struct rdps_tx_mem *m, size_t offset,
                          uint32_t len, const struct rdps_dest *const *dests, unsigned ndest,
                          uint64_t cookie)
 {
-    struct local_ep *ep = to_ep(t);
-    if (m == NULL || m->owner != t)
-        return rdps__set_err(RDPS_EINVAL, "submit_mem: region not registered with this endpoint");
-    if (len > ep->mtu)
-        return rdps__set_err(RDPS_EMSGSIZE,
-                             "datagram of %u bytes exceeds the local device's "
-                             "MTU %u",
-                             len, ep->mtu);
-    if (offset > m->len || len > m->len - offset)
-        return rdps__set_err(RDPS_EINVAL, "submit_mem: %u bytes at %zu outside the %zu-byte region",
-                             len, offset, m->len);
-    if (cookie <= m->submitted)
-        return rdps__set_err(RDPS_EINVAL, "submit_mem: cookie not above the last");
-    int err = check_dests(ep, dests, ndest);
-    if (err != 0) {
-        if (err == RDPS_EAGAIN)
-            ep->stats.tx_backpressure++;
-        return err;
-    }
-    for (unsigned i = 0; i < ndest; i++) {
-        struct local_pending *p = &ep->pending[ep->pend_count++];
-        p->slot = NO_SLOT;
-        p->len = len;
-        p->dest = *dests[i];
-        p->data = m->addr + offset;
-        p->mem = m;
-        p->cookie = i + 1 == ndest ? cookie : 0;
-    }
-    m->inflight += ndest;
-    m->submitted = cookie;
-    return 0;
+    return rdps__soft_sq_submit_mem(&to_ep(t)->sq, m, offset, len, dests, ndest, cookie, 0);
 }
 
 /* Every request is copied into its receivers' rings now; the next poll() completes them. */
 static int lc_flush(struct rdps_transport *t)
 {
     struct local_ep *ep = to_ep(t);
-    for (uint32_t i = 0; i < ep->pend_count; i++) {
-        transmit(ep, &ep->pending[i], ep->pending[i].data);
-        ep->sent[ep->sent_count++] = ep->pending[i];
-    }
-    ep->pend_count = 0;
-    ep->base.tx.awaited = ep->base.tx.seen + ep->sent_count; /* each one completes */
+    uint32_t count;
+    const struct rdps_soft_sq_req *r = rdps__soft_sq_queued(&ep->sq, &count);
+    for (uint32_t i = 0; i < count; i++)
+        transmit(ep, &r[i]);
+    rdps__soft_sq_flushed(&ep->sq);
     return 0;
-}
-
-/* Send completions: buffers back to the pool, regions' `completed` forward (in order). */
-static void reap_sent(struct local_ep *ep)
-{
-    for (uint32_t i = 0; i < ep->sent_count; i++) {
-        const struct local_pending *p = &ep->sent[i];
-        if (p->slot == NO_SLOT)
-            rdps__tx_mem_release(p->mem, p->cookie);
-        else
-            send_unref(ep, p->slot);
-    }
-    ep->base.tx.seen += ep->sent_count;
-    ep->sent_count = 0;
 }
 
 static uint32_t lc_send_room(struct rdps_transport *t)
 {
-    struct local_ep *ep = to_ep(t);
-    if (ep->pend_count + ep->sent_count >= ep->sq_depth)
-        reap_sent(ep); /* completions come back at once on this device */
-    return ep->sq_depth - ep->pend_count - ep->sent_count;
+    return rdps__soft_sq_room(&to_ep(t)->sq);
 }
 
 static int lc_mem_register(struct rdps_transport *t, void *addr, size_t len,
                            struct rdps_tx_mem **out)
 {
-    return rdps__tx_mem_list_add(t, &to_ep(t)->mems, addr, len, out);
+    return rdps__soft_sq_mem_register(&to_ep(t)->sq, addr, len, out);
 }
 
 static int lc_mem_deregister(struct rdps_transport *t, struct rdps_tx_mem *m)
 {
-    struct local_ep *ep = to_ep(t);
-    if (m == NULL)
-        return 0;
-    if (m->owner != t)
-        return rdps__set_err(RDPS_EINVAL, "mem_deregister: region of another transport");
-    if (m->inflight > 0)
-        reap_sent(ep);
-    if (m->inflight > 0)
-        return rdps__set_err(RDPS_EBUSY, "mem_deregister: %u sends still reference the region",
-                             m->inflight);
-    rdps__tx_mem_list_remove(&ep->mems, m);
-    return 0;
+    return rdps__soft_sq_mem_deregister(&to_ep(t)->sq, m);
 }
 
 /* ---- receive side ---------------------------------------------------------------------- */
@@ -443,7 +233,7 @@ static int lc_poll(struct rdps_transport *t, struct rdps_rx_datagram *rx, int ma
 {
     struct local_ep *ep = to_ep(t);
     static const struct local_ring_env env = {.now_ns = now_ns, .writer_alive = process_alive};
-    reap_sent(ep);
+    rdps__soft_sq_reap(&ep->sq);
     /* The clock only every 4096 polls: on some virtual machines a read costs a microsecond. */
     if ((ep->polls++ & 4095) == 0)
         maybe_reap(ep, now_ns());
@@ -487,9 +277,7 @@ static void lc_rx_release(struct rdps_transport *t, struct rdps_rx_datagram *rx,
     }
 }
 
-/* The endpoint's unicast destination of `qpn` (one per member index, rewritten for another
- * generation: a stale pointer names a live member or none, as the contract allows). */
-static const struct rdps_dest *unicast_dest(struct local_ep *ep, uint32_t qpn)
+const struct rdps_dest *rdps__local_unicast_dest(struct local_ep *ep, uint32_t qpn)
 {
     struct rdps_dest *d = &ep->uni_dests[local_qpn_index(qpn)];
     d->ah = &ep->unicast;
@@ -507,7 +295,7 @@ static int lc_reply_dest(struct rdps_transport *t, const struct rdps_rx_datagram
     *out = NULL;
     if (rx == NULL || rx->slot >= LOCAL_RECV_BUFS)
         return rdps__set_err(RDPS_EINVAL, "local reply: not a received datagram");
-    *out = unicast_dest(ep, ep->recv_src[rx->slot]);
+    *out = rdps__local_unicast_dest(ep, ep->recv_src[rx->slot]);
     return 0;
 }
 
@@ -524,7 +312,7 @@ static int lc_source_dest(struct rdps_transport *t, const struct rdps_source *sr
     member_gid(src->qpn, gid);
     if (memcmp(gid, src->gid, sizeof(gid)) != 0)
         return rdps__set_err(RDPS_ENOENT, "local source_dest: GID is not member %u's", src->qpn);
-    *out = unicast_dest(ep, src->qpn);
+    *out = rdps__local_unicast_dest(ep, src->qpn);
     return 0;
 }
 
@@ -549,7 +337,7 @@ static int lc_dest_acquire(struct rdps_transport *t, const struct rdps_source *s
 static void lc_dest_release(struct rdps_transport *t, const struct rdps_dest *dest)
 {
     (void)t;
-    free((void *)dest); /* queued sends hold a copy (local_pending.dest) */
+    free((void *)dest); /* queued sends hold a copy (rdps_soft_sq_req.dest) */
 }
 
 /* ---- events ---------------------------------------------------------------------------- */
@@ -573,7 +361,7 @@ static int lc_arm(struct rdps_transport *t)
     (void)!read(ep->timer_fd, &ticks, sizeof(ticks));
     maybe_reap(ep, now_ns()); /* a member that sleeps polls seldom: reap on the way to sleep */
     atomic_store(&ep->reader.view.hdr->waiting, 1);
-    return local_ring_ready(&ep->reader) || ep->sent_count > 0 ? 1 : 0;
+    return local_ring_ready(&ep->reader) || rdps__soft_sq_completions_due(&ep->sq) ? 1 : 0;
 }
 
 static int lc_next_event(struct rdps_transport *t, enum rdps_transport_event_type *type)
@@ -597,94 +385,7 @@ static void lc_get_stats(const struct rdps_transport *t, struct rdps_transport_s
     out->rx_queue_empty = overruns >= ep->overruns_base ? overruns - ep->overruns_base : 0;
     out->rx_completion_errors = ep->reader.bad_slots;
     out->tx_completion_errors = ep->unreachable;
-    out->tx_outstanding = ep->pend_count + ep->sent_count;
-}
-
-/* ---- groups ---------------------------------------------------------------------------- */
-
-int rdps__local_group_dest(struct rdps_transport *t, uint32_t group, const struct rdps_dest **out)
-{
-    if (t == NULL || t->ops != &local_ops || out == NULL)
-        return rdps__set_err(RDPS_EINVAL, "not a local transport");
-    struct local_ep *ep = to_ep(t);
-    struct local_addr *a = ep->groups;
-    while (a != NULL && a->group != group)
-        a = a->next;
-    if (a == NULL) {
-        if (ep->group_count >= LOCAL_MAX_DESTS)
-            return rdps__set_err(RDPS_ENOSPC, "local device: %u group destinations, the most",
-                                 LOCAL_MAX_DESTS);
-        if ((a = calloc(1, sizeof(*a))) == NULL)
-            return rdps__set_err(RDPS_ENOMEM, "local group %u: out of memory", group);
-        a->is_group = true;
-        a->group = group;
-        a->entry = -1;
-        a->entry_epoch = UINT64_MAX;
-        a->dest.ah = a;
-        a->dest.remote_qpn = LOCAL_MCAST_QPN;
-        a->next = ep->groups;
-        ep->groups = a;
-        ep->group_count++;
-    }
-    *out = &a->dest;
-    return 0;
-}
-
-static struct local_join *find_join(struct local_ep *ep, uint32_t group)
-{
-    for (uint32_t i = 0; i < ep->join_count; i++)
-        if (ep->joins[i].group == group)
-            return &ep->joins[i];
-    return NULL;
-}
-
-int rdps__local_join(struct rdps_transport *t, uint32_t group)
-{
-    if (t == NULL || t->ops != &local_ops || group == 0)
-        return rdps__set_err(RDPS_EINVAL, "local join: not a local transport, or group 0");
-    struct local_ep *ep = to_ep(t);
-    struct local_join *j = find_join(ep, group);
-    if (j != NULL) {
-        j->refs++;
-        return 0;
-    }
-    if (ep->join_count == ep->join_cap) {
-        uint32_t cap = ep->join_cap ? ep->join_cap * 2 : 8;
-        struct local_join *n = realloc(ep->joins, cap * sizeof(*n));
-        if (n == NULL)
-            return rdps__set_err(RDPS_ENOMEM, "local join: out of memory");
-        ep->joins = n;
-        ep->join_cap = cap;
-    }
-    int rc = local_dir_lock(&ep->dir);
-    if (rc < 0)
-        return rc;
-    rc = local_dir_group_add(&ep->dir, group, ep->index);
-    local_dir_unlock(&ep->dir);
-    if (rc < 0)
-        return rc;
-    ep->joins[ep->join_count++] = (struct local_join){.group = group, .refs = 1};
-    return 0;
-}
-
-int rdps__local_leave(struct rdps_transport *t, uint32_t group)
-{
-    if (t == NULL || t->ops != &local_ops)
-        return rdps__set_err(RDPS_EINVAL, "not a local transport");
-    struct local_ep *ep = to_ep(t);
-    struct local_join *j = find_join(ep, group);
-    if (j == NULL)
-        return rdps__set_err(RDPS_ENOENT, "local member %u is not in group %u", ep->qpn, group);
-    if (--j->refs > 0)
-        return 0;
-    *j = ep->joins[--ep->join_count];
-    /* Without the lock (held past its bound by a stuck member) the bit stays: we receive the
-     * group's datagrams and drop them above, as after a lost leave on a fabric. */
-    if (local_dir_lock(&ep->dir) == 0) {
-        local_dir_group_remove(&ep->dir, group, ep->index);
-        local_dir_unlock(&ep->dir);
-    }
-    return 0;
+    rdps__soft_sq_stats(&ep->sq, out);
 }
 
 /* ---- create / destroy ------------------------------------------------------------------ */
@@ -712,39 +413,22 @@ static void lc_destroy(struct rdps_transport *t)
         ep->groups = a->next;
         free(a);
     }
-    while (ep->mems != NULL) {
-        struct rdps_tx_mem *m = ep->mems;
-        ep->mems = m->next;
-        free(m);
-    }
+    rdps__soft_sq_fini(&ep->sq);
     free(ep->joins);
-    free(ep->send_mem);
-    free(ep->send_free);
-    free(ep->send_refs);
-    free(ep->pending);
-    free(ep->sent);
     free(ep->recv_mem);
     free(ep);
 }
 
 static int create_buffers(struct local_ep *ep, const struct rdps_local_config *cfg)
 {
-    ep->send_slots = cfg->send_slots != 0 ? cfg->send_slots : 1024;
-    if (ep->send_slots > (1u << 16))
-        ep->send_slots = 1u << 16;
-    ep->sq_depth = ep->send_slots;
-    ep->send_mem = malloc((size_t)ep->send_slots * ep->mtu);
-    ep->send_free = calloc(ep->send_slots, sizeof(uint32_t));
-    ep->send_refs = calloc(ep->send_slots, sizeof(uint32_t));
-    ep->pending = calloc(ep->sq_depth, sizeof(*ep->pending));
-    ep->sent = calloc(ep->sq_depth, sizeof(*ep->sent));
+    uint32_t send_slots = cfg->send_slots != 0 ? cfg->send_slots : 1024;
+    if (send_slots > (1u << 16))
+        send_slots = 1u << 16;
+    int rc = rdps__soft_sq_init(&ep->sq, &ep->base, "(the local device's MTU)", ep->mtu, send_slots,
+                                send_slots);
     ep->recv_mem = malloc((size_t)LOCAL_RECV_BUFS * ep->mtu);
-    if (ep->send_mem == NULL || ep->send_free == NULL || ep->send_refs == NULL ||
-        ep->pending == NULL || ep->sent == NULL || ep->recv_mem == NULL)
+    if (rc < 0 || ep->recv_mem == NULL)
         return rdps__set_err(RDPS_ENOMEM, "local device: out of memory for buffers");
-    for (uint32_t i = 0; i < ep->send_slots; i++)
-        ep->send_free[i] = ep->send_slots - 1 - i;
-    ep->send_free_count = ep->send_slots;
     for (uint32_t i = 0; i < LOCAL_RECV_BUFS; i++)
         ep->recv_free[i] = LOCAL_RECV_BUFS - 1 - i;
     ep->recv_free_count = LOCAL_RECV_BUFS;
@@ -831,7 +515,7 @@ int rdps__local_create(const struct rdps_local_config *cfg, struct rdps_transpor
     return 0;
 }
 
-/* ---- identity and addresses -------------------------------------------------------------- */
+/* ---- identity ------------------------------------------------------------------------------ */
 
 static int lc_self_source(struct rdps_transport *t, const struct rdps_dest *dest,
                           struct rdps_source *out)
@@ -841,79 +525,6 @@ static int lc_self_source(struct rdps_transport *t, const struct rdps_dest *dest
     out->qpn = to_ep(t)->qpn;
     member_gid(out->qpn, out->gid);
     out->has_gid = 1;
-    return 0;
-}
-
-uint32_t rdps__local_qpn(struct rdps_transport *t)
-{
-    return to_ep(t)->qpn;
-}
-
-void rdps__local_gid(struct rdps_transport *t, uint8_t gid[16])
-{
-    member_gid(to_ep(t)->qpn, gid);
-}
-
-uint32_t rdps__local_ipv4(struct rdps_transport *t)
-{
-    return RDPS_LOCAL_NET | (to_ep(t)->index + 1);
-}
-
-uint32_t rdps__local_mtu(struct rdps_transport *t)
-{
-    return to_ep(t)->mtu;
-}
-
-const char *rdps__local_dir(struct rdps_transport *t)
-{
-    return to_ep(t)->dir.path;
-}
-
-int rdps__local_resolve(struct rdps_transport *t, uint32_t ipv4, const struct rdps_dest **dest,
-                        struct rdps_source *src)
-{
-    struct local_ep *ep = to_ep(t);
-    uint32_t n = ipv4 - RDPS_LOCAL_NET;
-    if ((ipv4 & 0xffff0000u) != RDPS_LOCAL_NET || n == 0 || n > LOCAL_MAX_MEMBERS)
-        return rdps__set_err(RDPS_EHOSTUNREACH,
-                             "local resolve: %u.%u.%u.%u is not a local member's address "
-                             "(127.78.0.1 to 127.78.%u.%u)",
-                             ipv4 >> 24, (ipv4 >> 16) & 0xff, (ipv4 >> 8) & 0xff, ipv4 & 0xff,
-                             LOCAL_MAX_MEMBERS >> 8, LOCAL_MAX_MEMBERS & 0xff);
-    struct local_member_entry *m = &ep->dir.reg->members[n - 1];
-    uint32_t gen = atomic_load(&m->gen);
-    if (atomic_load(&m->state) != LOCAL_MEMBER_LIVE)
-        return rdps__set_err(RDPS_EHOSTUNREACH, "local resolve: no member %u", n - 1);
-    uint32_t qpn = local_qpn(gen, n - 1);
-    *dest = unicast_dest(ep, qpn);
-    if (src != NULL) {
-        memset(src, 0, sizeof(*src));
-        src->qpn = qpn;
-        member_gid(qpn, src->gid);
-        src->has_gid = 1;
-    }
-    return 0;
-}
-
-int rdps__local_dir_info(const struct rdps_local_config *cfg, struct rdps_local_dir_info *out)
-{
-    struct local_dir d;
-    memset(out, 0, sizeof(*out));
-    int rc = local_dir_open(&d, cfg != NULL ? cfg->dir : NULL, cfg != NULL ? cfg->group : NULL,
-                            cfg != NULL ? cfg->mtu : 0);
-    snprintf(out->dir, sizeof(out->dir), "%s", d.path);
-    if (rc < 0)
-        return rc;
-    out->mtu = d.mtu;
-    if (local_dir_lock(&d) == 0) {
-        local_dir_reap(&d, LOCAL_MAX_MEMBERS);
-        local_dir_unlock(&d);
-    }
-    for (uint32_t i = 0; i < LOCAL_MAX_MEMBERS; i++)
-        out->members += atomic_load(&d.reg->members[i].state) == LOCAL_MEMBER_LIVE;
-    for (uint32_t i = 0; i < LOCAL_MAX_GROUPS; i++)
-        out->groups += atomic_load(&d.reg->groups[i].group) != 0;
-    local_dir_close(&d);
     return 0;
 }
 

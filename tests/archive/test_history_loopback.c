@@ -90,7 +90,7 @@ static void world_init_lossy(struct world *w, const char *dir, bool recorder, do
     rdps_config_init(&cfg);
     cfg.device = "loopback";
     cfg.stats_off = 1;
-    cfg.announce_interval_ms = 20;
+    cfg.announce_interval_ms = 500; /* live for 1.5 s: a loaded host may hold this thread */
     for (int i = 0; i < 3; i++) {
         cfg.loss_rx_rate = i == 0 ? 0.0 : loss;
         cfg.loss_seed = 7 + (uint64_t)i;

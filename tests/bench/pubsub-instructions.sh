@@ -15,7 +15,8 @@
 #   delivered   the subscriber's rdps_ctx_poll loop inclusive, per message, with the
 #               application callback (the bench's counter) listed apart
 #   pub poll    the publisher's rdps_ctx_poll once per BATCH messages (reaps send completions)
-# All of them include the in-memory loopback transport (core/transport/loopback.c),
+# All of them include the in-memory loopback transport (core/transport/loopback.c; its send
+# queue, core/transport/soft_sq.c, runs inside the lb_* functions and is counted with them),
 # which stands in for the device: on send it copies each datagram into the
 # receiver's buffer (the NIC's DMA) and writes an eventfd when the receiver's
 # ring goes non-empty; on receive it hands out and takes back the buffers.

@@ -675,6 +675,40 @@ static void test_announced_receiver_heartbeat_ahead_of_data(void **state)
     rp_stop(&f);
 }
 
+/* So does a receiver first heard through its STATUS (a from_oldest receiver reports as soon as it
+ * sees the stream; its announcement may come late), once: its next STATUS draws none. */
+static void test_new_receiver_status_heartbeat_ahead_of_data(void **state)
+{
+    (void)state;
+    struct rp f;
+    rp_config(&f, 256 * RP_DGRAM);
+    assert_int_equal(rp_start(&f), 0);
+    uint32_t first = f.cfg.first_seq;
+    f.keep_hb = true;
+    rp_join(&f, 1, first, 64);
+    rp_drain(&f, NULL, 8, 1);
+    for (uint64_t i = 0; i < 8; i++)
+        assert_int_equal(rp_append(&f, 10, i), 1);
+    rp_status(&f, 2, first, 64); /* unannounced, unknown until now */
+    assert_true(rdps__rel_pub_tick(&f.p, f.now) <= f.now);
+    struct rdps_rel_pub_action a[16];
+    assert_int_equal(rp_drain(&f, a, 2, 1), 2);
+    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_HEARTBEAT);
+    assert_int_equal(a[0].seq, first); /* nothing of the waiting data posted yet */
+    assert_int_equal(a[1].kind, RDPS_REL_PUB_POST_DATA);
+    int n = rp_drain(&f, a, 16, 1);
+    for (int i = 0; i < n; i++)
+        assert_int_not_equal(a[i].kind, RDPS_REL_PUB_POST_HEARTBEAT);
+    for (uint64_t i = 8; i < 12; i++)
+        assert_int_equal(rp_append(&f, 10, i), 1);
+    rp_status(&f, 2, first, 64); /* known now: no heartbeat ahead of the new data */
+    rp_status(&f, 1, first, 64);
+    n = rp_drain(&f, a, 16, 1);
+    assert_true(n >= 1);
+    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_DATA);
+    rp_stop(&f);
+}
+
 /* A receiver discovery announced holds data until its first STATUS (max: only the first one). */
 static void test_connecting_receiver_holds_data(void **state)
 {
@@ -1326,6 +1360,7 @@ int main(void)
         cmocka_unit_test(test_flow_tagged),
         cmocka_unit_test(test_connecting_receiver_holds_data),
         cmocka_unit_test(test_announced_receiver_heartbeat_ahead_of_data),
+        cmocka_unit_test(test_new_receiver_status_heartbeat_ahead_of_data),
         cmocka_unit_test(test_receivers_behind_counts_catching_up),
         cmocka_unit_test(test_receiver_timeout),
         cmocka_unit_test(test_eviction_lagged),

@@ -14,8 +14,17 @@
 # and min (it takes part in flow control only once it caught up, so it holds the publisher for
 # no more than the round trip of its announcement).
 #
-# usage: late_join_role.sh BUILD_DIR [FLOW...]   (inside tools/rxe-vm, three guests)
-#   FLOW: max, min (default: both)
+# Then, under netem loss 5 % on every guest (this round only), late join from a recording
+# (replay-merge): guest 1 records the topic (rdps-record, serving its history), guest 0 publishes
+# COUNT pattern messages at RATE per second, and guest 2 starts rdsub --history JOIN seconds in:
+# the recorder replays the session from its start, the live stream follows, and rdsub --verify
+# must see every message exactly once and in order across the seam (no loss event, history
+# merged); the recorder must have recorded every message without a loss event.
+#
+# usage: late_join_role.sh BUILD_DIR [ROUND...]   (inside tools/rxe-vm, three guests)
+#   ROUND: max, min, history[:COUNT:RATE:JOIN] (default: max min history, the last
+#   100000:6000:8, about 45 000 messages back; tests/bench/history-merge-rxe.sh runs
+#   1 000 000 back)
 set -u
 build=${1:?usage: late_join_role.sh BUILD_DIR [FLOW...]}
 shift
@@ -24,11 +33,92 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ "${RDPS_VM_COUNT:-0}" -eq 3 ] || { echo "needs three guests"; exit 2; }
 scratch=${RDPS_VM_SCRATCH:?the guests share RDPS_VM_SCRATCH}
 count=120000 rate=5000 join_after_s=21
-flows=(max min)
+flows=(max min history)
 [ $# -gt 0 ] && flows=("$@")
+
+# One guest's part in the replay-merge round (history:COUNT:RATE:JOIN); returns its verdict.
+history_round() {
+    local spec=$1 hcount=100000 hrate=6000 hjoin=8 c r j
+    IFS=: read -r _ c r j <<<"$spec"
+    [ -n "${c:-}" ] && hcount=$c hrate=$r hjoin=$j
+    local topic=rel.history out="$scratch/history.$RDPS_VM_INDEX" done="$scratch/history.done"
+    local limit=$((hcount / hrate + 180)) rc st=0
+    for g in 0 1 2; do
+        for _ in $(seq 1500); do [ -e "$scratch/history.ready.$g" ] && break; sleep 0.2; done
+    done
+    # The loss of every frame this guest sends, for this round only.
+    tc qdisc replace dev "$RDPS_VM_NETDEV" root netem loss 5% ||
+        { echo "[history] tc netem failed"; return 1; }
+    case $RDPS_VM_INDEX in
+    0)
+        "$build/tools/rdpub/rdpub" -t "$topic" --reliable --pattern -c "$hcount" -s 64 -r "$hrate" \
+            --wait-subs 1 --wait-timeout 90 --drain-timeout 120 --json >"$out.json" 2>"$out.err" &
+        local pub=$!
+        touch "$scratch/history.started"
+        wait $pub
+        rc=$?
+        touch "$scratch/history.published" # drained: every receiver had every message
+        [ $rc -eq 0 ] || { echo "[history] rdpub exited $rc"; tail -3 "$out.err"; st=1; }
+        "$here/check_json.py" "$out.json" "messages==$hcount" || st=1
+        ;;
+    1)
+        local dir
+        dir=$(mktemp -d /tmp/rdps-history.XXXXXX)
+        "$build/tools/rdps-record/rdps-record" -t "$topic" --dir "$dir" --timeout "$limit" \
+            --json >"$out.json" 2>"$out.err" &
+        local rec=$!
+        # It serves the late subscriber's history until that one is done, and records until
+        # the publisher has drained to it.
+        for _ in $(seq $((limit * 5))); do
+            [ -e "$done" ] && [ -e "$scratch/history.published" ] && break
+            sleep 0.2
+        done
+        kill -TERM $rec 2>/dev/null
+        wait $rec
+        rc=$?
+        [ $rc -eq 0 ] || { echo "[history] rdps-record exited $rc"; tail -3 "$out.err"; st=1; }
+        "$here/check_json.py" "$out.json" "messages==$hcount" "written_messages==$hcount" \
+            "loss_events==0" "overrun_messages==0" || st=1
+        rm -rf "$dir"
+        ;;
+    2)
+        for _ in $(seq 600); do [ -e "$scratch/history.started" ] && break; sleep 0.2; done
+        sleep "$hjoin"
+        "$build/tools/rdsub/rdsub" -t "$topic" --history --history-timeout 30 --verify \
+            -c "$hcount" --timeout "$limit" -q --json >"$out.json" 2>"$out.err"
+        rc=$?
+        touch "$done"
+        [ $rc -eq 0 ] || { echo "[history] rdsub --history exited $rc"; tail -3 "$out.err"; st=1; }
+        "$here/check_json.py" "$out.json" "verified==$hcount" "first_index==0" "out_of_order==0" \
+            "duplicates==0" "corrupt==0" "loss_events==0" "history_live_s>0" || st=1
+        ;;
+    esac
+    tc qdisc del dev "$RDPS_VM_NETDEV" root 2>/dev/null
+    python3 - "$out.json" "$RDPS_VM_INDEX" "$hcount" "$hrate" "$hjoin" <<'EOF'
+import json, sys
+try:
+    d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+except (OSError, ValueError, IndexError):
+    d = {}
+keys = ("messages", "verified", "first_index", "written_messages", "loss_events",
+        "overrun_messages", "history", "history_live_s", "history_live_messages", "recovered", "naks_sent",
+        "msgs_per_s", "acked_s", "elapsed_s", "wall_s")
+print(f"[history {sys.argv[3]} at {sys.argv[4]}/s, join {sys.argv[5]} s in] guest {sys.argv[2]}: " +
+      " ".join(f"{k}={d[k]}" for k in keys if k in d))
+EOF
+    return $st
+}
 
 status=0
 for flow in "${flows[@]}"; do
+    if [[ $flow == history* ]]; then
+        touch "$scratch/history.ready.$RDPS_VM_INDEX"
+        start_s=$SECONDS
+        history_round "$flow" || status=1
+        echo "[history] guest $RDPS_VM_INDEX: round took $((SECONDS - start_s)) s"
+        continue
+    fi
+
     topic="rel.latejoin.$flow"
     started="$scratch/latejoin.$flow.started"
     out="$scratch/latejoin.$flow.$RDPS_VM_INDEX"

@@ -393,6 +393,45 @@ static void test_reliable_subscriber_fields_and_enumeration(void **state)
     check(h);
 }
 
+/* An endpoint being created asks for its topic's peers before it is announced (rdps_pub_create
+ * attaches a reliable publisher, then announces it): the peers still remote-only are found too,
+ * and only those of its topic and role (a publisher created after a reliable subscriber had
+ * announced never expected it: no flow control, no rdps_pub_receivers_behind, NAKs limited). */
+static void test_enumeration_before_the_topic_is_local(void **state)
+{
+    struct harness *h = *state; /* 4 remote-only */
+    struct rdps_source s1 = source(9, 0x900), s2 = source(8, 0x800), s3 = source(7, 0x700);
+    struct rdps_announce a = ann(RDPS_ROLE_SUBSCRIBER, "md.late", 5, 1000);
+    a.reliable = true;
+    a.receiver_id = 0x77;
+    rdps__disc_on_announce(&h->d, &s1, &a, 0);
+    struct rdps_announce other = ann(RDPS_ROLE_SUBSCRIBER, "md.other", 6, 1000);
+    rdps__disc_on_announce(&h->d, &s2, &other, 0);
+    struct rdps_announce pub = ann(RDPS_ROLE_PUBLISHER, "md.late", 7, 1000);
+    rdps__disc_on_announce(&h->d, &s3, &pub, 0);
+    assert_int_equal(rdps__disc_remote_only_count(&h->d), 3);
+    assert_int_equal(h->event_count, 0);
+    rdps__disc_for_each_remote(&h->d, a.topic_id, "md.late", RDPS_ROLE_SUBSCRIBER, collect_event,
+                               h);
+    assert_int_equal(h->event_count, 1);
+    assert_int_equal(h->events[0].type, RDPS_DISC_PEER_SEEN);
+    assert_string_equal(h->events[0].topic, "md.late");
+    assert_int_equal(h->events[0].receiver_id, 0x77);
+    assert_true(h->events[0].reliable);
+    assert_memory_equal(&h->events[0].source, &s1, sizeof(s1));
+    /* The same id under another name is another topic. */
+    rdps__disc_for_each_remote(&h->d, a.topic_id, "md.lat", RDPS_ROLE_SUBSCRIBER, collect_event, h);
+    assert_int_equal(h->event_count, 1);
+    /* Once local, the same peer is found through the topic, as before. */
+    struct rdps_announce mine = ann(RDPS_ROLE_PUBLISHER, "md.late", 0xbeef, 1000);
+    assert_int_equal(rdps__disc_local_add(&h->d, &mine, 1 * MS), 0);
+    rdps__disc_for_each_remote(&h->d, a.topic_id, "md.late", RDPS_ROLE_SUBSCRIBER, collect_event,
+                               h);
+    assert_int_equal(h->event_count, 2);
+    assert_int_equal(h->events[1].receiver_id, 0x77);
+    check(h);
+}
+
 /* A reliable subscriber's announcement from `s` naming the address `body`. */
 static struct rdps_announce receiver_ann(const char *topic, uint32_t session,
                                          const struct rdps_source *body)
@@ -881,6 +920,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_topic_collision_once_per_announcer_and_name, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_topic_collision_flood_is_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_enumeration_before_the_topic_is_local, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,44 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* test_handles.c - destroy in any order is safe and a handle used after its destroy is
  * RDPS_ECLOSED, never a use after free (issue 37, row 4); through the shared library only. */
-#include <rdps/rdps.h>
+#include "public_app_util.h"
 
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
+#define TOPIC "handles.t"
 
-#include <cmocka.h>
-
-static void on_msg(void *user, const void *data, size_t len, const rdps_msg_info *info)
+/* A ctx on the loopback device with a publisher and a subscriber of TOPIC, ready. */
+static void app_open(struct test_app *a)
 {
-    (void)data, (void)len, (void)info;
-    if (user != NULL)
-        (*(int *)user)++;
-}
-
-struct app {
-    rdps_ctx_t *ctx;
-    rdps_pub_t *pub;
-    rdps_sub_t *sub;
-    int got;
-};
-
-/* A ctx on the loopback device with a publisher and a subscriber of one topic, ready. */
-static void app_open(struct app *a)
-{
-    rdps_config cfg;
-    rdps_config_init(&cfg);
-    cfg.device = "loopback";
-    cfg.stats_off = 1;
-    memset(a, 0, sizeof(*a));
-    assert_int_equal(rdps_ctx_create(&cfg, &a->ctx), 0);
-    assert_int_equal(rdps_sub_create(a->ctx, "handles.t", on_msg, &a->got, NULL, &a->sub), 0);
-    assert_int_equal(rdps_pub_create(a->ctx, "handles.t", NULL, &a->pub), 0);
-    for (int i = 0; i < 100 && !(rdps_pub_ready(a->pub) && rdps_sub_ready(a->sub)); i++)
-        assert_true(rdps_ctx_poll(a->ctx, 0) >= 0);
-    assert_int_equal(rdps_pub_ready(a->pub), 1);
+    test_app_open(a, TOPIC);
+    test_app_ready(a);
 }
 
 /* rdps_last_error_message() names fn and contains fragment. */
@@ -112,7 +83,7 @@ static void assert_ctx_closed(rdps_ctx_t *ctx)
 static void test_pub_destroy_after_ctx_destroy(void **state)
 {
     (void)state;
-    struct app a;
+    struct test_app a;
     app_open(&a);
     rdps_ctx_destroy(a.ctx);
     rdps_pub_destroy(a.pub);
@@ -125,7 +96,7 @@ static void test_pub_destroy_after_ctx_destroy(void **state)
 static void test_ctx_destroy_twice(void **state)
 {
     (void)state;
-    struct app a;
+    struct test_app a;
     app_open(&a);
     rdps_ctx_destroy(a.ctx);
     rdps_ctx_destroy(a.ctx);
@@ -138,7 +109,7 @@ static void test_every_destroy_order(void **state)
     (void)state;
     static const char orders[6][3] = {"cps", "csp", "pcs", "psc", "scp", "spc"};
     for (int o = 0; o < 6; o++) {
-        struct app a;
+        struct test_app a;
         app_open(&a);
         assert_int_equal(rdps_pub_send(a.pub, "x", 1), 0);
         for (int i = 0; i < 3; i++) {
@@ -158,7 +129,7 @@ static void test_every_destroy_order(void **state)
 static void test_use_after_destroy(void **state)
 {
     (void)state;
-    struct app a;
+    struct test_app a;
     app_open(&a);
     rdps_pub_destroy(a.pub);
     rdps_sub_destroy(a.sub);
@@ -173,11 +144,11 @@ static void test_use_after_destroy(void **state)
 static void test_stale_handle_after_reuse(void **state)
 {
     (void)state;
-    struct app a;
+    struct test_app a;
     app_open(&a);
     rdps_pub_t *old = a.pub, *fresh;
     rdps_pub_destroy(old);
-    assert_int_equal(rdps_pub_create(a.ctx, "handles.t", NULL, &fresh), 0);
+    assert_int_equal(rdps_pub_create(a.ctx, TOPIC, NULL, &fresh), 0);
     assert_ptr_not_equal(fresh, old);
     assert_pub_closed(old); /* its destroy does not destroy the new one either */
     for (int i = 0; i < 100 && !rdps_pub_ready(fresh); i++)
@@ -193,7 +164,7 @@ static void test_stale_handle_after_reuse(void **state)
 static void test_wrong_handles(void **state)
 {
     (void)state;
-    struct app a;
+    struct test_app a;
     app_open(&a);
     rdps_counters c;
     assert_int_equal(rdps_pub_send((rdps_pub_t *)a.sub, "x", 1), RDPS_EINVAL);
@@ -219,7 +190,7 @@ static void test_wrong_handles(void **state)
 static void test_claim_outlives_its_ctx(void **state)
 {
     (void)state;
-    struct app a;
+    struct test_app a;
     rdps_claim claim;
     app_open(&a);
     assert_int_equal(rdps_pub_claim(a.pub, &claim), 0);
@@ -232,7 +203,7 @@ static void test_claim_outlives_its_ctx(void **state)
 
 /* Destroyed from a callback: the handles are refused at once, inside the callback too. */
 struct in_callback {
-    struct app *a;
+    struct test_app *a;
     int send_rc, poll_rc;
 };
 
@@ -249,12 +220,11 @@ static void destroy_from_callback(void *user, const void *data, size_t len,
 static void test_destroy_from_a_callback(void **state)
 {
     (void)state;
-    struct app a;
+    struct test_app a;
     struct in_callback cb = {.a = &a};
     app_open(&a);
     rdps_sub_t *sub;
-    assert_int_equal(rdps_sub_create(a.ctx, "handles.t", destroy_from_callback, &cb, NULL, &sub),
-                     0);
+    assert_int_equal(rdps_sub_create(a.ctx, TOPIC, destroy_from_callback, &cb, NULL, &sub), 0);
     assert_int_equal(rdps_pub_send(a.pub, "x", 1), RDPS_ECLOSED); /* its local delivery */
     assert_int_equal(cb.send_rc, RDPS_ECLOSED);
     assert_int_equal(cb.poll_rc, RDPS_ECLOSED);

@@ -2,53 +2,13 @@
 /* test_threads.c - a ctx belongs to one thread: another thread's call is RDPS_ENOTOWNER naming
  * both, rdps_ctx_handover passes it on, a ctx whose thread exited is taken over (issue 37,
  * row 5); through the shared library only. Run under TSan too (ctest label "threads"). */
-#include <rdps/rdps.h>
-
 #include <pthread.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "public_app_util.h"
 
-static void on_msg(void *user, const void *data, size_t len, const rdps_msg_info *info)
-{
-    (void)data, (void)len, (void)info;
-    if (user != NULL)
-        (*(int *)user)++;
-}
-
-struct app {
-    rdps_ctx_t *ctx;
-    rdps_pub_t *pub;
-    rdps_sub_t *sub;
-    int got;
-    int callback_rc;
-};
-
-static void app_open(struct app *a)
-{
-    rdps_config cfg;
-    rdps_config_init(&cfg);
-    cfg.device = "loopback";
-    cfg.stats_off = 1;
-    memset(a, 0, sizeof(*a));
-    assert_int_equal(rdps_ctx_create(&cfg, &a->ctx), 0);
-    assert_int_equal(rdps_sub_create(a->ctx, "threads.t", on_msg, &a->got, NULL, &a->sub), 0);
-    assert_int_equal(rdps_pub_create(a->ctx, "threads.t", NULL, &a->pub), 0);
-}
-
-/* Polls until the publisher and subscriber are ready (from the ctx's owner). */
-static void app_ready(struct app *a)
-{
-    for (int i = 0; i < 100 && !(rdps_pub_ready(a->pub) && rdps_sub_ready(a->sub)); i++)
-        assert_true(rdps_ctx_poll(a->ctx, 0) >= 0);
-    assert_int_equal(rdps_pub_ready(a->pub), 1);
-}
+#define TOPIC "threads.t"
 
 /* A thread running fn(arg), named `name`, joined before returning. */
 static void run_thread(const char *name, void *(*fn)(void *), void *arg)
@@ -61,7 +21,7 @@ static void run_thread(const char *name, void *(*fn)(void *), void *arg)
 
 /* What an intruder thread saw: the codes and the messages of its calls. */
 struct intruder {
-    struct app *a;
+    struct test_app *a;
     pthread_barrier_t *named; /* waits until its name is set */
     int poll_rc, send_rc, claim_rc, sub_counters_rc, handover_rc, ready;
     char poll_msg[512], ready_msg[512];
@@ -93,11 +53,11 @@ static void *intrude(void *arg)
 static void test_other_thread_is_refused(void **state)
 {
     (void)state;
-    struct app a;
+    struct test_app a;
     pthread_barrier_t named;
     pthread_setname_np(pthread_self(), "rdps-owner");
-    app_open(&a);
-    app_ready(&a);
+    test_app_open(&a, TOPIC);
+    test_app_ready(&a);
     struct intruder in = {.a = &a, .named = &named};
     pthread_t t;
     pthread_barrier_init(&named, NULL, 2);
@@ -132,7 +92,7 @@ static void test_other_thread_is_refused(void **state)
 /* The issue's report: one thread sending, another polling the same ctx, every send returning 0
  * and most messages lost without a word. Now the second thread's first call says so. */
 struct sender {
-    struct app *a;
+    struct test_app *a;
     int sent_ok, refused, other;
 };
 
@@ -154,9 +114,9 @@ static void *send_many(void *arg)
 static void test_sender_and_poller_threads(void **state)
 {
     (void)state;
-    struct app a;
-    app_open(&a);
-    app_ready(&a);
+    struct test_app a;
+    test_app_open(&a, TOPIC);
+    test_app_ready(&a);
     struct sender s = {.a = &a};
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, send_many, &s), 0);
@@ -173,7 +133,7 @@ static void test_sender_and_poller_threads(void **state)
 /* Create here, run there: the owner hands the ctx over, the runner takes it by calling, hands
  * it back, and the creator destroys it. While the runner owns it, the creator is refused. */
 struct runner {
-    struct app *a;
+    struct test_app *a;
     pthread_barrier_t *owned, *checked;
     int sent;
     int handback_rc;
@@ -182,7 +142,7 @@ struct runner {
 static void *run_ctx(void *arg)
 {
     struct runner *r = arg;
-    app_ready(r->a); /* its first call takes the ctx over */
+    test_app_ready(r->a); /* its first call takes the ctx over */
     pthread_barrier_wait(r->owned);
     pthread_barrier_wait(r->checked);
     for (int i = 0; i < 100; i++)
@@ -196,11 +156,11 @@ static void *run_ctx(void *arg)
 static void test_handover(void **state)
 {
     (void)state;
-    struct app a;
+    struct test_app a;
     pthread_barrier_t owned, checked;
     pthread_barrier_init(&owned, NULL, 2);
     pthread_barrier_init(&checked, NULL, 2);
-    app_open(&a);
+    test_app_open(&a, TOPIC);
     assert_int_equal(rdps_ctx_handover(a.ctx), 0);
     struct runner r = {.a = &a, .owned = &owned, .checked = &checked};
     pthread_t t;
@@ -223,15 +183,15 @@ static void test_handover(void **state)
  * destroy after pthread_join needs no hand-over. */
 static void *create_and_exit(void *arg)
 {
-    app_open(arg);
-    app_ready(arg);
+    test_app_open(arg, TOPIC);
+    test_app_ready(arg);
     return NULL;
 }
 
 static void test_owner_exited(void **state)
 {
     (void)state;
-    struct app a;
+    struct test_app a;
     run_thread("rdps-creator", create_and_exit, &a);
     assert_int_equal(rdps_pub_send(a.pub, "x", 1), 0);
     assert_true(rdps_ctx_poll(a.ctx, 0) >= 0);
@@ -241,7 +201,7 @@ static void test_owner_exited(void **state)
 
 /* Two threads race for a handed-over ctx: exactly one takes it. */
 struct racer {
-    struct app *a;
+    struct test_app *a;
     pthread_barrier_t *go;
     int rc;
 };
@@ -259,10 +219,10 @@ static void test_handover_race(void **state)
 {
     (void)state;
     for (int round = 0; round < 20; round++) {
-        struct app a;
+        struct test_app a;
         pthread_barrier_t go;
         pthread_barrier_init(&go, NULL, 2);
-        app_open(&a);
+        test_app_open(&a, TOPIC);
         assert_int_equal(rdps_ctx_handover(a.ctx), 0);
         struct racer r1 = {.a = &a, .go = &go}, r2 = {.a = &a, .go = &go};
         pthread_t t1, t2;
@@ -278,24 +238,30 @@ static void test_handover_race(void **state)
 }
 
 /* From a callback the poll running it holds the ctx: no hand-over. */
+struct in_callback {
+    rdps_ctx_t *ctx;
+    int handover_rc;
+};
+
 static void handover_in_callback(void *user, const void *data, size_t len,
                                  const rdps_msg_info *info)
 {
-    struct app *a = user;
+    struct in_callback *cb = user;
     (void)data, (void)len, (void)info;
-    a->callback_rc = rdps_ctx_handover(a->ctx);
+    cb->handover_rc = rdps_ctx_handover(cb->ctx);
 }
 
 static void test_handover_from_a_callback(void **state)
 {
     (void)state;
-    struct app a;
+    struct test_app a;
     rdps_sub_t *sub;
-    app_open(&a);
-    app_ready(&a);
-    assert_int_equal(rdps_sub_create(a.ctx, "threads.t", handover_in_callback, &a, NULL, &sub), 0);
+    test_app_open(&a, TOPIC);
+    test_app_ready(&a);
+    struct in_callback cb = {.ctx = a.ctx};
+    assert_int_equal(rdps_sub_create(a.ctx, TOPIC, handover_in_callback, &cb, NULL, &sub), 0);
     assert_int_equal(rdps_pub_send(a.pub, "x", 1), 0);
-    assert_int_equal(a.callback_rc, RDPS_EBUSY);
+    assert_int_equal(cb.handover_rc, RDPS_EBUSY);
     rdps_ctx_destroy(a.ctx);
 }
 

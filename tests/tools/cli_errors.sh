@@ -75,6 +75,8 @@ expect 2 "needs -c COUNT" "$sub" -t t --verify
 expect 2 "checks at most 4294967296" "$sub" -t t --verify -c 4294967297
 expect 2 "--linger needs -c COUNT" "$sub" -t t --linger 5
 expect 2 "--linger needs an integer in 1..3600" "$sub" -t t -c 1 --linger 0
+expect 2 "--history starts from a recording" "$sub" -t t --history --from-oldest
+expect 2 "--history-timeout needs an integer in 1..3600" "$sub" -t t --history --history-timeout 0
 expect 2 "--seed needs an integer" "$sub" -t t --seed 1x
 expect 2 "rate in" "$sub" -t t --loss-rx 1.5
 expect 2 "rate in" "$pub" -t t --loss-tx abc

@@ -2,24 +2,24 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # forge_role.sh - one guest's part in the hostile-host test across three guests: guest 0 publishes
 # reliably, guest 1 subscribes and verifies every message, guest 2 is the hostile host. Each round
-# runs twice, undisturbed and attacked, on topics of their own; the publisher compares its rates.
+# runs three times on topics of their own: quiet (guest 2 idle), busy (guest 2 as busy as under
+# attack, attacking nothing: the control, see busy()) and attacked; two sets, interleaved. The
+# publisher's attacked rate must keep 0.8 of the busy one (what the attack costs rdps) and 0.5 of
+# the quiet one (a floor: three TCG guests share two host cores, so guest 2's own work slows the
+# others, to 0.71-0.76 of the quiet rate under load 16; both ratios are printed). Every honest message verified in order, exactly once.
 #
 #   min    a keyless RDPS_FLOW_MIN publisher; the attacker forges reliable-subscriber
-#          announcements, STATUS (window 0) and NAKs from its own host (rdps_forge): the
-#          publisher keeps at least 0.8 of its undisturbed rate and the subscriber loses nothing.
+#          announcements, STATUS (window 0) and NAKs from its own host (rdps_forge).
 #   keyed  the publisher and the subscriber share a domain key; the attacker runs rdps_forge
 #          without a key and with another key (announcements, STATUS, NAKs and DATA into the
 #          group, 25 of each a second), rdpub with another key on the same topic (100
 #          messages a second), and rdps_forge --replay: it records the topic's sealed
 #          datagrams from the group and sends the same bytes into it again from a fresh QP
-#          every 2 s, 100 a second, while the publisher runs and for 6 s after it ended. Every
-#          honest message verified in order and delivered exactly once (the subscriber lingers
-#          8 s after the last one: nothing more may arrive), the publisher's rate at least
-#          0.6 of the quiet one (issue 36 asks for "within noise": it ran 0.744-0.96 of it in four
-#          runs on loaded TCG guests, two below 0.8: an open finding), the forged frames counted as
-#          dropped by authentication and the replays as replayed. (Each datagram a TCG guest
-#          receives costs it CPU whatever rdps does with it: a flood of 1 000 a second took
-#          20-30 % of the rate here with every frame dropped unread.)
+#          every 2 s, 100 a second, while the publisher runs and for 6 s after it ended. The
+#          subscriber lingers 8 s after the last message (nothing more may arrive); the forged
+#          frames are counted as dropped by authentication and the replays as replayed.
+#          (Each datagram a TCG guest receives costs it CPU whatever rdps does with it: a flood
+#          of 1 000 a second took 20-30 % of the rate here with every frame dropped unread.)
 #
 # usage: forge_role.sh BUILD_DIR MODE [COUNT]   (inside tools/rxe-vm with 3 guests)
 set -u
@@ -100,10 +100,47 @@ attack() {
     fi
 }
 
+# The control round: guest 2 as busy as under attack, without attacking, until the publisher
+# writes $2. Three TCG guests share two host cores: whatever guest 2 does costs the other two
+# CPU, so what the attack costs rdps is the attacked round against this one, not against a quiet
+# one. keyed: the same sniffing ctxs decrypting the stream, the outsider's publisher, and 400
+# datagrams a second into the group that are no attack (keyless and wrong-key DATA of new
+# sessions). min: a plain subscriber of the topic (the forger's sniffing ctx) and 300 datagrams
+# a second of another topic.
+busy() {
+    local topic=$1 done_file=$2 pids=()
+    if [ "$mode" = min ]; then
+        "$rdsub" -t "$topic" --timeout 120 -q >/dev/null 2>&1 &
+        pids+=($!)
+        "$rdpub" -t "$topic.noise" --pattern -c 1000000 -s 64 -r 300 --json \
+            >"$scratch/busy.$topic.json" 2>"$scratch/busy.$topic.err" &
+        pids+=($!)
+        for _ in $(seq 1800); do [ -f "$done_file" ] && break; sleep 0.1; done
+        kill "${pids[@]}" 2>/dev/null
+        wait "${pids[@]}" 2>/dev/null
+        return
+    fi
+    "$forge" -t "$topic" --sniff-key-file "$scratch/domain.key" --duration 120 --rate 100 \
+        --data >"$scratch/busy.$topic.json" 2>"$scratch/busy.$topic.err" &
+    pids+=($!)
+    RDPS_DOMAIN_KEY_FILE=$scratch/other.key "$forge" -t "$topic" --duration 120 --rate 100 \
+        --sniff-key-file "$scratch/domain.key" --data >/dev/null 2>&1 &
+    pids+=($!)
+    "$forge" -t "$topic" --sniff-key-file "$scratch/domain.key" --duration 120 --rate 100 \
+        --data >/dev/null 2>&1 &
+    pids+=($!)
+    "$rdpub" -t "$topic" "${other_key[@]}" --reliable --pattern -c 1000000 -s 256 -r 100 \
+        >/dev/null 2>&1 &
+    pids+=($!)
+    for _ in $(seq 1800); do [ -f "$done_file" ] && break; sleep 0.1; done
+    kill "${pids[@]}" 2>/dev/null
+    wait "${pids[@]}" 2>/dev/null
+}
+
 flow=()
 [ "$mode" = min ] && flow=(--flow min)
-# Two pairs of rounds, interleaved: the emulated guests' speed drifts by tens of percent.
-for round in quiet1 attacked1 quiet2 attacked2; do
+# Two sets of rounds, interleaved: the emulated guests' speed drifts by tens of percent.
+for round in quiet1 busy1 attacked1 quiet2 busy2 attacked2; do
     topic=sec.$mode.$round
     done_file=$scratch/$topic.done
     sub_done=$scratch/$topic.subdone
@@ -145,6 +182,10 @@ for round in quiet1 attacked1 quiet2 attacked2; do
         if [ "${round#attacked}" != "$round" ]; then
             attack "$topic" "$done_file"
             cat "$scratch"/forge*."$topic".json "$scratch"/forge*."$topic".err 2>/dev/null
+        elif [ "${round#busy}" != "$round" ]; then
+            busy "$topic" "$done_file"
+            [ "$mode" = min ] || "$check_json" "$scratch/busy.$topic.json" "data>0" ||
+                fail "the busy round's forger sent nothing ($topic)"
         else
             for _ in $(seq 1800); do [ -f "$done_file" ] && break; sleep 0.1; done
         fi
@@ -160,9 +201,8 @@ if [ "$RDPS_VM_INDEX" -eq 0 ]; then
     # The rate is the publisher's run: rdpub from its start until every receiver had every
     # message, 100 000 messages so the seconds-long jitter of discovery on a loaded TCG guest
     # (0.766 failed CI with 20 000) weighs less. Beside it, the same from the first message
-    # (rdpub's acked_s): with batching the attacked send-and-acknowledge phase ran 0.65 (min)
-    # and 0.76 (keyed) of the quiet one on two loaded runs while the whole run kept 0.91; that
-    # figure is printed, not judged, until what slows it is known.
+    # (rdpub's acked_s), printed, not judged: that phase is a few seconds and its ratio moves
+    # with the guests' speed by tens of percent (0.65-1.16 of the quiet one in five runs).
     seconds() { read -r s e <"$scratch/time.$1" && python3 -c "print($e - $s)"; }
     acked() { python3 -c "import json,sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])['acked_s'])" "$scratch/pub.$1.json"; }
     quiet=$(python3 -c "print($(seconds quiet1) + $(seconds quiet2))")
@@ -174,11 +214,22 @@ if [ "$RDPS_VM_INDEX" -eq 0 ]; then
         "$(python3 -c "print(round($attacked, 2))") s for 2 x $count messages: rate ratio $ratio" \
         "(from the first message until acknowledged: quiet $acked_quiet s, attacked" \
         "$acked_attacked s, ratio $(python3 -c "print(round($acked_quiet / $acked_attacked, 3))"))"
-    # keyed: 0.6, a floor against a gross regression while the 0.744-0.96 measured is looked into
-    floor=0.8
-    [ "$mode" = keyed ] && floor=0.6
-    python3 -c "import sys; sys.exit(0 if $ratio >= $floor else 1)" ||
-        fail "the attacked publisher kept $ratio of its undisturbed rate (< $floor)"
+    # Against the quiet rounds 0.5, a floor against a gross regression (the busy guest's cost to
+    # its neighbours is in it: 0.63-0.70 under load 16); against the busy rounds 0.8: what the
+    # attack costs rdps (keyed 0.98-1.05; min 0.83 under load 16, where the forged receivers'
+    # stalls of 2 s, docs/security.md, weigh more in a run that takes twice as long).
+    python3 -c "import sys; sys.exit(0 if $ratio >= 0.5 else 1)" ||
+        fail "the attacked publisher kept $ratio of its undisturbed rate (< 0.5)"
+    busy=$(python3 -c "print($(seconds busy1) + $(seconds busy2))")
+    acked_busy=$(python3 -c "print(round($(acked busy1) + $(acked busy2), 2))")
+    busy_ratio=$(python3 -c "print(round($busy / $attacked, 3))")
+    echo "publisher: busy (guest 2 as busy, no attack) $(python3 -c "print(round($busy, 2))") s:" \
+        "attacked against busy $busy_ratio, quiet against busy" \
+        "$(python3 -c "print(round($quiet / $busy, 3))") (acknowledged phase: busy" \
+        "$acked_busy s, attacked against busy" \
+        "$(python3 -c "print(round($acked_busy / $acked_attacked, 3))"))"
+    python3 -c "import sys; sys.exit(0 if $busy_ratio >= 0.8 else 1)" ||
+        fail "the attacked publisher kept $busy_ratio of its rate beside a busy guest (< 0.8)"
     for round in attacked1 attacked2; do
         tail -1 "$scratch/pub.$round.json"
         if [ "$mode" = keyed ]; then

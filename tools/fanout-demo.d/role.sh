@@ -15,6 +15,8 @@ i=${RDPS_VM_INDEX:?run inside tools/rxe-vm}
 read -r -a ips <<<"$RDPS_VM_IPS"
 # shellcheck source=../../tests/bench/guest-lib.sh
 . "$here/../../tests/bench/guest-lib.sh"
+# shellcheck source=archive.sh
+. "$here/archive.sh"
 lat=(ib_send_lat -c UD -e -d "$RDPS_VM_DEV" -x "$(roce_v2_gid_index "$RDPS_VM_DEV")" -s 64 -n 2000 -F)
 read -r -a feed_cmd <"$out/feed.cmd"
 read -r -a book_cmd <"$out/book.cmd"
@@ -51,28 +53,13 @@ if [ "$i" -eq 0 ]; then
     "${feed_cmd[@]}" >"$out/feed.json" 2>"$out/feed.err"
     echo $? >"$out/feed.rc"
     wait "$loaded"
-    if [ "$record" = 1 ]; then
-        # The book fed from the recording (guest 1 replays it once the live books have ended).
-        read -r -a replay_book_cmd <"$out/replay_book.cmd"
-        "${replay_book_cmd[@]}" >"$out/replay_book.json" 2>"$out/replay_book.err" &
-        replay_book=$!
-        while kill -0 "$replay_book" 2>/dev/null; do
-            if [ -s "$out/replay.rc" ] && [ "$(cat "$out/replay.rc")" != 0 ]; then
-                kill -TERM "$replay_book" 2>/dev/null
-                break
-            fi
-            sleep 0.5
-        done
-        wait "$replay_book"
-        echo $? >"$out/replay_book.rc"
-    fi
+    # The book fed from the recording (guest 1 replays it once the live books have ended).
+    [ "$record" = 1 ] && archive_replay_book "$out"
     exit 0
 fi
 if [ "$i" -eq 1 ] && [ "$record" = 1 ]; then
-    read -r -a record_cmd <"$out/record.cmd"
     rm -rf "$recording"
-    "${record_cmd[@]}" --dir "$recording" >"$out/recorder.json" 2>"$out/recorder.err" &
-    recorder=$!
+    archive_record_start "$out" "$recording"
 fi
 if [ "$i" -eq 1 ]; then
     [ -z "$netem" ] && timeout 60 "${lat[@]}" >/dev/null 2>&1
@@ -111,10 +98,6 @@ if [ "$i" -eq 1 ] && [ "$record" = 1 ]; then
     for b in $(seq 2 $((RDPS_VM_COUNT - 1))); do
         for _ in $(seq 1200); do [ -s "$out/book$b.rc" ] && break; sleep 0.25; done
     done
-    kill -TERM "$recorder"
-    wait "$recorder"
-    echo $? >"$out/recorder.rc"
-    read -r -a replay_cmd <"$out/replay.cmd"
-    "${replay_cmd[@]}" --dir "$recording" >"$out/replay.json" 2>"$out/replay.err"
-    echo $? >"$out/replay.rc"
+    archive_record_stop "$out"
+    archive_replay "$out" "$recording"
 fi

@@ -57,6 +57,7 @@ struct replay {
     struct out_topic topics[MAX_TOPICS];
     size_t ntopics;
     uint64_t messages, bytes, eagain, skipped_topics, losses, gaps, overruns;
+    double drain_s; /* after the last message, until every receiver had every message */
 };
 
 static void usage(FILE *out)
@@ -415,7 +416,20 @@ static void print_json(const struct replay *rp, double elapsed)
         tool_json_object_end(&j);
     }
     tool_json_array_end(&j);
+    /* The publishers' side of recovery: the repairs the replay served, and how. */
+    rdps_counters c;
+    if (rp->ctx != NULL && rdps_ctx_counters(rp->ctx, &c) == 0) {
+        tool_json_u64(&j, "naks_received", c.naks_received);
+        tool_json_u64(&j, "retransmits", c.retransmits);
+        tool_json_u64(&j, "naks_suppressed", c.naks_suppressed);
+        tool_json_u64(&j, "naks_limited", c.naks_limited);
+        tool_json_u64(&j, "repair_queue_full", c.repair_queue_full);
+        tool_json_u64(&j, "heartbeats_sent", c.heartbeats_sent);
+        tool_json_u64(&j, "receiver_evictions", c.receiver_evictions);
+        tool_json_u64(&j, "receivers_refused", c.receivers_refused);
+    }
     tool_json_double(&j, "elapsed_s", elapsed);
+    tool_json_double(&j, "drain_s", rp->drain_s);
     tool_json_double(&j, "msgs_per_s", elapsed > 0 ? (double)rp->messages / elapsed : 0.0);
     tool_json_object_end(&j);
     tool_json_finish(&j);
@@ -508,7 +522,7 @@ int main(int argc, char **argv)
     /* The publishers stay the linger time, and reliable ones until every receiver has caught up
      * (repairs of the tail), up to the drain timeout: leaving earlier loses what a receiver still
      * lacks, which is an error, not a replay. */
-    uint64_t now = rdps__clock_monotonic_ns();
+    uint64_t now = rdps__clock_monotonic_ns(), drain_start = now;
     uint64_t linger_end = now + opt.linger_ms * 1000000ull;
     uint64_t drain_end = now + opt.drain_timeout_s * 1000000000ull;
     int behind = 0;
@@ -523,6 +537,7 @@ int main(int argc, char **argv)
         if (rdps_ctx_wait(rp.ctx, 10) < 0)
             break;
     }
+    rp.drain_s = (double)(rdps__clock_monotonic_ns() - drain_start) / 1e9;
     if (behind > 0 && status == TOOL_EXIT_OK) {
         tool_error(prog,
                    "%d receiver(s) of the replayed topics still behind after the %" PRIu64
