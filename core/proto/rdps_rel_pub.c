@@ -175,13 +175,10 @@ int rdps__rel_pub_on_status(struct rdps_rel_pub *p, const struct rdps_source *so
                             const struct rdps_rel_status *st, uint64_t now_ns, uint64_t wall_ns)
 {
     (void)wall_ns; /* RTT comes from the monotonic departure of the echoed heartbeat */
-    bool known = rdps__rel_rxt_find(&p->rxt, source, st->receiver_id) >= 0;
+    bool fresh = rdps__rel_rxt_find(&p->rxt, source, st->receiver_id) < 0;
     int rc = rdps__rel_rxt_on_status(&p->rxt, source, st, p->adm.post_seq, now_ns);
-    /* A receiver new to us learns the session and the ring's oldest sequence now, as an announced
-     * one does: a from_oldest receiver reports at once and waits for that heartbeat, and its
-     * announcement may reach a loaded host after the receiver's wait has ended. */
-    if (!known && rdps__rel_rxt_find(&p->rxt, source, st->receiver_id) >= 0)
-        rdps__rel_beat_announce(&p->hb, now_ns, p->fc.hb_min);
+    if (fresh && rdps__rel_rxt_find(&p->rxt, source, st->receiver_id) >= 0)
+        rdps__rel_beat_announce(&p->hb, now_ns, p->fc.hb_min); /* why: rdps_rel_pub.h */
     return rc;
 }
 

@@ -286,7 +286,10 @@ void rdps__rel_pub_send_done(struct rdps_rel_pub *p, uint32_t n);
 int rdps__rel_pub_on_nak(struct rdps_rel_pub *p, const struct rdps_source *source,
                          const struct rdps_frame_view *v, uint64_t now_ns);
 
-/* A STATUS from `source`. Returns 0; outcomes counted like NAKs. */
+/* A STATUS from `source`. Returns 0; outcomes counted like NAKs. The first STATUS of a receiver
+ * not in the table draws a heartbeat ahead of waiting data, as an announcement does: a
+ * from_oldest receiver reports as soon as it sees the stream and waits for the ring's oldest
+ * sequence, which only a heartbeat tells, and its announcement may reach a loaded host late. */
 int rdps__rel_pub_on_status(struct rdps_rel_pub *p, const struct rdps_source *source,
                             const struct rdps_rel_status *st, uint64_t now_ns, uint64_t wall_ns);
 
