@@ -36,7 +36,9 @@ void rdps__reasm_config_default(struct rdps_reasm_config *cfg)
     cfg->rel.status_interval_ns = 100000000ull;
     cfg->rel.idle_ns = 5000000000ull;
     /* 5 of a publisher's longest heartbeat gaps: at one, a slow host's joiner started live. */
-    cfg->rel.join_wait_ns = 500000000ull;
+    /* Two announcement intervals and more: the heartbeat an announcement draws may come before
+     * the receiver's multicast join did, and the next announcement draws another. */
+    cfg->rel.join_wait_ns = 2500000000ull;
 }
 
 int rdps__reasm_init(struct rdps_reasm *r, const struct rdps_reasm_config *cfg)

@@ -383,8 +383,10 @@ int rdps__rel_rxt_expect(struct rdps_rel_receivers *t, const struct rdps_source 
         try_join(t, i, post, now_ns);
         return 0;
     }
-    if (r->expected || t->cfg->connect_timeout_ns == 0)
+    if (t->cfg->connect_timeout_ns == 0)
         return 0;
+    if (r->expected) /* announced again, still silent: it may have joined the group since */
+        return 1;
     /* From here the caller sends the next heartbeat at once: it tells the receiver the session
      * (and the ring's oldest sequence) ahead of waiting data, not after the idle backoff. */
     if (now_ns < t->hosts.rec[r->host].connect_ban_until) {

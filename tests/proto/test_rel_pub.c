@@ -734,6 +734,15 @@ static void test_announced_receiver_heartbeat_ahead_of_data(void **state)
     assert_int_equal(a[0].seq, first); /* nothing of the waiting data posted yet */
     assert_int_equal(a[1].kind, RDPS_REL_PUB_POST_DATA);
     assert_int_equal(a[1].seq, first);
+    /* Announced again and still silent (that heartbeat may have come before its multicast join
+     * did): another heartbeat ahead of the data waiting then. */
+    rp_drain(&f, NULL, 16, 1);
+    for (uint64_t i = 8; i < 12; i++)
+        assert_int_equal(rp_append(&f, 10, i), 1);
+    assert_int_equal(rdps__rel_pub_expect_receiver(&f.p, &s2, 7, 0, f.now), 0);
+    assert_int_equal(rp_drain(&f, a, 2, 1), 2);
+    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_HEARTBEAT);
+    assert_int_equal(a[1].kind, RDPS_REL_PUB_POST_DATA);
     rp_stop(&f);
 }
 
