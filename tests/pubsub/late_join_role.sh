@@ -23,8 +23,9 @@
 #
 # usage: late_join_role.sh BUILD_DIR [ROUND...]   (inside tools/rxe-vm, three guests)
 #   ROUND: max, min, history[:COUNT:RATE:JOIN[:FLOW]] (default: max min history, the last
-#   100000:6000:8:max, about 45 000 messages back; JOIN is seconds, or Nm: once N messages
-#   were published; tests/bench/history-merge-rxe.sh runs 1 000 000 back)
+#   100000:6000:4:max, about 24 000 messages back: with 8 s a loaded run's merge caught up only
+#   after the publisher ended, all from history, no seam crossed); JOIN is seconds, or Nm: once
+#   N messages were published; tests/bench/history-merge-rxe.sh runs 1 000 000 back)
 set -u
 build=${1:?usage: late_join_role.sh BUILD_DIR [FLOW...]}
 shift
@@ -38,7 +39,7 @@ flows=(max min history)
 
 # One guest's part in the replay-merge round (history:COUNT:RATE:JOIN); returns its verdict.
 history_round() {
-    local spec=$1 hcount=100000 hrate=6000 hjoin=8 hflow=max c r j f
+    local spec=$1 hcount=100000 hrate=6000 hjoin=4 hflow=max c r j f
     IFS=: read -r _ c r j f <<<"$spec"
     [ -n "${c:-}" ] && hcount=$c hrate=$r hjoin=$j
     [ -n "${f:-}" ] && hflow=$f
