@@ -57,6 +57,16 @@ elif [ "$mode" != min ]; then
     exit 2
 fi
 
+# stop_when_done DONE_FILE PID...: once the publisher wrote DONE_FILE (at most 180 s), the
+# processes PID... of this round end.
+stop_when_done() {
+    local done_file=$1
+    shift
+    for _ in $(seq 1800); do [ -f "$done_file" ] && break; sleep 0.1; done
+    kill "$@" 2>/dev/null
+    wait "$@" 2>/dev/null
+}
+
 # The attacks of the mode against topic $1 until the publisher writes $2 (the replay goes on
 # 6 s longer: replays after the publisher is gone).
 attack() {
@@ -85,9 +95,7 @@ attack() {
             >"$scratch/replay.$topic.json" 2>"$scratch/replay.$topic.err" &
         replayer=$!
     fi
-    for _ in $(seq 1800); do [ -f "$done_file" ] && break; sleep 0.1; done
-    kill "${pids[@]}" 2>/dev/null
-    wait "${pids[@]}" 2>/dev/null
+    stop_when_done "$done_file" "${pids[@]}"
     if [ -n "$replayer" ]; then
         sleep 6
         kill "$replayer" 2>/dev/null
@@ -115,9 +123,7 @@ busy() {
         "$rdpub" -t "$topic.noise" --pattern -c 1000000 -s 64 -r 300 --json \
             >"$scratch/busy.$topic.json" 2>"$scratch/busy.$topic.err" &
         pids+=($!)
-        for _ in $(seq 1800); do [ -f "$done_file" ] && break; sleep 0.1; done
-        kill "${pids[@]}" 2>/dev/null
-        wait "${pids[@]}" 2>/dev/null
+        stop_when_done "$done_file" "${pids[@]}"
         return
     fi
     "$forge" -t "$topic" --sniff-key-file "$scratch/domain.key" --duration 120 --rate 100 \
@@ -132,9 +138,7 @@ busy() {
     "$rdpub" -t "$topic" "${other_key[@]}" --reliable --pattern -c 1000000 -s 256 -r 100 \
         >/dev/null 2>&1 &
     pids+=($!)
-    for _ in $(seq 1800); do [ -f "$done_file" ] && break; sleep 0.1; done
-    kill "${pids[@]}" 2>/dev/null
-    wait "${pids[@]}" 2>/dev/null
+    stop_when_done "$done_file" "${pids[@]}"
 }
 
 flow=()
