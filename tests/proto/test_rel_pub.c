@@ -710,6 +710,31 @@ static void test_receivers_behind_counts_catching_up(void **state)
     rp_stop(&f);
 }
 
+/* A busy publisher: one ACTIVE receiver (max: a second one holds nothing), its first heartbeat
+ * gone, 8 messages waiting to be posted. */
+static void rp_busy_with_waiting_data(struct rp *f)
+{
+    rp_config(f, 256 * RP_DGRAM);
+    assert_int_equal(rp_start(f), 0);
+    f->keep_hb = true;
+    rp_join(f, 1, f->cfg.first_seq, 64);
+    rp_drain(f, NULL, 8, 1);
+    for (uint64_t i = 0; i < 8; i++)
+        assert_int_equal(rp_append(f, 10, i), 1);
+}
+
+/* The next two actions: a heartbeat, then the waiting datagram `seq` (nothing posted before). */
+static void expect_heartbeat_then_data(struct rp *f, uint32_t seq)
+{
+    struct rdps_rel_pub_action a[2];
+    assert_true(rdps__rel_pub_tick(&f->p, f->now) <= f->now);
+    assert_int_equal(rp_drain(f, a, 2, 1), 2);
+    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_HEARTBEAT);
+    assert_int_equal(a[0].seq, seq);
+    assert_int_equal(a[1].kind, RDPS_REL_PUB_POST_DATA);
+    assert_int_equal(a[1].seq, seq);
+}
+
 /* A receiver discovery announces gets a heartbeat ahead of the data waiting to be posted: a busy
  * publisher sends no idle heartbeat, and a from_oldest receiver learns the ring's oldest sequence
  * only from one (before, it waited for a lull, and without one joined at the live position). */
@@ -717,32 +742,18 @@ static void test_announced_receiver_heartbeat_ahead_of_data(void **state)
 {
     (void)state;
     struct rp f;
-    rp_config(&f, 256 * RP_DGRAM);
-    assert_int_equal(rp_start(&f), 0);
+    rp_busy_with_waiting_data(&f);
     uint32_t first = f.cfg.first_seq;
-    f.keep_hb = true;
-    rp_join(&f, 1, first, 64); /* max: one ACTIVE receiver, so a second one holds nothing */
-    rp_drain(&f, NULL, 8, 1);
-    for (uint64_t i = 0; i < 8; i++)
-        assert_int_equal(rp_append(&f, 10, i), 1);
     struct rdps_source s2 = test_source(2);
     assert_int_equal(rdps__rel_pub_expect_receiver(&f.p, &s2, 7, 0, f.now), 0);
-    assert_true(rdps__rel_pub_tick(&f.p, f.now) <= f.now);
-    struct rdps_rel_pub_action a[4];
-    assert_int_equal(rp_drain(&f, a, 2, 1), 2);
-    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_HEARTBEAT);
-    assert_int_equal(a[0].seq, first); /* nothing of the waiting data posted yet */
-    assert_int_equal(a[1].kind, RDPS_REL_PUB_POST_DATA);
-    assert_int_equal(a[1].seq, first);
+    expect_heartbeat_then_data(&f, first);
     /* Announced again and still silent (that heartbeat may have come before its multicast join
      * did): another heartbeat ahead of the data waiting then. */
     rp_drain(&f, NULL, 16, 1);
     for (uint64_t i = 8; i < 12; i++)
         assert_int_equal(rp_append(&f, 10, i), 1);
     assert_int_equal(rdps__rel_pub_expect_receiver(&f.p, &s2, 7, 0, f.now), 0);
-    assert_int_equal(rp_drain(&f, a, 2, 1), 2);
-    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_HEARTBEAT);
-    assert_int_equal(a[1].kind, RDPS_REL_PUB_POST_DATA);
+    expect_heartbeat_then_data(&f, first + 8);
     rp_stop(&f);
 }
 
@@ -752,21 +763,11 @@ static void test_new_receiver_status_heartbeat_ahead_of_data(void **state)
 {
     (void)state;
     struct rp f;
-    rp_config(&f, 256 * RP_DGRAM);
-    assert_int_equal(rp_start(&f), 0);
+    rp_busy_with_waiting_data(&f);
     uint32_t first = f.cfg.first_seq;
-    f.keep_hb = true;
-    rp_join(&f, 1, first, 64);
-    rp_drain(&f, NULL, 8, 1);
-    for (uint64_t i = 0; i < 8; i++)
-        assert_int_equal(rp_append(&f, 10, i), 1);
     rp_status(&f, 2, first, 64); /* unannounced, unknown until now */
-    assert_true(rdps__rel_pub_tick(&f.p, f.now) <= f.now);
+    expect_heartbeat_then_data(&f, first);
     struct rdps_rel_pub_action a[16];
-    assert_int_equal(rp_drain(&f, a, 2, 1), 2);
-    assert_int_equal(a[0].kind, RDPS_REL_PUB_POST_HEARTBEAT);
-    assert_int_equal(a[0].seq, first); /* nothing of the waiting data posted yet */
-    assert_int_equal(a[1].kind, RDPS_REL_PUB_POST_DATA);
     int n = rp_drain(&f, a, 16, 1);
     for (int i = 0; i < n; i++)
         assert_int_not_equal(a[i].kind, RDPS_REL_PUB_POST_HEARTBEAT);
