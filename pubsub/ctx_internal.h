@@ -111,7 +111,8 @@ struct rdps_pub {
     uint64_t last_post_ts; /* wall clock of this publisher's last post from a send */
     bool open_more;
     bool open_hold; /* held by more than RDPS_SEND_MORE: awaiting the device, or lingering */
-    /* Tail heartbeats (publisher_tail.c): data sent since the last look; beats sent since. */
+    /* Tail heartbeats (publisher_tail.c): data sent since the last look; beats sent since (up
+     * to the back-off's count); the next one's deadline (UINT64_MAX: nothing sent yet). */
     bool tail_sent;
     uint8_t tail_beats;
     uint64_t tail_due_ns;
@@ -347,6 +348,9 @@ void rdps__claim_buffer_fini(rdps_ctx_t *ctx);
 void rdps__pub_tail_init(rdps_pub_t *pub);
 /* Beats due; returns the next deadline. Run at polls when data was sent or a deadline passed. */
 uint64_t rdps__pubs_tail_tick(rdps_ctx_t *ctx, uint64_t now_ns);
+/* The publisher goes (its open datagram posted): one last heartbeat names where it ended, unless
+ * it beat its whole back-off since its last data. */
+void rdps__pub_tail_final(rdps_pub_t *pub);
 
 /* unicast.c: each side of a topic's path (rdps_transport_mode) and the publishers' fan-out. */
 /* RDPS_EINVAL (naming `who`) unless mode is an rdps_transport_mode. */
