@@ -111,8 +111,8 @@ struct rdps_pub {
     uint64_t last_post_ts; /* wall clock of this publisher's last post from a send */
     bool open_more;
     bool open_hold; /* held by more than RDPS_SEND_MORE: awaiting the device, or lingering */
-    /* Tail heartbeats (publisher_tail.c): data sent since the last look; beats sent since (up
-     * to the back-off's count); the next one's deadline (UINT64_MAX: nothing sent yet). */
+    /* Tail heartbeats (publisher_tail.c): data sent since the last look; beats sent since; the
+     * next one's deadline (UINT64_MAX: nothing sent yet). */
     bool tail_sent;
     uint8_t tail_beats;
     uint64_t tail_due_ns;

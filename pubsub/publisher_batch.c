@@ -168,6 +168,9 @@ void rdps__pub_batch_drop(rdps_pub_t *pub)
         RDPS_LOG_WRN("publisher of '%s' destroyed with %u messages the device did not take",
                      pub->topic->name, pub->open.count);
         pub->counters.send_backpressure++;
+        /* Their ordinals are used all the same: the last tail heartbeat names them, so its
+         * subscribers count them lost (as any datagram the device refused). */
+        pub->next_ordinal += pub->open.count;
         ctx->transport->ops->abort(ctx->transport, &pub->open_buf);
         rdps__batch_reset(&pub->open);
         ctx->open_batches--;
