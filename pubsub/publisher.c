@@ -233,6 +233,7 @@ void rdps__pub_free(rdps_pub_t *pub)
     if (pub->cq != NULL)
         rdps__pub_queue_flush(pub); /* what other threads queued (dropped when refused) */
     rdps__pub_batch_drop(pub);
+    rdps__pub_tail_final(pub);
     rdps__discovery_pub_removed(ctx, pub);
     for (struct rdps_pub **p = &ctx->pubs; *p; p = &(*p)->next) {
         if (*p == pub) {

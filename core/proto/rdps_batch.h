@@ -40,6 +40,10 @@
  */
 
 #define RDPS_BATCH_LEN_BYTES 2u
+/* A datagram held for the device (the default rule: an earlier send's completion is awaited) goes
+ * at the latest this long after it began to wait, whether or not the completion came (a device
+ * that stopped completing sends holds nothing longer). */
+#define RDPS_BATCH_AWAIT_MAX_NS 1000000ull
 /* The longest message a record can carry (datagrams are shorter still). */
 #define RDPS_BATCH_MAX_RECORD 0xFFFFu
 
