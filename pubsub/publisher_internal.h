@@ -119,6 +119,22 @@ static inline uint8_t *rdps__pub_batch_join(rdps_pub_t *pub, const void *data, s
 }
 
 /*
+ * The claim's fast path (rdps_pub_claim_ex): room for a message of len bytes lent as the open
+ * datagram's last record, on the same terms as a join (unreliable publishers only: a reliable
+ * one's pub->open is never opened, so its join_limit stays 0). The claim holds later joins until
+ * its commit. Returns where the application writes, or NULL: the full path decides.
+ */
+static inline uint8_t *rdps__pub_batch_claim_join(rdps_pub_t *pub, size_t len, unsigned flags)
+{
+    struct rdps_batch *b = &pub->open;
+    if (flags > RDPS_SEND_MORE || len >= b->join_limit)
+        return NULL;
+    uint8_t *to = rdps__batch_join(b, (uint32_t)len);
+    rdps__batch_hold_joins(b);
+    return to;
+}
+
+/*
  * Fragments sent from where they lie (claims longer than a datagram, publisher_claim.c): the
  * message is at mem->addr + offset, which is position `cookie` of the claim buffer (rdps_tx_mem's
  * cookies: a fragment's is the position its payload ends at). mem NULL: copied.
