@@ -886,6 +886,13 @@ static inline rdps_pub_t *exclusive_pub(const rdps_pub_t *handle)
     return pub;
 }
 
+/* The full path of a send the join path did not take (fn: the public call, for its error). */
+__attribute__((noinline)) static int send_full(rdps_pub_t *pub, const void *data, size_t len,
+                                               unsigned flags, const char *fn)
+{
+    return rdps__api_return(pub_send_ex(pub, data, len, flags), fn);
+}
+
 int rdps_pub_send(rdps_pub_t *handle, const void *data, size_t len)
 {
     rdps__api_enter();
@@ -893,13 +900,12 @@ int rdps_pub_send(rdps_pub_t *handle, const void *data, size_t len)
     if (pub == NULL)
         return send_not_exclusive(handle, rdps__pub_of_handle(handle), data, len, 0,
                                   "rdps_pub_send");
-    return rdps__api_return(pub_send_ex(pub, data, len, 0), "rdps_pub_send");
-}
-
-__attribute__((noinline)) static int send_ex_full(rdps_pub_t *pub, const void *data, size_t len,
-                                                  unsigned flags)
-{
-    return rdps__api_return(pub_send_ex(pub, data, len, flags), "rdps_pub_send_ex");
+    /* A held datagram takes messages sent without RDPS_SEND_MORE too (rdps__pub_batch_join). */
+    uint8_t *to = rdps__pub_batch_join(pub, data, len, 0);
+    if (to == NULL)
+        return send_full(pub, data, len, 0, "rdps_pub_send");
+    rdps__pub_copy_message(to, data, len);
+    return 0;
 }
 
 int rdps_pub_send_ex(rdps_pub_t *handle, const void *data, size_t len, unsigned flags)
@@ -911,7 +917,7 @@ int rdps_pub_send_ex(rdps_pub_t *handle, const void *data, size_t len, unsigned 
                                   "rdps_pub_send_ex");
     uint8_t *to = rdps__pub_batch_join(pub, data, len, flags);
     if (to == NULL)
-        return send_ex_full(pub, data, len, flags);
+        return send_full(pub, data, len, flags, "rdps_pub_send_ex");
     rdps__pub_copy_message(to, data, len); /* joined the open datagram: nothing to clear */
     return 0;
 }

@@ -243,16 +243,21 @@ static inline uint8_t *rdps__batch_add(struct rdps_batch *b, uint32_t len)
 }
 
 /* The join path: appends a record of len < join_limit bytes (the caller checked) and returns
- * where its bytes go. */
-static inline uint8_t *rdps__batch_join(struct rdps_batch *b, uint32_t len)
+ * where its bytes go; _within: limit is join_limit as the caller read it (not read again after
+ * the length is stored, which may alias it). */
+static inline uint8_t *rdps__batch_join_within(struct rdps_batch *b, uint32_t len, uint32_t limit)
 {
     uint8_t *rec = rdps__batch_payload(b) + b->used;
     rdps__put_le16(rec, (uint16_t)len);
     b->used += RDPS_BATCH_LEN_BYTES + len;
     b->count++;
-    uint32_t left = b->join_limit - len; /* >= 1: the free bytes after it, less one record's */
+    uint32_t left = limit - len; /* >= 1: the free bytes after it, less one record's */
     b->join_limit = left > RDPS_BATCH_LEN_BYTES ? left - RDPS_BATCH_LEN_BYTES : 0;
     return rec + RDPS_BATCH_LEN_BYTES;
+}
+static inline uint8_t *rdps__batch_join(struct rdps_batch *b, uint32_t len)
+{
+    return rdps__batch_join_within(b, len, b->join_limit);
 }
 
 /* A claim writes the last message: nothing may join behind it until its commit. */
