@@ -951,11 +951,12 @@ int rdps_pub_claim(rdps_pub_t *handle, rdps_claim *claim)
                             "rdps_pub_claim");
 }
 
-__attribute__((noinline)) static int claim_ex_full(rdps_pub_t *handle, size_t len, unsigned flags,
-                                                   rdps_claim *claim)
+/* The full path of a claim the fast one did not take; pub: the exclusive publisher the fast path
+ * found (the owner's, not concurrent: nothing to enter), or NULL. */
+__attribute__((noinline)) static int claim_ex_full(rdps_pub_t *handle, rdps_pub_t *pub, size_t len,
+                                                   unsigned flags, rdps_claim *claim)
 {
-    rdps_pub_t *pub;
-    int rc = claim_enter(handle, &pub);
+    int rc = pub != NULL ? 0 : claim_enter(handle, &pub);
     /* SIZE_MAX is no whole datagram here: a length, too long. */
     return rdps__api_return(
         rc < 0 ? claim_refused(claim, rc)
@@ -985,16 +986,17 @@ int rdps_pub_claim_ex(rdps_pub_t *handle, size_t len, unsigned flags, rdps_claim
     if (__builtin_expect(pub == NULL || claim == NULL ||
                              (to = rdps__pub_batch_claim_join(pub, len, flags)) == NULL,
                          0))
-        return claim_ex_full(handle, len, flags, claim);
+        return claim_ex_full(handle, pub, len, flags, claim);
     pub->claim_in_open = true;
     lend_claim(pub, claim, to, len, flags);
     return 0;
 }
 
-__attribute__((noinline)) static int commit_full(rdps_pub_t *handle, rdps_claim *claim, size_t len)
+/* The full path of a commit (pub: as for claim_ex_full). */
+__attribute__((noinline)) static int commit_full(rdps_pub_t *handle, rdps_pub_t *pub,
+                                                 rdps_claim *claim, size_t len)
 {
-    rdps_pub_t *pub;
-    int rc = rdps__pub_enter(handle, &pub);
+    int rc = pub != NULL ? 0 : rdps__pub_enter(handle, &pub);
     if (rc < 0 && claim != NULL)
         claim->data = NULL; /* a destroyed publisher released its claim */
     return rdps__api_return(rc < 0 ? rc : pub_commit(pub, claim, len), "rdps_pub_commit");
@@ -1010,7 +1012,7 @@ int rdps_pub_commit(rdps_pub_t *handle, rdps_claim *claim, size_t len)
                              !pub->claim_in_open || len > pub->claim_capacity ||
                              pub->ctx->destroy_requested,
                          0))
-        return commit_full(handle, claim, len);
+        return commit_full(handle, pub, claim, len);
     claim->data = NULL;
     pub->claimed = false;
     return rdps__api_return(rdps__pub_batch_commit(pub, len), "rdps_pub_commit");
