@@ -347,10 +347,18 @@ int rdps__arc_writer_append(struct rdps_arc_writer *w, struct rdps_arc_record *r
         w->seg_first_ts = r->recorder_ts_ns;
     }
     int rc = 0;
-    if (topic != NULL && r->topic_id != 0)
-        rc = define_topic(w, r, topic, mono_ns);
-    if (rc == 0 && r->session_id != 0 && r->topic_id != 0)
-        rc = note_session(w, r);
+    if (r->topic_id != w->known_topic || r->session_id != w->known_session ||
+        w->known_generation != w->seg_generation) {
+        if (topic != NULL && r->topic_id != 0)
+            rc = define_topic(w, r, topic, mono_ns);
+        if (rc == 0 && r->session_id != 0 && r->topic_id != 0)
+            rc = note_session(w, r);
+        if (rc == 0 && topic != NULL && r->topic_id != 0 && r->session_id != 0) {
+            w->known_topic = r->topic_id;
+            w->known_session = r->session_id;
+            w->known_generation = w->seg_generation;
+        }
+    }
     if (rc == 0)
         rc = add_record(w, r, mono_ns);
     if (rc != 0)

@@ -58,6 +58,10 @@ struct rdps_arc_writer {
     uint8_t *ix_buf; /* (pending_cap + 1) encoded entries */
 
     struct arc_table topics, sessions;
+    /* The (topic, session) of the last record appended, already defined and indexed in the
+     * segment of that generation: consecutive records mostly share it (no table lookups). */
+    uint64_t known_topic, known_generation;
+    uint32_t known_session;
     int error;
     struct rdps_arc_writer_stats stats;
 };

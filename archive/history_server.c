@@ -107,9 +107,14 @@ static void send_simple(struct hist_job *j, uint8_t kind, uint32_t value)
 static struct hist_received *received_of(struct hist_server *hs, uint64_t topic_id,
                                          uint32_t session, bool add)
 {
+    if (hs->last_hit < hs->nreceived && hs->received[hs->last_hit].session == session &&
+        hs->received[hs->last_hit].topic_id == topic_id)
+        return &hs->received[hs->last_hit];
     for (unsigned i = 0; i < hs->nreceived; i++)
-        if (hs->received[i].topic_id == topic_id && hs->received[i].session == session)
+        if (hs->received[i].topic_id == topic_id && hs->received[i].session == session) {
+            hs->last_hit = i;
             return &hs->received[i];
+        }
     if (!add)
         return NULL;
     /* Full: the oldest entry goes (a SYNC for it waits its deadline instead). */
@@ -117,18 +122,44 @@ static struct hist_received *received_of(struct hist_server *hs, uint64_t topic_
         memmove(hs->received, hs->received + 1,
                 (RDPS_HIST_MAX_SESSIONS - 1) * sizeof(*hs->received));
         hs->nreceived--;
+        hs->forgot = true;
     }
+    hs->last_hit = hs->nreceived;
     struct hist_received *r = &hs->received[hs->nreceived++];
     *r = (struct hist_received){.topic_id = topic_id, .session = session};
     return r;
 }
 
 void hist_server_on_message(struct hist_server *hs, uint64_t topic_id, uint32_t session,
-                            uint32_t end)
+                            uint32_t end, uint64_t ts)
 {
     struct hist_received *r = received_of(hs, topic_id, session, true);
     if ((int32_t)(end - r->end) > 0 || r->end == 0)
         r->end = end;
+    if (r->first_ts == 0)
+        r->first_ts = ts;
+}
+
+void hist_server_on_session(struct hist_server *hs, uint64_t topic_id, uint32_t session,
+                            bool started, uint64_t ts)
+{
+    struct hist_received *r = received_of(hs, topic_id, session, true);
+    if (r->first_ts == 0)
+        r->first_ts = ts;
+    r->ended = !started;
+}
+
+/* FROM_SESSION_START: the recorder time of the first record of the topic's sessions that have not
+ * ended; 0 (the recording's start) when there is none or the table forgot some. */
+static uint64_t open_sessions_start(const struct hist_server *hs, uint64_t topic_id)
+{
+    uint64_t first = UINT64_MAX;
+    for (unsigned i = 0; i < hs->nreceived && !hs->forgot; i++) {
+        const struct hist_received *r = &hs->received[i];
+        if (r->topic_id == topic_id && !r->ended && r->first_ts != 0 && r->first_ts < first)
+            first = r->first_ts;
+    }
+    return first == UINT64_MAX ? 0 : first;
 }
 
 /* Whether the recorder has received everything the SYNC's needs name. */
@@ -251,30 +282,10 @@ static void start_job(struct hist_server *hs, const struct rdps_hist_request *q)
         return;
     }
     int rc = rdps_archive_reader_open(hs->dir, hs->recording_id, &j->reader);
-    if (rc == 0 && (q->flags & RDPS_HIST_F_FROM_SESSION_START)) {
-        /* The earliest record of the topic's sessions that have not ended in the recording. */
-        rdps_archive_record rec;
-        uint64_t first = UINT64_MAX;
-        struct open_session *open = hs->open_sessions;
-        unsigned n = 0;
-        while (rdps_archive_reader_next(j->reader, &rec) == 1) {
-            if (rec.topic_id != q->topic_id)
-                continue;
-            unsigned k = 0;
-            while (k < n && open[k].session != rec.session_id)
-                k++;
-            if (k == n && n < RDPS_HIST_MAX_SESSIONS)
-                open[n++] = (struct open_session){rec.session_id, rec.number, false};
-            if (k < n && rec.type == RDPS_ARCHIVE_SESSION_END)
-                open[k].ended = true;
-        }
-        for (unsigned k = 0; k < n; k++)
-            if (!open[k].ended && open[k].first < first)
-                first = open[k].first;
-        rc = rdps_archive_reader_seek_record(j->reader, first == UINT64_MAX ? 0 : first);
-    } else if (rc == 0) {
-        rc = rdps_archive_reader_seek_time(j->reader, q->from_ns);
-    }
+    if (rc == 0) /* an index seek: the ctx's thread never reads the recording through here */
+        rc = rdps_archive_reader_seek_time(j->reader, (q->flags & RDPS_HIST_F_FROM_SESSION_START)
+                                                          ? open_sessions_start(hs, q->topic_id)
+                                                          : q->from_ns);
     if (rc != 0) {
         send_simple(j, RDPS_HIST_REFUSED, (uint32_t)rc);
         job_free(j);

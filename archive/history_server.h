@@ -23,23 +23,21 @@
 struct hist_job;
 struct hist_topic;
 
-/* FROM_SESSION_START: a session of the topic, its first record and whether it ended. */
-struct open_session {
-    uint32_t session;
-    uint64_t first;
-    bool ended;
-};
-
+/* A session of a recorded topic as the recorder took it. */
 struct hist_received {
     uint64_t topic_id;
     uint32_t session, end; /* the sequence after the newest datagram the recorder received */
+    uint64_t first_ts;     /* recorder time of its first record (0: none yet) */
+    bool ended;            /* its latest marker is a SESSION_END (a START after it reopens it) */
 };
 
 /*
  * One per recorder, on the ctx's thread. The recorder hands it each recorded topic (it then
  * subscribes to the topic's request topic: discovery announcing that subscriber is how
- * subscribers find the recorder), each message it takes (the receive table: what it has seen,
- * so a SYNC is answered only once the recording can have it), and its figures at every poll.
+ * subscribers find the recorder), each message and session marker it takes (the receive table:
+ * what it has seen, so a SYNC is answered only once the recording can have it, and where each
+ * open session began, so a request from the sessions' start seeks there at once instead of
+ * reading the recording), and its figures at every poll.
  */
 struct hist_server {
     rdps_ctx_t *ctx;
@@ -47,21 +45,25 @@ struct hist_server {
     uint64_t recording_id;
     struct hist_job *jobs[RDPS_HIST_MAX_JOBS];
     struct hist_received received[RDPS_HIST_MAX_SESSIONS];
-    unsigned nreceived;
+    unsigned nreceived, last_hit; /* last_hit: consecutive messages are mostly one session's */
+    bool forgot; /* an entry made room for another: from-session-start requests go from 0 */
     struct hist_topic **topics; /* one per request subscriber: its callback's argument */
     size_t ntopics, topics_cap;
     uint64_t served, refused;
     bool flush_wanted; /* a SYNC waits for the writer: the recorder asks it to seal its chunk */
-    struct open_session open_sessions[RDPS_HIST_MAX_SESSIONS]; /* start_job's scratch */
 };
 
 int hist_server_init(struct hist_server *hs, rdps_ctx_t *ctx, const char *dir, uint64_t id);
 void hist_server_fini(struct hist_server *hs);
 /* Subscribes to topic's request topic: 0 or a negative code. The subscriber is *out. */
 int hist_server_add_topic(struct hist_server *hs, uint64_t topic_id, rdps_sub_t **out);
-/* The recorder took a message of (topic, session) covering datagrams up to end (exclusive). */
+/* The recorder took a message of (topic, session) covering datagrams up to end (exclusive), at
+ * recorder time ts (its record's timestamp, or earlier). */
 void hist_server_on_message(struct hist_server *hs, uint64_t topic_id, uint32_t session,
-                            uint32_t end);
+                            uint32_t end, uint64_t ts);
+/* The recorder took a SESSION_START (started) or SESSION_END marker of (topic, session). */
+void hist_server_on_session(struct hist_server *hs, uint64_t topic_id, uint32_t session,
+                            bool started, uint64_t ts);
 /* Progress: replays as far as flow control lets, SYNCs answered when due. taken/written: the
  * recorder's records taken and written so far. */
 void hist_server_poll(struct hist_server *hs, uint64_t taken, uint64_t written, uint64_t now_ns);

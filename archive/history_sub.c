@@ -17,6 +17,9 @@
 
 #define SYNC_INTERVAL_NS 20000000ull /* a SYNC while sessions wait at the seam */
 #define SYNC_RESEND_NS   500000000ull
+/* REQUEST again while no reply came: a recorder that was found may be gone or may have dropped
+ * the job (its reply topic unseen); one that has the job ignores a repeat (same nonce). */
+#define REQUEST_RETRY_NS 1000000000ull
 
 enum phase {
     PHASE_FIND,   /* waiting for a recorder (a subscriber of the request topic) */
@@ -43,7 +46,9 @@ struct rdps_history_sub {
     rdps_pub_t *request;
     struct rdps_merge merge;
     enum phase phase;
-    uint64_t started_ns, last_reply_ns, last_sync_ns;
+    uint64_t started_ns, last_reply_ns, last_sync_ns, last_request_ns;
+    uint64_t replies;  /* replay records received */
+    uint32_t requests; /* REQUESTs sent */
     uint32_t token;
     bool sync_out, timed_out_reported, refused, refused_reported, cancel_sent;
     struct session_state states[RDPS_HIST_MAX_SESSIONS];
@@ -167,6 +172,7 @@ static void on_reply(void *user, const void *data, size_t len, const rdps_msg_in
     if (!rdps__hist_record_decode(data, len, &r))
         return;
     hs->last_reply_ns = rdps__clock_monotonic_ns();
+    hs->replies++;
     switch (r.kind) {
     case RDPS_HIST_MESSAGE:
     case RDPS_HIST_LOSS: {
@@ -227,6 +233,42 @@ static int send_request(struct rdps_history_sub *hs, uint8_t kind)
     return rdps_pub_send(hs->request, buf, len);
 }
 
+/* No recorder was found, or the one found never answered, or its replay stalled: the topic goes
+ * live, and the error message says which (rdps_last_error_message). */
+static int give_up(struct rdps_history_sub *hs, uint64_t now)
+{
+    rdps__merge_history_done(&hs->merge);
+    hs->phase = PHASE_LIVE;
+    hs->timed_out_reported = true;
+    unsigned ms = hs->opts.timeout_ms;
+    if (hs->requests == 0) {
+        char name[48];
+        rdps__hist_request_topic(name, sizeof(name), hs->topic_id);
+        return rdps__set_err(RDPS_ETIMEDOUT,
+                             "history of '%s': no recorder found within %u ms (nobody subscribes "
+                             "to its request topic %s): live from now",
+                             hs->topic, ms, name);
+    }
+    if (hs->replies == 0)
+        return rdps__set_err(RDPS_ETIMEDOUT,
+                             "history of '%s': a recorder was found but did not answer within "
+                             "%u ms (%u requests sent): live from now",
+                             hs->topic, ms, hs->requests);
+    return rdps__set_err(RDPS_ETIMEDOUT,
+                         "history of '%s': the recorder's replay stalled (nothing for %" PRIu64
+                         " ms after %" PRIu64 " records): live from now",
+                         hs->topic, (now - hs->last_reply_ns) / 1000000u, hs->replies);
+}
+
+static bool request(struct rdps_history_sub *hs, uint64_t now)
+{
+    if (send_request(hs, RDPS_HIST_REQUEST) != 0)
+        return false;
+    hs->requests++;
+    hs->last_request_ns = now;
+    return true;
+}
+
 static int rdps_history_sub_poll_impl(rdps_history_sub_t *hs)
 {
     if (hs == NULL)
@@ -236,15 +278,11 @@ static int rdps_history_sub_poll_impl(rdps_history_sub_t *hs)
     switch (hs->phase) {
     case PHASE_FIND:
         if (rdps_pub_ready(hs->request) && rdps_sub_ready(hs->reply) &&
-            rdps_pub_subscriber_count(hs->request) > 0 &&
-            send_request(hs, RDPS_HIST_REQUEST) == 0) {
+            rdps_pub_subscriber_count(hs->request) > 0 && request(hs, now)) {
             hs->phase = PHASE_REPLAY;
             hs->last_reply_ns = now;
         } else if (now - hs->started_ns > timeout) {
-            rdps__merge_history_done(&hs->merge);
-            hs->phase = PHASE_LIVE;
-            hs->timed_out_reported = true;
-            return RDPS_ETIMEDOUT;
+            return give_up(hs, now);
         }
         return 0;
     case PHASE_REPLAY:
@@ -253,6 +291,9 @@ static int rdps_history_sub_poll_impl(rdps_history_sub_t *hs)
             hs->phase = PHASE_LIVE;
             return RDPS_EPROTO;
         }
+        if (hs->replies == 0 && now - hs->last_request_ns > REQUEST_RETRY_NS &&
+            rdps_pub_subscriber_count(hs->request) > 0)
+            (void)request(hs, now);
         if (rdps__merge_waiting(&hs->merge, NULL, NULL, 0) > 0 &&
             ((!hs->sync_out && now - hs->last_sync_ns > SYNC_INTERVAL_NS) ||
              (hs->sync_out && now - hs->last_sync_ns > SYNC_RESEND_NS)) &&
@@ -260,11 +301,8 @@ static int rdps_history_sub_poll_impl(rdps_history_sub_t *hs)
             hs->sync_out = true;
             hs->last_sync_ns = now;
         }
-        if (now - hs->last_reply_ns > timeout) { /* the recorder went silent */
-            rdps__merge_history_done(&hs->merge);
-            hs->phase = PHASE_LIVE;
-            return RDPS_ETIMEDOUT;
-        }
+        if (now - hs->last_reply_ns > timeout) /* the recorder went silent */
+            return give_up(hs, now);
         if (rdps__merge_all_live(&hs->merge) && hs->merge.nsessions > 0) {
             rdps__merge_history_done(&hs->merge); /* new sessions go straight live */
             hs->phase = PHASE_LIVE;

@@ -77,6 +77,8 @@ struct rdps_recorder {
 
     /* ctx thread */
     uint64_t records, messages, message_bytes;
+    uint32_t last_seq, last_session; /* the datagram last_arrival_ns was read for */
+    uint64_t last_topic, last_arrival_ns;
     uint64_t loss_events, gap_events, sessions_started, sessions_ended;
     uint64_t overrun_messages, overrun_events, overrun_reported;
     /* An overrun in progress: dropped messages not yet marked in the queue. */
@@ -101,17 +103,19 @@ static void *writer_main(void *arg)
         bool stopping = atomic_load(&rec->stop);
         size_t len;
         const void *p;
+        /* One clock read per batch drained, not per record (a system call on hosts whose clock
+         * source the vDSO cannot read): the chunk's flush deadline starts at most a batch early. */
+        uint64_t now = rdps__clock_monotonic_ns();
         while ((p = record_queue_peek(&rec->q, &len)) != NULL) {
             struct qentry e;
             memcpy(&e, p, sizeof(e));
             e.r.body = (const uint8_t *)p + sizeof(e);
             const char *topic = e.topic != UINT32_MAX ? rec->topics[e.topic].name : NULL;
-            uint64_t now = rdps__clock_monotonic_ns();
             if (rdps__arc_writer_error(rec->w) == 0)
                 (void)rdps__arc_writer_append(rec->w, &e.r, topic, now);
             record_queue_release(&rec->q);
         }
-        uint64_t now = rdps__clock_monotonic_ns();
+        now = rdps__clock_monotonic_ns();
         int err = rdps__arc_writer_tick(rec->w, now);
         if (err == 0 && atomic_exchange(&rec->flush_now, 0))
             err = rdps__arc_writer_flush(rec->w, now);
@@ -197,6 +201,20 @@ static void record(struct rdps_recorder *rec, const struct rdps_arc_record *r, u
     }
 }
 
+/* The recorder's time of a message: messages batched in one datagram (same session and seq)
+ * arrived together and share the first one's clock read. */
+static uint64_t arrival_ns(struct rdps_recorder *rec, const rdps_msg_info *info)
+{
+    if (info->seq != rec->last_seq || info->session_id != rec->last_session ||
+        info->topic_id != rec->last_topic || rec->last_arrival_ns == 0) {
+        rec->last_topic = info->topic_id;
+        rec->last_seq = info->seq;
+        rec->last_session = info->session_id;
+        rec->last_arrival_ns = realtime_ns();
+    }
+    return rec->last_arrival_ns;
+}
+
 static void on_message(void *user, const void *data, size_t len, const rdps_msg_info *info)
 {
     struct rec_topic *t = user;
@@ -210,7 +228,7 @@ static void on_message(void *user, const void *data, size_t len, const rdps_msg_
         .ordinal = msg_ordinal(info),
         .count = info->fragments,
         .publisher_ts_ns = info->publisher_ts_ns,
-        .recorder_ts_ns = realtime_ns(),
+        .recorder_ts_ns = arrival_ns(rec, info),
         .body = data,
         .body_len = (uint32_t)len,
     };
@@ -218,7 +236,8 @@ static void on_message(void *user, const void *data, size_t len, const rdps_msg_
     rec->message_bytes += len;
     record(rec, &r, t->index);
     if (rec->serving)
-        hist_server_on_message(&rec->hist, t->id, info->session_id, info->seq + info->fragments);
+        hist_server_on_message(&rec->hist, t->id, info->session_id, info->seq + info->fragments,
+                               r.recorder_ts_ns);
 }
 
 static void on_event(void *user, const rdps_event *ev)
@@ -263,6 +282,9 @@ static void on_event(void *user, const rdps_event *ev)
             rec->sessions_started++;
         else
             rec->sessions_ended++;
+        if (rec->serving)
+            hist_server_on_session(&rec->hist, t->id, ev->session_id,
+                                   ev->type == RDPS_EVENT_PUBLISHER_SEEN, r.recorder_ts_ns);
         break;
     }
     default:

@@ -268,6 +268,9 @@ struct rdps_disc_event;
 void rdps__pub_rel_on_receiver(rdps_ctx_t *ctx, struct rdps_topic *t,
                                const struct rdps_disc_event *ev);
 uint32_t rdps__pub_rel_receivers_behind(const rdps_pub_t *pub);
+/* When a reliable publisher of topic_id last heard the receiver (STATUS, NAK; 0: never). */
+uint64_t rdps__pub_rel_receiver_heard(const rdps_ctx_t *ctx, uint64_t topic_id,
+                                      const struct rdps_source *source, uint32_t receiver_id);
 /* The topic's publishers' path changed: without the group, repairs go to their askers only. */
 void rdps__pub_rel_topic_path(rdps_ctx_t *ctx, const struct rdps_topic *t);
 size_t rdps__pub_rel_max_message_size(const rdps_pub_t *pub);
@@ -590,6 +593,9 @@ int rdps__receive_init(rdps_ctx_t *ctx);
 void rdps__receive_fini(rdps_ctx_t *ctx);
 void rdps__receive_datagram(rdps_ctx_t *ctx, const struct rdps_rx_datagram *rx);
 uint64_t rdps__receive_expire(rdps_ctx_t *ctx);
+/* When the publisher session (source, session_id) last had a frame here (0: never, forgotten). */
+uint64_t rdps__receive_heard(const rdps_ctx_t *ctx, const struct rdps_source *source,
+                             uint32_t session_id);
 /* Reliable sessions: due NAKs and STATUS, loss deadlines; returns the next deadline. */
 /* NAKs, STATUS, loss deadlines; backlog: the poll stopped at its budget with datagrams queued. */
 uint64_t rdps__receive_reliable_poll(rdps_ctx_t *ctx, bool backlog);

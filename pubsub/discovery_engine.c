@@ -738,6 +738,28 @@ uint64_t rdps__disc_next_deadline(const struct rdps_discovery *d)
     return next;
 }
 
+/* Whether peer i, due to expire, was heard otherwise within its liveness time: if so its deadline
+ * moves to that time plus its liveness (always after now_ns, so the expiry loop moves on). */
+static bool heard_lately(struct rdps_discovery *d, uint32_t i, uint64_t now_ns)
+{
+    struct rdps_disc_peer *p = &d->peers[i];
+    if (d->cfg.heard == NULL || p->topic == NULL)
+        return false;
+    struct rdps_disc_event pe = peer_event(d, p, RDPS_DISC_PEER_SEEN, p->topic->name);
+    uint64_t heard = d->cfg.heard(d->cfg.user, &pe);
+    if (heard == 0)
+        return false;
+    if (heard > now_ns)
+        heard = now_ns;
+    uint64_t until = heard + (uint64_t)p->interval_ms * 1000000ull * RDPS_DISC_LIVENESS_INTERVALS;
+    if (until <= now_ns)
+        return false;
+    p->deadline_ns = until;
+    heap_down(d, p->heap_pos);
+    d->counters.peers_kept_alive++;
+    return true;
+}
+
 uint64_t rdps__disc_tick(struct rdps_discovery *d, uint64_t now_ns)
 {
     if (d->local_count && now_ns >= d->next_announce_ns) {
@@ -759,6 +781,8 @@ uint64_t rdps__disc_tick(struct rdps_discovery *d, uint64_t now_ns)
     while (d->heap_len && d->peers[d->heap[0]].deadline_ns <= now_ns) {
         struct rdps_disc_event ev;
         char name[RDPS_TOPIC_NAME_MAX + 1];
+        if (heard_lately(d, d->heap[0], now_ns))
+            continue;
         d->counters.peers_expired++;
         if (peer_remove(d, (int32_t)d->heap[0], &ev, name)) {
             ev.expired = true;

@@ -40,7 +40,13 @@
  * no local endpoint left to tell).
  *
  * Liveness: a peer lives LIVENESS_INTERVALS x its announced interval, the
- * interval clamped to [min_interval_ms, max_interval_ms] (clamps counted).
+ * interval clamped to [min_interval_ms, max_interval_ms] (clamps counted),
+ * from its last announcement, or from the last time the caller heard it
+ * otherwise (cfg.heard: a publisher's datagrams, a reliable subscriber's
+ * STATUS): announcements are few and can all be lost on a receive queue
+ * that overflowed, or while a host could not run, when the stream they
+ * describe is flowing; a peer of a local topic is not declared gone while
+ * its traffic is heard (counted peers_kept_alive).
  * Deadlines sit in a binary min-heap, so an announcement costs O(log n) and
  * tick expires only what is due; nothing walks the table per announcement.
  *
@@ -138,6 +144,9 @@ struct rdps_disc_event {
 /* Sends one announcement; returns 0, or a negative code when it cannot go out now (retried). */
 typedef int (*rdps_disc_send_fn)(void *user, const struct rdps_announce *a);
 typedef void (*rdps_disc_event_fn)(void *user, const struct rdps_disc_event *ev);
+/* The latest time (monotonic ns; 0: never) the caller heard `peer` (type SEEN: what the peer is)
+ * otherwise than by its announcements. It must not add or remove local endpoints. */
+typedef uint64_t (*rdps_disc_heard_fn)(void *user, const struct rdps_disc_event *peer);
 
 struct rdps_disc_config {
     uint32_t max_peers;       /* remote endpoints tracked (>= 1) */
@@ -148,15 +157,17 @@ struct rdps_disc_config {
     uint64_t hash_seed;            /* random per process */
     rdps_disc_send_fn send;        /* required */
     rdps_disc_event_fn on_event;   /* optional */
+    rdps_disc_heard_fn heard;      /* optional: asked before a peer of a local topic expires */
     void *user;
 };
 
 struct rdps_disc_counters {
-    uint64_t announces_in;  /* announcements given to rdps__disc_on_announce */
-    uint64_t peers_added;   /* new peers admitted */
-    uint64_t peers_updated; /* announcements refreshing a known peer */
-    uint64_t peers_left;    /* removed by their own `leaving` */
-    uint64_t peers_expired; /* removed after their liveness time */
+    uint64_t announces_in;     /* announcements given to rdps__disc_on_announce */
+    uint64_t peers_added;      /* new peers admitted */
+    uint64_t peers_updated;    /* announcements refreshing a known peer */
+    uint64_t peers_left;       /* removed by their own `leaving` */
+    uint64_t peers_expired;    /* removed after their liveness time */
+    uint64_t peers_kept_alive; /* due to expire, kept: heard otherwise within liveness (heard) */
     uint64_t
         peers_forgotten; /* dropped when their topic stopped being local (no room as remote-only) */
     uint64_t refused_table_full;  /* new peer, table at max_peers */

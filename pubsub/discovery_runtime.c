@@ -170,6 +170,18 @@ static void on_disc_event(void *user, const struct rdps_disc_event *dev)
     rdps__ctx_callbacks_leave(ctx); /* inside poll (depth > 1): frees nothing */
 }
 
+/* A peer is heard by its traffic too (discovery_engine.h, Liveness): a publisher session by its
+ * datagrams and heartbeats, a reliable subscriber by its STATUS and NAKs to our publishers. */
+static uint64_t peer_heard(void *user, const struct rdps_disc_event *peer)
+{
+    const rdps_ctx_t *ctx = user;
+    if (peer->role == RDPS_ROLE_PUBLISHER)
+        return rdps__receive_heard(ctx, &peer->source, peer->session_id);
+    if (peer->reliable && peer->receiver_id != 0 && ctx->reliable_pubs > 0)
+        return rdps__pub_rel_receiver_heard(ctx, peer->topic_id, &peer->source, peer->receiver_id);
+    return 0;
+}
+
 int rdps__discovery_init(rdps_ctx_t *ctx)
 {
     struct rdps_disc_config dc;
@@ -182,6 +194,7 @@ int rdps__discovery_init(rdps_ctx_t *ctx)
     dc.hash_seed = rdps__random_u64();
     dc.send = send_announce;
     dc.on_event = on_disc_event;
+    dc.heard = peer_heard;
     dc.user = ctx;
     struct rdps_discovery *d = calloc(1, sizeof(*d));
     if (d == NULL)

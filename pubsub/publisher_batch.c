@@ -266,6 +266,11 @@ int rdps__pub_batch_commit(rdps_pub_t *pub, size_t len)
 {
     struct rdps_batch *b = &pub->open;
     rdps__batch_shrink_last(b, (uint32_t)pub->claim_capacity, (uint32_t)len);
+    /* Nothing to deliver in this ctx, and the datagram stays open (batch_added's decision, its
+     * common case first: a message may still join it, and it is held or RDPS_SEND_MORE). */
+    if (b->join_limit != 0 && pub->topic->live_subs == 0 &&
+        ((pub->claim_flags & RDPS_SEND_MORE) || pub->open_deadline_ns != 0 || awaiting(pub)))
+        return 0;
     return batch_added(pub, rdps__batch_last(b, (uint32_t)len), len, pub->claim_flags);
 }
 

@@ -124,6 +124,20 @@ void rdps__pub_rel_on_receiver(rdps_ctx_t *ctx, struct rdps_topic *t,
     }
 }
 
+uint64_t rdps__pub_rel_receiver_heard(const rdps_ctx_t *ctx, uint64_t topic_id,
+                                      const struct rdps_source *source, uint32_t receiver_id)
+{
+    uint64_t heard = 0;
+    for (const rdps_pub_t *p = ctx->pubs; p != NULL; p = p->next) {
+        struct rdps_rel_pub_receiver_info info;
+        if (p->rel != NULL && !p->closed && p->topic->id == topic_id &&
+            rdps__rel_pub_receiver_info(&p->rel->engine, source, receiver_id, &info) == 0 &&
+            info.last_heard_ns > heard)
+            heard = info.last_heard_ns;
+    }
+    return heard;
+}
+
 int rdps__pub_rel_check_opts(const rdps_pub_opts *opts)
 {
     struct rdps_rel_pub_config cfg;

@@ -402,6 +402,12 @@ uint64_t rdps__receive_expire(rdps_ctx_t *ctx)
     return rdps__reasm_expire(ctx->reasm, ctx->now_ns);
 }
 
+uint64_t rdps__receive_heard(const rdps_ctx_t *ctx, const struct rdps_source *source,
+                             uint32_t session_id)
+{
+    return ctx->reasm != NULL ? rdps__reasm_stream_active_ns(ctx->reasm, source, session_id) : 0;
+}
+
 /* Sequences given up, every reason together (the public counters do not split them). */
 static uint64_t lost_total(const struct rdps_rel_recv_counters *c)
 {

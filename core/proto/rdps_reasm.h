@@ -227,5 +227,8 @@ uint32_t rdps__reasm_source_count(const struct rdps_reasm *r);
 uint32_t rdps__reasm_host_count(const struct rdps_reasm *r);
 uint32_t rdps__reasm_partial_count(const struct rdps_reasm *r);
 size_t rdps__reasm_arena_used(const struct rdps_reasm *r);
+/* When the stream (source, session) last had a frame (now_ns as given; 0: no such stream). */
+uint64_t rdps__reasm_stream_active_ns(const struct rdps_reasm *r, const struct rdps_source *source,
+                                      uint32_t session_id);
 
 #endif /* RDPS_PROTO_REASM_H */

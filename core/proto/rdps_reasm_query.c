@@ -30,6 +30,13 @@ size_t rdps__reasm_arena_used(const struct rdps_reasm *r)
     return rdps__rx_asm_arena_used(&r->assembly);
 }
 
+uint64_t rdps__reasm_stream_active_ns(const struct rdps_reasm *r, const struct rdps_source *source,
+                                      uint32_t session_id)
+{
+    int32_t si = rdps__rx_streams_lookup(&r->streams, source, session_id);
+    return si != RDPS_RX_NONE ? r->streams.streams[si].last_active_ns : 0;
+}
+
 /* ---- reliable streams: inputs and stats (model: rdps_rel_recv.h) ----------------------------- */
 
 void rdps__reasm_rel_set_backlog(struct rdps_reasm *r, bool backlog)

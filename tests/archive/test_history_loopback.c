@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* test_history_loopback.c - replay-merge end to end through librdps on the loopback device: a
  * publisher that keeps sending, a recorder, and a late history subscriber that gets every message
- * from the start exactly once and in order across the seam; from a time; no recorder at all. */
+ * from the start exactly once and in order across the seam; from a time; from the start of the
+ * open sessions after one ended; no recorder at all; a recorder that never answers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -243,6 +244,7 @@ static void test_no_recorder(void **state)
         rc = rdps_history_sub_poll(w.hs);
     }
     assert_int_equal(rc, RDPS_ETIMEDOUT);
+    assert_non_null(strstr(rdps_last_error_message(), "no recorder found"));
     rdps_history_sub_t *hs = w.hs;
     w.hs = NULL;
     for (int i = 0; i < 100; i++)
@@ -255,6 +257,82 @@ static void test_no_recorder(void **state)
     world_fini(&w);
 }
 
+/* From the start of the open sessions: a session that ended before is not replayed; the one
+ * still publishing is, from its first message (the recorder seeks by its own session table). */
+static void test_from_session_start_after_an_ended_session(void **state)
+{
+    (void)state;
+    char dir[256];
+    scratch_dir(dir, sizeof(dir), "hist-sessions");
+    struct world w;
+    struct got g = {0};
+    world_init(&w, dir, true);
+    while (w.sent < 500) {
+        send_next(&w);
+        poll_world(&w);
+    }
+    for (int i = 0; i < 20000; i++) /* the recorder has all of the first session */
+        poll_world(&w);
+    rdps_pub_destroy(w.pub); /* it leaves: a SESSION_END */
+    for (int i = 0; i < 2000; i++)
+        poll_world(&w);
+    rdps_pub_opts po = {.reliable = 1};
+    assert_int_equal(rdps_pub_create(w.ctx[0], "live.t", &po, &w.pub), 0);
+    w.sent = 0; /* the new session counts from 0 again */
+    rdps_history_opts ho = {.from_session_start = 1, .on_event = on_event, .event_user = &g};
+    run(&w, &g, 2000, 5000, &ho);
+    assert_int_equal(g.bad, 0);
+    assert_int_equal(g.losses, 0);
+    assert_int_equal(g.first, 0);
+    assert_int_equal(g.next, 5000);
+    rdps_recorder_stats st;
+    rdps_recorder_get_stats(w.rec, &st);
+    assert_int_equal(st.sessions_ended, 1);
+    world_fini(&w);
+    scratch_remove(dir);
+}
+
+static void count_request(void *user, const void *data, size_t len, const rdps_msg_info *info)
+{
+    (void)data, (void)len, (void)info;
+    (*(unsigned *)user)++;
+}
+
+/*
+ * A recorder that is found (it subscribes to the request topic) but never answers: the
+ * subscriber asks again every second, then goes live and says that a recorder was found and did
+ * not answer (not that none was found).
+ */
+static void test_recorder_that_never_answers(void **state)
+{
+    (void)state;
+    struct world w;
+    struct got g = {0};
+    world_init(&w, NULL, false);
+    char name[64];
+    snprintf(name, sizeof(name), "_rdps.hist.%016llx", (unsigned long long)rdps_topic_id("live.t"));
+    unsigned requests = 0;
+    rdps_sub_t *mute;
+    rdps_sub_opts so = {.reliable = 1};
+    assert_int_equal(rdps_sub_create(w.ctx[1], name, count_request, &requests, &so, &mute), 0);
+    rdps_history_opts ho = {.timeout_ms = 2500};
+    assert_int_equal(rdps_history_sub_create(w.ctx[2], "live.t", on_msg, &g, &ho, &w.hs), 0);
+    int rc = 0;
+    for (int i = 0; i < 50000000 && rc == 0; i++) {
+        for (int k = 0; k < 3; k++)
+            assert_true(rdps_ctx_poll(w.ctx[k], 0) >= 0);
+        rc = rdps_history_sub_poll(w.hs);
+    }
+    assert_int_equal(rc, RDPS_ETIMEDOUT);
+    assert_non_null(strstr(rdps_last_error_message(), "did not answer"));
+    for (int i = 0; i < 5000000 && requests < 2; i++)
+        for (int k = 0; k < 3; k++)
+            assert_true(rdps_ctx_poll(w.ctx[k], 0) >= 0);
+    assert_true(requests >= 2);
+    rdps_sub_destroy(mute);
+    world_fini(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,7 +340,9 @@ int main(void)
         cmocka_unit_test(test_late_subscriber_small_buffer),
         cmocka_unit_test(test_late_subscriber_under_loss),
         cmocka_unit_test(test_late_subscriber_from_a_time),
+        cmocka_unit_test(test_from_session_start_after_an_ended_session),
         cmocka_unit_test(test_no_recorder),
+        cmocka_unit_test(test_recorder_that_never_answers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

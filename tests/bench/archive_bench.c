@@ -7,6 +7,8 @@
  *                            subscriber (MODE sub) or to a recorder (MODE record, into
  *                            $ARCHIVE_BENCH_DIR): run under callgrind, the difference is the
  *                            recorder's instructions per message
+ *   pubsub N MODE SIZE       the same with N rdpub --pattern -s SIZE messages (what the rxe
+ *                            replay-merge bench records)
  *   seek DIR GB SEEKS        writes a GB-gigabyte recording into DIR (unless there), then times
  *                            SEEKS seeks to random times, each from a freshly opened reader */
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include "itch.h"
 #include "md_gen.h"
 #include "md_packet.h"
+#include "pattern.h"
 #include "rdps_clock.h"
 
 #define CHANNELS 8
@@ -161,8 +164,9 @@ static void on_msg(void *user, const void *data, size_t len, const rdps_msg_info
     got++;
 }
 
-/* N packets over the loopback device to a reliable subscriber or to a recorder. */
-static int bench_pubsub(uint64_t n, const char *mode)
+/* N packets (size 0) or N SIZE-byte messages over the loopback device to a reliable subscriber
+ * or to a recorder. */
+static int bench_pubsub(uint64_t n, const char *mode, uint32_t size)
 {
     static struct feed f;
     feed_init(&f);
@@ -179,9 +183,14 @@ static int bench_pubsub(uint64_t n, const char *mode)
     bool record = strcmp(mode, "record") == 0;
     if (record) {
         const char *dir = getenv("ARCHIVE_BENCH_DIR");
+        const char *level = getenv("ARCHIVE_BENCH_LEVEL"); /* none, or a zstd level */
         rdps_recorder_opts ro = {.dir = dir != NULL ? dir : "/tmp/rdps-archive-bench",
                                  .topics = &topic,
                                  .topic_count = 1};
+        if (level != NULL && strcmp(level, "none") == 0)
+            ro.compression = RDPS_ARCHIVE_NONE;
+        else if (level != NULL)
+            ro.zstd_level = atoi(level);
         if (rdps_recorder_create(sc, &ro, &rec) != 0) {
             fprintf(stderr, "archive_bench: %s\n", rdps_last_error_message());
             return 1;
@@ -195,10 +204,14 @@ static int bench_pubsub(uint64_t n, const char *mode)
     rdps_pub_t *pub;
     if (rdps_pub_create(pc, topic, &po, &pub) != 0)
         return 1;
+    static uint8_t small[4096];
     for (uint64_t i = 0; i < n; i++) {
-        const uint8_t *pkt;
-        size_t len;
-        feed_next(&f, &pkt, &len);
+        const uint8_t *pkt = small;
+        size_t len = size;
+        if (size == 0)
+            feed_next(&f, &pkt, &len);
+        else
+            pattern_fill(1, i, small, size);
         while (rdps_pub_send(pub, pkt, len) == RDPS_EAGAIN) {
             rdps_ctx_poll(pc, 0);
             rdps_ctx_poll(sc, 0);
@@ -216,9 +229,10 @@ static int bench_pubsub(uint64_t n, const char *mode)
         got = st.messages;
         rdps_recorder_destroy(rec);
     }
-    printf("pubsub %s: %" PRIu64 " packets published, %" PRIu64 " received (%" PRIu64
-           " ITCH messages)\n",
-           mode, n, got, f.itch_messages);
+    printf("pubsub %s: %" PRIu64 " %s published, %" PRIu64 " received (%" PRIu64
+           " ITCH messages); recorded chunks so far: %" PRIu64 " raw bytes stored in %" PRIu64 "\n",
+           mode, n, size ? "messages" : "packets", got, f.itch_messages, st.raw_bytes,
+           st.stored_bytes);
     rdps_ctx_destroy(pc);
     rdps_ctx_destroy(sc);
     return got == n ? 0 : 1;
@@ -338,11 +352,15 @@ int main(int argc, char **argv)
         return bench_itch(strtoull(argv[2], NULL, 10), argv[3],
                           strcmp(argv[4], "none") == 0 ? RDPS_ARC_CODEC_NONE : RDPS_ARC_CODEC_ZSTD,
                           atoi(argv[5]));
-    if (argc >= 4 && strcmp(argv[1], "pubsub") == 0)
-        return bench_pubsub(strtoull(argv[2], NULL, 10), argv[3]);
+    if (argc >= 4 && strcmp(argv[1], "pubsub") == 0) {
+        uint32_t size = argc >= 5 ? (uint32_t)atoi(argv[4]) : 0;
+        if (size > 4096)
+            return 2;
+        return bench_pubsub(strtoull(argv[2], NULL, 10), argv[3], size);
+    }
     if (argc >= 5 && strcmp(argv[1], "seek") == 0)
         return bench_seek(argv[2], strtoull(argv[3], NULL, 10), atoi(argv[4]));
-    fprintf(stderr, "usage: archive_bench itch N DIR zstd|none LEVEL | pubsub N sub|record |"
+    fprintf(stderr, "usage: archive_bench itch N DIR zstd|none LEVEL | pubsub N sub|record [SIZE] |"
                     " seek DIR GB SEEKS\n");
     return 2;
 }

@@ -771,6 +771,80 @@ static void test_mixed_sizes_in_chains(void **state)
     close_fixture(&f);
 }
 
+/* Delivers what a flush sends to f's subscriber. */
+static void flush_and_receive(struct fixture *f)
+{
+    assert_int_equal(rdps_ctx_flush(f->p.a), 0);
+    for (int i = 0; i < 4; i++)
+        assert_true(rdps_ctx_poll(f->p.b, 0) >= 0);
+}
+
+/* A claim longer than a datagram, outstanding while a datagram is open: sends and short claims
+ * get RDPS_EBUSY (their join paths too) until its abort or commit, and what was sent arrives in
+ * order. */
+static void test_large_claim_holds_the_join_path(void **state)
+{
+    (void)state;
+    struct fixture f;
+    open_with(&f, NULL);
+    rdps_claim big, c;
+    uint8_t buf[64];
+    msg_fill(buf, 9, sizeof(buf));
+    send_msg(&f, 0, 50, RDPS_SEND_MORE);
+    send_msg(&f, 1, 50, RDPS_SEND_MORE); /* joins */
+    assert_int_equal(rdps_pub_claim_ex(f.pub, 3000, RDPS_SEND_MORE, &big), 0);
+    assert_int_equal(rdps_pub_send_ex(f.pub, buf, 40, RDPS_SEND_MORE), RDPS_EBUSY);
+    assert_int_equal(rdps_pub_claim_ex(f.pub, 40, RDPS_SEND_MORE, &c), RDPS_EBUSY);
+    rdps_pub_abort(f.pub, &big);
+    send_msg(&f, 2, 50, RDPS_SEND_MORE); /* joins again */
+    assert_int_equal(rdps_pub_claim_ex(f.pub, 3000, 0, &big), 0);
+    msg_fill(big.data, 3, 3000);
+    assert_int_equal(rdps_pub_send_ex(f.pub, buf, 40, RDPS_SEND_MORE), RDPS_EBUSY);
+    assert_int_equal(rdps_pub_commit(f.pub, &big, 3000), 0);
+    send_msg(&f, 4, 50, 0);
+    flush_and_receive(&f);
+    assert_int_equal(f.got.count, 5);
+    assert_int_equal(f.got.bad, 0);
+    static const uint32_t lens[5] = {50, 50, 50, 3000, 50};
+    for (unsigned i = 0; i < 5; i++) {
+        assert_int_equal(f.got.len[i], lens[i]);
+        assert_int_equal(f.got.ordinal[i], f.got.ordinal[0] + i);
+    }
+    close_fixture(&f);
+}
+
+/* A claim in the open datagram stays its last record while subscribers of the publisher's own
+ * ctx come and go: the join path stays shut until its commit. */
+static void test_claim_keeps_the_join_path_shut_as_local_subscribers_change(void **state)
+{
+    (void)state;
+    struct fixture f;
+    open_with(&f, NULL);
+    rdps_claim c;
+    uint8_t buf[64];
+    msg_fill(buf, 9, sizeof(buf));
+    send_msg(&f, 0, 50, RDPS_SEND_MORE);
+    assert_int_equal(rdps_pub_claim_ex(f.pub, 40, RDPS_SEND_MORE, &c), 0);
+    struct got local_got = {0};
+    rdps_sub_t *local;
+    assert_int_equal(rdps_sub_create(f.p.a, TOPIC, on_msg, &local_got, NULL, &local), 0);
+    rdps_sub_destroy(local); /* none left: joins would be allowed again, but for the claim */
+    assert_int_equal(rdps_pub_send_ex(f.pub, buf, 40, RDPS_SEND_MORE), RDPS_EBUSY);
+    msg_fill(c.data, 1, 20);
+    assert_int_equal(rdps_pub_commit(f.pub, &c, 20), 0);
+    send_msg(&f, 2, 30, RDPS_SEND_MORE); /* joins after the committed record */
+    send_msg(&f, 3, 30, 0);
+    flush_and_receive(&f);
+    assert_int_equal(f.got.count, 4);
+    assert_int_equal(f.got.bad, 0);
+    static const uint32_t lens[4] = {50, 20, 30, 30};
+    for (unsigned i = 0; i < 4; i++) {
+        assert_int_equal(f.got.len[i], lens[i]);
+        assert_int_equal(f.got.ordinal[i], f.got.ordinal[0] + i);
+    }
+    close_fixture(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -792,6 +866,8 @@ int main(void)
         cmocka_unit_test(test_back_pressure_batches),
         cmocka_unit_test(test_destroy_sends_what_was_held),
         cmocka_unit_test(test_exact_gap_counts_with_tails),
+        cmocka_unit_test(test_large_claim_holds_the_join_path),
+        cmocka_unit_test(test_claim_keeps_the_join_path_shut_as_local_subscribers_change),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

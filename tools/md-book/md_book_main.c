@@ -362,10 +362,8 @@ static void poll_history(struct book *b)
             ch->history_state = HISTORY_LIVE;
         } else if (rc == RDPS_ETIMEDOUT) {
             ch->history_state = HISTORY_TIMED_OUT;
-            fprintf(stderr,
-                    "%s: channel %u: no recorder answered within %" PRIu64
-                    " s: live from now, caught up from a snapshot\n",
-                    prog, i, b->opt->history_timeout_s);
+            fprintf(stderr, "%s: channel %u: %s; caught up from a snapshot\n", prog, i,
+                    rdps_last_error_message());
         } else if (rc < 0) {
             ch->history_state = HISTORY_REFUSED;
             fprintf(stderr,

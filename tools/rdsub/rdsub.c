@@ -306,8 +306,7 @@ static void poll_history(struct state *st, rdps_history_sub_t *hs)
         st->history_live_messages = st->messages;
     } else if (rc == RDPS_ETIMEDOUT) {
         st->history = HISTORY_TIMED_OUT;
-        tool_error(prog, "no recorder served %s's history within %" PRIu64 " s: live from now",
-                   st->opt->topic, st->opt->history_timeout_s);
+        tool_error(prog, "%s", rdps_last_error_message()); /* found or not, answered or not */
     } else if (rc < 0) {
         st->history = HISTORY_REFUSED;
         tool_error(prog, "the recorder refused %s's history (%s): live from now", st->opt->topic,

@@ -870,7 +870,9 @@ typedef enum rdps_evict_reason {
 /* rdps_event.reason of RDPS_EVENT_PUBLISHER_GONE and RDPS_EVENT_SUBSCRIBER_GONE. */
 typedef enum rdps_gone_reason {
     RDPS_GONE_LEFT = 1,      /* it sent its leaving announcement (destroyed cleanly) */
-    RDPS_GONE_TIMED_OUT = 2, /* no announcement for 3 of its announce intervals (crashed,
+    RDPS_GONE_TIMED_OUT = 2, /* nothing heard for 3 of its announce intervals: no
+                                announcement, and (1.3) no datagram of a publisher's session,
+                                no STATUS or NAK of a reliable subscriber (crashed, stopped,
                                 partitioned, or its leaving announcement was lost) */
 } rdps_gone_reason;
 
