@@ -1007,10 +1007,11 @@ int rdps_pub_commit(rdps_pub_t *handle, rdps_claim *claim, size_t len)
 {
     rdps__api_enter();
     /* The fast path: the owner's exclusive publisher commits its claim in the open datagram
-     * within the claim's capacity (pub_commit's checks, in the order that finds this case). */
+     * within the claim's capacity (pub_commit's checks, in the order that finds this case; a
+     * reliable publisher's claim is never in the open datagram: it leaves at the first test). */
     rdps_pub_t *pub = exclusive_pub(handle);
-    if (__builtin_expect(pub == NULL || claim == NULL || !claim_outstanding(pub, claim) ||
-                             !pub->claim_in_open || len > pub->claim_capacity ||
+    if (__builtin_expect(pub == NULL || !pub->claim_in_open || claim == NULL ||
+                             !claim_outstanding(pub, claim) || len > pub->claim_capacity ||
                              pub->ctx->destroy_requested,
                          0))
         return commit_full(handle, pub, claim, len);
