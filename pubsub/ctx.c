@@ -250,6 +250,8 @@ static int ctx_create_over(const rdps_config *cfg, struct rdps_transport *transp
     ctx->cfg.domain_key = NULL;
     ctx->cfg.domain_key_file = NULL;
     ctx->transport = transport;
+    ctx->tx = &rdps__transport_innermost(transport)->tx;
+    ctx->batch_look_ns = RDPS_BATCH_LOOK_NS;
     ctx->member_ops = ops;
     ctx->member_impl = member_impl;
     ctx->max_datagram = transport->ops->max_payload(transport);
@@ -684,21 +686,21 @@ static int handle_transport_events(rdps_ctx_t *ctx)
 }
 
 /*
- * Posts what the ctx's publishers hold: their open datagrams (every one, or those not lingering
- * past until_ns, monotonic; the rest keep the ctx's timer at their deadline), reliable frames
- * RDPS_SEND_MORE deferred, and the transport's queued chain, as one post.
+ * Posts what the ctx's publishers hold: their open datagrams and reliable open frames as `mode`
+ * says (now_ns: monotonic; lingering ones left keep the ctx's timer at their deadline), reliable
+ * frames RDPS_SEND_MORE deferred, and the transport's queued chain, as one post.
  */
-static int flush_sends(rdps_ctx_t *ctx, bool all, uint64_t until_ns)
+static int flush_sends(rdps_ctx_t *ctx, enum rdps_flush_mode mode, uint64_t now_ns)
 {
     int rc = 0;
     if (ctx->open_batches > 0) {
         uint64_t lingering;
-        rc = rdps__ctx_batches_flush(ctx, all, until_ns, &lingering);
+        rc = rdps__ctx_batches_flush(ctx, mode, now_ns, &lingering);
         rdps__ctx_timer_at(ctx, lingering);
     }
-    if (ctx->rel_sends_deferred || (all && ctx->reliable_pubs > 0)) {
+    if (ctx->rel_sends_deferred || (mode != RDPS_FLUSH_POLL && ctx->reliable_pubs > 0)) {
         ctx->rel_sends_deferred = false;
-        rdps__pub_rel_flush(ctx, all);
+        rdps__pub_rel_flush(ctx, mode);
     }
     if (!ctx->sends_queued)
         return rc;
@@ -717,7 +719,7 @@ static int ctx_flush(rdps_ctx_t *ctx)
         if (rdps__ctx_callbacks_leave(ctx))
             return rdps__set_err_static(RDPS_ECLOSED, RDPS__TEXT_CTX_DESTROYED);
     }
-    return flush_sends(ctx, true, 0);
+    return flush_sends(ctx, RDPS_FLUSH_ALL, rdps__ctx_now(ctx));
 }
 
 /*
@@ -770,7 +772,7 @@ static int poll_locked(rdps_ctx_t *ctx, int budget)
     int handled = 0, rc;
 
     ctx->now_ns = rdps__ctx_now(ctx);
-    if ((rc = flush_sends(ctx, false, ctx->now_ns)) < 0)
+    if ((rc = flush_sends(ctx, RDPS_FLUSH_POLL, ctx->now_ns)) < 0)
         return rc;
     if (budget <= 0)
         budget = 4 * RDPS_RX_BATCH;
@@ -826,7 +828,7 @@ static int poll_locked(rdps_ctx_t *ctx, int budget)
         rdps__ctx_queues_drain(ctx);
     /* What the callbacks published in this poll goes now (and lingering datagrams keep their
      * deadline in the timer run_timers just set). */
-    if (!ctx->destroy_requested && (rc = flush_sends(ctx, false, ctx->now_ns)) < 0)
+    if (!ctx->destroy_requested && (rc = flush_sends(ctx, RDPS_FLUSH_POLL, ctx->now_ns)) < 0)
         return rc;
     return handled;
 }
@@ -901,7 +903,7 @@ static int ctx_arm(rdps_ctx_t *ctx)
     /* Nothing queued or held waits for a wakeup, but a datagram lingering 1 ms more or longer:
      * rdps_ctx_next_timeout_ms() wakes the loop for it. */
     uint64_t now = rdps__ctx_now(ctx);
-    int rc = flush_sends(ctx, false, now + 1000000ull);
+    int rc = flush_sends(ctx, RDPS_FLUSH_SLEEP, now);
     if (rc < 0)
         return rc;
     if (now >= ctx->next_timer_ns)

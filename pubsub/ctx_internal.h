@@ -90,8 +90,8 @@ struct rdps_pub {
     bool claim_large;     /* the claim is in the ctx's claim buffer, at claim_pos */
     uint64_t claim_pos;
     /* Batching (publisher_batch.c): the open datagram of an unreliable publisher (open.count 0:
-     * none), in a registered send buffer; why it is held (the device was busy when it opened,
-     * RDPS_SEND_MORE on its latest message, the linger); the next message's ordinal. */
+     * none), in a registered send buffer; why it is held (a send's completion was awaited when it
+     * opened, RDPS_SEND_MORE on its latest message, the linger); the next message's ordinal. */
     bool batching; /* rdps_pub_opts.batching is RDPS_BATCH_AUTO */
     /* The join path (rdps__pub_batch_join): the open datagram it appends to (&open, or a reliable
      * publisher's open ring frame; nothing open: &open, closed), and whether subscribers in this
@@ -105,9 +105,14 @@ struct rdps_pub {
     uint32_t open_seq;
     uint64_t open_ts;          /* its timestamp: its first message's (wall clock) */
     uint64_t open_deadline_ns; /* lingering: goes at the first poll from then on (monotonic) */
-    bool open_busy, open_more;
-    bool open_hold; /* held by more than RDPS_SEND_MORE: open_busy, or lingering */
-    /* Tail heartbeats (publisher_tail.c): data sent since the last look; beats sent since. */
+    /* Held for the device: goes once ctx->tx->seen reaches open_await (0: not held so), or at the
+     * first poll from open_await_until_ns on (set by the first poll that finds it held). */
+    uint64_t open_await, open_await_until_ns;
+    uint64_t last_post_ts; /* wall clock of this publisher's last post from a send */
+    bool open_more;
+    bool open_hold; /* held by more than RDPS_SEND_MORE: awaiting the device, or lingering */
+    /* Tail heartbeats (publisher_tail.c): data sent since the last look; beats sent since; the
+     * next one's deadline (UINT64_MAX: nothing sent yet). */
     bool tail_sent;
     uint8_t tail_beats;
     uint64_t tail_due_ns;
@@ -186,8 +191,13 @@ struct rdps_ctx {
     bool on_loopback_device;      /* opened through rdps__loopback_device_open */
     bool rel_sends_deferred;      /* RDPS_SEND_MORE left reliable ring frames unposted */
     unsigned open_batches;        /* unreliable publishers with an open datagram */
-    bool tail_data;               /* an unreliable publisher sent data since the tail tick */
-    uint64_t tail_deadline_ns;    /* the tail tick's next deadline (UINT64_MAX: none) */
+    /* The innermost transport's send progress (batching waits on it), and after how long since
+     * a publisher's last post its next message looks for completions itself (publisher_batch.c;
+     * a test sets it). */
+    const struct rdps_tx_progress *tx;
+    uint64_t batch_look_ns;
+    bool tail_data;            /* an unreliable publisher sent data since the tail tick */
+    uint64_t tail_deadline_ns; /* the tail tick's next deadline (UINT64_MAX: none) */
 
     struct rdps_rx_datagram rx[RDPS_RX_BATCH];
     struct rdps_source rx_source; /* sender of the datagram being handled */
@@ -264,9 +274,19 @@ uint64_t rdps__pub_rel_receiver_heard(const rdps_ctx_t *ctx, uint64_t topic_id,
 /* The topic's publishers' path changed: without the group, repairs go to their askers only. */
 void rdps__pub_rel_topic_path(rdps_ctx_t *ctx, const struct rdps_topic *t);
 size_t rdps__pub_rel_max_message_size(const rdps_pub_t *pub);
-/* Posts the ring frames RDPS_SEND_MORE left unposted, as one chain per publisher; all: lingering
- * open frames too (rdps_ctx_flush). */
-void rdps__pub_rel_flush(rdps_ctx_t *ctx, bool all);
+/* What a flush of held sends posts (ctx.c flush_sends; rdps.h above rdps_pub_send_ex). */
+enum rdps_flush_mode {
+    /* A poll: what RDPS_SEND_MORE held; lingering datagrams whose time came; those held for the
+     * device whose awaited completion was seen (or whose wait reached RDPS_BATCH_AWAIT_MAX_NS). */
+    RDPS_FLUSH_POLL,
+    /* rdps_ctx_arm (the application goes to sleep): also every one held for the device, and
+     * lingering ones due within a millisecond. */
+    RDPS_FLUSH_SLEEP,
+    RDPS_FLUSH_ALL, /* rdps_ctx_flush: everything */
+};
+/* Posts the ring frames RDPS_SEND_MORE left unposted, as one chain per publisher; from
+ * RDPS_FLUSH_SLEEP on, open frames held for the device too; RDPS_FLUSH_ALL: lingering ones too. */
+void rdps__pub_rel_flush(rdps_ctx_t *ctx, enum rdps_flush_mode mode);
 /* Adds the reliable publishers' figures to a publisher's (or, pub NULL, the ctx's) counters. */
 void rdps__pub_rel_counters(const rdps_pub_t *pub, rdps_counters *out);
 
@@ -285,10 +305,16 @@ int rdps__pub_batch_claim(rdps_pub_t *pub, size_t len, void **data);
 /* Its commit (len checked against the claim) and abort. */
 int rdps__pub_batch_commit(rdps_pub_t *pub, size_t len);
 void rdps__pub_batch_abort(rdps_pub_t *pub);
-/* Sends every open datagram (`all`), or those not lingering past `until_ns` (monotonic): the
- * polls' and rdps_ctx_arm's flush, queued for one transport flush by the caller. *next_ns: the
- * earliest deadline of those left lingering (UINT64_MAX: none). Returns 0 or the first error. */
-int rdps__ctx_batches_flush(rdps_ctx_t *ctx, bool all, uint64_t until_ns, uint64_t *next_ns);
+/* Sends the open datagrams `mode` says go (now_ns: monotonic), queued for one transport flush by
+ * the caller. *next_ns: the earliest deadline of those left lingering (UINT64_MAX: none).
+ * Returns 0 or the first error. */
+int rdps__ctx_batches_flush(rdps_ctx_t *ctx, enum rdps_flush_mode mode, uint64_t now_ns,
+                            uint64_t *next_ns);
+/* After how long since a publisher's last post its next message looks for send completions
+ * itself (publisher_batch.c); a test's hook sets another. */
+#define RDPS_BATCH_LOOK_NS 1000000ull
+/* The test's hook. */
+void rdps__ctx_set_batch_look(rdps_ctx_t *handle, uint64_t ns);
 
 /* publisher_concurrent.c: concurrent publishers (rdps_pub_opts.concurrent). */
 struct rdps_pub_queue;
@@ -325,6 +351,9 @@ void rdps__claim_buffer_fini(rdps_ctx_t *ctx);
 void rdps__pub_tail_init(rdps_pub_t *pub);
 /* Beats due; returns the next deadline. Run at polls when data was sent or a deadline passed. */
 uint64_t rdps__pubs_tail_tick(rdps_ctx_t *ctx, uint64_t now_ns);
+/* The publisher goes (its open datagram posted): one last heartbeat names where it ended, unless
+ * it beat its whole back-off since its last data. */
+void rdps__pub_tail_final(rdps_pub_t *pub);
 
 /* unicast.c: each side of a topic's path (rdps_transport_mode) and the publishers' fan-out. */
 /* RDPS_EINVAL (naming `who`) unless mode is an rdps_transport_mode. */

@@ -175,9 +175,10 @@ static void release_claim(rdps_pub_t *pub)
     if (!pub->claimed)
         return;
     pub->claimed = false;
-    if (pub->claim_large)
+    if (pub->claim_large) {
         rdps__pub_claim_large_abort(pub);
-    else if (pub->rel != NULL)
+        rdps__batch_update_join(pub->join); /* the join path as the open datagram allows */
+    } else if (pub->rel != NULL)
         rdps__pub_rel_unclaim(pub);
     else if (pub->claim_in_open)
         rdps__pub_batch_abort(pub);
@@ -233,6 +234,7 @@ void rdps__pub_free(rdps_pub_t *pub)
     if (pub->cq != NULL)
         rdps__pub_queue_flush(pub); /* what other threads queued (dropped when refused) */
     rdps__pub_batch_drop(pub);
+    rdps__pub_tail_final(pub);
     rdps__discovery_pub_removed(ctx, pub);
     for (struct rdps_pub **p = &ctx->pubs; *p; p = &(*p)->next) {
         if (*p == pub) {
@@ -323,7 +325,10 @@ void rdps__pub_local_subs_changed(rdps_ctx_t *ctx, const struct rdps_topic *t)
     for (rdps_pub_t *p = ctx->pubs; p != NULL; p = p->next) {
         if (p->topic == t) {
             p->local_subs = t->live_subs != 0;
-            rdps__batch_set_joins(p->join, !p->local_subs);
+            if (p->claimed) /* no join while a claim is outstanding: its end decides */
+                p->join->joins_off = p->local_subs;
+            else
+                rdps__batch_set_joins(p->join, !p->local_subs);
         }
     }
 }
@@ -667,6 +672,8 @@ static int claim_any(rdps_pub_t *pub, size_t len, unsigned flags, rdps_claim *cl
         }
         if ((rc = rdps__pub_claim_large(pub, len, &data)) < 0)
             goto refused;
+        /* Sends get RDPS_EBUSY until its commit or abort: none may take the join path. */
+        rdps__batch_hold_joins(pub->join);
         capacity = len;
         goto claimed;
     }
@@ -880,6 +887,13 @@ static inline rdps_pub_t *exclusive_pub(const rdps_pub_t *handle)
     return pub;
 }
 
+/* The full path of a send the join path did not take (fn: the public call, for its error). */
+__attribute__((noinline)) static int send_full(rdps_pub_t *pub, const void *data, size_t len,
+                                               unsigned flags, const char *fn)
+{
+    return rdps__api_return(pub_send_ex(pub, data, len, flags), fn);
+}
+
 int rdps_pub_send(rdps_pub_t *handle, const void *data, size_t len)
 {
     rdps__api_enter();
@@ -887,13 +901,12 @@ int rdps_pub_send(rdps_pub_t *handle, const void *data, size_t len)
     if (pub == NULL)
         return send_not_exclusive(handle, rdps__pub_of_handle(handle), data, len, 0,
                                   "rdps_pub_send");
-    return rdps__api_return(pub_send_ex(pub, data, len, 0), "rdps_pub_send");
-}
-
-__attribute__((noinline)) static int send_ex_full(rdps_pub_t *pub, const void *data, size_t len,
-                                                  unsigned flags)
-{
-    return rdps__api_return(pub_send_ex(pub, data, len, flags), "rdps_pub_send_ex");
+    /* A held datagram takes messages sent without RDPS_SEND_MORE too (rdps__pub_batch_join). */
+    uint8_t *to = rdps__pub_batch_join(pub, data, len, 0);
+    if (to == NULL)
+        return send_full(pub, data, len, 0, "rdps_pub_send");
+    rdps__pub_copy_message(to, data, len);
+    return 0;
 }
 
 int rdps_pub_send_ex(rdps_pub_t *handle, const void *data, size_t len, unsigned flags)
@@ -905,7 +918,7 @@ int rdps_pub_send_ex(rdps_pub_t *handle, const void *data, size_t len, unsigned 
                                   "rdps_pub_send_ex");
     uint8_t *to = rdps__pub_batch_join(pub, data, len, flags);
     if (to == NULL)
-        return send_ex_full(pub, data, len, flags);
+        return send_full(pub, data, len, flags, "rdps_pub_send_ex");
     rdps__pub_copy_message(to, data, len); /* joined the open datagram: nothing to clear */
     return 0;
 }
@@ -939,11 +952,12 @@ int rdps_pub_claim(rdps_pub_t *handle, rdps_claim *claim)
                             "rdps_pub_claim");
 }
 
-int rdps_pub_claim_ex(rdps_pub_t *handle, size_t len, unsigned flags, rdps_claim *claim)
+/* The full path of a claim the fast one did not take; pub: the exclusive publisher the fast path
+ * found (the owner's, not concurrent: nothing to enter), or NULL. */
+__attribute__((noinline)) static int claim_ex_full(rdps_pub_t *handle, rdps_pub_t *pub, size_t len,
+                                                   unsigned flags, rdps_claim *claim)
 {
-    rdps_pub_t *pub;
-    rdps__api_enter();
-    int rc = claim_enter(handle, &pub);
+    int rc = pub != NULL ? 0 : claim_enter(handle, &pub);
     /* SIZE_MAX is no whole datagram here: a length, too long. */
     return rdps__api_return(
         rc < 0 ? claim_refused(claim, rc)
@@ -951,12 +965,56 @@ int rdps_pub_claim_ex(rdps_pub_t *handle, size_t len, unsigned flags, rdps_claim
         "rdps_pub_claim_ex");
 }
 
-int rdps_pub_commit(rdps_pub_t *handle, rdps_claim *claim, size_t len)
+/* Fills in an outstanding claim of capacity bytes at data. */
+static inline void lend_claim(rdps_pub_t *pub, rdps_claim *claim, void *data, size_t capacity,
+                              unsigned flags)
 {
-    rdps_pub_t *pub;
+    pub->claimed = true;
+    pub->claim_capacity = capacity;
+    pub->claim_flags = flags;
+    claim->data = data;
+    claim->capacity = capacity;
+    claim->opaque_[0] = ++pub->claim_token;
+    claim->opaque_[1] = (uint64_t)(uintptr_t)pub;
+}
+
+int rdps_pub_claim_ex(rdps_pub_t *handle, size_t len, unsigned flags, rdps_claim *claim)
+{
     rdps__api_enter();
-    int rc = rdps__pub_enter(handle, &pub);
+    /* The fast path: the owner's exclusive publisher, room in the open datagram's join path. */
+    rdps_pub_t *pub = exclusive_pub(handle);
+    uint8_t *to;
+    if (__builtin_expect(pub == NULL || claim == NULL ||
+                             (to = rdps__pub_batch_claim_join(pub, len, flags)) == NULL,
+                         0))
+        return claim_ex_full(handle, pub, len, flags, claim);
+    pub->claim_in_open = true;
+    lend_claim(pub, claim, to, len, flags);
+    return 0;
+}
+
+/* The full path of a commit (pub: as for claim_ex_full). */
+__attribute__((noinline)) static int commit_full(rdps_pub_t *handle, rdps_pub_t *pub,
+                                                 rdps_claim *claim, size_t len)
+{
+    int rc = pub != NULL ? 0 : rdps__pub_enter(handle, &pub);
     if (rc < 0 && claim != NULL)
         claim->data = NULL; /* a destroyed publisher released its claim */
     return rdps__api_return(rc < 0 ? rc : pub_commit(pub, claim, len), "rdps_pub_commit");
+}
+
+int rdps_pub_commit(rdps_pub_t *handle, rdps_claim *claim, size_t len)
+{
+    rdps__api_enter();
+    /* The fast path: the owner's exclusive publisher commits its claim in the open datagram
+     * within the claim's capacity (pub_commit's checks, in the order that finds this case). */
+    rdps_pub_t *pub = exclusive_pub(handle);
+    if (__builtin_expect(pub == NULL || claim == NULL || !claim_outstanding(pub, claim) ||
+                             !pub->claim_in_open || len > pub->claim_capacity ||
+                             pub->ctx->destroy_requested,
+                         0))
+        return commit_full(handle, pub, claim, len);
+    claim->data = NULL;
+    pub->claimed = false;
+    return rdps__api_return(rdps__pub_batch_commit(pub, len), "rdps_pub_commit");
 }

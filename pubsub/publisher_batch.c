@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* publisher_batch.c - unreliable publishers' batching: small messages join an open datagram that
- * goes when full, when nothing holds it, or at the next poll (rdps.h, RDPS_SEND_MORE). */
+ * goes when full, when nothing holds it any more, or at a flush (rdps.h, RDPS_SEND_MORE). */
 #include "publisher_internal.h"
 
 #include <string.h>
@@ -10,20 +10,57 @@
 #include "rdps_log.h"
 
 /*
- * The send queue is back-pressured: fewer than this many work requests fit (send_room reaps
- * completions first when it runs low). A message that finds it so opens a datagram the next ones
- * join, instead of waiting for a slot of its own; the application, held back anyway, polls.
+ * The default rule. A message goes at once, in a datagram of its own, unless a send posted
+ * earlier on the ctx's queue has a completion still to be seen (rdps_tx_progress: awaited >
+ * seen); then it opens a datagram the next messages join, held until that completion is seen.
+ * That is the device's time to send what was queued before the message (which a datagram of its
+ * own would have waited behind) plus the time to the poll that reaps it. A back-pressured queue
+ * always awaits a completion (the transport requests one when room runs low): held as well.
+ *
+ * What sends a datagram held for the device: a completion seen at a poll (before and after it
+ * handles what arrived) or at a later message's send; a message that does not fit (the full one
+ * goes); rdps_ctx_flush(); rdps_ctx_arm() and rdps_ctx_wait() (the application goes to sleep);
+ * and RDPS_BATCH_AWAIT_MAX_NS after the first poll that found it held, whatever the device does.
+ *
+ * Completions are seen when reaped, by a poll or by the transport making room. A sender that
+ * does not poll would see none: a message that comes more than RDPS_BATCH_LOOK_NS after the
+ * publisher's last post reaps them itself before it decides (the application paused: its lone
+ * messages go at once), one sooner joins (it is sending fast: full datagrams). What such a
+ * sender leaves held goes with its next send that finds it full, or its next poll or flush.
  */
-#define RDPS_BATCH_BUSY_ROOM 32u
-
-static bool device_busy(rdps_ctx_t *ctx)
+void rdps__ctx_set_batch_look(rdps_ctx_t *handle, uint64_t ns)
 {
-    return rdps__transport_send_room(ctx->transport) < RDPS_BATCH_BUSY_ROOM;
+    rdps__ctx_of_handle(handle)->batch_look_ns = ns;
+}
+
+/* The send a datagram opened now waits for (an rdps_tx_progress position), 0: none. ts: this
+ * message's wall clock (a step back counts as a long pause); posted: a full datagram of this
+ * publisher was posted for it just now. */
+static uint64_t awaited_send(rdps_pub_t *pub, uint64_t ts, bool posted)
+{
+    rdps_ctx_t *ctx = pub->ctx;
+    const struct rdps_tx_progress *tx = ctx->tx;
+    if (posted)
+        pub->last_post_ts = ts;
+    if (!rdps__tx_awaited(tx))
+        return 0;
+    if (ts - pub->last_post_ts > ctx->batch_look_ns) {
+        (void)rdps__ctx_reap_sends(ctx); /* a failure shows at the next poll */
+        if (!rdps__tx_awaited(tx))
+            return 0;
+    }
+    return tx->awaited;
+}
+
+/* Still held for the device: its awaited completion not seen. */
+static inline bool awaiting(const rdps_pub_t *pub)
+{
+    return pub->open_await != 0 && pub->ctx->tx->seen < pub->open_await;
 }
 
 /* Takes a send buffer for a new open datagram whose first message is first_len bytes (nothing
- * changes on failure). */
-static int batch_open(rdps_pub_t *pub, uint64_t ts, bool busy, uint32_t first_len)
+ * changes on failure); await: the send it waits for (awaited_send). */
+static int batch_open(rdps_pub_t *pub, uint64_t ts, uint64_t await, uint32_t first_len)
 {
     rdps_ctx_t *ctx = pub->ctx;
     struct rdps_transport *t = ctx->transport;
@@ -46,10 +83,11 @@ static int batch_open(rdps_pub_t *pub, uint64_t ts, bool busy, uint32_t first_le
     pub->open.joins_off = pub->local_subs;
     pub->open_seq = pub->next_seq++;
     pub->open_ts = ts;
-    pub->open_busy = busy;
+    pub->open_await = pub->linger_ns != 0 ? 0 : await; /* a linger decides alone */
+    pub->open_await_until_ns = 0;
     pub->open_more = false;
     pub->open_deadline_ns = 0;
-    pub->open_hold = busy || pub->linger_ns != 0;
+    pub->open_hold = pub->open_await != 0 || pub->linger_ns != 0;
     pub->open.join_flags = pub->open_hold ? RDPS_SEND_MORE : 0; /* held: no flag needed to join */
     if (pub->linger_ns != 0) {
         pub->open_deadline_ns = rdps__ctx_now(ctx) + pub->linger_ns;
@@ -109,6 +147,7 @@ int rdps__pub_batch_post(rdps_pub_t *pub, unsigned flags)
     pub->counters.unicast_copies += topic->ndests_unicast;
     if (count > 1)
         pub->counters.frames_batched++;
+    pub->last_post_ts = pub->open_ts; /* about now: a claim's commit, a flush */
     rdps__pub_sent_data(pub);
     return 0;
 }
@@ -129,6 +168,9 @@ void rdps__pub_batch_drop(rdps_pub_t *pub)
         RDPS_LOG_WRN("publisher of '%s' destroyed with %u messages the device did not take",
                      pub->topic->name, pub->open.count);
         pub->counters.send_backpressure++;
+        /* Their ordinals are used all the same: the last tail heartbeat names them, so its
+         * subscribers count them lost (as any datagram the device refused). */
+        pub->next_ordinal += pub->open.count;
         ctx->transport->ops->abort(ctx->transport, &pub->open_buf);
         rdps__batch_reset(&pub->open);
         ctx->open_batches--;
@@ -150,7 +192,7 @@ static int batch_added(rdps_pub_t *pub, const void *data, size_t len, unsigned f
     /* Callbacks may have sent on this publisher meanwhile: decide on the datagram as it is. */
     const struct rdps_batch *b = &pub->open;
     if (b->count == 0 || (rdps__batch_room(b) != 0 &&
-                          (pub->open_more || pub->open_busy || pub->open_deadline_ns != 0)))
+                          (pub->open_more || pub->open_deadline_ns != 0 || awaiting(pub))))
         return 0;
     int rc = rdps__pub_batch_post(pub, 0);
     /* Not sent now (the send queue is full): it waits, sent by a later send or poll. A datagram
@@ -163,8 +205,8 @@ static int batch_added(rdps_pub_t *pub, const void *data, size_t len, unsigned f
  * one: the message goes in a datagram of its own (the lone-message path, no batching state). */
 static int batch_place(rdps_pub_t *pub, uint32_t len, unsigned flags, bool *send_now, uint64_t *ts)
 {
-    rdps_ctx_t *ctx = pub->ctx;
     *send_now = false;
+    bool posted = false;
     if (pub->open.count > 0) {
         if (rdps__batch_fits(&pub->open, len))
             return 0;
@@ -173,14 +215,16 @@ static int batch_place(rdps_pub_t *pub, uint32_t len, unsigned flags, bool *send
         int rc = rdps__pub_batch_post(pub, flags & RDPS_SEND_MORE);
         if (rc < 0)
             return rc;
+        posted = true;
     }
     *ts = rdps__clock_realtime_ns();
-    bool busy = device_busy(ctx);
-    if (!busy && !(flags & RDPS_SEND_MORE) && pub->linger_ns == 0) {
+    uint64_t await = awaited_send(pub, *ts, posted);
+    if (await == 0 && !(flags & RDPS_SEND_MORE) && pub->linger_ns == 0) {
         *send_now = true;
+        pub->last_post_ts = *ts;
         return 0;
     }
-    return batch_open(pub, *ts, busy, len);
+    return batch_open(pub, *ts, await, len);
 }
 
 int rdps__pub_batch_send(rdps_pub_t *pub, const void *data, size_t len, unsigned flags)
@@ -210,7 +254,7 @@ int rdps__pub_batch_claim(rdps_pub_t *pub, size_t len, void **data)
         if (rc < 0)
             return rc;
         uint64_t ts = rdps__clock_realtime_ns();
-        if ((rc = batch_open(pub, ts, device_busy(pub->ctx), (uint32_t)len)) < 0)
+        if ((rc = batch_open(pub, ts, awaited_send(pub, ts, false), (uint32_t)len)) < 0)
             return rc;
     }
     *data = rdps__batch_add(&pub->open, (uint32_t)len);
@@ -222,6 +266,11 @@ int rdps__pub_batch_commit(rdps_pub_t *pub, size_t len)
 {
     struct rdps_batch *b = &pub->open;
     rdps__batch_shrink_last(b, (uint32_t)pub->claim_capacity, (uint32_t)len);
+    /* Nothing to deliver in this ctx, and the datagram stays open (batch_added's decision, its
+     * common case first: a message may still join it, and it is held or RDPS_SEND_MORE). */
+    if (b->join_limit != 0 && pub->topic->live_subs == 0 &&
+        ((pub->claim_flags & RDPS_SEND_MORE) || pub->open_deadline_ns != 0 || awaiting(pub)))
+        return 0;
     return batch_added(pub, rdps__batch_last(b, (uint32_t)len), len, pub->claim_flags);
 }
 
@@ -237,17 +286,36 @@ void rdps__pub_batch_abort(rdps_pub_t *pub)
     }
 }
 
-int rdps__ctx_batches_flush(rdps_ctx_t *ctx, bool all, uint64_t until_ns, uint64_t *next_ns)
+/* Whether a poll sends p's open datagram held for the device (at now_ns): its completion seen,
+ * or its wait, counted from the first poll that found it held, at its cap. */
+static bool await_over(rdps_pub_t *p, uint64_t now_ns)
+{
+    if (!awaiting(p))
+        return true;
+    if (p->open_await_until_ns == 0)
+        p->open_await_until_ns = now_ns + RDPS_BATCH_AWAIT_MAX_NS;
+    return now_ns >= p->open_await_until_ns;
+}
+
+int rdps__ctx_batches_flush(rdps_ctx_t *ctx, enum rdps_flush_mode mode, uint64_t now_ns,
+                            uint64_t *next_ns)
 {
     int first_err = 0;
     *next_ns = UINT64_MAX;
+    /* Going to sleep: a datagram lingering less than a millisecond more goes now (the ctx would
+     * not sleep for less). */
+    uint64_t linger_until = mode == RDPS_FLUSH_SLEEP ? now_ns + 1000000ull : now_ns;
     for (rdps_pub_t *p = ctx->pubs; p != NULL && ctx->open_batches > 0; p = p->next) {
         if (p->open.count == 0 || p->claimed)
             continue;
-        if (!all && p->open_deadline_ns > until_ns) {
-            if (p->open_deadline_ns < *next_ns) /* lingering: the ctx wakes for it */
-                *next_ns = p->open_deadline_ns;
-            continue;
+        if (mode != RDPS_FLUSH_ALL) {
+            if (p->open_deadline_ns > linger_until) {
+                if (p->open_deadline_ns < *next_ns) /* lingering: the ctx wakes for it */
+                    *next_ns = p->open_deadline_ns;
+                continue;
+            }
+            if (mode == RDPS_FLUSH_POLL && !await_over(p, now_ns))
+                continue;
         }
         int rc = rdps__pub_batch_post(p, RDPS_SEND_MORE); /* the caller flushes the chain */
         if (rc < 0 && first_err == 0 && rc != RDPS_EAGAIN)

@@ -80,12 +80,13 @@ int rdps__pub_deliver_local(rdps_pub_t *pub, const void *data, size_t len, uint3
  */
 static inline void rdps__pub_copy_message(uint8_t *to, const uint8_t *from, size_t len)
 {
-    /* The two halves may overlap in the destination: the same bytes are written twice. */
-    if (len > 64) {
-        memcpy(to, from, len);
-    } else if (len >= 32) {
+    /* The two halves may overlap in the destination: the same bytes are written twice. 32 to 64
+     * bytes first, in one compare (the common market-data message). */
+    if (len - 32 <= 32) {
         memcpy(to, from, 32);
         memcpy(to + len - 32, from + len - 32, 32);
+    } else if (len > 64) {
+        memcpy(to, from, len);
     } else if (len >= 16) {
         memcpy(to, from, 16);
         memcpy(to + len - 16, from + len - 16, 16);
@@ -113,9 +114,26 @@ static inline uint8_t *rdps__pub_batch_join(rdps_pub_t *pub, const void *data, s
                                             unsigned flags)
 {
     struct rdps_batch *b = pub->join;
-    if ((flags | b->join_flags) != RDPS_SEND_MORE || len >= b->join_limit || data == NULL)
+    uint32_t limit = b->join_limit;
+    if ((flags | b->join_flags) != RDPS_SEND_MORE || len >= limit || data == NULL)
         return NULL;
-    return rdps__batch_join(b, (uint32_t)len);
+    return rdps__batch_join_within(b, (uint32_t)len, limit);
+}
+
+/*
+ * The claim's fast path (rdps_pub_claim_ex): room for a message of len bytes lent as the open
+ * datagram's last record, on the same terms as a join (unreliable publishers only: a reliable
+ * one's pub->open is never opened, so its join_limit stays 0). The claim holds later joins until
+ * its commit. Returns where the application writes, or NULL: the full path decides.
+ */
+static inline uint8_t *rdps__pub_batch_claim_join(rdps_pub_t *pub, size_t len, unsigned flags)
+{
+    struct rdps_batch *b = &pub->open;
+    if (flags > RDPS_SEND_MORE || len >= b->join_limit)
+        return NULL;
+    uint8_t *to = rdps__batch_join(b, (uint32_t)len);
+    rdps__batch_hold_joins(b);
+    return to;
 }
 
 /*

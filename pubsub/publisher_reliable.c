@@ -527,14 +527,16 @@ uint64_t rdps__pub_rel_progress(rdps_ctx_t *ctx)
     return next;
 }
 
-void rdps__pub_rel_flush(rdps_ctx_t *ctx, bool all)
+void rdps__pub_rel_flush(rdps_ctx_t *ctx, enum rdps_flush_mode mode)
 {
     uint64_t now = rdps__ctx_now(ctx), wall = rdps__clock_realtime_ns();
     for (rdps_pub_t *p = ctx->pubs; p != NULL; p = p->next) {
         if (p->rel == NULL || p->closed)
             continue;
-        if (all) /* rdps_ctx_flush: lingering frames go too */
+        if (mode == RDPS_FLUSH_ALL) /* rdps_ctx_flush: lingering frames go too */
             rdps__rel_pub_end_linger(&p->rel->engine);
+        if (mode != RDPS_FLUSH_POLL) /* and those waiting for the device */
+            rdps__rel_pub_end_await(&p->rel->engine);
         pump(p, now, wall);
     }
 }

@@ -9,22 +9,28 @@
  * An unreliable receiver finds a gap when a later datagram arrives; the datagrams at the end of a
  * burst have none after them. So once a publisher has sent nothing for RDPS_TAIL_FIRST_NS, it
  * sends a HEARTBEAT (seq: its next sequence, ordinal: its next message's) to its destinations,
- * then again RDPS_TAIL_BACKOFF times as long after each, RDPS_TAIL_BEATS in all; new data starts
- * over. Idle publishers cost nothing, and a burst ending in loss is reported within about a
- * millisecond (plus the subscriber's reorder allowance) as a GAP with its exact message count.
- * The beats (1, 4, 13, 40, 121 and 364 ms after the last datagram) span a third of a second, so
- * a subscriber whose receive queue overflowed for a few hundred milliseconds at the end still
- * hears one (three beats within 111 ms did not, on a loaded guest); one deaf for longer than
- * the publisher lives cannot know what it missed at the end (rdps(7)).
- * Reliable publishers have heartbeats of their own (rdps_rel_pub.h).
+ * then again RDPS_TAIL_BACKOFF times as long after each, RDPS_TAIL_BEATS in all (1, 4, 13, 40,
+ * 121 and 364 ms after the last datagram), then every RDPS_TAIL_IDLE_NS while it stays idle,
+ * RDPS_TAIL_IDLE_BEATS times (to 10.4 s); new data starts over. A burst ending in loss is
+ * reported within about a millisecond (plus the subscriber's reorder allowance) as a GAP with its
+ * exact message count. The idle beats are for a subscriber that heard none of the first ones:
+ * its receive queue was full when they came (it overflowed to the end of the burst and the
+ * application did not poll for longer than the back-off), or all of them were lost: the next
+ * beat after it drains its queue still names the tail (one small datagram a second, where
+ * Aeron's idle publications send ten for as long as they live). After them an idle publisher
+ * costs nothing (no timer, no counter moving). One deaf for longer cannot know what it missed
+ * at the end (rdps(7)). Reliable publishers have heartbeats of their own (rdps_rel_pub.h).
  */
-#define RDPS_TAIL_FIRST_NS 1000000ull
-#define RDPS_TAIL_BACKOFF  3u
-#define RDPS_TAIL_BEATS    6u
+#define RDPS_TAIL_FIRST_NS   1000000ull
+#define RDPS_TAIL_BACKOFF    3u
+#define RDPS_TAIL_BEATS      6u
+#define RDPS_TAIL_IDLE_NS    1000000000ull
+#define RDPS_TAIL_IDLE_BEATS 10u
+#define RDPS_TAIL_ALL_BEATS  (RDPS_TAIL_BEATS + RDPS_TAIL_IDLE_BEATS)
 
 void rdps__pub_tail_init(rdps_pub_t *pub)
 {
-    pub->tail_beats = RDPS_TAIL_BEATS; /* nothing sent: nothing to tell */
+    pub->tail_due_ns = UINT64_MAX; /* nothing sent: nothing to tell */
 }
 
 static int send_heartbeat(rdps_pub_t *pub)
@@ -42,6 +48,17 @@ static int send_heartbeat(rdps_pub_t *pub)
     return rc;
 }
 
+/* After the beat-th tail heartbeat (0: the first), the next one's delay. */
+static uint64_t beat_gap(unsigned beat)
+{
+    if (beat + 1 >= RDPS_TAIL_BEATS)
+        return RDPS_TAIL_IDLE_NS;
+    uint64_t gap = RDPS_TAIL_FIRST_NS;
+    for (unsigned i = 0; i <= beat; i++)
+        gap *= RDPS_TAIL_BACKOFF;
+    return gap;
+}
+
 uint64_t rdps__pubs_tail_tick(rdps_ctx_t *ctx, uint64_t now_ns)
 {
     uint64_t next = UINT64_MAX;
@@ -53,22 +70,29 @@ uint64_t rdps__pubs_tail_tick(rdps_ctx_t *ctx, uint64_t now_ns)
             p->tail_sent = false;
             p->tail_beats = 0;
             p->tail_due_ns = now_ns + RDPS_TAIL_FIRST_NS;
-        } else if (p->tail_beats < RDPS_TAIL_BEATS && now_ns >= p->tail_due_ns) {
+        } else if (p->tail_beats < RDPS_TAIL_ALL_BEATS && now_ns >= p->tail_due_ns) {
             if (p->open.count > 0 || p->claimed) {
                 p->tail_due_ns = now_ns + RDPS_TAIL_FIRST_NS; /* data still to go first */
             } else if (send_heartbeat(p) == 0) {
-                uint64_t gap = RDPS_TAIL_FIRST_NS;
-                for (unsigned i = 0; i <= p->tail_beats; i++)
-                    gap *= RDPS_TAIL_BACKOFF;
+                p->tail_due_ns = now_ns + beat_gap(p->tail_beats);
                 p->tail_beats++;
-                p->tail_due_ns = now_ns + gap;
             } else {
                 p->tail_due_ns = now_ns + RDPS_TAIL_FIRST_NS; /* the send queue was full */
             }
         }
-        if (p->tail_beats < RDPS_TAIL_BEATS && p->tail_due_ns < next)
+        if (p->tail_beats < RDPS_TAIL_ALL_BEATS && p->tail_due_ns < next)
             next = p->tail_due_ns;
     }
     ctx->tail_deadline_ns = next;
     return next;
+}
+
+void rdps__pub_tail_final(rdps_pub_t *pub)
+{
+    /* Data since the last tick, or beats of the back-off still to come after it. */
+    bool owed =
+        pub->tail_sent || (pub->tail_due_ns != UINT64_MAX && pub->tail_beats < RDPS_TAIL_BEATS);
+    if (pub->rel != NULL || !owed || pub->open.count > 0)
+        return;
+    (void)send_heartbeat(pub); /* posted at once; a full send queue: none */
 }

@@ -40,6 +40,10 @@
  */
 
 #define RDPS_BATCH_LEN_BYTES 2u
+/* A datagram held for the device (the default rule: an earlier send's completion is awaited) goes
+ * at the latest this long after it began to wait, whether or not the completion came (a device
+ * that stopped completing sends holds nothing longer). */
+#define RDPS_BATCH_AWAIT_MAX_NS 1000000ull
 /* The longest message a record can carry (datagrams are shorter still). */
 #define RDPS_BATCH_MAX_RECORD 0xFFFFu
 
@@ -114,6 +118,7 @@ struct rdps_batch {
     uint32_t max_record; /* the longest message it takes (<= RDPS_BATCH_MAX_RECORD) */
     uint32_t join_limit; /* rdps__batch_join takes a message of fewer bytes (0: none) */
     uint32_t join_flags; /* send flags a join may do without (the caller's; see the model) */
+    uint32_t held_limit; /* join_limit when a claim held the joins (rdps__batch_hold_joins) */
     bool records;        /* the first message is a record too (rdps__batch_open_records) */
     bool joins_off;      /* the caller's: no join path (join_limit stays 0) */
 };
@@ -159,6 +164,7 @@ static inline void rdps__batch_open(struct rdps_batch *b, uint8_t *frame, uint32
     b->used = 0;
     b->count = 0;
     b->join_limit = 0;
+    b->held_limit = 0;
     b->max_record = RDPS_BATCH_MAX_RECORD;
     b->join_flags = 0;
     b->records = false;
@@ -185,6 +191,7 @@ static inline void rdps__batch_reset(struct rdps_batch *b)
     b->used = 0;
     b->count = 0;
     b->join_limit = 0;
+    b->held_limit = 0;
 }
 
 /* The longest message that still fits (0 fits when the result is 0 and fits() says so). */
@@ -236,21 +243,27 @@ static inline uint8_t *rdps__batch_add(struct rdps_batch *b, uint32_t len)
 }
 
 /* The join path: appends a record of len < join_limit bytes (the caller checked) and returns
- * where its bytes go. */
-static inline uint8_t *rdps__batch_join(struct rdps_batch *b, uint32_t len)
+ * where its bytes go; _within: limit is join_limit as the caller read it (not read again after
+ * the length is stored, which may alias it). */
+static inline uint8_t *rdps__batch_join_within(struct rdps_batch *b, uint32_t len, uint32_t limit)
 {
     uint8_t *rec = rdps__batch_payload(b) + b->used;
     rdps__put_le16(rec, (uint16_t)len);
     b->used += RDPS_BATCH_LEN_BYTES + len;
     b->count++;
-    uint32_t left = b->join_limit - len; /* >= 1: the free bytes after it, less one record's */
+    uint32_t left = limit - len; /* >= 1: the free bytes after it, less one record's */
     b->join_limit = left > RDPS_BATCH_LEN_BYTES ? left - RDPS_BATCH_LEN_BYTES : 0;
     return rec + RDPS_BATCH_LEN_BYTES;
+}
+static inline uint8_t *rdps__batch_join(struct rdps_batch *b, uint32_t len)
+{
+    return rdps__batch_join_within(b, len, b->join_limit);
 }
 
 /* A claim writes the last message: nothing may join behind it until its commit. */
 static inline void rdps__batch_hold_joins(struct rdps_batch *b)
 {
+    b->held_limit = b->join_limit;
     b->join_limit = 0;
 }
 
@@ -264,6 +277,12 @@ static inline uint8_t *rdps__batch_last(const struct rdps_batch *b, uint32_t len
  * claim committed shorter. */
 static inline void rdps__batch_shrink_last(struct rdps_batch *b, uint32_t added, uint32_t len)
 {
+    uint32_t held = b->held_limit;
+    b->held_limit = 0;                                /* taken: valid for this claim only */
+    if (added == len && held != 0 && !b->joins_off) { /* as claimed: the join path as it was */
+        b->join_limit = held;
+        return;
+    }
     b->used -= added - len;
     if (b->count >= 2 || b->records) {
         uint8_t *rec = rdps__batch_payload(b) + b->used - len - RDPS_BATCH_LEN_BYTES;
@@ -276,6 +295,7 @@ static inline void rdps__batch_shrink_last(struct rdps_batch *b, uint32_t added,
  * before rdps__batch_add. */
 static inline void rdps__batch_remove_last(struct rdps_batch *b, uint32_t added)
 {
+    b->held_limit = 0;
     if (b->count == 1) {
         rdps__batch_reset(b);
         return;

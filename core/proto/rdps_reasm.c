@@ -12,6 +12,9 @@
 #include "rdps_error.h"
 #include "rdps_seq.h"
 
+/* How far ahead a heartbeat may restart an unreliable stream (on_heartbeat). */
+#define RDPS_HEARTBEAT_RESTART_MAX (1u << 30)
+
 void rdps__reasm_config_default(struct rdps_reasm_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -237,7 +240,7 @@ static bool window_admit_slow(struct rdps_reasm *r, int32_t si, const struct rdp
     }
     rdps__track_set(t, seq); /* a later copy is a duplicate, kept or not */
     if (!rdps__rx_gaps_fill(&r->gaps, si, t, &s->id, seq, rdps__frame_ordinal_before(h),
-                            rdps__frame_ordinal_after(h)))
+                            rdps__frame_ordinal_after(h), now_ns))
         return false; /* reported missing already: its messages were counted lost */
     r->counters.reordered++;
     return true;
@@ -309,10 +312,18 @@ static int on_heartbeat(struct rdps_reasm *r, const struct rdps_source *source,
     /* seq is the next sequence the publisher will use: anything before it is due. */
     if (!rdps__seq_gt(h->seq, s->track.next))
         return 0;
-    if (h->seq - s->track.next >= RDPS_SEQ_WINDOW) {
-        /* Data-less and cheap to forge: never moves a window by more than it tracks. */
-        r->counters.heartbeat_jumps++;
-        return 0;
+    uint32_t ahead = h->seq - s->track.next;
+    if (ahead >= RDPS_SEQ_WINDOW) {
+        /* A receive queue that overflowed to the end of a burst heard nothing of a tail longer
+         * than the window: the heartbeat restarts the stream as a DATA frame that far would, the
+         * tail's messages reported (a window reset). Data-less and cheap to forge, heartbeats
+         * alone never bring the window around onto what it delivered: a restart needs the
+         * window to have moved since the stream's start or last restart, and stays within a
+         * quarter of the sequence circle (a replay of what came before is then stale). */
+        if (ahead >= RDPS_HEARTBEAT_RESTART_MAX || s->track.next == s->track.loss_floor) {
+            r->counters.heartbeat_jumps++;
+            return 0;
+        }
     }
     window_advance(r, si, h->seq, h->ordinal, now_ns);
     s->ord_next = h->ordinal;

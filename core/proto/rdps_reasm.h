@@ -62,10 +62,15 @@
  * sequences it pushes out of the window unreceived are lost (counted). A frame inside the
  * window whose bit is set is a duplicate; one older than the window is stale (both counted and
  * dropped). A jump of WINDOW or more (on the 2^32 circle: WINDOW to 2^31 ahead, or more than
- * 2^31 behind) is never slid over: a HEARTBEAT that far ahead is ignored (heartbeat_jumps); a
- * DATA frame resets the stream (session_resets, the gap reported): its partials go and the
- * window restarts at the frame with every earlier sequence marked received. A new stream's
- * window reaches back WINDOW - 1 sequences from its first frame.
+ * 2^31 behind) is never slid over: a DATA frame resets the stream (session_resets, the gap
+ * reported): its partials go and the window restarts at the frame with every earlier sequence
+ * marked received. A HEARTBEAT that far ahead (a receive queue that overflowed to the end of a
+ * burst: the tail is longer than the window) resets it the same way at its next sequence, the
+ * tail's messages reported, when the window moved since the stream's start or last reset and the
+ * jump is under 2^30; otherwise it is ignored (heartbeat_jumps): heartbeats alone never bring the
+ * window around. A new stream's window reaches back WINDOW - 1 sequences from its first frame: a
+ * frame from before it that arrives later starts the stream there instead, the sequences between
+ * them missing (rdps_rx_gaps.h, The stream's start).
  *
  * Delivery guarantee (unreliable mode): a message is delivered at most once per stream while
  * the stream keeps its window. A reset or an evicted stream starts afresh: a sender able to

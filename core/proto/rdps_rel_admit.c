@@ -159,6 +159,7 @@ void rdps__rel_adm_close(struct rdps_rel_admission *adm)
     rdps__pub_ring_shrink_head(&adm->ring, flen);
     rdps__batch_reset(b);
     adm->lingering = false;
+    adm->await_sends = false;
     rdps__rel_adm_set_ready(adm);
 }
 
@@ -195,6 +196,8 @@ static int open_frame(struct rdps_rel_admission *adm, uint64_t now_ns, uint64_t 
     adm->open_wall_ns = wall_ns;
     adm->lingering = adm->cfg->batch_linger_ns != 0;
     adm->open_until_ns = now_ns + adm->cfg->batch_linger_ns;
+    adm->await_sends = !adm->lingering; /* a linger decides alone */
+    adm->await_until_ns = now_ns + RDPS_BATCH_AWAIT_MAX_NS;
     return 0;
 }
 
@@ -327,6 +330,7 @@ void rdps__rel_adm_unreserve(struct rdps_rel_admission *adm)
         if (adm->reserve_opened) { /* the reservation had opened it: take the frame back */
             rdps__pub_ring_unpush(&adm->ring);
             adm->lingering = false;
+            adm->await_sends = false;
         }
     }
     adm->reserved = adm->reserve_joined = false;

@@ -44,6 +44,11 @@
  * (RDPS_SEND_MORE: it does not ask for posts) holds it, and meanwhile later messages fill it. A
  * lingering open frame (batch_linger_ns) and one holding a reservation are not taken: `ready_seq`
  * stops before them. Each message takes the next ordinal; a frame's header names its first.
+ * The default rule (await_sends, without a linger): when the open frame is the next to post and
+ * ring frames are in flight (posted, their completion not reported), it waits for them, at most
+ * RDPS_BATCH_AWAIT_MAX_NS from its opening: the device's time to send what is ahead of it, which
+ * it would wait behind anyway. A completion reported (the caller's poll) or the cap lets it go;
+ * rdps__rel_adm_end_await too (the caller's flush, or its going to sleep).
  *
  * Rate limit (rate_bytes_per_s): GCRA over every datagram put on the wire, new data and repairs
  * together: rate_paid_ns is when the bytes charged so far are paid off, and a datagram goes while
@@ -79,6 +84,8 @@ struct rdps_rel_admission {
      * frame lingers (until open_until_ns) or holds a reservation (reserve_joined). */
     bool batching;
     bool lingering;
+    bool await_sends; /* the open frame waits for the frames in flight (the default rule) */
+    uint64_t await_until_ns;
     bool reserve_joined; /* the reservation is a record of the open frame */
     bool reserve_opened; /* ... which it opened (unreserve takes the frame back) */
     uint32_t ready_seq;
@@ -138,10 +145,27 @@ static inline uint64_t rdps__rel_adm_linger_until(const struct rdps_rel_admissio
 {
     return adm->lingering ? adm->open_until_ns : UINT64_MAX;
 }
+/* The open frame is the next to post and waits for the frames in flight (see Batching). */
+static inline bool rdps__rel_adm_awaiting(const struct rdps_rel_admission *adm)
+{
+    return adm->await_sends && adm->post_seq == adm->open_seq &&
+           rdps__pub_ring_inflight(&adm->ring) > 0;
+}
+/* An open frame's wait for the frames in flight is over at its cap, or at once (UINT64_MAX). */
+static inline void rdps__rel_adm_await_due(struct rdps_rel_admission *adm, uint64_t now_ns)
+{
+    if (adm->await_sends && now_ns >= adm->await_until_ns)
+        adm->await_sends = false;
+}
+/* When the open frame's wait for the frames in flight ends at the latest (UINT64_MAX: none). */
+static inline uint64_t rdps__rel_adm_await_until(const struct rdps_rel_admission *adm)
+{
+    return rdps__rel_adm_awaiting(adm) ? adm->await_until_ns : UINT64_MAX;
+}
 /* Frames wait that may be posted (the window and the rate aside). */
 static inline bool rdps__rel_adm_unposted(const struct rdps_rel_admission *adm)
 {
-    return adm->post_seq != adm->ready_seq;
+    return adm->post_seq != adm->ready_seq && !rdps__rel_adm_awaiting(adm);
 }
 static inline void rdps__rel_adm_pin(struct rdps_rel_admission *adm, uint32_t seq)
 {

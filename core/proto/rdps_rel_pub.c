@@ -493,6 +493,7 @@ int rdps__rel_pub_next_action(struct rdps_rel_pub *p, uint64_t now_ns, uint64_t 
 {
     bool room = !rdps__pub_ring_inflight_full(&p->adm.ring);
     rdps__rel_adm_linger_due(&p->adm, now_ns);
+    rdps__rel_adm_await_due(&p->adm, now_ns);
     /* Fast paths: new data with no repair waiting; nothing due at all. */
     if (rdps__rel_rq_empty(&p->rq) && !rdps__rel_rxt_owed_any(&p->rxt) && !p->hb.urgent) {
         if (rdps__rel_adm_unposted(&p->adm)) {
@@ -569,6 +570,9 @@ uint64_t rdps__rel_pub_tick(struct rdps_rel_pub *p, uint64_t now_ns)
     rdps__rel_adm_linger_due(&p->adm, now_ns);
     if (rdps__rel_adm_linger_until(&p->adm) < next) /* a lingering frame goes then */
         next = rdps__rel_adm_linger_until(&p->adm);
+    rdps__rel_adm_await_due(&p->adm, now_ns);
+    if (rdps__rel_adm_await_until(&p->adm) < next) /* a frame waiting on the device, then */
+        next = rdps__rel_adm_await_until(&p->adm);
     bool paced = rdps__rel_adm_rate_paced(&p->adm, now_ns);
     if (p->hb.next < next && !paced) /* paced: data goes next, not a heartbeat */
         next = p->hb.next;

@@ -231,6 +231,12 @@ static inline void rdps__rel_pub_end_linger(struct rdps_rel_pub *p)
 {
     rdps__rel_adm_linger_due(&p->adm, UINT64_MAX);
 }
+/* An open frame waiting for the frames in flight (batching's default rule) may go now (a flush,
+ * the caller going to sleep). */
+static inline void rdps__rel_pub_end_await(struct rdps_rel_pub *p)
+{
+    rdps__rel_adm_await_due(&p->adm, UINT64_MAX);
+}
 
 /*
  * Keeps sequence seq and every later one in the ring until the matching unpin: appends that would

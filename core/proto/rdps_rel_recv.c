@@ -401,7 +401,7 @@ int rdps__rel_on_data_frame(struct rdps_reasm *r, int32_t si, const struct rdps_
             return 0;
         }
         rdps__track_set(t, seq);
-        rdps__rx_rec_gap_filled(&r->rec, si, t, seq, repair, now_ns);
+        rdps__rx_rec_gap_filled(&r->rec, si, t, seq, repair, r->par_feeding, now_ns);
     }
     if (rs->parity && !r->par_feeding) {
         int32_t bi = rdps__rx_par_keep(&r->par, si, t, v);
@@ -481,8 +481,10 @@ int rdps__rel_on_heartbeat(struct rdps_reasm *r, int32_t si, const struct rdps_f
         /* The group as the publisher counts it, and its largest RTT until this receiver has a
          * sample of its own: several receivers spread their first NAKs over it. */
         rs->hb_receivers = v->hb_receivers < 65536 ? v->hb_receivers : 65536;
-        if (rs->c.rtt_samples == 0 && v->hb_max_rtt_us != 0)
-            rs->srtt_ns = (uint64_t)v->hb_max_rtt_us * 1000u;
+        if (v->hb_max_rtt_us != 0)
+            rs->hb_rtt_ns = (uint64_t)v->hb_max_rtt_us * 1000u;
+        if (rs->c.rtt_samples == 0 && rs->hb_rtt_ns != 0)
+            rs->srtt_ns = rs->hb_rtt_ns;
     }
     RDPS_REL_COUNT(&r->rec, rs, heartbeats, 1);
     rdps__rx_rec_heard(&r->rec, rs);

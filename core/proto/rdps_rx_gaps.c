@@ -26,7 +26,7 @@ void rdps__rx_gaps_fini(struct rdps_rx_gaps *g)
 
 void rdps__rx_gaps_stream_start(struct rdps_rx_gaps *g, int32_t si, uint32_t ord_floor)
 {
-    g->links[si].ord_counted = ord_floor;
+    g->links[si].ord_counted = g->links[si].ord_floor = ord_floor;
 }
 
 void rdps__rx_gaps_report(struct rdps_rx_gaps *g, int32_t si, const struct rdps_rx_ident *id,
@@ -157,14 +157,42 @@ static void bound_at(struct rdps_ranges *l, int i, uint32_t seq, uint32_t ord_be
     }
 }
 
+/* seq, before the stream's start, arrived: the stream starts at it, what lies between it and the
+ * former start missing (see The stream's start). False when a report counted messages already. */
+static bool start_earlier(struct rdps_rx_gaps *g, int32_t si, struct rdps_rx_track *t,
+                          const struct rdps_rx_ident *id, uint32_t seq, uint32_t ord_before,
+                          uint32_t ord_after, uint64_t now_ns)
+{
+    struct rdps_rx_gaps_link *l = &g->links[si];
+    if (l->ord_counted != l->ord_floor)
+        return false;
+    uint32_t first = seq + 1, count = t->loss_floor - first;
+    uint32_t ord_hi = l->ord_floor;
+    t->loss_floor = seq;
+    l->ord_counted = l->ord_floor = ord_before;
+    if (count == 0)
+        return true;
+    if (g->cfg.allowance_ns == 0 || t->gaps.count == t->gaps.cap) {
+        rdps__rx_gaps_report(g, si, id, first, count, ord_after, ord_hi); /* first in order */
+        return true;
+    }
+    /* Nothing missing lies before the former start: a range of its own at the front. */
+    rdps__ranges_insert(&t->gaps, first, count, now_ns, now_ns + g->cfg.allowance_ns);
+    t->gaps.r[0].ord_lo = ord_after;
+    t->gaps.r[0].ord_hi = ord_hi;
+    link_stream(g, si, t, id);
+    return true;
+}
+
 bool rdps__rx_gaps_fill(struct rdps_rx_gaps *g, int32_t si, struct rdps_rx_track *t,
                         const struct rdps_rx_ident *id, uint32_t seq, uint32_t ord_before,
-                        uint32_t ord_after)
+                        uint32_t ord_after, uint64_t now_ns)
 {
     int i = t->gaps.count > 0 ? rdps__ranges_find(&t->gaps, seq) : -1;
     if (i < 0) {
-        if (rdps__seq_lt(seq, t->loss_floor))
-            return true; /* before the stream began: never counted lost */
+        if (rdps__seq_lt(seq, t->loss_floor) &&
+            start_earlier(g, si, t, id, seq, ord_before, ord_after, now_ns))
+            return true;
         g->cfg.counters->late_after_gap++;
         return false;
     }

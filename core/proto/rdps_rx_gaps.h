@@ -32,6 +32,14 @@
  * no earlier report of the stream counted (reports go in sequence order, so a message spanning
  * two ranges counts once, in the first), exactly the messages that never arrived whole.
  *
+ * The stream's start. A stream begins at the first datagram that arrives, but one sent before it
+ * may come later (reordered): it is delivered, and the stream starts at it instead. The sequences
+ * between it and the former start (none of which arrived: the start is the lowest that did) are
+ * missing like any others, a range at the front of the list holding the messages between the two
+ * datagrams, reported after the allowance if they do not come. Once a report counted a message of
+ * the stream it is too late for that (the counts would not stay in sequence order): a datagram
+ * from before the start then is dropped (late_after_gap), its messages before the stream.
+ *
  * State per stream index (max_streams entries, allocated at init): the
  * stream's tracker and identity as given by rdps__rx_gaps_note (pointers
  * into the caller's table, stable while the stream lives), and the links.
@@ -53,6 +61,7 @@ struct rdps_rx_gaps_link {
     int32_t prev, next;
     bool linked;
     uint32_t ord_counted; /* messages before this ordinal were counted (or preceded the stream) */
+    uint32_t ord_floor; /* the stream starts counting here: its lowest datagram's ordinal before */
 };
 
 struct rdps_rx_gaps {
@@ -76,10 +85,12 @@ void rdps__rx_gaps_note(struct rdps_rx_gaps *g, int32_t si, struct rdps_rx_track
                         const struct rdps_rx_ident *id, uint32_t first, uint32_t count,
                         uint32_t ord_lo, uint32_t ord_hi, uint64_t now_ns);
 /* A late frame filled seq; ord_before and ord_after are its rdps__frame_ordinal_before/after.
- * Returns false when seq was reported already (counted late_after_gap): drop the frame. */
+ * A frame from before the stream's start moves the start to it (see The stream's start).
+ * Returns false when seq was reported already, or came from before the start too late (counted
+ * late_after_gap): drop the frame. */
 bool rdps__rx_gaps_fill(struct rdps_rx_gaps *g, int32_t si, struct rdps_rx_track *t,
                         const struct rdps_rx_ident *id, uint32_t seq, uint32_t ord_before,
-                        uint32_t ord_after);
+                        uint32_t ord_after, uint64_t now_ns);
 /* seq (behind the window's front) was taken back: a forged frame held it (a conflict). It is
  * missing again, so the real frame is not late when it comes; its span counts no message (the
  * forged frame's ordinals are not trusted). Reported at once when the list is full. */

@@ -120,8 +120,9 @@ static uint64_t retry_wait(struct rdps_rx_recovery *rec, const struct rdps_rx_re
     /* The publisher answers a retry once the repair it sent could have reached this receiver
      * (two of its RTTs): alone, retries wait three of the smoothed RTTs; with several
      * receivers, three of the latest samples once there is one (the smoothed estimate is kept
-     * slow there for the first NAK's spread), at most the configured floor. */
-    uint64_t rtt = alone ? rs->srtt_ns : rs->rtt_fast_ns;
+     * slow there for the first NAK's spread) or else the group's largest, from heartbeats (one
+     * repaired by parity alone has no sample), at most the configured floor. */
+    uint64_t rtt = alone ? rs->srtt_ns : rs->rtt_fast_ns != 0 ? rs->rtt_fast_ns : rs->hb_rtt_ns;
     if (rec->cfg.nak_retry_alone_ns != 0 && rtt != 0) {
         uint64_t scaled = rec->cfg.nak_retry_alone_ns;
         if (rtt * rec->cfg.nak_retry_min_rtts > scaled)
@@ -257,7 +258,7 @@ static void repairs_overtaken(struct rdps_rx_recovery *rec, int32_t si, struct r
 
 /* A missing sequence arrived: take it out of its range; count how it came. */
 void rdps__rx_rec_gap_filled(struct rdps_rx_recovery *rec, int32_t si, struct rdps_rx_track *t,
-                             uint32_t seq, bool repair, uint64_t now_ns)
+                             uint32_t seq, bool repair, bool rebuilt, uint64_t now_ns)
 {
     struct rdps_rx_rel *rs = &rec->rel[si];
     int i = rdps__ranges_find(&t->gaps, seq);
@@ -286,10 +287,11 @@ void rdps__rx_rec_gap_filled(struct rdps_rx_recovery *rec, int32_t si, struct rd
          * taken (a traced 1 % loss run on rxe: each hole NAKed 5-8 times and repaired as often
          * in the first 0.5 s, and all its 128 duplicate repairs came then). Its first repair
          * then gives the time since the range was found missing, when it was first NAKed: an
-         * upper bound, replaced by the Karn samples as they come. */
+         * upper bound, replaced by the Karn samples as they come. None from parity: a block
+         * decodes once others' rounds brought enough (30 samples of 3.7 ms in one decode). */
         bool lone_first = rs->c.rtt_samples == 0 && stream_receivers(rec, rs) <= 1;
         bool bootstrap = lone_first && g->tries > 1 && now_ns > g->detect_ns;
-        if ((g->tries == 1 && g->nak_ns != 0 && now_ns > g->nak_ns) || bootstrap) {
+        if (!rebuilt && ((g->tries == 1 && g->nak_ns != 0 && now_ns > g->nak_ns) || bootstrap)) {
             uint64_t sample = now_ns - (bootstrap ? g->detect_ns : g->nak_ns);
             /* Alone, the first sample replaces the default (RFC 6298): smoothing from 1 ms took
              * dozens of repairs, and every retry waited for that guess meanwhile. With several

@@ -237,6 +237,7 @@ struct rdps_rx_rel {
     bool silent, idle;
     bool parity;           /* the publisher has parity repairs and this receiver keeps its blocks */
     uint32_t hb_receivers; /* the receivers its heartbeats count in flow control (0: none) */
+    uint64_t hb_rtt_ns;    /* the group's largest RTT, as its latest heartbeat said (0: none) */
     /* Message ordinals (rdps_rel_recv.c, "Messages"): the trail's and the latest heartbeat's
      * (hb_ord_seq: its next sequence), and after the newest datagram seen (ord_seen). */
     uint32_t trail_ordinal;
@@ -336,10 +337,11 @@ static inline rdps_loss_reason rdps__rx_rec_verdict(const struct rdps_rx_rel *rs
 /* [start, start + count) of stream si went missing (again): tracked, due for a first NAK. */
 void rdps__rx_rec_gap_add(struct rdps_rx_recovery *rec, int32_t si, struct rdps_rx_track *t,
                           uint32_t start, uint32_t count, uint64_t now_ns);
-/* A missing sequence arrived (a repair, or a late original): out of its range; RTT, latency,
- * suppression and overtaken repairs follow. */
+/* A missing sequence arrived (a repair, or a late original; rebuilt: a repair rebuilt from
+ * parity, which gives no RTT sample): out of its range; RTT, latency, suppression and overtaken
+ * repairs follow. */
 void rdps__rx_rec_gap_filled(struct rdps_rx_recovery *rec, int32_t si, struct rdps_rx_track *t,
-                             uint32_t seq, bool repair, uint64_t now_ns);
+                             uint32_t seq, bool repair, bool rebuilt, uint64_t now_ns);
 /* A parity symbol of block [start, start + k) of stream si arrived: its ranges wait an RTT. */
 void rdps__rx_rec_block_heard(struct rdps_rx_recovery *rec, int32_t si, struct rdps_rx_track *t,
                               uint32_t start, uint32_t k, uint64_t now_ns);

@@ -83,8 +83,10 @@ struct rdps_reasm_counters {
     uint64_t reordered;       /* late frames that filled a gap */
     uint64_t duplicates;      /* frames or fragments already received (inside the window) */
     uint64_t stale;           /* frames older than the window (dropped) */
-    uint64_t session_resets;  /* DATA a window or more ahead: window restarted, partials dropped */
-    uint64_t heartbeat_jumps; /* heartbeats a window or more ahead (ignored) */
+    /* DATA (or an unreliable stream's heartbeat) a window or more ahead: window restarted,
+     * partials dropped, the skipped messages reported */
+    uint64_t session_resets;
+    uint64_t heartbeat_jumps; /* heartbeats a window or more ahead that may not restart (ignored) */
     uint64_t filtered;        /* frames of streams the accept hook refused */
     uint64_t topic_mismatch;
     uint64_t reasm_started, reasm_timeouts, reasm_conflicts;

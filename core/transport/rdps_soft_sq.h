@@ -79,11 +79,13 @@ static inline const struct rdps_soft_sq_req *rdps__soft_sq_queued(const struct r
     return q->reqs + q->sent;
 }
 
-/* The device copied every queued request: they are sent, completed by the next reap. */
+/* The device copied every queued request: they are sent, completed by the next reap (each one
+ * reports: the owner's send progress awaits them all, rdps_tx_progress). */
 static inline void rdps__soft_sq_flushed(struct rdps_soft_sq *q)
 {
     q->sent += q->queued;
     q->queued = 0;
+    q->owner->tx.awaited = q->owner->tx.seen + q->sent;
 }
 
 /* The device failed or is gone: every queued request is dropped (buffers back, regions told). */

@@ -281,13 +281,39 @@ struct rdps_transport_ops {
 };
 
 /*
+ * Send progress, kept by the innermost transport in its own struct rdps_transport for senders to
+ * read without a call (batching: a message waits in the open datagram while an earlier send's
+ * completion is awaited, pubsub/publisher_batch.c). Send work requests are numbered in posting
+ * order. `awaited`: a completion will be seen for every request below it (1 + the last one posted
+ * with a completion requested); `seen`: completions were seen (reaped by poll(), or by claim and
+ * send_room making room) for every request below it. awaited > seen: a posted send will still
+ * report, and a later poll() sees it. A transport that requests completions selectively requests
+ * one on the last request of every chain posted while none is awaited, so a sender never waits
+ * on requests that will not report (verbs: flush). Zero in transports that do not keep it: nothing
+ * is ever awaited.
+ */
+struct rdps_tx_progress {
+    uint64_t awaited;
+    uint64_t seen;
+};
+
+/* A posted send's completion is still to be seen (see rdps_tx_progress). */
+static inline bool rdps__tx_awaited(const struct rdps_tx_progress *p)
+{
+    return p->awaited > p->seen;
+}
+
+/*
  * Every transport starts with this. An interceptor (the loss generator) sets
  * `inner` to the transport it wraps, so code that needs the transport at the
  * bottom (verbs accessors) looks through any interceptor; NULL otherwise.
+ * `tx` is kept by the innermost transport only (read it there:
+ * rdps__transport_innermost(t)->tx).
  */
 struct rdps_transport {
     const struct rdps_transport_ops *ops;
     struct rdps_transport *inner;
+    struct rdps_tx_progress tx;
 };
 
 /* The innermost transport under any interceptors (t itself when it wraps none). */

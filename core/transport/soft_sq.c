@@ -199,6 +199,7 @@ void rdps__soft_sq_reap(struct rdps_soft_sq *q)
     if (q->queued > 0)
         memmove(q->reqs, q->reqs + sent, (size_t)q->queued * sizeof(*q->reqs));
     q->sent = 0;
+    q->owner->tx.seen += sent; /* their completions are seen (rdps_tx_progress) */
 }
 
 int rdps__soft_sq_mem_register(struct rdps_soft_sq *q, void *addr, size_t len,

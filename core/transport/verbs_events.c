@@ -129,7 +129,7 @@ int rdps__verbs_arm(struct rdps_transport *t)
      * device to finish earlier ones, and the chain's last request is signaled). */
     bool sender_may_wait = vt->send_free_count < vt->signal_every ||
                            verbs_sq_room(vt) < vt->signal_every ||
-                           vt->done_seq < vt->mem_posted_through;
+                           vt->base.tx.seen < vt->mem_posted_through;
     if (!vt->send_notify_armed && sender_may_wait) {
         if (ibv_req_notify_cq(vt->send_cq, 0) != 0)
             return rdps__set_err(RDPS_EIO, "ibv_req_notify_cq: %s", strerror(errno));
@@ -140,10 +140,10 @@ int rdps__verbs_arm(struct rdps_transport *t)
         return rdps__set_err(err, "ibv_poll_cq (receive CQ): %s", strerror(errno));
     bool pending = vt->wc_count > 0 || vt->event_count > 0;
     if (sender_may_wait) {
-        uint64_t done = vt->done_seq;
+        uint64_t done = vt->base.tx.seen;
         if ((err = verbs_reap_send(vt)) < 0)
             return rdps__set_err(err, "ibv_poll_cq (send CQ): %s", strerror(errno));
-        pending = pending || vt->done_seq != done;
+        pending = pending || vt->base.tx.seen != done;
     }
     return pending ? 1 : 0;
 }
@@ -158,8 +158,8 @@ int rdps__verbs_arm(struct rdps_transport *t)
  */
 static void send_watchdog(struct verbs_transport *vt)
 {
-    bool waiting = vt->signaled_through > vt->done_seq;
-    if (vt->watch_reported && (!waiting || vt->done_seq != vt->watch_done_seq)) {
+    bool waiting = vt->base.tx.awaited > vt->base.tx.seen;
+    if (vt->watch_reported && (!waiting || vt->base.tx.seen != vt->watch_done_seq)) {
         RDPS_LOG_WRN("%s: qpn 0x%x: sends complete again", vt->info.device_name, vt->info.qpn);
         vt->watch_reported = false;
     }
@@ -168,20 +168,20 @@ static void send_watchdog(struct verbs_transport *vt)
         return;
     }
     uint64_t now = rdps__clock_monotonic_ns();
-    if (vt->watch_since_ns == 0 || vt->done_seq != vt->watch_done_seq) {
-        vt->watch_done_seq = vt->done_seq;
+    if (vt->watch_since_ns == 0 || vt->base.tx.seen != vt->watch_done_seq) {
+        vt->watch_done_seq = vt->base.tx.seen;
         vt->watch_since_ns = now;
         return;
     }
     if (vt->watch_reported || now - vt->watch_since_ns < VERBS_SEND_STALL_NS)
         return;
-    if (rdps__verbs_reap_send_cq(vt) == 0 && vt->done_seq != vt->watch_done_seq)
+    if (rdps__verbs_reap_send_cq(vt) == 0 && vt->base.tx.seen != vt->watch_done_seq)
         return; /* completions were waiting: the next look restarts the clock */
     vt->watch_reported = true;
     vt->stats.tx_stalls++;
     RDPS_LOG_WRN("%s: qpn 0x%x: %" PRIu64 " sends posted, none completed for %" PRIu64
                  " ms: the device or the link stopped sending",
-                 vt->info.device_name, vt->info.qpn, vt->next_seq - vt->done_seq,
+                 vt->info.device_name, vt->info.qpn, vt->next_seq - vt->base.tx.seen,
                  (now - vt->watch_since_ns) / 1000000u);
 }
 

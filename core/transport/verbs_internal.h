@@ -85,14 +85,14 @@ struct verbs_transport {
     struct ibv_sge *gather_sge;
     bool can_gather; /* the QP was granted two send SGEs */
 
-    /* Posted WRs by sequence (wr_id); everything below done_seq has completed. */
+    /* Posted WRs by sequence (wr_id); everything below base.tx.seen has completed, and
+     * base.tx.awaited is 1 + the last signaled WR posted (rdps_tx_progress). */
     uint32_t *posted_slot;
     struct rdps_tx_mem **posted_mem; /* by sequence, for posted_slot VERBS_MEM_SLOT */
     uint64_t *posted_cookie;
-    uint64_t next_seq, done_seq;
-    uint64_t signaled_through;   /* 1 + sequence of the last signaled WR posted (0: none) */
+    uint64_t next_seq;
     uint64_t mem_posted_through; /* 1 + sequence of the last submit_mem WR posted (0: none) */
-    /* Send watchdog (verbs_events.c): done_seq when last looked at, and since when it has not
+    /* Send watchdog (verbs_events.c): base.tx.seen when last looked at, and since when it has not
      * moved with a signaled WR outstanding (0: not waiting). */
     uint64_t watch_done_seq, watch_since_ns;
     bool watch_reported;
@@ -174,12 +174,12 @@ int rdps__verbs_retire_ah(struct verbs_transport *vt, void *ah);
 static inline int verbs_reap_send(struct verbs_transport *vt)
 {
     /* Only signaled WRs complete: with none in flight the send CQ has nothing to give. */
-    return vt->signaled_through > vt->done_seq ? rdps__verbs_reap_send_cq(vt) : 0;
+    return vt->base.tx.awaited > vt->base.tx.seen ? rdps__verbs_reap_send_cq(vt) : 0;
 }
 
 static inline uint32_t verbs_sq_room(const struct verbs_transport *vt)
 {
-    uint64_t outstanding = vt->next_seq - vt->done_seq;
+    uint64_t outstanding = vt->next_seq - vt->base.tx.seen;
     return vt->sq_depth - (uint32_t)outstanding - vt->pend_count;
 }
 

@@ -17,7 +17,7 @@ static void send_slot_unref(struct verbs_transport *vt, uint32_t slot)
 /* Everything up to and including `seq` has completed (send completions arrive in order). */
 static void complete_through(struct verbs_transport *vt, uint64_t seq)
 {
-    for (uint64_t s = vt->done_seq; s <= seq; s++) {
+    for (uint64_t s = vt->base.tx.seen; s <= seq; s++) {
         uint32_t *slot = &vt->posted_slot[s % vt->sq_depth];
         if (*slot != VERBS_NO_SLOT) {
             if (*slot < VERBS_GATHER_BIT) {
@@ -31,9 +31,9 @@ static void complete_through(struct verbs_transport *vt, uint64_t seq)
         }
         *slot = VERBS_NO_SLOT;
     }
-    vt->done_seq = seq + 1;
+    vt->base.tx.seen = seq + 1;
     if (vt->retired.count > 0)
-        rdps__ah_retire_sweep(&vt->retired, vt->done_seq);
+        rdps__ah_retire_sweep(&vt->retired, vt->base.tx.seen);
 }
 
 int rdps__verbs_reap_send_cq(struct verbs_transport *vt)
@@ -47,7 +47,7 @@ int rdps__verbs_reap_send_cq(struct verbs_transport *vt)
         for (int i = 0; i < n; i++) {
             uint64_t seq = wc[i].wr_id;
             /* Not ours, or of a QP incarnation before a reset (already counted lost): ignore. */
-            if (seq >= vt->next_seq || seq < vt->done_seq)
+            if (seq >= vt->next_seq || seq < vt->base.tx.seen)
                 continue;
             if (wc[i].status != IBV_WC_SUCCESS) {
                 vt->stats.tx_completion_errors++;
@@ -86,15 +86,15 @@ void rdps__verbs_pend_drop(struct verbs_transport *vt, uint32_t i)
 
 void rdps__verbs_send_lose_all(struct verbs_transport *vt)
 {
-    vt->stats.tx_lost_qp_error += (vt->next_seq - vt->done_seq) + vt->pend_count;
-    if (vt->next_seq > vt->done_seq)
+    vt->stats.tx_lost_qp_error += (vt->next_seq - vt->base.tx.seen) + vt->pend_count;
+    if (vt->next_seq > vt->base.tx.seen)
         complete_through(vt, vt->next_seq - 1);
     for (uint32_t i = 0; i < vt->pend_count; i++)
         rdps__verbs_pend_drop(vt, i);
     vt->pend_count = 0;
     vt->pend_mem_count = 0;
     vt->low_free_mark = vt->signal_every;
-    vt->signaled_through = vt->done_seq;
+    vt->base.tx.awaited = vt->base.tx.seen;
     vt->unsignaled_run = 0;
     rdps__ah_retire_sweep(&vt->retired, UINT64_MAX);
 }
@@ -103,9 +103,9 @@ int rdps__verbs_retire_ah(struct verbs_transport *vt, void *ah)
 {
     /* Queued WRs get sequences from next_seq on when flushed: the AH waits for all of them. */
     uint64_t until = vt->next_seq + vt->pend_count;
-    int err = rdps__ah_retire(&vt->retired, ah, until, vt->done_seq);
+    int err = rdps__ah_retire(&vt->retired, ah, until, vt->base.tx.seen);
     if (err == RDPS_EAGAIN && verbs_reap_send(vt) == 0)
-        err = rdps__ah_retire(&vt->retired, ah, until, vt->done_seq);
+        err = rdps__ah_retire(&vt->retired, ah, until, vt->base.tx.seen);
     return err;
 }
 
@@ -283,10 +283,13 @@ int rdps__verbs_flush(struct rdps_transport *t)
      * Signal every signal_every-th WR, and the chain's last one when buffers or
      * queue slots run low, so a sender that stops never leaves the pool stuck
      * behind unsignaled WRs; also when the chain has submit_mem requests, so
-     * their region's `completed` advances without any later send.
+     * their region's `completed` advances without any later send; and when no
+     * signaled WR is in flight, so a completion is awaited for what this chain
+     * posts (rdps_tx_progress: batching holds messages until it is seen).
      */
     uint32_t room_after = verbs_sq_room(vt); /* pend_count is already counted as used */
-    bool low = vt->send_free_count < vt->low_free_mark || room_after < vt->signal_every;
+    bool low = vt->send_free_count < vt->low_free_mark || room_after < vt->signal_every ||
+               !rdps__tx_awaited(&vt->base.tx);
     for (uint32_t i = 0; i < n; i++) {
         struct ibv_send_wr *wr = &vt->pend_wr[i];
         wr->wr_id = vt->next_seq + i;
@@ -311,7 +314,7 @@ int rdps__verbs_flush(struct rdps_transport *t)
         }
         vt->posted_slot[seq % vt->sq_depth] = slot;
         if (vt->pend_wr[i].send_flags & IBV_SEND_SIGNALED)
-            vt->signaled_through = seq + 1;
+            vt->base.tx.awaited = seq + 1;
         vt->stats.tx_datagrams++;
         vt->stats.tx_bytes += vt->pend_sge[i].length;
     }

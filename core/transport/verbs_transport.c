@@ -56,7 +56,7 @@ static void verbs_get_stats(const struct rdps_transport *t, struct rdps_transpor
 {
     const struct verbs_transport *vt = (const struct verbs_transport *)t;
     *out = vt->stats;
-    out->tx_outstanding = (vt->next_seq - vt->done_seq) + vt->pend_count;
+    out->tx_outstanding = (vt->next_seq - vt->base.tx.seen) + vt->pend_count;
     out->reply_ah_created = vt->replies.created;
     out->reply_evictions = vt->replies.evictions;
     out->reply_refused = vt->replies.refused;
@@ -74,7 +74,7 @@ static void verbs_destroy(struct rdps_transport *t)
     rdps__ah_retire_sweep(&vt->retired, UINT64_MAX);
     rdps__verbs_pinned_fini(vt);
     vt->pend_count = 0;
-    vt->done_seq = vt->next_seq;
+    vt->base.tx.seen = vt->next_seq;
     rdps__reply_cache_fini(&vt->replies);
     rdps__ah_retire_fini(&vt->retired);
     rdps__verbs_mem_fini(vt); /* no send can read the regions once the QP is gone */

@@ -11,7 +11,9 @@
 # cell runs in the same guest session. Each round runs, for each MTU and size, in turn:
 #   rdps       rdpub --pattern unpaced, rdsub --verify (every message checked byte for byte):
 #              batching on and off, unreliable (rdsub --count-loss: a lost message must be
-#              reported by its exact count) and reliable; batching off only at 64 bytes
+#              reported by its exact count) and reliable; batching off only at 64 bytes, and
+#              there also "plain": batching on, rdpub --chain 1 (a plain rdps_pub_send loop, no
+#              RDPS_SEND_MORE: the default join rule alone)
 #   zmq-tcp    tests/bench/zmq_bench over tcp (XPUB with NODROP: the sender blocks, never drops)
 #   zmq-epgm   zmq_bench over epgm (PGM multicast), ZMQ_RATE $RDPS_BENCH_EPGM_RATE kbit/s
 #   norm       tests/bench/norm_bench: one NORM stream, segments of 1400 bytes (8192 at MTU 4096),
@@ -70,7 +72,7 @@ except Exception:
         case $system in
         rdps)
             local popt=(--batch on --batch-linger "$linger") sopt=(--count-loss)
-            case $variant in *off*) popt=(--batch off) ;; esac
+            case $variant in *off*) popt=(--batch off) ;; *plain*) popt+=(--chain 1) ;; esac
             case $variant in rel*) popt+=(--reliable --drain-timeout 60) sopt=(--reliable) ;; esac
             if [ "$i" -eq 0 ]; then
                 timeout $((limit + 120)) "$pub" -t "bt.$k" --pattern -s "$size" -c "$count" \
@@ -158,7 +160,8 @@ except Exception:
                     case $system in
                     rdps)
                         variants="unrel-on rel-on"
-                        [ "$size" = 64 ] && variants="unrel-on unrel-off rel-on rel-off"
+                        [ "$size" = 64 ] &&
+                            variants="unrel-on unrel-plain unrel-off rel-on rel-plain rel-off"
                         ;;
                     *) variants=- ;;
                     esac
@@ -198,6 +201,9 @@ for mtu in mtus:
         on, off = med(("rdps", kind + "-on", "64", mtu)), med(("rdps", kind + "-off", "64", mtu))
         if on and off:
             print(f"MTU {mtu}, 64 B, {kind}: batching on / off = {on / off:.1f} ({on:.0f} / {off:.0f})")
+        plain = med(("rdps", kind + "-plain", "64", mtu))
+        if plain and off:
+            print(f"MTU {mtu}, 64 B, {kind}: plain send loop / off = {plain / off:.1f} ({plain:.0f} / {off:.0f})")
     for size in sizes:
         u, r = med(("rdps", "unrel-on", size, mtu)), med(("rdps", "rel-on", size, mtu))
         if u and r:

@@ -290,6 +290,12 @@ int main(int argc, char **argv)
         }
     }
 
+    /* The last messages may wait in an open datagram (batching holds them while an earlier
+     * send's completion is awaited): the application's last flush sends them. */
+    if ((rc = rdps_ctx_flush(pctx)) < 0 || (rc = bench_poll_subscriber(sctx)) < 0) {
+        fprintf(stderr, "pubsub_bench: final flush: %s\n", rdps_strerror(rc));
+        goto out;
+    }
     rdps_counters sc, pc;
     rdps_ctx_counters(sctx, &sc);
     rdps_pub_counters(pub, &pc);

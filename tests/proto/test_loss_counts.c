@@ -278,6 +278,93 @@ static void test_unreliable_exact_counts(void **state)
 }
 
 /*
+ * Every message from the first one the receiver could know of (the lowest delivered or counted:
+ * what was lost before a stream's first datagram is nobody's to report) is delivered once or
+ * counted once, none both.
+ */
+static void check_outcome_from_start(const struct outcome *o)
+{
+    uint32_t start = o->st->nmsgs;
+    for (uint32_t i = 0; i < o->st->nmsgs && start == o->st->nmsgs; i++)
+        if (o->delivered[i] + o->counted[i] > 0)
+            start = i;
+    uint32_t counted = 0;
+    for (uint32_t i = start; i < o->st->nmsgs; i++) {
+        if (o->delivered[i] > 1 || o->counted[i] > 1 || o->delivered[i] + o->counted[i] != 1)
+            fail_msg("message %u of %u (%u bytes, first known %u): delivered %u times, counted "
+                     "lost %u times",
+                     i, o->st->nmsgs, o->st->lens[i], start, o->delivered[i], o->counted[i]);
+        counted += o->counted[i];
+    }
+    assert_int_equal(o->bad_content + o->bad_ordinal, 0);
+    assert_int_equal(o->msgs_in_events, counted);
+}
+
+/*
+ * The stream's ends, where no datagram follows or precedes a loss: the first datagrams arrive
+ * shuffled with some of them lost (a frame from before the stream's first one arrives late, with
+ * a hole between), and the tail is lost, sometimes longer than the receiver's sequence window (a
+ * receive queue that overflowed to the end), named only by the publisher's tail heartbeats.
+ */
+static void run_unreliable_ends(uint64_t seed)
+{
+    static struct stream st;
+    static struct outcome o;
+    struct rdps_reasm r;
+    memset(&st, 0, sizeof(st));
+    memset(&o, 0, sizeof(o));
+    rng_state = seed;
+    st.first_seq = 0xFFFFF000u + rnd() % 4096;
+    st.first_ord = 0xFFFFFC00u + rnd() % 1024;
+    publish(&st, MAX_MSGS, 0);
+    for (uint32_t d = 0; d < st.ndgrams; d++)
+        st.drop[d] = rnd() % 100 < 10;
+    /* The tail: none, short, or longer than the window. */
+    uint32_t tails[] = {0, 1 + rnd() % 40, RDPS_SEQ_WINDOW + rnd() % 2000};
+    uint32_t tail = tails[seed % 3];
+    if (tail > st.ndgrams - 300)
+        tail = st.ndgrams - 300;
+    for (uint32_t d = st.ndgrams - tail; d < st.ndgrams; d++)
+        st.drop[d] = true;
+    /* The first 12 datagrams in a random order. */
+    uint32_t order[MAX_DGRAM];
+    for (uint32_t d = 0; d < st.ndgrams; d++)
+        order[d] = d;
+    for (uint32_t d = 11; d > 0; d--) {
+        uint32_t k = rnd() % (d + 1), t = order[d];
+        order[d] = order[k];
+        order[k] = t;
+    }
+    o.st = &st;
+    reasm_start(&r, &o, false);
+    struct rdps_source src = test_source(3);
+    uint64_t now = 1000 * MS;
+    for (uint32_t k = 0; k < st.ndgrams; k++, now += 10 * US) {
+        if (!st.drop[order[k]])
+            rdps__reasm_input(&r, &src, st.dgram[order[k]], st.dlen[order[k]], now);
+        rdps__reasm_expire(&r, now);
+    }
+    /* The tail heartbeats, the first of them lost now and then. */
+    uint8_t hb[RDPS_FRAME_HEADER_LEN];
+    int n = rdps__frame_encode_heartbeat(hb, sizeof(hb), SESSION, TOPIC, st.first_seq + st.ndgrams,
+                                         st.first_ord + st.nmsgs, 0, 0);
+    assert_int_equal(n, RDPS_FRAME_HEADER_LEN);
+    for (uint32_t beat = rnd() % 2; beat < 3; beat++, now += 4 * MS)
+        rdps__reasm_input(&r, &src, hb, (size_t)n, now);
+    rdps__reasm_expire(&r, now + 10 * 1000 * MS);
+    check_outcome_from_start(&o);
+    rdps__reasm_fini(&r);
+    stream_free(&st);
+}
+
+static void test_unreliable_exact_counts_at_the_ends(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 60; seed++)
+        run_unreliable_ends(seed);
+}
+
+/*
  * Reliable: datagrams lost at random; a repair (RETRANSMIT) comes for some of them, the rest are
  * given up when the publisher's heartbeat says its ring no longer holds them (BELOW_RING, the
  * trail the heartbeat names with its ordinal). Delivery stays in order; each message is
@@ -350,6 +437,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unreliable_exact_counts),
+        cmocka_unit_test(test_unreliable_exact_counts_at_the_ends),
         cmocka_unit_test(test_reliable_exact_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -639,7 +639,7 @@ static void test_end_fragment_first(void **state)
 {
     (void)state;
     struct fixture fx;
-    fixture_default(&fx);
+    fixture_patient(&fx); /* the stream starts at the END: the earlier fragments fill its gap */
     struct frame_list fl = {0};
     uint32_t seq = 0xFFFFFFFEu;
     frames_add_message(&fl, 1, 1, TOPIC, &seq, 3 * PAYLOAD + 10, MAX_MSG, DGRAM, 0, 0);
@@ -823,6 +823,80 @@ static void test_heartbeats_cannot_wrap_window(void **state)
     /* A heartbeat within the window still reveals tail loss. */
     assert_int_equal(input(&fx, 1, hb, heartbeat(hb, 3, 12), 0), 0);
     assert_int_equal(counters(&fx)->gap_seqs, 2);
+    fixture_fini(&fx);
+}
+
+/*
+ * A receive queue that overflowed to the end of a burst: the tail heartbeat is more than a window
+ * ahead of the last datagram heard. It restarts the stream, the tail's messages reported exactly;
+ * a second one without data in between may not (heartbeats alone never walk the window around),
+ * and nothing from before the restart is delivered again.
+ */
+static void test_heartbeat_past_the_window_reports_the_tail(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_default(&fx);
+    uint8_t buf[DGRAM], hb[RDPS_FRAME_HEADER_LEN];
+    for (uint32_t i = 0; i < 10; i++) {
+        struct frame f = single(buf, 3, i, 16, i);
+        assert_int_equal(feed(&fx, &f, 0), 1);
+    }
+    uint32_t tail = 10 + 3 * RDPS_SEQ_WINDOW;
+    assert_int_equal(input(&fx, 1, hb, heartbeat(hb, 3, tail), 0), 0);
+    assert_int_equal(fx.gaps.n, 1);
+    assert_int_equal(fx.gaps.msg_first[0], 10);
+    assert_int_equal(fx.gaps.msg_count[0], 3 * RDPS_SEQ_WINDOW);
+    assert_int_equal(counters(&fx)->session_resets, 1);
+    assert_int_equal(counters(&fx)->heartbeat_jumps, 0);
+    /* Another as far, with no data since: ignored. The same one again: nothing new. */
+    assert_int_equal(input(&fx, 1, hb, heartbeat(hb, 3, tail + 2 * RDPS_SEQ_WINDOW), 0), 0);
+    assert_int_equal(input(&fx, 1, hb, heartbeat(hb, 3, tail), 0), 0);
+    assert_int_equal(counters(&fx)->heartbeat_jumps, 1);
+    assert_int_equal(fx.gaps.n, 1);
+    for (uint32_t i = 0; i < 10; i++) {
+        struct frame f = single(buf, 3, i, 16, i);
+        assert_int_equal(feed(&fx, &f, 0), 0);
+    }
+    /* Data at the heartbeat's position: delivered, and a later tail past the window counts. */
+    struct frame f = single(buf, 3, tail, 16, tail);
+    assert_int_equal(feed(&fx, &f, 0), 1);
+    assert_int_equal(input(&fx, 1, hb, heartbeat(hb, 3, tail + 1 + RDPS_SEQ_WINDOW), 0), 0);
+    assert_int_equal(fx.gaps.n, 2);
+    assert_int_equal(fx.gaps.msg_first[1], tail + 1);
+    assert_int_equal(fx.gaps.msg_count[1], RDPS_SEQ_WINDOW);
+    assert_int_equal(fx.rec.count, 11);
+    fixture_fini(&fx);
+}
+
+/*
+ * A datagram sent before the one that started the stream arrives later: delivered, and the stream
+ * starts at it, the datagram between them missing (reported when it does not come, its message
+ * counted). Once a report counted messages, one from before the start is dropped instead.
+ */
+static void test_frame_before_the_start_moves_it(void **state)
+{
+    (void)state;
+    struct fixture fx;
+    fixture_patient(&fx);
+    uint8_t buf[DGRAM];
+    struct frame f = single(buf, 3, 5, 16, 5);
+    assert_int_equal(feed(&fx, &f, 0), 1);
+    f = single(buf, 3, 3, 16, 3);
+    assert_int_equal(feed(&fx, &f, 0), 1);
+    assert_int_equal(fx.gaps.n, 0);
+    rdps__reasm_expire(&fx.r, 3 * SEC);
+    assert_int_equal(fx.gaps.n, 1);
+    assert_int_equal(fx.gaps.first_seq[0], 4);
+    assert_int_equal(fx.gaps.msg_first[0], 4);
+    assert_int_equal(fx.gaps.msg_count[0], 1);
+    /* Seq 4 now comes too late; so does seq 1 (the start cannot move before a counted report). */
+    f = single(buf, 3, 4, 16, 4);
+    assert_int_equal(feed(&fx, &f, 3 * SEC), 0);
+    f = single(buf, 3, 1, 16, 1);
+    assert_int_equal(feed(&fx, &f, 3 * SEC), 0);
+    assert_int_equal(counters(&fx)->late_after_gap, 2);
+    assert_int_equal(fx.rec.count, 2);
     fixture_fini(&fx);
 }
 
@@ -1263,6 +1337,8 @@ int main(void)
         cmocka_unit_test(test_hostile_frames_counted_and_dropped),
         cmocka_unit_test(test_mutated_frames_never_crash),
         cmocka_unit_test(test_heartbeats_cannot_wrap_window),
+        cmocka_unit_test(test_heartbeat_past_the_window_reports_the_tail),
+        cmocka_unit_test(test_frame_before_the_start_moves_it),
         cmocka_unit_test(test_resent_fragment_never_completes_message),
         cmocka_unit_test(test_tiny_datagrams_cannot_evict_other_sources_partials),
         cmocka_unit_test(test_declared_huge_messages_take_only_arrived_bytes),

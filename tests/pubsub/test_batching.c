@@ -11,6 +11,7 @@
 #include <rdps/rdps.h>
 
 #include "pubsub_test_util.h"
+#include "rdps_batch.h"
 
 #define TOPIC "batch.t"
 
@@ -154,6 +155,7 @@ static void test_full_datagrams_and_empty_messages(void **state)
     assert_true(rdps_ctx_poll(f.p.b, 0) >= 0);
     assert_int_equal(f.got.count, 0);
     assert_int_equal(rdps_ctx_flush(f.p.a), 0);
+    assert_true(rdps_ctx_poll(f.p.a, 0) >= 0); /* the flush's completion seen: nothing awaited */
     for (uint32_t i = 0; i < 300; i++)
         send_msg(&f, 20 + i, 0, RDPS_SEND_MORE);
     send_msg(&f, 320, 0, 0);
@@ -170,19 +172,221 @@ static void test_full_datagrams_and_empty_messages(void **state)
     close_fixture(&f);
 }
 
-/* A lone message goes at once, in a datagram of its own: no latency added when idle. */
+/* A lone message goes at once, in a datagram of its own: no latency added when idle (the sender
+ * polls between messages, so the last send's completion has been seen). */
 static void test_lone_message_goes_at_once(void **state)
 {
     (void)state;
     struct fixture f;
     open_with(&f, NULL);
+    rdps__ctx_set_batch_look(f.p.a, UINT64_MAX); /* however slow the host: only polls look */
     for (uint32_t i = 0; i < 5; i++) {
+        assert_true(rdps_ctx_poll(f.p.a, 0) >= 0);
         send_msg(&f, i, 64, 0);
         assert_true(rdps_ctx_poll(f.p.b, 0) >= 0);
         assert_int_equal(f.got.count, i + 1);
     }
     assert_int_equal(PUB_COUNTER(f.pub, frames_batched), 0);
     assert_int_equal(f.got.seq[4], f.got.seq[0] + 4);
+    close_fixture(&f);
+}
+
+/* Sends a lone message (it goes at once) and n more before the publisher polls: those wait in one
+ * open datagram for the first one's completion. */
+static void send_during_a_send(struct fixture *f, uint32_t first, uint32_t n)
+{
+    send_msg(f, first, 64, 0);
+    for (uint32_t i = 1; i <= n; i++)
+        send_msg(f, first + i, 64, 0);
+    assert_true(rdps_ctx_poll(f->p.b, 0) >= 0);
+}
+
+/* The default rule: messages sent while an earlier send's completion is awaited join the open
+ * datagram, which goes when a poll sees that completion (at its start or its end). */
+static void test_messages_join_while_a_send_is_awaited(void **state)
+{
+    (void)state;
+    struct fixture f;
+    open_with(&f, NULL);
+    rdps__ctx_set_batch_look(f.p.a, UINT64_MAX);
+    assert_true(rdps_ctx_poll(f.p.a, 0) >= 0);
+    uint64_t frames = PUB_COUNTER(f.pub, frames_sent);
+    send_during_a_send(&f, 0, 5);
+    assert_int_equal(f.got.count, 1); /* the lone one went at once; five wait */
+    assert_int_equal(PUB_COUNTER(f.pub, frames_sent), frames + 1);
+    assert_int_equal(PUB_COUNTER(f.pub, msgs_sent), 6); /* accepted: counted with the open one */
+    assert_true(rdps_ctx_poll(f.p.a, 0) >= 0);          /* sees the completion: the open one goes */
+    assert_true(rdps_ctx_poll(f.p.b, 0) >= 0);
+    assert_int_equal(f.got.count, 6);
+    assert_int_equal(PUB_COUNTER(f.pub, frames_sent), frames + 2);
+    assert_int_equal(PUB_COUNTER(f.pub, frames_batched), 1);
+    for (uint32_t i = 1; i < 6; i++) {
+        assert_int_equal(f.got.seq[i], f.got.seq[0] + 1);
+        assert_int_equal(f.got.ordinal[i], f.got.ordinal[0] + i);
+    }
+    assert_int_equal(f.got.bad, 0);
+    /* The open datagram's own completion is awaited now: the next message waits for it, and
+     * goes at the poll that sees it. */
+    send_msg(&f, 6, 64, 0);
+    assert_true(rdps_ctx_poll(f.p.b, 0) >= 0);
+    assert_int_equal(f.got.count, 6);
+    TEST_PAIR_PUMP(&f.p, 2);
+    assert_int_equal(f.got.count, 7);
+    /* Messages that fill the open datagram while they wait: the full one goes at once. */
+    assert_true(rdps_ctx_poll(f.p.a, 0) >= 0);
+    send_during_a_send(&f, 7, 20); /* 66 bytes a record: 14 fit */
+    assert_int_equal(f.got.count, 7 + 1 + 14);
+    TEST_PAIR_PUMP(&f.p, 2);
+    assert_int_equal(f.got.count, 7 + 21);
+    assert_int_equal(f.got.bad, 0);
+    close_fixture(&f);
+}
+
+/* What else sends a datagram held for the device: rdps_ctx_flush, rdps_ctx_arm (going to sleep),
+ * rdps_ctx_wait. */
+static void test_held_datagram_goes_on_flush_and_sleep(void **state)
+{
+    (void)state;
+    struct fixture f;
+    open_with(&f, NULL);
+    rdps__ctx_set_batch_look(f.p.a, UINT64_MAX);
+    assert_true(rdps_ctx_poll(f.p.a, 0) >= 0);
+    send_during_a_send(&f, 0, 3);
+    assert_int_equal(f.got.count, 1);
+    assert_int_equal(rdps_ctx_flush(f.p.a), 0);
+    assert_true(rdps_ctx_poll(f.p.b, 0) >= 0);
+    assert_int_equal(f.got.count, 4);
+    send_during_a_send(&f, 4, 3); /* the flushed one's completion is awaited: all four wait */
+    assert_int_equal(f.got.count, 4);
+    int rc = rdps_ctx_arm(f.p.a);
+    assert_true(rc == 0 || rc == RDPS_EAGAIN);
+    assert_true(rdps_ctx_poll(f.p.b, 0) >= 0);
+    assert_int_equal(f.got.count, 8);
+    send_during_a_send(&f, 8, 3);
+    assert_int_equal(f.got.count, 8);
+    assert_true(rdps_ctx_wait(f.p.a, 0) >= 0);
+    assert_true(rdps_ctx_poll(f.p.b, 0) >= 0);
+    assert_int_equal(f.got.count, 12);
+    for (uint32_t i = 1; i < 12; i++)
+        assert_int_equal(f.got.ordinal[i], f.got.ordinal[0] + i);
+    close_fixture(&f);
+}
+
+/* A device that does not complete (its progress faked): a poll sends the held datagram once its
+ * completion shows, or RDPS_BATCH_AWAIT_MAX_NS after the first poll that found it held. */
+static void test_held_datagram_waits_for_its_completion_at_most_the_cap(void **state)
+{
+    (void)state;
+    struct fixture f;
+    open_with(&f, NULL);
+    rdps__ctx_set_batch_look(f.p.a, UINT64_MAX);
+    rdps_ctx_t *a = rdps__ctx_of_handle(f.p.a);
+    struct rdps_tx_progress stuck = {.awaited = 10, .seen = 0};
+    const struct rdps_tx_progress *real = a->tx;
+    a->tx = &stuck;
+    send_msg(&f, 0, 64, 0);
+    send_msg(&f, 1, 64, 0);
+    TEST_PAIR_PUMP(&f.p, 3);
+    assert_int_equal(f.got.count, 0); /* both wait for send 10 */
+    stuck.seen = 9;
+    TEST_PAIR_PUMP(&f.p, 2);
+    assert_int_equal(f.got.count, 0);
+    stuck.seen = 10; /* its completion seen */
+    TEST_PAIR_PUMP(&f.p, 2);
+    assert_int_equal(f.got.count, 2);
+    stuck.awaited = 20;
+    send_msg(&f, 2, 64, 0);
+    TEST_PAIR_PUMP(&f.p, 2); /* the first poll that finds it held starts the clock */
+    fake_now += RDPS_BATCH_AWAIT_MAX_NS - 1;
+    TEST_PAIR_PUMP(&f.p, 2);
+    assert_int_equal(f.got.count, 2);
+    fake_now += 1;
+    TEST_PAIR_PUMP(&f.p, 2);
+    assert_int_equal(f.got.count, 3);
+    a->tx = real;
+    close_fixture(&f);
+}
+
+/* A sender that never polls: a message that comes after a pause (batch_look_ns since the last
+ * post; 0 here) looks for completions itself and goes at once. */
+static void test_sender_that_does_not_poll(void **state)
+{
+    (void)state;
+    struct fixture f;
+    open_with(&f, NULL);
+    rdps__ctx_set_batch_look(f.p.a, 0);
+    for (uint32_t i = 0; i < 5; i++) {
+        send_msg(&f, i, 64, 0);
+        assert_true(rdps_ctx_poll(f.p.b, 0) >= 0);
+        assert_int_equal(f.got.count, i + 1);
+    }
+    assert_int_equal(PUB_COUNTER(f.pub, frames_batched), 0);
+    close_fixture(&f);
+}
+
+/* Claims follow the rule too: in a loop of claims and commits without polls, each commit after
+ * the first finds the previous datagram's completion awaited (its publisher posted just now, so
+ * it does not look for it) and waits in the open datagram. */
+static void test_claims_join_while_a_send_is_awaited(void **state)
+{
+    (void)state;
+    struct fixture f;
+    open_with(&f, NULL);
+    rdps__ctx_set_batch_look(f.p.a, 60000000000ull); /* a minute: a slow host stays within it */
+    assert_true(rdps_ctx_poll(f.p.a, 0) >= 0);
+    for (uint32_t i = 0; i < 5; i++) {
+        rdps_claim c;
+        assert_int_equal(rdps_pub_claim_ex(f.pub, 64, 0, &c), 0);
+        msg_fill(c.data, i, 64);
+        assert_int_equal(rdps_pub_commit(f.pub, &c, 64), 0);
+    }
+    assert_true(rdps_ctx_poll(f.p.b, 0) >= 0);
+    assert_int_equal(f.got.count, 1);
+    TEST_PAIR_PUMP(&f.p, 2);
+    assert_int_equal(f.got.count, 5);
+    assert_int_equal(f.got.seq[4], f.got.seq[1]);
+    assert_int_equal(f.got.bad, 0);
+    close_fixture(&f);
+}
+
+/* Reliable publishers keep the rule in their ring: the open frame waits while ring frames are in
+ * flight, and goes when the poll reports their completion; every message once, in order. */
+static void test_reliable_joins_while_frames_are_in_flight(void **state)
+{
+    (void)state;
+    struct fixture f;
+    memset(&f, 0, sizeof(f));
+    assert_int_equal(test_pair_open(&f.p, NULL, 0), 0);
+    fake_now = 1000000000ull;
+    rdps__ctx_set_clock(f.p.a, fake_clock, NULL);
+    rdps__ctx_set_clock(f.p.b, fake_clock, NULL);
+    rdps_sub_opts so = {.reliable = 1};
+    rdps_pub_opts po = {.reliable = 1};
+    assert_int_equal(rdps_sub_create(f.p.b, TOPIC, on_msg, &f.got, &so, &f.sub), 0);
+    assert_int_equal(rdps_pub_create(f.p.a, TOPIC, &po, &f.pub), 0);
+    for (int i = 0;
+         i < 50 && rdps_pub_receivers_behind(f.pub) == 0 && rdps_pub_subscriber_count(f.pub) < 1;
+         i++)
+        TEST_PAIR_PUMP(&f.p, 1);
+    TEST_PAIR_PUMP(&f.p, 5);
+    uint64_t frames = PUB_COUNTER(f.pub, frames_sent);
+    send_during_a_send(&f, 0, 5);
+    assert_int_equal(f.got.count, 1);
+    assert_int_equal(PUB_COUNTER(f.pub, frames_sent), frames + 1);
+    TEST_PAIR_PUMP(&f.p, 3);
+    assert_int_equal(f.got.count, 6);
+    for (uint32_t i = 1; i < 6; i++) {
+        assert_int_equal(f.got.seq[i], f.got.seq[0] + 1);
+        assert_int_equal(f.got.ordinal[i], f.got.ordinal[0] + i);
+    }
+    /* Flush sends a held frame too. */
+    send_during_a_send(&f, 6, 2);
+    assert_int_equal(rdps_ctx_flush(f.p.a), 0);
+    assert_true(rdps_ctx_poll(f.p.b, 0) >= 0);
+    assert_int_equal(f.got.count, 9);
+    assert_int_equal(f.got.bad, 0);
+    for (uint32_t i = 1; i < 9; i++)
+        assert_int_equal(f.got.ordinal[i], f.got.ordinal[0] + i);
     close_fixture(&f);
 }
 
@@ -308,6 +512,7 @@ static void test_claims_in_the_open_datagram(void **state)
     /* The claim that opened a datagram, aborted: no sequence is used. */
     assert_int_equal(rdps_pub_claim_ex(f.pub, 30, 0, &c), 0);
     rdps_pub_abort(f.pub, &c);
+    assert_true(rdps_ctx_poll(f.p.a, 0) >= 0); /* the commit's send seen complete */
     send_msg(&f, 3, 8, 0);
     assert_true(rdps_ctx_poll(f.p.b, 0) >= 0);
     assert_int_equal(f.got.count, 4);
@@ -566,6 +771,80 @@ static void test_mixed_sizes_in_chains(void **state)
     close_fixture(&f);
 }
 
+/* Delivers what a flush sends to f's subscriber. */
+static void flush_and_receive(struct fixture *f)
+{
+    assert_int_equal(rdps_ctx_flush(f->p.a), 0);
+    for (int i = 0; i < 4; i++)
+        assert_true(rdps_ctx_poll(f->p.b, 0) >= 0);
+}
+
+/* A claim longer than a datagram, outstanding while a datagram is open: sends and short claims
+ * get RDPS_EBUSY (their join paths too) until its abort or commit, and what was sent arrives in
+ * order. */
+static void test_large_claim_holds_the_join_path(void **state)
+{
+    (void)state;
+    struct fixture f;
+    open_with(&f, NULL);
+    rdps_claim big, c;
+    uint8_t buf[64];
+    msg_fill(buf, 9, sizeof(buf));
+    send_msg(&f, 0, 50, RDPS_SEND_MORE);
+    send_msg(&f, 1, 50, RDPS_SEND_MORE); /* joins */
+    assert_int_equal(rdps_pub_claim_ex(f.pub, 3000, RDPS_SEND_MORE, &big), 0);
+    assert_int_equal(rdps_pub_send_ex(f.pub, buf, 40, RDPS_SEND_MORE), RDPS_EBUSY);
+    assert_int_equal(rdps_pub_claim_ex(f.pub, 40, RDPS_SEND_MORE, &c), RDPS_EBUSY);
+    rdps_pub_abort(f.pub, &big);
+    send_msg(&f, 2, 50, RDPS_SEND_MORE); /* joins again */
+    assert_int_equal(rdps_pub_claim_ex(f.pub, 3000, 0, &big), 0);
+    msg_fill(big.data, 3, 3000);
+    assert_int_equal(rdps_pub_send_ex(f.pub, buf, 40, RDPS_SEND_MORE), RDPS_EBUSY);
+    assert_int_equal(rdps_pub_commit(f.pub, &big, 3000), 0);
+    send_msg(&f, 4, 50, 0);
+    flush_and_receive(&f);
+    assert_int_equal(f.got.count, 5);
+    assert_int_equal(f.got.bad, 0);
+    static const uint32_t lens[5] = {50, 50, 50, 3000, 50};
+    for (unsigned i = 0; i < 5; i++) {
+        assert_int_equal(f.got.len[i], lens[i]);
+        assert_int_equal(f.got.ordinal[i], f.got.ordinal[0] + i);
+    }
+    close_fixture(&f);
+}
+
+/* A claim in the open datagram stays its last record while subscribers of the publisher's own
+ * ctx come and go: the join path stays shut until its commit. */
+static void test_claim_keeps_the_join_path_shut_as_local_subscribers_change(void **state)
+{
+    (void)state;
+    struct fixture f;
+    open_with(&f, NULL);
+    rdps_claim c;
+    uint8_t buf[64];
+    msg_fill(buf, 9, sizeof(buf));
+    send_msg(&f, 0, 50, RDPS_SEND_MORE);
+    assert_int_equal(rdps_pub_claim_ex(f.pub, 40, RDPS_SEND_MORE, &c), 0);
+    struct got local_got = {0};
+    rdps_sub_t *local;
+    assert_int_equal(rdps_sub_create(f.p.a, TOPIC, on_msg, &local_got, NULL, &local), 0);
+    rdps_sub_destroy(local); /* none left: joins would be allowed again, but for the claim */
+    assert_int_equal(rdps_pub_send_ex(f.pub, buf, 40, RDPS_SEND_MORE), RDPS_EBUSY);
+    msg_fill(c.data, 1, 20);
+    assert_int_equal(rdps_pub_commit(f.pub, &c, 20), 0);
+    send_msg(&f, 2, 30, RDPS_SEND_MORE); /* joins after the committed record */
+    send_msg(&f, 3, 30, 0);
+    flush_and_receive(&f);
+    assert_int_equal(f.got.count, 4);
+    assert_int_equal(f.got.bad, 0);
+    static const uint32_t lens[4] = {50, 20, 30, 30};
+    for (unsigned i = 0; i < 4; i++) {
+        assert_int_equal(f.got.len[i], lens[i]);
+        assert_int_equal(f.got.ordinal[i], f.got.ordinal[0] + i);
+    }
+    close_fixture(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -573,6 +852,12 @@ int main(void)
         cmocka_unit_test(test_send_more_holds_until_a_send_without_it),
         cmocka_unit_test(test_full_datagrams_and_empty_messages),
         cmocka_unit_test(test_lone_message_goes_at_once),
+        cmocka_unit_test(test_messages_join_while_a_send_is_awaited),
+        cmocka_unit_test(test_held_datagram_goes_on_flush_and_sleep),
+        cmocka_unit_test(test_held_datagram_waits_for_its_completion_at_most_the_cap),
+        cmocka_unit_test(test_sender_that_does_not_poll),
+        cmocka_unit_test(test_claims_join_while_a_send_is_awaited),
+        cmocka_unit_test(test_reliable_joins_while_frames_are_in_flight),
         cmocka_unit_test(test_linger),
         cmocka_unit_test(test_flush_from_a_callback),
         cmocka_unit_test(test_claims_in_the_open_datagram),
@@ -581,6 +866,8 @@ int main(void)
         cmocka_unit_test(test_back_pressure_batches),
         cmocka_unit_test(test_destroy_sends_what_was_held),
         cmocka_unit_test(test_exact_gap_counts_with_tails),
+        cmocka_unit_test(test_large_claim_holds_the_join_path),
+        cmocka_unit_test(test_claim_keeps_the_join_path_shut_as_local_subscribers_change),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,13 +4,17 @@
 # scenario in turn, in step with the other guests, and fails if any guest's part of any failed.
 #
 # usage: bundle_runner.sh STEPS_FILE   (inside tools/rxe-vm, the same file on every guest)
-#   STEPS_FILE: one scenario per line, "NAME<TAB>LIMIT_SECONDS<TAB>GUEST_COMMAND"
-#   (written by CMake, tests/CMakeLists.txt rdps_add_vm_scenario). Each scenario runs as its
-#   own test would: `sh -c GUEST_COMMAND` limited to LIMIT seconds, with its own scratch
-#   directory, after which its leftover processes are killed and its qdisc is removed, so the
-#   next scenario starts on a clean guest. Every scenario runs even when an earlier one failed.
+#   STEPS_FILE: one scenario per line, "NAME<TAB>LIMIT<TAB>NETEM<TAB>NO_MULTICAST<TAB>RX_LOSS<TAB>
+#   GUEST_COMMAND" (written by CMake, tests/CMakeLists.txt rdps_add_vm_scenario; NETEM "-" for
+#   none, NO_MULTICAST 0 or 1, RX_LOSS "-" or GUEST:PCT,...). Each scenario runs as its own test
+#   would: its segment impaired as tools/rxe-vm's --netem, --no-multicast and --rx-loss would
+#   (tools/rxe-vm.d/shape-net.sh), then `sh -c GUEST_COMMAND` limited to LIMIT seconds, with its
+#   own scratch directory, after which its leftover processes are killed and the impairments
+#   removed, so the next scenario starts on a clean guest. Every scenario runs even when an
+#   earlier one failed.
 set -u
 steps_file=$1
+shape_net=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../tools/rxe-vm.d" && pwd)/shape-net.sh
 if [ -z "${RDPS_VM_INDEX:-}" ] || [ -z "${RDPS_VM_SCRATCH:-}" ]; then
     echo "bundle_runner.sh: run inside tools/rxe-vm"
     exit 2
@@ -38,19 +42,35 @@ wait_for_guests() {
 
 k=0
 failed=()
-while IFS=$'\t' read -r name limit cmd <&3; do
+# rx_loss_of LIST: this guest's percentage in "GUEST:PCT,..." ("-": none), 0 when not named.
+rx_loss_of() {
+    local item
+    [ "$1" = - ] && { echo 0; return; }
+    for item in ${1//,/ }; do
+        [ "${item%%:*}" = "$RDPS_VM_INDEX" ] && { echo "${item#*:}"; return; }
+    done
+    echo 0
+}
+
+while IFS=$'\t' read -r name limit netem no_multicast rx_loss cmd <&3; do
     [ -n "$name" ] || continue
     k=$((k + 1))
     mkdir -p "$base/$name"
     echo "=== scenario $k/$total: $name (limit $limit s)"
     start=$SECONDS
-    # timeout runs the scenario in a process group of its own: what it leaves behind is killed.
-    RDPS_VM_SCRATCH=$base/$name timeout -k 10 "$limit" sh -c "$cmd" </dev/null &
-    pid=$!
-    wait "$pid"
-    rc=$?
-    kill -9 -- "-$pid" 2>/dev/null
-    tc qdisc del dev "$RDPS_VM_NETDEV" root 2>/dev/null
+    [ "$netem" = - ] && netem=''
+    if "$shape_net" "$RDPS_VM_NETDEV" set "$netem" "$no_multicast" "$(rx_loss_of "$rx_loss")"; then
+        # timeout runs the scenario in a process group of its own: what it leaves behind is killed.
+        RDPS_VM_SCRATCH=$base/$name timeout -k 10 "$limit" sh -c "$cmd" </dev/null &
+        pid=$!
+        wait "$pid"
+        rc=$?
+        kill -9 -- "-$pid" 2>/dev/null
+    else
+        echo "=== $name: its segment could not be impaired"
+        rc=1
+    fi
+    "$shape_net" "$RDPS_VM_NETDEV" clear
     [ "$rc" -eq 124 ] && echo "=== $name: timed out after $limit s"
     echo "$rc" >"$sync_dir/$k.$RDPS_VM_INDEX"
     # The slowest guest may still be inside its own limit (and then 10 s to be killed).

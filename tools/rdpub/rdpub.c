@@ -40,6 +40,7 @@ struct options {
     bool verbose;
     rdps_batch_mode batching; /* --batch */
     uint64_t batch_linger_us; /* --batch-linger */
+    uint64_t chain;           /* --chain (0: 16 datagrams' worth) */
 };
 
 struct progress {
@@ -56,6 +57,7 @@ static void usage(FILE *out)
         "             [--reliable [--flow max|min|tagged:TAG:N] [--ring BYTES]\n"
         "              [--rate-limit BYTES] [--parity-k K] [--parity-proactive N]\n"
         "              [--drain-timeout SEC]] [--batch on|off] [--batch-linger US]\n"
+        "             [--chain N]\n"
         "             [--loss-rx RATE] [--loss-tx RATE] [--loss-seed N] [FILE|-]\n"
         "Publishes each line of FILE (or stdin) as a message, or with --pattern COUNT\n"
         "generated messages that rdsub --verify can check byte for byte.\n"
@@ -90,12 +92,16 @@ static void usage(FILE *out)
         "      --drain-timeout S --reliable: after the last message, wait up to S s\n"
         "                        (default 10) until every receiver has reported it all\n"
         "      --batch on|off    small messages share datagrams (default on: a message\n"
-        "                        waits only while the device is busy or RDPS_SEND_MORE\n"
+        "                        waits only while an earlier send's completion is\n"
+        "                        awaited or RDPS_SEND_MORE\n"
         "                        holds it; unpaced --pattern holds 16 datagrams'\n"
         "                        worth of messages so, then posts them);\n"
         "                        off: one datagram per message (rdps 1.2)\n"
         "      --batch-linger US with batching: a datagram waits up to US microseconds\n"
-        "                        for more messages (0..1000000; default 0)\n");
+        "                        for more messages (0..1000000; default 0)\n"
+        "      --chain N         unpaced --pattern: N messages per RDPS_SEND_MORE chain\n"
+        "                        (1..1000000; default 16 datagrams' worth; 1: a plain\n"
+        "                        rdps_pub_send loop)\n");
     tool_ctx_options_usage(out);
     fprintf(out, "Exit: 0 sent (--reliable: and every receiver caught up), 1 send failed,\n"
                  "      2 bad usage, 3 timed out waiting (--reliable: receivers still behind at\n"
@@ -184,6 +190,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         OPT_DRAIN_TIMEOUT,
         OPT_BATCH,
         OPT_BATCH_LINGER,
+        OPT_CHAIN,
     };
     static const struct option longopts[] = {
         {"topic", required_argument, NULL, 't'},
@@ -207,6 +214,7 @@ static bool parse_args(int argc, char **argv, struct options *opt)
         {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
         {"batch", required_argument, NULL, OPT_BATCH},
         {"batch-linger", required_argument, NULL, OPT_BATCH_LINGER},
+        {"chain", required_argument, NULL, OPT_CHAIN},
         {"help", no_argument, NULL, 'h'},
         TOOL_CTX_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
@@ -313,6 +321,10 @@ static bool parse_args(int argc, char **argv, struct options *opt)
             break;
         case OPT_BATCH_LINGER:
             if (!tool_opt_u64(prog, "--batch-linger", optarg, 0, 1000000, &opt->batch_linger_us))
+                return false;
+            break;
+        case OPT_CHAIN:
+            if (!tool_opt_u64(prog, "--chain", optarg, 1, 1000000, &opt->chain))
                 return false;
             break;
         case 'v':
@@ -428,6 +440,8 @@ static void report_progress(struct progress *p, bool final)
  */
 static uint64_t chain_messages(const struct options *opt, const rdps_ctx_t *ctx)
 {
+    if (opt->chain != 0)
+        return opt->chain;
     if (opt->batching != RDPS_BATCH_AUTO)
         return SEND_BATCH;
     uint64_t room = rdps_ctx_max_datagram_payload(ctx);

@@ -50,7 +50,9 @@ while [ "$k" -lt "$RXEVM_SHARE_COUNT" ]; do
 	k=$((k + 1))
 done
 
-modprobe -d "$RXEVM_MODROOT" -a virtio_net crc32_generic rdma_rxe ib_uverbs rdma_ucm ib_umad sch_netem ||
+# The tc modules too: shape-net.sh impairs the segment at boot and per scenario of a bundle.
+modprobe -d "$RXEVM_MODROOT" -a virtio_net crc32_generic rdma_rxe ib_uverbs rdma_ucm ib_umad sch_netem \
+	sch_prio sch_ingress cls_u32 act_gact ||
 	fail "modprobe -d $RXEVM_MODROOT failed"
 
 hostname "rxe-vm$index"
@@ -89,48 +91,11 @@ for peer in $RDPS_VM_IPS; do
 	done
 done
 
-# netem goes on after the barrier so that heavy loss cannot stall it.
-#
-# --no-multicast: the segment carries no multicast at all, as on fabrics whose switches drop it:
-# every frame to 224.0.0.0/4 is dropped on the netdev, both ways. Outgoing ones go to a band of
-# their own whose netem loses them all: a qdisc that reports the drop (a tc "drop" action,
-# netfilter) makes rxe retry the same work request for ever (the send looks transient to it), so
-# the loss must look like netem's, a frame the wire ate. The rest goes to the other band, under
-# --netem's arguments when given. Incoming ones are dropped at ingress (clsact). The kernel's own
-# loopback copy of a guest's multicast to itself never reaches the netdev.
-if [ "$RXEVM_NO_MULTICAST" = 1 ]; then
-	modprobe -d "$RXEVM_MODROOT" -a sch_prio sch_ingress cls_u32 act_gact ||
-		fail "modprobe of the tc modules failed"
-	tc qdisc add dev "$netdev" root handle 1: prio bands 2 priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 ||
-		fail "tc: prio root on $netdev failed"
-	tc qdisc add dev "$netdev" parent 1:1 handle 10: netem loss 100% ||
-		fail "tc: the multicast band's netem failed"
-	band=pfifo
-	[ -n "$RXEVM_NETEM" ] && band="netem $RXEVM_NETEM"
-	# shellcheck disable=SC2086 # qdisc arguments are words on purpose
-	tc qdisc add dev "$netdev" parent 1:2 handle 20: $band || fail "tc: the other band's $band failed"
-	tc filter add dev "$netdev" parent 1: protocol ip prio 1 u32 match ip dst 224.0.0.0/4 flowid 1:1 ||
-		fail "tc filter steering 224.0.0.0/4 to the dropping band failed"
-	tc qdisc add dev "$netdev" clsact || fail "tc qdisc add dev $netdev clsact failed"
-	tc filter add dev "$netdev" ingress protocol ip u32 match ip dst 224.0.0.0/4 action drop ||
-		fail "tc filter dropping incoming 224.0.0.0/4 failed"
-elif [ -n "$RXEVM_NETEM" ]; then
-	# shellcheck disable=SC2086 # netem arguments are words on purpose
-	tc qdisc add dev "$netdev" root netem $RXEVM_NETEM || fail "tc qdisc add dev $netdev root netem $RXEVM_NETEM failed"
-fi
-
-# --rx-loss: this guest alone loses incoming UDP datagrams (RoCEv2's among them) at random, one in
-# 100/PCT, as a receiver behind its own lossy link does; netem's loss is the sender's, common to
-# every receiver of a multicast frame. Dropped at ingress, before rxe sees them.
-if [ "${RXEVM_RX_LOSS:-0}" != 0 ]; then
-	modprobe -d "$RXEVM_MODROOT" -a sch_ingress cls_u32 act_gact ||
-		fail "modprobe of the tc modules failed"
-	tc qdisc show dev "$netdev" | grep -q clsact || tc qdisc add dev "$netdev" clsact ||
-		fail "tc qdisc add dev $netdev clsact failed"
-	tc filter add dev "$netdev" ingress protocol ip prio 2 u32 match ip protocol 17 0xff \
-		action gact ok random netrand drop $((100 / RXEVM_RX_LOSS)) ||
-		fail "tc filter losing ${RXEVM_RX_LOSS} % of incoming UDP failed"
-fi
+# The segment's impairments (--netem, --no-multicast, --rx-loss) go on after the barrier so that
+# heavy loss cannot stall it; tools/rxe-vm.d/shape-net.sh sets them (and a bundle's scenarios,
+# tests/rxe/bundle_runner.sh, set their own the same way).
+"${RXEVM_GUEST_INIT%/*}/shape-net.sh" "$netdev" set "$RXEVM_NETEM" "$RXEVM_NO_MULTICAST" "${RXEVM_RX_LOSS:-0}" ||
+	fail "the segment's impairments could not be set"
 
 export RDPS_VM_NETDEV="$netdev" RDPS_VM_DEV="$dev" HOME=/root TERM=dumb
 for v in $RXEVM_EXPORTS; do

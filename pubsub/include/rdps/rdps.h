@@ -455,8 +455,8 @@ typedef enum rdps_transport_mode {
  * RDPS_SEND_MORE for when messages join a datagram and the latency each rule adds.
  */
 typedef enum rdps_batch_mode {
-    RDPS_BATCH_AUTO = 0, /* default: batch while the device is busy, with RDPS_SEND_MORE, or
-                            within batch_linger_us */
+    RDPS_BATCH_AUTO = 0, /* default: batch while an earlier send is still queued, with
+                            RDPS_SEND_MORE, or within batch_linger_us */
     RDPS_BATCH_OFF = 1,  /* one message per datagram (rdps 1.2's behaviour); RDPS_SEND_MORE then
                             only chains datagrams into one post */
 } rdps_batch_mode;
@@ -612,12 +612,16 @@ RDPS_EXPORT int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len);
  * keeps at most one datagram open; a message that fits the room left joins it, one that does not
  * sends it and opens the next, one longer than a datagram sends it and goes in fragments.
  *   - By default, opportunistically: a message goes out at once, in a datagram of its own, when
- *     nothing is waiting (no latency added to a lone message). While the send queue is
- *     back-pressured (fewer than 32 free slots: the device is behind), a message opens a datagram
- *     instead of waiting for a slot of its own (rdps 1.2 returned RDPS_EAGAIN), and the messages
- *     after it join it: it goes when full, or at the next rdps_ctx_poll() (start or end),
- *     rdps_ctx_flush(), rdps_ctx_arm() or rdps_ctx_wait(): poll, as a back-pressured sender
- *     must anyway.
+ *     nothing is waiting (no latency added to a lone message). While an earlier send of the ctx
+ *     is still queued (its completion not yet seen by a poll) or the send queue is
+ *     back-pressured, a message opens a datagram instead of waiting behind it in one of its own,
+ *     and the messages after it join. It goes at the first rdps_ctx_poll() that sees that
+ *     completion (the device's time to send what was ahead, which the message would have waited
+ *     anyway), when full, at rdps_ctx_flush(), rdps_ctx_arm() or rdps_ctx_wait() (going to
+ *     sleep), and at the latest at the poll 1 ms after the first poll that found it waiting.
+ *     Poll while sending: a sender that never polls sees no completion, so its messages join
+ *     until full (a message more than 1 ms after the publisher's last post looks for the
+ *     completion itself and goes at once); end a burst with rdps_ctx_flush() or a poll.
  *   - RDPS_SEND_MORE: more messages follow at once: hold this one in the open datagram until a
  *     send without the flag, rdps_ctx_flush(), the next poll, or the datagram is full (a full
  *     one is queued on the device at once, its doorbell rung with the rest of the chain).
@@ -627,9 +631,9 @@ RDPS_EXPORT int rdps_pub_send(rdps_pub_t *pub, const void *data, size_t len);
  * later shows a little more latency than it had). With RDPS_BATCH_OFF, RDPS_SEND_MORE only
  * leaves the message's datagrams queued to be posted with the next send (one work-request
  * chain, one doorbell). Reliable publishers batch the same way, in their ring: a message joins
- * the newest datagram while it waits to be posted (the device busy, the window, the rate limit,
- * RDPS_SEND_MORE, the linger). Returns what rdps_pub_send returns, and RDPS_EINVAL for a flag
- * other than RDPS_SEND_MORE.
+ * the newest datagram while it waits to be posted (earlier ring datagrams still in flight, at
+ * most 1 ms from its opening; the window, the rate limit, RDPS_SEND_MORE, the linger). Returns what
+ * rdps_pub_send returns, and RDPS_EINVAL for a flag other than RDPS_SEND_MORE.
  */
 #define RDPS_SEND_MORE 0x1u
 RDPS_EXPORT int rdps_pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned flags);
