@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rdps_endian.h"
+
 /*
  * Every datagram starts with one fixed 48-byte little-endian header:
  *
@@ -299,12 +301,33 @@ int rdps__frame_put_header(uint8_t *buf, size_t cap, const struct rdps_frame_hea
  * RELIABLE). count: whole messages in the payload (1: one message, msg_len = payload_len; >= 2:
  * records, rdps_batch.h), 0 for a fragment. The caller guarantees capacity and consistent
  * arguments (the fragmenter and the packer do). Returns the frame length,
- * RDPS_FRAME_HEADER_LEN + payload_len.
+ * RDPS_FRAME_HEADER_LEN + payload_len. Inline: once per datagram on every send path, and the
+ * callers' constant arguments (offset 0, whole payloads) fold away.
  */
-uint32_t rdps__frame_put_data_header(uint8_t *buf, uint32_t session_id, uint64_t topic_id,
-                                     uint32_t seq, uint32_t msg_len, uint32_t frag_offset,
-                                     uint32_t payload_len, uint64_t timestamp_ns, uint16_t flags,
-                                     uint32_t ordinal, uint32_t count);
+static inline uint32_t rdps__frame_put_data_header(uint8_t *buf, uint32_t session_id,
+                                                   uint64_t topic_id, uint32_t seq,
+                                                   uint32_t msg_len, uint32_t frag_offset,
+                                                   uint32_t payload_len, uint64_t timestamp_ns,
+                                                   uint16_t flags, uint32_t ordinal, uint32_t count)
+{
+    if (frag_offset == 0)
+        flags |= RDPS_FRAME_F_BEGIN;
+    if ((uint64_t)frag_offset + payload_len == msg_len)
+        flags |= RDPS_FRAME_F_END;
+    buf[RDPS_FRAME_OFF_VERSION] = RDPS_FRAME_VERSION;
+    buf[RDPS_FRAME_OFF_TYPE] = RDPS_FRAME_DATA;
+    rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, flags);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_SESSION_ID, session_id);
+    rdps__put_le64(buf + RDPS_FRAME_OFF_TOPIC_ID, topic_id);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_SEQ, seq);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_MSG_LEN, msg_len);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_FRAG_OFFSET, frag_offset);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_RESERVED, 0);
+    rdps__put_le64(buf + RDPS_FRAME_OFF_TIMESTAMP_NS, timestamp_ns);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_ORDINAL, ordinal);
+    rdps__put_le32(buf + RDPS_FRAME_OFF_COUNT, count);
+    return RDPS_FRAME_HEADER_LEN + payload_len;
+}
 
 /*
  * Typed encoders for control frames. Each returns the frame length, RDPS_ENOSPC
