@@ -124,6 +124,7 @@ static void on_live(void *user, const void *data, size_t len, const rdps_msg_inf
         .session = info->session_id,
         .seq = info->seq,
         .count = info->fragments > 0 ? info->fragments : 1,
+        .ordinal = info->ordinal,
         .publisher_ts_ns = info->publisher_ts_ns,
         .flags = info->retransmitted ? 1 : 0,
         .data = data,

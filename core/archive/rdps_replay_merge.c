@@ -9,13 +9,16 @@
 
 struct rdps_merge_session {
     uint32_t id;
-    bool live;         /* switched: live messages go straight through */
-    bool have_next;    /* history delivered something */
-    bool have_first;   /* live gave something (buffered or evicted) */
-    uint32_t next;     /* history: the sequence after the last record delivered */
-    uint32_t first;    /* live: the oldest sequence still buffered (or the next expected) */
+    bool live;       /* switched: live messages go straight through */
+    bool have_next;  /* history delivered something */
+    bool have_first; /* live gave something (buffered or evicted) */
+    /* History's position: its last record [last_seq, last_end) and, when the wire has ordinals,
+     * that message's ordinal (0: the record covers its datagrams whole: wire v2 or a loss). */
+    uint32_t last_seq, last_end, last_ordinal;
+    /* Live: the oldest message still buffered, or the one after those evicted (ordinal 0:
+     * unknown). */
+    uint32_t first, first_ordinal;
     uint32_t buffered; /* its entries in the FIFO (not yet delivered) */
-    uint32_t last_ordinal;
 };
 
 /* A buffered live message: this header, then len bytes, padded to 8. */
@@ -32,6 +35,38 @@ struct rdps_merge_entry {
 static bool seq_before(uint32_t a, uint32_t b)
 {
     return (int32_t)(a - b) < 0;
+}
+
+static bool ordinal_after(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) > 0;
+}
+
+/* History already gave the message at (seq, ordinal): its datagram is before history's last, or
+ * inside the last record's datagrams and (batched) its ordinal is not after the last one's. */
+static bool covered(const struct rdps_merge_session *s, uint32_t seq, uint32_t ordinal)
+{
+    if (!s->have_next || seq_before(seq, s->last_seq))
+        return s->have_next;
+    if (seq == s->last_seq)
+        return s->last_ordinal == 0 || ordinal == 0 || !ordinal_after(ordinal, s->last_ordinal);
+    return seq_before(seq, s->last_end);
+}
+
+/* The message at (seq, ordinal) comes right after history's last: the next ordinal in the same
+ * datagram, or the first of the next datagram (whose ordinal, when both are known, is the next:
+ * the messages batched with history's last are all given). */
+static bool follows(const struct rdps_merge_session *s, uint32_t seq, uint32_t ordinal)
+{
+    bool ordinals = s->last_ordinal != 0 && ordinal != 0;
+    if (seq == s->last_seq)
+        return ordinals && ordinal == s->last_ordinal + 1;
+    return seq == s->last_end && (!ordinals || ordinal == s->last_ordinal + 1);
+}
+
+static uint32_t position_ordinal(int kind, uint32_t ordinal)
+{
+    return kind == RDPS_MERGE_MESSAGE ? ordinal : 0; /* a loss covers whole datagrams */
 }
 
 static size_t entry_size(size_t len)
@@ -129,9 +164,9 @@ static void switch_live(struct rdps_merge *m, struct rdps_merge_session *s)
         if (e->session == index && !e->dead) {
             e->dead = 1;
             s->buffered--;
-            /* History gave it (a message starting before history's next: the streams carry
-             * the same messages, so one that only overlaps it is inconsistent: dropped too). */
-            if (s->have_next && seq_before(e->seq, s->next)) {
+            /* History gave it (one that only overlaps history's last record is inconsistent:
+             * the streams carry the same messages: dropped too). */
+            if (covered(s, e->seq, position_ordinal(e->kind, e->ordinal))) {
                 m->counters.live_duplicates++;
             } else {
                 if (first && s->last_ordinal != 0 && e->ordinal != 0 &&
@@ -151,7 +186,8 @@ static void switch_live(struct rdps_merge *m, struct rdps_merge_session *s)
 
 static void try_switch(struct rdps_merge *m, struct rdps_merge_session *s)
 {
-    if (!s->live && s->have_first && s->have_next && !seq_before(s->next, s->first))
+    if (!s->live && s->have_first && s->have_next &&
+        (covered(s, s->first, s->first_ordinal) || follows(s, s->first, s->first_ordinal)))
         switch_live(m, s);
 }
 
@@ -159,7 +195,7 @@ void rdps__merge_history(struct rdps_merge *m, const struct rdps_merge_msg *h)
 {
     struct rdps_merge_session *s = session_of(m, h->session, true);
     uint32_t count = h->count > 0 ? h->count : 1;
-    if (s == NULL || s->live || (s->have_next && seq_before(h->seq, s->next))) {
+    if (s == NULL || s->live || covered(s, h->seq, position_ordinal(h->kind, h->ordinal))) {
         /* Live already has it, or history gave it (a session beyond the table is live only). */
         m->counters.history_duplicates++;
         return;
@@ -170,25 +206,41 @@ void rdps__merge_history(struct rdps_merge *m, const struct rdps_merge_msg *h)
         out.reason = RDPS_MERGE_LOSS_IN_RECORDING;
     m->counters.history_delivered++;
     m->deliver(m->user, &out, true);
-    s->next = h->seq + count;
+    s->last_seq = h->seq;
+    s->last_end = h->seq + count;
+    s->last_ordinal = position_ordinal(h->kind, h->ordinal);
     s->have_next = true;
-    if (h->kind == RDPS_MERGE_MESSAGE && h->ordinal != 0)
-        s->last_ordinal = h->ordinal;
     try_switch(m, s);
 }
 
-/* Drops the oldest buffered entry (its session's seam moves after it). */
+/* Drops the oldest buffered entry and the other messages of its datagram (its session's seam
+ * moves after the whole datagram: history then has to cover all of it). */
 static void evict_oldest(struct rdps_merge *m)
 {
     pop_dead(m);
     if (m->used == 0)
         return;
-    struct rdps_merge_entry *e = entry_at(m, m->head);
-    struct rdps_merge_session *s = &m->sessions[e->session];
-    s->buffered--;
-    s->first = e->seq + e->count;
-    e->dead = 1;
-    m->counters.evicted++;
+    struct rdps_merge_entry *head = entry_at(m, m->head);
+    uint32_t index = head->session, seq = head->seq, count = head->count;
+    struct rdps_merge_session *s = &m->sessions[index];
+    uint32_t ordinal = position_ordinal(head->kind, head->ordinal);
+    size_t off = m->head, left = m->used;
+    while (left > 0 && s->buffered > 0) {
+        struct rdps_merge_entry *e = entry_at(m, off);
+        size_t size = e->session == ENTRY_PAD ? m->cap - off : entry_size(e->len);
+        if (e->session == index && !e->dead) {
+            if (e->seq != seq)
+                break; /* the session's next datagram */
+            e->dead = 1;
+            s->buffered--;
+            ordinal = position_ordinal(e->kind, e->ordinal);
+            m->counters.evicted++;
+        }
+        off = (off + size) % m->cap;
+        left -= size;
+    }
+    s->first = seq + count;
+    s->first_ordinal = ordinal != 0 ? ordinal + 1 : 0;
     pop_dead(m);
 }
 
@@ -231,7 +283,7 @@ void rdps__merge_live(struct rdps_merge *m, const struct rdps_merge_msg *l)
     }
     if (s->live) {
         /* History may have run ahead of where live began: live repeats it until it passes. */
-        if (s->have_next && seq_before(l->seq, s->next)) {
+        if (covered(s, l->seq, position_ordinal(l->kind, l->ordinal))) {
             m->counters.live_duplicates++;
             return;
         }
@@ -241,6 +293,7 @@ void rdps__merge_live(struct rdps_merge *m, const struct rdps_merge_msg *l)
     }
     if (!s->have_first || s->buffered == 0) {
         s->first = l->seq;
+        s->first_ordinal = position_ordinal(l->kind, l->ordinal);
         s->have_first = true;
     }
     size_t size = entry_size(l->len);
@@ -248,6 +301,7 @@ void rdps__merge_live(struct rdps_merge *m, const struct rdps_merge_msg *l)
     if (off == SIZE_MAX) { /* larger than the whole buffer: history has to cover it */
         m->counters.evicted++;
         s->first = l->seq + count;
+        s->first_ordinal = l->ordinal != 0 ? l->ordinal + 1 : 0;
     } else {
         struct rdps_merge_entry *e = entry_at(m, off);
         *e = (struct rdps_merge_entry){
@@ -266,11 +320,13 @@ void rdps__merge_live(struct rdps_merge *m, const struct rdps_merge_msg *l)
         s->buffered++;
         m->entries++;
         m->counters.live_buffered++;
-        if (s->buffered == 1)
-            s->first = l->seq; /* the oldest still buffered */
+        if (s->buffered == 1) { /* the oldest still buffered */
+            s->first = l->seq;
+            s->first_ordinal = position_ordinal(l->kind, l->ordinal);
+        }
     }
     if (m->history_over && !s->live)
-        rdps__merge_history_caught_up(m, s->id, s->have_next, s->next);
+        rdps__merge_history_caught_up(m, s->id, s->have_next, s->last_end);
     else
         try_switch(m, s);
 }
@@ -281,16 +337,18 @@ void rdps__merge_history_caught_up(struct rdps_merge *m, uint32_t session, bool 
     struct rdps_merge_session *s = session_of(m, session, false);
     if (s == NULL || s->live || !s->have_first)
         return;
-    if (!s->have_next && has_history) {
-        s->next = next;
+    if (!s->have_next && has_history) { /* the recording's datagrams before next, whole */
+        s->last_seq = next - 1;
+        s->last_end = next;
+        s->last_ordinal = 0;
         s->have_next = true;
     }
-    if (s->have_next && seq_before(s->next, s->first)) {
+    if (s->have_next && seq_before(s->last_end, s->first)) {
         struct rdps_merge_msg loss = {
             .kind = RDPS_MERGE_LOSS,
             .session = s->id,
-            .seq = s->next,
-            .count = s->first - s->next,
+            .seq = s->last_end,
+            .count = s->first - s->last_end,
             .reason = RDPS_MERGE_LOSS_NOT_IN_RECORDING,
         };
         m->counters.losses_not_in_recording++;
@@ -298,8 +356,11 @@ void rdps__merge_history_caught_up(struct rdps_merge *m, uint32_t session, bool 
     }
     /* A session the recording never had begins where live began: nothing is missing. History
      * already past live's oldest keeps its place (what it gave is dropped from live). */
-    if (!s->have_next || seq_before(s->next, s->first))
-        s->next = s->first;
+    if (!s->have_next || seq_before(s->last_end, s->first)) {
+        s->last_seq = s->first - 1;
+        s->last_end = s->first;
+        s->last_ordinal = 0;
+    }
     s->have_next = true;
     switch_live(m, s);
 }
@@ -310,7 +371,7 @@ void rdps__merge_history_done(struct rdps_merge *m)
     for (uint32_t i = 0; i < m->nsessions; i++) {
         struct rdps_merge_session *s = &m->sessions[i];
         if (!s->live && s->have_first)
-            rdps__merge_history_caught_up(m, s->id, s->have_next, s->next);
+            rdps__merge_history_caught_up(m, s->id, s->have_next, s->last_end);
     }
 }
 

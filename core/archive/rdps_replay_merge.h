@@ -34,9 +34,15 @@
  *    recording never had switches with no loss (it began after the history point, or the
  *    recorder never saw it: documented);
  *  - history_done(): the replay ended; every session in HISTORY is treated as caught up.
- * With message ordinals (wire version 3), a switch where history's last ordinal + 1 differs
- * from live's first ordinal is counted (ordinal_breaks): the seam is on datagram sequences,
- * which the ordinals cross-check.
+ * Positions are (seq, ordinal): on wire version 3 several messages share a datagram (batching)
+ * and its seq, each with its own ordinal (consecutive per session). A record is covered by
+ * history's last if its datagram is before it, or the same with an ordinal not after it (a loss,
+ * a fragmented message or ordinal 0, as on wire version 2, covers its datagrams whole). A
+ * session switches when live's oldest buffered message is covered or follows history's last:
+ * the next ordinal in its datagram, or the next datagram whose first ordinal is history's last +
+ * 1 (every message of history's last datagram given). An eviction takes a whole datagram of the
+ * session. A switch where the ordinals still jump (the recorder's CAUGHT_UP released it) is
+ * counted (ordinal_breaks).
  */
 
 enum rdps_merge_kind {
@@ -55,7 +61,7 @@ struct rdps_merge_msg {
     uint32_t session;
     uint32_t seq;
     uint32_t count;   /* datagrams covered (>= 1) */
-    uint32_t ordinal; /* message ordinal (0: unknown) */
+    uint32_t ordinal; /* message ordinal (0: unknown: the message's datagrams count whole) */
     uint64_t publisher_ts_ns;
     uint32_t flags;
     int reason; /* LOSS: enum rdps_merge_loss_reason */

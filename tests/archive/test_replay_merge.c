@@ -290,6 +290,128 @@ static void test_random_interleaving(void **state)
     }
 }
 
+/* Wire version 3 batches messages: several share a datagram's seq, each with its own ordinal.
+ * A stream of n messages, ordinals from `ordinal0` (across the wrap), in datagrams of 1 to 5
+ * messages (seeded) from seq `seq0`; message i's payload is its ordinal. */
+#define BATCHED_MAX 6000
+struct batched {
+    uint32_t seq[BATCHED_MAX], ordinal[BATCHED_MAX];
+    size_t n;
+};
+
+static void batched_stream(struct batched *b, size_t n, uint32_t seq0, uint32_t ordinal0)
+{
+    uint32_t seq = seq0;
+    b->n = n;
+    for (size_t i = 0; i < n;) {
+        for (int k = 1 + rand() % 5; k > 0 && i < n; k--, i++) {
+            b->seq[i] = seq;
+            b->ordinal[i] = ordinal0 + (uint32_t)i;
+        }
+        seq++;
+    }
+}
+
+static struct rdps_merge_msg batched_msg(const struct batched *b, size_t i, uint8_t *buf)
+{
+    memset(buf, 0, 16);
+    memcpy(buf, &b->ordinal[i], 4);
+    return (struct rdps_merge_msg){.kind = RDPS_MERGE_MESSAGE,
+                                   .session = 11,
+                                   .seq = b->seq[i],
+                                   .count = 1,
+                                   .ordinal = b->ordinal[i],
+                                   .data = buf,
+                                   .len = 16};
+}
+
+/* Every message of the stream delivered once, in order (payload and seq match its ordinal). */
+static void check_batched(const struct out *o, const struct batched *b)
+{
+    size_t i = 0;
+    for (size_t k = 0; k < o->n; k++) {
+        if (o->d[k].kind != RDPS_MERGE_MESSAGE)
+            fail_msg("delivery %zu: a loss at seq %u", k, o->d[k].seq);
+        if (i == b->n || o->d[k].payload != b->ordinal[i] || o->d[k].seq != b->seq[i])
+            fail_msg("delivery %zu: ordinal %u seq %u, expected message %zu of %zu", k,
+                     o->d[k].payload, o->d[k].seq, i, b->n);
+        i++;
+    }
+    if (i != b->n)
+        fail_msg("delivered %zu messages of %zu", i, b->n);
+}
+
+/* Batched datagrams at the seam and in the duplicate filter: history and live racing (seeded),
+ * live joining at a random datagram, buffers small enough to evict; history sometimes running
+ * ahead of live. Every message once, in order: by seq alone, history's duplicate filter dropped
+ * the rest of each datagram after its first message. */
+static void test_batched_seam(void **state)
+{
+    (void)state;
+    static struct batched b;
+    for (unsigned seed = 1; seed <= 40; seed++) {
+        srand(seed);
+        batched_stream(&b, BATCHED_MAX, 0xFFFFFF00u, 0xFFFFF000u + (uint32_t)rand());
+        struct rdps_merge m;
+        uint8_t buf[16];
+        memset(&out, 0, sizeof(out));
+        size_t cap = seed % 2 ? 65536 : (size_t)1 << 20;
+        assert_int_equal(rdps__merge_init(&m, cap, 4, deliver, &out), 0);
+        size_t l = (size_t)rand() % (BATCHED_MAX / 2), h = 0;
+        while (l > 0 && b.seq[l - 1] == b.seq[l]) /* live joins at a datagram */
+            l--;
+        int history_bias = 1 + rand() % 3; /* how much faster history runs than live */
+        while (h < b.n || l < b.n) {
+            bool history = rand() % 4 < history_bias;
+            if (history && h < b.n) {
+                struct rdps_merge_msg x = batched_msg(&b, h++, buf);
+                rdps__merge_history(&m, &x);
+            } else if (!history && l < b.n) {
+                /* a datagram's messages arrive together */
+                uint32_t seq = b.seq[l];
+                while (l < b.n && b.seq[l] == seq) {
+                    struct rdps_merge_msg x = batched_msg(&b, l++, buf);
+                    rdps__merge_live(&m, &x);
+                }
+            }
+        }
+        check_batched(&out, &b);
+        assert_true(rdps__merge_all_live(&m));
+        rdps__merge_fini(&m);
+    }
+}
+
+/* The recording stops inside the live stream's first datagram's predecessor: the recorder's
+ * CAUGHT_UP releases the session, and the switch keeps the rest of history's last datagram
+ * that live buffered (it never goes past history's last message in a datagram). */
+static void test_batched_switch_waits_for_the_whole_datagram(void **state)
+{
+    (void)state;
+    struct rdps_merge m;
+    uint8_t buf[16];
+    struct rdps_merge_msg x;
+    memset(&out, 0, sizeof(out));
+    assert_int_equal(rdps__merge_init(&m, 1 << 20, 4, deliver, &out), 0);
+    /* datagram 10: ordinals 100..102; datagram 11: 103..104; live joined at datagram 11 */
+    static struct batched b = {
+        .seq = {10, 10, 10, 11, 11}, .ordinal = {100, 101, 102, 103, 104}, .n = 5};
+    for (size_t i = 3; i < 5; i++) {
+        x = batched_msg(&b, i, buf);
+        rdps__merge_live(&m, &x);
+    }
+    x = batched_msg(&b, 0, buf);
+    rdps__merge_history(&m, &x);
+    assert_false(rdps__merge_all_live(&m)); /* 101 and 102 still to come from history */
+    for (size_t i = 1; i < 5; i++) {
+        x = batched_msg(&b, i, buf);
+        rdps__merge_history(&m, &x);
+    }
+    check_batched(&out, &b);
+    assert_true(rdps__merge_all_live(&m));
+    assert_int_equal(rdps__merge_counters(&m)->ordinal_breaks, 0);
+    rdps__merge_fini(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +422,8 @@ int main(void)
         cmocka_unit_test(test_losses),
         cmocka_unit_test(test_sessions_without_history),
         cmocka_unit_test(test_random_interleaving),
+        cmocka_unit_test(test_batched_seam),
+        cmocka_unit_test(test_batched_switch_waits_for_the_whole_datagram),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
 /* fuzz_replay_merge.c - libFuzzer harness: replay-merge's wire decoders (requests a hostile peer
  * can send a recorder, replay records) on the input as is, then the seam (rdps_replay_merge.h)
  * driven by the input as a script of history and live messages, catch-ups and ends: nothing may
- * crash, and per session deliveries never go backwards and never repeat a sequence. */
+ * crash, and per session deliveries never go backwards and never repeat a position (seq, and
+ * within a batched datagram the message ordinal). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct seen {
     bool any[SESSIONS];
-    uint32_t next[SESSIONS];
+    uint32_t seq[SESSIONS], end[SESSIONS], ordinal[SESSIONS]; /* the last delivery's position */
 };
 
 static void deliver(void *user, const struct rdps_merge_msg *m, bool from_history)
@@ -28,13 +29,21 @@ static void deliver(void *user, const struct rdps_merge_msg *m, bool from_histor
     uint32_t i = m->session % SESSIONS;
     if (m->count == 0)
         abort();
-    /* In order: never before what was delivered last (serial arithmetic). */
-    if (s->any[i] && (int32_t)(m->seq - s->next[i]) < 0)
+    /* In order: never before what was delivered last (serial arithmetic); in the same datagram
+     * only a later message of a batch (both with ordinals). */
+    uint32_t ordinal = m->kind == RDPS_MERGE_MESSAGE ? m->ordinal : 0;
+    if (s->any[i] && m->seq == s->seq[i] && m->count == 1 && s->end[i] == s->seq[i] + 1) {
+        if (ordinal == 0 || s->ordinal[i] == 0 || (int32_t)(ordinal - s->ordinal[i]) <= 0)
+            abort();
+    } else if (s->any[i] && (int32_t)(m->seq - s->end[i]) < 0) {
         abort();
+    }
     if (m->kind == RDPS_MERGE_MESSAGE && m->len > 0)
         (void)((const volatile uint8_t *)m->data)[m->len - 1];
     s->any[i] = true;
-    s->next[i] = m->seq + m->count;
+    s->seq[i] = m->seq;
+    s->end[i] = m->seq + m->count;
+    s->ordinal[i] = ordinal;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -51,13 +60,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rdps__hist_record_decode(data, size, &r) && r.len > 0)
         (void)((const volatile uint8_t *)r.data)[r.len - 1];
 
-    /* The seam: ops of 8 bytes: kind, session (2 bits), seq delta, count, len. Each input keeps
-     * per session an in-order history and an in-order live stream, as the two sides promise. */
+    /* The seam: ops of 8 bytes: kind, session (2 bits), flags (0x80 loss, 0x40 batched with the
+     * stream's previous message: same seq, next ordinal), count, len, ordinal step. Each input
+     * keeps per session an in-order history and an in-order live stream, as the two sides
+     * promise. */
     struct seen seen = {0};
     struct rdps_merge m;
     if (rdps__merge_init(&m, 65536, SESSIONS, deliver, &seen) != 0)
         abort();
     uint32_t hist_next[SESSIONS] = {0}, live_next[SESSIONS];
+    uint32_t hist_ord[SESSIONS] = {0}, live_ord[SESSIONS] = {0};
     for (int i = 0; i < SESSIONS; i++)
         live_next[i] = 1000u * (uint32_t)i + 0xFFFFFF00u;
     static uint8_t payload[4096];
@@ -69,19 +81,39 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct rdps_merge_msg msg = {.kind = (op[2] & 0x80) ? RDPS_MERGE_LOSS : RDPS_MERGE_MESSAGE,
                                      .session = s,
                                      .count = count,
-                                     .ordinal = op[6],
+                                     .ordinal = 0,
                                      .data = payload,
                                      .len = (op[2] & 0x80) ? 0 : len};
         switch (op[0] % 5) {
         case 0:
-            msg.seq = hist_next[s];
-            hist_next[s] += count;
+            if ((op[2] & 0xC0) == 0x40 && hist_ord[s] != 0) { /* batched: same datagram */
+                msg.seq = hist_next[s] - 1;
+                msg.count = 1;
+                msg.ordinal = ++hist_ord[s] != 0 ? hist_ord[s] : ++hist_ord[s]; /* 0: none */
+            } else {
+                msg.seq = hist_next[s];
+                hist_next[s] += count;
+                hist_ord[s] = op[6] == 0 ? 0 : hist_ord[s] + op[6];
+                msg.ordinal = msg.count == 1 && !(op[2] & 0x80) ? hist_ord[s] : 0;
+                if (msg.ordinal == 0)
+                    hist_ord[s] = 0;
+            }
             rdps__merge_history(&m, &msg);
             break;
         case 1:
         case 2:
-            msg.seq = live_next[s];
-            live_next[s] += count + (op[2] & 0x3);
+            if ((op[2] & 0xC0) == 0x40 && live_ord[s] != 0) {
+                msg.seq = live_next[s] - 1;
+                msg.count = 1;
+                msg.ordinal = ++live_ord[s] != 0 ? live_ord[s] : ++live_ord[s]; /* 0: none */
+            } else {
+                msg.seq = live_next[s];
+                live_next[s] += count + (op[2] & 0x3);
+                live_ord[s] = op[6] == 0 ? 0 : live_ord[s] + op[6];
+                msg.ordinal = msg.count == 1 && !(op[2] & 0x80) ? live_ord[s] : 0;
+                if (msg.ordinal == 0)
+                    live_ord[s] = 0;
+            }
             rdps__merge_live(&m, &msg);
             break;
         case 3:

@@ -53,10 +53,8 @@ history_round() {
         { echo "[history] tc netem failed"; return 1; }
     case $RDPS_VM_INDEX in
     0)
-        # --batch off: replay-merge drops all but the first message of each batched datagram
-        # from the history (docs/replay-merge.md, Limits): an open bug, not what this round tests.
         "$build/tools/rdpub/rdpub" -t "$topic" --reliable --flow "$hflow" --pattern -c "$hcount" \
-            --batch off -s 64 -r "$hrate" --wait-subs 1 --wait-timeout 90 --drain-timeout 120 --json \
+            -s 64 -r "$hrate" --wait-subs 1 --wait-timeout 90 --drain-timeout 120 --json \
             >"$out.json" 2>"$out.err" &
         local pub=$!
         touch "$scratch/history.started"
