@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rdps/rdps_archive.h>
 
@@ -394,6 +395,17 @@ int main(int argc, char **argv)
         }
     }
     double elapsed = (double)(rdps__clock_monotonic_ns() - start) / 1e9;
+    /* The figures printed are the written ones: wait (at most 30 s) for the writer to take the
+     * queue to disk, as destroy would, so the summary does not count what was still queued. */
+    uint64_t drain_deadline = rdps__clock_monotonic_ns() + 30000000000ull;
+    rdps_recorder_get_stats(rec, &st);
+    while (status != TOOL_EXIT_STORAGE && st.written_records < st.records &&
+           rdps__clock_monotonic_ns() < drain_deadline) {
+        if (rdps_recorder_poll(rec) != 0)
+            break;
+        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+        rdps_recorder_get_stats(rec, &st);
+    }
     rdps_recorder_destroy(rec); /* the rest of the queue to disk, the catalog's STOP entry */
     rdps_ctx_destroy(ctx);
     if (opt.json)
