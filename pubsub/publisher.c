@@ -636,6 +636,19 @@ static int pub_send_ex(rdps_pub_t *pub, const void *data, size_t len, unsigned f
 /* rdps_pub_claim's len: a whole datagram's payload. */
 #define CLAIM_WHOLE SIZE_MAX
 
+/* Fills in an outstanding claim of capacity bytes at data. */
+static inline void lend_claim(rdps_pub_t *pub, rdps_claim *claim, void *data, size_t capacity,
+                              unsigned flags)
+{
+    pub->claimed = true;
+    pub->claim_capacity = capacity;
+    pub->claim_flags = flags;
+    claim->data = data;
+    claim->capacity = capacity;
+    claim->opaque_[0] = ++pub->claim_token;
+    claim->opaque_[1] = (uint64_t)(uintptr_t)pub;
+}
+
 static int claim_any(rdps_pub_t *pub, size_t len, unsigned flags, rdps_claim *claim)
 {
     void *data;
@@ -708,13 +721,7 @@ static int claim_any(rdps_pub_t *pub, size_t len, unsigned flags, rdps_claim *cl
     }
     capacity = len;
 claimed:
-    pub->claimed = true;
-    pub->claim_capacity = capacity;
-    pub->claim_flags = flags;
-    claim->data = data;
-    claim->capacity = capacity;
-    claim->opaque_[0] = ++pub->claim_token;
-    claim->opaque_[1] = (uint64_t)(uintptr_t)pub;
+    lend_claim(pub, claim, data, capacity, flags);
     return 0;
 refused:
     rc = rdps__pub_refuse(pub, rc);
@@ -963,19 +970,6 @@ __attribute__((noinline)) static int claim_ex_full(rdps_pub_t *handle, rdps_pub_
         rc < 0 ? claim_refused(claim, rc)
                : claim_any(pub, len == CLAIM_WHOLE ? CLAIM_WHOLE - 1 : len, flags, claim),
         "rdps_pub_claim_ex");
-}
-
-/* Fills in an outstanding claim of capacity bytes at data. */
-static inline void lend_claim(rdps_pub_t *pub, rdps_claim *claim, void *data, size_t capacity,
-                              unsigned flags)
-{
-    pub->claimed = true;
-    pub->claim_capacity = capacity;
-    pub->claim_flags = flags;
-    claim->data = data;
-    claim->capacity = capacity;
-    claim->opaque_[0] = ++pub->claim_token;
-    claim->opaque_[1] = (uint64_t)(uintptr_t)pub;
 }
 
 int rdps_pub_claim_ex(rdps_pub_t *handle, size_t len, unsigned flags, rdps_claim *claim)
