@@ -454,11 +454,8 @@ bool rdps__frame_put_symbol_prefix(uint8_t *frame, uint32_t len, uint32_t sessio
         return false;
     uint32_t msg_len = rdps__get_le32(frame + RDPS_FRAME_OFF_MSG_LEN);
     uint32_t frag_offset = rdps__get_le32(frame + RDPS_FRAME_OFF_FRAG_OFFSET);
-    uint16_t flags = RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_RETRANSMIT;
-    if (frag_offset == 0)
-        flags |= RDPS_FRAME_F_BEGIN;
-    if ((uint64_t)frag_offset + (len - RDPS_FRAME_HEADER_LEN) == msg_len)
-        flags |= RDPS_FRAME_F_END;
+    uint16_t flags = RDPS_FRAME_F_RELIABLE | RDPS_FRAME_F_RETRANSMIT |
+                     rdps__frame_edge_flags(msg_len, frag_offset, len - RDPS_FRAME_HEADER_LEN);
     frame[RDPS_FRAME_OFF_VERSION] = RDPS_FRAME_VERSION;
     frame[RDPS_FRAME_OFF_TYPE] = RDPS_FRAME_DATA;
     rdps__put_le16(frame + RDPS_FRAME_OFF_FLAGS, flags);

@@ -294,6 +294,17 @@ struct rdps_seq_range rdps__frame_nak_range(const struct rdps_frame_view *view, 
  */
 int rdps__frame_put_header(uint8_t *buf, size_t cap, const struct rdps_frame_header *hdr);
 
+/* BEGIN for the fragment at offset 0, END for the one reaching msg_len (both for a whole message).
+ */
+static inline uint16_t rdps__frame_edge_flags(uint32_t msg_len, uint32_t frag_offset,
+                                              uint32_t payload_len)
+{
+    uint16_t flags = frag_offset == 0 ? RDPS_FRAME_F_BEGIN : 0;
+    if ((uint64_t)frag_offset + payload_len == msg_len)
+        flags |= RDPS_FRAME_F_END;
+    return flags;
+}
+
 /*
  * Hot-path DATA header writer for a fragment or whole messages whose payload (payload_len
  * bytes) the caller already placed at buf + RDPS_FRAME_HEADER_LEN; computes BEGIN/END from
@@ -310,10 +321,7 @@ static inline uint32_t rdps__frame_put_data_header(uint8_t *buf, uint32_t sessio
                                                    uint32_t payload_len, uint64_t timestamp_ns,
                                                    uint16_t flags, uint32_t ordinal, uint32_t count)
 {
-    if (frag_offset == 0)
-        flags |= RDPS_FRAME_F_BEGIN;
-    if ((uint64_t)frag_offset + payload_len == msg_len)
-        flags |= RDPS_FRAME_F_END;
+    flags |= rdps__frame_edge_flags(msg_len, frag_offset, payload_len);
     buf[RDPS_FRAME_OFF_VERSION] = RDPS_FRAME_VERSION;
     buf[RDPS_FRAME_OFF_TYPE] = RDPS_FRAME_DATA;
     rdps__put_le16(buf + RDPS_FRAME_OFF_FLAGS, flags);
