@@ -4,9 +4,11 @@
 # reliably, guest 1 subscribes and verifies every message, guest 2 is the hostile host. Each round
 # runs three times on topics of their own: quiet (guest 2 idle), busy (guest 2 as busy as under
 # attack, attacking nothing: the control, see busy()) and attacked; two sets, interleaved. The
-# publisher's attacked rate must keep 0.8 of the busy one (what the attack costs rdps) and 0.5 of
-# the quiet one (a floor: three TCG guests share two host cores, so guest 2's own work slows the
-# others, to 0.71-0.76 of the quiet rate under load 16; both ratios are printed). Every honest message verified in order, exactly once.
+# publisher's attacked rounds may take 1.25 times the busy ones, plus, in min mode, the 2 s a
+# forged receiver may hold it per round (docs/security.md; what the attack costs rdps), and must
+# keep 0.5 of the quiet rate (a floor: three TCG guests share two host cores, so guest 2's own
+# work slows the others, to 0.71-0.76 of the quiet rate under load 16; both ratios are printed).
+# Every honest message verified in order, exactly once.
 #
 #   min    a keyless RDPS_FLOW_MIN publisher; the attacker forges reliable-subscriber
 #          announcements, STATUS (window 0) and NAKs from its own host (rdps_forge).
@@ -232,8 +234,16 @@ if [ "$RDPS_VM_INDEX" -eq 0 ]; then
         "$(python3 -c "print(round($quiet / $busy, 3))") (acknowledged phase: busy" \
         "$acked_busy s, attacked against busy" \
         "$(python3 -c "print(round($acked_busy / $acked_attacked, 3))"))"
-    python3 -c "import sys; sys.exit(0 if $busy_ratio >= 0.8 else 1)" ||
-        fail "the attacked publisher kept $busy_ratio of its rate beside a busy guest (< 0.8)"
+    # What the attack may cost is what docs/security.md promises: nothing for hosts outside a
+    # keyed domain; under RDPS_FLOW_MIN a forged receiver on its own host may hold the publisher
+    # as a slow one would, at most stall_evict (2 s) per round before it is evicted (its host is
+    # then banned). Beside that, a quarter of the busy time for the guests' drift (keyed measured
+    # 0.98-1.05 of busy, min 0.83-0.97): a ratio alone failed a loaded CI run of min, where a
+    # 2 s hold is a third of a 5 s round.
+    allowed=$(python3 -c "print(round($busy * 1.25 + (4 if '$mode' == 'min' else 0), 2))")
+    python3 -c "import sys; sys.exit(0 if $attacked <= $allowed else 1)" ||
+        fail "the attacked publisher took $(python3 -c "print(round($attacked, 2))") s, more" \
+            "than the $allowed s the busy rounds and the stall bound allow (busy $busy_ratio)"
     for round in attacked1 attacked2; do
         tail -1 "$scratch/pub.$round.json"
         if [ "$mode" = keyed ]; then
