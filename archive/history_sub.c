@@ -81,6 +81,8 @@ static void raise_loss(struct rdps_history_sub *hs, const struct rdps_merge_msg 
         .count = m->count,
         .reason = m->reason == RDPS_MERGE_LOSS_NOT_IN_RECORDING ? RDPS_LOSS_NOT_IN_RECORDING
                                                                 : (int)m->flags,
+        .first_ordinal = m->msg_count > 0 ? m->ordinal : 0,
+        .msg_count = m->msg_count,
     };
     if (st != NULL && st->has_source)
         ev.source = st->source;
@@ -102,6 +104,7 @@ static void deliver(void *user, const struct rdps_merge_msg *m, bool from_histor
         .topic_id = hs->topic_id,
         .session_id = m->session,
         .seq = m->seq,
+        .ordinal = m->ordinal,
         .publisher_ts_ns = m->publisher_ts_ns,
         .fragments = m->count,
         .retransmitted = (m->flags & 1) != 0,
@@ -142,6 +145,8 @@ static void on_live_event(void *user, const rdps_event *ev)
                                    .session = ev->session_id,
                                    .seq = ev->first_seq,
                                    .count = ev->count,
+                                   .ordinal = ev->first_ordinal,
+                                   .msg_count = ev->msg_count,
                                    .flags = (uint32_t)ev->reason};
         rdps__merge_live(&hs->merge, &m);
         return;

@@ -18,13 +18,14 @@ struct rdps_merge_session {
     /* Live: the oldest message still buffered, or the one after those evicted (ordinal 0:
      * unknown). */
     uint32_t first, first_ordinal;
+    bool first_lost;   /* that oldest is live's LOSS: history may still have what live lost */
     uint32_t buffered; /* its entries in the FIFO (not yet delivered) */
 };
 
 /* A buffered live message: this header, then len bytes, padded to 8. */
 struct rdps_merge_entry {
     uint32_t session; /* index in sessions[] */
-    uint32_t seq, count, ordinal, flags;
+    uint32_t seq, count, ordinal, flags, msg_count;
     int kind, reason, dead;
     uint64_t publisher_ts_ns;
     uint64_t len;
@@ -67,6 +68,32 @@ static bool follows(const struct rdps_merge_session *s, uint32_t seq, uint32_t o
 static uint32_t position_ordinal(int kind, uint32_t ordinal)
 {
     return kind == RDPS_MERGE_MESSAGE ? ordinal : 0; /* a loss covers whole datagrams */
+}
+
+/* What lies between history's last record and the position (seq, ordinal) that comes next when
+ * it does not follow: the datagrams wholly missing and, where both ends have an ordinal, the
+ * messages. Delivered as one LOSS (the recording does not hold them); false: no hole. */
+static bool deliver_hole(struct rdps_merge *m, struct rdps_merge_session *s, uint32_t seq,
+                         uint32_t ordinal)
+{
+    if (!s->have_next || covered(s, seq, ordinal) || follows(s, seq, ordinal))
+        return false;
+    uint32_t datagrams = seq_before(s->last_end, seq) ? seq - s->last_end : 0;
+    bool ordinals = s->last_ordinal != 0 && ordinal != 0 && ordinal_after(ordinal, s->last_ordinal);
+    uint32_t messages = ordinals ? ordinal - s->last_ordinal - 1 : 0;
+    if (datagrams == 0 && messages == 0)
+        return false; /* ordinals that disagree with the sequences: nothing to count */
+    struct rdps_merge_msg loss = {
+        .kind = RDPS_MERGE_LOSS,
+        .session = s->id,
+        .seq = datagrams > 0 ? s->last_end : s->last_seq,
+        .count = datagrams,
+        .ordinal = messages > 0 ? s->last_ordinal + 1 : 0,
+        .msg_count = messages,
+        .reason = RDPS_MERGE_LOSS_NOT_IN_RECORDING,
+    };
+    m->deliver(m->user, &loss, true);
+    return true;
 }
 
 static size_t entry_size(size_t len)
@@ -142,6 +169,7 @@ static void deliver_entry(struct rdps_merge *m, const struct rdps_merge_entry *e
         .seq = e->seq,
         .count = e->count,
         .ordinal = e->ordinal,
+        .msg_count = e->msg_count,
         .publisher_ts_ns = e->publisher_ts_ns,
         .flags = e->flags,
         .reason = e->reason,
@@ -191,15 +219,41 @@ static void try_switch(struct rdps_merge *m, struct rdps_merge_session *s)
         switch_live(m, s);
 }
 
+/* History's position just before live's oldest buffered message: the switch delivers it next. */
+static void place_before_live(struct rdps_merge_session *s)
+{
+    s->last_seq = s->first - 1;
+    s->last_end = s->first;
+    s->last_ordinal = 0;
+    s->have_next = true;
+}
+
 void rdps__merge_history(struct rdps_merge *m, const struct rdps_merge_msg *h)
 {
     struct rdps_merge_session *s = session_of(m, h->session, true);
     uint32_t count = h->count > 0 ? h->count : 1;
-    if (s == NULL || s->live || covered(s, h->seq, position_ordinal(h->kind, h->ordinal))) {
+    uint32_t ordinal = position_ordinal(h->kind, h->ordinal);
+    if (s == NULL || s->live || covered(s, h->seq, ordinal)) {
         /* Live already has it, or history gave it (a session beyond the table is live only). */
         m->counters.history_duplicates++;
         return;
     }
+    bool before_live = seq_before(h->seq, s->first) ||
+                       (h->seq == s->first && ordinal != 0 && s->first_ordinal != 0 &&
+                        ordinal_after(s->first_ordinal, ordinal));
+    if (s->buffered > 0 && !s->first_lost && !before_live) {
+        /* History jumped past live's oldest buffered message (a hole in the recording across
+         * the seam, or a recording that begins after live did): live holds this record and
+         * what follows; only what lies before live's oldest can be missing. */
+        if (deliver_hole(m, s, s->first, s->first_ordinal))
+            m->counters.history_holes++;
+        m->counters.history_duplicates++;
+        place_before_live(s);
+        switch_live(m, s);
+        return;
+    }
+    if (deliver_hole(m, s, h->seq, ordinal))
+        m->counters.history_holes++;
     struct rdps_merge_msg out = *h;
     out.count = count;
     if (h->kind == RDPS_MERGE_LOSS)
@@ -208,7 +262,7 @@ void rdps__merge_history(struct rdps_merge *m, const struct rdps_merge_msg *h)
     m->deliver(m->user, &out, true);
     s->last_seq = h->seq;
     s->last_end = h->seq + count;
-    s->last_ordinal = position_ordinal(h->kind, h->ordinal);
+    s->last_ordinal = ordinal;
     s->have_next = true;
     try_switch(m, s);
 }
@@ -241,6 +295,7 @@ static void evict_oldest(struct rdps_merge *m)
     }
     s->first = seq + count;
     s->first_ordinal = ordinal != 0 ? ordinal + 1 : 0;
+    s->first_lost = false;
     pop_dead(m);
 }
 
@@ -294,6 +349,7 @@ void rdps__merge_live(struct rdps_merge *m, const struct rdps_merge_msg *l)
     if (!s->have_first || s->buffered == 0) {
         s->first = l->seq;
         s->first_ordinal = position_ordinal(l->kind, l->ordinal);
+        s->first_lost = l->kind == RDPS_MERGE_LOSS;
         s->have_first = true;
     }
     size_t size = entry_size(l->len);
@@ -301,7 +357,10 @@ void rdps__merge_live(struct rdps_merge *m, const struct rdps_merge_msg *l)
     if (off == SIZE_MAX) { /* larger than the whole buffer: history has to cover it */
         m->counters.evicted++;
         s->first = l->seq + count;
-        s->first_ordinal = l->ordinal != 0 ? l->ordinal + 1 : 0;
+        s->first_ordinal = l->kind == RDPS_MERGE_LOSS
+                               ? (l->msg_count > 0 ? l->ordinal + l->msg_count : 0)
+                               : (l->ordinal != 0 ? l->ordinal + 1 : 0);
+        s->first_lost = false;
     } else {
         struct rdps_merge_entry *e = entry_at(m, off);
         *e = (struct rdps_merge_entry){
@@ -310,6 +369,7 @@ void rdps__merge_live(struct rdps_merge *m, const struct rdps_merge_msg *l)
             .count = count,
             .ordinal = l->ordinal,
             .flags = l->flags,
+            .msg_count = l->msg_count,
             .kind = l->kind,
             .reason = l->reason,
             .publisher_ts_ns = l->publisher_ts_ns,
@@ -323,6 +383,7 @@ void rdps__merge_live(struct rdps_merge *m, const struct rdps_merge_msg *l)
         if (s->buffered == 1) { /* the oldest still buffered */
             s->first = l->seq;
             s->first_ordinal = position_ordinal(l->kind, l->ordinal);
+            s->first_lost = l->kind == RDPS_MERGE_LOSS;
         }
     }
     if (m->history_over && !s->live)
@@ -343,24 +404,14 @@ void rdps__merge_history_caught_up(struct rdps_merge *m, uint32_t session, bool 
         s->last_ordinal = 0;
         s->have_next = true;
     }
-    if (s->have_next && seq_before(s->last_end, s->first)) {
-        struct rdps_merge_msg loss = {
-            .kind = RDPS_MERGE_LOSS,
-            .session = s->id,
-            .seq = s->last_end,
-            .count = s->first - s->last_end,
-            .reason = RDPS_MERGE_LOSS_NOT_IN_RECORDING,
-        };
+    /* The recording stops short of live's oldest: one LOSS for what neither has. */
+    bool hole = deliver_hole(m, s, s->first, s->first_ordinal);
+    if (hole)
         m->counters.losses_not_in_recording++;
-        m->deliver(m->user, &loss, true);
-    }
     /* A session the recording never had begins where live began: nothing is missing. History
      * already past live's oldest keeps its place (what it gave is dropped from live). */
-    if (!s->have_next || seq_before(s->last_end, s->first)) {
-        s->last_seq = s->first - 1;
-        s->last_end = s->first;
-        s->last_ordinal = 0;
-    }
+    if (!s->have_next || hole)
+        place_before_live(s);
     s->have_next = true;
     switch_live(m, s);
 }

@@ -34,6 +34,11 @@
  *    recording never had switches with no loss (it began after the history point, or the
  *    recorder never saw it: documented);
  *  - history_done(): the replay ended; every session in HISTORY is treated as caught up.
+ *  - a hole: history skipping ahead of its own last record (the recorder dropped messages when
+ *    its disk fell behind, an OVERRUN) or, at the seam, live's oldest message not following
+ *    history's last, is delivered as one LOSS (NOT_IN_RECORDING) before what comes next: the
+ *    datagrams wholly missing, and the messages by ordinal when both ends have one (counted:
+ *    history_holes, or losses_not_in_recording at the seam). Nothing is skipped silently.
  * Positions are (seq, ordinal): on wire version 3 several messages share a datagram (batching)
  * and its seq, each with its own ordinal (consecutive per session). A record is covered by
  * history's last if its datagram is before it, or the same with an ordinal not after it (a loss,
@@ -60,8 +65,10 @@ struct rdps_merge_msg {
     enum rdps_merge_kind kind;
     uint32_t session;
     uint32_t seq;
-    uint32_t count;   /* datagrams covered (>= 1) */
-    uint32_t ordinal; /* message ordinal (0: unknown: the message's datagrams count whole) */
+    uint32_t count;     /* datagrams covered (>= 1; a LOSS of messages inside one datagram: 0) */
+    uint32_t ordinal;   /* message ordinal (0: unknown: the message's datagrams count whole);
+                           LOSS: the first missing message's, when known */
+    uint32_t msg_count; /* LOSS: messages missing, exact when known (0: unknown) */
     uint64_t publisher_ts_ns;
     uint32_t flags;
     int reason; /* LOSS: enum rdps_merge_loss_reason */
@@ -78,6 +85,7 @@ struct rdps_merge_counters {
     uint64_t history_duplicates, live_duplicates; /* dropped at the seam */
     uint64_t evicted;                             /* live messages the buffer could not keep */
     uint64_t losses_not_in_recording, ordinal_breaks;
+    uint64_t history_holes; /* history skipped ahead of its own last record: a LOSS delivered */
     uint64_t sessions_switched, sessions_refused; /* refused: table full, delivered live only */
 };
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* test_replay_merge.c - the replay-merge seam: history and a live stream racing ahead merged per
  * session, every message once and in order, under live loss of the buffer (eviction), holes in
- * the recording, recordings that stop short, sessions history never had, a seeded random mix. */
+ * the recording, recordings that stop short, sessions history never had, a seeded random mix,
+ * and messages the recording skipped (an overrun) reported as losses by their exact count. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,7 +20,7 @@
 /* What came out: per delivery, session, seq, count, kind, reason, whether from history. */
 struct out {
     struct {
-        uint32_t session, seq, count;
+        uint32_t session, seq, count, ordinal, msg_count;
         int kind, reason;
         bool history;
         uint32_t payload; /* the message's first 4 bytes */
@@ -34,6 +35,8 @@ static void deliver(void *user, const struct rdps_merge_msg *m, bool from_histor
     o->d[o->n].session = m->session;
     o->d[o->n].seq = m->seq;
     o->d[o->n].count = m->count;
+    o->d[o->n].ordinal = m->ordinal;
+    o->d[o->n].msg_count = m->msg_count;
     o->d[o->n].kind = m->kind;
     o->d[o->n].reason = m->reason;
     o->d[o->n].history = from_history;
@@ -412,6 +415,117 @@ static void test_batched_switch_waits_for_the_whole_datagram(void **state)
     rdps__merge_fini(&m);
 }
 
+/* The recording skipped messages (its recorder dropped them when its disk fell behind: an
+ * OVERRUN, which the history stream does not carry): anywhere, inside datagrams, across live's
+ * join point. Every message comes out once and in order or inside exactly one LOSS that names it
+ * by ordinal (NOT_IN_RECORDING); with a buffer that never evicts, the lost are exactly the
+ * skipped ones live did not have. Seeded; live and history racing as in test_batched_seam. */
+static void test_holes_in_the_recording(void **state)
+{
+    (void)state;
+    static struct batched b;
+    static bool skipped[BATCHED_MAX];
+    for (unsigned seed = 1; seed <= 60; seed++) {
+        srand(seed);
+        batched_stream(&b, 3000, 0xFFFFFF80u, 0xFFFFFC00u + (uint32_t)rand());
+        memset(skipped, 0, sizeof(skipped));
+        for (int spans = 1 + rand() % 3; spans > 0; spans--) {
+            size_t from = 1 + (size_t)rand() % (b.n - 1), len = 1 + (size_t)rand() % 200;
+            for (size_t i = from; i < from + len && i < b.n; i++)
+                skipped[i] = true;
+        }
+        size_t join = b.n / 4 + (size_t)rand() % (b.n / 2);
+        while (join > 0 && b.seq[join - 1] == b.seq[join]) /* live joins at a datagram */
+            join--;
+        struct rdps_merge m;
+        uint8_t buf[16];
+        memset(&out, 0, sizeof(out));
+        bool small = seed % 3 == 0; /* 64 KiB: live's oldest are evicted while history lags */
+        assert_int_equal(rdps__merge_init(&m, small ? 65536 : (size_t)1 << 20, 4, deliver, &out),
+                         0);
+        size_t h = 0, l = join;
+        int history_bias = 1 + rand() % 3;
+        while (h < b.n || l < b.n) {
+            if (rand() % 4 < history_bias && h < b.n) {
+                if (!skipped[h]) {
+                    struct rdps_merge_msg x = batched_msg(&b, h, buf);
+                    rdps__merge_history(&m, &x);
+                }
+                h++;
+            } else if (l < b.n) {
+                uint32_t seq = b.seq[l];
+                while (l < b.n && b.seq[l] == seq) {
+                    struct rdps_merge_msg x = batched_msg(&b, l++, buf);
+                    rdps__merge_live(&m, &x);
+                }
+            }
+        }
+        rdps__merge_history_done(&m);
+        assert_true(rdps__merge_all_live(&m));
+        size_t i = 0, lost = 0, expected_lost = 0;
+        for (size_t k = 0; k < out.n; k++) {
+            if (out.d[k].kind == RDPS_MERGE_LOSS) {
+                assert_int_equal(out.d[k].reason, RDPS_MERGE_LOSS_NOT_IN_RECORDING);
+                if (out.d[k].msg_count == 0 || i == b.n || out.d[k].ordinal != b.ordinal[i])
+                    fail_msg("seed %u delivery %zu: a loss of %u at ordinal %u, expected message "
+                             "%zu (ordinal %u)",
+                             seed, k, out.d[k].msg_count, out.d[k].ordinal, i,
+                             i < b.n ? b.ordinal[i] : 0);
+                for (uint32_t c = 0; c < out.d[k].msg_count; c++, i++)
+                    if (i == b.n || !skipped[i])
+                        fail_msg("seed %u: message %zu reported lost, not skipped", seed, i);
+                lost += out.d[k].msg_count;
+                continue;
+            }
+            if (i == b.n || out.d[k].payload != b.ordinal[i])
+                fail_msg("seed %u delivery %zu: ordinal %u, expected message %zu", seed, k,
+                         out.d[k].payload, i);
+            i++;
+        }
+        if (i != b.n)
+            fail_msg("seed %u: %zu of %zu messages accounted for", seed, i, b.n);
+        for (size_t k = 0; k < join; k++)
+            expected_lost += skipped[k];
+        if (!small) /* nothing evicted: only what live never had can be lost */
+            assert_int_equal(lost, expected_lost);
+        rdps__merge_fini(&m);
+    }
+}
+
+/* The recording stops inside the datagram before live's first: the messages between are one
+ * LOSS of 3 messages and no whole datagram when the recorder is caught up. */
+static void test_seam_hole_inside_a_datagram(void **state)
+{
+    (void)state;
+    struct rdps_merge m;
+    uint8_t buf[16];
+    struct rdps_merge_msg x;
+    memset(&out, 0, sizeof(out));
+    assert_int_equal(rdps__merge_init(&m, 1 << 20, 4, deliver, &out), 0);
+    static struct batched b = {.seq = {10, 10, 10, 10, 10, 11, 11},
+                               .ordinal = {100, 101, 102, 103, 104, 105, 106},
+                               .n = 7};
+    for (size_t i = 5; i < 7; i++) {
+        x = batched_msg(&b, i, buf);
+        rdps__merge_live(&m, &x);
+    }
+    for (size_t i = 0; i < 2; i++) {
+        x = batched_msg(&b, i, buf);
+        rdps__merge_history(&m, &x);
+    }
+    assert_false(rdps__merge_all_live(&m));
+    rdps__merge_history_caught_up(&m, 11, true, 11);
+    assert_true(rdps__merge_all_live(&m));
+    assert_int_equal(out.n, 5);
+    assert_int_equal(out.d[2].kind, RDPS_MERGE_LOSS);
+    assert_int_equal(out.d[2].ordinal, 102);
+    assert_int_equal(out.d[2].msg_count, 3);
+    assert_int_equal(out.d[2].count, 0);
+    assert_int_equal(out.d[3].payload, 105);
+    assert_int_equal(rdps__merge_counters(&m)->losses_not_in_recording, 1);
+    rdps__merge_fini(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -424,6 +538,8 @@ int main(void)
         cmocka_unit_test(test_random_interleaving),
         cmocka_unit_test(test_batched_seam),
         cmocka_unit_test(test_batched_switch_waits_for_the_whole_datagram),
+        cmocka_unit_test(test_holes_in_the_recording),
+        cmocka_unit_test(test_seam_hole_inside_a_datagram),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,7 @@
  * can send a recorder, replay records) on the input as is, then the seam (rdps_replay_merge.h)
  * driven by the input as a script of history and live messages, catch-ups and ends: nothing may
  * crash, and per session deliveries never go backwards and never repeat a position (seq, and
- * within a batched datagram the message ordinal). */
+ * within a batched datagram the message ordinal); a loss inside a datagram names its messages. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,6 +27,15 @@ static void deliver(void *user, const struct rdps_merge_msg *m, bool from_histor
     struct seen *s = user;
     (void)from_history;
     uint32_t i = m->session % SESSIONS;
+    if (m->kind == RDPS_MERGE_LOSS && m->count == 0) {
+        /* Messages missing inside a datagram: named by ordinal, after the last delivered one,
+         * in the datagram delivered last. */
+        if (m->msg_count == 0 || m->ordinal == 0 || (s->any[i] && m->seq != s->seq[i]) ||
+            (s->any[i] && s->ordinal[i] != 0 && (int32_t)(m->ordinal - s->ordinal[i]) <= 0))
+            abort();
+        s->ordinal[i] = m->ordinal + m->msg_count - 1;
+        return;
+    }
     if (m->count == 0)
         abort();
     /* In order: never before what was delivered last (serial arithmetic); in the same datagram
