@@ -309,11 +309,13 @@ static int rdps_history_sub_poll_impl(rdps_history_sub_t *hs)
         }
         if (now - hs->last_reply_ns > timeout) /* the recorder went silent */
             return give_up(hs, now);
-        if (rdps__merge_all_live(&hs->merge) && hs->merge.nsessions > 0) {
-            rdps__merge_history_done(&hs->merge); /* new sessions go straight live */
-            hs->phase = PHASE_LIVE;
-        }
-        return 0;
+        if (!rdps__merge_all_live(&hs->merge) || hs->merge.nsessions == 0)
+            return 0;
+        rdps__merge_history_done(&hs->merge); /* new sessions go straight live */
+        hs->phase = PHASE_LIVE;
+        /* Live from this call on: an application that stops once it has every message it wanted
+         * (the switch can deliver the last of them) must not read "still merging". */
+        /* fall through */
     case PHASE_LIVE:
         if (!hs->cancel_sent && send_request(hs, RDPS_HIST_CANCEL) != RDPS_EAGAIN)
             hs->cancel_sent = true;

@@ -159,6 +159,41 @@ static void test_late_subscriber_from_the_start(void **state)
 }
 
 /* A small live buffer: live runs far ahead of the replay and the seam moves, still exact. */
+/* The publisher stops long before history catches up: the switch to live delivers the last
+ * messages, and the very poll after it says live (it said "merging" once more, and rdsub, which
+ * stops at its count, reported a 1 100 000-message rxe run that did go live as still merging). */
+static void test_poll_says_live_at_the_switch(void **state)
+{
+    (void)state;
+    char dir[256];
+    scratch_dir(dir, sizeof(dir), "hist-switch");
+    struct world w;
+    struct got g = {0};
+    world_init(&w, dir, true);
+    rdps_history_opts ho = {.on_event = on_event, .event_user = &g};
+    while (w.sent < 6000) {
+        send_next(&w);
+        poll_world(&w);
+    }
+    assert_int_equal(rdps_history_sub_create(w.ctx[2], "live.t", on_msg, &g, &ho, &w.hs), 0);
+    while (w.sent < 6100)
+        send_next(&w);
+    int rc = 0;
+    for (int i = 0; i < 2000000 && (!g.any || g.next != 6100); i++) {
+        for (int c = 0; c < 3; c++)
+            assert_true(rdps_ctx_poll(w.ctx[c], 0) >= 0);
+        assert_int_equal(rdps_recorder_poll(w.rec), 0);
+        rc = rdps_history_sub_poll(w.hs);
+        assert_true(rc >= 0);
+    }
+    assert_int_equal(g.next, 6100);
+    assert_int_equal(g.bad, 0);
+    assert_int_equal(g.losses, 0);
+    assert_int_equal(rc, 1); /* the poll right after the last message */
+    world_fini(&w);
+    scratch_remove(dir);
+}
+
 static void test_late_subscriber_small_buffer(void **state)
 {
     (void)state;
@@ -337,6 +372,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_late_subscriber_from_the_start),
+        cmocka_unit_test(test_poll_says_live_at_the_switch),
         cmocka_unit_test(test_late_subscriber_small_buffer),
         cmocka_unit_test(test_late_subscriber_under_loss),
         cmocka_unit_test(test_late_subscriber_from_a_time),
