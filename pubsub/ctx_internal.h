@@ -479,6 +479,9 @@ static inline void rdps__ctx_callbacks_enter(rdps_ctx_t *ctx)
     ctx->callback_depth++;
 }
 bool rdps__ctx_callbacks_leave(rdps_ctx_t *ctx);
+
+/* Sends posted and not yet completed on the ctx's transport (capped at INT32_MAX). */
+int rdps__ctx_sends_pending(const rdps_ctx_t *ctx);
 /* rdps_last_error_message() of a call whose callbacks destroyed the ctx. */
 #define RDPS__TEXT_CTX_DESTROYED                                                           \
     "a callback destroyed the ctx (freed now: its handle and those of its publishers and " \
