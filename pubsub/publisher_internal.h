@@ -163,4 +163,8 @@ int rdps__pub_send_fragments(rdps_pub_t *pub, const void *data, size_t len, unsi
 int rdps__pub_send_direct(rdps_pub_t *pub, const void *data, size_t len, unsigned flags,
                           uint64_t ts);
 
+/* 1 ready (joined, or unicast), 0 joining, RDPS_ENOTJOINED (error set) when the join failed for
+ * good. */
+int rdps__pub_join_state(const rdps_pub_t *pub);
+
 #endif /* RDPS_PUBSUB_PUBLISHER_INTERNAL_H */
