@@ -326,6 +326,14 @@ static size_t reserve(struct rdps_merge *m, size_t size)
     }
 }
 
+/* Live's oldest buffered message of session s is now l. */
+static void set_live_oldest(struct rdps_merge_session *s, const struct rdps_merge_msg *l)
+{
+    s->first = l->seq;
+    s->first_ordinal = position_ordinal(l->kind, l->ordinal);
+    s->first_lost = l->kind == RDPS_MERGE_LOSS;
+}
+
 void rdps__merge_live(struct rdps_merge *m, const struct rdps_merge_msg *l)
 {
     struct rdps_merge_session *s = session_of(m, l->session, true);
@@ -347,9 +355,7 @@ void rdps__merge_live(struct rdps_merge *m, const struct rdps_merge_msg *l)
         return;
     }
     if (!s->have_first || s->buffered == 0) {
-        s->first = l->seq;
-        s->first_ordinal = position_ordinal(l->kind, l->ordinal);
-        s->first_lost = l->kind == RDPS_MERGE_LOSS;
+        set_live_oldest(s, l);
         s->have_first = true;
     }
     size_t size = entry_size(l->len);
@@ -357,9 +363,7 @@ void rdps__merge_live(struct rdps_merge *m, const struct rdps_merge_msg *l)
     if (off == SIZE_MAX) { /* larger than the whole buffer: history has to cover it */
         m->counters.evicted++;
         s->first = l->seq + count;
-        s->first_ordinal = l->kind == RDPS_MERGE_LOSS
-                               ? (l->msg_count > 0 ? l->ordinal + l->msg_count : 0)
-                               : (l->ordinal != 0 ? l->ordinal + 1 : 0);
+        s->first_ordinal = l->ordinal != 0 ? l->ordinal + 1 : 0; /* a message: a LOSS has no body */
         s->first_lost = false;
     } else {
         struct rdps_merge_entry *e = entry_at(m, off);
@@ -380,11 +384,8 @@ void rdps__merge_live(struct rdps_merge *m, const struct rdps_merge_msg *l)
         s->buffered++;
         m->entries++;
         m->counters.live_buffered++;
-        if (s->buffered == 1) { /* the oldest still buffered */
-            s->first = l->seq;
-            s->first_ordinal = position_ordinal(l->kind, l->ordinal);
-            s->first_lost = l->kind == RDPS_MERGE_LOSS;
-        }
+        if (s->buffered == 1) /* the oldest still buffered */
+            set_live_oldest(s, l);
     }
     if (m->history_over && !s->live)
         rdps__merge_history_caught_up(m, s->id, s->have_next, s->last_end);

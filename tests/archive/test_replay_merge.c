@@ -344,6 +344,37 @@ static void check_batched(const struct out *o, const struct batched *b)
         fail_msg("delivered %zu messages of %zu", i, b->n);
 }
 
+/* History and live racing, on the caller's seed: history gives every message of b but the
+ * skipped ones (skipped NULL: none), live every message from `join` on, moved back to the first
+ * of its datagram (live joins at a datagram) and a whole datagram a turn; history takes a turn
+ * with probability history_bias / 4 (how much faster it runs than live). Returns where live
+ * joined. */
+static size_t race(struct rdps_merge *m, const struct batched *b, const bool *skipped, size_t join,
+                   int history_bias)
+{
+    uint8_t buf[16];
+    while (join > 0 && b->seq[join - 1] == b->seq[join])
+        join--;
+    size_t h = 0, l = join;
+    while (h < b->n || l < b->n) {
+        bool history = rand() % 4 < history_bias;
+        if (history && h < b->n) {
+            if (skipped == NULL || !skipped[h]) {
+                struct rdps_merge_msg x = batched_msg(b, h, buf);
+                rdps__merge_history(m, &x);
+            }
+            h++;
+        } else if (!history && l < b->n) {
+            uint32_t seq = b->seq[l]; /* a datagram's messages arrive together */
+            while (l < b->n && b->seq[l] == seq) {
+                struct rdps_merge_msg x = batched_msg(b, l++, buf);
+                rdps__merge_live(m, &x);
+            }
+        }
+    }
+    return join;
+}
+
 /* Batched datagrams at the seam and in the duplicate filter: history and live racing (seeded),
  * live joining at a random datagram, buffers small enough to evict; history sometimes running
  * ahead of live. Every message once, in order: by seq alone, history's duplicate filter dropped
@@ -356,28 +387,11 @@ static void test_batched_seam(void **state)
         srand(seed);
         batched_stream(&b, BATCHED_MAX, 0xFFFFFF00u, 0xFFFFF000u + (uint32_t)rand());
         struct rdps_merge m;
-        uint8_t buf[16];
         memset(&out, 0, sizeof(out));
         size_t cap = seed % 2 ? 65536 : (size_t)1 << 20;
         assert_int_equal(rdps__merge_init(&m, cap, 4, deliver, &out), 0);
-        size_t l = (size_t)rand() % (BATCHED_MAX / 2), h = 0;
-        while (l > 0 && b.seq[l - 1] == b.seq[l]) /* live joins at a datagram */
-            l--;
-        int history_bias = 1 + rand() % 3; /* how much faster history runs than live */
-        while (h < b.n || l < b.n) {
-            bool history = rand() % 4 < history_bias;
-            if (history && h < b.n) {
-                struct rdps_merge_msg x = batched_msg(&b, h++, buf);
-                rdps__merge_history(&m, &x);
-            } else if (!history && l < b.n) {
-                /* a datagram's messages arrive together */
-                uint32_t seq = b.seq[l];
-                while (l < b.n && b.seq[l] == seq) {
-                    struct rdps_merge_msg x = batched_msg(&b, l++, buf);
-                    rdps__merge_live(&m, &x);
-                }
-            }
-        }
+        size_t join = (size_t)rand() % (BATCHED_MAX / 2);
+        (void)race(&m, &b, NULL, join, 1 + rand() % 3);
         check_batched(&out, &b);
         assert_true(rdps__merge_all_live(&m));
         rdps__merge_fini(&m);
@@ -435,31 +449,12 @@ static void test_holes_in_the_recording(void **state)
                 skipped[i] = true;
         }
         size_t join = b.n / 4 + (size_t)rand() % (b.n / 2);
-        while (join > 0 && b.seq[join - 1] == b.seq[join]) /* live joins at a datagram */
-            join--;
         struct rdps_merge m;
-        uint8_t buf[16];
         memset(&out, 0, sizeof(out));
         bool small = seed % 3 == 0; /* 64 KiB: live's oldest are evicted while history lags */
         assert_int_equal(rdps__merge_init(&m, small ? 65536 : (size_t)1 << 20, 4, deliver, &out),
                          0);
-        size_t h = 0, l = join;
-        int history_bias = 1 + rand() % 3;
-        while (h < b.n || l < b.n) {
-            if (rand() % 4 < history_bias && h < b.n) {
-                if (!skipped[h]) {
-                    struct rdps_merge_msg x = batched_msg(&b, h, buf);
-                    rdps__merge_history(&m, &x);
-                }
-                h++;
-            } else if (l < b.n) {
-                uint32_t seq = b.seq[l];
-                while (l < b.n && b.seq[l] == seq) {
-                    struct rdps_merge_msg x = batched_msg(&b, l++, buf);
-                    rdps__merge_live(&m, &x);
-                }
-            }
-        }
+        join = race(&m, &b, skipped, join, 1 + rand() % 3);
         rdps__merge_history_done(&m);
         assert_true(rdps__merge_all_live(&m));
         size_t i = 0, lost = 0, expected_lost = 0;
